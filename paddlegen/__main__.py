@@ -1,0 +1,5 @@
+"""`python -m paddlegen`."""
+
+from paddlegen.cli import main
+
+main()

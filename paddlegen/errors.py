@@ -1,0 +1,78 @@
+"""Diagnostics, the exception tree and exit codes: errors are data until cli.py shows them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # invalid spec, invalid manifests, stale output
+EXIT_ERROR = 2  # usage, I/O, missing or failing tool, internal error
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One finding, positioned in a file where possible.
+
+    ``path`` is a JSONPath-like field path (``$.spec.worker.replicas``) in the spec, or
+    ``Kind/name field.path`` for a manifest finding. ``origin`` optionally names the spec
+    position (``file:line:col``) that a manifest finding came from.
+    """
+
+    file: str = ""
+    line: int = 0
+    col: int = 0
+    severity: str = "error"  # error | warning
+    path: str = ""
+    message: str = ""
+    rule: str = ""
+    hint: str = ""
+    origin: str = field(default="", compare=False)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+
+class PaddlegenError(Exception):
+    """Root of every error paddlegen expects; each class knows its exit code."""
+
+    exit_code = EXIT_ERROR
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.diagnostics = list(diagnostics or [])
+
+
+class SpecError(PaddlegenError):
+    """The spec is invalid: carries every finding."""
+
+    exit_code = EXIT_FINDINGS
+
+
+class ManifestError(PaddlegenError):
+    """Generated manifests failed validation."""
+
+    exit_code = EXIT_FINDINGS
+
+
+class StaleOutputError(PaddlegenError):
+    """Committed output differs from a fresh render."""
+
+    exit_code = EXIT_FINDINGS
+
+
+class InputError(PaddlegenError):
+    """A file could not be read (missing, unreadable, a directory)."""
+
+
+class OutputError(PaddlegenError):
+    """The output could not be written, or writing would clobber files paddlegen did not make."""
+
+
+class ToolError(PaddlegenError):
+    """An external tool (kubeconform, kustomize) is missing, crashed, timed out or spoke nonsense."""
+
+
+class TemplateError(PaddlegenError):
+    """A template failed: names the template and line."""

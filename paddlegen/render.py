@@ -1,0 +1,163 @@
+"""Templates -> manifests: sandboxed jinja2, parsed back, dumped as canonical YAML."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from paddlegen.errors import TemplateError
+from paddlegen.model import Job
+from paddlegen.resources import templates_dir
+from paddlegen.workloads import WORKLOADS
+
+COMMON_FOLDER = "_common"  # objects every workload may need: PV, PVC, PodGroup, data Job
+# Apply order: what others refer to comes first; the training object comes last.
+KIND_ORDER = ("Namespace", "ServiceAccount", "Secret", "ConfigMap", "Role", "RoleBinding",
+              "PersistentVolume", "PersistentVolumeClaim", "PodGroup", "Job", "PaddleJob")
+EFS_MOUNT_OPTIONS = ["nfsvers=4.1", "rsize=1048576", "wsize=1048576", "hard", "timeo=600",
+                     "retrans=2"]  # what AWS recommends for mounting EFS over NFS
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    obj: dict[str, Any]
+    template: str
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def filename(self) -> str:
+        """`<group>_<version>_<kind>_<name>.yaml`, lower-case, the group left out for core."""
+        parts = [*str(self.obj["apiVersion"]).split("/"), self.kind, self.name]
+        return "_".join(parts).lower().replace(".", "-") + ".yaml"
+
+    def text(self) -> str:
+        return dump_yaml(self.obj)
+
+
+def _tojson(value: Any) -> str:
+    # JSON is valid YAML: every scalar a spec supplies is quoted, so none can inject YAML.
+    return json.dumps(value, ensure_ascii=False)
+
+
+@lru_cache(maxsize=8)
+def environment(extra_dir: str | None = None) -> Any:
+    """One sandboxed environment per template search path; templates compile once."""
+    from jinja2 import FileSystemLoader, StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    search = [extra_dir] if extra_dir else []
+    env = ImmutableSandboxedEnvironment(
+        loader=FileSystemLoader([*search, str(templates_dir())]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # YAML, not HTML; quoting is the tojson filter's job
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["efs_mount_options"] = EFS_MOUNT_OPTIONS
+    return env
+
+
+def template_names(workload: str, extra_dir: str | None = None) -> list[str]:
+    folder = WORKLOADS[workload].folder
+    assert folder is not None, f"workload {workload} has no templates"
+    names: list[str] = []
+    for sub in (COMMON_FOLDER, folder):
+        found = {p.name for root in _roots(extra_dir) for p in (root / sub).glob("*.yaml.j2")}
+        names.extend(f"{sub}/{name}" for name in sorted(found))
+    return names
+
+
+def _roots(extra_dir: str | None) -> list[Path]:
+    return [Path(extra_dir), templates_dir()] if extra_dir else [templates_dir()]
+
+
+def render_job(job: Job, extra_dir: str | None = None) -> list[Manifest]:
+    """Every manifest of a job, in apply order."""
+    env = environment(extra_dir)
+    manifests: list[Manifest] = []
+    for name in template_names(job.workload, extra_dir):
+        text = _render_template(env, name, job)
+        manifests.extend(_parse_back(name, text))
+    rank = {kind: i for i, kind in enumerate(KIND_ORDER)}
+    # A stable sort: within a kind, common templates (the data Job) precede the workload's.
+    return sorted(manifests, key=lambda m: rank.get(m.kind, len(rank)))
+
+
+def _render_template(env: Any, name: str, job: Job) -> str:
+    from jinja2 import TemplateError as JinjaError
+    from jinja2 import TemplateSyntaxError
+
+    try:
+        return str(env.get_template(name).render(job=job))
+    except TemplateSyntaxError as exc:
+        raise TemplateError(f"{exc.name or name}:{exc.lineno}: template syntax: {exc.message}") \
+            from None
+    except JinjaError as exc:
+        raise TemplateError(f"{_template_line(name)}: template error: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a user template's bug must name the template
+        raise TemplateError(f"{_template_line(name)}: template error: "
+                            f"{type(exc).__name__}: {exc}") from None
+
+
+def _template_line(name: str) -> str:
+    """`template:line` of the innermost template frame of the exception being handled."""
+    where = name
+    tb = sys.exc_info()[2]
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.endswith(".j2"):
+            where = f"{Path(filename).parent.name}/{Path(filename).name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+def _parse_back(name: str, text: str) -> list[Manifest]:
+    try:
+        docs = list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise TemplateError(f"{name}: rendered text is not valid YAML (output line{line}): "
+                            f"{getattr(exc, 'problem', exc)}") from None
+    out = []
+    for doc in docs:
+        if doc is None:
+            continue
+        if not isinstance(doc, dict) or not {"apiVersion", "kind", "metadata"} <= doc.keys():
+            raise TemplateError(f"{name}: rendered a document that is not a Kubernetes object")
+        out.append(Manifest(doc, name))
+    return out
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Block style, long lines kept whole, multi-line strings as literal blocks."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=False,
+                     allow_unicode=True, width=1 << 30)

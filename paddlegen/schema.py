@@ -1,0 +1,92 @@
+"""JSON Schema validation of a loaded spec, turned into positioned diagnostics."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from paddlegen.errors import Diagnostic
+from paddlegen.loader import Document, FieldPath, format_path
+from paddlegen.resources import spec_schema_path
+
+
+@lru_cache(maxsize=1)
+def spec_schema() -> dict[str, Any]:
+    with open(spec_schema_path(), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    # Imported here: jsonschema costs ~90 ms and only validating commands need it.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(spec_schema())
+
+
+def schema_diagnostics(doc: Document) -> list[Diagnostic]:
+    """Every schema violation in ``doc``, each pointing at the offending key or value."""
+    found: list[Diagnostic] = []
+    for error in _validator().iter_errors(doc.data):
+        found.extend(_explain(doc, error))
+    return sorted(set(found))
+
+
+def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
+    path: FieldPath = tuple(error.absolute_path)
+    kind = error.validator
+    if kind == "additionalProperties":
+        yield from _unknown_keys(doc, error, path)
+        return
+    if kind in ("anyOf", "oneOf") and error.context:
+        from jsonschema.exceptions import best_match
+
+        yield from _explain(doc, best_match(error.context))
+        return
+    if kind == "required":
+        pos = doc.where(path, key=True) if path else doc.where(())
+        yield _diag(doc, pos, path, f"missing required field {error.message.split()[0]}")
+        return
+    if "propertyNames" in error.relative_schema_path:
+        path = (*path, error.instance)  # the key itself is wrong: point at it
+        pos = doc.where(path, key=True)
+    else:
+        pos = doc.where(path)
+    message = error.message
+    custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
+    if custom:
+        message = f"{error.instance!r} {custom}"
+    hint = ""
+    if kind == "enum" and isinstance(error.instance, str):
+        hint = _did_you_mean(error.instance, [str(v) for v in error.validator_value])
+    yield _diag(doc, pos, path, message, hint)
+
+
+def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagnostic]:
+    known = list(error.schema.get("properties", {}))
+    for key in error.instance:
+        if key in known:
+            continue
+        key_path = (*path, key)
+        yield _diag(doc, doc.where(key_path, key=True), key_path, "unknown field",
+                    _did_you_mean(key, known) or _known_list(known))
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in choices}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f"did you mean '{close[0]}'?" if close else ""
+
+
+def _known_list(known: list[str]) -> str:
+    return "known fields: " + ", ".join(sorted(known)) if known else ""
+
+
+def _diag(doc: Document, pos: Any, path: FieldPath, message: str, hint: str = "") -> Diagnostic:
+    return Diagnostic(doc.file, pos.line, pos.col, "error", format_path(path), message,
+                      "schema", hint)

@@ -1,0 +1,49 @@
+"""Shared fixtures: the CLI runner, the example specs, a YAML snapshot extension, tool lookup."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def example_specs() -> list[Path]:
+    """Every spec under examples/ (files that declare apiVersion paddlegen/v1)."""
+    return sorted(p for p in EXAMPLES.rglob("*.yaml")
+                  if "apiVersion: paddlegen/v1" in p.read_text(encoding="utf-8"))
+
+
+class YAMLSnapshot(SingleFileSnapshotExtension):
+    """One golden file per snapshot, stored as readable YAML text."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "yaml"
+
+
+@pytest.fixture
+def yaml_snapshot(snapshot):
+    return snapshot.use_extension(YAMLSnapshot)
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def require_tool(name: str) -> str:
+    """The tool's path; skip when absent on a developer machine, fail when CI=true."""
+    path = shutil.which(name)
+    if path:
+        return path
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{name} is required in CI but is not on PATH")
+    pytest.skip(f"{name} is not installed")
+    raise AssertionError("unreachable")
