@@ -139,7 +139,8 @@ def _min_available(ctx: _Ctx) -> Iterator[Diagnostic]:
     total = sum(body.get("replicas", 1) for body in roles.values())
     if wanted > total:
         yield ctx.error(("spec", "scheduling", "minAvailable"),
-                        f"minAvailable {wanted} is more than the {total} pods the job has",
+                        f"minAvailable {wanted} is more than the job's {total} "
+                        f"pod{'s' if total != 1 else ''}",
                         "min-available", "the job could never be scheduled")
 
 

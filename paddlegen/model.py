@@ -90,10 +90,30 @@ class Job:
     distributed: dict[str, Any]
     dataPrep: dict[str, Any] | None
     recommended_labels: dict[str, str] = field(default_factory=dict)
+    # The run settings exactly as the spec gives them: the operators have defaults of their
+    # own (Kubeflow OnFailure, PaddleFlow per role), which RUN_DEFAULTS must not mask.
+    run_given: dict[str, Any] = field(default_factory=dict)
 
     @property
     def total_replicas(self) -> int:
         return sum(role.replicas for role in self.roles.values())
+
+    @property
+    def min_member(self) -> int:
+        """Pods the gang needs before any starts: minAvailable, else every replica."""
+        return int(self.scheduling.get("minAvailable", self.total_replicas))
+
+    @property
+    def min_resources(self) -> dict[str, str]:
+        """Requests of all replicas summed (limits where no request is set, as Kubernetes does)."""
+        from paddlegen.quantity import total
+
+        parts: dict[str, list[tuple[Any, int]]] = {}
+        for role in self.roles.values():
+            asked = {**role.resources.get("limits", {}), **role.resources.get("requests", {})}
+            for resource, quantity in asked.items():
+                parts.setdefault(resource, []).append((quantity, role.replicas))
+        return {resource: total(pairs) for resource, pairs in sorted(parts.items())}
 
     def volume(self, name: str) -> Volume:
         return next(v for v in self.volumes if v.name == name)
@@ -139,6 +159,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         distributed={**DISTRIBUTED_DEFAULTS, **spec.get("distributed", {})},
         dataPrep=dict(spec["dataPrep"]) if "dataPrep" in spec else None,
         recommended_labels=recommended,
+        run_given=dict(spec.get("run", {})),
     )
 
 

@@ -59,6 +59,8 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
     custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
     if custom:
         message = f"{error.instance!r} {custom}"
+    if kind == "const":
+        message = f"expected {error.validator_value!r}, not {error.instance!r}"
     hint = ""
     if kind == "enum" and isinstance(error.instance, str):
         hint = _did_you_mean(error.instance, [str(v) for v in error.validator_value])

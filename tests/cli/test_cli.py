@@ -1,0 +1,159 @@
+"""The command line through click's CliRunner: exit codes, streams, formats."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from paddlegen import render as render_module
+from paddlegen.cli import cli
+
+SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata:
+  name: {name}
+spec:
+  workload: job
+  image: mypaddle/paddle:quickstart
+"""
+
+
+def write_spec(tmp_path, name="demo", extra=""):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(SPEC.format(name=name) + extra)
+    return path
+
+
+def test_version(runner):
+    result = runner.invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.startswith("paddlegen, version ")
+
+
+def test_render_writes_a_kustomize_directory(runner, tmp_path):
+    spec = write_spec(tmp_path)
+    result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
+    assert result.exit_code == 0, result.output
+    job_dir = tmp_path / "deploy" / "demo"
+    assert sorted(p.name for p in job_dir.iterdir()) == ["batch_v1_job_demo.yaml",
+                                                         "kustomization.yaml"]
+    assert result.stdout == ""
+    assert "demo: 2 written, 0 unchanged, 0 removed" in result.stderr
+
+
+def test_several_specs_render_side_by_side(runner, tmp_path):
+    specs = [str(write_spec(tmp_path, n)) for n in ("one", "two")]
+    result = runner.invoke(cli, ["render", *specs, "-o", str(tmp_path / "deploy")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["one", "two"]
+
+
+def test_two_specs_with_one_name_are_refused(runner, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    specs = [str(write_spec(tmp_path / d)) for d in ("a", "b")]
+    result = runner.invoke(cli, ["render", *specs, "-o", str(tmp_path / "deploy")])
+    assert result.exit_code == 2
+    assert "both render job 'demo'" in result.stderr
+    assert not (tmp_path / "deploy").exists()
+
+
+def test_stdout_prints_one_stream_in_apply_order(runner, tmp_path):
+    spec = write_spec(tmp_path, extra="  volumes:\n    - {name: data, mountPath: /data,"
+                                      " dynamic: {storageClassName: fast}, capacity: 1Gi}\n")
+    result = runner.invoke(cli, ["render", str(spec), "--stdout"])
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert [d["kind"] for d in docs] == ["PersistentVolumeClaim", "Job"]
+    assert not (tmp_path / "deploy").exists()
+
+
+def test_one_bad_spec_stops_every_render(runner, tmp_path):
+    good = write_spec(tmp_path, "good")
+    bad = write_spec(tmp_path, "bad", extra="  gpus: many\n")
+    result = runner.invoke(cli, ["render", str(good), str(bad), "-o", str(tmp_path / "deploy")])
+    assert result.exit_code == 1
+    assert f"{bad}:8:9: error: $.spec.gpus: 'many' is not of type 'integer' [schema]" \
+        in result.stderr
+    assert not (tmp_path / "deploy").exists()
+
+
+def test_invalid_spec_leaves_existing_output_byte_identical(runner, tmp_path):
+    spec = write_spec(tmp_path)
+    out = tmp_path / "deploy"
+    assert runner.invoke(cli, ["render", str(spec), "-o", str(out)]).exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    spec.write_text(spec.read_text() + "  gpus: -1\n")
+    assert runner.invoke(cli, ["render", str(spec), "-o", str(out)]).exit_code == 1
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_missing_file_is_exit_2(runner, tmp_path):
+    result = runner.invoke(cli, ["render", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+    assert result.stderr == f"paddlegen: error: {tmp_path / 'nope.yaml'}: no such file\n"
+
+
+def test_usage_error_is_exit_2(runner):
+    result = runner.invoke(cli, ["render"])
+    assert result.exit_code == 2
+    assert "Missing argument 'SPECS...'" in result.stderr
+
+
+def test_validate_formats(runner, tmp_path):
+    bad = write_spec(tmp_path, extra="  wokrer: {}\n")
+    text = runner.invoke(cli, ["validate", str(bad)])
+    assert text.exit_code == 1
+    assert text.stderr.splitlines() == [
+        f"{bad}:8:3: error: $.spec.wokrer: unknown field (did you mean 'worker'?) [schema]",
+        f"1 error in {bad}",
+    ]
+    as_json = runner.invoke(cli, ["validate", "--format", "json", str(bad)])
+    assert as_json.exit_code == 1
+    (finding,) = json.loads(as_json.stdout)
+    assert finding["line"] == 8 and finding["col"] == 3 and finding["path"] == "$.spec.wokrer"
+    assert finding["hint"] == "did you mean 'worker'?"
+    gh = runner.invoke(cli, ["validate", "--format", "github", str(bad)])
+    assert gh.stderr.startswith(f"::error file={bad},line=8,col=3,title=paddlegen schema::")
+
+
+def test_validate_ok(runner, tmp_path):
+    result = runner.invoke(cli, ["validate", str(write_spec(tmp_path))])
+    assert result.exit_code == 0
+    assert result.stderr == "1 spec valid\n"
+    assert json.loads(runner.invoke(cli, ["validate", "--format", "json",
+                                          str(write_spec(tmp_path))]).stdout) == []
+
+
+def test_schema_prints_the_published_schema(runner):
+    result = runner.invoke(cli, ["schema"])
+    schema = json.loads(result.stdout)
+    assert schema["$id"].endswith("trainingjob.v1.schema.json")
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_workload_override(runner, tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.format(name="demo").replace("  workload: job\n", ""))
+    result = runner.invoke(cli, ["render", str(spec), "--stdout", "--workload", "job"])
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout)["kind"] == "Job"
+
+
+def test_a_bug_is_exit_2_with_a_traceback(runner, tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(render_module, "render_job", broken)
+    monkeypatch.setattr("paddlegen.api.render_job", broken)
+    result = runner.invoke(cli, ["render", str(write_spec(tmp_path)), "--stdout"])
+    assert result.exit_code == 2
+    assert "Traceback" in result.stderr and "internal error" in result.stderr
+
+
+def test_help_shows_examples(runner):
+    for command in ("render", "validate", "schema"):
+        result = runner.invoke(cli, [command, "--help"])
+        assert result.exit_code == 0 and "Example" in result.output

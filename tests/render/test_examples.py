@@ -1,0 +1,24 @@
+"""One snapshot per example: the whole planned tree, file by file. Review every diff."""
+
+from __future__ import annotations
+
+import pytest
+
+from paddlegen import api
+from tests.conftest import ROOT, example_specs
+
+EXAMPLES = example_specs()
+
+
+def tree_text(rendered: api.Rendered) -> str:
+    return "".join(f"# ---- {path} ----\n{text}" for path, text in rendered.plan.items())
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
+def test_example_renders_to_its_snapshot(spec, yaml_snapshot):
+    (rendered,) = api.render_specs([spec])
+    assert tree_text(rendered) == yaml_snapshot
+
+
+def test_there_are_examples():
+    assert len(EXAMPLES) >= 11

@@ -1,0 +1,121 @@
+"""Facts about the `job` workload (seed 000) that a snapshot update must not silently change."""
+
+from __future__ import annotations
+
+import yaml
+
+from paddlegen import api
+from tests.conftest import EXAMPLES
+
+
+def render(tmp_path, body: str) -> dict[str, dict]:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + body)
+    (rendered,) = api.render_specs([spec])
+    return {path: yaml.safe_load(text) for path, text in rendered.plan.items()}
+
+
+def test_quickstart_reproduces_the_seed_job():
+    (rendered,) = api.render_specs([EXAMPLES / "quickstart.yaml"])
+    assert list(rendered.plan) == ["kustomization.yaml", "batch_v1_job_quickstart.yaml"]
+    job = yaml.safe_load(rendered.plan["batch_v1_job_quickstart.yaml"])
+    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("batch/v1", "Job",
+                                                                        "quickstart")
+    assert job["spec"]["parallelism"] == 1 and job["spec"]["completions"] == 1
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"
+    (container,) = pod["containers"]
+    assert container["name"] == "paddle"
+    assert container["image"] == "mypaddle/paddle:quickstart"
+    assert container["command"] == ["bin/bash", "-c", "/root/paddle/demo/quick_start/train.sh"]
+    assert pod["volumes"] == [{"name": "output", "hostPath": {"path": "/home/work/paddle_output"}}]
+    assert container["volumeMounts"] == [
+        {"name": "output", "mountPath": "/root/paddle/demo/quick_start/output"}]
+
+
+FULL = """\
+metadata:
+  name: demo
+  namespace: ml
+  labels: {team: ads}
+  annotations: {owner: me}
+spec:
+  workload: job
+  image: img:1
+  imagePullPolicy: IfNotPresent
+  command: [python3, train.py]
+  args: [--epochs, "10"]
+  workingDir: /workspace
+  env: [{name: EPOCHS, value: "10"}]
+  resources: {requests: {cpu: 2, memory: 4Gi}, limits: {memory: 8Gi}}
+  gpus: 2
+  nodeSelector: {pool: gpu}
+  tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]
+  shm: 2Gi
+  run: {restartPolicy: OnFailure, backoffLimit: 0, activeDeadlineSeconds: 86400,
+        ttlSecondsAfterFinished: 3600}
+  volumes:
+    - {name: scratch, mountPath: /scratch, emptyDir: {medium: Memory, sizeLimit: 1Gi}}
+    - {name: old, mountPath: /old, readOnly: true, claim: {name: existing}}
+    - {name: data, mountPath: /data, dynamic: {storageClassName: fast}, capacity: 10Gi,
+       accessModes: [ReadWriteOnce]}
+"""
+
+
+def test_every_job_field_reaches_the_manifest(tmp_path):
+    files = render(tmp_path, FULL)
+    kustomization = files["kustomization.yaml"]
+    assert kustomization["namespace"] == "ml"
+    assert "commonLabels" not in kustomization
+    assert kustomization["labels"][0]["pairs"]["app.kubernetes.io/managed-by"] == "paddlegen"
+    assert kustomization["resources"] == ["v1_persistentvolumeclaim_demo-data.yaml",
+                                          "batch_v1_job_demo.yaml"]
+    job = files["batch_v1_job_demo.yaml"]
+    assert job["metadata"]["namespace"] == "ml"
+    assert job["metadata"]["annotations"] == {"owner": "me"}
+    for labels in (job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]):
+        assert labels["team"] == "ads"
+        assert {"app.kubernetes.io/name", "app.kubernetes.io/instance",
+                "app.kubernetes.io/component", "app.kubernetes.io/part-of",
+                "app.kubernetes.io/managed-by"} <= set(labels)
+    spec = job["spec"]
+    assert (spec["backoffLimit"], spec["activeDeadlineSeconds"],
+            spec["ttlSecondsAfterFinished"]) == (0, 86400, 3600)
+    pod = spec["template"]["spec"]
+    assert pod["restartPolicy"] == "OnFailure"
+    assert pod["nodeSelector"] == {"pool": "gpu"}
+    assert pod["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    container = pod["containers"][0]
+    assert container["name"] == "paddle"
+    assert container["args"] == ["--epochs", "10"] and container["workingDir"] == "/workspace"
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert container["env"] == [{"name": "EPOCHS", "value": "10"}]
+    assert container["resources"] == {"requests": {"cpu": "2", "memory": "4Gi"},
+                                      "limits": {"memory": "8Gi", "nvidia.com/gpu": 2}}
+    assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {
+        "/scratch": "scratch", "/old": "old", "/data": "data", "/dev/shm": "dshm"}
+    assert {"name": "old", "mountPath": "/old", "readOnly": True} in container["volumeMounts"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "2Gi"}
+    assert volumes["old"]["persistentVolumeClaim"] == {"claimName": "existing", "readOnly": True}
+    assert volumes["data"]["persistentVolumeClaim"] == {"claimName": "demo-data"}
+    pvc = files["v1_persistentvolumeclaim_demo-data.yaml"]
+    assert pvc["spec"] == {"accessModes": ["ReadWriteOnce"],
+                           "resources": {"requests": {"storage": "10Gi"}},
+                           "storageClassName": "fast"}
+
+
+def test_a_value_cannot_inject_yaml(tmp_path):
+    files = render(tmp_path, FULL.replace('value: "10"', 'value: "x\\nkind: Secret\\n"'))
+    job = files["batch_v1_job_demo.yaml"]
+    assert job["kind"] == "Job"
+    assert job["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == \
+        "x\nkind: Secret\n"
+
+
+def test_output_is_byte_stable(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + FULL)
+    first = api.render_specs([spec])[0].plan
+    second = api.render_specs([spec])[0].plan
+    assert first == second
