@@ -6,8 +6,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from paddlegen.errors import Diagnostic, OutputError, SpecError
-from paddlegen.kustomize import Plan, WriteReport, plan_job, stream, write_job
+from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
+from paddlegen.kustomize import (
+    Drift,
+    Plan,
+    WriteReport,
+    drift_of,
+    generated_jobs,
+    plan_job,
+    remove_job,
+    stream,
+    write_job,
+)
 from paddlegen.loader import Document, read_spec
 from paddlegen.model import Job, build_job
 from paddlegen.render import Manifest, render_job
@@ -45,16 +55,49 @@ def load_valid(path: str | Path, workload: str | None = None) -> tuple[Document,
     return doc, found
 
 
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+
+def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
+    """Spec files named by ``inputs`` (files, folders searched recursively, or globs).
+
+    Also says whether a folder or glob was given: only then does the caller know the whole
+    set of jobs, and may prune the output of jobs whose spec is gone.
+    """
+    found: list[Path] = []
+    whole_set = False
+    for item in map(str, inputs):
+        path = Path(item)
+        if path.is_dir():
+            whole_set = True
+            found.extend(p for p in sorted(path.rglob("*"))
+                         if p.suffix in SPEC_SUFFIXES and p.is_file()
+                         and not any(part.startswith(".") for part in p.relative_to(path).parts))
+        elif not path.exists() and any(c in item for c in "*?["):
+            whole_set = True
+            matches = sorted(p for p in Path().glob(item) if p.is_file())
+            if not matches:
+                raise InputError(f"{item}: no spec matches")
+            found.extend(matches)
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found)), whole_set
+
+
 def render_document(doc: Document, workload: str | None = None,
                     templates: str | None = None,
-                    warnings: Iterable[Diagnostic] = ()) -> Rendered:
+                    warnings: Iterable[Diagnostic] = (), *, argocd: bool = True) -> Rendered:
     job = build_job(doc.data, workload)
     manifests = render_job(job, templates)
+    if argocd:
+        from paddlegen.argocd import annotate
+
+        manifests = annotate(manifests)
     return Rendered(doc, job, manifests, plan_job(job, manifests), list(warnings))
 
 
 def render_specs(paths: Iterable[str | Path], workload: str | None = None,
-                 templates: str | None = None) -> list[Rendered]:
+                 templates: str | None = None, *, argocd: bool = True) -> list[Rendered]:
     """Render several specs; all are validated before any is rendered, all errors reported."""
     loaded: list[tuple[Document, list[Diagnostic]]] = []
     errors: list[Diagnostic] = []
@@ -65,7 +108,8 @@ def render_specs(paths: Iterable[str | Path], workload: str | None = None,
             errors.extend(exc.diagnostics)
     if errors:
         raise SpecError("invalid spec", errors)
-    rendered = [render_document(doc, workload, templates, warns) for doc, warns in loaded]
+    rendered = [render_document(doc, workload, templates, warns, argocd=argocd)
+                for doc, warns in loaded]
     _refuse_same_name(rendered)
     return rendered
 
@@ -79,9 +123,86 @@ def _refuse_same_name(rendered: list[Rendered]) -> None:
         seen[r.job.name] = r.doc.file
 
 
-def write_rendered(rendered: list[Rendered], out_dir: str | Path) -> list[tuple[str, WriteReport]]:
-    return [(r.job.name, write_job(Path(out_dir), r.job.name, r.plan)) for r in rendered]
+def write_rendered(rendered: list[Rendered], out_dir: str | Path,
+                   prune: bool = False) -> list[tuple[str, WriteReport]]:
+    """Write every job; with ``prune``, remove generated jobs that were not rendered."""
+    out = Path(out_dir)
+    reports = [(r.job.name, write_job(out, r.job.name, r.plan)) for r in rendered]
+    if prune:
+        names = {r.job.name for r in rendered}
+        reports += [(name, remove_job(out, name)) for name in generated_jobs(out)
+                    if name not in names]
+    return reports
+
+
+def drift(rendered: list[Rendered], out_dir: str | Path,
+          prune: bool = False) -> list[tuple[str, Drift]]:
+    """How the output on disk differs from ``rendered`` (nothing is written)."""
+    out = Path(out_dir)
+    found = [(r.job.name, drift_of(out, r.job.name, r.plan)) for r in rendered]
+    if prune:
+        names = {r.job.name for r in rendered}
+        found += [(name, drift_of(out, name, {})) for name in generated_jobs(out)
+                  if name not in names]
+    return [(name, d) for name, d in found if d]
 
 
 def manifest_stream(rendered: list[Rendered]) -> str:
     return stream([m for r in rendered for m in r.manifests])
+
+
+def manifest_files(rendered: list[Rendered], out_dir: str | Path) -> list[tuple[str, str]]:
+    """``(path, text)`` of every manifest as it is (or would be) written under ``out_dir``."""
+    return [(f"{Path(out_dir) / r.job.name / m.filename}", m.text())
+            for r in rendered for m in r.manifests]
+
+
+def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
+                      kubernetes_version: str | None = None, kubeconform: str | None = None,
+                      prefer_binary: bool = True,
+                      extra_files: Iterable[tuple[str, str]] = ()) -> tuple[list[Diagnostic], str]:
+    """Validate every manifest (plus ``extra_files``) in one kubeconform process.
+
+    Findings in rendered manifests carry the spec position their field came from.
+    """
+    import dataclasses
+
+    from paddlegen.provenance import field_tokens, spec_origin
+
+    files = [*manifest_files(rendered, out_dir), *extra_files]
+    found, used = validate_files(files, kubernetes_version, kubeconform, prefer_binary)
+    by_file = {f"{Path(out_dir) / r.job.name / m.filename}": (r.doc, m.obj)
+               for r in rendered for m in r.manifests}
+    mapped = []
+    for d in found:
+        if d.file in by_file:
+            doc, obj = by_file[d.file]
+            d = dataclasses.replace(d, origin=spec_origin(doc, obj, field_tokens(d.path)))
+        mapped.append(d)
+    return mapped, used
+
+
+def validate_files(files: list[tuple[str, str]], kubernetes_version: str | None = None,
+                   kubeconform: str | None = None,
+                   prefer_binary: bool = True) -> tuple[list[Diagnostic], str]:
+    """Validate ``(name, yaml text)`` manifests with kubeconform, else in process."""
+    from paddlegen import k8sschemas
+    from paddlegen.kubeconform import validate_manifests
+
+    return validate_manifests(files, kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION,
+                              kubeconform, prefer_binary)
+
+
+def rendered_tree_files(path: str | Path) -> list[tuple[str, str]] | None:
+    """The manifests of a rendered tree (a job directory or a folder of them), else None."""
+    from paddlegen.kustomize import KUSTOMIZATION, is_generated
+
+    root = Path(path)
+    if not root.is_dir():
+        return None
+    jobs = [root] if is_generated(root / KUSTOMIZATION) else [root / n
+                                                               for n in generated_jobs(root)]
+    if not jobs:
+        return None
+    return [(str(f), f.read_text(encoding="utf-8")) for job in jobs
+            for f in sorted(job.glob("*.yaml")) if f.name != KUSTOMIZATION]

@@ -55,7 +55,7 @@ def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("specs", nargs=-1, required=True,
-                          type=click.Path(dir_okay=False, allow_dash=False))(f)
+                          type=click.Path(allow_dash=False))(f)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -69,69 +69,222 @@ def cli() -> None:
     """
 
 
+def _render_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Options shared by render, check and diff: they must render identically."""
+    for option in reversed([
+        click.option("-o", "--output", "out_dir", default="deploy", show_default=True,
+                     type=click.Path(file_okay=False),
+                     help="Folder that gets one directory per job."),
+        click.option("--workload", type=click.Choice(WORKLOAD_NAMES),
+                     help="Override spec.workload for this run."),
+        click.option("--templates", type=click.Path(exists=True, file_okay=False),
+                     help="A folder of templates that override the built-in ones by name."),
+        click.option("--argocd/--no-argocd", default=True, show_default=True,
+                     help="Add Argo CD sync-wave and sync-options annotations."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _render(specs: Sequence[str], workload: str | None, templates: str | None,
+            argocd: bool, fmt: str) -> tuple[list[Any], bool]:
+    from paddlegen import api
+
+    paths, whole_set = api.collect_specs(specs)
+    if not paths:
+        raise click.UsageError("no spec files found in " + " ".join(specs))
+    rendered = api.render_specs(_progress(paths), workload, templates, argocd=argocd)
+    _emit([w for r in rendered for w in r.warnings], fmt)
+    return rendered, whole_set
+
+
+def _progress(paths: list[Any]) -> Any:
+    """The paths, shown as a progress bar on a terminal when there are many."""
+    if len(paths) < 20 or not sys.stderr.isatty():
+        return paths
+    with click.progressbar(paths, label="rendering", file=sys.stderr) as bar:
+        return list(bar)
+
+
+def _validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed([
+        click.option("--kubeconform", "kubeconform", metavar="PATH",
+                     help="The kubeconform binary (default: $PADDLEGEN_KUBECONFORM, then PATH)."),
+        click.option("--kubernetes-version", metavar="X.Y.Z",
+                     help="Kubernetes API version to validate against (default: the newest "
+                          "bundled)."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _check_manifests(rendered: list[Any], out_dir: str, kubernetes_version: str | None,
+                     kubeconform: str | None, extra: list[tuple[str, str]]) -> list[Diagnostic]:
+    from paddlegen import api
+
+    found, used = api.validate_rendered(rendered, out_dir, kubernetes_version, kubeconform,
+                                        extra_files=extra)
+    if used == "in-process":
+        click.echo("paddlegen: kubeconform not found; validating in process against the same "
+                   "schemas", err=True)
+    return found
+
+
 @cli.command()
 @_specs_argument
-@click.option("-o", "--output", "out_dir", default="deploy", show_default=True,
-              type=click.Path(file_okay=False), help="Folder that gets one directory per job.")
+@_render_options
 @click.option("--stdout", "to_stdout", is_flag=True,
               help="Print one multi-document stream in apply order instead of writing files.")
-@click.option("--workload", type=click.Choice(WORKLOAD_NAMES),
-              help="Override spec.workload for this run.")
-@click.option("--templates", type=click.Path(exists=True, file_okay=False),
-              help="A folder of templates that override the built-in ones by name.")
+@click.option("--validate", "validate_output", is_flag=True,
+              help="Validate the manifests (kubeconform) first; write nothing if they fail.")
+@_validation_options
 @_format_option
-def render(specs: tuple[str, ...], out_dir: str, to_stdout: bool, workload: str | None,
-           templates: str | None, fmt: str) -> None:
+def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
+           argocd: bool, to_stdout: bool, validate_output: bool, kubeconform: str | None,
+           kubernetes_version: str | None, fmt: str) -> None:
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
+
+    A SPEC may be a folder (every *.yaml below it) or a glob; then the job directories of specs
+    that no longer exist are removed from OUTPUT (only files paddlegen generated).
 
     \b
     Examples:
       paddlegen render examples/quickstart.yaml -o deploy/
-      paddlegen render jobs/a.yaml jobs/b.yaml -o deploy/
+      paddlegen render jobs/ -o deploy/
       paddlegen render examples/quickstart.yaml --stdout | kubectl apply -f -
     """
     from paddlegen import api
 
-    rendered = api.render_specs(specs, workload, templates)
-    _emit([w for r in rendered for w in r.warnings], fmt)
+    rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    if validate_output:
+        from paddlegen.errors import ManifestError
+
+        found = _check_manifests(rendered, out_dir, kubernetes_version, kubeconform, [])
+        if any(d.is_error for d in found):
+            raise ManifestError("invalid manifests", found)
     if to_stdout:
         click.echo(api.manifest_stream(rendered), nl=False)
         return
-    for name, report in api.write_rendered(rendered, out_dir):
+    totals = {"written": 0, "unchanged": 0, "removed": 0}
+    for name, report in api.write_rendered(rendered, out_dir, prune=whole_set):
         for rel in report.kept:
             click.echo(f"paddlegen: kept {out_dir}/{name}/{rel} (not generated by paddlegen)",
                        err=True)
-        click.echo(f"{out_dir}/{name}: {len(report.written)} written, "
-                   f"{len(report.unchanged)} unchanged, {len(report.removed)} removed", err=True)
+        for key in totals:
+            totals[key] += len(getattr(report, key))
+    click.echo(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: "
+               + ", ".join(f"{n} {key}" for key, n in totals.items()), err=True)
 
 
 @cli.command()
 @_specs_argument
+@_render_options
+@click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
+@_format_option
+def check(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
+          argocd: bool, fix: bool, fmt: str) -> None:
+    """Fail (exit 1) with a diff when the output in OUTPUT is not what SPEC renders to.
+
+    \b
+    Examples:
+      paddlegen check jobs/ -o deploy/
+      paddlegen check jobs/ -o deploy/ --fix
+    """
+    from paddlegen import api
+
+    rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    drifts = api.drift(rendered, out_dir, prune=whole_set)
+    _show_drift(drifts, out_dir)
+    if not drifts:
+        click.echo(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: "
+                   "up to date", err=True)
+        return
+    if fix:
+        api.write_rendered(rendered, out_dir, prune=whole_set)
+        click.echo(f"paddlegen: rewrote {len(drifts)} stale job(s)", err=True)
+    raise click.exceptions.Exit(1)
+
+
+@cli.command()
+@_specs_argument
+@_render_options
+@_format_option
+def diff(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
+         argocd: bool, fmt: str) -> None:
+    """Print how OUTPUT differs from what SPEC renders to, without failing.
+
+    \b
+    Example:
+      paddlegen diff jobs/ -o deploy/ | less
+    """
+    from paddlegen import api
+
+    rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    _show_drift(api.drift(rendered, out_dir, prune=whole_set), out_dir)
+
+
+def _show_drift(drifts: list[Any], out_dir: str) -> None:
+    for name, found in drifts:
+        click.echo(found.diff, nl=False)
+        for label in ("stale", "missing", "extra"):
+            for rel in getattr(found, label):
+                click.echo(f"{label}: {out_dir}/{name}/{rel}", err=True)
+
+
+@cli.command()
+@_specs_argument
+@click.option("--manifests", is_flag=True,
+              help="Also render the specs in memory and validate the manifests.")
 @click.option("--workload", type=click.Choice(WORKLOAD_NAMES),
               help="Validate as if spec.workload were this.")
+@_validation_options
 @_format_option
-def validate(specs: tuple[str, ...], workload: str | None, fmt: str) -> None:
-    """Check SPEC files against the schema and paddlegen's rules; print every finding.
+def validate(specs: tuple[str, ...], manifests: bool, workload: str | None,
+             kubeconform: str | None, kubernetes_version: str | None, fmt: str) -> None:
+    """Check SPEC files (or folders of them) against the schema and paddlegen's rules.
+
+    With --manifests, the manifests they render to are validated too, with kubeconform
+    (strict, offline schemas) or in process when it is not installed. A rendered directory
+    (one with paddlegen's kustomization.yaml, or a folder of such) is validated as manifests.
 
     \b
     Examples:
       paddlegen validate examples/*.yaml
+      paddlegen validate --manifests jobs/
+      paddlegen validate deploy/
       paddlegen validate --format github jobs/*.yaml
     """
     from paddlegen import api
     from paddlegen.errors import SpecError
 
     found: list[Diagnostic] = []
-    for spec in specs:
+    trees: list[tuple[str, str]] = []
+    spec_inputs = []
+    for item in specs:
+        tree = api.rendered_tree_files(item)
+        if tree is None:
+            spec_inputs.append(item)
+        else:
+            trees.extend(tree)
+    paths = api.collect_specs(spec_inputs)[0] if spec_inputs else []
+    valid = []
+    for spec in paths:
         try:
-            found.extend(api.load_valid(spec, workload)[1])
+            doc, warnings = api.load_valid(spec, workload)
+            found.extend(warnings)
+            valid.append((doc, warnings))
         except SpecError as exc:
             found.extend(exc.diagnostics)
+    if (manifests and valid) or trees:
+        rendered = [api.render_document(doc, workload, warnings=w) for doc, w in valid] \
+            if manifests else []
+        found.extend(_check_manifests(rendered, "", kubernetes_version, kubeconform, trees))
     _emit(found, fmt, err=fmt != "json")
     if any(d.is_error for d in found):
         raise click.exceptions.Exit(1)
     if fmt == "text":
-        click.echo(f"{len(specs)} spec{'s' if len(specs) != 1 else ''} valid", err=True)
+        count = len(paths) + len(trees)
+        click.echo(f"{count} file{'s' if count != 1 else ''} valid", err=True)
 
 
 @cli.command()
@@ -145,6 +298,30 @@ def schema() -> None:
     from paddlegen.resources import spec_schema_path
 
     click.echo(spec_schema_path().read_text(encoding="utf-8"), nl=False)
+
+
+@cli.group()
+def schemas() -> None:
+    """The schemas paddlegen validates with."""
+
+
+@schemas.command("export")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--kubernetes-version", metavar="X.Y.Z", help="Kubernetes API version to export.")
+def schemas_export(directory: str, kubernetes_version: str | None) -> None:
+    """Write every schema to DIRECTORY so you can run kubeconform yourself, offline.
+
+    \b
+    Example:
+      paddlegen schemas export .schemas
+      kubeconform -strict \\
+        -schema-location '.schemas/crds/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json' \\
+        -schema-location '.schemas/kubernetes/{{.ResourceKind}}{{.KindSuffix}}.json' deploy/
+    """
+    from paddlegen.schemas_export import export_all
+
+    for line in export_all(directory, kubernetes_version):
+        click.echo(line)
 
 
 def main() -> None:

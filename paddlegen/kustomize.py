@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import difflib
 import os
 import shutil
 import tempfile
@@ -76,7 +77,7 @@ def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
                           + ", ".join(clash))
     for rel, text in plan.items():
         current = old.get(rel)
-        same = current is not None and _read(current) == text.encode()
+        same = current is not None and current.read_bytes() == text.encode()
         (report.unchanged if same else report.written).append(rel)
     report.removed = sorted(p for p in old if p not in plan and p not in foreign)
     report.kept = foreign
@@ -102,10 +103,6 @@ def _existing_files(target: Path) -> dict[str, Path]:
         raise OutputError(f"{target}: exists and is not a directory paddlegen can own")
     return {str(p.relative_to(target)): p for p in sorted(target.rglob("*"))
             if p.is_file() or p.is_symlink()}
-
-
-def _read(path: Path) -> bytes:
-    return path.read_bytes()
 
 
 def _fill(staging: Path, plan: Plan, old: dict[str, Path], unchanged: list[str],
@@ -146,3 +143,65 @@ def _swap(staging: Path, target: Path) -> None:
     os.rename(target, aside)
     os.rename(staging, target)
     os.rename(aside, staging)
+
+
+@dataclass
+class Drift:
+    """How a job directory on disk differs from a fresh render."""
+
+    stale: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)  # generated files the render no longer has
+    diff: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.stale or self.missing or self.extra)
+
+
+def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
+    """Compare ``plan`` with ``out_dir/name`` without writing anything."""
+    target = out_dir / name
+    old = _existing_files(target)
+    drift = Drift()
+    chunks = []
+    for rel in sorted(set(plan) | {p for p, full in old.items() if is_generated(full)}):
+        shown = f"{out_dir.name or out_dir}/{name}/{rel}"
+        before = old[rel].read_text(encoding="utf-8", errors="replace") if rel in old else ""
+        after = plan.get(rel, "")
+        if rel not in old:
+            drift.missing.append(rel)
+        elif rel not in plan:
+            drift.extra.append(rel)
+        elif before == after:
+            continue
+        else:
+            drift.stale.append(rel)
+        chunks.extend(difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True),
+            fromfile=f"a/{shown}" if rel in old else "/dev/null",
+            tofile=f"b/{shown}" if rel in plan else "/dev/null"))
+    drift.diff = "".join(chunks)
+    return drift
+
+
+def generated_jobs(out_dir: Path) -> list[str]:
+    """Job directories in ``out_dir`` that paddlegen generated (their kustomization says so)."""
+    if not out_dir.is_dir():
+        return []
+    return sorted(p.name for p in out_dir.iterdir()
+                  if p.is_dir() and not p.is_symlink() and is_generated(p / KUSTOMIZATION))
+
+
+def remove_job(out_dir: Path, name: str) -> WriteReport:
+    """Delete the generated files of a job whose spec is gone; anything else stays."""
+    target = out_dir / name
+    report = WriteReport()
+    for rel, full in _existing_files(target).items():
+        if is_generated(full):
+            full.unlink()
+            report.removed.append(rel)
+        else:
+            report.kept.append(rel)
+    if not report.kept:
+        shutil.rmtree(target)
+    return report

@@ -40,7 +40,7 @@ def test_render_writes_a_kustomize_directory(runner, tmp_path):
     assert sorted(p.name for p in job_dir.iterdir()) == ["batch_v1_job_demo.yaml",
                                                          "kustomization.yaml"]
     assert result.stdout == ""
-    assert "demo: 2 written, 0 unchanged, 0 removed" in result.stderr
+    assert result.stderr.endswith("deploy: 2 written, 0 unchanged, 0 removed\n")
 
 
 def test_several_specs_render_side_by_side(runner, tmp_path):

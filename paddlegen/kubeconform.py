@@ -1,0 +1,340 @@
+"""Validates manifests with one kubeconform run, or in process with jsonschema, offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from paddlegen import k8sschemas
+from paddlegen.errors import Diagnostic, ToolError
+from paddlegen.resources import data_path
+
+ENV_VAR = "PADDLEGEN_KUBECONFORM"
+DEFAULT_TIMEOUT = 60.0
+RULE = "kubeconform"
+# kubeconform's -schema-location template for the CRD schemas under schemas/crds.
+CRD_FILE_TEMPLATE = "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+
+# Both paths word these two the same, naming the field in the path, so their findings compare.
+UNKNOWN_FIELD = "unknown field"
+MISSING_FIELD = "required field is missing"
+
+_CAUSE = re.compile(r"( +)- at '([^']*)': ")
+_QUOTED = re.compile(r"'([^']*)'")
+_MISSING_SCHEMA = "could not find schema"
+
+
+def crd_schemas_dir() -> Path:
+    return data_path("schemas", "crds")
+
+
+def find_kubeconform(explicit: str | os.PathLike[str] | None = None) -> str | None:
+    """The binary to run: ``explicit``, else $PADDLEGEN_KUBECONFORM, else PATH; None if absent.
+
+    A path the user named but that is not there is an error, not a reason to fall back.
+    """
+    named = os.fspath(explicit) if explicit else os.environ.get(ENV_VAR)
+    if named:
+        found = shutil.which(named)
+        if found is None:
+            raise ToolError(f"kubeconform not found or not executable: {named}")
+        return found
+    return shutil.which("kubeconform")
+
+
+def kubeconform_argv(
+    binary: str, k8s_dir: Path, kubernetes_version: str, manifests: Path
+) -> list[str]:
+    """The command line: strict, JSON report, only local schema locations, one manifest folder.
+
+    The CRD location comes first: kubeconform names Kubernetes schemas by the first label of the
+    group only, so Volcano's scheduling.volcano.sh PodGroup would otherwise meet Kubernetes'
+    own scheduling.k8s.io PodGroup (podgroup-scheduling-v1beta1.json) and be judged by it.
+    """
+    return [
+        binary,
+        "-strict",
+        "-summary",
+        "-output",
+        "json",
+        "-kubernetes-version",
+        kubernetes_version,
+        "-schema-location",
+        str(crd_schemas_dir() / CRD_FILE_TEMPLATE),
+        "-schema-location",
+        str(k8s_dir / k8sschemas.KUBECONFORM_FILE_TEMPLATE),
+        str(manifests),
+    ]
+
+
+def _field_path(tokens: Iterable[object]) -> str:
+    """``["spec", "containers", 0, "image"]`` -> ``spec.containers[0].image``."""
+    text = ""
+    for token in map(str, tokens):
+        text += f"[{token}]" if token.isdigit() else (f".{token}" if text else token)
+    return text
+
+
+def _diagnostic(file: str, obj: str, tokens: Sequence[object], message: str) -> Diagnostic:
+    where = f"{obj} {_field_path(tokens)}".strip()
+    return Diagnostic(file=file, path=where, message=message, rule=RULE)
+
+
+def _pointer_tokens(pointer: str) -> list[str]:
+    parts = pointer.split("/")[1:]
+    return [part.replace("~1", "/").replace("~0", "~") for part in parts]
+
+
+def _kubeconform_causes(msg: str) -> Iterator[tuple[list[str], str]]:
+    """(field tokens, message) for each finding in kubeconform's one-line error tree.
+
+    The tree is flattened into ``- at '/ptr': text`` entries, two more spaces per level. "validation
+    failed" only wraps deeper entries; a oneOf/anyOf failure is kept whole, as jsonschema does.
+    """
+    parts = _CAUSE.split(msg)
+    entries = [
+        (len(parts[i]) // 2, parts[i + 1], parts[i + 2].strip()) for i in range(1, len(parts), 3)
+    ]
+    skip_below = None
+    for level, pointer, text in entries:
+        if skip_below is not None and level > skip_below:
+            continue
+        skip_below = None
+        tokens = _pointer_tokens(pointer)
+        if text == "validation failed":
+            continue
+        if text.startswith(("oneOf failed", "anyOf failed")):
+            skip_below = level
+        if text.startswith("additional properties"):
+            for name in _QUOTED.findall(text):
+                yield [*tokens, name], UNKNOWN_FIELD
+        elif text.startswith("missing propert"):
+            for name in _QUOTED.findall(text):
+                yield [*tokens, name], MISSING_FIELD
+        else:
+            yield tokens, text
+
+
+def _has_objects(text: str) -> bool:
+    """Whether a YAML stream has anything besides blank lines, comments and separators."""
+    lines = (line.strip() for line in text.splitlines())
+    return any(line and not line.startswith(("#", "---", "...")) for line in lines)
+
+
+def _object_name(kind: object, name: object) -> str:
+    return f"{kind or ''}/{name or ''}".strip("/")
+
+
+def parse_report(stdout: str, names: dict[str, str], expect_objects: bool) -> list[Diagnostic]:
+    """Diagnostics from kubeconform's ``-output json -summary`` report.
+
+    ``names`` maps the file names given to kubeconform back to the manifest names.
+    """
+    try:
+        report = json.loads(stdout)
+        resources = report["resources"]
+        total = sum(report["summary"].values())
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        shown = stdout[:200]
+        raise ToolError(f"kubeconform printed an unreadable report ({exc}): {shown!r}") from None
+    if total == 0 and expect_objects:
+        raise ToolError("kubeconform reported no resources at all: the output cannot be trusted")
+    found: set[Diagnostic] = set()
+    missing: set[str] = set()
+    for res in resources:
+        file = names.get(res.get("filename", ""), res.get("filename", ""))
+        obj = _object_name(res.get("kind"), res.get("name"))
+        msg = str(res.get("msg", ""))
+        if res.get("status") == "statusError" and msg.startswith(_MISSING_SCHEMA):
+            missing.add(f"{res.get('version', '')} {res.get('kind', '')}")
+        elif res.get("status") == "statusInvalid":
+            # A message shape this parser does not know is reported whole, never dropped.
+            causes = list(_kubeconform_causes(msg)) or [([], msg)]
+            found.update(_diagnostic(file, obj, t, m) for t, m in causes)
+        elif res.get("status") == "statusError":
+            found.add(_diagnostic(file, obj, [], msg))
+    if missing:
+        raise ToolError(f"kubeconform found no schema for: {', '.join(sorted(missing))}")
+    return sorted(found)
+
+
+def run_kubeconform(
+    files: Sequence[tuple[str, str]],
+    binary: str,
+    kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> list[Diagnostic]:
+    """One kubeconform process for all manifests; a crash, timeout or odd output is a ToolError."""
+    version = k8sschemas.resolve_version(kubernetes_version)
+    if not files:  # kubeconform would read stdin instead
+        return []
+    with tempfile.TemporaryDirectory(prefix="paddlegen-kubeconform-") as tmp:
+        k8s_dir = k8sschemas.export(Path(tmp) / "k8s", version)
+        # Numbered copies in one folder: names may be relative or repeated, and a folder keeps the
+        # command line short however many manifests there are; the report maps back.
+        inputs = Path(tmp) / "manifests"
+        inputs.mkdir()
+        names = {}
+        for index, (name, text) in enumerate(files):
+            path = inputs / f"{index:05d}.yaml"
+            path.write_text(text, encoding="utf-8")
+            names[str(path)] = name
+        argv = kubeconform_argv(binary, k8s_dir, version, inputs)
+        try:
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise ToolError(f"kubeconform did not finish within {timeout:g} s") from None
+        except OSError as exc:
+            raise ToolError(f"kubeconform could not be started: {exc}") from None
+    if proc.returncode not in (0, 1):
+        tail = (proc.stderr or proc.stdout).strip()[-500:]
+        raise ToolError(f"kubeconform failed with exit code {proc.returncode}: {tail}")
+    expect_objects = any(_has_objects(text) for _, text in files)
+    diagnostics = parse_report(proc.stdout, names, expect_objects)
+    if proc.returncode == 1 and not diagnostics:
+        raise ToolError("kubeconform reported failure but no finding: the output cannot be trusted")
+    return diagnostics
+
+
+class _ManifestLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Reads YAML as kubeconform -strict does: notes duplicate keys, keeps timestamps as text."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                self.duplicates.append(f"duplicate key {key!r}")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_ManifestLoader.add_constructor("tag:yaml.org,2002:timestamp", _ManifestLoader.construct_yaml_str)
+
+
+def _documents(text: str) -> Iterator[tuple[Any, list[str]]]:
+    """Each YAML document with the duplicate keys found in it."""
+    loader = _ManifestLoader(text)
+    try:
+        while loader.check_data():
+            doc = loader.get_data()
+            yield doc, loader.duplicates
+            loader.duplicates = []
+    finally:
+        loader.dispose()
+
+
+@cache
+def _load_json(path: Path) -> Any:
+    return json.loads(path.read_bytes())
+
+
+def _schema_for(api_version: str, kind: str, kubernetes_version: str) -> Any:
+    """The schema kubeconform would pick, looking in the same order as kubeconform_argv."""
+    group, version = api_version.split("/")[0], api_version.split("/")[-1]
+    crd = crd_schemas_dir() / group / f"{kind.lower()}_{version}.json"
+    if crd.is_file():
+        return _load_json(crd)
+    return k8sschemas.kind_schema(api_version, kind, kubernetes_version)
+
+
+def _jsonschema_causes(validator: Any, doc: Any) -> Iterator[tuple[list[object], str]]:
+    for error in validator.iter_errors(doc):
+        at = list(error.absolute_path)
+        if error.validator == "additionalProperties" and error.validator_value is False:
+            known = error.schema.get("properties", {})
+            for name in error.instance:
+                if name not in known:
+                    yield [*at, name], UNKNOWN_FIELD
+        elif error.validator == "required":
+            for name in error.validator_value:
+                if name not in error.instance:
+                    yield [*at, name], MISSING_FIELD
+        else:
+            yield at, error.message
+
+
+class _InProcess:
+    """Validators for one Kubernetes version, built once per schema."""
+
+    def __init__(self, kubernetes_version: str) -> None:
+        self.version = kubernetes_version
+        self.registry = k8sschemas.registry(kubernetes_version)
+        self.validators: dict[int, Any] = {}  # schemas are cached objects, so id() is stable
+        self.missing: set[str] = set()
+
+    def causes(self, doc: dict[str, Any]) -> Iterator[tuple[list[object], str]]:
+        from jsonschema import Draft4Validator
+        from jsonschema.validators import validator_for
+
+        schema = _schema_for(str(doc["apiVersion"]), str(doc["kind"]), self.version)
+        if schema is None:
+            self.missing.add(f"{doc['apiVersion']} {doc['kind']}")
+            return
+        if id(schema) not in self.validators:
+            # Like kubeconform: the schema's own $schema decides, draft-04 when it names none.
+            cls = validator_for(schema, default=Draft4Validator)
+            self.validators[id(schema)] = cls(schema, registry=self.registry)
+        yield from _jsonschema_causes(self.validators[id(schema)], doc)
+
+
+def validate_in_process(
+    files: Sequence[tuple[str, str]],
+    kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
+) -> list[Diagnostic]:
+    """The same checks as run_kubeconform, with jsonschema and the same schema files."""
+    checker = _InProcess(k8sschemas.resolve_version(kubernetes_version))
+    found: set[Diagnostic] = set()
+    for name, text in files:
+        try:
+            for doc, duplicates in _documents(text):
+                if doc is None:
+                    continue
+                if not isinstance(doc, dict) or not doc.get("kind") or not doc.get("apiVersion"):
+                    found.add(
+                        _diagnostic(name, "", [], "not a Kubernetes object (no apiVersion/kind)")
+                    )
+                    continue
+                meta = doc.get("metadata")
+                obj = _object_name(doc["kind"], meta.get("name") if isinstance(meta, dict) else "")
+                found.update(_diagnostic(name, obj, [], message) for message in duplicates)
+                found.update(_diagnostic(name, obj, t, m) for t, m in checker.causes(doc))
+        except yaml.YAMLError as exc:
+            found.add(_diagnostic(name, "", [], f"invalid YAML: {exc}"))
+    if checker.missing:
+        raise ToolError(f"no schema for: {', '.join(sorted(checker.missing))}")
+    return sorted(found)
+
+
+def validate_manifests(
+    files: Sequence[tuple[str, str]],
+    kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
+    kubeconform: str | os.PathLike[str] | None = None,
+    prefer_binary: bool = True,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[list[Diagnostic], str]:
+    """Validate ``(name, yaml text)`` manifests; returns the findings and which path ran.
+
+    The binary runs when found (and preferred); otherwise the in-process path, whose use the
+    caller should mention once.
+    """
+    binary = find_kubeconform(kubeconform) if prefer_binary else None
+    if binary:
+        return run_kubeconform(files, binary, kubernetes_version, timeout), "kubeconform"
+    return validate_in_process(files, kubernetes_version), "in-process"

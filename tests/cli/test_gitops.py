@@ -1,0 +1,96 @@
+"""render/check/diff over a folder of specs: drift, pruning, byte stability across processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from paddlegen.cli import cli
+from tests.conftest import ROOT
+
+SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata:
+  name: {name}
+spec:
+  workload: job
+  image: img:{tag}
+"""
+
+
+def repo(tmp_path, **jobs: str):
+    jobs_dir = tmp_path / "jobs"
+    jobs_dir.mkdir(exist_ok=True)
+    for name, tag in jobs.items():
+        (jobs_dir / f"{name}.yaml").write_text(SPEC.format(name=name, tag=tag))
+    return str(jobs_dir), str(tmp_path / "deploy")
+
+
+def snapshot(path) -> dict[str, tuple[bytes, float]]:
+    return {str(p.relative_to(path)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_folder_render_then_check_is_clean(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"2 jobs in {deploy}: 4 written, 0 unchanged, 0 removed\n"
+    before = snapshot(tmp_path / "deploy")
+    again = runner.invoke(cli, ["render", jobs, "-o", deploy])
+    assert again.stderr == f"2 jobs in {deploy}: 0 written, 4 unchanged, 0 removed\n"
+    assert snapshot(tmp_path / "deploy") == before  # bytes and mtimes
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy])
+    assert check.exit_code == 0 and check.stderr == f"2 jobs in {deploy}: up to date\n"
+
+
+def test_check_reports_stale_missing_and_extra_with_a_diff(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    repo(tmp_path, a="2")  # a edited
+    os.remove(os.path.join(jobs, "b.yaml"))  # b deleted
+    repo(tmp_path, c="1")  # c added
+    result = runner.invoke(cli, ["check", jobs, "-o", deploy])
+    assert result.exit_code == 1
+    assert "-        image: img:1\n+        image: img:2\n" in result.stdout
+    assert f"stale: {deploy}/a/batch_v1_job_a.yaml" in result.stderr
+    assert f"missing: {deploy}/c/batch_v1_job_c.yaml" in result.stderr
+    assert f"extra: {deploy}/b/batch_v1_job_b.yaml" in result.stderr
+
+    shown = runner.invoke(cli, ["diff", jobs, "-o", deploy])
+    assert shown.exit_code == 0 and shown.stdout == result.stdout
+
+    fixed = runner.invoke(cli, ["check", jobs, "-o", deploy, "--fix"])
+    assert fixed.exit_code == 1  # pre-commit counts rewritten files as a failure
+    assert runner.invoke(cli, ["check", jobs, "-o", deploy]).exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a", "c"]
+
+
+def test_a_deleted_spec_removes_only_generated_files(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    (tmp_path / "deploy" / "b" / "NOTES.md").write_text("keep me\n")
+    os.remove(os.path.join(jobs, "b.yaml"))
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy])
+    assert result.exit_code == 0, result.output
+    assert f"kept {deploy}/b/NOTES.md" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "deploy" / "b").iterdir()) == ["NOTES.md"]
+
+
+def test_single_files_never_prune_other_jobs(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    runner.invoke(cli, ["render", os.path.join(jobs, "a.yaml"), "-o", deploy])
+    assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a", "b"]
+
+
+def test_output_is_byte_stable_across_processes_and_hash_seeds(tmp_path):
+    outputs = []
+    for seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-m", "paddlegen", "render", "examples",
+                              "--stdout"], cwd=ROOT, env=env, capture_output=True, check=True)
+        outputs.append(out.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1000

@@ -1,0 +1,125 @@
+"""Every example through the real tools: render -> kubeconform (binary and in process) ->
+kustomize build -> kubeconform on the built stream. Plus findings mapped back to the spec."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+
+from paddlegen import api
+from paddlegen.cli import cli
+from tests.conftest import example_specs, require_tool
+
+EXAMPLES = example_specs()
+
+
+@pytest.fixture(scope="module")
+def rendered_tree(tmp_path_factory):
+    out = tmp_path_factory.mktemp("deploy")
+    rendered = api.render_specs(EXAMPLES)
+    api.write_rendered(rendered, out)
+    return out, rendered
+
+
+def test_every_example_passes_kubeconform_strict_on_both_paths(rendered_tree):
+    binary = require_tool("kubeconform")
+    out, rendered = rendered_tree
+    found, used = api.validate_rendered(rendered, out, kubeconform=binary)
+    assert used == "kubeconform" and found == []
+    found, used = api.validate_rendered(rendered, out, prefer_binary=False)
+    assert used == "in-process" and found == []
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
+def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
+    kustomize = require_tool("kustomize")
+    out, rendered = rendered_tree
+    (job,) = [r for r in rendered if r.doc.file == str(spec)]
+    built = subprocess.run([kustomize, "build", str(out / job.job.name)], capture_output=True,
+                           text=True, check=True)
+    assert built.stderr == ""
+    found, _ = api.validate_files([(f"kustomize-build/{job.job.name}", built.stdout)],
+                                  kubeconform=require_tool("kubeconform"))
+    assert found == []
+    built_objects = sorted((d["kind"], d["metadata"]["name"]) for d in
+                           yaml.safe_load_all(built.stdout))
+    assert built_objects == sorted((m.kind, m.name) for m in job.manifests)
+    for obj, manifest in zip(
+            sorted(yaml.safe_load_all(built.stdout),
+                   key=lambda d: (d["kind"], d["metadata"]["name"])),
+            sorted(job.manifests, key=lambda m: (m.kind, m.name))):
+        assert obj == manifest.obj  # kustomize adds nothing: namespace and labels already set
+
+
+BAD_TEMPLATE = """\
+{% from "_partials/meta.yaml.j2" import object_meta %}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  {{ object_meta(job, job.name) | indent(2) }}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: paddle
+        image: {{ job.roles.worker.image | tojson }}
+        imagePullPolicyy: {{ job.roles.worker.imagePullPolicy | tojson }}
+"""
+
+
+@pytest.mark.parametrize("prefer_binary", [True, False], ids=["kubeconform", "in-process"])
+def test_manifest_findings_point_back_at_the_spec(runner, tmp_path, prefer_binary, monkeypatch):
+    if prefer_binary:
+        require_tool("kubeconform")
+    else:
+        monkeypatch.setenv("PATH", "/nonexistent")
+    (tmp_path / "templates" / "job").mkdir(parents=True)
+    (tmp_path / "templates" / "job" / "job.yaml.j2").write_text(BAD_TEMPLATE)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
+                    "spec:\n  workload: job\n  image: img:1\n  imagePullPolicy: Always\n")
+    out = tmp_path / "deploy"
+    result = runner.invoke(cli, ["render", str(spec), "--validate", "-o", str(out),
+                                 "--templates", str(tmp_path / "templates")])
+    assert result.exit_code == 1, result.output
+    assert not out.exists(), "nothing is written when validation fails"
+    line = next(x for x in result.stderr.splitlines() if "imagePullPolicyy" in x)
+    assert line.startswith(f"{out}/demo/batch_v1_job_demo.yaml: error: Job/demo "
+                           "spec.template.spec.containers[0].imagePullPolicyy")
+    assert line.endswith(f"(from {spec}:7:20) [kubeconform]")
+    assert ("in process" in result.stderr) == (not prefer_binary)
+
+
+def test_validate_on_100_rendered_jobs_runs_one_kubeconform(runner, tmp_path, monkeypatch):
+    binary = require_tool("kubeconform")
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for i in range(100):
+        (jobs / f"j{i}.yaml").write_text(
+            f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: job-{i}}}\n"
+            "spec: {workload: job, image: img}\n")
+    assert runner.invoke(cli, ["render", str(jobs), "-o", str(tmp_path / "deploy")]).exit_code == 0
+    counter = tmp_path / "calls"
+    wrapper = tmp_path / "kubeconform"
+    wrapper.write_text(f'#!/bin/sh\necho run >> "{counter}"\nexec "{binary}" "$@"\n')
+    wrapper.chmod(0o755)
+    result = runner.invoke(cli, ["validate", str(tmp_path / "deploy"), "--kubeconform",
+                                 str(wrapper)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "100 files valid\n"
+    assert counter.read_text().splitlines() == ["run"]
+
+
+def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered_tree):
+    binary = require_tool("kubeconform")
+    out, _ = rendered_tree
+    result = runner.invoke(cli, ["schemas", "export", str(tmp_path / "schemas")])
+    assert result.exit_code == 0, result.output
+    crds = tmp_path / "schemas" / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+    k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
+    run = subprocess.run([binary, "-strict", "-summary", "-schema-location", str(crds),
+                          "-schema-location", str(k8s), str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr

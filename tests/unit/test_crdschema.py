@@ -1,0 +1,133 @@
+"""The CRD -> strict JSON Schema converter and the committed schemas/crds it produced."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft4Validator
+
+from paddlegen import crdschema
+
+COMMITTED = Path(__file__).resolve().parents[2] / "schemas" / "crds"
+
+
+@pytest.fixture(scope="module")
+def crds_dir() -> Path:
+    # The vendored CRDs live next to the checkout; CI must have them, a bare clone may not.
+    if not crdschema.DEFAULT_CRDS_DIR.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"vendored CRDs missing: {crdschema.DEFAULT_CRDS_DIR}")
+        pytest.skip(f"vendored CRDs not present at {crdschema.DEFAULT_CRDS_DIR}")
+    return crdschema.DEFAULT_CRDS_DIR
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _schema(rel: str) -> dict:
+    return json.loads((COMMITTED / rel).read_text(encoding="utf-8"))
+
+
+def test_regenerating_gives_the_committed_files_byte_for_byte(crds_dir, tmp_path):
+    crdschema.generate(crds_dir, tmp_path)
+    committed, fresh = _tree(COMMITTED), _tree(tmp_path)
+    assert sorted(fresh) == sorted(committed)
+    assert [rel for rel in fresh if fresh[rel] != committed[rel]] == []
+
+
+def test_one_schema_per_served_version_in_kubeconform_layout():
+    assert sorted(p.relative_to(COMMITTED).as_posix() for p in COMMITTED.rglob("*.json")) == [
+        "argoproj.io/application_v1alpha1.json",
+        "argoproj.io/applicationset_v1alpha1.json",
+        "batch.paddlepaddle.org/paddlejob_v1.json",
+        "batch.volcano.sh/job_v1alpha1.json",
+        "kubeflow.org/paddlejob_v1.json",
+        "scheduling.volcano.sh/podgroup_v1beta1.json",
+    ]
+
+
+def test_recorded_sha256_and_licence_match_the_sources(crds_dir):
+    rows = re.findall(
+        r"^\| `([^`]+)` \| `([^`]+)` \| `([0-9a-f]{64})` \|.*\| (\S+) \|$",
+        (COMMITTED / "SOURCES.md").read_text(encoding="utf-8"),
+        flags=re.MULTILINE,
+    )
+    assert len(rows) == 6
+    for schema, source, digest, licence in rows:
+        assert (COMMITTED / schema).is_file()
+        assert hashlib.sha256((crds_dir / source).read_bytes()).hexdigest() == digest, source
+        assert licence == "Apache-2.0"
+
+
+PADDLEJOB = {
+    "apiVersion": "batch.paddlepaddle.org/v1",
+    "kind": "PaddleJob",
+    "metadata": {"name": "demo", "anything": "goes"},
+    "spec": {"worker": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}},
+}
+
+
+def test_paddlejob_unknown_field_is_rejected_where_the_cluster_would_prune_it():
+    validator = Draft4Validator(_schema("batch.paddlepaddle.org/paddlejob_v1.json"))
+    assert list(validator.iter_errors(PADDLEJOB)) == []
+    bad = {**PADDLEJOB, "spec": {**PADDLEJOB["spec"], "cleanPolicy": "Never"}}
+    [error] = validator.iter_errors(bad)
+    assert error.validator == "additionalProperties"
+    assert list(error.absolute_path) == ["spec"]
+    assert "'cleanPolicy' was unexpected" in error.message
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"), [(2, True), ("500m", True), ("2x", False), (True, False)]
+)
+def test_int_or_string_accepts_both_and_keeps_the_quantity_pattern(value, valid):
+    validator = Draft4Validator(_schema("scheduling.volcano.sh/podgroup_v1beta1.json"))
+    podgroup = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "demo"},
+        "spec": {"minResources": {"cpu": value}},
+    }
+    assert validator.is_valid(podgroup) is valid
+
+
+def test_conversion_rules():
+    crd_node = {
+        "type": "object",
+        "description": "dropped",
+        "properties": {
+            "description": {"type": "string", "format": "date-time"},  # a field, not a keyword
+            "port": {
+                "anyOf": [{"type": "integer"}, {"type": "string"}],
+                "x-kubernetes-int-or-string": True,
+            },
+            "open": {
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": True,
+                "properties": {"a": {"type": "string"}},
+            },
+        },
+    }
+    assert crdschema.strict_schema(crd_node) == {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "description": {"type": "string"},
+            "port": {"type": ["integer", "string"]},
+            "open": {"type": "object", "properties": {"a": {"type": "string"}}},
+        },
+    }
+    with pytest.raises(ValueError, match=r"\$\.a: unsupported schema keyword 'nullable'"):
+        crdschema.strict_schema({"properties": {"a": {"type": "string", "nullable": True}}})
+
+
+def test_output_is_deterministic_text():
+    text = (COMMITTED / "scheduling.volcano.sh" / "podgroup_v1beta1.json").read_text("utf-8")
+    assert text == crdschema.dumps(json.loads(text))
+    assert text.endswith("}\n") and '\n  "additionalProperties": false,' in text
