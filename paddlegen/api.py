@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
@@ -14,6 +14,7 @@ from paddlegen.kustomize import (
     drift_of,
     generated_jobs,
     plan_job,
+    plan_overlays,
     remove_job,
     stream,
     write_job,
@@ -29,9 +30,10 @@ class Rendered:
 
     doc: Document
     job: Job
-    manifests: list[Manifest]
+    manifests: list[Manifest]  # of the base spec
     plan: Plan
     warnings: list[Diagnostic]
+    environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
 
 
 def validate_document(doc: Document, workload: str | None = None) -> list[Diagnostic]:
@@ -42,7 +44,17 @@ def validate_document(doc: Document, workload: str | None = None) -> list[Diagno
     found = schema_diagnostics(doc)
     if found:
         return found  # the checks assume the shapes the schema guarantees
-    return semantic_diagnostics(doc, workload)
+    found = semantic_diagnostics(doc, workload)
+    if any(d.is_error for d in found):
+        return found
+    # Each environment is a spec of its own: merged, it must pass everything the base does.
+    from paddlegen.overlays import env_document
+
+    for env in doc.data.get("overlays", {}):
+        merged = env_document(doc, env)
+        found += [d for d in schema_diagnostics(merged) or semantic_diagnostics(merged, workload)
+                  if d not in found]
+    return sorted(found)
 
 
 def load_valid(path: str | Path, workload: str | None = None) -> tuple[Document, list[Diagnostic]]:
@@ -87,13 +99,26 @@ def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
 def render_document(doc: Document, workload: str | None = None,
                     templates: str | None = None,
                     warnings: Iterable[Diagnostic] = (), *, argocd: bool = True) -> Rendered:
-    job = build_job(doc.data, workload)
+    from paddlegen.overlays import base_document, env_document
+
+    job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
+    environments = {env: _render_data(env_document(doc, env).data, workload, templates,
+                                      argocd)[1]
+                    for env in sorted(doc.data.get("overlays", {}))}
+    plan = plan_overlays(job, manifests, environments) if environments \
+        else plan_job(job, manifests)
+    return Rendered(doc, job, manifests, plan, list(warnings), environments)
+
+
+def _render_data(data: dict, workload: str | None, templates: str | None,
+                 argocd: bool) -> tuple[Job, list[Manifest]]:
+    job = build_job(data, workload)
     manifests = render_job(job, templates)
     if argocd:
         from paddlegen.argocd import annotate
 
         manifests = annotate(manifests)
-    return Rendered(doc, job, manifests, plan_job(job, manifests), list(warnings))
+    return job, manifests
 
 
 def render_specs(paths: Iterable[str | Path], workload: str | None = None,
@@ -147,14 +172,24 @@ def drift(rendered: list[Rendered], out_dir: str | Path,
     return [(name, d) for name, d in found if d]
 
 
-def manifest_stream(rendered: list[Rendered]) -> str:
-    return stream([m for r in rendered for m in r.manifests])
+def manifest_stream(rendered: list[Rendered], env: str | None = None) -> str:
+    """The manifests of every job (of environment ``env`` where a job has it) as one stream."""
+    return stream([m for r in rendered
+                   for m in (r.environments.get(env, r.manifests) if env else r.manifests)])
 
 
 def manifest_files(rendered: list[Rendered], out_dir: str | Path) -> list[tuple[str, str]]:
     """``(path, text)`` of every manifest as it is (or would be) written under ``out_dir``."""
-    return [(f"{Path(out_dir) / r.job.name / m.filename}", m.text())
-            for r in rendered for m in r.manifests]
+    return [(name, m.text()) for r in rendered for name, m in _named_manifests(r, out_dir)]
+
+
+def _named_manifests(r: Rendered, out_dir: str | Path) -> list[tuple[str, Manifest]]:
+    """Each manifest of a job, base and environments, with the path that names it."""
+    base = Path(out_dir) / r.job.name
+    pairs = [(str(base / m.filename), m) for m in r.manifests]
+    for env, manifests in r.environments.items():
+        pairs += [(str(base / "overlays" / env / m.filename), m) for m in manifests]
+    return pairs
 
 
 def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
@@ -171,8 +206,8 @@ def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
 
     files = [*manifest_files(rendered, out_dir), *extra_files]
     found, used = validate_files(files, kubernetes_version, kubeconform, prefer_binary)
-    by_file = {f"{Path(out_dir) / r.job.name / m.filename}": (r.doc, m.obj)
-               for r in rendered for m in r.manifests}
+    by_file = {name: (r.doc, m.obj) for r in rendered
+               for name, m in _named_manifests(r, out_dir)}
     mapped = []
     for d in found:
         if d.file in by_file:

@@ -135,12 +135,15 @@ def _check_manifests(rendered: list[Any], out_dir: str, kubernetes_version: str 
 @_render_options
 @click.option("--stdout", "to_stdout", is_flag=True,
               help="Print one multi-document stream in apply order instead of writing files.")
+@click.option("--env", metavar="ENV",
+              help="With --stdout: print environment ENV (the spec merged with its overlay).")
 @click.option("--validate", "validate_output", is_flag=True,
               help="Validate the manifests (kubeconform) first; write nothing if they fail.")
 @_validation_options
 @_format_option
 def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
-           argocd: bool, to_stdout: bool, validate_output: bool, kubeconform: str | None,
+           argocd: bool, to_stdout: bool, env: str | None, validate_output: bool,
+           kubeconform: str | None,
            kubernetes_version: str | None, fmt: str) -> None:
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
 
@@ -162,8 +165,13 @@ def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates
         found = _check_manifests(rendered, out_dir, kubernetes_version, kubeconform, [])
         if any(d.is_error for d in found):
             raise ManifestError("invalid manifests", found)
+    if env and not to_stdout:
+        raise click.UsageError("--env needs --stdout (written output has every environment)")
+    if env and any(env not in r.environments for r in rendered):
+        missing = [r.doc.file for r in rendered if env not in r.environments]
+        raise click.UsageError(f"no overlay '{env}' in: {', '.join(missing)}")
     if to_stdout:
-        click.echo(api.manifest_stream(rendered), nl=False)
+        click.echo(api.manifest_stream(rendered, env), nl=False)
         return
     totals = {"written": 0, "unchanged": 0, "removed": 0}
     for name, report in api.write_rendered(rendered, out_dir, prune=whole_set):

@@ -39,6 +39,22 @@ def plan_job(job: Job, manifests: list[Manifest]) -> Plan:
     return {KUSTOMIZATION: HEADER + dump_yaml(kustomization), **files}
 
 
+def plan_overlays(job: Job, manifests: list[Manifest],
+                  environments: dict[str, list[Manifest]]) -> Plan:
+    """`base/` (the flat layout of the base spec) plus `overlays/<env>/` per environment."""
+    from paddlegen.overlays import overlay_kustomization
+
+    files = {f"base/{rel}": text for rel, text in plan_job(job, manifests).items()}
+    base_objects = {m.filename: m.obj for m in manifests}
+    for env, env_manifests in environments.items():
+        kustomization, extra = overlay_kustomization(
+            base_objects, {m.filename: m.obj for m in env_manifests})
+        files[f"overlays/{env}/{KUSTOMIZATION}"] = HEADER + dump_yaml(kustomization)
+        for rel, content in extra.items():
+            files[f"overlays/{env}/{rel}"] = HEADER + dump_yaml(content)
+    return files
+
+
 def stream(manifests: list[Manifest]) -> str:
     """All manifests as one multi-document YAML stream, in apply order."""
     return "".join(f"---\n{m.text()}" for m in manifests)
@@ -189,7 +205,8 @@ def generated_jobs(out_dir: Path) -> list[str]:
     if not out_dir.is_dir():
         return []
     return sorted(p.name for p in out_dir.iterdir()
-                  if p.is_dir() and not p.is_symlink() and is_generated(p / KUSTOMIZATION))
+                  if p.is_dir() and not p.is_symlink()
+                  and (is_generated(p / KUSTOMIZATION) or is_generated(p / "base" / KUSTOMIZATION)))
 
 
 def remove_job(out_dir: Path, name: str) -> WriteReport:

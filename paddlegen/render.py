@@ -150,8 +150,13 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     """Block style, long lines kept whole, multi-line strings as literal blocks."""
 
 
+# PyYAML already quotes what its YAML 1.1 resolver would retype (yes, on, 1e3, ...), but not
+# the single letters that Go's yaml.v2 (kubectl, kustomize) still reads as booleans.
+_GO_BOOLEANS = {"y", "Y", "n", "N"}
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    style = "|" if "\n" in value else ('"' if value in _GO_BOOLEANS else None)
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

@@ -1,0 +1,91 @@
+"""Environment overlays: deep-merge a partial spec over the base, and lay the result out as
+kustomize `base/` + `overlays/<env>/` directories whose build equals a direct render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paddlegen.loader import Document, FieldPath, Position
+
+DELETE = None  # an overlay value of null removes the key
+
+
+def deep_merge(base: Any, overlay: Any) -> Any:
+    """Maps merge key by key, lists and scalars replace, null removes."""
+    if not isinstance(base, dict) or not isinstance(overlay, dict):
+        return overlay
+    merged = dict(base)
+    for key, value in overlay.items():
+        if value is DELETE:
+            merged.pop(key, None)
+        else:
+            merged[key] = deep_merge(base.get(key), value)
+    return merged
+
+
+def base_document(doc: Document) -> Document:
+    """The spec without its overlays."""
+    data = {k: v for k, v in doc.data.items() if k != "overlays"}
+    return Document(doc.file, data, doc.values, doc.keys)
+
+
+def env_document(doc: Document, env: str) -> Document:
+    """The merged spec of one environment; overlay values keep the overlay's positions."""
+    overlay = doc.data["overlays"][env]
+    data = deep_merge(base_document(doc).data, overlay)
+    prefix: FieldPath = ("overlays", env)
+    return Document(doc.file, data, _shift(doc.values, prefix), _shift(doc.keys, prefix))
+
+
+def _shift(table: dict[FieldPath, Position], prefix: FieldPath) -> dict[FieldPath, Position]:
+    # Positions inside the overlay win over the base's for the same merged path.
+    shifted = {p[len(prefix):]: pos for p, pos in table.items()
+               if p[:len(prefix)] == prefix and len(p) > len(prefix)}
+    return {**table, **shifted}
+
+
+def overlay_kustomization(base_files: dict[str, dict[str, Any]],
+                          env_files: dict[str, dict[str, Any]]) -> tuple[dict[str, Any],
+                                                                         dict[str, Any]]:
+    """The overlay's kustomization and its extra files, from base and env objects by file name.
+
+    Objects in both become JSON patches (RFC 6902, exact), objects only in the environment are
+    added as resources, objects only in the base are deleted with a `$patch: delete`.
+    """
+    import jsonpatch
+
+    files: dict[str, Any] = {}
+    resources: list[str] = ["../../base"]
+    patches: list[dict[str, Any]] = []
+    for name, obj in env_files.items():
+        if name not in base_files:
+            files[name] = obj
+            resources.append(name)
+            continue
+        ops = jsonpatch.make_patch(base_files[name], obj).patch
+        if ops:
+            files[f"patch-{name}"] = ops
+            patches.append({"path": f"patch-{name}", "target": _target(obj)})
+    for name, obj in base_files.items():
+        if name not in env_files:
+            identity = {k: obj["metadata"][k] for k in ("name", "namespace")
+                        if k in obj["metadata"]}
+            files[f"delete-{name}"] = {"$patch": "delete", "apiVersion": obj["apiVersion"],
+                                       "kind": obj["kind"], "metadata": identity}
+            patches.append({"path": f"delete-{name}"})
+    kustomization: dict[str, Any] = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": resources,
+    }
+    if patches:
+        kustomization["patches"] = patches
+    return kustomization, files
+
+
+def _target(obj: dict[str, Any]) -> dict[str, str]:
+    group, _, version = obj["apiVersion"].rpartition("/")
+    target = {"version": version, "kind": obj["kind"], "name": obj["metadata"]["name"]}
+    if group:
+        target = {"group": group, **target}
+    return target
