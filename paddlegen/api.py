@@ -240,4 +240,11 @@ def rendered_tree_files(path: str | Path) -> list[tuple[str, str]] | None:
     if not jobs:
         return None
     return [(str(f), f.read_text(encoding="utf-8")) for job in jobs
-            for f in sorted(job.glob("*.yaml")) if f.name != KUSTOMIZATION]
+            for f in sorted(job.rglob("*.yaml")) if _is_manifest_file(f)]
+
+
+def _is_manifest_file(path: Path) -> bool:
+    """Objects, not kustomize plumbing (kustomizations and overlay patches)."""
+    from paddlegen.kustomize import KUSTOMIZATION
+
+    return path.name != KUSTOMIZATION and not path.name.startswith(("patch-", "delete-"))

@@ -8,7 +8,7 @@ from typing import Any
 
 from paddlegen.errors import Diagnostic
 from paddlegen.loader import Document, FieldPath, format_path
-from paddlegen.model import ROLE_NAMES, VOLUME_SOURCES
+from paddlegen.model import CLAIM_SOURCES, DISTRIBUTED_DEFAULTS, ROLE_NAMES, VOLUME_SOURCES
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -144,6 +144,206 @@ def _min_available(ctx: _Ctx) -> Iterator[Diagnostic]:
                         "min-available", "the job could never be scheduled")
 
 
+def _paddlejob_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
+    if ctx.workload != "paddlejob":
+        return
+    has_ps = "ps" in ctx.spec
+    if "heter" in ctx.spec and not has_ps:
+        yield ctx.error(("spec", "heter"), "the heter role needs ps: heterogeneous training is a "
+                        "form of PS mode", "paddlejob-heter", "add spec.ps, or remove spec.heter",
+                        key=True)
+    settings = ctx.spec.get("paddlejob", {})
+    gloo = settings.get("withGloo", 0)  # 0 is off, so it is harmless anywhere
+    if gloo and not has_ps:
+        yield ctx.error(("spec", "paddlejob", "withGloo"), f"withGloo {gloo} needs ps: the "
+                        "operator only starts Gloo in PS mode", "paddlejob-gloo",
+                        "add spec.ps, or remove withGloo")
+    elif gloo and settings.get("intranet") == "Service":
+        yield ctx.error(("spec", "paddlejob", "withGloo"), f"withGloo {gloo} has no effect with "
+                        "intranet Service: the operator only sets Gloo up for PodIP and Host",
+                        "paddlejob-gloo", "use intranet PodIP (the default) or Host",
+                        severity="warning")
+
+
+def _kubeflow_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
+    if ctx.workload == "kubeflow-paddlejob" and "heter" in ctx.spec:
+        yield ctx.error(("spec", "heter"), "workload 'kubeflow-paddlejob' has no heter role: the "
+                        "Kubeflow PaddleJob knows only Master (from ps) and Worker",
+                        "kubeflow-heter", "use workload 'paddlejob' for heterogeneous training",
+                        key=True)
+
+
+# Settings sections and the one workload that reads each: elsewhere they would vanish silently.
+_SECTION_WORKLOAD = {"paddlejob": "paddlejob", "kubeflow": "kubeflow-paddlejob",
+                     "distributed": "distributed-job"}
+# run fields with no counterpart in the PaddleFlow PaddleJob (its CRD would prune them).
+_PADDLEJOB_IGNORED_RUN = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+
+
+def _ignored_settings(ctx: _Ctx) -> Iterator[Diagnostic]:
+    for section, owner in _SECTION_WORKLOAD.items():
+        if section in ctx.spec and ctx.workload != owner:
+            yield ctx.error(("spec", section), f"spec.{section} only applies to workload "
+                            f"'{owner}'; workload '{ctx.workload}' ignores it",
+                            "workload-setting", key=True, severity="warning")
+    if ctx.workload == "paddlejob":
+        for key in _PADDLEJOB_IGNORED_RUN:
+            if key in ctx.spec.get("run", {}):
+                yield ctx.error(("spec", "run", key), f"the PaddleFlow PaddleJob has no {key}; "
+                                "workload 'paddlejob' ignores it", "workload-setting",
+                                "workload 'kubeflow-paddlejob' supports it (runPolicy)",
+                                key=True, severity="warning")
+
+
+# Env the distributed-job image reads and the spec field paddlegen derives each from.
+_DISTRIBUTED_ENV = {
+    "JOB_NAME": "metadata.name", "JOB_PATH": "distributed.volume (its mountPath)",
+    "JOB_NAMESPACE": "the pod's namespace", "TRAIN_CONFIG_DIR": "distributed.trainConfigDir",
+    "CONF_PADDLE_NIC": "distributed.nic", "CONF_PADDLE_PORT": "distributed.port",
+    "CONF_PADDLE_PORTS_NUM": "distributed.portsNum",
+    "CONF_PADDLE_PORTS_NUM_SPARSE": "distributed.portsNumSparse",
+    "CONF_PADDLE_GRADIENT_NUM": "worker.replicas", "TRAINER_COUNT": "distributed.trainerCount",
+}
+# What the image's start script cannot run without (it runs under `set -u`).
+_DISTRIBUTED_REQUIRED = {
+    "volume": ("JOB_PATH", "the spec.volumes entry holding the data, e.g. volume: data"),
+    "trainConfigDir": ("TRAIN_CONFIG_DIR", "the folder under <JOB_PATH>/<job name> holding the "
+                       "trainer config, e.g. trainConfigDir: quick_start"),
+}
+_MAX_PORT = 65535
+
+
+def _worker_replicas(ctx: _Ctx) -> int:
+    return int(ctx.spec.get("worker", {}).get("replicas", 1))
+
+
+def _distributed_job(ctx: _Ctx) -> Iterator[Diagnostic]:
+    if ctx.workload != "distributed-job":
+        return
+    for role in ("ps", "heter"):
+        if role in ctx.spec:
+            yield ctx.error(("spec", role), f"workload 'distributed-job' has no '{role}' role: "
+                            "every pod runs both a pserver and a trainer", "distributed-roles",
+                            "set worker.replicas to the number of pods, or use workload "
+                            "'paddlejob' for separate pserver pods", key=True)
+    settings = ctx.spec.get("distributed", {})
+    where: FieldPath = ("spec", "distributed") if "distributed" in ctx.spec else ("spec",)
+    for key, (env, hint) in _DISTRIBUTED_REQUIRED.items():
+        if key not in settings:
+            yield ctx.error(where, f"workload 'distributed-job' needs distributed.{key}: the "
+                            f"image's start script stops when {env} is unset",
+                            "distributed-required", hint, key=True)
+    port = settings.get("port", DISTRIBUTED_DEFAULTS["port"])
+    count = (settings.get("portsNum", DISTRIBUTED_DEFAULTS["portsNum"])
+             + settings.get("portsNumSparse", DISTRIBUTED_DEFAULTS["portsNumSparse"]))
+    if port + count - 1 > _MAX_PORT:
+        yield ctx.error((*where, "port") if "port" in settings else where,
+                        f"ports {port}..{port + count - 1} (port + portsNum + portsNumSparse - 1)"
+                        f" go beyond {_MAX_PORT}", "distributed-ports",
+                        f"use a port of at most {_MAX_PORT - count + 1}")
+    if "command" in settings:
+        for section in ("spec", "worker"):
+            body = ctx.spec if section == "spec" else ctx.spec.get("worker", {})
+            if "command" in body:
+                yield ctx.error(("spec", "distributed", "command"), "distributed.command and "
+                                f"{section}.command both set the start command",
+                                "distributed-command", "keep one of them", key=True)
+    for base in (("spec",), ("spec", "worker")):
+        body = ctx.spec if len(base) == 1 else ctx.spec.get("worker", {})
+        for i, entry in enumerate(body.get("env", [])):
+            source = _DISTRIBUTED_ENV.get(entry["name"])
+            if source:
+                yield ctx.error((*base, "env", i, "name"), f"env '{entry['name']}' is set by "
+                                f"workload 'distributed-job' from {source}", "distributed-env",
+                                "remove it here")
+
+
+def _host_port_nodes(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """hostPorts allow one pod per node, whatever the affinity: each pod needs its own node.
+
+    The scheduler's NodePorts filter already keeps two pods with equal hostPorts off one node (the
+    rendered anti-affinity just states it), so the risk is not a port clash but a cluster with
+    fewer fitting nodes than pods: the rest stay Pending, and the pods that did start wait for
+    them forever, holding their nodes. paddlegen cannot count nodes, so it warns unless something
+    bounds that wait: Volcano starting all pods or none, or run.activeDeadlineSeconds.
+    """
+    settings = ctx.spec.get("distributed", {})
+    replicas = _worker_replicas(ctx)
+    if ctx.workload != "distributed-job" or not settings.get("hostPorts", True) or replicas < 2:
+        return
+    scheduling = ctx.spec.get("scheduling", {})
+    gang = (scheduling.get("scheduler") == "volcano"
+            and scheduling.get("minAvailable", replicas) >= replicas)
+    if gang or "activeDeadlineSeconds" in ctx.spec.get("run", {}):
+        return
+    path: FieldPath = (("spec", "worker", "replicas") if "replicas" in ctx.spec.get("worker", {})
+                       else ("spec", "distributed", "hostPorts"))
+    yield ctx.error(path, f"hostPorts allow one pod per node, so the {replicas} pods need "
+                    f"{replicas} nodes; if fewer fit, the pods that start wait for the rest "
+                    "forever (the image waits until every pod runs)", "hostport-nodes",
+                    "bound the wait with run.activeDeadlineSeconds, start all pods or none with "
+                    "scheduling.scheduler: volcano, or set distributed.hostPorts: false "
+                    "(every pod has its own IP)", severity="warning")
+
+
+def _data_prep(ctx: _Ctx) -> Iterator[Diagnostic]:
+    prep = ctx.spec.get("dataPrep")
+    if prep is None:
+        return
+    if "image" not in prep and "image" not in ctx.spec:
+        yield ctx.error(("spec", "dataPrep"), "the data Job has no image: set dataPrep.image or "
+                        "spec.image", "image-required", key=True)
+    if ctx.workload != "distributed-job":
+        return
+    # The trainers read <JOB_PATH>/<JOB_NAME>/<trainer id>/data, written by the data Job.
+    replicas = _worker_replicas(ctx)
+    split = prep.get("splitCount", replicas)
+    if split != replicas:
+        effect = (f"trainers {split} and up get no data" if split < replicas
+                  else f"parts {replicas} and up are never read")
+        yield ctx.error(("spec", "dataPrep", "splitCount"), f"splitCount {split} differs from "
+                        f"the {replicas} trainers: trainer i reads part i, so {effect}",
+                        "dataprep-layout", "leave splitCount out to split per trainer",
+                        severity="warning")
+    mounts = {v["name"]: v["mountPath"] for v in ctx.spec.get("volumes", [])}
+    read = ctx.spec.get("distributed", {}).get("volume")
+    if read in mounts and prep["volume"] != read:
+        yield ctx.error(("spec", "dataPrep", "volume"), f"the data Job writes to volume "
+                        f"'{prep['volume']}' but the trainers read volume '{read}' "
+                        "(distributed.volume)", "dataprep-layout", f"use volume '{read}'",
+                        severity="warning")
+    elif read in mounts and "outDir" in prep:
+        expected = f"{mounts[read].rstrip('/')}/{ctx.data['metadata']['name']}"
+        if prep["outDir"].rstrip("/") != expected:
+            yield ctx.error(("spec", "dataPrep", "outDir"), f"the trainers read {expected} "
+                            "(JOB_PATH/JOB_NAME), not this outDir", "dataprep-layout",
+                            "leave outDir out", severity="warning")
+
+
+# Access modes that confine a volume to one node (or one pod): several pods cannot share it.
+_SINGLE_MOUNT_MODES = {"ReadWriteOnce": "one node", "ReadWriteOncePod": "one pod"}
+
+
+def _single_mount_volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    trainers = sum(body.get("replicas", 1) for body in roles.values())
+    data_volume = ctx.spec.get("dataPrep", {}).get("volume")
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        modes = volume.get("accessModes", [])
+        single = [m for m in modes if m in _SINGLE_MOUNT_MODES]
+        if not single or "ReadWriteMany" in modes or not any(s in volume for s in CLAIM_SOURCES):
+            continue
+        pods = trainers + (volume["name"] == data_volume)
+        if pods > 1:
+            data = " including the data Job" if volume["name"] == data_volume else ""
+            yield ctx.error(("spec", "volumes", i, "accessModes"), f"{single[0]} lets only "
+                            f"{_SINGLE_MOUNT_MODES[single[0]]} mount volume '{volume['name']}', "
+                            f"but {pods} pods{data} share it; the others cannot mount it",
+                            "volume-access-mode", "use accessModes: [ReadWriteMany] (NFS, EFS "
+                            "and CephFS support it)", severity="warning")
+
+
 CHECKS: tuple[Check, ...] = (
     _workload_ready,
     _single_node_job,
@@ -152,6 +352,13 @@ CHECKS: tuple[Check, ...] = (
     _volumes,
     _env,
     _min_available,
+    _paddlejob_roles,
+    _kubeflow_roles,
+    _ignored_settings,
+    _distributed_job,
+    _host_port_nodes,
+    _data_prep,
+    _single_mount_volumes,
 )
 
 

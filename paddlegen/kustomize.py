@@ -36,6 +36,8 @@ def plan_job(job: Job, manifests: list[Manifest]) -> Plan:
         kustomization["namespace"] = job.namespace
     kustomization["labels"] = [{"pairs": job.recommended_labels, "includeTemplates": True}]
     kustomization["resources"] = list(files)  # already in apply order
+    # kustomize otherwise re-sorts by kind and name, putting `<job>` before `<job>-data`.
+    kustomization["sortOptions"] = {"order": "fifo"}
     return {KUSTOMIZATION: HEADER + dump_yaml(kustomization), **files}
 
 

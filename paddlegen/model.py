@@ -74,6 +74,16 @@ class Volume:
 
 
 @dataclass(frozen=True)
+class DataPrep:
+    """The data-preparation Job: one pod writing the split training data into one volume."""
+
+    role: Role  # image, command and args from dataPrep; placement from the spec-wide defaults
+    volume: Volume
+    outDir: str
+    splitCount: int
+
+
+@dataclass(frozen=True)
 class Job:
     name: str
     namespace: str | None
@@ -88,7 +98,7 @@ class Job:
     paddlejob: dict[str, Any]
     kubeflow: dict[str, Any]
     distributed: dict[str, Any]
-    dataPrep: dict[str, Any] | None
+    dataPrep: DataPrep | None
     recommended_labels: dict[str, str] = field(default_factory=dict)
     # The run settings exactly as the spec gives them: the operators have defaults of their
     # own (Kubeflow OnFailure, PaddleFlow per role), which RUN_DEFAULTS must not mask.
@@ -143,6 +153,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         for role in ROLE_NAMES
         if role in spec or role == "worker"
     }
+    volumes = [_volume(v, name, namespace) for v in spec.get("volumes", [])]
     return Job(
         name=name,
         namespace=namespace,
@@ -151,13 +162,13 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         annotations=dict(sorted(meta.get("annotations", {}).items())),
         roles=roles,
         shm=_quantity(spec.get("shm")),
-        volumes=[_volume(v, name, namespace) for v in spec.get("volumes", [])],
+        volumes=volumes,
         scheduling={**SCHEDULING_DEFAULTS, **spec.get("scheduling", {})},
         run={**RUN_DEFAULTS, **spec.get("run", {})},
         paddlejob=dict(spec.get("paddlejob", {})),
         kubeflow={**KUBEFLOW_DEFAULTS, **spec.get("kubeflow", {})},
         distributed={**DISTRIBUTED_DEFAULTS, **spec.get("distributed", {})},
-        dataPrep=dict(spec["dataPrep"]) if "dataPrep" in spec else None,
+        dataPrep=_data_prep(spec, name, volumes, roles["worker"].replicas),
         recommended_labels=recommended,
         run_given=dict(spec.get("run", {})),
     )
@@ -183,6 +194,28 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         nodeSelector=dict(sorted(get("nodeSelector", {}).items())),
         tolerations=list(get("tolerations", [])),
         affinity=get("affinity"),
+    )
+
+
+# What the data Job takes from the spec-wide defaults: where it may run and how to pull. Not the
+# training command, env or compute resources (GPUs), which belong to the trainers.
+_DATA_PREP_INHERITS = ("image", "imagePullPolicy", "nodeSelector", "tolerations", "affinity")
+
+
+def _data_prep(spec: dict[str, Any], job: str, volumes: list[Volume],
+               trainers: int) -> DataPrep | None:
+    if "dataPrep" not in spec:
+        return None
+    prep = spec["dataPrep"]
+    volume = next(v for v in volumes if v.name == prep["volume"])
+    defaults = {key: spec[key] for key in _DATA_PREP_INHERITS if key in spec}
+    own = {key: prep[key] for key in ("image", "command", "args") if key in prep}
+    return DataPrep(
+        role=_role("data", defaults, own),
+        volume=volume,
+        # The layout the distributed image reads: <JOB_PATH>/<JOB_NAME>/<trainer id>/data.
+        outDir=prep.get("outDir", f"{volume.mountPath.rstrip('/')}/{job}"),
+        splitCount=prep.get("splitCount", trainers),  # one part per trainer
     )
 
 

@@ -43,7 +43,7 @@ class Manifest:
     def filename(self) -> str:
         """`<group>_<version>_<kind>_<name>.yaml`, lower-case, the group left out for core."""
         parts = [*str(self.obj["apiVersion"]).split("/"), self.kind, self.name]
-        return "_".join(parts).lower().replace(".", "-") + ".yaml"
+        return "_".join(parts).lower() + ".yaml"
 
     def text(self) -> str:
         return dump_yaml(self.obj)

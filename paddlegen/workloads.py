@@ -38,20 +38,20 @@ WORKLOADS: dict[str, Workload] = {
     "distributed-job": Workload(
         "distributed-job",
         "one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts (seeds 001, 004)",
-        None,
+        "distributed-job",
         lambda name, spec: [name],
     ),
     "paddlejob": Workload(
         "paddlejob",
         "the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1 (seed 003)",
-        None,
+        "paddlejob",
         lambda name, spec: _replica_names(name, spec, {"ps": "ps", "worker": "worker",
                                                         "heter": "heter"}),
     ),
     "kubeflow-paddlejob": Workload(
         "kubeflow-paddlejob",
         "the Kubeflow training-operator PaddleJob, kubeflow.org/v1",
-        None,
+        "kubeflow-paddlejob",
         lambda name, spec: _replica_names(name, spec, {"ps": "master", "worker": "worker"}),
     ),
 }

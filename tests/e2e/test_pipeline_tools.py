@@ -37,7 +37,8 @@ def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
     kustomize = require_tool("kustomize")
     out, rendered = rendered_tree
     (job,) = [r for r in rendered if r.doc.file == str(spec)]
-    built = subprocess.run([kustomize, "build", str(out / job.job.name)], capture_output=True,
+    directory = out / job.job.name / ("base" if job.environments else "")
+    built = subprocess.run([kustomize, "build", str(directory)], capture_output=True,
                            text=True, check=True)
     assert built.stderr == ""
     found, _ = api.validate_files([(f"kustomize-build/{job.job.name}", built.stdout)],
@@ -120,6 +121,8 @@ def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered
     assert result.exit_code == 0, result.output
     crds = tmp_path / "schemas" / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
     k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
+    manifests = [name for name, _ in api.rendered_tree_files(out)]
     run = subprocess.run([binary, "-strict", "-summary", "-schema-location", str(crds),
-                          "-schema-location", str(k8s), str(out)], capture_output=True, text=True)
+                          "-schema-location", str(k8s), *manifests], capture_output=True,
+                         text=True)
     assert run.returncode == 0, run.stdout + run.stderr

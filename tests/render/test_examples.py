@@ -21,4 +21,4 @@ def test_example_renders_to_its_snapshot(spec, yaml_snapshot):
 
 
 def test_there_are_examples():
-    assert len(EXAMPLES) >= 11
+    assert len(EXAMPLES) >= 10

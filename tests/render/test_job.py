@@ -72,7 +72,9 @@ def test_every_job_field_reaches_the_manifest(tmp_path):
                                           "batch_v1_job_demo.yaml"]
     job = files["batch_v1_job_demo.yaml"]
     assert job["metadata"]["namespace"] == "ml"
-    assert job["metadata"]["annotations"] == {"owner": "me"}
+    assert job["metadata"]["annotations"] == {"owner": "me",
+                                              "argocd.argoproj.io/sync-wave": "3",
+                                              "argocd.argoproj.io/sync-options": "Replace=true"}
     for labels in (job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]):
         assert labels["team"] == "ads"
         assert {"app.kubernetes.io/name", "app.kubernetes.io/instance",

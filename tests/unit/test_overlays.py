@@ -69,3 +69,19 @@ def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
 def test_without_overlays_the_layout_stays_flat(tmp_path):
     _, rendered = render(tmp_path, "")
     assert sorted(rendered.plan) == ["batch_v1_job_demo.yaml", "kustomization.yaml"]
+
+
+def test_json_patch_is_exact_and_ordered():
+    from paddlegen.overlays import json_patch
+
+    before = {"b": [1, 2], "a": {"x/y": 1, "gone": 2}, "same": "1"}
+    after = {"b": [1, 3], "a": {"x/y": 2, "new": [1]}, "same": "1", "list": [1]}
+    assert json_patch(before, after) == [
+        {"op": "remove", "path": "/a/gone"},
+        {"op": "add", "path": "/a/new", "value": [1]},
+        {"op": "replace", "path": "/a/x~1y", "value": 2},
+        {"op": "replace", "path": "/b/1", "value": 3},
+        {"op": "add", "path": "/list", "value": [1]},
+    ]
+    assert json_patch([1], [1, 2]) == [{"op": "replace", "path": "", "value": [1, 2]}]
+    assert json_patch(1, True) == [{"op": "replace", "path": "", "value": True}]

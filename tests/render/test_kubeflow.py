@@ -1,0 +1,146 @@
+"""Facts about the `kubeflow-paddlejob` workload (kubeflow.org/v1) that snapshots must not hide."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from paddlegen import api
+from paddlegen.kubeconform import validate_in_process
+
+HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
+MASTER_PORT = [{"name": "master", "containerPort": 36543}]
+
+
+def render(tmp_path, body: str) -> dict[str, str]:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(HEADER + body)
+    (rendered,) = api.render_specs([spec])
+    return rendered.plan
+
+
+def objects(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Rendered objects by kind (every kind occurs once in these specs)."""
+    found = [yaml.safe_load(text) for path, text in plan.items() if path != "kustomization.yaml"]
+    return {obj["kind"]: obj for obj in found}
+
+
+def paddlejob(tmp_path, body: str) -> dict[str, Any]:
+    return objects(render(tmp_path, body))["PaddleJob"]
+
+
+PS_MODE = """\
+metadata: {name: wide-and-deep}
+spec:
+  workload: kubeflow-paddlejob
+  image: registry.example.com/demo:v1
+  command: [python3, -m, paddle.distributed.launch, train.py]
+  ps: {replicas: 2}
+  worker: {replicas: 3, gpus: 1}
+  kubeflow: {cleanPodPolicy: None}
+"""
+
+
+def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
+    plan = render(tmp_path, PS_MODE)
+    assert list(plan) == ["kustomization.yaml", "kubeflow.org_v1_paddlejob_wide-and-deep.yaml"]
+    job = objects(plan)["PaddleJob"]
+    assert (job["apiVersion"], job["kind"]) == ("kubeflow.org/v1", "PaddleJob")
+    replicas = job["spec"]["paddleReplicaSpecs"]
+    assert list(replicas) == ["Master", "Worker"]
+    assert replicas["Master"]["replicas"] == 2 and replicas["Worker"]["replicas"] == 3
+    for replica in replicas.values():
+        assert set(replica) == {"replicas", "restartPolicy", "template"}
+        # The operator's default, not the batch Job default Never.
+        assert replica["restartPolicy"] == "OnFailure"
+        spec = replica["template"]["spec"]
+        assert "restartPolicy" not in spec  # the operator copies the replica's onto the pods
+        (container,) = spec["containers"]
+        assert container["name"] == "paddle"
+        assert container["ports"] == MASTER_PORT
+        assert container["command"] == ["python3", "-m", "paddle.distributed.launch", "train.py"]
+        assert "env" not in container  # PADDLE_MASTER, PADDLE_NNODES, ... are the operator's
+    worker = replicas["Worker"]["template"]["spec"]["containers"][0]
+    assert worker["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+
+
+def test_collective_has_only_workers_and_no_run_policy(tmp_path):
+    job = paddlejob(tmp_path, """\
+metadata: {name: collective}
+spec:
+  workload: kubeflow-paddlejob
+  image: img:1
+  worker: {replicas: 4}
+  kubeflow: {port: 40000}
+""")
+    assert list(job["spec"]) == ["paddleReplicaSpecs"]
+    (worker,) = job["spec"]["paddleReplicaSpecs"].values()
+    assert list(job["spec"]["paddleReplicaSpecs"]) == ["Worker"]
+    assert worker["template"]["spec"]["containers"][0]["ports"] == [
+        {"name": "master", "containerPort": 40000}]
+
+
+def test_run_settings_go_to_run_policy_and_replicas(tmp_path):
+    job = paddlejob(tmp_path, PS_MODE + """\
+  run: {restartPolicy: Never, backoffLimit: 2, activeDeadlineSeconds: 86400,
+        ttlSecondsAfterFinished: 3600}
+""")
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None", "backoffLimit": 2,
+                                        "activeDeadlineSeconds": 86400,
+                                        "ttlSecondsAfterFinished": 3600}
+    replicas = job["spec"]["paddleReplicaSpecs"].values()
+    assert [r["restartPolicy"] for r in replicas] == ["Never", "Never"]
+
+
+def test_volcano_sets_the_run_policy_scheduling_policy(tmp_path):
+    found = objects(render(tmp_path, """\
+metadata: {name: gang, namespace: ml}
+spec:
+  workload: kubeflow-paddlejob
+  image: img:1
+  ps: {replicas: 1}
+  worker: {replicas: 2}
+  scheduling: {scheduler: volcano, queue: training, priorityClassName: high, minAvailable: 3}
+"""))
+    policy = found["PaddleJob"]["spec"]["runPolicy"]["schedulingPolicy"]
+    assert policy == {"minAvailable": 3, "queue": "training", "priorityClass": "high"}
+    assert found["PodGroup"]["spec"]["minMember"] == 3
+
+
+def test_shm_node_selection_and_volumes_reach_every_replica(tmp_path):
+    job = paddlejob(tmp_path, """\
+metadata: {name: mounts}
+spec:
+  workload: kubeflow-paddlejob
+  image: img:1
+  shm: 1Gi
+  nodeSelector: {pool: gpu}
+  ps: {replicas: 1}
+  worker: {replicas: 2}
+  volumes: [{name: data, mountPath: /data, hostPath: {path: /mnt/data}}]
+""")
+    for replica in job["spec"]["paddleReplicaSpecs"].values():
+        spec = replica["template"]["spec"]
+        assert spec["nodeSelector"] == {"pool": "gpu"}
+        assert spec["containers"][0]["volumeMounts"] == [
+            {"name": "data", "mountPath": "/data"}, {"name": "dshm", "mountPath": "/dev/shm"}]
+        assert spec["volumes"] == [
+            {"name": "data", "hostPath": {"path": "/mnt/data"}},
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]
+
+
+def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
+    plan = render(tmp_path, PS_MODE + """\
+  shm: 1Gi
+  resources: {requests: {cpu: "1", memory: 2Gi}}
+  scheduling: {scheduler: volcano, priorityClassName: high}
+  run: {restartPolicy: OnFailure, backoffLimit: 0, ttlSecondsAfterFinished: 60}
+""")
+    manifests = sorted((path, text) for path, text in plan.items()
+                       if path != "kustomization.yaml")
+    assert [path for path, _ in manifests] == [
+        "kubeflow.org_v1_paddlejob_wide-and-deep.yaml",
+        "scheduling.volcano.sh_v1beta1_podgroup_wide-and-deep.yaml"]
+    assert validate_in_process(manifests) == []
