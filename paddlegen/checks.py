@@ -8,7 +8,14 @@ from typing import Any
 
 from paddlegen.errors import Diagnostic
 from paddlegen.loader import Document, FieldPath, format_path
-from paddlegen.model import CLAIM_SOURCES, DISTRIBUTED_DEFAULTS, ROLE_NAMES, VOLUME_SOURCES
+from paddlegen.model import (
+    CLAIM_SOURCES,
+    DISTRIBUTED_DEFAULTS,
+    ROLE_NAMES,
+    VOLUME_SOURCES,
+    role_value,
+)
+from paddlegen.secrets import is_secret_name, looks_like_secret
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -128,6 +135,43 @@ def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
             if "value" in entry and "valueFrom" in entry:
                 yield ctx.error((*base, i), f"env '{name}' sets both value and valueFrom",
                                 "env-value")
+            if "value" in entry and (is_secret_name(name) or looks_like_secret(entry["value"])):
+                # The value itself is never repeated: it must not land in CI logs either.
+                yield ctx.error((*base, i, "value"), f"env '{name}' holds a literal credential; "
+                                "it would be committed to Git in the rendered manifests",
+                                "secret-literal", "use valueFrom.secretKeyRef with a Secret")
+
+
+def _image_tags(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """GitOps promises that a commit pins what runs; an untagged or `latest` image breaks that."""
+    places: list[FieldPath] = [("spec",), *(("spec", role) for role, _ in ctx.roles()),
+                               ("spec", "dataPrep")]
+    for place in places:
+        section: Any = ctx.data
+        for part in place:
+            section = section.get(part, {})
+        image = section.get("image")
+        if not isinstance(image, str) or "@" in image:
+            continue  # a digest pins it exactly
+        name, _, tag = image.rpartition(":")
+        if not name or "/" in tag or tag == "latest":
+            yield ctx.error((*place, "image"), f"image '{image}' is not pinned to a tag: the same "
+                            "commit can run different code tomorrow", "image-tag",
+                            "use an explicit version tag or a digest", severity="warning")
+
+
+def _limits(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Requests are always set (a default when the spec has none); limits stay the user's call,
+    but a pod without a memory limit can take a node's memory from everything else on it."""
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    missing = [role for role, body in roles.items()
+               if "memory" not in role_value(ctx.spec, body, "resources", {}).get("limits", {})]
+    if missing:
+        path = ("spec", "resources") if "resources" in ctx.spec else ("spec",)
+        yield ctx.error(path, f"no memory limit for {', '.join(missing)}: a runaway trainer can "
+                        "take the node's memory", "limits-missing",
+                        "set resources.limits.memory", key=True, severity="warning")
 
 
 def _min_available(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -351,6 +395,8 @@ CHECKS: tuple[Check, ...] = (
     _derived_names,
     _volumes,
     _env,
+    _image_tags,
+    _limits,
     _min_available,
     _paddlejob_roles,
     _kubeflow_roles,

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Requests every container gets for what the spec leaves unset, so the scheduler reserves room
+# (a pod without requests is first to be evicted); limits are left to the user.
+DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
 ROLE_NAMES = ("ps", "worker", "heter")  # the order roles appear in every output
 GPU_RESOURCE = "nvidia.com/gpu"
 MANAGED_BY = "paddlegen"
@@ -103,6 +106,7 @@ class Job:
     # The run settings exactly as the spec gives them: the operators have defaults of their
     # own (Kubeflow OnFailure, PaddleFlow per role), which RUN_DEFAULTS must not mask.
     run_given: dict[str, Any] = field(default_factory=dict)
+    security: dict[str, Any] = field(default_factory=dict)
 
     @property
     def total_replicas(self) -> int:
@@ -127,6 +131,21 @@ class Job:
 
     def volume(self, name: str) -> Volume:
         return next(v for v in self.volumes if v.name == name)
+
+    @property
+    def container_security_context(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.security.get("restricted", True):
+            out = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                   "seccompProfile": {"type": "RuntimeDefault"}}
+        for key in ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem"):
+            if key in self.security:
+                out[key] = self.security[key]
+        return out
+
+    @property
+    def pod_security_context(self) -> dict[str, Any]:
+        return {"fsGroup": self.security["fsGroup"]} if "fsGroup" in self.security else {}
 
 
 def recommended_labels(name: str, instance: str | None = None) -> dict[str, str]:
@@ -171,6 +190,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         dataPrep=_data_prep(spec, name, volumes, roles["worker"].replicas),
         recommended_labels=recommended,
         run_given=dict(spec.get("run", {})),
+        security=dict(spec.get("security", {})),
     )
 
 
@@ -224,6 +244,10 @@ def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]
         kind: {res: _quantity(q) for res, q in sorted(resources.get(kind, {}).items())}
         for kind in ("requests", "limits")
     }
+    for res, quantity in DEFAULT_REQUESTS.items():
+        if res not in out["requests"] and res not in out["limits"]:
+            out["requests"][res] = quantity  # a limit alone implies an equal request
+    out["requests"] = dict(sorted(out["requests"].items()))
     if gpus:
         # Extended resources are set as limits; Kubernetes copies them to requests.
         out["limits"][GPU_RESOURCE] = gpus

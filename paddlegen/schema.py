@@ -11,6 +11,7 @@ from typing import Any
 from paddlegen.errors import Diagnostic
 from paddlegen.loader import Document, FieldPath, format_path
 from paddlegen.resources import spec_schema_path
+from paddlegen.secrets import is_secret_name, looks_like_secret, redact
 
 
 @lru_cache(maxsize=1)
@@ -56,15 +57,31 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
     else:
         pos = doc.where(path)
     message = error.message
+    if _is_secret(doc, path, error.instance):
+        message = redact(message, error.instance)
     custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
     if custom:
         message = f"{error.instance!r} {custom}"
+        if _is_secret(doc, path, error.instance):
+            message = redact(message, error.instance)
     if kind == "const":
         message = f"expected {error.validator_value!r}, not {error.instance!r}"
     hint = ""
     if kind == "enum" and isinstance(error.instance, str):
         hint = _did_you_mean(error.instance, [str(v) for v in error.validator_value])
     yield _diag(doc, pos, path, message, hint)
+
+
+def _is_secret(doc: Document, path: FieldPath, value: Any) -> bool:
+    """A value in a credential-named env entry, or one shaped like a key: never echoed."""
+    if looks_like_secret(value):
+        return True
+    if len(path) >= 2 and path[-1] == "value" and isinstance(path[-2], int):
+        entry: Any = doc.data
+        for part in path[:-1]:
+            entry = entry[part] if isinstance(entry, (dict, list)) else None
+        return isinstance(entry, dict) and is_secret_name(str(entry.get("name", "")))
+    return False
 
 
 def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagnostic]:

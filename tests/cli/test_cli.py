@@ -17,6 +17,7 @@ metadata:
 spec:
   workload: job
   image: mypaddle/paddle:quickstart
+  resources: {{limits: {{memory: 1Gi}}}}
 """
 
 
@@ -75,7 +76,7 @@ def test_one_bad_spec_stops_every_render(runner, tmp_path):
     bad = write_spec(tmp_path, "bad", extra="  gpus: many\n")
     result = runner.invoke(cli, ["render", str(good), str(bad), "-o", str(tmp_path / "deploy")])
     assert result.exit_code == 1
-    assert f"{bad}:8:9: error: $.spec.gpus: 'many' is not of type 'integer' [schema]" \
+    assert f"{bad}:9:9: error: $.spec.gpus: 'many' is not of type 'integer' [schema]" \
         in result.stderr
     assert not (tmp_path / "deploy").exists()
 
@@ -107,16 +108,16 @@ def test_validate_formats(runner, tmp_path):
     text = runner.invoke(cli, ["validate", str(bad)])
     assert text.exit_code == 1
     assert text.stderr.splitlines() == [
-        f"{bad}:8:3: error: $.spec.wokrer: unknown field (did you mean 'worker'?) [schema]",
+        f"{bad}:9:3: error: $.spec.wokrer: unknown field (did you mean 'worker'?) [schema]",
         f"1 error in {bad}",
     ]
     as_json = runner.invoke(cli, ["validate", "--format", "json", str(bad)])
     assert as_json.exit_code == 1
     (finding,) = json.loads(as_json.stdout)
-    assert finding["line"] == 8 and finding["col"] == 3 and finding["path"] == "$.spec.wokrer"
+    assert finding["line"] == 9 and finding["col"] == 3 and finding["path"] == "$.spec.wokrer"
     assert finding["hint"] == "did you mean 'worker'?"
     gh = runner.invoke(cli, ["validate", "--format", "github", str(bad)])
-    assert gh.stderr.startswith(f"::error file={bad},line=8,col=3,title=paddlegen schema::")
+    assert gh.stderr.startswith(f"::error file={bad},line=9,col=3,title=paddlegen schema::")
 
 
 def test_validate_ok(runner, tmp_path):

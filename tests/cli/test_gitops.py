@@ -17,6 +17,7 @@ metadata:
 spec:
   workload: job
   image: img:{tag}
+  resources: {{limits: {{memory: 1Gi}}}}
 """
 
 

@@ -68,7 +68,9 @@ def test_data_job_mounts_only_its_volume_and_takes_no_training_settings(tmp_path
     assert container["volumeMounts"] == [{"name": "data", "mountPath": "/home/jobpath"}]
     assert pod["volumes"] == [{"name": "data", "hostPath": {"path": "/home/work/mfs"}}]
     # No GPUs, training env, start command, ports or service account: those are the trainers'.
-    assert "resources" not in container and "command" not in container
+    # Only the default requests every container gets.
+    assert container["resources"] == {"requests": {"cpu": "500m", "memory": "1Gi"}}
+    assert "command" not in container
     assert "ports" not in container and "serviceAccountName" not in pod
     # Placement and pull policy follow the spec-wide defaults: the data must land where the
     # trainers read it (here, nodes that mount the distributed file system).

@@ -62,7 +62,8 @@ def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
         assert container["command"] == ["python3", "-m", "paddle.distributed.launch", "train.py"]
         assert "env" not in container  # PADDLE_MASTER, PADDLE_NNODES, ... are the operator's
     worker = replicas["Worker"]["template"]["spec"]["containers"][0]
-    assert worker["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert worker["resources"] == {"requests": {"cpu": "500m", "memory": "1Gi"},
+                                   "limits": {"nvidia.com/gpu": 1}}
     assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
 
 

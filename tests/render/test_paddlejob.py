@@ -67,8 +67,10 @@ def test_ps_mode_roles_and_settings(tmp_path):
     for role in ("ps", "worker", "heter"):
         assert set(spec[role]) == {"replicas", "template"}  # requests/limits are elastic bounds
         assert pod(job, role)["containers"][0]["name"] == "paddle"
-    assert pod(job, "heter")["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
-    assert "resources" not in pod(job, "ps")["containers"][0]
+    assert pod(job, "heter")["containers"][0]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": 1}}
+    assert pod(job, "ps")["containers"][0]["resources"] == {  # the defaults only
+        "requests": {"cpu": "500m", "memory": "1Gi"}}
 
 
 def test_the_operator_owns_env_ports_and_restart_policy(tmp_path):
@@ -116,7 +118,8 @@ spec:
     assert container["name"] == "paddle"
     assert container["command"] == ["python"]
     assert container["args"] == ["-m", "paddle.distributed.launch", "train_fleet.py"]
-    assert container["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert container["resources"] == {"requests": {"cpu": "500m", "memory": "1Gi"},
+                                      "limits": {"nvidia.com/gpu": 1}}
     assert spec["nodeSelector"] == {"accelerator": "nvidia-tesla-p100"}
     assert spec["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
@@ -139,8 +142,8 @@ spec:
     assert ps["containers"][0]["image"] == "cpu:1"
     assert worker["containers"][0]["image"] == "gpu:1"
     assert ps["nodeSelector"] == {"pool": "cpu"} and worker["nodeSelector"] == {"pool": "gpu"}
-    assert ps["containers"][0]["resources"] == {"requests": {"cpu": "2"}}
-    assert worker["containers"][0]["resources"] == {"requests": {"cpu": "2"},
+    assert ps["containers"][0]["resources"] == {"requests": {"cpu": "2", "memory": "1Gi"}}
+    assert worker["containers"][0]["resources"] == {"requests": {"cpu": "2", "memory": "1Gi"},
                                                     "limits": {"nvidia.com/gpu": 2}}
 
 

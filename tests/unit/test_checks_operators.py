@@ -12,9 +12,10 @@ HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
 
 
 def findings_of(doc: Document, workload: str | None = None) -> list[str]:
-    """The text report of a loaded spec, without the summary line."""
+    """The text report of a loaded spec, without the summary line (and without the memory-limit
+    warning almost every small spec gets; tests/unit/test_security_defaults.py covers it)."""
     return [line for line in report.text(api.validate_document(doc, workload)).splitlines()
-            if not line.endswith(" in spec.yaml")]
+            if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))]
 
 
 def findings(body: str, workload: str | None = None) -> list[str]:
@@ -144,5 +145,5 @@ def test_errors_stop_the_render(tmp_path):
     spec.write_text(HEADER + "spec: {image: x, heter: {replicas: 1}, paddlejob: {withGloo: 1}}\n")
     with pytest.raises(SpecError) as caught:
         api.render_specs([spec])
-    assert sorted(d.rule for d in caught.value.diagnostics) == ["paddlejob-gloo",
+    assert sorted(d.rule for d in caught.value.diagnostics if d.is_error) == ["paddlejob-gloo",
                                                                 "paddlejob-heter"]

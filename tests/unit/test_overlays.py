@@ -16,7 +16,7 @@ spec:
   workload: job
   image: img:1
   env: [{name: A, value: "1"}]
-  resources: {requests: {cpu: 1, memory: 1Gi}}
+  resources: {requests: {cpu: 1, memory: 1Gi}, limits: {memory: 2Gi}}
 """
 
 
@@ -63,7 +63,8 @@ def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
     prod = rendered.environments["prod"][-1].obj
     assert prod["spec"]["template"]["spec"]["containers"][0]["image"] == "img:2"
     dev = rendered.environments["dev"][-1].obj
-    assert "resources" not in dev["spec"]["template"]["spec"]["containers"][0]
+    assert dev["spec"]["template"]["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"}}  # back to the defaults
 
 
 def test_without_overlays_the_layout_stays_flat(tmp_path):
