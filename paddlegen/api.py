@@ -154,10 +154,14 @@ def write_rendered(rendered: list[Rendered], out_dir: str | Path,
     out = Path(out_dir)
     reports = [(r.job.name, write_job(out, r.job.name, r.plan)) for r in rendered]
     if prune:
-        names = {r.job.name for r in rendered}
-        reports += [(name, remove_job(out, name)) for name in generated_jobs(out)
-                    if name not in names]
+        reports += [(name, remove_job(out, name)) for name in _orphans(rendered, out)]
     return reports
+
+
+def _orphans(rendered: list[Rendered], out: Path) -> list[str]:
+    """Generated job directories in ``out`` that no rendered spec owns any more."""
+    names = {r.job.name for r in rendered}
+    return [name for name in generated_jobs(out) if name not in names]
 
 
 def drift(rendered: list[Rendered], out_dir: str | Path,
@@ -166,9 +170,7 @@ def drift(rendered: list[Rendered], out_dir: str | Path,
     out = Path(out_dir)
     found = [(r.job.name, drift_of(out, r.job.name, r.plan)) for r in rendered]
     if prune:
-        names = {r.job.name for r in rendered}
-        found += [(name, drift_of(out, name, {})) for name in generated_jobs(out)
-                  if name not in names]
+        found += [(name, drift_of(out, name, {})) for name in _orphans(rendered, out)]
     return [(name, d) for name, d in found if d]
 
 

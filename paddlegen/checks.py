@@ -46,14 +46,6 @@ class _Ctx:
 Check = Callable[[_Ctx], Iterator[Diagnostic]]
 
 
-def _workload_ready(ctx: _Ctx) -> Iterator[Diagnostic]:
-    if WORKLOADS[ctx.workload].folder is None:
-        path = ("spec", "workload") if "workload" in ctx.spec else ("spec",)
-        ready = ", ".join(name for name, w in WORKLOADS.items() if w.folder)
-        yield ctx.error(path, f"workload '{ctx.workload}' is not implemented yet",
-                        "workload-implemented", f"implemented: {ready}")
-
-
 def _single_node_job(ctx: _Ctx) -> Iterator[Diagnostic]:
     if ctx.workload != "job":
         return
@@ -389,7 +381,6 @@ def _single_mount_volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 
 CHECKS: tuple[Check, ...] = (
-    _workload_ready,
     _single_node_job,
     _image,
     _derived_names,

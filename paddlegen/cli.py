@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from paddlegen.errors import EXIT_ERROR, Diagnostic, PaddlegenError
+from paddlegen.workloads import WORKLOADS
 
-WORKLOAD_NAMES = ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
+WORKLOAD_NAMES = tuple(WORKLOADS)
 
 
 def _emit(diagnostics: Sequence[Diagnostic], fmt: str, *, err: bool = True) -> None:
@@ -323,7 +324,8 @@ def schemas_export(directory: str, kubernetes_version: str | None) -> None:
     Example:
       paddlegen schemas export .schemas
       kubeconform -strict \\
-        -schema-location '.schemas/crds/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json' \\
+        -schema-location \\
+          '.schemas/crds/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json' \\
         -schema-location '.schemas/kubernetes/{{.ResourceKind}}{{.KindSuffix}}.json' deploy/
     """
     from paddlegen.schemas_export import export_all

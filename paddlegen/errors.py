@@ -71,7 +71,7 @@ class OutputError(PaddlegenError):
 
 
 class ToolError(PaddlegenError):
-    """An external tool (kubeconform, kustomize) is missing, crashed, timed out or spoke nonsense."""
+    """An external tool (kubeconform) is missing, crashed, timed out or spoke nonsense."""
 
 
 class TemplateError(PaddlegenError):

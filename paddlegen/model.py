@@ -168,7 +168,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
     recommended = recommended_labels(name)
     labels = dict(sorted({**meta.get("labels", {}), **recommended}.items()))
     roles = {
-        role: _role(role, spec, spec[role] if role in spec else {"replicas": 1})
+        role: _role(role, spec, spec.get(role, {"replicas": 1}))
         for role in ROLE_NAMES
         if role in spec or role == "worker"
     }

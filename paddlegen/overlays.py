@@ -101,7 +101,7 @@ def json_patch(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
                 ops += json_patch(before[key], after[key], here)
         return ops
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        return [op for i, (b, a) in enumerate(zip(before, after)) for op in
+        return [op for i, (b, a) in enumerate(zip(before, after, strict=True)) for op in
                 json_patch(b, a, f"{path}/{i}")]
     if before == after and type(before) is type(after):
         return []

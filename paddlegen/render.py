@@ -76,7 +76,6 @@ def environment(extra_dir: str | None = None) -> Any:
 
 def template_names(workload: str, extra_dir: str | None = None) -> list[str]:
     folder = WORKLOADS[workload].folder
-    assert folder is not None, f"workload {workload} has no templates"
     names: list[str] = []
     for sub in (COMMON_FOLDER, folder):
         found = {p.name for root in _roots(extra_dir) for p in (root / sub).glob("*.yaml.j2")}

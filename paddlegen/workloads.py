@@ -13,7 +13,7 @@ Spec = dict[str, Any]
 class Workload:
     name: str
     summary: str
-    folder: str | None  # templates/<folder>/; None while the workload is not implemented
+    folder: str  # templates/<folder>/
     # Names Kubernetes or an operator derives from metadata.name (pods, services): each must
     # be a DNS-1035 label of at most 63 characters, which bounds the length of the job name.
     derived_names: Callable[[str, Spec], list[str]]
@@ -37,7 +37,8 @@ WORKLOADS: dict[str, Workload] = {
     ),
     "distributed-job": Workload(
         "distributed-job",
-        "one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts (seeds 001, 004)",
+        "one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts "
+        "(seeds 001, 004)",
         "distributed-job",
         lambda name, spec: [name],
     ),

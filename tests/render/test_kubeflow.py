@@ -4,30 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
-from paddlegen import api
 from paddlegen.kubeconform import validate_in_process
+from tests.helpers import objects_by_kind, render_plan
 
-HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
 MASTER_PORT = [{"name": "master", "containerPort": 36543}]
 
 
-def render(tmp_path, body: str) -> dict[str, str]:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + body)
-    (rendered,) = api.render_specs([spec])
-    return rendered.plan
-
-
-def objects(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Rendered objects by kind (every kind occurs once in these specs)."""
-    found = [yaml.safe_load(text) for path, text in plan.items() if path != "kustomization.yaml"]
-    return {obj["kind"]: obj for obj in found}
-
-
 def paddlejob(tmp_path, body: str) -> dict[str, Any]:
-    return objects(render(tmp_path, body))["PaddleJob"]
+    return objects_by_kind(render_plan(tmp_path, body))["PaddleJob"]
 
 
 PS_MODE = """\
@@ -43,9 +27,9 @@ spec:
 
 
 def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
-    plan = render(tmp_path, PS_MODE)
+    plan = render_plan(tmp_path, PS_MODE)
     assert list(plan) == ["kustomization.yaml", "kubeflow.org_v1_paddlejob_wide-and-deep.yaml"]
-    job = objects(plan)["PaddleJob"]
+    job = objects_by_kind(plan)["PaddleJob"]
     assert (job["apiVersion"], job["kind"]) == ("kubeflow.org/v1", "PaddleJob")
     replicas = job["spec"]["paddleReplicaSpecs"]
     assert list(replicas) == ["Master", "Worker"]
@@ -96,7 +80,7 @@ def test_run_settings_go_to_run_policy_and_replicas(tmp_path):
 
 
 def test_volcano_sets_the_run_policy_scheduling_policy(tmp_path):
-    found = objects(render(tmp_path, """\
+    found = objects_by_kind(render_plan(tmp_path, """\
 metadata: {name: gang, namespace: ml}
 spec:
   workload: kubeflow-paddlejob
@@ -133,7 +117,7 @@ spec:
 
 
 def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
-    plan = render(tmp_path, PS_MODE + """\
+    plan = render_plan(tmp_path, PS_MODE + """\
   shm: 1Gi
   resources: {requests: {cpu: "1", memory: 2Gi}}
   scheduling: {scheduler: volcano, priorityClassName: high}

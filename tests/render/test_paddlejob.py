@@ -4,32 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
-from paddlegen import api
 from paddlegen.kubeconform import validate_in_process
+from tests.helpers import objects_by_kind, render_plan
 
-HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
 OPERATOR_ENV = {"POD_IP", "PADDLE_TRAINER_ID", "TRAINING_ROLE", "PADDLE_TRAINING_ROLE",
                 "PADDLE_TRAINER_ENDPOINTS", "PADDLE_PSERVERS_IP_PORT_LIST", "PADDLE_TRAINERS_NUM",
                 "PADDLE_PORT", "PADDLE_WITH_GLOO"}
 
 
-def render(tmp_path, body: str) -> dict[str, str]:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + body)
-    (rendered,) = api.render_specs([spec])
-    return rendered.plan
-
-
-def objects(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Rendered objects by kind (every kind occurs once in these specs)."""
-    found = [yaml.safe_load(text) for path, text in plan.items() if path != "kustomization.yaml"]
-    return {obj["kind"]: obj for obj in found}
-
-
 def paddlejob(tmp_path, body: str) -> dict[str, Any]:
-    return objects(render(tmp_path, body))["PaddleJob"]
+    return objects_by_kind(render_plan(tmp_path, body))["PaddleJob"]
 
 
 def pod(job: dict[str, Any], role: str) -> dict[str, Any]:
@@ -49,10 +33,10 @@ spec:
 
 
 def test_ps_mode_roles_and_settings(tmp_path):
-    plan = render(tmp_path, PS_MODE)
+    plan = render_plan(tmp_path, PS_MODE)
     assert list(plan) == ["kustomization.yaml",
                           "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml"]
-    job = objects(plan)["PaddleJob"]
+    job = objects_by_kind(plan)["PaddleJob"]
     assert (job["apiVersion"], job["kind"]) == ("batch.paddlepaddle.org/v1", "PaddleJob")
     assert job["metadata"]["name"] == "wide-and-deep"
     spec = job["spec"]
@@ -148,7 +132,7 @@ spec:
 
 
 def test_volcano_sets_the_scheduling_policy(tmp_path):
-    found = objects(render(tmp_path, """\
+    found = objects_by_kind(render_plan(tmp_path, """\
 metadata: {name: gang, namespace: paddlecloud}
 spec:
   workload: paddlejob
@@ -176,7 +160,7 @@ spec:
 
 
 def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
-    plan = render(tmp_path, PS_MODE.replace("  paddlejob:", """\
+    plan = render_plan(tmp_path, PS_MODE.replace("  paddlejob:", """\
   shm: 1Gi
   resources: {requests: {cpu: "1", memory: 2Gi}}
   scheduling: {scheduler: volcano, priorityClassName: high}

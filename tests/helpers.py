@@ -1,0 +1,27 @@
+"""Small helpers shared by the render tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from paddlegen import api
+
+HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
+
+
+def render_plan(tmp_path: Path, body: str) -> dict[str, str]:
+    """The planned files of a spec made of HEADER + ``body``."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(HEADER + body)
+    (rendered,) = api.render_specs([spec])
+    return rendered.plan
+
+
+def objects_by_kind(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Rendered objects by kind (for specs where every kind occurs once)."""
+    found = [yaml.safe_load(text) for path, text in plan.items()
+             if not path.endswith("kustomization.yaml")]
+    return {obj["kind"]: obj for obj in found}
