@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("paddlegen")
-except PackageNotFoundError:  # a source tree that was never installed
-    __version__ = "0.0.0"
+# A literal, read by hatch at build time: `--version` must not pay for importlib.metadata.
+__version__ = "0.1.0"
 
 __all__ = ["__version__"]

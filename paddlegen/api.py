@@ -13,6 +13,7 @@ from paddlegen.kustomize import (
     WriteReport,
     drift_of,
     generated_jobs,
+    is_generated,
     plan_job,
     plan_overlays,
     remove_job,
@@ -82,9 +83,11 @@ def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
         path = Path(item)
         if path.is_dir():
             whole_set = True
+            # Generated output below the folder (deploy/ inside jobs/) is not a spec.
             found.extend(p for p in sorted(path.rglob("*"))
                          if p.suffix in SPEC_SUFFIXES and p.is_file()
-                         and not any(part.startswith(".") for part in p.relative_to(path).parts))
+                         and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                         and not is_generated(p))
         elif not path.exists() and any(c in item for c in "*?["):
             whole_set = True
             matches = sorted(p for p in Path().glob(item) if p.is_file())

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from paddlegen import __version__
 from paddlegen.errors import EXIT_ERROR, Diagnostic, PaddlegenError
 from paddlegen.workloads import WORKLOADS
 
@@ -60,7 +61,7 @@ def _specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="paddlegen", prog_name="paddlegen")
+@click.version_option(version=__version__, prog_name="paddlegen")
 def cli() -> None:
     """Render PaddlePaddle training-job specs into kustomize-ready Kubernetes manifests.
 
