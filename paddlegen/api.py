@@ -154,10 +154,13 @@ def _refuse_same_name(rendered: list[Rendered]) -> None:
 def write_rendered(rendered: list[Rendered], out_dir: str | Path,
                    prune: bool = False) -> list[tuple[str, WriteReport]]:
     """Write every job; with ``prune``, remove generated jobs that were not rendered."""
+    from paddlegen.kustomize import output_lock
+
     out = Path(out_dir)
-    reports = [(r.job.name, write_job(out, r.job.name, r.plan)) for r in rendered]
-    if prune:
-        reports += [(name, remove_job(out, name)) for name in _orphans(rendered, out)]
+    with output_lock(out):  # a second render into `out` waits; no interleaved swaps
+        reports = [(r.job.name, write_job(out, r.job.name, r.plan)) for r in rendered]
+        if prune:
+            reports += [(name, remove_job(out, name)) for name in _orphans(rendered, out)]
     return reports
 
 

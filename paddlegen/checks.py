@@ -380,6 +380,25 @@ def _single_mount_volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
                             "and CephFS support it)", severity="warning")
 
 
+# Workloads whose object the cluster deletes once run.ttlSecondsAfterFinished has passed (the
+# Kubeflow training operator honours runPolicy.ttlSecondsAfterFinished the same way).
+_TTL_DELETES = {"job": "Job", "distributed-job": "Job", "kubeflow-paddlejob": "PaddleJob"}
+
+
+def _argocd_ttl(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Argo CD sees a deleted object as Missing: the app goes OutOfSync, and an auto-synced app
+    creates it again, so the training runs again. The spec cannot know whether the app
+    auto-syncs, hence a warning."""
+    kind = _TTL_DELETES.get(ctx.workload)
+    if kind and "ttlSecondsAfterFinished" in ctx.spec.get("run", {}):
+        yield ctx.error(("spec", "run", "ttlSecondsAfterFinished"), f"the finished {kind} is "
+                        "deleted after ttlSecondsAfterFinished; in an Argo CD app it then flaps "
+                        "OutOfSync, and an auto-synced app creates it again, running the "
+                        "training again", "argocd-ttl", "drop the TTL and delete a finished job "
+                        "by removing its spec, which Argo CD prunes; ignoreDifferences cannot "
+                        "help: the object is gone, not different", severity="warning")
+
+
 CHECKS: tuple[Check, ...] = (
     _single_node_job,
     _image,
@@ -396,6 +415,7 @@ CHECKS: tuple[Check, ...] = (
     _host_port_nodes,
     _data_prep,
     _single_mount_volumes,
+    _argocd_ttl,
 )
 
 

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import difflib
+import errno
 import os
+import re
 import shutil
 import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from paddlegen.errors import OutputError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; renders into one output are not serialised there
+    fcntl = None  # type: ignore[assignment]
 from paddlegen.model import Job
 from paddlegen.render import Manifest, dump_yaml
 
@@ -63,6 +73,9 @@ def stream(manifests: list[Manifest]) -> str:
 
 
 def is_generated(path: Path) -> bool:
+    """A regular file that starts with paddlegen's header; a symlink never is (not followed)."""
+    if path.is_symlink():
+        return False
     try:
         with path.open("rb") as fh:
             return fh.read(len(HEADER)) == HEADER.encode()
@@ -87,9 +100,12 @@ def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
     """
     target = out_dir / name
     report = WriteReport()
+    for rel in plan:
+        _check_relative(target, rel)
     old = _existing_files(target)
     foreign = sorted(p for p, full in old.items() if not is_generated(full))
-    clash = [p for p in foreign if p in plan]
+    # a foreign file (or symlink) where the plan has a file, or a folder the plan writes into
+    clash = [p for p in foreign if p in plan or any(rel.startswith(p + "/") for rel in plan)]
     if clash:
         raise OutputError(f"{target}: refusing to overwrite files paddlegen did not generate: "
                           + ", ".join(clash))
@@ -114,10 +130,22 @@ def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
     return report
 
 
+def _check_relative(target: Path, rel: str) -> None:
+    """A planned path stays inside its job directory (a user template could name anything)."""
+    parts = PurePosixPath(rel).parts
+    if (not parts or PurePosixPath(rel).is_absolute() or "\\" in rel
+            or any(part in ("", ".", "..") or part.startswith(".") for part in parts)):
+        raise OutputError(f"{target}: refusing to write '{rel}': not a plain relative path "
+                          "inside the job directory")
+
+
 def _existing_files(target: Path) -> dict[str, Path]:
+    if target.is_symlink():  # checked first: a dangling link does not "exist"
+        raise OutputError(f"{target}: is a symlink; paddlegen writes only into a real "
+                          "directory it owns")
     if not target.exists():
         return {}
-    if target.is_symlink() or not target.is_dir():
+    if not target.is_dir():
         raise OutputError(f"{target}: exists and is not a directory paddlegen can own")
     return {str(p.relative_to(target)): p for p in sorted(target.rglob("*"))
             if p.is_file() or p.is_symlink()}
@@ -130,7 +158,7 @@ def _fill(staging: Path, plan: Plan, old: dict[str, Path], unchanged: list[str],
         dest = staging / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         if rel in keep:
-            os.link(old[rel], dest)
+            os.link(old[rel], dest, follow_symlinks=False)
         else:
             dest.write_text(text, encoding="utf-8")
     for rel in foreign:
@@ -184,7 +212,7 @@ def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
     chunks = []
     for rel in sorted(set(plan) | {p for p, full in old.items() if is_generated(full)}):
         shown = f"{out_dir.name or out_dir}/{name}/{rel}"
-        before = old[rel].read_text(encoding="utf-8", errors="replace") if rel in old else ""
+        before = _text_of(old[rel]) if rel in old else ""
         after = plan.get(rel, "")
         if rel not in old:
             drift.missing.append(rel)
@@ -202,25 +230,103 @@ def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
     return drift
 
 
+def _text_of(path: Path) -> str:
+    """A file's text for a diff; a symlink is shown, never followed (it could point at a secret)."""
+    if path.is_symlink():
+        return f"(a symlink to {os.readlink(path)}; paddlegen does not follow it)\n"
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
 def generated_jobs(out_dir: Path) -> list[str]:
     """Job directories in ``out_dir`` that paddlegen generated (their kustomization says so)."""
     if not out_dir.is_dir():
         return []
     return sorted(p.name for p in out_dir.iterdir()
-                  if p.is_dir() and not p.is_symlink()
+                  if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
                   and (is_generated(p / KUSTOMIZATION) or is_generated(p / "base" / KUSTOMIZATION)))
 
 
 def remove_job(out_dir: Path, name: str) -> WriteReport:
-    """Delete the generated files of a job whose spec is gone; anything else stays."""
+    """Delete the generated files of a job whose spec is gone; anything else stays.
+
+    Atomic like a write: the job directory is swapped for one holding only the kept files (or
+    renamed aside when nothing is kept), then the old tree is deleted.
+    """
     target = out_dir / name
     report = WriteReport()
     for rel, full in _existing_files(target).items():
-        if is_generated(full):
-            full.unlink()
-            report.removed.append(rel)
-        else:
-            report.kept.append(rel)
-    if not report.kept:
-        shutil.rmtree(target)
+        (report.removed if is_generated(full) else report.kept).append(rel)
+    if report.kept:
+        write_job(out_dir, name, {})
+        return report
+    try:
+        aside = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
+        os.rename(target, aside / name)
+        shutil.rmtree(aside, ignore_errors=True)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot remove: {exc.strerror or exc}") from None
     return report
+
+
+# tempfile.mkdtemp names: "." + job name + "." + 8 random characters + ".tmp" (+ ".old")
+_STAGING = re.compile(r"^\.[a-z0-9]([-a-z0-9]*[a-z0-9])?\.[a-z0-9_]{8}\.tmp(\.old)?$")
+LOCK_TIMEOUT = 120.0  # seconds to wait for another paddlegen writing the same output
+
+
+@contextlib.contextmanager
+def output_lock(out_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold an exclusive lock on ``out_dir`` (flock on the directory itself, no lock file).
+
+    Two renders into one output wait for each other instead of interleaving their swaps and
+    prunes. The kernel drops the lock when a process dies, so a killed render never blocks the
+    next; that one also deletes the staging directories the killed one left behind.
+    """
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd = None if fcntl is None else os.open(
+            out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise OutputError(f"{out_dir}: cannot write: {exc.strerror or exc}") from None
+    try:
+        if fd is not None:
+            _acquire(fd, out_dir, timeout)
+        sweep_staging(out_dir)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
+
+
+def _acquire(fd: int, out_dir: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise OutputError(f"{out_dir}: cannot lock: {exc.strerror}") from None
+        if time.monotonic() > deadline:
+            raise OutputError(f"{out_dir}: another paddlegen has been writing here for "
+                              f"{timeout:.0f} s")
+        time.sleep(0.02)
+
+
+def sweep_staging(out_dir: Path) -> list[str]:
+    """Delete staging directories left by a killed render (call only under ``output_lock``)."""
+    swept = []
+    for entry in sorted(out_dir.iterdir()):
+        found = _STAGING.match(entry.name)
+        if not found or not entry.is_dir() or entry.is_symlink():
+            continue
+        job = out_dir / entry.name[1:].split(".")[0]
+        try:
+            if found.group(2) and not os.path.lexists(job):
+                # The two-rename fallback of _swap died between its renames: the old tree.
+                os.rename(entry, job)
+                continue
+            shutil.rmtree(entry)
+            swept.append(entry.name)
+        except OSError:
+            pass  # best effort (a read-only output, say); the write itself will report
+    return swept

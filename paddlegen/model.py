@@ -209,7 +209,7 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         command=get("command"),
         args=get("args"),
         workingDir=get("workingDir"),
-        env=list(get("env", [])),
+        env=[_env_var(e) for e in get("env", [])],
         resources=_resources(get("resources", {}), get("gpus", 0)),
         nodeSelector=dict(sorted(get("nodeSelector", {}).items())),
         tolerations=list(get("tolerations", [])),
@@ -254,11 +254,23 @@ def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]
     return {kind: values for kind, values in out.items() if values}
 
 
+def _env_var(entry: dict[str, Any]) -> dict[str, Any]:
+    """The env entry with its resourceFieldRef divisor, a quantity, written as a string."""
+    ref = entry.get("valueFrom", {}).get("resourceFieldRef", {})
+    if "divisor" not in ref:
+        return entry
+    return {**entry, "valueFrom": {"resourceFieldRef": {**ref,
+                                                        "divisor": _quantity(ref["divisor"])}}}
+
+
 def _quantity(value: Any) -> Any:
     """Quantities are written as strings (`2`, `4Gi`) so no YAML reader retypes them."""
     if value is None or isinstance(value, str):
         return value
-    return format(value, "g") if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        # repr is the shortest exact spelling; format "g" kept 6 digits (1234567.0 -> 1.23457e+06)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
 
 
 def _volume(v: dict[str, Any], job: str, namespace: str | None) -> Volume:

@@ -7,7 +7,6 @@ from typing import Any
 
 from paddlegen.loader import Document, FieldPath
 
-
 # Keys every manifest has: matching on them would point anywhere.
 _STRUCTURAL = {"spec", "metadata", "template", "containers", "name", "kind", "apiVersion"}
 

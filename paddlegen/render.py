@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -49,9 +50,15 @@ class Manifest:
         return dump_yaml(self.obj)
 
 
+# Characters JSON leaves raw but YAML cannot hold (DEL, C1 controls, U+FFFE/U+FFFF) or reads as
+# a line break that a quoted scalar folds into a space (NEL, U+2028, U+2029): escaped instead.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+
+
 def _tojson(value: Any) -> str:
     # JSON is valid YAML: every scalar a spec supplies is quoted, so none can inject YAML.
-    return json.dumps(value, ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False)
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @lru_cache(maxsize=8)
@@ -149,13 +156,19 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     """Block style, long lines kept whole, multi-line strings as literal blocks."""
 
 
-# PyYAML already quotes what its YAML 1.1 resolver would retype (yes, on, 1e3, ...), but not
+# PyYAML already quotes what its YAML 1.1 resolver would retype (yes, on, 1.5, ...), but not
 # the single letters that Go's yaml.v2 (kubectl, kustomize) still reads as booleans.
 _GO_BOOLEANS = {"y", "Y", "n", "N"}
+# Nor the numbers only Go reads as numbers (1e3, 1e-05, 0o17): a quantity or env value "1e3"
+# would reach the API server as a float. Matched with underscores removed, as Go does.
+_GO_NUMBER = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+                        r"|[-+]?0[bBoOxX][0-9a-fA-F]+")
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else ('"' if value in _GO_BOOLEANS else None)
+    if style is None and _GO_NUMBER.fullmatch(value.replace("_", "")):
+        style = "'"  # the quotes PyYAML itself picks for 1.5 or 0x1F, so those stay as they were
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

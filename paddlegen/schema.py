@@ -33,7 +33,12 @@ def schema_diagnostics(doc: Document) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for error in _validator().iter_errors(doc.data):
         found.extend(_explain(doc, error))
+        if len(found) >= MAX_DIAGNOSTICS:  # a hostile file: enough to act on, in bounded time
+            break
     return sorted(set(found))
+
+
+MAX_DIAGNOSTICS = 1000
 
 
 def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
@@ -86,12 +91,16 @@ def _is_secret(doc: Document, path: FieldPath, value: Any) -> bool:
 
 def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagnostic]:
     known = list(error.schema.get("properties", {}))
-    for key in error.instance:
-        if key in known:
-            continue
+    unknown = [key for key in error.instance if key not in known]
+    for n, key in enumerate(unknown):
         key_path = (*path, key)
+        # difflib is slow: past a few dozen unknown keys (a hostile file) suggest nothing
+        close = _did_you_mean(key, known) if n < _MAX_SUGGESTIONS else ""
         yield _diag(doc, doc.where(key_path, key=True), key_path, "unknown field",
-                    _did_you_mean(key, known) or _known_list(known))
+                    close or _known_list(known))
+
+
+_MAX_SUGGESTIONS = 50
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:

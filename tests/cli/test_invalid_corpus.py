@@ -13,26 +13,42 @@ import pytest
 
 from paddlegen.cli import cli
 from tests.conftest import DATA, ROOT
+from tests.security.trees import copy_tree, render_good_tree, tree_state
 
 INVALID = sorted((DATA / "specs" / "invalid").glob("*.yaml"))
 
 
+@pytest.fixture(scope="module")
+def previous_render(tmp_path_factory) -> Path:
+    """A good render that every failing run must leave byte for byte as it was."""
+    out = tmp_path_factory.mktemp("previous") / "deploy"
+    render_good_tree(out)
+    return out
+
+
 @pytest.mark.parametrize("spec", INVALID, ids=lambda p: p.stem)
-def test_invalid_spec_messages_are_pinned(runner, spec: Path, tmp_path, monkeypatch):
+def test_invalid_spec_messages_are_pinned(runner, spec: Path, tmp_path, monkeypatch,
+                                          previous_render):
     monkeypatch.chdir(ROOT)
     rel = str(spec.relative_to(ROOT))
     out = tmp_path / "out"
+    copy_tree(previous_render, out)
+    before = tree_state(out)
     result = runner.invoke(cli, ["render", rel, "-o", str(out)])
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.stderr
-    assert not out.exists(), "an invalid spec must not write anything"
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert tree_state(out) == before, "an invalid spec must leave the output untouched"
     expected = spec.with_suffix(".expected")
     if os.environ.get("PADDLEGEN_UPDATE_EXPECTED"):
         expected.write_text(result.stderr, encoding="utf-8")
     assert result.stderr == expected.read_text(encoding="utf-8")
-    for line in result.stderr.splitlines()[:-1]:  # every finding is positioned: file:line:col
+    lines = result.stderr.splitlines()
+    assert lines and any(": error: " in line for line in lines)
+    for line in lines[:-1]:  # every finding: file:line:col: severity: $.field.path: message
         assert line.startswith(f"{rel}:"), line
         assert line.split(":")[1].isdigit() and line.split(":")[2].isdigit(), line
+        assert line.split(": ", 2)[2].startswith("$"), line
 
 
 def test_the_corpus_covers_the_issue_list():
@@ -40,3 +56,14 @@ def test_the_corpus_covers_the_issue_list():
     assert {"yaml-syntax", "empty", "several-documents", "duplicate-key", "python-tag",
             "wrong-types", "unknown-keys", "bad-enums", "bad-quantities", "bad-names",
             "name-too-long-for-pods"} <= names
+    assert len(INVALID) >= 60
+    assert all(p.with_suffix(".expected").is_file() for p in INVALID)
+    # the issue's list, item by item
+    assert {"nul-byte", "latin1", "utf16", "huge-integer", "billion-laughs",
+            "anchor-expands-huge", "recursive-alias", "duplicate-key-nested",
+            "python-object-apply-block", "tag-directive-alias", "overflowing-integers",
+            "name-path-traversal", "name-with-slash", "name-upper-case", "name-too-long",
+            "name-too-long-for-services", "host-ports-past-65535",
+            "min-available-above-replicas", "undefined-volume-dataprep", "same-mount-path",
+            "duplicate-env-role", "unknown-keys-top-level", "unknown-keys-volume",
+            "unknown-keys-roles-and-settings", "wrong-types-root"} <= names

@@ -1,0 +1,219 @@
+"""`paddlegen explain FIELD`: a spec field's schema documentation, and what it renders to."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from paddlegen.errors import InputError
+
+# Where a role's pod template sits in each workload's main object ({tmpl} below); <role> is
+# ps, worker or heter, <Role> Master or Worker.
+POD_TEMPLATE = {
+    "job": "Job spec.template",
+    "distributed-job": "Job spec.template",
+    "paddlejob": "PaddleJob spec.<role>.template",
+    "kubeflow-paddlejob": "PaddleJob spec.paddleReplicaSpecs.<Role>.template",
+}
+MAIN_OBJECT = {"job": "Job", "distributed-job": "Job", "paddlejob": "PaddleJob",
+               "kubeflow-paddlejob": "PaddleJob"}
+_ALL = tuple(POD_TEMPLATE)
+_CONTAINER = "{tmpl}.spec.containers[paddle]"
+_DATA_CONTAINER = "DataJob spec.template.spec.containers[paddle]"
+_SCHEDULING_POLICY = {"paddlejob": "PaddleJob spec.schedulingPolicy",
+                      "kubeflow-paddlejob": "PaddleJob spec.runPolicy.schedulingPolicy"}
+_RUN = {"job": "Job spec", "distributed-job": "Job spec", "kubeflow-paddlejob":
+        "PaddleJob spec.runPolicy"}
+
+
+def _each(workloads: tuple[str, ...], *places: str) -> dict[str, list[str]]:
+    return {w: list(places) for w in workloads}
+
+
+def _env(name: str) -> str:
+    return f"{_CONTAINER}.env[{name}].value"
+
+
+# The output fields the important spec fields control, per workload: `Kind path` with
+# `[x]` selecting the list item named x (or the map key x), <name> the volume's name, {tmpl}
+# the pod template and DataJob the `<job>-data` Job. A test changes each field and checks that
+# every place listed changes.
+OUTPUTS: dict[str, dict[str, list[str]]] = {
+    "metadata.name": {**{w: [f"{k} metadata.name"] for w, k in MAIN_OBJECT.items()},
+                      "distributed-job": ["Job metadata.name", _env("JOB_NAME"),
+                                          "ServiceAccount metadata.name"]},
+    "metadata.namespace": {w: [f"{k} metadata.namespace"] for w, k in MAIN_OBJECT.items()},
+    "metadata.labels": {w: [f"{k} metadata.labels", "{tmpl}.metadata.labels"]
+                        for w, k in MAIN_OBJECT.items()},
+    "spec.image": _each(_ALL, f"{_CONTAINER}.image"),
+    "spec.command": _each(_ALL, f"{_CONTAINER}.command"),
+    "spec.args": _each(_ALL, f"{_CONTAINER}.args"),
+    "spec.env": _each(_ALL, f"{_CONTAINER}.env"),
+    "spec.resources": _each(_ALL, f"{_CONTAINER}.resources"),
+    "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[nvidia.com/gpu]"),
+    "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
+    "spec.shm": _each(_ALL, "{tmpl}.spec.volumes[dshm].emptyDir.sizeLimit"),
+    "spec.worker.replicas": {
+        "distributed-job": ["Job spec.parallelism", "Job spec.completions",
+                            _env("CONF_PADDLE_GRADIENT_NUM")],
+        "paddlejob": ["PaddleJob spec.worker.replicas"],
+        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Worker.replicas"]},
+    "spec.ps.replicas": {
+        "paddlejob": ["PaddleJob spec.ps.replicas"],
+        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Master.replicas"]},
+    "spec.heter.replicas": {"paddlejob": ["PaddleJob spec.heter.replicas"]},
+    "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
+    "spec.volumes.capacity": _each(_ALL, "PersistentVolume spec.capacity.storage",
+                                   "PersistentVolumeClaim spec.resources.requests.storage"),
+    "spec.scheduling.scheduler": _each(_ALL, "{tmpl}.spec.schedulerName",
+                                       "{tmpl}.metadata.annotations[scheduling.k8s.io/group-name]"),
+    "spec.scheduling.minAvailable": {w: ["PodGroup spec.minMember",
+                                         *([f"{_SCHEDULING_POLICY[w]}.minAvailable"]
+                                           if w in _SCHEDULING_POLICY else [])] for w in _ALL},
+    "spec.scheduling.queue": {w: ["PodGroup spec.queue",
+                                  *([f"{_SCHEDULING_POLICY[w]}.queue"]
+                                    if w in _SCHEDULING_POLICY else [])] for w in _ALL},
+    "spec.run.restartPolicy": {**_each(("job", "distributed-job", "paddlejob"),
+                                       "{tmpl}.spec.restartPolicy"),
+                               "kubeflow-paddlejob": [
+                                   "PaddleJob spec.paddleReplicaSpecs.Worker.restartPolicy"]},
+    **{f"spec.run.{key}": {w: [f"{place}.{key}"] for w, place in _RUN.items()}
+       for key in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")},
+    **{f"spec.paddlejob.{key}": {"paddlejob": [f"PaddleJob spec.{key}"]}
+       for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")},
+    "spec.kubeflow.cleanPodPolicy": {"kubeflow-paddlejob": [
+        "PaddleJob spec.runPolicy.cleanPodPolicy"]},
+    "spec.kubeflow.port": {"kubeflow-paddlejob": [f"{_CONTAINER}.ports[master].containerPort"]},
+    "spec.distributed.volume": {"distributed-job": [_env("JOB_PATH")]},
+    "spec.distributed.trainConfigDir": {"distributed-job": [_env("TRAIN_CONFIG_DIR")]},
+    "spec.distributed.nic": {"distributed-job": [_env("CONF_PADDLE_NIC")]},
+    "spec.distributed.port": {"distributed-job": [_env("CONF_PADDLE_PORT"),
+                                                  f"{_CONTAINER}.ports"]},
+    "spec.distributed.portsNum": {"distributed-job": [_env("CONF_PADDLE_PORTS_NUM"),
+                                                      f"{_CONTAINER}.ports"]},
+    "spec.distributed.portsNumSparse": {"distributed-job": [_env("CONF_PADDLE_PORTS_NUM_SPARSE"),
+                                                            f"{_CONTAINER}.ports"]},
+    "spec.distributed.trainerCount": {"distributed-job": [_env("TRAINER_COUNT")]},
+    "spec.distributed.hostPorts": {"distributed-job": [f"{_CONTAINER}.ports",
+                                                       "{tmpl}.spec.affinity"]},
+    "spec.dataPrep.image": _each(_ALL, f"{_DATA_CONTAINER}.image"),
+    "spec.dataPrep.splitCount": _each(_ALL, f"{_DATA_CONTAINER}.env[SPLIT_COUNT].value"),
+    "spec.dataPrep.outDir": _each(_ALL, f"{_DATA_CONTAINER}.env[OUT_DIR].value"),
+}
+
+
+def outputs(field: str) -> dict[str, list[str]]:
+    """OUTPUTS of a field (list indices dropped), with {tmpl} filled in per workload."""
+    return {w: [p.replace("{tmpl}", POD_TEMPLATE[w]) for p in places]
+            for w, places in OUTPUTS.get(_normal(field), {}).items()}
+
+
+@lru_cache(maxsize=1)
+def spec_schema() -> dict[str, Any]:
+    from paddlegen.resources import spec_schema_path
+
+    return json.loads(spec_schema_path().read_text(encoding="utf-8"))
+
+
+def _normal(field: str) -> str:
+    """`spec.volumes[0].nfs` and `spec.volumes[].nfs` are `spec.volumes.nfs`."""
+    return re.sub(r"\[[^\]]*\]", "", field).strip(".")
+
+
+def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    """The node with its $ref chain merged in; the node's own keywords win."""
+    if "$ref" not in node:
+        return node
+    target = spec_schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+    return {**_resolve(target), **{k: v for k, v in node.items() if k != "$ref"}}
+
+
+def _children(node: dict[str, Any]) -> dict[str, Any]:
+    """Named sub-fields; a list's items stand for the list (`spec.volumes.name`)."""
+    node = _resolve(node)
+    if "items" in node:
+        node = _resolve(node["items"])
+    return dict(node.get("properties", {}))
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    path: str
+    node: dict[str, Any]  # $refs merged
+    children: dict[str, dict[str, Any]]
+    outputs: dict[str, list[str]]
+
+
+def explain(field: str | None = None) -> FieldDoc:
+    """The documentation of ``field`` (dotted, e.g. spec.worker.replicas); None: the top level."""
+    path = _normal(field or "")
+    node: dict[str, Any] = spec_schema()
+    walked: list[str] = []
+    for part in path.split(".") if path else []:
+        children = _children(node)
+        if part not in children:
+            where = ".".join(walked) or "the top level"
+            close = difflib.get_close_matches(part, children, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise InputError(f"no field '{part}' in {where}{hint}; fields: "
+                             + (", ".join(children) or "none (free-form)"))
+        node = children[part]
+        walked.append(part)
+    node = _resolve(node)
+    return FieldDoc(path or "(top level)", node,
+                    {k: _resolve(v) for k, v in _children(node).items()}, outputs(path))
+
+
+def field_paths() -> Iterator[str]:
+    """Every dotted field path of the schema (for shell completion)."""
+    def walk(node: dict[str, Any], prefix: str, depth: int) -> Iterator[str]:
+        for name, child in _children(node).items():
+            path = f"{prefix}{name}"
+            yield path
+            if depth < 6:
+                yield from walk(child, path + ".", depth + 1)
+
+    yield from walk(spec_schema(), "", 0)
+
+
+def _type(node: dict[str, Any]) -> str:
+    if "const" in node:
+        return f"constant {json.dumps(node['const'])}"
+    names = {bool: "boolean", int: "integer", str: "string"}
+    kind = node.get("type") or " or ".join(dict.fromkeys(names.get(type(v), "any")
+                                                        for v in node.get("enum", [None])))
+    kinds = " or ".join(kind) if isinstance(kind, list) else kind
+    if kind == "array" and "items" in node:
+        kinds += " of " + _type(_resolve(node["items"]))
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is not None or high is not None:
+        kinds += f", {'' if low is None else low}..{'' if high is None else high}"
+    return kinds
+
+
+def format_doc(doc: FieldDoc) -> str:
+    """The text `paddlegen explain` prints."""
+    node = doc.node
+    lines = [doc.path, f"  {node.get('description', '')}", f"type:      {_type(node)}"]
+    if "enum" in node:
+        lines.append("allowed:   " + ", ".join(json.dumps(v) for v in node["enum"]))
+    if "default" in node:
+        lines.append(f"default:   {json.dumps(node['default'])}")
+    if node.get("examples"):
+        lines.append("examples:  " + "; ".join(json.dumps(v) for v in node["examples"]))
+    if doc.outputs:
+        lines.append("controls:")
+        width = max(map(len, doc.outputs))
+        lines += [f"  {w:<{width}}  {place}" for w, places in doc.outputs.items()
+                  for place in places]
+    if doc.children:
+        lines.append("fields:")
+        width = max(map(len, doc.children))
+        lines += [f"  {name:<{width}}  {_type(child)}: {child.get('description', '')}"
+                  for name, child in doc.children.items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,169 @@
+"""The seed's Python SDK (``paddle.job.PaddleJob``) as a front end that writes paddlegen specs.
+
+The seed README's example runs unchanged after ``import paddlegen.sdk as job``. Unlike the
+original, ``pservers`` and ``trainers`` are honoured, ``cpu_nums`` and ``memory`` become
+resource requests (memory also the limit), and nothing is submitted: ``render`` writes a
+kustomize directory for ``kubectl apply -k`` or a GitOps tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paddlegen.errors import Diagnostic, SpecError
+
+if TYPE_CHECKING:
+    from paddlegen.loader import Document
+
+# Kubeflow labels every pod with its index within the replica type; the downward API hands it
+# to the container, since that operator sets no per-trainer index itself.
+KUBEFLOW_INDEX_LABEL = "training.kubeflow.org/replica-index"
+SDK_WORKLOADS = ("paddlejob", "kubeflow-paddlejob", "job")
+
+
+@dataclass(frozen=True)
+class CephFSVolume:
+    """A CephFS share mounted into every pod (seed parameters, plus a nominal capacity)."""
+
+    monitors_addr: str | Sequence[str]  # "host:port", comma-separated or a list
+    user: str = "admin"
+    secret_name: str = "cephfs-secret"  # only the Secret's name lands in the manifests
+    mount_path: str = "/mnt/cephfs"
+    path: str = "/"
+    capacity: str = "10Gi"  # a PersistentVolume needs one; CephFS does not enforce it
+
+    def to_volume(self) -> dict[str, Any]:
+        """The spec.volumes entry."""
+        monitors = (self.monitors_addr.split(",") if isinstance(self.monitors_addr, str)
+                    else list(self.monitors_addr))
+        return {
+            "name": "cephfs",
+            "mountPath": self.mount_path,
+            "cephfs": {"monitors": [m.strip() for m in monitors if m.strip()], "user": self.user,
+                       "secretName": self.secret_name, "path": self.path},
+            "capacity": self.capacity,
+            "accessModes": ["ReadWriteMany"],
+        }
+
+
+def _either(name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """The seed README and its parameter table spell some parameters differently."""
+    if alias_value is not None and value is not None and alias_value != value:
+        raise TypeError(f"PaddleJob got {name}={value!r} and {alias}={alias_value!r}")
+    return value if value is not None else alias_value
+
+
+class PaddleJob:
+    """One training job, with the seed SDK's parameters (and its README's spellings)."""
+
+    def __init__(self, *, job_name: str, entry_point: str, runtime_image: str,
+                 memory: str | None = None, cpu_nums: int | str | None = None,
+                 pservers: int = 2, trainers: int = 3, gpu_nums: int | None = None,
+                 trainer_package: str | None = None, namespace: str | None = None,
+                 cephfs_volume: CephFSVolume | None = None, workload: str = "paddlejob",
+                 cpu_num: int | str | None = None, gpu_num: int | None = None,
+                 use_gpu: bool | None = None, trainer_package_path: str | None = None) -> None:
+        self.job_name = job_name
+        self.entry_point = entry_point
+        self.runtime_image = runtime_image
+        self.memory = memory
+        self.cpu_nums = _either("cpu_nums", cpu_nums, "cpu_num", cpu_num)
+        self.pservers = pservers
+        self.trainers = trainers
+        gpus = _either("gpu_nums", gpu_nums, "gpu_num", gpu_num)
+        if use_gpu is False and gpus:
+            raise TypeError(f"PaddleJob got use_gpu=False and gpu_nums={gpus}")
+        # The original SDK's gpu_num defaulted to 1 when use_gpu was set.
+        self.gpu_nums = int(gpus if gpus is not None else bool(use_gpu))
+        self.trainer_package = _either("trainer_package", trainer_package,
+                                       "trainer_package_path", trainer_package_path)
+        self.namespace = namespace or None  # the original SDK's default was ""
+        self.cephfs_volume = cephfs_volume
+        self.workload = workload
+
+    def _identity(self) -> tuple[list[dict[str, Any]], str]:
+        """TRAINER_ID/TRAINERS env and a shell prefix for the entry point, per workload."""
+        count = {"name": "TRAINERS", "value": str(self.trainers)}
+        if self.workload == "job":
+            return [{"name": "TRAINER_ID", "value": "0"}, count], ""
+        if self.workload == "kubeflow-paddlejob":
+            field = f"metadata.labels['{KUBEFLOW_INDEX_LABEL}']"
+            return [{"name": "TRAINER_ID", "valueFrom": {"fieldRef": {"fieldPath": field}}},
+                    count], ""
+        # The PaddleFlow operator appends PADDLE_TRAINER_ID after the spec's env, so a
+        # $(PADDLE_TRAINER_ID) reference would not expand; the shell copies it instead.
+        return [count], 'export TRAINER_ID="${PADDLE_TRAINER_ID:-}"; exec '
+
+    def _spec_data(self) -> dict[str, Any]:
+        if self.workload not in SDK_WORKLOADS:
+            message = (f"workload '{self.workload}' cannot run an entry_point (the "
+                       "distributed-job image starts its own pserver and trainer); use one "
+                       f"of: {', '.join(SDK_WORKLOADS)}")
+            raise SpecError(message, [Diagnostic(self._source, 1, 1, "error", "$.spec.workload",
+                                                 message, "sdk-workload")])
+        env, prefix = self._identity()
+        spec: dict[str, Any] = {"workload": self.workload, "image": self.runtime_image}
+        if self.trainer_package:
+            spec["workingDir"] = self.trainer_package  # where build_docker.sh copied it
+        spec.update(command=["sh", "-c"], args=[prefix + self.entry_point], env=env)
+        requests = {k: str(v) for k, v in (("cpu", self.cpu_nums), ("memory", self.memory))
+                    if v is not None}
+        if requests:
+            spec["resources"] = {"requests": requests}
+            if self.memory is not None:
+                spec["resources"]["limits"] = {"memory": str(self.memory)}
+        if self.gpu_nums:
+            spec["gpus"] = self.gpu_nums
+        if self.pservers:
+            spec["ps"] = {"replicas": self.pservers}
+        spec["worker"] = {"replicas": self.trainers}
+        if self.cephfs_volume is not None:
+            spec["volumes"] = [self.cephfs_volume.to_volume()]
+        metadata: dict[str, Any] = {"name": self.job_name}
+        if self.namespace:
+            metadata["namespace"] = self.namespace
+        return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata,
+                "spec": spec}
+
+    @property
+    def _source(self) -> str:
+        return f"PaddleJob(job_name={self.job_name!r})"
+
+    def to_yaml(self) -> str:
+        """The spec as YAML text, with the schema modeline editors read."""
+        from paddlegen.authoring import spec_text
+
+        return spec_text(self._spec_data(), "generated by paddlegen.sdk.PaddleJob")
+
+    def validate(self) -> list[Diagnostic]:
+        """Every finding (errors and warnings) for the spec this job makes."""
+        return self._checked()[1]
+
+    def to_spec(self) -> dict[str, Any]:
+        """The TrainingJob spec as a dict; raises SpecError if it is invalid."""
+        self._valid()
+        return self._spec_data()
+
+    def render(self, out_dir: str | Path) -> Path:
+        """Write the kustomize directory ``out_dir/<job_name>``; returns its path."""
+        from paddlegen.api import render_document, write_rendered
+
+        doc, warnings = self._valid()
+        write_rendered([render_document(doc, warnings=warnings)], out_dir)
+        return Path(out_dir) / self.job_name
+
+    def _checked(self) -> tuple[Document, list[Diagnostic]]:
+        from paddlegen.api import validate_document
+        from paddlegen.loader import parse_spec
+
+        doc = parse_spec(self.to_yaml(), self._source)
+        return doc, validate_document(doc)
+
+    def _valid(self) -> tuple[Document, list[Diagnostic]]:
+        doc, found = self._checked()
+        if any(d.is_error for d in found):
+            raise SpecError(f"{self._source}: invalid spec", found)
+        return doc, found

@@ -1,0 +1,263 @@
+"""The Argo CD health checks, run for real in Lua 5.1 (Argo CD's gopher-lua) against sample status.
+
+The scripts are taken from the generated argocd-cm patch, so what is tested is what ships. They
+run the way Argo CD runs them: `obj` is the live object, the chunk returns `hs`, and only the
+libraries Argo CD opens are in reach.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+import yaml
+
+from paddlegen import argocd_setup as argo
+
+lupa = pytest.importorskip("lupa")
+try:  # Lua 5.1 semantics, as gopher-lua: every number is a double
+    from lupa.lua51 import LuaError, LuaRuntime
+except ImportError:  # pragma: no cover - a lupa built without the 5.1 runtime
+    from lupa import LuaError, LuaRuntime
+
+SCRIPTS = yaml.safe_load(argo.health_configmap()[argo.HEALTH_FILE])["data"]
+PADDLEFLOW = SCRIPTS["resource.customizations.health.batch.paddlepaddle.org_PaddleJob"]
+KUBEFLOW = SCRIPTS["resource.customizations.health.kubeflow.org_PaddleJob"]
+PODGROUP = SCRIPTS["resource.customizations.health.scheduling.volcano.sh_PodGroup"]
+ARGOCD_HEALTH = {"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
+
+
+def to_lua(lua: Any, value: Any) -> Any:
+    """A JSON-like Python value as Lua values: dicts and lists become tables (lists 1-based)."""
+    if isinstance(value, dict):
+        return lua.table_from({k: to_lua(lua, v) for k, v in value.items()})
+    if isinstance(value, list):
+        return lua.table_from([to_lua(lua, v) for v in value])
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    return float(value)  # JSON numbers reach gopher-lua as float64
+
+
+def health(script: str, obj: dict[str, Any]) -> tuple[str, str]:
+    """(hs.status, hs.message) of ``script`` for the live object ``obj``."""
+    lua = LuaRuntime(unpack_returned_tuples=True)
+    sandbox = lua.eval("""function(source, obj)
+        local env = {obj = obj, ipairs = ipairs, pairs = pairs, tostring = tostring,
+                     tonumber = tonumber, type = type, next = next,
+                     table = table, string = string, math = math}
+        local chunk = assert(loadstring(source, "health.lua"))
+        setfenv(chunk, env)
+        return chunk()
+    end""")
+    hs = sandbox(script, to_lua(lua, obj))
+    assert hs["status"] in ARGOCD_HEALTH
+    return hs["status"], hs["message"]
+
+
+def paddleflow(phase: str | None = None, **roles: dict[str, int]) -> dict[str, Any]:
+    status: dict[str, Any] = dict(roles)
+    if phase is not None:
+        status["phase"] = phase
+    return {"apiVersion": "batch.paddlepaddle.org/v1", "kind": "PaddleJob",
+            "metadata": {"name": "job"}, "status": status}
+
+
+@pytest.mark.parametrize(("phase", "status", "message"), [
+    ("Pending", "Progressing", "Pending (worker: 2 pending)"),
+    ("Starting", "Progressing", "Starting (worker: 2 starting)"),
+    ("Running", "Progressing", "Running (worker: 2 running)"),
+    ("Scaling", "Progressing", "Scaling (worker: 2 running)"),
+    ("Restarting", "Progressing", "Restarting (worker: 2 running)"),
+    ("Completing", "Progressing", "Completing (worker: 2 succeeded)"),
+    ("Aborting", "Progressing", "Aborting (worker: 2 running)"),
+    ("Terminating", "Progressing", "Terminating (worker: 2 running)"),
+    ("Completed", "Healthy", "Completed (worker: 2 succeeded)"),
+    ("Succeed", "Healthy", "Succeed (worker: 2 succeeded)"),
+    ("Failed", "Degraded", "Failed (worker: 1 running, 1 failed)"),
+    ("Aborted", "Degraded", "Aborted (worker: 2 failed)"),
+    ("Terminated", "Degraded", "Terminated (worker: 2 failed)"),
+    ("Unknown", "Unknown", "Unknown (worker: 2 unknown)"),
+])
+def test_paddleflow_paddlejob_phases(phase, status, message):
+    state = message.split("(worker: ")[1].rstrip(")")
+    counts = {part.split()[1]: int(part.split()[0]) for part in state.split(", ")}
+    assert health(PADDLEFLOW, paddleflow(phase, worker=counts)) == (status, message)
+
+
+def test_paddleflow_message_lists_every_role_in_order():
+    obj = paddleflow("Running", worker={"running": 2, "pending": 1, "failed": 0},
+                     heter={"running": 1}, ps={"running": 1})
+    assert health(PADDLEFLOW, obj) == (
+        "Progressing", "Running (ps: 1 running; worker: 1 pending, 2 running; heter: 1 running)")
+
+
+def test_paddleflow_before_the_operator_and_with_an_unknown_phase():
+    assert health(PADDLEFLOW, paddleflow()) == (
+        "Progressing", "Waiting for the paddle-operator to start the job")
+    no_status = {"apiVersion": "batch.paddlepaddle.org/v1", "kind": "PaddleJob", "metadata": {}}
+    assert health(PADDLEFLOW, no_status)[0] == "Progressing"
+    assert health(PADDLEFLOW, paddleflow("Hibernating")) == (
+        "Unknown", "Phase Hibernating is not known to this health check")
+
+
+def kubeflow(*conditions: tuple[str, str, str], **replicas: dict[str, int]) -> dict[str, Any]:
+    status: dict[str, Any] = {"conditions": [
+        {"type": kind, "status": flag, "reason": f"PaddleJob{kind}", "message": message}
+        for kind, flag, message in conditions]}
+    if replicas:
+        status["replicaStatuses"] = replicas
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PaddleJob", "metadata": {"name": "job"},
+            "status": status}
+
+
+CREATED = ("Created", "True", "PaddleJob ml/job is created.")
+RUNNING = ("Running", "True", "PaddleJob ml/job is running.")
+NOT_RUNNING = ("Running", "False", "PaddleJob ml/job is running.")
+
+
+@pytest.mark.parametrize(("conditions", "status", "message"), [
+    ([CREATED], "Progressing", "PaddleJob ml/job is created."),
+    ([CREATED, RUNNING], "Progressing", "PaddleJob ml/job is running."),
+    ([CREATED, NOT_RUNNING, ("Restarting", "True", "PaddleJob ml/job is restarting.")],
+     "Progressing", "PaddleJob ml/job is restarting."),
+    ([CREATED, NOT_RUNNING, ("Succeeded", "True", "PaddleJob ml/job successfully completed.")],
+     "Healthy", "PaddleJob ml/job successfully completed."),
+    # Failed wins even where an operator left Running True beside it.
+    ([CREATED, RUNNING, ("Failed", "True", "PaddleJob ml/job has failed.")],
+     "Degraded", "PaddleJob ml/job has failed."),
+    ([CREATED, NOT_RUNNING, ("Suspended", "True", "PaddleJob ml/job is suspended.")],
+     "Suspended", "PaddleJob ml/job is suspended."),
+    ([], "Progressing", "Waiting for the training operator to create the job"),
+])
+def test_kubeflow_paddlejob_conditions(conditions, status, message):
+    assert health(KUBEFLOW, kubeflow(*conditions)) == (status, message)
+
+
+def test_kubeflow_message_counts_replicas_sorted_and_falls_back_to_the_reason():
+    obj = kubeflow(CREATED, RUNNING, Worker={"active": 2, "failed": 1}, Master={"active": 1},
+                   Idle={})
+    assert health(KUBEFLOW, obj) == ("Progressing", "PaddleJob ml/job is running. "
+                                     "(Master: 1 active; Worker: 2 active, 1 failed)")
+    del obj["status"]["conditions"][1]["message"]
+    del obj["status"]["replicaStatuses"]
+    assert health(KUBEFLOW, obj) == ("Progressing", "PaddleJobRunning")
+    assert health(KUBEFLOW, {"apiVersion": "kubeflow.org/v1", "kind": "PaddleJob"})[0] \
+        == "Progressing"
+
+
+def podgroup(phase: str | None = None, conditions: list[dict[str, str]] | None = None,
+             **counts: int) -> dict[str, Any]:
+    status: dict[str, Any] = dict(counts)
+    if phase is not None:
+        status["phase"] = phase
+    if conditions is not None:
+        status["conditions"] = conditions
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": "job"}, "spec": {"minMember": 3, "queue": "training"},
+            "status": status}
+
+
+UNSCHEDULABLE = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                 "message": "3/3 tasks in gang unschedulable: pod group is not ready"}
+
+
+@pytest.mark.parametrize(("obj", "status", "message"), [
+    (podgroup(), "Healthy", "Waiting for the Volcano scheduler to pick up the gang of 3"),
+    (podgroup("Pending"), "Healthy", "Pending: waiting for the gang of 3 pods (no pods yet)"),
+    (podgroup("Pending", [UNSCHEDULABLE]), "Healthy",
+     "Pending: waiting for the gang of 3 pods (no pods yet): 3/3 tasks in gang unschedulable: "
+     "pod group is not ready"),
+    (podgroup("Inqueue"), "Healthy",
+     "Inqueue: admitted to queue training, waiting for the gang of 3 pods (no pods yet)"),
+    (podgroup("Running", [UNSCHEDULABLE], running=3), "Healthy",
+     "Running: 3 running (minMember 3)"),
+    (podgroup("Completed", succeeded=2, failed=1), "Healthy", "Completed: 2 succeeded, 1 failed"),
+    (podgroup("Unknown", [UNSCHEDULABLE], running=1), "Degraded",
+     "Unknown: part of the gang of 3 runs and the rest cannot be scheduled (1 running): "
+     "3/3 tasks in gang unschedulable: pod group is not ready"),
+    (podgroup("Hibernating"), "Healthy", "Phase Hibernating is not known to this health check"),
+])
+def test_volcano_podgroup_phases(obj, status, message):
+    assert health(PODGROUP, obj) == (status, message)
+
+
+def test_a_podgroup_never_holds_up_the_sync_waves():
+    """Argo CD starts the next wave only when the earlier ones are Healthy or Degraded; the
+    PodGroup (wave 1) waits for pods that only come in wave 3."""
+    for phase in (None, "Pending", "Inqueue", "Running", "Completed", "Unknown", "Other"):
+        assert health(PODGROUP, podgroup(phase))[0] in {"Healthy", "Degraded"}
+
+
+def test_the_scripts_use_only_what_argocd_opens():
+    """A global outside the sandbox (print, os, require) would be nil in Argo CD: it errors."""
+    lua = LuaRuntime()
+    for key, script in SCRIPTS.items():
+        assert lua.eval("function(s) return loadstring(s) ~= nil end")(script), key
+    leaky = "print('x') return {status = 'Healthy', message = ''}"
+    with pytest.raises(LuaError, match="global 'print'"):
+        health(leaky, paddleflow())
+
+
+GO_NAMES = """\
+package main
+
+import (
+\t"fmt"
+\t"os"
+\t"strings"
+\t"text/template"
+)
+
+func main() {
+\tt := template.Must(template.New("name").Option("missingkey=error").Parse(os.Args[1]))
+\tfor _, dir := range os.Args[2:] {
+\t\tsegments := strings.Split(dir, "/")
+\t\tparams := map[string]any{"path": map[string]any{
+\t\t\t"path": dir, "basename": segments[len(segments)-1], "segments": segments}}
+\t\tif err := t.Execute(os.Stdout, params); err != nil {
+\t\t\tpanic(err)
+\t\t}
+\t\tfmt.Println()
+\t}
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def go_names(tmp_path_factory) -> str:
+    """A program that renders a name template for each folder, built once."""
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is not installed")
+    folder = tmp_path_factory.mktemp("go-names")
+    (folder / "main.go").write_text(GO_NAMES)
+    # Offline and with the installed toolchain; the default build cache keeps it fast.
+    env = {**os.environ, "GOPROXY": "off", "GOTOOLCHAIN": "local", "GO111MODULE": "off"}
+    result = subprocess.run([go, "build", "-o", "names", "main.go"], cwd=folder, env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    return str(folder / "names")
+
+
+@pytest.mark.parametrize(("prefix", "env", "dirs", "names"), [
+    ("deploy", None, ["deploy/flat", "deploy/staged/overlays/prod"], ["flat", "staged-prod"]),
+    ("gitops/deploy", "prod", ["gitops/deploy/flat", "gitops/deploy/staged/overlays/prod"],
+     ["flat-prod", "staged-prod"]),
+    (".", None, ["flat", "staged/overlays/dev"], ["flat", "staged-dev"]),
+])
+def test_applicationset_names_match_the_applications_mode(go_names, prefix, env, dirs, names):
+    """The ApplicationSet's name template, run by Go's text/template on the parameters the git
+    files generator gives (path.path, path.basename, path.segments of the kustomization's folder),
+    names each app as --mode applications does."""
+    appset = yaml.safe_load(argo.application_set(argo.Target("r", path_prefix=prefix), env)[
+        argo.APPLICATIONSET_FILE])
+    template = appset["spec"]["template"]["metadata"]["name"]
+    result = subprocess.run([go_names, template, *dirs], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == names
+    jobs = {"flat": [], "staged": [d.rsplit("/", 1)[1] for d in dirs if "/overlays/" in d]}
+    assert sorted(argo.application_sources(jobs, env)) == names

@@ -1,0 +1,233 @@
+"""The shipped pre-commit hooks (.pre-commit-hooks.yaml), run by the real pre-commit.
+
+pre-commit installs the hooks from a git repository: a snapshot of this checkout's package files
+(committed in a temporary repository, so uncommitted and untracked work is tested too).
+
+`try-repo` builds a throwaway environment the way a user's pre-commit does (paddlegen and its
+dependencies from the package index, ~15 s), so it runs once. The other tests share one
+environment in a temporary PRE_COMMIT_HOME that sees this interpreter's site-packages
+(VIRTUALENV_SYSTEM_SITE_PACKAGES): pip then installs only the snapshot of paddlegen (~5 s), and
+the environment has 1,400 files instead of 19,000 (kubernetes-validate's schemas), which matters
+because deleting them once they reached the disk takes over a minute here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT, require_tool
+
+# What `pip install .` of the hook repository needs (pyproject: readme, version, force-include).
+PACKAGE_FILES = ["pyproject.toml", "README.md", ".pre-commit-hooks.yaml",
+                 "paddlegen", "templates", "schemas"]
+HOOK_IDS = ["paddlegen-validate", "paddlegen-check", "paddlegen-render"]
+GIT_COMMIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q"]
+
+SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata:
+  name: {name}
+spec:
+  workload: job
+  image: img:1
+  resources: {{limits: {{memory: 1Gi}}}}
+{extra}"""
+OVERLAY = "overlays:\n  prod:\n    spec:\n      image: img:prod\n"
+# `wokrer` is on line 9, at column 3.
+INVALID = SPEC.format(name="bad", extra="  wokrer: {replicas: 2}\n")
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``args`` in ``cwd``; stdout and stderr merged, as a person sees them."""
+    return subprocess.run(args, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=300)
+
+
+def git_init(path: Path, env: dict[str, str]) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    run(["git", "init", "-q", "-b", "main"], path, env).check_returncode()
+
+
+def commit_all(path: Path, env: dict[str, str]) -> None:
+    run(["git", "add", "-A"], path, env).check_returncode()
+    run([*GIT_COMMIT, "-m", "commit"], path, env).check_returncode()
+
+
+def head(path: Path, env: dict[str, str]) -> str:
+    return run(["git", "rev-parse", "HEAD"], path, env).stdout.strip()
+
+
+def config_text(hooks_repo: Path, rev: str, hooks: list[str], extra: str = "") -> str:
+    ids = "".join(f"      - id: {hook}\n{extra}" for hook in hooks)
+    return f"repos:\n  - repo: {hooks_repo}\n    rev: {rev}\n    hooks:\n{ids}"
+
+
+class Hooks:
+    """The snapshot repository of the hooks, and an environment with pre-commit's home in tmp."""
+
+    def __init__(self, exe: str, repo: Path, rev: str, env: dict[str, str]) -> None:
+        self.exe, self.repo, self.rev, self.env = exe, repo, rev, env
+
+    def config(self, hooks: list[str] = HOOK_IDS, extra: str = "") -> str:
+        return config_text(self.repo, self.rev, hooks, extra)
+
+    def pre_commit(self, cwd: Path, *args: str,
+                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return run([self.exe, *args, "--color", "never"], cwd, env or self.env)
+
+    def gitops_repo(self, path: Path, *, jobs: str = "jobs", deploy: str = "deploy",
+                    config: str | None = None) -> Path:
+        """A committed repository with two specs (one with an overlay) and their output."""
+        git_init(path, self.env)
+        (path / jobs).mkdir()
+        (path / jobs / "a.yaml").write_text(SPEC.format(name="a", extra=""))
+        (path / jobs / "b.yaml").write_text(SPEC.format(name="b", extra=OVERLAY))
+        render = [sys.executable, "-m", "paddlegen", "render", jobs, "-o", deploy]
+        run(render, path, self.env).check_returncode()
+        (path / ".pre-commit-config.yaml").write_text(config or self.config(HOOK_IDS[:2]))
+        commit_all(path, self.env)
+        return path
+
+
+@pytest.fixture(scope="module")
+def hooks(tmp_path_factory) -> Iterator[Hooks]:
+    exe = require_tool("pre-commit")
+    base = tmp_path_factory.mktemp("precommit")
+    # No GIT_* from a calling git hook (GIT_INDEX_FILE would point into another repository).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["PRE_COMMIT_HOME"] = str(base / "home")  # never ~/.cache/pre-commit
+    env["VIRTUALENV_SYSTEM_SITE_PACKAGES"] = "1"  # see the module docstring
+    repo = base / "paddlegen"
+    git_init(repo, env)
+    for name in PACKAGE_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, repo / name)
+    commit_all(repo, env)
+    found = Hooks(exe, repo, head(repo, env), env)
+    # Install the hook environment once (needs the package index); every test reuses it.
+    scratch = found.gitops_repo(base / "install", config=found.config())
+    installed = found.pre_commit(scratch, "install-hooks")
+    assert installed.returncode == 0, installed.stdout
+    yield found
+    shutil.rmtree(base)
+
+
+def test_the_manifest_is_valid():
+    out = subprocess.run([require_tool("pre-commit"), "validate-manifest",
+                          str(ROOT / ".pre-commit-hooks.yaml")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_try_repo_passes_on_a_fresh_repository(hooks, tmp_path):
+    repo = hooks.gitops_repo(tmp_path / "repo")
+    # try-repo builds its own environment in a temporary store, here from the package index as
+    # for a user: the slowest test of the module.
+    fresh = {k: v for k, v in hooks.env.items() if k != "VIRTUALENV_SYSTEM_SITE_PACKAGES"}
+    out = hooks.pre_commit(repo, "try-repo", str(hooks.repo), "--all-files", env=fresh)
+    assert out.returncode == 0, out.stdout
+    for name in ("paddlegen validate", "paddlegen check", "paddlegen render"):
+        assert any(line.startswith(name) and line.endswith("Passed")
+                   for line in out.stdout.splitlines()), (name, out.stdout)
+
+
+def test_stale_output_fails_the_commit_with_the_diff(hooks, tmp_path):
+    repo = hooks.gitops_repo(tmp_path / "repo")
+    assert hooks.pre_commit(repo, "install").returncode == 0
+    before = head(repo, hooks.env)
+    spec = repo / "jobs" / "a.yaml"
+    spec.write_text(spec.read_text().replace("img:1", "img:2"))
+    run(["git", "add", "jobs"], repo, hooks.env).check_returncode()
+
+    out = run([*GIT_COMMIT, "-m", "new image, no render"], repo, hooks.env)
+
+    assert out.returncode != 0, out.stdout
+    assert head(repo, hooks.env) == before  # the commit did not happen
+    assert "paddlegen validate" in out.stdout and "Passed" in out.stdout
+    assert "paddlegen check (rendered output is fresh)" in out.stdout and "Failed" in out.stdout
+    assert "+++ b/deploy/a/batch_v1_job_a.yaml" in out.stdout
+    assert "-        image: img:1\n+        image: img:2\n" in out.stdout
+    assert "stale: deploy/a/batch_v1_job_a.yaml" in out.stdout
+
+
+def test_render_hook_rewrites_stale_output_and_fails_once(hooks, tmp_path):
+    repo = hooks.gitops_repo(tmp_path / "repo", config=hooks.config(["paddlegen-render"]))
+    spec = repo / "jobs" / "b.yaml"
+    spec.write_text(spec.read_text().replace("img:prod", "img:prod2"))
+    run(["git", "add", "jobs"], repo, hooks.env).check_returncode()
+
+    first = hooks.pre_commit(repo, "run")
+    assert first.returncode == 1, first.stdout
+    assert "files were modified by this hook" in first.stdout
+    patch = next((repo / "deploy" / "b" / "overlays" / "prod").glob("patch-*job_b.yaml"))
+    assert "img:prod2" in patch.read_text()
+
+    run(["git", "add", "deploy"], repo, hooks.env).check_returncode()
+    second = hooks.pre_commit(repo, "run")
+    assert second.returncode == 0, second.stdout
+
+
+def test_invalid_spec_fails_validate_at_its_line(hooks, tmp_path):
+    repo = hooks.gitops_repo(tmp_path / "repo")
+    (repo / "jobs" / "bad.yaml").write_text(INVALID)
+    run(["git", "add", "jobs"], repo, hooks.env).check_returncode()
+
+    out = hooks.pre_commit(repo, "run", "paddlegen-validate")
+
+    assert out.returncode == 1, out.stdout
+    assert ("jobs/bad.yaml:9:3: error: $.spec.wokrer: unknown field "
+            "(did you mean 'worker'?) [schema]") in out.stdout
+    assert "jobs/a.yaml" not in out.stdout  # only the files the commit changes are validated
+
+
+def test_users_override_the_folders_with_args(hooks, tmp_path):
+    override = "        args: [specs, -o, manifests]\n        files: ^(specs|manifests)/\n"
+    config = hooks.config(["paddlegen-check"], extra=override)
+    repo = hooks.gitops_repo(tmp_path / "repo", jobs="specs", deploy="manifests", config=config)
+    clean = hooks.pre_commit(repo, "run", "--all-files", "--verbose")
+    assert clean.returncode == 0, clean.stdout
+    assert "2 jobs in manifests: up to date" in clean.stdout
+
+    (repo / "manifests" / "a" / "batch_v1_job_a.yaml").unlink()
+    stale = hooks.pre_commit(repo, "run", "--all-files")
+    assert stale.returncode == 1, stale.stdout
+    assert "missing: manifests/a/batch_v1_job_a.yaml" in stale.stdout
+
+
+def test_hooks_run_without_network(hooks, tmp_path):
+    # A new network namespace has only a loopback device that is down: no address resolves.
+    unshare = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
+    if not shutil.which("unshare") or subprocess.run([*unshare, "true"]).returncode:
+        pytest.skip("cannot create a network namespace here")
+    repo = hooks.gitops_repo(tmp_path / "repo", config=hooks.config())
+    out = run([*unshare, hooks.exe, "run", "--all-files", "--color", "never"], repo, hooks.env)
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.count("Passed") == len(HOOK_IDS), out.stdout
+
+
+def test_the_gitops_example_passes_its_own_config(hooks, tmp_path):
+    # examples/gitops/ is the root of a GitOps repository; its config names the hooks by URL.
+    repo = tmp_path / "gitops"
+    shutil.copytree(EXAMPLES / "gitops", repo)
+    config = repo / ".pre-commit-config.yaml"
+    text = config.read_text()
+    assert "repo: https://git.example.com/tools/paddlegen\n    rev: v0.1.0\n" in text
+    config.write_text(text.replace("https://git.example.com/tools/paddlegen", str(hooks.repo))
+                      .replace("rev: v0.1.0", f"rev: {hooks.rev}"))
+    git_init(repo, hooks.env)
+    commit_all(repo, hooks.env)
+
+    out = hooks.pre_commit(repo, "run", "--all-files")
+
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.count("Passed") == 2, out.stdout

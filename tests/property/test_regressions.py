@@ -1,0 +1,93 @@
+"""Bugs the property tests found, pinned as plain examples (and known ones as strict xfails)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from paddlegen import api
+from paddlegen.errors import TemplateError
+from paddlegen.kubeconform import validate_in_process, validate_manifests
+from paddlegen.loader import parse_spec
+from paddlegen.quantity import parse
+from tests.conftest import require_tool
+
+BASE = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": {"name": "reg"},
+        "spec": {"workload": "job", "image": "img:1"}}
+
+
+def rendered(spec: dict[str, Any]) -> api.Rendered:
+    doc = parse_spec(yaml.safe_dump({**BASE, "spec": {**BASE["spec"], **spec}}), "reg.yaml")
+    assert not [d for d in api.validate_document(doc) if d.is_error]
+    return api.render_document(doc)
+
+
+def render(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Objects by kind of a spec that must be accepted and pass kubeconform."""
+    result = rendered(spec)
+    assert validate_in_process(api.manifest_files([result], "deploy")) == []
+    return {m.kind: m.obj for m in result.manifests}
+
+
+def test_nano_and_micro_quantities_sum_into_the_podgroup():
+    # The schema allows the n and u suffixes; summing them for minResources raised ValueError.
+    assert parse("100n") * 10**9 == 100 and parse("3u") * 10**6 == 3
+    objs = render({"resources": {"requests": {"cpu": "100n", "memory": "3u"}},
+                   "scheduling": {"scheduler": "volcano"}})
+    assert objs["PodGroup"]["spec"]["minResources"] == {"cpu": "1e-07", "memory": "3e-06"}
+
+
+@pytest.mark.parametrize("value", ["a\x7fb", "c\x85d", "e\u2028f", "\x9f", "g\ufffe"])
+def test_values_with_characters_yaml_cannot_hold_raw_render_unchanged(value):
+    # tojson left DEL and C1 controls raw (invalid YAML) and NEL/U+2028 raw (folded to a space).
+    objs = render({"env": [{"name": "A", "value": value}]})
+    (container,) = objs["Job"]["spec"]["template"]["spec"]["containers"]
+    assert container["env"] == [{"name": "A", "value": value}]
+
+
+def test_float_quantities_are_written_exactly():
+    # format(value, "g") kept six significant digits: 1234567.0 became 1.23457e+06.
+    objs = render({"resources": {"requests": {"cpu": 0.1234567, "memory": 1234567.0}}})
+    (container,) = objs["Job"]["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] == {"cpu": "0.1234567", "memory": "1234567"}
+
+
+@pytest.mark.parametrize("divisor", [0.5, 1, "1m"])
+def test_env_resource_divisors_are_written_as_quantity_strings(divisor):
+    # A float divisor reached the manifest as a number; the API wants an int or a string.
+    env = [{"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu",
+                                                              "divisor": divisor}}}]
+    (container,) = render({"env": env})["Job"]["spec"]["template"]["spec"]["containers"]
+    assert container["env"][0]["valueFrom"]["resourceFieldRef"]["divisor"] == str(divisor)
+
+
+def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
+    # PyYAML wrote 1e3, 1e-05 and 0o17 unquoted (strings in YAML 1.1); Go's YAML reads numbers,
+    # so kubeconform (and the API server) saw a float env value and a float sizeLimit.
+    spec = {"env": [{"name": n, "value": v} for n, v in (("A", "1e3"), ("B", "0o17"),
+                                                          ("C", "1_000"))],
+            "shm": 1e-05, "resources": {"requests": {"cpu": "1E3"}}}
+    files = api.manifest_files([rendered(spec)], "deploy")
+    job = next(text for name, text in files if "_job_" in name)
+    for quoted in ("'1e3'", "'0o17'", "'1_000'", "'1e-05'", "'1E3'"):
+        assert quoted in job
+    found, used = validate_manifests(files, kubeconform=require_tool("kubeconform"))
+    assert (found, used) == ([], "kubeconform")
+
+
+@pytest.mark.xfail(strict=True, raises=TemplateError, reason="persistentvolumeclaim.yaml.j2 "
+                   "reads v.config.storageClassName, undefined when dynamic sets none")
+def test_dynamic_volume_without_a_storage_class_uses_the_default_class():
+    objs = render({"volumes": [{"name": "d", "mountPath": "/d", "dynamic": {},
+                                "capacity": "1Gi"}]})
+    assert "storageClassName" not in objs["PersistentVolumeClaim"]["spec"]
+
+
+@pytest.mark.xfail(strict=True, raises=TemplateError, reason="persistentvolume.yaml.j2 tests "
+                   "v.config.secretName, undefined when cephfs names no secret")
+def test_cephfs_volume_without_a_secret_renders():
+    objs = render({"volumes": [{"name": "c", "mountPath": "/c", "capacity": "1Gi",
+                                "cephfs": {"monitors": ["10.0.0.1:6789"]}}]})
+    assert "secretRef" not in objs["PersistentVolume"]["spec"]["cephfs"]

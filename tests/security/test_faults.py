@@ -1,0 +1,253 @@
+"""Faults while writing: killed renders, concurrent renders, a full disk, a read-only output.
+
+The kill loop runs a few times by default; PADDLEGEN_LONG_TESTS=1 runs it 60 times (and the
+concurrency loop 30 times).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from paddlegen.cli import cli
+from paddlegen.kustomize import output_lock
+from tests.security.specsets import write_spec_set
+from tests.security.trees import files_of, render_good_tree, tree_state
+
+LONG = os.environ.get("PADDLEGEN_LONG_TESTS") == "1"
+KILLS = 60 if LONG else 6
+RACES = 30 if LONG else 4
+JOBS = 50
+
+
+def _paddlegen(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "paddlegen", *args], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _job_trees(out: Path) -> dict[str, dict[str, bytes]]:
+    return {p.name: files_of(p) for p in sorted(out.iterdir())
+            if p.is_dir() and not p.name.startswith(".")}
+
+
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory):
+    """Spec folders a and b, and the job trees each renders to when nothing goes wrong."""
+    root = tmp_path_factory.mktemp("versions")
+    folders, trees = {}, {}
+    for version in ("a", "b"):
+        folders[version] = write_spec_set(root / version, JOBS, version)
+        render_good_tree(root / f"out-{version}", folders[version])
+        trees[version] = _job_trees(root / f"out-{version}")
+    assert all(trees["a"][job] != trees["b"][job] for job in trees["a"])
+    return folders, trees
+
+
+def _assert_each_job_is_old_or_new(out: Path, trees) -> dict[str, str]:
+    """Every job directory is exactly tree a or exactly tree b; returns which, per job."""
+    found = _job_trees(out)
+    assert sorted(found) == sorted(trees["a"]), "a job directory is missing or extra"
+    which = {}
+    for job, files in found.items():
+        if files == trees["a"][job]:
+            which[job] = "a"
+        elif files == trees["b"][job]:
+            which[job] = "b"
+        else:
+            pytest.fail(f"{job} is a mix of two renders: {sorted(files)}")
+    return which
+
+
+def _kill_while_writing(proc: subprocess.Popen[str], out: Path, rng: random.Random) -> str:
+    """SIGKILL ``proc`` at a random moment: anywhere, or just after its first swap began."""
+    if rng.random() < 0.3:
+        time.sleep(rng.uniform(0.0, 1.2))
+    else:  # aim at the write phase: wait for a staging directory to appear
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(name.startswith(".job-") for name in os.listdir(out)):
+                break
+            time.sleep(0.0005)
+        time.sleep(rng.uniform(0.0, 0.12))
+    outcome = "finished" if proc.poll() is not None else "killed"
+    if outcome == "killed":
+        proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    return outcome
+
+
+def test_a_render_killed_at_any_moment_leaves_old_or_new_trees(versions, tmp_path):
+    folders, trees = versions
+    out = tmp_path / "deploy"
+    render_good_tree(out, folders["a"])
+    rng = random.Random(int(os.environ.get("PADDLEGEN_KILL_SEED", "6")))
+    outcomes = []
+    mixed = 0
+    for i in range(KILLS):
+        target = "b" if i % 2 == 0 else "a"
+        proc = _paddlegen("render", str(folders[target]), "-o", str(out))
+        outcomes.append(_kill_while_writing(proc, out, rng))
+        which = _assert_each_job_is_old_or_new(out, trees)
+        mixed += len(set(which.values())) == 2  # killed between two jobs: both trees occur
+    assert outcomes.count("killed") >= KILLS // 2, outcomes
+    assert mixed, "no kill landed in the write phase; the test proves nothing"
+    # The next render is not disturbed by what the killed ones left, and cleans it up.
+    proc = _paddlegen("render", str(folders["b"]), "-o", str(out))
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert _job_trees(out) == trees["b"]
+    assert not [n for n in os.listdir(out) if n.startswith(".")], os.listdir(out)
+    check = _paddlegen("check", str(folders["b"]), "-o", str(out))
+    _, stderr = check.communicate(timeout=60)
+    assert check.returncode == 0, stderr
+
+
+def test_leftover_staging_directories_are_ignored_then_swept(versions, tmp_path, runner):
+    folders, trees = versions
+    out = tmp_path / "deploy"
+    render_good_tree(out, folders["a"])
+    # What a render killed mid-swap leaves: a staging copy that looks like a generated job.
+    stale = out / ".job-00.abcd_123.tmp"
+    stale.mkdir()
+    for rel, data in trees["b"]["job-00"].items():
+        (stale / rel).parent.mkdir(parents=True, exist_ok=True)
+        (stale / rel).write_bytes(data)
+    assert runner.invoke(cli, ["check", str(folders["a"]), "-o", str(out)]).exit_code == 0
+    assert runner.invoke(cli, ["validate", str(out)]).exit_code == 0
+    result = runner.invoke(cli, ["render", str(folders["a"]), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert not stale.exists()
+
+
+def test_a_dead_two_rename_swap_gets_its_old_tree_back(versions, tmp_path, runner):
+    """Without renameat2, a render killed between its two renames left the job aside."""
+    folders, trees = versions
+    out = tmp_path / "deploy"
+    render_good_tree(out, folders["a"])
+    os.rename(out / "job-03", out / ".job-03.x1y2z3w4.tmp.old")
+    result = runner.invoke(cli, ["render", str(folders["a"]), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert _job_trees(out) == trees["a"]
+    assert not [n for n in os.listdir(out) if n.startswith(".")]
+
+
+def test_two_renders_at_once_do_not_corrupt_the_output(versions, tmp_path):
+    folders, trees = versions
+    for i in range(RACES):
+        out = tmp_path / f"deploy-{i}"
+        if i % 2:
+            render_good_tree(out, folders["a"])  # also race on an existing tree
+        procs = [_paddlegen("render", str(folders[v]), "-o", str(out)) for v in ("a", "b")]
+        for proc in procs:
+            _, stderr = proc.communicate(timeout=120)
+            assert proc.returncode == 0, stderr
+        which = _assert_each_job_is_old_or_new(out, trees)
+        assert len(set(which.values())) == 1, "two renders interleaved their jobs"
+        assert not [n for n in os.listdir(out) if n.startswith(".")]
+
+
+def test_a_render_waits_for_the_lock(versions, tmp_path):
+    folders, trees = versions
+    out = tmp_path / "deploy"
+    render_good_tree(out, folders["a"])
+    before = tree_state(out)
+    with output_lock(out):
+        proc = _paddlegen("render", str(folders["b"]), "-o", str(out))
+        time.sleep(1.5)
+        assert proc.poll() is None, proc.communicate()
+        assert tree_state(out) == before
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert _job_trees(out) == trees["b"]
+
+
+# ---- a full disk and a read-only output: exit 2, the old tree kept ------------------------
+
+BIG_SPEC = ("apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: quickstart}\n"
+            "spec:\n  workload: job\n  image: registry.example.com/train:1.0\n"
+            "  args: ['" + "x" * 200_000 + "']\n")
+
+
+@contextlib.contextmanager
+def _tmpfs(path: Path, size: str):
+    path.mkdir()
+    try:
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                              capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        proc = None
+    if proc is None or proc.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root); the monkeypatched test covers it")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=10)
+
+
+def test_a_full_disk_is_exit_2_and_keeps_the_old_tree(runner, tmp_path):
+    with _tmpfs(tmp_path / "disk", "64k") as disk:
+        out = disk / "deploy"
+        render_good_tree(out)
+        before = tree_state(out)
+        spec = tmp_path / "quickstart.yaml"
+        spec.write_text(BIG_SPEC)
+        result = runner.invoke(cli, ["render", str(spec), "-o", str(out)])
+        assert result.exit_code == 2, result.output
+        assert "No space left on device" in result.stderr
+        assert "Traceback" not in result.stderr
+        assert tree_state(out) == before
+        assert not [n for n in os.listdir(out) if n.startswith(".")]
+
+
+def test_a_read_only_output_is_exit_2_and_keeps_the_old_tree(runner, tmp_path):
+    with _tmpfs(tmp_path / "disk", "1m") as disk:
+        out = disk / "deploy"
+        render_good_tree(out)
+        before = tree_state(out)
+        remount = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True)
+        assert remount.returncode == 0, remount.stderr
+        spec = tmp_path / "quickstart.yaml"
+        spec.write_text(BIG_SPEC)
+        result = runner.invoke(cli, ["render", str(spec), "-o", str(out)])
+        assert result.exit_code == 2, result.output
+        assert "Read-only file system" in result.stderr
+        assert tree_state(out) == before
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO])
+@pytest.mark.parametrize("where", ["mkdtemp", "write", "swap"])
+def test_write_failures_anywhere_are_exit_2_and_keep_the_old_tree(runner, tmp_path, monkeypatch,
+                                                                  code, where):
+    """The same, simulated at each step of a write (for machines where mount is not allowed)."""
+    out = tmp_path / "deploy"
+    render_good_tree(out)
+    before = tree_state(out)
+    spec = tmp_path / "quickstart.yaml"
+    spec.write_text(BIG_SPEC)
+
+    def fail(*_args, **_kwargs):
+        raise OSError(code, os.strerror(code))
+
+    if where == "mkdtemp":
+        monkeypatch.setattr(tempfile, "mkdtemp", fail)
+    elif where == "write":
+        monkeypatch.setattr(Path, "write_text", fail)
+    else:
+        import paddlegen.kustomize as kustomize
+
+        monkeypatch.setattr(kustomize, "_swap", fail)
+    result = runner.invoke(cli, ["render", str(spec), "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == f"paddlegen: error: {out}/quickstart: cannot " \
+                                             f"write: {os.strerror(code)}"
+    assert tree_state(out) == before

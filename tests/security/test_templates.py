@@ -1,0 +1,132 @@
+"""User templates (--templates DIR) and built-in ones run sandboxed with StrictUndefined.
+
+A template that reaches for internals, files or undefined values fails with exit 2 and a
+message naming the template and line. Out of scope, by decision: the sandbox does not bound
+CPU or memory (a template can loop for ever); a template is code the repository chose to run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from jinja2 import StrictUndefined
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from paddlegen import render
+from paddlegen.cli import cli
+from tests.security.trees import GOOD_SPEC
+
+TEMPLATE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  a: {body}\n"
+
+HOSTILE = {
+    "mro-of-job": ("{{ job.__class__.__mro__ }}", "access to attribute '__class__'"),
+    "class-of-str": ("{{ ''.__class__ }}", "access to attribute '__class__'"),
+    "cycler-globals": ("{{ cycler.__init__.__globals__ }}", "access to attribute '__init__'"),
+    "lipsum-globals": ("{{ lipsum.__globals__ }}", "access to attribute '__globals__'"),
+    "self-init": ("{{ self.__init__ }}", "access to attribute '__init__'"),
+    "job-dict": ("{{ job.__dict__ }}", "access to attribute '__dict__'"),
+    "format-string": ("{{ '{0.__class__}'.format(job) }}", "access to attribute '__class__'"),
+    "mutate-a-list": ("{% set x = [] %}{{ x.append(1) }}", "access to attribute 'append'"),
+    "include-absolute": ("{% include '/etc/passwd' %}", "'/etc/passwd' not found"),
+    "include-parent": ("{% include '../../x' %}", "../../x"),
+    "import-parent": ("{% import '../secrets.j2' as s %}", "../secrets.j2"),
+    "undefined-name": ("{{ nothere }}", "'nothere' is undefined"),
+    "undefined-attribute": ("{{ job.nothere }}", "has no attribute 'nothere'"),
+    "undefined-in-loop": ("{% for x in job.nothere %}{% endfor %}", "no attribute 'nothere'"),
+    "huge-range": ("{{ range(10**9) | list }}", "Range too big"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_user_template_fails_with_template_and_line(runner, tmp_path, case):
+    body, expected = HOSTILE[case]
+    folder = tmp_path / "templates" / "job"
+    folder.mkdir(parents=True)
+    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
+    (tmp_path / "secrets.j2").write_text("{% set token = 'hunter2' %}")
+    out = tmp_path / "deploy"
+    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "-o", str(out),
+                                 "--templates", str(tmp_path / "templates")])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("paddlegen: error: job/job.yaml.j2:6: template error: "), last
+    assert expected in last
+    assert "root:" not in result.output and "hunter2" not in result.output
+    assert not out.exists()
+
+
+def test_an_error_in_an_included_partial_names_the_partial(runner, tmp_path):
+    folder = tmp_path / "templates"
+    (folder / "job").mkdir(parents=True)
+    (folder / "_partials").mkdir()
+    (folder / "_partials" / "probe.yaml.j2").write_text("# one\n# two\n{{ job.missing }}\n")
+    (folder / "job" / "job.yaml.j2").write_text(
+        TEMPLATE.format(body="x") + "{% include '_partials/probe.yaml.j2' %}\n")
+    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "--stdout", "--templates",
+                                 str(folder)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1].startswith(
+        "paddlegen: error: _partials/probe.yaml.j2:3: template error:")
+
+
+def test_a_template_syntax_error_names_template_and_line(runner, tmp_path):
+    folder = tmp_path / "templates" / "job"
+    folder.mkdir(parents=True)
+    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body="{% if %}"))
+    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "--stdout", "--templates",
+                                 str(tmp_path / "templates")])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1].startswith(
+        "paddlegen: error: job/job.yaml.j2:6: template syntax:")
+
+
+def test_a_user_template_cannot_inject_yaml_through_spec_values(runner, tmp_path):
+    """Values reach templates as data: a name cannot smuggle keys (tojson quotes it)."""
+    folder = tmp_path / "templates" / "job"
+    folder.mkdir(parents=True)
+    body = "{{ job.roles.worker.image | tojson }}"
+    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(GOOD_SPEC.read_text().replace(
+        "image: mypaddle/paddle:quickstart", 'image: "x:1\\n  evil: true"'))
+    result = runner.invoke(cli, ["render", str(spec), "--stdout", "--templates",
+                                 str(tmp_path / "templates")])
+    assert result.exit_code == 0, result.output
+    assert "\nevil:" not in result.stdout and "\n  evil: true" not in result.stdout
+    assert "a: |-\n    x:1\n      evil: true\n" in result.stdout  # one string, kept whole
+
+
+@pytest.mark.parametrize("extra", [None, "user"])
+def test_every_environment_is_the_immutable_sandbox_with_strict_undefined(tmp_path, extra):
+    env = render.environment(str(tmp_path) if extra else None)
+    assert isinstance(env, ImmutableSandboxedEnvironment)
+    assert env.undefined is StrictUndefined
+    assert env.sandboxed
+
+
+def test_built_in_templates_render_through_the_sandbox(monkeypatch):
+    seen = []
+    real = render.environment
+
+    def spy(extra_dir=None):
+        env = real(extra_dir)
+        seen.append(env)
+        return env
+
+    monkeypatch.setattr(render, "environment", spy)
+    from paddlegen import api
+
+    api.render_specs([GOOD_SPEC])
+    assert seen and all(isinstance(env, ImmutableSandboxedEnvironment) for env in seen)
+
+
+def test_built_in_templates_have_no_unsafe_constructs():
+    """Nothing in the shipped templates reaches for dunders or files."""
+    root = Path(render.templates_dir())
+    for path in root.rglob("*.j2"):
+        text = path.read_text(encoding="utf-8")
+        assert "__" not in text, path
+        for include in ("include '/", "include '..", "import '/", "import '.."):
+            assert include not in text, path

@@ -1,0 +1,303 @@
+"""paddlegen argocd: Applications and ApplicationSet valid by the CRDs, the CMP, the TTL warning."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from paddlegen import argocd_setup as argo
+from paddlegen.cli import cli
+from paddlegen.errors import InputError, OutputError
+from paddlegen.kubeconform import validate_in_process, validate_manifests
+
+REPO = "https://git.example.com/ml/jobs.git"
+FLAT = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata:
+  name: {name}
+spec:
+  workload: job
+  image: img:1
+  resources: {{limits: {{memory: 1Gi}}}}
+"""
+WITH_OVERLAYS = FLAT + """\
+overlays:
+  dev: {{spec: {{image: "img:2"}}}}
+  prod: {{spec: {{image: "img:3"}}}}
+"""
+
+
+def rendered_tree(runner, tmp_path: Path) -> Path:
+    """deploy/ with a flat job `flat` and a job `staged` with overlays dev and prod."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "flat.yaml").write_text(FLAT.format(name="flat"))
+    (jobs / "staged.yaml").write_text(WITH_OVERLAYS.format(name="staged"))
+    deploy = tmp_path / "deploy"
+    result = runner.invoke(cli, ["render", str(jobs), "-o", str(deploy)])
+    assert result.exit_code == 0, result.output
+    return deploy
+
+
+def objects(files: dict[str, str]) -> dict[str, dict]:
+    return {path: yaml.safe_load(text) for path, text in files.items()}
+
+
+def assert_valid(files: dict[str, str]) -> None:
+    """Valid by the Argo CD CRD schemas, in process and with kubeconform when it is installed."""
+    manifests = [(path, text) for path, text in files.items() if path != argo.CMP_FILE]
+    assert validate_in_process(manifests) == []
+    if shutil.which("kubeconform"):
+        assert validate_manifests(manifests) == ([], "kubeconform")
+
+
+def test_rendered_jobs_lists_flat_jobs_and_environments(runner, tmp_path):
+    deploy = rendered_tree(runner, tmp_path)
+    (deploy / "notes").mkdir()  # not generated: not a job
+    assert argo.rendered_jobs(deploy) == {"flat": [], "staged": ["dev", "prod"]}
+    assert argo.rendered_jobs(tmp_path / "missing") == {}
+
+
+def test_an_application_per_flat_job_and_per_environment():
+    target = argo.Target(REPO, revision="main", path_prefix="gitops/deploy/")
+    files = argo.applications({"flat": [], "staged": ["dev", "prod"]}, target)
+    assert sorted(files) == ["applications/flat.yaml", "applications/staged-dev.yaml",
+                             "applications/staged-prod.yaml"]
+    assert_valid(files)
+    apps = objects(files)
+    app = apps["applications/staged-prod.yaml"]
+    assert app["metadata"]["name"] == "staged-prod"
+    assert app["metadata"]["namespace"] == "argocd"
+    assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+    assert app["spec"]["source"] == {"repoURL": REPO, "targetRevision": "main",
+                                     "path": "gitops/deploy/staged/overlays/prod"}
+    assert apps["applications/flat.yaml"]["spec"]["source"]["path"] == "gitops/deploy/flat"
+    assert app["spec"]["destination"] == {"server": "https://kubernetes.default.svc"}
+    assert app["spec"]["project"] == "default"
+
+
+def test_env_picks_one_environment_and_names_every_app_after_it():
+    sources = argo.application_sources({"flat": [], "staged": ["dev", "prod"]}, "prod")
+    assert sources == {"flat-prod": "flat", "staged-prod": "staged/overlays/prod"}
+
+
+def test_a_job_without_the_environment_is_an_error():
+    with pytest.raises(InputError, match="no overlay 'test' in: staged"):
+        argo.application_sources({"flat": [], "staged": ["dev", "prod"]}, "test")
+
+
+def test_an_application_name_too_long_for_a_label_is_an_error():
+    with pytest.raises(OutputError, match="has 64 characters"):
+        argo.application_sources({"j" * 59: ["prod"]})
+
+
+def test_sync_policy_follows_auto_sync_and_destination_namespace():
+    auto = argo.Target(REPO, dest_namespace="ml")
+    spec = objects(argo.applications({"a": []}, auto))["applications/a.yaml"]["spec"]
+    assert spec["syncPolicy"] == {"automated": {"prune": True, "selfHeal": True},
+                                  "syncOptions": ["ApplyOutOfSyncOnly=true",
+                                                  "CreateNamespace=true"]}
+    assert spec["destination"]["namespace"] == "ml"
+    manual = argo.Target(REPO, auto_sync=False)
+    spec = objects(argo.applications({"a": []}, manual))["applications/a.yaml"]["spec"]
+    assert spec["syncPolicy"] == {"syncOptions": ["ApplyOutOfSyncOnly=true"]}
+    assert "namespace" not in spec["destination"]
+
+
+@pytest.mark.parametrize(("prefix", "env", "patterns", "name"), [
+    ("deploy", None, ["deploy/*/kustomization.yaml", "deploy/*/overlays/*/kustomization.yaml"],
+     "{{ index .path.segments 1 }}{{ if gt (len .path.segments) 2 }}-{{ .path.basename }}"
+     "{{ end }}"),
+    ("/gitops/deploy/", "prod", ["gitops/deploy/*/kustomization.yaml",
+                                 "gitops/deploy/*/overlays/prod/kustomization.yaml"],
+     "{{ index .path.segments 2 }}-prod"),
+    (".", None, ["*/kustomization.yaml", "*/overlays/*/kustomization.yaml"],
+     "{{ index .path.segments 0 }}{{ if gt (len .path.segments) 1 }}-{{ .path.basename }}"
+     "{{ end }}"),
+], ids=["deploy", "nested-prefix-with-env", "repository-root"])
+def test_applicationset_generates_from_every_kustomization(prefix, env, patterns, name):
+    files = argo.application_set(argo.Target(REPO, path_prefix=prefix), env)
+    assert_valid(files)
+    appset = objects(files)[argo.APPLICATIONSET_FILE]
+    assert appset["kind"] == "ApplicationSet"
+    assert appset["metadata"]["name"] == ("paddlegen-jobs-prod" if env else "paddlegen-jobs")
+    (generator,) = appset["spec"]["generators"]
+    assert generator["git"]["files"] == [{"path": p} for p in patterns]
+    assert generator["git"]["revision"] == "HEAD"
+    template = appset["spec"]["template"]
+    assert template["metadata"]["name"] == name
+    assert template["spec"]["source"]["path"] == "{{ .path.path }}"
+    assert appset["spec"]["goTemplate"] is True
+
+
+def test_health_configmap_patches_argocd_cm_with_every_check():
+    files = argo.health_configmap()
+    assert_valid(files)
+    configmap = objects(files)[argo.HEALTH_FILE]
+    assert configmap["metadata"]["name"] == "argocd-cm"
+    assert configmap["metadata"]["namespace"] == "argocd"
+    assert sorted(configmap["data"]) == [
+        "resource.customizations.health.batch.paddlepaddle.org_PaddleJob",
+        "resource.customizations.health.kubeflow.org_PaddleJob",
+        "resource.customizations.health.scheduling.volcano.sh_PodGroup"]
+    assert configmap["data"] == argo.health_scripts()  # embedded whole, as literal blocks
+    assert "|\n" in files[argo.HEALTH_FILE]
+
+
+def test_cmp_plugin_uses_the_sidecar_format():
+    plugin = objects(argo.cmp_plugin())[argo.CMP_FILE]
+    assert plugin["apiVersion"] == "argoproj.io/v1alpha1"
+    assert plugin["kind"] == "ConfigManagementPlugin"
+    assert plugin["metadata"]["name"] == "paddlegen"
+    assert plugin["spec"]["generate"]["command"][:2] == ["sh", "-c"]
+    assert "paddlegen render . --stdout" in plugin["spec"]["generate"]["command"][2]
+    # Argo CD evaluates only the first of fileName, find.glob, find.command.
+    assert list(plugin["spec"]["discover"]) == ["find"]
+    assert list(plugin["spec"]["discover"]["find"]) == ["command"]
+
+
+def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    # paddlegen from this interpreter's environment, as the sidecar image would have it.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**os.environ, "PATH": path, **env})
+
+
+def test_cmp_discovery_matches_only_folders_with_specs(tmp_path):
+    if not shutil.which("sh") or not shutil.which("grep"):
+        pytest.skip("needs sh and grep")
+    command = objects(argo.cmp_plugin())[argo.CMP_FILE]["spec"]["discover"]["find"]["command"]
+    (tmp_path / "specs" / "team").mkdir(parents=True)
+    (tmp_path / "specs" / "team" / "a.yaml").write_text(FLAT.format(name="a"))
+    (tmp_path / "rendered").mkdir()
+    (tmp_path / "rendered" / "job.yaml").write_text("apiVersion: batch/v1\nkind: Job\n")
+    found = _run(command, tmp_path / "specs")
+    assert (found.returncode, found.stdout) == (0, "./team/a.yaml\n")
+    # Not a match is exit 0 with no output: a failing command would be a discovery error.
+    none = _run(command, tmp_path / "rendered")
+    assert (none.returncode, none.stdout) == (0, "")
+
+
+def test_cmp_generate_prints_only_manifests_on_stdout(tmp_path):
+    if not shutil.which("sh"):
+        pytest.skip("needs sh")
+    command = objects(argo.cmp_plugin())[argo.CMP_FILE]["spec"]["generate"]["command"]
+    spec = WITH_OVERLAYS.format(name="staged").replace("  resources: {limits: {memory: 1Gi}}\n",
+                                                       "")
+    (tmp_path / "staged.yaml").write_text(spec)
+    base = _run(command, tmp_path)
+    assert base.returncode == 0, base.stderr
+    docs = [d for d in yaml.safe_load_all(base.stdout) if d is not None]
+    assert [(d["kind"], d["spec"]["template"]["spec"]["containers"][0]["image"]) for d in docs] \
+        == [("Job", "img:1")]
+    assert "[limits-missing]" in base.stderr  # warnings go to stderr, never into the stream
+    prod = _run(command, tmp_path, ARGOCD_ENV_PADDLEGEN_ENV="prod")
+    assert prod.returncode == 0, prod.stderr
+    (job,) = [d for d in yaml.safe_load_all(prod.stdout) if d is not None]
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "img:3"
+
+
+def test_cli_writes_the_applicationset_setup(runner, tmp_path):
+    deploy = rendered_tree(runner, tmp_path)
+    out = tmp_path / "argocd"
+    args = ["argocd", "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert result.stderr == f"{out}: 3 written, 0 unchanged, 0 removed\n"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "applicationset.yaml", "argocd-cm-health.yaml", "cmp-plugin.yaml"]
+    again = runner.invoke(cli, args)
+    assert again.stderr == f"{out}: 0 written, 3 unchanged, 0 removed\n"
+
+
+def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
+    deploy = rendered_tree(runner, tmp_path)
+    out = tmp_path / "argocd"
+    common = ["--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
+    assert runner.invoke(cli, ["argocd", *common]).exit_code == 0
+    (out / "README.md").write_text("ours\n")
+    result = runner.invoke(cli, ["argocd", "--mode", "applications", "--env", "prod",
+                                 "--dest-namespace", "ml", "--no-auto-sync", *common])
+    assert result.exit_code == 0, result.output
+    assert f"paddlegen: kept {out}/README.md (not generated by paddlegen)" in result.stderr
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml")) == [
+        "applications/flat-prod.yaml", "applications/staged-prod.yaml",
+        "argocd-cm-health.yaml", "cmp-plugin.yaml"]
+    app = yaml.safe_load((out / "applications" / "staged-prod.yaml").read_text())
+    assert app["spec"]["source"]["path"] == "deploy/staged/overlays/prod"
+    assert "automated" not in app["spec"]["syncPolicy"]
+    assert (out / "README.md").read_text() == "ours\n"
+
+
+def test_cli_errors_name_the_problem(runner, tmp_path):
+    missing = runner.invoke(cli, ["argocd", "--mode", "applications", "--deploy",
+                                  str(tmp_path / "nothing"), "--repo-url", REPO,
+                                  "-o", str(tmp_path / "argocd")])
+    assert missing.exit_code == 2
+    assert missing.stderr == ("paddlegen: error: no rendered jobs found (run `paddlegen "
+                              "render` first)\n")
+    deploy = rendered_tree(runner, tmp_path)
+    no_env = runner.invoke(cli, ["argocd", "--deploy", str(deploy), "--env", "test",
+                                 "--repo-url", REPO, "-o", str(tmp_path / "argocd")])
+    assert no_env.exit_code == 2
+    assert no_env.stderr == "paddlegen: error: no rendered job has an overlay 'test'\n"
+    assert not (tmp_path / "argocd").exists()
+    no_repo = runner.invoke(cli, ["argocd"])
+    assert no_repo.exit_code == 2 and "--repo-url" in no_repo.stderr
+
+
+TTL_SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata:
+  name: ttl
+spec:
+  workload: {workload}
+  image: img:1
+  resources: {{limits: {{memory: 1Gi}}}}
+{extra}  run:
+    ttlSecondsAfterFinished: 600
+"""
+DISTRIBUTED = "  distributed: {volume: data, trainConfigDir: conf}\n" \
+              "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n"
+
+
+@pytest.mark.parametrize(("workload", "extra", "kind"), [
+    ("job", "", "Job"),
+    ("distributed-job", DISTRIBUTED, "Job"),
+    ("kubeflow-paddlejob", "", "PaddleJob"),
+])
+def test_ttl_warns_where_the_cluster_deletes_the_finished_object(tmp_path, workload, extra,
+                                                                  kind):
+    from paddlegen import api
+
+    spec = tmp_path / "ttl.yaml"
+    spec.write_text(TTL_SPEC.format(workload=workload, extra=extra))
+    _, warnings = api.load_valid(spec)
+    (found,) = [d for d in warnings if d.rule == "argocd-ttl"]
+    assert (found.severity, found.path) == ("warning", "$.spec.run.ttlSecondsAfterFinished")
+    lines = spec.read_text().splitlines()
+    assert lines[found.line - 1][found.col - 1:] == "600"
+    assert f"the finished {kind} is deleted" in found.message
+    assert "OutOfSync" in found.message and "ignoreDifferences" in found.hint
+
+
+def test_ttl_is_quiet_without_ttl_and_for_the_paddleflow_paddlejob(tmp_path):
+    from paddlegen import api
+
+    spec = tmp_path / "ttl.yaml"
+    spec.write_text(TTL_SPEC.format(workload="job", extra="").replace(
+        "ttlSecondsAfterFinished: 600", "backoffLimit: 1"))
+    assert not [d for d in api.load_valid(spec)[1] if d.rule == "argocd-ttl"]
+    # The PaddleFlow PaddleJob has no TTL: workload-setting already says it is ignored.
+    spec.write_text(TTL_SPEC.format(workload="paddlejob", extra=""))
+    rules = [d.rule for d in api.load_valid(spec)[1]]
+    assert "argocd-ttl" not in rules and "workload-setting" in rules

@@ -1,0 +1,142 @@
+"""paddlegen.explain: schema documentation, and an OUTPUTS table that renders prove true."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+from paddlegen import api
+from paddlegen.errors import InputError
+from paddlegen.explain import OUTPUTS, explain, field_paths, format_doc, outputs
+from paddlegen.loader import parse_spec
+from paddlegen.render import dump_yaml
+
+_VOLUMES = [{"name": "data", "mountPath": "/data", "nfs": {"server": "10.0.0.1", "path": "/nas"},
+             "capacity": "10Gi"},
+            {"name": "scratch", "mountPath": "/scratch", "emptyDir": {}}]
+_COMMON = {"image": "r/train:v1", "shm": "1Gi", "volumes": _VOLUMES,
+           "scheduling": {"scheduler": "volcano"},
+           "dataPrep": {"volume": "data", "image": "r/data:v1"}}
+# One spec per workload with every feature the table talks about switched on.
+BASES: dict[str, dict[str, Any]] = {
+    "job": {**_COMMON, "workload": "job"},
+    "distributed-job": {**_COMMON, "workload": "distributed-job", "worker": {"replicas": 2},
+                        "distributed": {"volume": "data", "trainConfigDir": "qs"}},
+    "paddlejob": {**_COMMON, "workload": "paddlejob", "ps": {"replicas": 1},
+                  "worker": {"replicas": 2}, "heter": {"replicas": 1},
+                  "paddlejob": {"withGloo": 1}},
+    "kubeflow-paddlejob": {**_COMMON, "workload": "kubeflow-paddlejob", "ps": {"replicas": 1},
+                           "worker": {"replicas": 2}},
+}
+# A new value per field (per workload where the base already has the first choice).
+MUTATIONS: dict[str, Any] = {
+    "metadata.name": "other-name", "metadata.namespace": "other-ns",
+    "metadata.labels": {"team": "x"}, "spec.image": "r/other:v2", "spec.command": ["other"],
+    "spec.args": ["--x"], "spec.env": [{"name": "X", "value": "1"}],
+    "spec.resources": {"requests": {"cpu": "3"}}, "spec.gpus": 2,
+    "spec.nodeSelector": {"disk": "ssd"}, "spec.shm": "3Gi", "spec.worker.replicas": 3,
+    "spec.ps.replicas": 3, "spec.heter.replicas": 2, "spec.volumes.mountPath": "/other",
+    "spec.volumes.capacity": "20Gi", "spec.scheduling.scheduler": "default",
+    "spec.scheduling.minAvailable": 1, "spec.scheduling.queue": "q2",
+    "spec.run.restartPolicy": {"*": "OnFailure", "kubeflow-paddlejob": "Never"},
+    "spec.run.backoffLimit": 5, "spec.run.activeDeadlineSeconds": 100,
+    "spec.run.ttlSecondsAfterFinished": 60, "spec.paddlejob.cleanPodPolicy": "Always",
+    "spec.paddlejob.withGloo": 2, "spec.paddlejob.intranet": "Host",
+    "spec.paddlejob.elastic": 1, "spec.kubeflow.cleanPodPolicy": "All",
+    "spec.kubeflow.port": 4000, "spec.distributed.volume": "scratch",
+    "spec.distributed.trainConfigDir": "other", "spec.distributed.nic": "eth1",
+    "spec.distributed.port": 8000, "spec.distributed.portsNum": 3,
+    "spec.distributed.portsNumSparse": 1, "spec.distributed.trainerCount": 4,
+    "spec.distributed.hostPorts": False, "spec.dataPrep.image": "r/data:v2",
+    "spec.dataPrep.splitCount": 7, "spec.dataPrep.outDir": "/data/elsewhere",
+}
+# A single-pod job's gang is always 1: no legal minAvailable differs from the default.
+UNOBSERVABLE = {("spec.scheduling.minAvailable", "job")}
+CASES = [(f, w) for f, table in OUTPUTS.items() for w in table if (f, w) not in UNOBSERVABLE]
+
+
+def _set(data: dict[str, Any], field: str, value: Any) -> None:
+    parts = field.split(".")
+    node: Any = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if isinstance(node, list):
+            node = node[0]
+    node[parts[-1]] = value
+
+
+def _render(data: dict[str, Any]) -> list[dict[str, Any]]:
+    doc = parse_spec(dump_yaml(data), "case.yaml")
+    errors = [d for d in api.validate_document(doc) if d.is_error]
+    assert not errors, errors
+    return [m.obj for m in api.render_document(doc, argocd=False).manifests]
+
+
+_STEP = re.compile(r"([^.\[]+)((?:\[[^\]]*\])*)")
+
+
+def _value(manifests: list[dict[str, Any]], place: str) -> Any:
+    """The value at `Kind path` (see explain.OUTPUTS for the notation)."""
+    kind, path = place.replace("<role>", "worker").replace("<Role>", "Worker") \
+        .replace("<name>", "data").split(" ", 1)
+    data_job = kind == "DataJob"
+    node: Any = next((m for m in manifests if m["kind"] == ("Job" if data_job else kind)
+                      and (m["kind"] != "Job" or m["metadata"]["name"].endswith("-data")
+                           == data_job)), None)
+    for key, selectors in _STEP.findall(path):
+        node = node.get(key) if isinstance(node, dict) else None
+        for selector in re.findall(r"\[([^\]]*)\]", selectors):
+            if isinstance(node, list):
+                node = next((x for x in node if x.get("name") == selector), None)
+            elif isinstance(node, dict):
+                node = node.get(selector)
+    return node
+
+
+@pytest.mark.parametrize(("field", "workload"), CASES, ids=[f"{f}-{w}" for f, w in CASES])
+def test_every_listed_output_changes_with_its_field(field, workload):
+    base = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": {"name": "demo"},
+            "spec": copy.deepcopy(BASES[workload])}
+    mutation = MUTATIONS[field]
+    value = mutation.get(workload, mutation["*"]) if isinstance(mutation, dict) \
+        and "*" in mutation else mutation
+    changed = copy.deepcopy(base)
+    _set(changed, field, value)
+    before, after = _render(base), _render(changed)
+    for place in outputs(field)[workload]:
+        assert _value(before, place) != _value(after, place), place
+
+
+def test_every_table_field_is_a_schema_field():
+    for field in OUTPUTS:
+        explain(field)
+
+
+def test_explain_reads_the_schema():
+    doc = explain("spec.worker.replicas")
+    text = format_doc(doc)
+    assert "integer, 1..10000" in text
+    assert "default:   1" in text
+    assert "PaddleJob spec.paddleReplicaSpecs.Worker.replicas" in text
+
+
+def test_list_items_need_no_index():
+    assert explain("spec.volumes[0].nfs").node == explain("spec.volumes.nfs").node
+    assert "server" in explain("spec.volumes[].nfs").children
+
+
+def test_the_top_level_lists_the_spec_sections():
+    assert list(explain().children) == ["apiVersion", "kind", "metadata", "spec", "overlays"]
+
+
+def test_an_unknown_field_suggests_the_closest():
+    with pytest.raises(InputError, match="did you mean 'worker'"):
+        explain("spec.wokrer.replicas")
+
+
+def test_field_paths_cover_nested_fields():
+    paths = set(field_paths())
+    assert {"spec.worker.replicas", "spec.volumes.cephfs.monitors", "spec.build.pip"} <= paths

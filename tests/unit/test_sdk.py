@@ -1,0 +1,141 @@
+"""paddlegen.sdk: the seed's `paddle.job` SDK, its README example verbatim, and what it renders."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from paddlegen.errors import SpecError
+from paddlegen.sdk import KUBEFLOW_INDEX_LABEL, CephFSVolume, PaddleJob
+from tests.seeds import code_blocks, seed_text
+
+SEED_IMPORT = "import paddle.job as job"
+OUR_IMPORT = "import paddlegen.sdk as job"  # `paddle` is PaddlePaddle's package; we cannot own it
+
+
+def seed_example() -> PaddleJob:
+    """Seed 002's "Create PaddleJob instance" example, run as written but for its import."""
+    (block,) = [b for b in code_blocks(seed_text("002")) if "job.PaddleJob(" in b]
+    assert SEED_IMPORT in block
+    scope: dict = {}
+    exec(block.replace(SEED_IMPORT, OUR_IMPORT), scope)  # noqa: S102 - the seed's example
+    return scope["paddle_job"]
+
+
+def objects(out_dir, name):
+    return {f.name: yaml.safe_load(f.read_text()) for f in (out_dir / name).glob("*.yaml")}
+
+
+def test_the_seed_readme_example_runs_and_makes_a_valid_spec():
+    paddle_job = seed_example()
+    spec = paddle_job.to_spec()
+    assert spec["metadata"] == {"name": "paddle-job", "namespace": "yanxu"}
+    body = spec["spec"]
+    assert body["image"] == "yancey1989/paddle-job"
+    assert body["ps"] == {"replicas": 3}  # pservers=3, honoured
+    assert body["worker"] == {"replicas": 3}  # trainers: the seed's default 3
+    assert body["resources"] == {"requests": {"cpu": "3"}}  # cpu_num=3 as a request
+    assert "gpus" not in body  # use_gpu=False
+    assert body["workingDir"] == "/example/word2vec"  # trainer_package_path
+    assert body["args"][0].endswith("exec python train.py")  # entry_point
+    (volume,) = body["volumes"]
+    assert volume["cephfs"] == {"monitors": ["172.19.32.166:6789"], "user": "admin",
+                                "secretName": "cephfs-secret", "path": "/"}
+    assert volume["mountPath"] == "/mnt/cephfs"
+    assert not [d for d in paddle_job.validate() if d.is_error]
+
+
+def test_the_seed_example_renders_a_kustomize_directory_with_trainer_env(tmp_path):
+    job_dir = seed_example().render(tmp_path)
+    assert job_dir == tmp_path / "paddle-job"
+    found = objects(tmp_path, "paddle-job")
+    assert "kustomization.yaml" in found
+    kinds = sorted(obj["kind"] for obj in found.values() if "kind" in obj)
+    assert kinds == ["Kustomization", "PaddleJob", "PersistentVolume", "PersistentVolumeClaim"]
+    paddlejob = found["batch.paddlepaddle.org_v1_paddlejob_paddle-job.yaml"]
+    container = paddlejob["spec"]["worker"]["template"]["spec"]["containers"][0]
+    assert {"name": "TRAINERS", "value": "3"} in container["env"]
+    # The operator sets PADDLE_TRAINER_ID after our env; the shell copies it to TRAINER_ID.
+    assert container["command"] == ["sh", "-c"]
+    assert container["args"] == ['export TRAINER_ID="${PADDLE_TRAINER_ID:-}"; exec python train.py']
+
+
+def test_to_yaml_is_the_spec_under_the_schema_modeline():
+    paddle_job = seed_example()
+    text = paddle_job.to_yaml()
+    assert text.startswith("# yaml-language-server: $schema=")
+    assert yaml.safe_load(text) == paddle_job.to_spec()
+
+
+def test_the_parameter_tables_spellings_work_too():
+    job = PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/demo:v1",
+                    cpu_nums=2, memory="4Gi", gpu_nums=1, pservers=0, trainers=2,
+                    trainer_package="/workspace")
+    body = job.to_spec()["spec"]
+    assert body["resources"] == {"requests": {"cpu": "2", "memory": "4Gi"},
+                                 "limits": {"memory": "4Gi"}}
+    assert body["gpus"] == 1
+    assert "ps" not in body  # no pservers: the operator runs Collective mode
+    assert body["workingDir"] == "/workspace"
+
+
+@pytest.mark.parametrize("kwargs", [{"cpu_nums": 2, "cpu_num": 3},
+                                    {"use_gpu": False, "gpu_nums": 2},
+                                    {"trainer_package": "/a", "trainer_package_path": "/b"}])
+def test_contradicting_spellings_are_refused(kwargs):
+    with pytest.raises(TypeError):
+        PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/d:v1",
+                  **kwargs)
+
+
+def test_use_gpu_alone_means_one_gpu_as_in_the_original_sdk():
+    job = PaddleJob(job_name="demo", entry_point="x", runtime_image="r/d:v1", use_gpu=True)
+    assert job.to_spec()["spec"]["gpus"] == 1
+
+
+def test_a_single_pod_job_knows_it_is_trainer_zero_of_one(tmp_path):
+    job = PaddleJob(job_name="solo", entry_point="python train.py", runtime_image="r/d:v1",
+                    workload="job", pservers=0, trainers=1)
+    body = job.to_spec()["spec"]
+    assert body["env"] == [{"name": "TRAINER_ID", "value": "0"},
+                           {"name": "TRAINERS", "value": "1"}]
+    assert body["args"] == ["python train.py"]
+    job.render(tmp_path)
+    assert (tmp_path / "solo" / "batch_v1_job_solo.yaml").is_file()
+
+
+def test_kubeflow_trainers_read_their_index_from_the_operators_pod_label():
+    job = PaddleJob(job_name="kf", entry_point="python train.py", runtime_image="r/d:v1",
+                    workload="kubeflow-paddlejob", pservers=1, trainers=2)
+    (trainer_id,) = [e for e in job.to_spec()["spec"]["env"] if e["name"] == "TRAINER_ID"]
+    assert trainer_id["valueFrom"]["fieldRef"]["fieldPath"] == \
+        f"metadata.labels['{KUBEFLOW_INDEX_LABEL}']"
+
+
+def test_distributed_job_is_refused_because_its_image_ignores_the_entry_point():
+    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1",
+                    workload="distributed-job")
+    with pytest.raises(SpecError, match="entry_point"):
+        job.to_spec()
+
+
+def test_an_invalid_job_is_a_spec_error_naming_the_job_and_field():
+    job = PaddleJob(job_name="Bad_Name", entry_point="x", runtime_image="r/d:v1")
+    with pytest.raises(SpecError) as info:
+        job.to_spec()
+    (finding,) = info.value.diagnostics
+    assert (finding.file, finding.path) == ("PaddleJob(job_name='Bad_Name')", "$.metadata.name")
+
+
+def test_job_with_the_seeds_default_pservers_is_refused():
+    job = PaddleJob(job_name="solo", entry_point="x", runtime_image="r/d:v1", workload="job")
+    with pytest.raises(SpecError) as info:
+        job.to_spec()  # pservers defaults to 2, as in the seed; workload job has no ps role
+    assert "job-replicas" in {d.rule for d in info.value.diagnostics}
+
+
+def test_cephfs_monitors_may_be_a_comma_separated_string_or_a_list():
+    one = CephFSVolume("10.0.0.1:6789, 10.0.0.2:6789", mount_path="/data")
+    two = CephFSVolume(["10.0.0.1:6789", "10.0.0.2:6789"], mount_path="/data")
+    assert one.to_volume() == two.to_volume()
+    assert one.to_volume()["cephfs"]["monitors"] == ["10.0.0.1:6789", "10.0.0.2:6789"]
