@@ -12,10 +12,7 @@ from paddlegen.dockerfile import parse_dockerfile
 STORAGE = ["none", "nfs://10.12.201.10/nas", "efs://fs-2cbf7385.us-west-2/",
            "cephfs://172.19.32.166:6789,172.19.32.167:6789/", "pvc://existing",
            "hostpath:///home/work/mfs", "dynamic://standard",
-           # The schema allows `dynamic: {}` (the cluster's default StorageClass), but the PVC
-           # template reads storageClassName unconditionally; remove this mark once it is fixed.
-           pytest.param("dynamic://", marks=pytest.mark.xfail(
-               reason="templates/_common/persistentvolumeclaim.yaml.j2 needs storageClassName"))]
+           "dynamic://"]  # `dynamic: {}`: the cluster's default StorageClass
 
 
 def init(runner, tmp_path, *args, name="demo.yaml", stdin=None):

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from paddlegen.resources import spec_schema_path
 from paddlegen.secrets import is_secret_name
 
-# Volume fields whose absence the templates cannot render yet (StrictUndefined reaches tojson
-# or an `if`): the generators always set them until the templates are fixed. test_regressions.py
-# holds a strict xfail per entry, which starts failing as soon as a fix lands: then delete it.
-KNOWN_TEMPLATE_BUGS = {"dynamic": "storageClassName", "cephfs": "secretName"}
+# Volume fields whose absence the templates cannot render yet: the generators always set them.
+# Empty since the PVC (dynamic without storageClassName) and PV (cephfs without secretName)
+# templates were fixed; test_regressions.py pins both.
+KNOWN_TEMPLATE_BUGS: dict[str, str] = {}
 
 # --- from the published schema --------------------------------------------------------------
 

@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from paddlegen import api
-from paddlegen.errors import TemplateError
 from paddlegen.kubeconform import validate_in_process, validate_manifests
 from paddlegen.loader import parse_spec
 from paddlegen.quantity import parse
@@ -77,16 +76,12 @@ def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
     assert (found, used) == ([], "kubeconform")
 
 
-@pytest.mark.xfail(strict=True, raises=TemplateError, reason="persistentvolumeclaim.yaml.j2 "
-                   "reads v.config.storageClassName, undefined when dynamic sets none")
 def test_dynamic_volume_without_a_storage_class_uses_the_default_class():
     objs = render({"volumes": [{"name": "d", "mountPath": "/d", "dynamic": {},
                                 "capacity": "1Gi"}]})
     assert "storageClassName" not in objs["PersistentVolumeClaim"]["spec"]
 
 
-@pytest.mark.xfail(strict=True, raises=TemplateError, reason="persistentvolume.yaml.j2 tests "
-                   "v.config.secretName, undefined when cephfs names no secret")
 def test_cephfs_volume_without_a_secret_renders():
     objs = render({"volumes": [{"name": "c", "mountPath": "/c", "capacity": "1Gi",
                                 "cephfs": {"monitors": ["10.0.0.1:6789"]}}]})
