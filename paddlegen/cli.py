@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -238,7 +239,7 @@ def _show_drift(drifts: list[Any], out_dir: str) -> None:
         click.echo(found.diff, nl=False)
         for label in ("stale", "missing", "extra"):
             for rel in getattr(found, label):
-                click.echo(f"{label}: {out_dir}/{name}/{rel}", err=True)
+                click.echo(f"{label}: {Path(out_dir) / name / rel}", err=True)
 
 
 @cli.command()
