@@ -62,6 +62,16 @@ def test_env_resource_divisors_are_written_as_quantity_strings(divisor):
     assert container["env"][0]["valueFrom"]["resourceFieldRef"]["divisor"] == str(divisor)
 
 
+@pytest.mark.parametrize("quantity", ["1e999999999", "1" * 65])
+def test_quantities_too_large_to_sum_are_rejected_with_a_position(quantity):
+    # The schema allowed any exponent: the PodGroup's exact sum of 1e999999999 never finished.
+    spec = {**BASE["spec"], "scheduling": {"scheduler": "volcano"},
+            "resources": {"requests": {"cpu": quantity}}}
+    doc = parse_spec(yaml.safe_dump({**BASE, "spec": spec}), "reg.yaml")
+    (error,) = [d for d in api.validate_document(doc) if d.is_error]
+    assert (error.path, error.line, error.rule) == ("$.spec.resources.requests.cpu", 9, "schema")
+
+
 def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
     # PyYAML wrote 1e3, 1e-05 and 0o17 unquoted (strings in YAML 1.1); Go's YAML reads numbers,
     # so kubeconform (and the API server) saw a float env value and a float sizeLimit.
