@@ -303,7 +303,7 @@ class _Builder:
             return self._typed(node)
         if tag == _TAG + "timestamp":
             return node.value  # a date is just text to Kubernetes
-        self._fail(node, f"unsupported YAML tag '{_short(tag)}'; a spec holds only plain values", "yaml")
+        self._unsupported(node)
         return None  # unreachable: _fail raises
 
     def _typed(self, node: yaml.Node) -> Any:
@@ -322,13 +322,17 @@ class _Builder:
 
     def _check_tag(self, node: yaml.Node, kind: str) -> None:
         if node.tag != _TAG + kind:
-            self._fail(node, f"unsupported YAML tag '{_short(node.tag)}'; a spec holds only plain values",
-                       "yaml")
+            self._unsupported(node)
+
+    def _unsupported(self, node: yaml.Node) -> None:
+        self._fail(node, f"unsupported YAML tag '{_short(node.tag)}'; a spec holds only plain "
+                         "values", "yaml")
 
     def _pos(self, node: yaml.Node) -> Position:
         return Position(node.start_mark.line + 1, node.start_mark.column + 1)
 
-    def _fail(self, node: yaml.Node, message: str, rule: str, path: FieldPath | None = None) -> None:
+    def _fail(self, node: yaml.Node, message: str, rule: str,
+              path: FieldPath | None = None) -> None:
         pos = self._pos(node)
         where = format_path(self.path if path is None else path)
         raise SpecError(message, [Diagnostic(self.name, pos.line, pos.col, "error",

@@ -8,22 +8,12 @@ import yaml
 
 from paddlegen import render as render_module
 from paddlegen.cli import cli
-
-SPEC = """\
-apiVersion: paddlegen/v1
-kind: TrainingJob
-metadata:
-  name: {name}
-spec:
-  workload: job
-  image: mypaddle/paddle:quickstart
-  resources: {{limits: {{memory: 1Gi}}}}
-"""
+from tests.helpers import job_spec
 
 
 def write_spec(tmp_path, name="demo", extra=""):
     path = tmp_path / f"{name}.yaml"
-    path.write_text(SPEC.format(name=name) + extra)
+    path.write_text(job_spec(name, "mypaddle/paddle:quickstart", extra))
     return path
 
 
@@ -137,7 +127,7 @@ def test_schema_prints_the_published_schema(runner):
 
 def test_workload_override(runner, tmp_path):
     spec = tmp_path / "s.yaml"
-    spec.write_text(SPEC.format(name="demo").replace("  workload: job\n", ""))
+    spec.write_text(job_spec("demo", "mypaddle/paddle:quickstart").replace("  workload: job\n", ""))
     result = runner.invoke(cli, ["render", str(spec), "--stdout", "--workload", "job"])
     assert result.exit_code == 0, result.output
     assert yaml.safe_load(result.stdout)["kind"] == "Job"

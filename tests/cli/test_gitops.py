@@ -8,24 +8,14 @@ import sys
 
 from paddlegen.cli import cli
 from tests.conftest import ROOT
-
-SPEC = """\
-apiVersion: paddlegen/v1
-kind: TrainingJob
-metadata:
-  name: {name}
-spec:
-  workload: job
-  image: img:{tag}
-  resources: {{limits: {{memory: 1Gi}}}}
-"""
+from tests.helpers import job_spec
 
 
 def repo(tmp_path, **jobs: str):
     jobs_dir = tmp_path / "jobs"
     jobs_dir.mkdir(exist_ok=True)
     for name, tag in jobs.items():
-        (jobs_dir / f"{name}.yaml").write_text(SPEC.format(name=name, tag=tag))
+        (jobs_dir / f"{name}.yaml").write_text(job_spec(name, f"img:{tag}"))
     return str(jobs_dir), str(tmp_path / "deploy")
 
 

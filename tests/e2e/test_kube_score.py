@@ -63,7 +63,8 @@ def test_examples_are_clean_for_kube_score(tmp_path):
     for rendered in api.render_specs(example_specs()):
         for manifests in (rendered.manifests, *rendered.environments.values()):
             for m in manifests:
-                docs.extend([m.obj] if m.obj["apiVersion"] in ("batch/v1", "v1") else pods_of(m.obj))
+                core = m.obj["apiVersion"] in ("batch/v1", "v1")
+                docs.extend([m.obj] if core else pods_of(m.obj))
     assert any(d["kind"] == "Pod" for d in docs) and any(d["kind"] == "Job" for d in docs)
     stream = tmp_path / "all.yaml"
     stream.write_text(yaml.safe_dump_all(docs))

@@ -50,7 +50,7 @@ def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
     for obj, manifest in zip(
             sorted(yaml.safe_load_all(built.stdout),
                    key=lambda d: (d["kind"], d["metadata"]["name"])),
-            sorted(job.manifests, key=lambda m: (m.kind, m.name))):
+            sorted(job.manifests, key=lambda m: (m.kind, m.name)), strict=True):
         assert obj == manifest.obj  # kustomize adds nothing: namespace and labels already set
 
 
@@ -119,7 +119,8 @@ def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered
     out, _ = rendered_tree
     result = runner.invoke(cli, ["schemas", "export", str(tmp_path / "schemas")])
     assert result.exit_code == 0, result.output
-    crds = tmp_path / "schemas" / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+    crds = (tmp_path / "schemas" / "crds"
+            / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json")
     k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
     manifests = [name for name, _ in api.rendered_tree_files(out)]
     run = subprocess.run([binary, "-strict", "-summary", "-schema-location", str(crds),

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT, require_tool
+from tests.helpers import job_spec
 
 # What `pip install .` of the hook repository needs (pyproject: readme, version, force-include).
 PACKAGE_FILES = ["pyproject.toml", "README.md", ".pre-commit-hooks.yaml",
@@ -30,19 +31,9 @@ PACKAGE_FILES = ["pyproject.toml", "README.md", ".pre-commit-hooks.yaml",
 HOOK_IDS = ["paddlegen-validate", "paddlegen-check", "paddlegen-render"]
 GIT_COMMIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q"]
 
-SPEC = """\
-apiVersion: paddlegen/v1
-kind: TrainingJob
-metadata:
-  name: {name}
-spec:
-  workload: job
-  image: img:1
-  resources: {{limits: {{memory: 1Gi}}}}
-{extra}"""
 OVERLAY = "overlays:\n  prod:\n    spec:\n      image: img:prod\n"
 # `wokrer` is on line 9, at column 3.
-INVALID = SPEC.format(name="bad", extra="  wokrer: {replicas: 2}\n")
+INVALID = job_spec("bad", extra="  wokrer: {replicas: 2}\n")
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -88,8 +79,8 @@ class Hooks:
         """A committed repository with two specs (one with an overlay) and their output."""
         git_init(path, self.env)
         (path / jobs).mkdir()
-        (path / jobs / "a.yaml").write_text(SPEC.format(name="a", extra=""))
-        (path / jobs / "b.yaml").write_text(SPEC.format(name="b", extra=OVERLAY))
+        (path / jobs / "a.yaml").write_text(job_spec("a"))
+        (path / jobs / "b.yaml").write_text(job_spec("b", extra=OVERLAY))
         render = [sys.executable, "-m", "paddlegen", "render", jobs, "-o", deploy]
         run(render, path, self.env).check_returncode()
         (path / ".pre-commit-config.yaml").write_text(config or self.config(HOOK_IDS[:2]))

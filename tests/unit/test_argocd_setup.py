@@ -15,22 +15,13 @@ from paddlegen import argocd_setup as argo
 from paddlegen.cli import cli
 from paddlegen.errors import InputError, OutputError
 from paddlegen.kubeconform import validate_in_process, validate_manifests
+from tests.helpers import job_spec
 
 REPO = "https://git.example.com/ml/jobs.git"
-FLAT = """\
-apiVersion: paddlegen/v1
-kind: TrainingJob
-metadata:
-  name: {name}
-spec:
-  workload: job
-  image: img:1
-  resources: {{limits: {{memory: 1Gi}}}}
-"""
-WITH_OVERLAYS = FLAT + """\
+OVERLAYS = """\
 overlays:
-  dev: {{spec: {{image: "img:2"}}}}
-  prod: {{spec: {{image: "img:3"}}}}
+  dev: {spec: {image: "img:2"}}
+  prod: {spec: {image: "img:3"}}
 """
 
 
@@ -38,8 +29,8 @@ def rendered_tree(runner, tmp_path: Path) -> Path:
     """deploy/ with a flat job `flat` and a job `staged` with overlays dev and prod."""
     jobs = tmp_path / "jobs"
     jobs.mkdir()
-    (jobs / "flat.yaml").write_text(FLAT.format(name="flat"))
-    (jobs / "staged.yaml").write_text(WITH_OVERLAYS.format(name="staged"))
+    (jobs / "flat.yaml").write_text(job_spec("flat"))
+    (jobs / "staged.yaml").write_text(job_spec("staged") + OVERLAYS)
     deploy = tmp_path / "deploy"
     result = runner.invoke(cli, ["render", str(jobs), "-o", str(deploy)])
     assert result.exit_code == 0, result.output
@@ -175,7 +166,7 @@ def test_cmp_discovery_matches_only_folders_with_specs(tmp_path):
         pytest.skip("needs sh and grep")
     command = objects(argo.cmp_plugin())[argo.CMP_FILE]["spec"]["discover"]["find"]["command"]
     (tmp_path / "specs" / "team").mkdir(parents=True)
-    (tmp_path / "specs" / "team" / "a.yaml").write_text(FLAT.format(name="a"))
+    (tmp_path / "specs" / "team" / "a.yaml").write_text(job_spec("a"))
     (tmp_path / "rendered").mkdir()
     (tmp_path / "rendered" / "job.yaml").write_text("apiVersion: batch/v1\nkind: Job\n")
     found = _run(command, tmp_path / "specs")
@@ -189,7 +180,7 @@ def test_cmp_generate_prints_only_manifests_on_stdout(tmp_path):
     if not shutil.which("sh"):
         pytest.skip("needs sh")
     command = objects(argo.cmp_plugin())[argo.CMP_FILE]["spec"]["generate"]["command"]
-    spec = WITH_OVERLAYS.format(name="staged").replace("  resources: {limits: {memory: 1Gi}}\n",
+    spec = (job_spec("staged") + OVERLAYS).replace("  resources: {limits: {memory: 1Gi}}\n",
                                                        "")
     (tmp_path / "staged.yaml").write_text(spec)
     base = _run(command, tmp_path)

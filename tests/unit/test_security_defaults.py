@@ -60,8 +60,9 @@ def test_only_the_distributed_job_mounts_a_token(tmp_path):
 
 
 def test_security_settings_and_opt_out(tmp_path):
-    (pod,) = pods(tmp_path, "spec:\n  workload: job\n  image: img:1\n  security: {runAsNonRoot: true,"
-                  " runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001,"
+    (pod,) = pods(tmp_path, "spec:\n  workload: job\n  image: img:1\n"
+                  "  security: {runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001,"
+                  " fsGroup: 10001,"
                   " readOnlyRootFilesystem: true}\n")
     assert pod["securityContext"] == {"fsGroup": 10001}
     assert pod["containers"][0]["securityContext"] == {
