@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
+from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError, TemplateError
 from paddlegen.kustomize import (
     Drift,
     Plan,
@@ -20,9 +21,10 @@ from paddlegen.kustomize import (
     stream,
     write_job,
 )
-from paddlegen.loader import Document, read_spec
+from paddlegen.loader import Document, parse_spec, read_spec_bytes
 from paddlegen.model import Job, build_job
 from paddlegen.render import Manifest, render_job
+from paddlegen.stamp import Reused
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,32 @@ class Rendered:
     plan: Plan
     warnings: list[Diagnostic]
     environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
+    digest: str = ""  # the input digest its stamp records (see stamp.py); "" writes none
+    reused = None  # always rendered; see Planned
+
+    @property
+    def name(self) -> str:
+        return self.job.name
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A spec's job directory: a plan to write, or (``reused``) already up to date on disk.
+
+    What ``render``, ``check`` and ``diff`` need, and small enough to come back from a worker
+    process; ``Rendered`` keeps the objects and positions that validation maps findings with.
+    """
+
+    file: str
+    name: str
+    plan: Plan
+    warnings: list[Diagnostic]
+    digest: str = ""
+    reused: Reused | None = None
 
 
 def validate_document(doc: Document, workload: str | None = None) -> list[Diagnostic]:
@@ -58,9 +86,10 @@ def validate_document(doc: Document, workload: str | None = None) -> list[Diagno
     return sorted(found)
 
 
-def load_valid(path: str | Path, workload: str | None = None) -> tuple[Document, list[Diagnostic]]:
+def load_valid(path: str | Path, workload: str | None = None,
+               raw: bytes | None = None) -> tuple[Document, list[Diagnostic]]:
     """Load and validate a spec; raise SpecError carrying every error, return the warnings."""
-    doc = read_spec(path)
+    doc = parse_spec(read_spec_bytes(path) if raw is None else raw, str(path))
     found = validate_document(doc, workload)
     errors = [d for d in found if d.is_error]
     if errors:
@@ -101,7 +130,8 @@ def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
 
 def render_document(doc: Document, workload: str | None = None,
                     templates: str | None = None,
-                    warnings: Iterable[Diagnostic] = (), *, argocd: bool = True) -> Rendered:
+                    warnings: Iterable[Diagnostic] = (), *, argocd: bool = True,
+                    digest: str = "") -> Rendered:
     from paddlegen.overlays import base_document, env_document
 
     job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
@@ -110,7 +140,7 @@ def render_document(doc: Document, workload: str | None = None,
                     for env in sorted(doc.data.get("overlays", {}))}
     plan = plan_overlays(job, manifests, environments) if environments \
         else plan_job(job, manifests)
-    return Rendered(doc, job, manifests, plan, list(warnings), environments)
+    return Rendered(doc, job, manifests, plan, list(warnings), environments, digest)
 
 
 def _render_data(data: dict, workload: str | None, templates: str | None,
@@ -124,57 +154,194 @@ def _render_data(data: dict, workload: str | None, templates: str | None,
     return job, manifests
 
 
+@dataclass(frozen=True)
+class _Options:
+    """What a render depends on besides the spec; ``toolchain`` is read once per call."""
+
+    workload: str | None
+    templates: str | None
+    argocd: bool
+    toolchain: str
+
+    @classmethod
+    def of(cls, workload: str | None, templates: str | None, argocd: bool) -> _Options:
+        from paddlegen.stamp import toolchain_digest
+
+        return cls(workload, templates, argocd, toolchain_digest(templates))
+
+    def digest(self, raw: bytes) -> str:
+        from paddlegen.stamp import input_digest
+
+        return input_digest(raw, {"workload": self.workload, "argocd": self.argocd},
+                            self.toolchain)
+
+
 def render_specs(paths: Iterable[str | Path], workload: str | None = None,
                  templates: str | None = None, *, argocd: bool = True) -> list[Rendered]:
     """Render several specs; all are validated before any is rendered, all errors reported."""
-    loaded: list[tuple[Document, list[Diagnostic]]] = []
+    options = _Options.of(workload, templates, argocd)
+    loaded: list[tuple[Document, list[Diagnostic], str]] = []
     errors: list[Diagnostic] = []
     for path in paths:
+        raw = read_spec_bytes(path)
         try:
-            loaded.append(load_valid(path, workload))
+            doc, warns = load_valid(path, workload, raw)
+            loaded.append((doc, warns, options.digest(raw)))
         except SpecError as exc:
             errors.extend(exc.diagnostics)
     if errors:
         raise SpecError("invalid spec", errors)
-    rendered = [render_document(doc, workload, templates, warns, argocd=argocd)
-                for doc, warns in loaded]
+    rendered = [render_document(doc, workload, templates, warns, argocd=argocd, digest=digest)
+                for doc, warns, digest in loaded]
     _refuse_same_name(rendered)
     return rendered
 
 
-def _refuse_same_name(rendered: list[Rendered]) -> None:
+def plan_specs(paths: list[Path], workload: str | None = None, templates: str | None = None,
+               *, argocd: bool = True, reuse: str | Path | None = None,
+               jobs: int = 1) -> list[Planned]:
+    """Like ``render_specs``, for writing and comparing: the job directories' files.
+
+    With ``reuse`` (the output folder), a spec whose job directory there carries a matching
+    stamp and untouched files is not rendered again (its ``Planned.reused`` says what is on
+    disk). The rest are validated and rendered on up to ``jobs`` processes.
+    """
+    from paddlegen.pool import map_ordered
+
+    options = _Options.of(workload, templates, argocd)
+    found = _reusable(paths, Path(reuse), options) if reuse else {}
+    todo = [path for path in paths if path not in found]
+    work = [(path, options) for path in todo]
+    results = dict(zip(todo, map_ordered(_plan_one, work, jobs, warm=lambda: _warm(templates)),
+                       strict=True))
+    errors: list[Diagnostic] = []
+    for result in results.values():
+        if isinstance(result, InputError):
+            raise result  # exit 2, as a missing file is before anything else is reported
+        if isinstance(result, SpecError):
+            errors.extend(result.diagnostics)
+    if errors:
+        raise SpecError("invalid spec", errors)
+    for result in results.values():
+        if isinstance(result, Exception):
+            raise result
+    planned = [found.get(path) or results[path] for path in paths]
+    _refuse_same_name(planned)
+    return planned
+
+
+def _plan_one(work: tuple[Path, _Options]) -> Planned | Exception:
+    """One spec from file to plan; errors are returned (they cross a process boundary)."""
+    path, options = work
+    try:
+        raw = read_spec_bytes(path)
+        doc, warnings = load_valid(path, options.workload, raw)
+        r = render_document(doc, options.workload, options.templates, warnings,
+                            argocd=options.argocd)
+    except (InputError, SpecError, OutputError, TemplateError) as exc:
+        return exc
+    return Planned(r.file, r.name, r.plan, r.warnings, options.digest(raw))
+
+
+def _warm(templates: str | None) -> None:
+    """Load what every spec needs once, before worker processes fork from this one."""
+    from paddlegen.render import warm_templates
+    from paddlegen.schema import warm_validator
+
+    warm_templates(templates)
+    warm_validator()
+
+
+def _reusable(paths: list[Path], out: Path, options: _Options) -> dict[Path, Planned]:
+    """The specs whose job directory in ``out`` is exactly what they render to."""
+    from paddlegen import stamp
+
+    by_digest: dict[str, list[tuple[Path, dict]]] = {}
+    for job_dir in sorted(out.iterdir()) if out.is_dir() else []:
+        body = None if job_dir.name.startswith(".") else stamp.read_stamp(job_dir)
+        if body is not None:
+            by_digest.setdefault(body["input"], []).append((job_dir, body))
+    if not by_digest:
+        return {}
+    digests: dict[Path, str] = {}
+    for path in paths:
+        try:
+            digests[path] = options.digest(read_spec_bytes(path))
+        except InputError:
+            continue  # the full render reports it
+    owners = Counter(digests.values())
+    found: dict[Path, Planned] = {}
+    for path, digest in digests.items():
+        stamped = by_digest.get(digest, [])
+        if owners[digest] != 1 or len(stamped) != 1:
+            continue  # two specs, or two directories, with one input: render to find out why
+        job_dir, body = stamped[0]
+        reused = stamp.verify(job_dir, body, str(path))
+        if reused is not None:
+            found[path] = Planned(str(path), job_dir.name, {}, reused.warnings, digest, reused)
+    return found
+
+
+Output = Rendered | Planned
+
+
+def _refuse_same_name(rendered: Sequence[Output]) -> None:
     seen: dict[str, str] = {}
     for r in rendered:
-        if r.job.name in seen:
-            raise OutputError(f"{r.doc.file} and {seen[r.job.name]} both render job "
-                              f"'{r.job.name}' into the same directory")
-        seen[r.job.name] = r.doc.file
+        if r.name in seen:
+            raise OutputError(f"{r.file} and {seen[r.name]} both render job "
+                              f"'{r.name}' into the same directory")
+        seen[r.name] = r.file
 
 
-def write_rendered(rendered: list[Rendered], out_dir: str | Path,
+def write_rendered(rendered: Sequence[Output], out_dir: str | Path,
                    prune: bool = False) -> list[tuple[str, WriteReport]]:
-    """Write every job; with ``prune``, remove generated jobs that were not rendered."""
+    """Write every job (with its stamp); with ``prune``, remove generated jobs not rendered."""
     from paddlegen.kustomize import output_lock
 
     out = Path(out_dir)
     with output_lock(out):  # a second render into `out` waits; no interleaved swaps
-        reports = [(r.job.name, write_job(out, r.job.name, r.plan)) for r in rendered]
+        reports = [(r.name, _reused_report(r.reused) if r.reused
+                    else _unstamped(write_job(out, r.name, _stamped(r)))) for r in rendered]
         if prune:
-            reports += [(name, remove_job(out, name)) for name in _orphans(rendered, out)]
+            reports += [(name, _unstamped(remove_job(out, name)))
+                        for name in _orphans(rendered, out)]
     return reports
 
 
-def _orphans(rendered: list[Rendered], out: Path) -> list[str]:
+def _stamped(r: Output) -> dict[str, str]:
+    if not r.digest:
+        return r.plan
+    from paddlegen.stamp import STAMP, stamp_text
+
+    return {**r.plan, STAMP: stamp_text(r.digest, r.plan, r.warnings)}
+
+
+def _unstamped(report: WriteReport) -> WriteReport:
+    """The report in the user's terms: manifests and kustomizations, not the cache beside them."""
+    from paddlegen.stamp import STAMP
+
+    for files in (report.written, report.unchanged, report.removed):
+        if STAMP in files:
+            files.remove(STAMP)
+    return report
+
+
+def _reused_report(reused: Reused) -> WriteReport:
+    return WriteReport(unchanged=list(reused.files), kept=list(reused.kept))
+
+
+def _orphans(rendered: Sequence[Output], out: Path) -> list[str]:
     """Generated job directories in ``out`` that no rendered spec owns any more."""
-    names = {r.job.name for r in rendered}
+    names = {r.name for r in rendered}
     return [name for name in generated_jobs(out) if name not in names]
 
 
-def drift(rendered: list[Rendered], out_dir: str | Path,
+def drift(rendered: Sequence[Output], out_dir: str | Path,
           prune: bool = False) -> list[tuple[str, Drift]]:
     """How the output on disk differs from ``rendered`` (nothing is written)."""
     out = Path(out_dir)
-    found = [(r.job.name, drift_of(out, r.job.name, r.plan)) for r in rendered]
+    found = [(r.name, drift_of(out, r.name, r.plan)) for r in rendered if not r.reused]
     if prune:
         found += [(name, drift_of(out, name, {})) for name in _orphans(rendered, out)]
     return [(name, d) for name, d in found if d]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 from paddlegen.render import COMMON_FOLDER, Manifest
 
 WAVE = "argocd.argoproj.io/sync-wave"
@@ -41,8 +39,10 @@ def annotate(manifests: list[Manifest]) -> list[Manifest]:
     """Copies of ``manifests`` carrying the sync-wave and sync-options annotations."""
     out = []
     for manifest in manifests:
-        obj = copy.deepcopy(manifest.obj)
-        annotations = obj["metadata"].setdefault("annotations", {})
+        # Copied along the path written to; the rest is shared with the original, unchanged.
+        metadata = dict(manifest.obj["metadata"])
+        annotations = metadata["annotations"] = dict(metadata.get("annotations") or {})
+        obj = {**manifest.obj, "metadata": metadata}
         annotations[WAVE] = str(_wave(manifest))
         options = _options(manifest)
         if options:

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paddlegen.canonical import dump_yaml
 from paddlegen.errors import InputError, OutputError
 from paddlegen.kustomize import HEADER, KUSTOMIZATION, WriteReport, generated_jobs, is_generated
 from paddlegen.model import MANAGED_BY
-from paddlegen.render import dump_yaml
 from paddlegen.resources import templates_dir
 
 ARGOCD_NAMESPACE = "argocd"

@@ -28,7 +28,7 @@ def modeline(schema: str = SCHEMA_ID) -> str:
 
 def spec_text(data: dict[str, Any], note: str, schema: str = SCHEMA_ID) -> str:
     """A spec as YAML text under the modeline and a one-line note on where it came from."""
-    from paddlegen.render import dump_yaml
+    from paddlegen.canonical import dump_yaml
 
     return modeline(schema) + f"# {note}\n" + dump_yaml(data)
 

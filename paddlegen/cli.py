@@ -84,29 +84,44 @@ def _render_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="A folder of templates that override the built-in ones by name."),
         click.option("--argocd/--no-argocd", default=True, show_default=True,
                      help="Add Argo CD sync-wave and sync-options annotations."),
+        click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
+                     help="Processes to render with (default 0: one per available core)."),
     ]):
         f = option(f)
     return f
 
 
-def _render(specs: Sequence[str], workload: str | None, templates: str | None,
-            argocd: bool, fmt: str) -> tuple[list[Any], bool]:
+def _specs(specs: Sequence[str]) -> tuple[list[Path], bool]:
     from paddlegen import api
 
     paths, whole_set = api.collect_specs(specs)
     if not paths:
         raise click.UsageError("no spec files found in " + " ".join(specs))
-    rendered = api.render_specs(_progress(paths), workload, templates, argocd=argocd)
+    return paths, whole_set
+
+
+def _render(specs: Sequence[str], workload: str | None, templates: str | None,
+            argocd: bool, fmt: str) -> tuple[list[Any], bool]:
+    """Every spec rendered in full, objects and positions kept (--stdout, --validate)."""
+    from paddlegen import api
+
+    paths, whole_set = _specs(specs)
+    rendered = api.render_specs(paths, workload, templates, argocd=argocd)
     _emit([w for r in rendered for w in r.warnings], fmt)
     return rendered, whole_set
 
 
-def _progress(paths: list[Any]) -> Any:
-    """The paths, shown as a progress bar on a terminal when there are many."""
-    if len(paths) < 20 or not sys.stderr.isatty():
-        return paths
-    with click.progressbar(paths, label="rendering", file=sys.stderr) as bar:
-        return list(bar)
+def _plan(specs: Sequence[str], workload: str | None, templates: str | None, argocd: bool,
+          fmt: str, out_dir: str, jobs: int) -> tuple[list[Any], bool]:
+    """Every spec's job directory, reusing those already up to date in ``out_dir``."""
+    from paddlegen import api
+    from paddlegen.pool import default_jobs
+
+    paths, whole_set = _specs(specs)
+    planned = api.plan_specs(paths, workload, templates, argocd=argocd, reuse=out_dir,
+                             jobs=jobs or default_jobs())
+    _emit([w for p in planned for w in p.warnings], fmt)
+    return planned, whole_set
 
 
 def _validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -145,7 +160,7 @@ def _check_manifests(rendered: list[Any], out_dir: str, kubernetes_version: str 
 @_validation_options
 @_format_option
 def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
-           argocd: bool, to_stdout: bool, env: str | None, validate_output: bool,
+           argocd: bool, jobs: int, to_stdout: bool, env: str | None, validate_output: bool,
            kubeconform: str | None,
            kubernetes_version: str | None, fmt: str) -> None:
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
@@ -161,15 +176,18 @@ def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates
     """
     from paddlegen import api
 
-    rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    if env and not to_stdout:
+        raise click.UsageError("--env needs --stdout (written output has every environment)")
+    if to_stdout or validate_output:
+        rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    else:  # unchanged jobs are skipped, the rest rendered on every core
+        rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs)
     if validate_output:
         from paddlegen.errors import ManifestError
 
         found = _check_manifests(rendered, out_dir, kubernetes_version, kubeconform, [])
         if any(d.is_error for d in found):
             raise ManifestError("invalid manifests", found)
-    if env and not to_stdout:
-        raise click.UsageError("--env needs --stdout (written output has every environment)")
     if env and any(env not in r.environments for r in rendered):
         missing = [r.doc.file for r in rendered if env not in r.environments]
         raise click.UsageError(f"no overlay '{env}' in: {', '.join(missing)}")
@@ -193,7 +211,7 @@ def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates
 @click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
 @_format_option
 def check(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
-          argocd: bool, fix: bool, fmt: str) -> None:
+          argocd: bool, jobs: int, fix: bool, fmt: str) -> None:
     """Fail (exit 1) with a diff when the output in OUTPUT is not what SPEC renders to.
 
     \b
@@ -203,7 +221,7 @@ def check(specs: tuple[str, ...], out_dir: str, workload: str | None, templates:
     """
     from paddlegen import api
 
-    rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs)
     drifts = api.drift(rendered, out_dir, prune=whole_set)
     _show_drift(drifts, out_dir)
     if not drifts:
@@ -221,7 +239,7 @@ def check(specs: tuple[str, ...], out_dir: str, workload: str | None, templates:
 @_render_options
 @_format_option
 def diff(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
-         argocd: bool, fmt: str) -> None:
+         argocd: bool, jobs: int, fmt: str) -> None:
     """Print how OUTPUT differs from what SPEC renders to, without failing.
 
     \b
@@ -230,7 +248,7 @@ def diff(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: 
     """
     from paddlegen import api
 
-    rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs)
     _show_drift(api.drift(rendered, out_dir, prune=whole_set), out_dir)
 
 

@@ -43,6 +43,10 @@ class PaddlegenError(Exception):
         self.message = message
         self.diagnostics = list(diagnostics or [])
 
+    def __reduce__(self) -> tuple:
+        # Crosses process boundaries (render -j): keep the diagnostics, not just the message.
+        return type(self), (self.message, self.diagnostics)
+
 
 class SpecError(PaddlegenError):
     """The spec is invalid: carries every finding."""

@@ -11,10 +11,11 @@ from typing import Any
 
 import yaml
 
+from paddlegen.canonical import SafeLoader
 from paddlegen.errors import Diagnostic, InputError, SpecError
 
 # The C parser is several times faster; both report the same marks.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader = SafeLoader
 
 MAX_BYTES = 1024 * 1024  # a spec is a few KB; a megabyte is a mistake or an attack
 # Bounds alias expansion (billion laughs) and huge documents; the fullest example has 63
@@ -67,16 +68,20 @@ def format_path(path: FieldPath) -> str:
 
 def read_spec(path: str | Path) -> Document:
     """Read and parse one spec file; missing or unreadable files raise InputError (exit 2)."""
+    return parse_spec(read_spec_bytes(path), str(path))
+
+
+def read_spec_bytes(path: str | Path) -> bytes:
+    """The bytes of a spec file (at most MAX_BYTES + 1); problems raise InputError (exit 2)."""
     name = str(path)
     try:
-        raw = _read_regular_file(name)
+        return _read_regular_file(name)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{name}: is a directory, not a spec file") from None
     except OSError as exc:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    return parse_spec(raw, name)
 
 
 def _read_regular_file(name: str) -> bytes:

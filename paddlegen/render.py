@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from paddlegen.canonical import dump_yaml, load_all
 from paddlegen.errors import TemplateError
 from paddlegen.model import Job
 from paddlegen.resources import templates_dir
@@ -23,9 +24,6 @@ KIND_ORDER = ("Namespace", "ServiceAccount", "Secret", "ConfigMap", "Role", "Rol
               "PersistentVolume", "PersistentVolumeClaim", "PodGroup", "Job", "PaddleJob")
 EFS_MOUNT_OPTIONS = ["nfsvers=4.1", "rsize=1048576", "wsize=1048576", "hard", "timeo=600",
                      "retrans=2"]  # what AWS recommends for mounting EFS over NFS
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 @dataclass(frozen=True)
 class Manifest:
@@ -65,10 +63,11 @@ def _tojson(value: Any) -> str:
 def environment(extra_dir: str | None = None) -> Any:
     """One sandboxed environment per template search path; templates compile once."""
     from jinja2 import FileSystemLoader, StrictUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from paddlegen.sandbox import BoundedSandboxedEnvironment
 
     search = [extra_dir] if extra_dir else []
-    env = ImmutableSandboxedEnvironment(
+    env = BoundedSandboxedEnvironment(
         loader=FileSystemLoader([*search, str(templates_dir())]),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -88,6 +87,14 @@ def template_names(workload: str, extra_dir: str | None = None) -> list[str]:
         found = {p.name for root in _roots(extra_dir) for p in (root / sub).glob("*.yaml.j2")}
         names.extend(f"{sub}/{name}" for name in sorted(found))
     return names
+
+
+def warm_templates(extra_dir: str | None = None) -> None:
+    """Compile every workload's templates now (before worker processes fork, say)."""
+    env = environment(extra_dir)
+    for workload in WORKLOADS:
+        for name in template_names(workload, extra_dir):
+            env.get_template(name)
 
 
 def _roots(extra_dir: str | None) -> list[Path]:
@@ -136,7 +143,7 @@ def _template_line(name: str) -> str:
 
 def _parse_back(name: str, text: str) -> list[Manifest]:
     try:
-        docs = list(yaml.load_all(text, Loader=_Loader))
+        docs = load_all(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
@@ -150,31 +157,3 @@ def _parse_back(name: str, text: str) -> list[Manifest]:
             raise TemplateError(f"{name}: rendered a document that is not a Kubernetes object")
         out.append(Manifest(doc, name))
     return out
-
-
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Block style, long lines kept whole, multi-line strings as literal blocks."""
-
-
-# PyYAML already quotes what its YAML 1.1 resolver would retype (yes, on, 1.5, ...), but not
-# the single letters that Go's yaml.v2 (kubectl, kustomize) still reads as booleans.
-_GO_BOOLEANS = {"y", "Y", "n", "N"}
-# Nor the numbers only Go reads as numbers (1e3, 1e-05, 0o17): a quantity or env value "1e3"
-# would reach the API server as a float. Matched with underscores removed, as Go does.
-_GO_NUMBER = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
-                        r"|[-+]?0[bBoOxX][0-9a-fA-F]+")
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else ('"' if value in _GO_BOOLEANS else None)
-    if style is None and _GO_NUMBER.fullmatch(value.replace("_", "")):
-        style = "'"  # the quotes PyYAML itself picks for 1.5 or 0x1F, so those stay as they were
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
-def dump_yaml(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=False,
-                     allow_unicode=True, width=1 << 30)

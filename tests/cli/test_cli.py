@@ -28,7 +28,8 @@ def test_render_writes_a_kustomize_directory(runner, tmp_path):
     result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
     assert result.exit_code == 0, result.output
     job_dir = tmp_path / "deploy" / "demo"
-    assert sorted(p.name for p in job_dir.iterdir()) == ["batch_v1_job_demo.yaml",
+    assert sorted(p.name for p in job_dir.iterdir()) == [".paddlegen-stamp",
+                                                         "batch_v1_job_demo.yaml",
                                                          "kustomization.yaml"]
     assert result.stdout == ""
     assert result.stderr.endswith("deploy: 2 written, 0 unchanged, 0 removed\n")

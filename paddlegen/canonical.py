@@ -1,0 +1,192 @@
+"""YAML for generated objects: rendered text read back fast, objects written canonically.
+
+Canonical YAML is block style, long lines kept whole, Go's booleans and numbers quoted.
+PyYAML's representer and constructor cost more than rendering a template does, so the common
+shapes (mappings and sequences of strings, integers, booleans and nulls) skip them: each
+distinct scalar and key is still spelled (or typed) by PyYAML once and remembered, so every
+quoting and typing decision stays PyYAML's. Anything else (a multi-line string, a float, a
+long key, an object met twice, a merge key, a tag) goes through PyYAML whole.
+tests/property/test_canonical.py holds both paths equal to plain PyYAML.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Block style, long lines kept whole, multi-line strings as literal blocks."""
+
+
+# PyYAML already quotes what its YAML 1.1 resolver would retype (yes, on, 1.5, ...), but not
+# the single letters that Go's yaml.v2 (kubectl, kustomize) still reads as booleans.
+_GO_BOOLEANS = {"y", "Y", "n", "N"}
+# Nor the numbers only Go reads as numbers (1e3, 1e-05, 0o17): a quantity or env value "1e3"
+# would reach the API server as a float. Matched with underscores removed, as Go does.
+_GO_NUMBER = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+                        r"|[-+]?0[bBoOxX][0-9a-fA-F]+")
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else ('"' if value in _GO_BOOLEANS else None)
+    if style is None and _GO_NUMBER.fullmatch(value.replace("_", "")):
+        style = "'"  # the quotes PyYAML itself picks for 1.5 or 0x1F, so those stay as they were
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def pyyaml_dump(obj: Any) -> str:
+    """The reference spelling of ``obj``; ``dump_yaml`` gives the same bytes, faster."""
+    return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=False,
+                     allow_unicode=True, width=1 << 30)
+
+
+class _Fallback(Exception):
+    """A shape the fast path does not write; PyYAML writes the whole document."""
+
+
+# YAML's line breaks: a scalar PyYAML writes across lines is indented by where it stands.
+_BREAK = re.compile("[\n\r\x85\u2028\u2029]")
+_CACHE_LIMIT = 200_000  # distinct scalars remembered (a few tens of MB at most)
+_scalars: dict[tuple[type, Any], str] = {}
+_keys: dict[str, str] = {}
+
+
+def _remember(cache: dict, key: Any, text: str) -> str:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = text
+    return text
+
+
+def _scalar(value: Any) -> str:
+    """A scalar as PyYAML writes it as a mapping value (or a sequence item: same rules)."""
+    key = (type(value), value)
+    text = _scalars.get(key)
+    if text is None:
+        if key[0] not in (str, int, bool, type(None)):
+            raise _Fallback  # floats and the like: rare, left to PyYAML
+        text = pyyaml_dump({"k": value})
+        if not text.startswith("k: ") or _BREAK.search(text, 0, len(text) - 1):
+            raise _Fallback  # a literal block: its indentation depends on where it stands
+        text = _remember(_scalars, key, text[3:-1])
+    return text
+
+
+def _key(key: Any) -> str:
+    text = _keys.get(key) if type(key) is str else None
+    if text is None:
+        if type(key) is not str:
+            raise _Fallback
+        text = pyyaml_dump({key: 0})
+        if not text.endswith(": 0\n") or _BREAK.search(text, 0, len(text) - 1):
+            raise _Fallback  # a key PyYAML writes as "? key" (long or multi-line)
+        text = _remember(_keys, key, text[:-4])
+    return text
+
+
+def _leaf(value: Any, seen: set[int]) -> str:
+    if type(value) is dict or type(value) is list:  # only empty ones are leaves
+        _visit(value, seen)
+        return "{}" if type(value) is dict else "[]"
+    return _scalar(value)
+
+
+def _visit(value: dict | list, seen: set[int]) -> None:
+    if id(value) in seen:
+        raise _Fallback  # met twice: PyYAML writes an anchor and an alias
+    seen.add(id(value))
+
+
+def _lines(value: dict | list, indent: int, out: list[str], seen: set[int]) -> None:
+    """Append the block lines of a non-empty mapping or sequence, PyYAML's layout."""
+    _visit(value, seen)
+    pad = " " * indent
+    if type(value) is dict:
+        for k, v in value.items():
+            if (type(v) is dict or type(v) is list) and v:
+                out.append(f"{pad}{_key(k)}:")
+                # PyYAML indents a mapping under its key, but not a sequence.
+                _lines(v, indent + 2 if type(v) is dict else indent, out, seen)
+            else:
+                out.append(f"{pad}{_key(k)}: {_leaf(v, seen)}")
+        return
+    for v in value:
+        if (type(v) is dict or type(v) is list) and v:
+            first = len(out)
+            _lines(v, indent + 2, out, seen)
+            out[first] = f"{pad}- {out[first][indent + 2:]}"  # the first line shares the dash
+        else:
+            out.append(f"{pad}- {_leaf(v, seen)}")
+
+
+def dump_yaml(obj: Any) -> str:
+    """``obj`` as canonical YAML, byte for byte what ``pyyaml_dump`` writes."""
+    if type(obj) is not dict or not obj:
+        return pyyaml_dump(obj)
+    out: list[str] = []
+    try:
+        _lines(obj, 0, out, set())
+    except _Fallback:
+        return pyyaml_dump(obj)
+    out.append("")
+    return "\n".join(out)
+
+
+_TAG = "tag:yaml.org,2002:"
+_resolved: dict[tuple[str, bool], str] = {}
+
+
+class SafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The C parser, with each plain scalar's type looked up once per distinct text."""
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        if kind is not ScalarNode or not implicit or not implicit[0]:
+            return super().resolve(kind, value, implicit)
+        key = (value, bool(implicit[1]))
+        tag = _resolved.get(key)
+        if tag is None:
+            tag = _remember(_resolved, key, super().resolve(kind, value, implicit))
+        return tag
+
+
+def _build(loader: Any, node: Any, memo: dict[int, Any]) -> Any:
+    kind = type(node)
+    if kind is ScalarNode:
+        return node.value if node.tag == _TAG + "str" else loader.construct_object(node, True)
+    if id(node) in memo:  # an alias: the same object, as PyYAML gives
+        return memo[id(node)]
+    if kind is MappingNode and node.tag == _TAG + "map":
+        mapping: dict[Any, Any] = {}
+        memo[id(node)] = mapping
+        for key, value in node.value:
+            if type(key) is not ScalarNode or key.tag == _TAG + "merge":
+                raise _Fallback
+            mapping[_build(loader, key, memo)] = _build(loader, value, memo)
+        return mapping
+    if kind is SequenceNode and node.tag == _TAG + "seq":
+        sequence: list[Any] = []
+        memo[id(node)] = sequence
+        sequence.extend(_build(loader, item, memo) for item in node.value)
+        return sequence
+    raise _Fallback
+
+
+def load_all(text: str) -> list[Any]:
+    """Every document in ``text``, as ``list(yaml.safe_load_all(text))`` gives them."""
+    loader = SafeLoader(text)
+    try:
+        docs = []
+        while loader.check_node():
+            docs.append(_build(loader, loader.get_node(), {}))
+        return docs
+    except _Fallback:
+        return list(yaml.load_all(text, Loader=SafeLoader))
+    finally:
+        loader.dispose()

@@ -1,0 +1,145 @@
+"""The stamp: what a job directory was rendered from, so an unchanged job is not rendered again.
+
+Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) holding
+
+- ``input``: a sha256 over the spec's bytes, the render options and the toolchain (paddlegen's
+  own code, the built-in and ``--templates`` templates, the spec schema, jinja2 and PyYAML);
+- ``files``: the sha256 of every file the render wrote;
+- ``warnings``: the spec's warnings, so a skipped job still reports them.
+
+A later render or check skips a spec only when its input digest equals the stamp's and every
+file on disk still has its recorded digest, with no generated file added: editing the spec, a
+template, paddlegen itself or a rendered file all make the job render again. The stamp is a
+cache, never output: ``check`` does not count a stale stamp as drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from paddlegen import __version__
+from paddlegen.errors import Diagnostic
+from paddlegen.kustomize import HEADER, STAMP
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _tree_files(root: Path) -> Iterable[tuple[str, str]]:
+    """``(relative posix path, full path)`` of every file below ``root``, in sorted order."""
+    prefix = len(str(root)) + 1
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            yield full[prefix:].replace(os.sep, "/"), full
+
+
+@lru_cache(maxsize=1)
+def _libraries() -> str:
+    from importlib.metadata import version
+
+    import yaml
+
+    return (f"paddlegen {__version__} jinja2 {version('jinja2')} pyyaml {yaml.__version__} "
+            f"libyaml {hasattr(yaml, 'CSafeDumper')}\n")
+
+
+def toolchain_digest(templates: str | None = None) -> str:
+    """Everything besides the spec that decides the output bytes.
+
+    Read afresh by every render (a few milliseconds), never cached across them: a template
+    edited while a process lives must not be served from an old digest.
+    """
+    from paddlegen.resources import spec_schema_path, templates_dir
+
+    h = hashlib.sha256()
+    h.update(_libraries().encode())
+    sources = [("code", [(p.name, str(p)) for p in sorted(_PACKAGE.glob("*.py"))]),
+               ("builtin", list(_tree_files(templates_dir()))),
+               ("schema", [("spec", str(spec_schema_path()))])]
+    if templates:
+        sources.append(("user", list(_tree_files(Path(templates)))))
+    for label, files in sources:
+        for rel, full in files:
+            with open(full, "rb") as fh:
+                data = fh.read()
+            h.update(f"{label}/{rel}\0{len(data)}\0".encode())
+            h.update(data)
+    return h.hexdigest()
+
+
+def input_digest(spec: bytes, options: Mapping[str, object], toolchain: str) -> str:
+    """The digest a spec's stamp must carry for its output to be reused."""
+    head = json.dumps({"options": dict(options), "toolchain": toolchain}, sort_keys=True)
+    return _sha256(head.encode() + b"\0" + spec)
+
+
+def stamp_text(digest: str, plan: Mapping[str, str], warnings: Iterable[Diagnostic]) -> str:
+    body = {
+        "input": digest,
+        "files": {rel: _sha256(text.encode("utf-8")) for rel, text in sorted(plan.items())},
+        "warnings": [{k: v for k, v in asdict(d).items() if k != "file"} for d in warnings],
+    }
+    return HEADER + json.dumps(body, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+@dataclass(frozen=True)
+class Reused:
+    """A job directory found to be exactly what its spec renders to."""
+
+    files: list[str]  # the generated files (the stamp aside)
+    kept: list[str]  # files paddlegen did not generate (left alone, as a write would)
+    warnings: list[Diagnostic]
+
+
+def read_stamp(job_dir: Path) -> dict | None:
+    try:
+        if job_dir.is_symlink() or (job_dir / STAMP).is_symlink():
+            return None
+        text = (job_dir / STAMP).read_text(encoding="utf-8")
+        body = json.loads(text[len(HEADER):]) if text.startswith(HEADER) else None
+    except (OSError, ValueError):
+        return None
+    return body if isinstance(body, dict) and isinstance(body.get("input"), str) else None
+
+
+def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
+    """``job_dir`` as its stamp recorded it (no file edited, missing or added), else None."""
+    files = body.get("files")
+    if not isinstance(files, dict):
+        return None
+    seen: list[str] = []
+    kept: list[str] = []
+    try:
+        for rel, full in _tree_files(job_dir):
+            if rel == STAMP:
+                continue
+            if os.path.islink(full):
+                return None  # the full render decides what a symlink means
+            with open(full, "rb") as fh:
+                data = fh.read()
+            if rel in files:
+                if _sha256(data) != files[rel]:
+                    return None  # edited by hand: render again to restore it
+                seen.append(rel)
+            elif data.startswith(HEADER.encode()):
+                return None  # a generated file the render would remove
+            else:
+                kept.append(rel)
+        # A folder symlink inside the job is not walked into: it would show up as missing.
+        if sorted(seen) != sorted(files):
+            return None
+        warnings = [Diagnostic(file=spec_file, **w) for w in body.get("warnings", [])]
+    except (OSError, TypeError):
+        return None
+    return Reused(sorted(seen), kept, warnings)

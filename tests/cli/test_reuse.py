@@ -1,0 +1,198 @@
+"""Skipping unchanged jobs (the stamp) and rendering on several processes (-j).
+
+The stamp may only ever save work: editing the spec, a template, a rendered file, or adding
+or deleting one must each be noticed. Each test below makes one such edit and checks that
+render restores the exact output a fresh render gives and that check flags it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from paddlegen import stamp
+from paddlegen.cli import cli
+from paddlegen.kustomize import HEADER, STAMP
+from paddlegen.resources import templates_dir
+from tests.cli.test_gitops import repo, snapshot
+from tests.helpers import job_spec
+
+
+def _render(runner, jobs, deploy, *args):
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy, *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _fresh(runner, tmp_path, jobs, *args):
+    """The output a render into an empty folder gives: what every reuse must equal."""
+    out = tmp_path / "fresh"
+    shutil.rmtree(out, ignore_errors=True)
+    _render(runner, jobs, str(out), *args)
+    return {k: v[0] for k, v in snapshot(out).items()}
+
+
+def _bytes(path):
+    return {k: v[0] for k, v in snapshot(path).items()}
+
+
+def test_an_unchanged_job_is_skipped_and_keeps_every_byte_and_mtime(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    _render(runner, jobs, deploy)
+    before = snapshot(tmp_path / "deploy")
+    again = _render(runner, jobs, deploy)
+    assert again.stderr.endswith("0 written, 4 unchanged, 0 removed\n")
+    assert snapshot(tmp_path / "deploy") == before
+
+
+def test_the_stamp_records_input_and_file_digests(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    _render(runner, jobs, deploy)
+    text = (tmp_path / "deploy" / "a" / STAMP).read_text()
+    assert text.startswith(HEADER)
+    body = json.loads(text[len(HEADER):])
+    assert sorted(body["files"]) == ["batch_v1_job_a.yaml", "kustomization.yaml"]
+    assert len(body["input"]) == 64
+
+
+def test_an_edited_spec_renders_again(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    _render(runner, jobs, deploy)
+    (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy])
+    assert check.exit_code == 1 and "\n+        image: img:2\n" in check.stdout
+    result = _render(runner, jobs, deploy)
+    assert result.stderr.endswith("1 written, 3 unchanged, 0 removed\n")
+    assert _bytes(tmp_path / "deploy") == _fresh(runner, tmp_path, jobs)
+
+
+@pytest.mark.parametrize("edit", ["change", "delete", "add-generated"])
+def test_an_edited_rendered_file_is_noticed_and_restored(runner, tmp_path, edit):
+    jobs, deploy = repo(tmp_path, a="1")
+    _render(runner, jobs, deploy)
+    job = tmp_path / "deploy" / "a"
+    manifest = job / "batch_v1_job_a.yaml"
+    if edit == "change":
+        manifest.write_text(manifest.read_text().replace("img:1", "img:evil"))
+    elif edit == "delete":
+        manifest.unlink()
+    else:
+        (job / "v1_configmap_x.yaml").write_text(HEADER + "kind: ConfigMap\n")
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy])
+    assert check.exit_code == 1, check.output
+    _render(runner, jobs, deploy)
+    assert _bytes(tmp_path / "deploy") == _fresh(runner, tmp_path, jobs)
+
+
+def test_a_file_paddlegen_did_not_make_does_not_stop_reuse(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    _render(runner, jobs, deploy)
+    (tmp_path / "deploy" / "a" / "NOTES.md").write_text("ours\n")
+    again = _render(runner, jobs, deploy)
+    assert "kept" in again.stderr and "NOTES.md" in again.stderr
+    assert again.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+
+
+def test_an_edited_template_renders_again(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    mine = tmp_path / "templates" / "job"
+    mine.mkdir(parents=True)
+    shutil.copy(templates_dir() / "job" / "job.yaml.j2", mine / "job.yaml.j2")
+    _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
+    template = mine / "job.yaml.j2"
+    template.write_text(template.read_text().replace("  completions: 1\n", ""))
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy,
+                                "--templates", str(tmp_path / "templates")])
+    assert check.exit_code == 1 and "\n-  completions: 1\n" in check.stdout
+    result = _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
+    assert result.stderr.endswith("1 written, 1 unchanged, 0 removed\n")
+
+
+def test_different_options_do_not_reuse(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    _render(runner, jobs, deploy)
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy, "--no-argocd"])
+    assert check.exit_code == 1 and "-    argocd.argoproj.io/sync-wave" in check.stdout
+
+
+def test_the_toolchain_digest_covers_code_templates_and_the_templates_folder(tmp_path):
+    builtin = stamp.toolchain_digest()
+    mine = tmp_path / "templates"
+    (mine / "job").mkdir(parents=True)
+    (mine / "job" / "extra.yaml.j2").write_text("# one\n")
+    with_mine = stamp.toolchain_digest(str(mine))
+    assert with_mine != builtin
+    (mine / "job" / "extra.yaml.j2").write_text("# two\n")
+    assert stamp.toolchain_digest(str(mine)) not in (builtin, with_mine)  # never cached
+
+
+def test_a_stale_stamp_alone_is_not_drift(runner, tmp_path):
+    """After an upgrade every stamp is stale: check still passes when the manifests match."""
+    jobs, deploy = repo(tmp_path, a="1")
+    _render(runner, jobs, deploy)
+    path = tmp_path / "deploy" / "a" / STAMP
+    path.write_text(path.read_text().replace('"input": "', '"input": "stale'))
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy])
+    assert check.exit_code == 0, check.output
+    again = _render(runner, jobs, deploy)  # rewrites the stamp, counts no manifest
+    assert again.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+    assert '"input": "stale' not in path.read_text()
+
+
+def test_a_skipped_job_still_reports_its_warnings(runner, tmp_path):
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "w.yaml").write_text(job_spec("w").replace("  resources: {limits: {memory: 1Gi}}\n",
+                                                       ""))
+    first = _render(runner, str(jobs), str(tmp_path / "deploy"))
+    second = _render(runner, str(jobs), str(tmp_path / "deploy"))
+    assert "[limits-missing]" in first.stderr
+    assert second.stderr.splitlines()[0] == first.stderr.splitlines()[0]
+
+
+def test_two_specs_with_the_same_bytes_are_still_refused(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    _render(runner, jobs, deploy)
+    shutil.copy(tmp_path / "jobs" / "a.yaml", tmp_path / "jobs" / "copy.yaml")
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy])
+    assert result.exit_code == 2 and "both render job 'a'" in result.output
+
+
+def test_a_moved_spec_reuses_its_output(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    _render(runner, jobs, deploy)
+    (tmp_path / "jobs" / "team").mkdir()
+    (tmp_path / "jobs" / "a.yaml").rename(tmp_path / "jobs" / "team" / "a.yaml")
+    again = _render(runner, jobs, deploy)
+    assert again.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+
+
+# ---- -j/--jobs ---------------------------------------------------------------------------
+
+def _many(tmp_path, count=40):
+    jobs, deploy = repo(tmp_path, **{f"job-{i:02d}": str(i) for i in range(count)})
+    return jobs, deploy
+
+
+def test_several_processes_write_the_same_bytes_as_one(runner, tmp_path):
+    jobs, _ = _many(tmp_path)
+    one = tmp_path / "one"
+    two = tmp_path / "two"
+    _render(runner, jobs, str(one), "-j", "1")
+    _render(runner, jobs, str(two), "-j", "2")
+    assert _bytes(one) == _bytes(two) and len(_bytes(one)) == 120
+
+
+def test_errors_from_worker_processes_keep_their_positions(runner, tmp_path):
+    jobs, deploy = _many(tmp_path)
+    (tmp_path / "jobs" / "job-17.yaml").write_text(
+        job_spec("job-17").replace("workload: job", "workload: jb"))
+    (tmp_path / "jobs" / "job-33.yaml").write_text(job_spec("job-33") + "  replicas: -1\n")
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy, "-j", "2"])
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert lines[0].startswith(f"{jobs}/job-17.yaml:6:13: error: $.spec.workload")
+    assert lines[1].startswith(f"{jobs}/job-33.yaml:9:3: error: $.spec.replicas")
+    assert not (tmp_path / "deploy").exists()  # nothing written
