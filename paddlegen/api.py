@@ -370,8 +370,8 @@ def _named_manifests(r: Rendered, out_dir: str | Path) -> list[tuple[str, Manife
 def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
                       kubernetes_version: str | None = None, kubeconform: str | None = None,
                       prefer_binary: bool = True,
-                      extra_files: Iterable[tuple[str, str]] = ()) -> tuple[list[Diagnostic], str]:
-    """Validate every manifest (plus ``extra_files``) in one kubeconform process.
+                      trees: Sequence[Path] = ()) -> tuple[list[Diagnostic], str]:
+    """Validate every manifest (plus rendered ``trees`` on disk) in one kubeconform process.
 
     Findings in rendered manifests carry the spec position their field came from.
     """
@@ -379,8 +379,8 @@ def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
 
     from paddlegen.provenance import field_tokens, spec_origin
 
-    files = [*manifest_files(rendered, out_dir), *extra_files]
-    found, used = validate_files(files, kubernetes_version, kubeconform, prefer_binary)
+    files = manifest_files(rendered, out_dir)
+    found, used = validate_files(files, kubernetes_version, kubeconform, prefer_binary, trees)
     by_file = {name: (r.doc, m.obj) for r in rendered
                for name, m in _named_manifests(r, out_dir)}
     mapped = []
@@ -393,33 +393,32 @@ def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
 
 
 def validate_files(files: list[tuple[str, str]], kubernetes_version: str | None = None,
-                   kubeconform: str | None = None,
-                   prefer_binary: bool = True) -> tuple[list[Diagnostic], str]:
-    """Validate ``(name, yaml text)`` manifests with kubeconform, else in process."""
+                   kubeconform: str | None = None, prefer_binary: bool = True,
+                   trees: Sequence[Path] = ()) -> tuple[list[Diagnostic], str]:
+    """Validate ``(name, yaml text)`` manifests and rendered ``trees``, with kubeconform or
+    else in process."""
     from paddlegen import k8sschemas
     from paddlegen.kubeconform import validate_manifests
 
     return validate_manifests(files, kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION,
-                              kubeconform, prefer_binary)
+                              kubeconform, prefer_binary, trees=trees)
 
 
-def rendered_tree_files(path: str | Path) -> list[tuple[str, str]] | None:
-    """The manifests of a rendered tree (a job directory or a folder of them), else None."""
+def rendered_trees(path: str | Path) -> list[Path] | None:
+    """The job directories of a rendered tree (a job directory or a folder of them), else None."""
     from paddlegen.kustomize import KUSTOMIZATION, is_generated
 
     root = Path(path)
     if not root.is_dir():
         return None
-    jobs = [root] if is_generated(root / KUSTOMIZATION) else [root / n
-                                                               for n in generated_jobs(root)]
-    if not jobs:
-        return None
-    return [(str(f), f.read_text(encoding="utf-8")) for job in jobs
-            for f in sorted(job.rglob("*.yaml")) if _is_manifest_file(f)]
+    if is_generated(root / KUSTOMIZATION) or is_generated(root / "base" / KUSTOMIZATION):
+        return [root]
+    return [root / name for name in generated_jobs(root)] or None
 
 
-def _is_manifest_file(path: Path) -> bool:
-    """Objects, not kustomize plumbing (kustomizations and overlay patches)."""
-    from paddlegen.kustomize import KUSTOMIZATION
+def rendered_tree_files(path: str | Path) -> list[tuple[str, str]] | None:
+    """``(path, text)`` of the manifests of a rendered tree, else None (see rendered_trees)."""
+    from paddlegen.kubeconform import tree_files
 
-    return path.name != KUSTOMIZATION and not path.name.startswith(("patch-", "delete-"))
+    trees = rendered_trees(path)
+    return None if trees is None else tree_files(trees)

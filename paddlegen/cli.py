@@ -137,11 +137,11 @@ def _validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _check_manifests(rendered: list[Any], out_dir: str, kubernetes_version: str | None,
-                     kubeconform: str | None, extra: list[tuple[str, str]]) -> list[Diagnostic]:
+                     kubeconform: str | None, trees: list[Path]) -> list[Diagnostic]:
     from paddlegen import api
 
     found, used = api.validate_rendered(rendered, out_dir, kubernetes_version, kubeconform,
-                                        extra_files=extra)
+                                        trees=trees)
     if used == "in-process":
         click.echo("paddlegen: kubeconform not found; validating in process against the same "
                    "schemas", err=True)
@@ -287,10 +287,10 @@ def validate(specs: tuple[str, ...], manifests: bool, workload: str | None,
     from paddlegen.errors import SpecError
 
     found: list[Diagnostic] = []
-    trees: list[tuple[str, str]] = []
+    trees: list[Path] = []
     spec_inputs = []
     for item in specs:
-        tree = api.rendered_tree_files(item)
+        tree = api.rendered_trees(item)
         if tree is None:
             spec_inputs.append(item)
         else:
@@ -312,8 +312,9 @@ def validate(specs: tuple[str, ...], manifests: bool, workload: str | None,
     if any(d.is_error for d in found):
         raise click.exceptions.Exit(1)
     if fmt == "text":
-        count = len(paths) + len(trees)
-        click.echo(f"{count} file{'s' if count != 1 else ''} valid", err=True)
+        counts = ((len(paths), "spec"), (len(trees), "rendered job"))
+        click.echo(" and ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts
+                                if n) + " valid", err=True)
 
 
 @cli.command()

@@ -52,10 +52,40 @@ def find_kubeconform(explicit: str | os.PathLike[str] | None = None) -> str | No
     return shutil.which("kubeconform")
 
 
+# kustomize plumbing in a rendered tree: not objects. tree_files() leaves out the same files.
+TREE_IGNORE = (r"(^|/)kustomization\.yaml$", r"(^|/)(patch|delete)-[^/]*$")
+_TREE_IGNORE = [re.compile(pattern) for pattern in TREE_IGNORE]
+
+
+def _is_tree_manifest(path: str) -> bool:
+    """What kubeconform reads in a folder (.yaml, .yml, .json), less the TREE_IGNORE files."""
+    return (path.lower().endswith((".yaml", ".yml", ".json"))
+            and not any(p.search(path) for p in _TREE_IGNORE))
+
+
+def _walk(tree: Path) -> Iterator[tuple[str, bool]]:
+    """``(path, is a symlink)`` of every file below ``tree``; folder links are not entered."""
+    for folder, dirs, files in os.walk(tree):
+        dirs.sort()
+        for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            full = os.path.join(folder, name)
+            yield full, os.path.islink(full)
+
+
+def tree_files(trees: Iterable[Path]) -> list[tuple[str, str]]:
+    """``(path, text)`` of the manifests in rendered trees, as kubeconform picks them.
+
+    Symlinks are skipped, never followed: a link could point anywhere (a secret, /dev/zero).
+    """
+    return [(path, Path(path).read_text(encoding="utf-8", errors="replace"))
+            for tree in trees for path, link in _walk(tree)
+            if not link and _is_tree_manifest(path)]
+
+
 def kubeconform_argv(
-    binary: str, k8s_dir: Path, kubernetes_version: str, manifests: Path
+    binary: str, k8s_dir: Path, kubernetes_version: str, *manifests: Path
 ) -> list[str]:
-    """The command line: strict, JSON report, only local schema locations, one manifest folder.
+    """The command line: strict, JSON report, only local schema locations, manifest folders.
 
     The CRD location comes first: kubeconform names Kubernetes schemas by the first label of the
     group only, so Volcano's scheduling.volcano.sh PodGroup would otherwise meet Kubernetes'
@@ -73,7 +103,8 @@ def kubeconform_argv(
         str(crd_schemas_dir() / CRD_FILE_TEMPLATE),
         "-schema-location",
         str(k8s_dir / k8sschemas.KUBECONFORM_FILE_TEMPLATE),
-        str(manifests),
+        *(arg for pattern in TREE_IGNORE for arg in ("-ignore-filename-pattern", pattern)),
+        *map(str, manifests),
     ]
 
 
@@ -173,10 +204,20 @@ def run_kubeconform(
     binary: str,
     kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
     timeout: float = DEFAULT_TIMEOUT,
+    trees: Sequence[Path] = (),
 ) -> list[Diagnostic]:
-    """One kubeconform process for all manifests; a crash, timeout or odd output is a ToolError."""
+    """One kubeconform process for all manifests; a crash, timeout or odd output is a ToolError.
+
+    ``files`` are in memory and get copied to a temporary folder; ``trees`` are rendered
+    folders on disk that kubeconform reads where they are (its findings name their files), but
+    a tree holding a symlink is copied too, without its links, so that none is followed.
+    """
     version = k8sschemas.resolve_version(kubernetes_version)
-    if not files:  # kubeconform would read stdin instead
+    in_place = [tree for tree in trees if not any(link for _, link in _walk(tree))]
+    files = [*files, *tree_files(tree for tree in trees if tree not in in_place)]
+    expect_objects = (any(_has_objects(text) for _, text in files)
+                      or any(_is_tree_manifest(p) for tree in in_place for p, _ in _walk(tree)))
+    if not files and not expect_objects:  # kubeconform would read stdin instead
         return []
     with tempfile.TemporaryDirectory(prefix="paddlegen-kubeconform-") as tmp:
         k8s_dir = k8sschemas.export(Path(tmp) / "k8s", version)
@@ -189,7 +230,8 @@ def run_kubeconform(
             path = inputs / f"{index:05d}.yaml"
             path.write_text(text, encoding="utf-8")
             names[str(path)] = name
-        argv = kubeconform_argv(binary, k8s_dir, version, inputs)
+        folders = [inputs] if files else []
+        argv = kubeconform_argv(binary, k8s_dir, version, *folders, *in_place)
         try:
             proc = subprocess.run(
                 argv, capture_output=True, text=True, timeout=timeout, check=False
@@ -201,7 +243,6 @@ def run_kubeconform(
     if proc.returncode not in (0, 1):
         tail = (proc.stderr or proc.stdout).strip()[-500:]
         raise ToolError(f"kubeconform failed with exit code {proc.returncode}: {tail}")
-    expect_objects = any(_has_objects(text) for _, text in files)
     diagnostics = parse_report(proc.stdout, names, expect_objects)
     if proc.returncode == 1 and not diagnostics:
         raise ToolError("kubeconform reported failure but no finding: the output cannot be trusted")
@@ -328,13 +369,15 @@ def validate_manifests(
     kubeconform: str | os.PathLike[str] | None = None,
     prefer_binary: bool = True,
     timeout: float = DEFAULT_TIMEOUT,
+    trees: Sequence[Path] = (),
 ) -> tuple[list[Diagnostic], str]:
-    """Validate ``(name, yaml text)`` manifests; returns the findings and which path ran.
+    """Validate ``(name, yaml text)`` manifests and rendered ``trees`` on disk; returns the
+    findings and which path ran.
 
     The binary runs when found (and preferred); otherwise the in-process path, whose use the
     caller should mention once.
     """
     binary = find_kubeconform(kubeconform) if prefer_binary else None
     if binary:
-        return run_kubeconform(files, binary, kubernetes_version, timeout), "kubeconform"
-    return validate_in_process(files, kubernetes_version), "in-process"
+        return run_kubeconform(files, binary, kubernetes_version, timeout, trees), "kubeconform"
+    return validate_in_process([*files, *tree_files(trees)], kubernetes_version), "in-process"

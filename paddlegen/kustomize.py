@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import difflib
 import errno
+import functools
 import os
 import re
 import shutil
@@ -15,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from paddlegen.errors import OutputError
 
@@ -184,8 +184,18 @@ def _write_text(path: Path, text: str) -> None:
 
 
 _RENAME_EXCHANGE = 2
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-_renameat2 = getattr(_libc, "renameat2", None)
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """glibc's renameat2, else None. Looked up in the running process (dlopen(NULL)), which
+    has libc loaded already: ctypes.util.find_library would run ldconfig, costing ~15 ms."""
+    import ctypes
+
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    except (OSError, TypeError):  # no dlopen (Windows)
+        return None
 
 
 def _swap(staging: Path, target: Path) -> None:
@@ -193,9 +203,10 @@ def _swap(staging: Path, target: Path) -> None:
     if not target.exists():
         os.rename(staging, target)
         return
-    if _renameat2 is not None:
+    renameat2 = _renameat2()
+    if renameat2 is not None:
         at_fdcwd = -100
-        if _renameat2(at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(target),
+        if renameat2(at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(target),
                       _RENAME_EXCHANGE) == 0:
             return  # one atomic exchange: no moment without a tree
     # Elsewhere two renames; a crash between them leaves the old tree at a hidden sibling.

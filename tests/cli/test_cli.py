@@ -114,7 +114,7 @@ def test_validate_formats(runner, tmp_path):
 def test_validate_ok(runner, tmp_path):
     result = runner.invoke(cli, ["validate", str(write_spec(tmp_path))])
     assert result.exit_code == 0
-    assert result.stderr == "1 file valid\n"
+    assert result.stderr == "1 spec valid\n"
     assert json.loads(runner.invoke(cli, ["validate", "--format", "json",
                                           str(write_spec(tmp_path))]).stdout) == []
 

@@ -110,7 +110,7 @@ def test_validate_on_100_rendered_jobs_runs_one_kubeconform(runner, tmp_path, mo
     result = runner.invoke(cli, ["validate", str(tmp_path / "deploy"), "--kubeconform",
                                  str(wrapper)])
     assert result.exit_code == 0, result.output
-    assert result.stderr == "100 files valid\n"
+    assert result.stderr == "100 rendered jobs valid\n"
     assert counter.read_text().splitlines() == ["run"]
 
 

@@ -1,0 +1,83 @@
+"""`paddlegen validate deploy/`: kubeconform reads rendered trees where they lie (no copies).
+
+Both paths must pick the same files (manifests, not kustomize plumbing), name findings by the
+real file, and never follow a symlink.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from paddlegen import api
+from paddlegen import kubeconform as kc
+from paddlegen.cli import cli
+from tests.conftest import require_tool
+from tests.helpers import job_spec
+
+
+@pytest.fixture()
+def deploy(runner, tmp_path):
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for name in ("a", "b"):
+        (jobs / f"{name}.yaml").write_text(job_spec(name))
+    overlay = job_spec("c") + "overlays:\n  prod:\n    spec:\n      image: img:2\n"
+    (jobs / "c.yaml").write_text(overlay)
+    out = tmp_path / "deploy"
+    assert runner.invoke(cli, ["render", str(jobs), "-o", str(out)]).exit_code == 0
+    return out
+
+
+def _verdicts(out, binary):
+    trees = api.rendered_trees(out)
+    by_binary = kc.run_kubeconform([], binary, trees=trees)
+    in_process = kc.validate_in_process(kc.tree_files(trees))
+    return by_binary, in_process
+
+
+def test_a_finding_names_the_file_on_disk_on_both_paths(deploy):
+    binary = require_tool("kubeconform")
+    manifest = deploy / "a" / "batch_v1_job_a.yaml"
+    manifest.write_text(manifest.read_text().replace("  completions: 1\n",
+                                                     "  completions: 1\n  bogus: 1\n"))
+    by_binary, in_process = _verdicts(deploy, binary)
+    assert [(d.file, d.path) for d in by_binary] == [(str(manifest), "Job/a spec.bogus")]
+    assert [(d.file, d.path) for d in in_process] == [(str(manifest), "Job/a spec.bogus")]
+
+
+def test_both_paths_read_the_same_files(deploy):
+    binary = require_tool("kubeconform")
+    names = [name for name, _ in kc.tree_files(api.rendered_trees(deploy))]
+    # The overlay's kustomization and patches are kustomize plumbing, not objects.
+    assert not [n for n in names if n.endswith("kustomization.yaml") or "/patch-" in n]
+    assert any("/c/base/" in n for n in names)
+    # A foreign .yml with an error is validated by both (kubeconform reads .yml and .json too).
+    (deploy / "b" / "extra.yml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: "
+                                            "{name: x}\ndata: {a: 1}\n")
+    by_binary, in_process = _verdicts(deploy, binary)
+    assert {d.file for d in by_binary} == {d.file for d in in_process} \
+        == {str(deploy / "b" / "extra.yml")}
+
+
+def test_a_symlink_in_a_tree_is_never_followed(deploy, tmp_path):
+    binary = require_tool("kubeconform")
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nbogus: TOPSECRET\n")
+    (deploy / "a" / "leak.yaml").symlink_to(secret)
+    by_binary, in_process = _verdicts(deploy, binary)
+    assert by_binary == in_process == []  # the link's target was not read by either
+    result = api.validate_rendered([], "", trees=api.rendered_trees(deploy))
+    assert result[0] == []
+
+
+def test_validate_deploy_runs_kubeconform_on_the_tree_itself(runner, deploy, tmp_path):
+    binary = require_tool("kubeconform")
+    log = tmp_path / "argv"
+    wrapper = tmp_path / "kubeconform"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{log}"\nexec "{binary}" "$@"\n')
+    wrapper.chmod(0o755)
+    result = runner.invoke(cli, ["validate", str(deploy), "--kubeconform", str(wrapper)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "3 rendered jobs valid\n"
+    argv = log.read_text().splitlines()
+    assert argv[-3:] == [str(deploy / name) for name in ("a", "b", "c")]
