@@ -237,6 +237,3 @@ def dockerfile(spec: str, output: str | None, force: bool) -> None:
     from paddlegen.dockerfile import dockerfile_for_spec
 
     _write_or_print(dockerfile_for_spec(spec), output, force)
-
-
-COMMANDS = (init, explain, import_command, dockerfile)

@@ -46,11 +46,10 @@ def _tree_files(root: Path) -> Iterable[tuple[str, str]]:
 
 @lru_cache(maxsize=1)
 def _libraries() -> str:
-    from importlib.metadata import version
-
+    import jinja2  # loaded by any render anyway; importlib.metadata would cost ~20 ms more
     import yaml
 
-    return (f"paddlegen {__version__} jinja2 {version('jinja2')} pyyaml {yaml.__version__} "
+    return (f"paddlegen {__version__} jinja2 {jinja2.__version__} pyyaml {yaml.__version__} "
             f"libyaml {hasattr(yaml, 'CSafeDumper')}\n")
 
 
