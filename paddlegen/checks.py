@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -85,6 +86,16 @@ def _derived_names(ctx: _Ctx) -> Iterator[Diagnostic]:
             return
 
 
+def _mount_point(path: str) -> str:
+    """The directory a container path names: '/data/', '/data/.' and '//data' are all '/data'.
+
+    Lexical, as the API server cannot know the image's symlinks; Linux reads a leading '//' as
+    '/', which posixpath.normpath keeps (POSIX leaves it implementation-defined).
+    """
+    path = posixpath.normpath(path)
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
 def _volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
     names: dict[str, int] = {}
     mounts: dict[str, int] = {}
@@ -100,10 +111,13 @@ def _volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
                             "volume-capacity", "for example capacity: 10Gi")
         for key, seen, what in (("name", names, "name"), ("mountPath", mounts, "mountPath")):
             value = volume[key]
-            if value in seen:
+            same = _mount_point(value) if key == "mountPath" else value
+            if same in seen:
+                first = ctx.spec["volumes"][seen[same]][key]
+                also = f" (as '{first}')" if first != value else ""
                 yield ctx.error((*here, key), f"volume {what} '{value}' is already used by "
-                                f"spec.volumes[{seen[value]}]", "volume-unique")
-            seen.setdefault(value, i)
+                                f"spec.volumes[{seen[same]}]{also}", "volume-unique")
+            seen.setdefault(same, i)
     for section in ("distributed", "dataPrep"):
         ref = ctx.spec.get(section, {}).get("volume")
         if ref is not None and ref not in names:
@@ -349,8 +363,8 @@ def _data_prep(ctx: _Ctx) -> Iterator[Diagnostic]:
                         "(distributed.volume)", "dataprep-layout", f"use volume '{read}'",
                         severity="warning")
     elif read in mounts and "outDir" in prep:
-        expected = f"{mounts[read].rstrip('/')}/{ctx.data['metadata']['name']}"
-        if prep["outDir"].rstrip("/") != expected:
+        expected = posixpath.join(_mount_point(mounts[read]), ctx.data["metadata"]["name"])
+        if _mount_point(prep["outDir"]) != expected:
             yield ctx.error(("spec", "dataPrep", "outDir"), f"the trainers read {expected} "
                             "(JOB_PATH/JOB_NAME), not this outDir", "dataprep-layout",
                             "leave outDir out", severity="warning")

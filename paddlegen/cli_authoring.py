@@ -202,8 +202,10 @@ def import_command(files: tuple[str, ...], output: str | None, force: bool) -> N
 
     imported = import_manifests([(name, _read(name)) for name in files], output or "<stdout>")
     _write_or_print(imported.text, output, force)
-    for line in imported.unmapped:
-        click.echo(f"paddlegen: {line}", err=True)
+    from paddlegen.report import printable
+
+    for line in imported.unmapped:  # names from the manifests: shown escaped (see printable)
+        click.echo(printable(f"paddlegen: {line}"), err=True)
     _emit_diagnostics(imported.diagnostics)
     if any(d.is_error for d in imported.diagnostics):
         raise click.exceptions.Exit(1)

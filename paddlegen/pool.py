@@ -39,6 +39,25 @@ def map_ordered(fn: Callable[[T], R], items: Sequence[T], jobs: int,
 
     # Several chunks per worker: one slow chunk at the end does not leave a core idle long.
     chunk = max(1, len(items) // (workers * 8))
-    with ProcessPoolExecutor(max_workers=workers,
-                             mp_context=multiprocessing.get_context("fork")) as executor:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_die_with, initargs=(os.getpid(),)) as executor:
         return list(executor.map(fn, items, chunksize=chunk))
+
+
+def _die_with(parent: int) -> None:
+    """Make this worker end when ``parent`` does, however it ends.
+
+    A SIGKILLed render (a CI timeout, the OOM killer) cannot stop its workers, and they would
+    wait for work for ever, holding its stdout and stderr open. Linux can send the worker a
+    signal when its parent dies; elsewhere a dead parent shows as a broken pipe sooner or later.
+    """
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError, TypeError):  # not Linux
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)

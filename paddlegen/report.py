@@ -3,10 +3,41 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 from paddlegen.errors import Diagnostic
+
+# Characters a terminal or a CI log viewer acts on instead of showing, so that a spec value
+# reaching a diagnostic could recolour, retitle or rewrite the log, or forge a line: C0 controls
+# (ESC starts escape sequences, CR returns to the line start, LF and VT start new lines), DEL,
+# C1 controls (CSI and NEL among them), the Unicode line and paragraph separators, the
+# bidirectional marks, embeddings, overrides and isolates that reorder what is shown ("Trojan
+# Source"), and lone surrogates (undecodable bytes in file names, which would make printing
+# fail). Any other text, Chinese or accented letters included, is kept as it is.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
+                          "\u2066-\u2069\ud800-\udfff]")
+_SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _SHORT.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def printable(value: str) -> str:
+    """``value`` with every character of _UNPRINTABLE shown as a visible escape.
+
+    The escapes are Python's (``\\x1b``, ``\\r``, ``\\u202e``): the same spelling ``repr()`` gives
+    the quoted values inside messages, so one value reads the same wherever it appears, and
+    each escape is plain ASCII that no terminal interprets. Backslashes are left alone (a
+    message's repr() output is already escaped once), so a literal ``\\x1b`` typed in a spec looks
+    like an escaped ESC: ambiguous to read, but harmless. Use it for any text from a spec, a
+    file name or a tool that is printed to a terminal.
+    """
+    return _UNPRINTABLE.sub(_escaped, value)
 
 
 def _location(d: Diagnostic) -> str:
@@ -30,17 +61,25 @@ def _summary(diagnostics: Sequence[Diagnostic]) -> list[str]:
 
 
 def text(diagnostics: Sequence[Diagnostic]) -> str:
+    # Escaped line by line: the separators are ours, so a whole line holds only field text.
     lines = [_text_line(d) for d in diagnostics] + _summary(diagnostics)
-    return "".join(line + "\n" for line in lines)
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 def as_json(diagnostics: Sequence[Diagnostic]) -> str:
     fields = ("file", "line", "col", "severity", "path", "message", "rule", "hint", "origin")
-    return json.dumps([{f: getattr(d, f) for f in fields} for d in diagnostics], indent=2) + "\n"
+    # ensure_ascii escapes C0 controls and all non-ASCII (C1, separators, bidi) as \uXXXX; DEL
+    # is ASCII and the only control it leaves raw, and may only occur inside a JSON string.
+    found = [{f: getattr(d, f) for f in fields} for d in diagnostics]
+    return json.dumps(found, indent=2, ensure_ascii=True).replace("\x7f", "\\u007f") + "\n"
 
 
 def _escape(value: str, *, prop: bool = False) -> str:
-    # GitHub workflow-command escaping; properties also escape ':' and ','.
+    # Controls first (printable), then GitHub workflow-command escaping; properties also escape
+    # ':' and ','. printable() leaves no CR or LF, so a value cannot end the command and start
+    # another; the %0D/%0A escapes stay as a second guard. '%' is escaped so that a literal
+    # "%0A" in a value is not decoded into a line break.
+    value = printable(value)
     value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return value.replace(":", "%3A").replace(",", "%2C") if prop else value
 

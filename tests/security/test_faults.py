@@ -31,8 +31,10 @@ JOBS = 50
 
 
 def _paddlegen(*args: str) -> subprocess.Popen[str]:
+    # A session of its own, so that a kill can take its worker processes (-j) along with it.
     return subprocess.Popen([sys.executable, "-m", "paddlegen", *args], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
 
 
 def _job_trees(out: Path) -> dict[str, dict[str, bytes]]:
@@ -68,39 +70,94 @@ def _assert_each_job_is_old_or_new(out: Path, trees) -> dict[str, str]:
     return which
 
 
-def _kill_while_writing(proc: subprocess.Popen[str], out: Path, rng: random.Random) -> str:
-    """SIGKILL ``proc`` at a random moment: anywhere, or just after its first swap began."""
-    if rng.random() < 0.3:
-        time.sleep(rng.uniform(0.0, 1.2))
-    else:  # aim at the write phase: wait for a staging directory to appear
-        deadline = time.monotonic() + 30
-        while proc.poll() is None and time.monotonic() < deadline:
-            if any(name.startswith(".job-") for name in os.listdir(out)):
-                break
-            time.sleep(0.0005)
-        time.sleep(rng.uniform(0.0, 0.12))
+def _swapped(out: Path, before: dict[str, int]) -> int:
+    """How many job directories are no longer the ones in ``before`` (a swap gives a new inode).
+
+    The inode of a replaced directory cannot come back: the new tree is built while the old one
+    still exists. A job missing for a moment (the two-rename fallback) counts as not swapped.
+    """
+    count = 0
+    for job, inode in before.items():
+        with contextlib.suppress(FileNotFoundError):
+            count += os.stat(out / job).st_ino != inode
+    return count
+
+
+def _kill_at(args: list[str], out: Path, swaps: int | None, when: float) -> str:
+    """Run paddlegen ``args`` and SIGKILL it at a chosen point; "killed", or "finished".
+
+    ``swaps`` None: ``when`` seconds after the start, or as soon as a staging directory appears
+    if that is sooner (start-up, rendering, the first fill). Otherwise once ``swaps`` job
+    directories were swapped (0: once a staging directory appears), plus ``when`` (in [0, 1))
+    times the mean time a swap took so far, to land anywhere in the next job's write. The
+    write phase is found by watching the output, not by timing a render beforehand, so a kill
+    lands mid-write however fast or slow the render and however loaded the machine.
+    """
+    before = {job: os.stat(out / job).st_ino for job in sorted(_job_trees(out))}
+    hidden = {name for name in os.listdir(out) if name.startswith(".")}
+    proc = _paddlegen(*args)
+    stop = time.monotonic() + (when if swaps is None else 60)
+    staged = 0.0
+    while proc.poll() is None and time.monotonic() < stop:
+        if not staged and {n for n in os.listdir(out) if n.startswith(".")} - hidden:
+            staged = time.monotonic()  # the write phase began: a staging directory
+        if staged and (swaps is None or _swapped(out, before) >= swaps):
+            if swaps:
+                time.sleep(when * (time.monotonic() - staged) / swaps)
+            break
+        time.sleep(0.0002)
     outcome = "finished" if proc.poll() is not None else "killed"
     if outcome == "killed":
-        proc.send_signal(signal.SIGKILL)
+        # The whole process group, as a CI timeout or the OOM killer's cgroup kill would: an
+        # orphaned pool worker would keep the pipes open and communicate() would wait for ever.
+        os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     return outcome
 
 
 def test_a_render_killed_at_any_moment_leaves_old_or_new_trees(versions, tmp_path):
+    """Kills spread over the whole run: start-up and rendering (every third), or anywhere in
+    the write of job k+1 after k of the n job swaps the render has to do (k from 0 to n-2,
+    stratified so that together they cover the write phase). Each must leave every job
+    exactly old or new.
+
+    Whether a kill lands before the process exits still depends on scheduling, so rather than
+    expect a share of kills to land, the loop goes on (up to 4 x KILLS runs) until at least
+    KILLS // 2 kills hit a running render and one of them fell between two swaps (jobs of both
+    versions on disk: the write phase was hit). Only a render that never has a moment between
+    two swaps fails that; on an idle machine the first KILLS runs are enough.
+    """
     folders, trees = versions
     out = tmp_path / "deploy"
     render_good_tree(out, folders["a"])
     rng = random.Random(int(os.environ.get("PADDLEGEN_KILL_SEED", "6")))
-    outcomes = []
+    # The first KILLS runs: every third a kill by time, the others at progress points in [0, 1),
+    # the k-th of n in [k/n, (k+1)/n). Runs after those (if needed) pick a point at random.
+    timed = set(range(2, KILLS, 3))
+    points = [(k + rng.random()) / (KILLS - len(timed)) for k in range(KILLS - len(timed))]
+    rng.shuffle(points)
+    which = dict.fromkeys(trees["a"], "a")
+    outcomes: list[str] = []
     mixed = 0
-    for i in range(KILLS):
+
+    def enough() -> bool:
+        return len(outcomes) >= KILLS and outcomes.count("killed") >= KILLS // 2 and mixed > 0
+
+    while not enough() and len(outcomes) < 4 * KILLS:
+        i = len(outcomes)
         target = "b" if i % 2 == 0 else "a"
-        proc = _paddlegen("render", str(folders[target]), "-o", str(out))
-        outcomes.append(_kill_while_writing(proc, out, rng))
-        which = _assert_each_job_is_old_or_new(out, trees)
-        mixed += len(set(which.values())) == 2  # killed between two jobs: both trees occur
+        todo = sum(version != target for version in which.values())  # the swaps it will do
+        args = ["render", str(folders[target]), "-o", str(out)]
+        if i in timed:
+            outcomes.append(_kill_at(args, out, None, rng.uniform(0.0, 1.0)))
+        else:
+            point = points.pop() if points else rng.random()
+            outcomes.append(_kill_at(args, out, int(point * max(todo - 1, 0)), rng.random()))
+        previous, which = which, _assert_each_job_is_old_or_new(out, trees)
+        # Killed between two swaps: this render changed some jobs, and both trees occur.
+        mixed += which != previous and len(set(which.values())) == 2
     assert outcomes.count("killed") >= KILLS // 2, outcomes
-    assert mixed, "no kill landed in the write phase; the test proves nothing"
+    assert mixed, f"no kill landed between two swaps in {len(outcomes)} runs: proves nothing"
     # The next render is not disturbed by what the killed ones left, and cleans it up.
     proc = _paddlegen("render", str(folders["b"]), "-o", str(out))
     _, stderr = proc.communicate(timeout=60)
@@ -238,13 +295,13 @@ def test_write_failures_anywhere_are_exit_2_and_keep_the_old_tree(runner, tmp_pa
     def fail(*_args, **_kwargs):
         raise OSError(code, os.strerror(code))
 
+    import paddlegen.kustomize as kustomize
+
     if where == "mkdtemp":
         monkeypatch.setattr(tempfile, "mkdtemp", fail)
     elif where == "write":
-        monkeypatch.setattr(Path, "write_text", fail)
+        monkeypatch.setattr(kustomize, "_write_text", fail)
     else:
-        import paddlegen.kustomize as kustomize
-
         monkeypatch.setattr(kustomize, "_swap", fail)
     result = runner.invoke(cli, ["render", str(spec), "-o", str(out)])
     assert result.exit_code == 2, result.output

@@ -1,8 +1,8 @@
 """User templates (--templates DIR) and built-in ones run sandboxed with StrictUndefined.
 
 A template that reaches for internals, files or undefined values fails with exit 2 and a
-message naming the template and line. Out of scope, by decision: the sandbox does not bound
-CPU or memory (a template can loop for ever); a template is code the repository chose to run.
+message naming the template and line. Sizes, steps and output are bounded too (sandbox.py,
+tests in test_template_bounds.py); only work that touches no hook, such as comparisons, is not.
 """
 
 from __future__ import annotations

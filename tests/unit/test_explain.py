@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from paddlegen import api
+from paddlegen.canonical import dump_yaml
 from paddlegen.errors import InputError
 from paddlegen.explain import OUTPUTS, explain, field_paths, format_doc, outputs
 from paddlegen.loader import parse_spec
-from paddlegen.canonical import dump_yaml
 
 _VOLUMES = [{"name": "data", "mountPath": "/data", "nfs": {"server": "10.0.0.1", "path": "/nas"},
              "capacity": "10Gi"},
