@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import errno
 import functools
 import os
@@ -231,6 +230,8 @@ class Drift:
 
 def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
     """Compare ``plan`` with ``out_dir/name`` without writing anything."""
+    import difflib
+
     target = out_dir / name
     old = _existing_files(target)
     drift = Drift()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -74,10 +76,43 @@ def environment(extra_dir: str | None = None) -> Any:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,  # YAML, not HTML; quoting is the tojson filter's job
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["tojson"] = _tojson
     env.globals["efs_mount_options"] = EFS_MOUNT_OPTIONS
     return env
+
+
+def _bytecode_cache() -> Any:
+    """Compiled templates kept between runs (as Python keeps .pyc files), else None.
+
+    In ``$PADDLEGEN_CACHE_DIR``, else ``$XDG_CACHE_HOME/paddlegen``, else ``~/.cache/paddlegen``;
+    ``PADDLEGEN_NO_CACHE=1`` turns it off. jinja2 checks each entry against its template's
+    source; the folder is named after paddlegen's code, whose sandbox shapes the compiled code.
+    A folder this user does not own alone is not used: its entries are loaded as code.
+    """
+    if os.environ.get("PADDLEGEN_NO_CACHE"):
+        return None
+    from jinja2 import FileSystemBytecodeCache
+
+    from paddlegen.stamp import code_digest
+
+    class QuietCache(FileSystemBytecodeCache):
+        def dump_bytecode(self, bucket: Any) -> None:
+            with contextlib.suppress(OSError):  # a full or read-only disk only costs speed
+                super().dump_bytecode(bucket)
+
+    base = os.environ.get("PADDLEGEN_CACHE_DIR") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "paddlegen")
+    folder = Path(base, f"templates-{code_digest()[:16]}")
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.stat()
+    except (OSError, RuntimeError):  # RuntimeError: no home directory
+        return None
+    if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o077):
+        return None
+    return QuietCache(str(folder))
 
 
 def template_names(workload: str, extra_dir: str | None = None) -> list[str]:

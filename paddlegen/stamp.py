@@ -53,6 +53,17 @@ def _libraries() -> str:
             f"libyaml {hasattr(yaml, 'CSafeDumper')}\n")
 
 
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """paddlegen's own code and the libraries that shape its output (fixed for a process)."""
+    h = hashlib.sha256(_libraries().encode())
+    for path in sorted(_PACKAGE.glob("*.py")):
+        data = path.read_bytes()
+        h.update(f"{path.name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
 def toolchain_digest(templates: str | None = None) -> str:
     """Everything besides the spec that decides the output bytes.
 
@@ -61,10 +72,8 @@ def toolchain_digest(templates: str | None = None) -> str:
     """
     from paddlegen.resources import spec_schema_path, templates_dir
 
-    h = hashlib.sha256()
-    h.update(_libraries().encode())
-    sources = [("code", [(p.name, str(p)) for p in sorted(_PACKAGE.glob("*.py"))]),
-               ("builtin", list(_tree_files(templates_dir()))),
+    h = hashlib.sha256(code_digest().encode())
+    sources = [("builtin", list(_tree_files(templates_dir()))),
                ("schema", [("spec", str(spec_schema_path()))])]
     if templates:
         sources.append(("user", list(_tree_files(Path(templates)))))

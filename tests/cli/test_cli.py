@@ -23,6 +23,19 @@ def test_version(runner):
     assert result.output.startswith("paddlegen, version ")
 
 
+def test_the_command_answers_version_like_click_without_importing_it(runner):
+    """`paddlegen --version` is answered before the CLI loads (it is asked for often)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.argv = ['paddlegen', '--version']; "
+            "from paddlegen.__main__ import main; main(); "
+            "print(sorted(m for m in ('click', 'yaml', 'jinja2', 'jsonschema') "
+            "if m in sys.modules))")
+    fast = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert fast.stdout == runner.invoke(cli, ["--version"]).output + "[]\n"
+
+
 def test_render_writes_a_kustomize_directory(runner, tmp_path):
     spec = write_spec(tmp_path)
     result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
