@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError, TemplateError
+from paddlegen.errors import (
+    Diagnostic,
+    InputError,
+    OutputError,
+    PaddlegenError,
+    SpecError,
+    TemplateError,
+)
 from paddlegen.kustomize import (
     Drift,
     Plan,
+    Staged,
     WriteReport,
     drift_of,
     generated_jobs,
@@ -63,6 +74,7 @@ class Planned:
     warnings: list[Diagnostic]
     digest: str = ""
     reused: Reused | None = None
+    staged: Staged | None = None  # its new tree, built and waiting to be swapped in
 
 
 def validate_document(doc: Document, workload: str | None = None) -> list[Diagnostic]:
@@ -198,49 +210,104 @@ def render_specs(paths: Iterable[str | Path], workload: str | None = None,
 
 
 def plan_specs(paths: list[Path], workload: str | None = None, templates: str | None = None,
-               *, argocd: bool = True, reuse: str | Path | None = None,
-               jobs: int = 1) -> list[Planned]:
+               *, argocd: bool = True, reuse: str | Path | None = None, jobs: int = 1,
+               stage: bool = False) -> list[Planned]:
     """Like ``render_specs``, for writing and comparing: the job directories' files.
 
     With ``reuse`` (the output folder), a spec whose job directory there carries a matching
     stamp and untouched files is not rendered again (its ``Planned.reused`` says what is on
-    disk). The rest are validated and rendered on up to ``jobs`` processes.
+    disk). The rest are validated and rendered on up to ``jobs`` processes; with ``stage``
+    (under the output lock), each worker also builds its job's new tree beside the old one
+    (``Planned.staged``), so the files are written in parallel with the rendering. On any
+    error every staged tree is discarded before the error is raised.
     """
     from paddlegen.pool import map_ordered
 
     options = _Options.of(workload, templates, argocd)
     found = _reusable(paths, Path(reuse), options) if reuse else {}
     todo = [path for path in paths if path not in found]
-    work = [(path, options) for path in todo]
+    work = [(path, options, Path(reuse) if stage and reuse else None) for path in todo]
     results = dict(zip(todo, map_ordered(_plan_one, work, jobs, warm=lambda: _warm(templates)),
                        strict=True))
-    errors: list[Diagnostic] = []
-    for result in results.values():
+    planned = [found.get(path) or results[path] for path in paths]
+    try:
+        _raise_first(list(results.values()))
+        _refuse_same_name(planned)  # type: ignore[arg-type]
+    except PaddlegenError:
+        discard_staged(planned)
+        raise
+    return planned  # type: ignore[return-value]
+
+
+def _raise_first(results: list[Planned | Exception]) -> None:
+    """The errors in the order a user should see them: a missing file (exit 2) first, then
+    every spec finding together, then the first other error."""
+    for result in results:
         if isinstance(result, InputError):
-            raise result  # exit 2, as a missing file is before anything else is reported
-        if isinstance(result, SpecError):
-            errors.extend(result.diagnostics)
+            raise result
+    errors = [d for r in results if isinstance(r, SpecError) for d in r.diagnostics]
     if errors:
         raise SpecError("invalid spec", errors)
-    for result in results.values():
+    for result in results:
         if isinstance(result, Exception):
             raise result
-    planned = [found.get(path) or results[path] for path in paths]
-    _refuse_same_name(planned)
-    return planned
 
 
-def _plan_one(work: tuple[Path, _Options]) -> Planned | Exception:
-    """One spec from file to plan; errors are returned (they cross a process boundary)."""
-    path, options = work
+def discard_staged(planned: Sequence[Planned | Exception]) -> None:
+    from paddlegen.kustomize import discard
+
+    for p in planned:
+        if isinstance(p, Planned) and p.staged is not None:
+            discard(p.staged)
+
+
+def _plan_one(work: tuple[Path, _Options, Path | None]) -> Planned | Exception:
+    """One spec from file to plan (and staged tree); errors are returned, as they cross a
+    process boundary."""
+    path, options, stage_in = work
     try:
         raw = read_spec_bytes(path)
         doc, warnings = load_valid(path, options.workload, raw)
         r = render_document(doc, options.workload, options.templates, warnings,
                             argocd=options.argocd)
+        planned = Planned(r.file, r.name, r.plan, r.warnings, options.digest(raw))
+        if stage_in is not None:
+            from paddlegen.kustomize import stage_job
+
+            planned = dataclasses.replace(
+                planned, staged=stage_job(stage_in, r.name, _stamped(planned)))
     except (InputError, SpecError, OutputError, TemplateError) as exc:
         return exc
-    return Planned(r.file, r.name, r.plan, r.warnings, options.digest(raw))
+    return planned
+
+
+def render_into(paths: list[Path], out_dir: str | Path, workload: str | None = None,
+                templates: str | None = None, *, argocd: bool = True, jobs: int = 1,
+                prune: bool = False) -> tuple[list[Planned], list[tuple[str, WriteReport]]]:
+    """``paddlegen render``: plan every spec, stage the changed jobs in the worker processes,
+    then swap them in, in order. Any error leaves the output folder as it was (a folder this
+    call had to create is removed again)."""
+    from paddlegen.kustomize import commit, output_lock
+
+    out = Path(out_dir)
+    created = not os.path.lexists(out)
+    try:
+        with output_lock(out):  # held while workers stage: a second render waits
+            planned = plan_specs(paths, workload, templates, argocd=argocd, reuse=out,
+                                 jobs=jobs, stage=True)
+            reports = [(p.name, _reused_report(p.reused) if p.reused
+                        else _unstamped(commit(p.staged) if p.staged
+                                        else write_job(out, p.name, _stamped(p))))
+                       for p in planned]
+            if prune:
+                reports += [(name, _unstamped(remove_job(out, name)))
+                            for name in _orphans(planned, out)]
+    except PaddlegenError:
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only if empty: what the failed render made, and no more
+        raise
+    return planned, reports
 
 
 def _warm(templates: str | None) -> None:
@@ -375,8 +442,6 @@ def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
 
     Findings in rendered manifests carry the spec position their field came from.
     """
-    import dataclasses
-
     from paddlegen.provenance import field_tokens, spec_origin
 
     files = manifest_files(rendered, out_dir)

@@ -93,11 +93,30 @@ class WriteReport:
 
 
 def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
-    """Replace ``out_dir/name`` with ``plan`` in one atomic swap.
+    """Replace ``out_dir/name`` with ``plan`` in one atomic swap (``stage_job`` + ``commit``)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{out_dir / name}: cannot write: {exc.strerror or exc}") from None
+    return commit(stage_job(out_dir, name, plan))
 
-    The new tree is built in a temporary sibling (unchanged files are hard-linked so their
-    mtimes stay), then exchanged with the old one, so an interrupted run leaves the old tree.
-    Files paddlegen did not generate are never overwritten and are carried over untouched.
+
+@dataclass
+class Staged:
+    """A job's new tree, built beside the old one and not yet swapped in."""
+
+    target: Path
+    staging: Path | None  # None: the tree on disk is already the plan
+    report: WriteReport
+
+
+def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
+    """Build the tree ``plan`` describes in a temporary sibling of ``out_dir/name``.
+
+    Unchanged files are hard-linked from the old tree (their mtimes stay); files paddlegen did
+    not generate are never overwritten and are carried over untouched. Nothing visible changes
+    until ``commit``; ``discard`` (or the next render's sweep) removes what ``commit`` never got.
+    Several processes may stage jobs at once (render -j), under the output lock.
     """
     target = out_dir / name
     report = WriteReport()
@@ -117,19 +136,34 @@ def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
     report.removed = sorted(p for p in old if p not in plan and p not in foreign)
     report.kept = foreign
     if not report.written and not report.removed and target.is_dir():
-        return report  # nothing to do: leave the tree (and every mtime) as it is
+        return Staged(target, None, report)  # nothing to do: every mtime stays
+    staging = None
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
-        try:
-            _fill(staging, plan, old, report.unchanged, foreign)
-            _swap(staging, target)
-        finally:
-            if staging.exists():  # the old tree, or a half-filled new one
-                shutil.rmtree(staging, ignore_errors=True)
+        _fill(staging, plan, old, report.unchanged, foreign)
     except OSError as exc:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
-    return report
+    return Staged(target, staging, report)
+
+
+def commit(staged: Staged) -> WriteReport:
+    """Swap a staged tree in; the old one is deleted. An interrupted run leaves the old tree."""
+    if staged.staging is not None:
+        try:
+            _swap(staged.staging, staged.target)
+        except OSError as exc:
+            raise OutputError(f"{staged.target}: cannot write: {exc.strerror or exc}") from None
+        finally:
+            discard(staged)  # after a swap: the old tree
+    return staged.report
+
+
+def discard(staged: Staged) -> None:
+    """Remove a staged tree (or, after ``commit``, the old tree left in its place)."""
+    if staged.staging is not None and staged.staging.exists():
+        shutil.rmtree(staged.staging, ignore_errors=True)
 
 
 def _check_relative(target: Path, rel: str) -> None:

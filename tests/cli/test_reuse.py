@@ -8,6 +8,7 @@ render restores the exact output a fresh render gives and that check flags it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -196,3 +197,17 @@ def test_errors_from_worker_processes_keep_their_positions(runner, tmp_path):
     assert lines[0].startswith(f"{jobs}/job-17.yaml:6:13: error: $.spec.workload")
     assert lines[1].startswith(f"{jobs}/job-33.yaml:9:3: error: $.spec.replicas")
     assert not (tmp_path / "deploy").exists()  # nothing written
+
+
+def test_a_failed_parallel_render_leaves_the_output_as_it_was(runner, tmp_path):
+    """Workers stage their jobs while others still render; one bad spec discards them all."""
+    jobs, deploy = _many(tmp_path)
+    _render(runner, jobs, deploy, "-j", "2")
+    before = snapshot(tmp_path / "deploy")
+    for i in range(0, 40, 2):  # half the jobs change, so half would be staged
+        (tmp_path / "jobs" / f"job-{i:02d}.yaml").write_text(job_spec(f"job-{i:02d}", "img:new"))
+    (tmp_path / "jobs" / "job-39.yaml").write_text(job_spec("job-39") + "  bogus: 1\n")
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy, "-j", "2"])
+    assert result.exit_code == 1, result.output
+    assert snapshot(tmp_path / "deploy") == before  # bytes and mtimes
+    assert not [n for n in os.listdir(deploy) if n.startswith(".")]
