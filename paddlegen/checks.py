@@ -118,6 +118,17 @@ def _volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
                 yield ctx.error((*here, key), f"volume {what} '{value}' is already used by "
                                 f"spec.volumes[{seen[same]}]{also}", "volume-unique")
             seen.setdefault(same, i)
+    if ctx.spec.get("shm"):
+        # spec.shm gives the training pods a Memory emptyDir named 'dshm' at /dev/shm.
+        for i, volume in enumerate(ctx.spec.get("volumes", [])):
+            if volume["name"] == "dshm":
+                yield ctx.error(("spec", "volumes", i, "name"), "volume name 'dshm' is taken by "
+                                "the /dev/shm volume spec.shm adds", "volume-unique",
+                                "rename the volume")
+            if _mount_point(volume["mountPath"]) == "/dev/shm":
+                yield ctx.error(("spec", "volumes", i, "mountPath"), "spec.shm already mounts "
+                                "/dev/shm", "volume-unique",
+                                "set the size with spec.shm, or drop spec.shm to mount your own")
     for section in ("distributed", "dataPrep"):
         ref = ctx.spec.get(section, {}).get("volume")
         if ref is not None and ref not in names:
