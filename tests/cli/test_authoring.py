@@ -27,15 +27,17 @@ def renders(path) -> list[str]:
     return [m.kind for m in api.render_document(doc).manifests]
 
 
-@pytest.mark.parametrize("storage", STORAGE)
-@pytest.mark.parametrize(("workload", "roles"), [
-    ("job", []), ("distributed-job", ["--workers", "3"]),
-    ("paddlejob", ["--ps", "2", "--workers", "2"]),
-    ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2"])])
+_WORKLOADS = [("job", []), ("distributed-job", ["--workers", "3"]),
+              ("paddlejob", ["--ps", "2", "--workers", "2"]),
+              ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2"])]
+
+
+# distributed-job without storage is an error instead (tested below).
+@pytest.mark.parametrize(("workload", "roles", "storage"), [
+    (workload, roles, storage) for workload, roles in _WORKLOADS for storage in STORAGE
+    if not (workload == "distributed-job" and storage == "none")])
 def test_init_without_input_writes_a_spec_that_validates_and_renders(runner, tmp_path, workload,
                                                                      roles, storage):
-    if workload == "distributed-job" and storage == "none":
-        pytest.skip("distributed-job needs a volume (tested below)")
     result, path = init(runner, tmp_path, "--no-input", "--workload", workload,
                         "--image", "registry.example.com/demo:v1", "--gpus", "1",
                         "--volcano", "--storage", storage, *roles)
