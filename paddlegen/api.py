@@ -89,12 +89,13 @@ def validate_document(doc: Document, workload: str | None = None) -> list[Diagno
     if any(d.is_error for d in found):
         return found
     # Each environment is a spec of its own: merged, it must pass everything the base does.
-    from paddlegen.overlays import env_document
+    from paddlegen.overlays import env_document, overlay_path
 
     for env in doc.data.get("overlays", {}):
         merged = env_document(doc, env)
-        found += [d for d in schema_diagnostics(merged) or semantic_diagnostics(merged, workload)
-                  if d not in found]
+        for d in schema_diagnostics(merged) or semantic_diagnostics(merged, workload):
+            if d not in found:  # a base finding shows once, not once per environment
+                found.append(dataclasses.replace(d, path=overlay_path(doc, env, d.path)))
     return sorted(found)
 
 

@@ -3,9 +3,10 @@ kustomize `base/` + `overlays/<env>/` directories whose build equals a direct re
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from paddlegen.loader import Document, FieldPath, Position
+from paddlegen.loader import Document, FieldPath, Position, format_path
 
 DELETE = None  # an overlay value of null removes the key
 
@@ -35,6 +36,17 @@ def env_document(doc: Document, env: str) -> Document:
     data = deep_merge(base_document(doc).data, overlay)
     prefix: FieldPath = ("overlays", env)
     return Document(doc.file, data, _shift(doc.values, prefix), _shift(doc.keys, prefix))
+
+
+def overlay_path(doc: Document, env: str, path: str) -> str:
+    """A finding's ``$.spec.x`` in environment ``env`` as ``$.overlays.<env>.spec.x`` when the
+    overlay sets that field (else the field comes from the base and keeps its base path)."""
+    found = re.findall(r"\.([^.\[\]]+)|\[(\d+)\]", path[1:])
+    tokens: FieldPath = tuple(int(index) if index else key for key, index in found)
+    full: FieldPath = ("overlays", env, *tokens)
+    if format_path(tokens) != path or (full not in doc.values and full not in doc.keys):
+        return path  # not a spec path it can read (a key with dots), or not in the overlay
+    return format_path(full)
 
 
 def _shift(table: dict[FieldPath, Position], prefix: FieldPath) -> dict[FieldPath, Position]:

@@ -37,7 +37,7 @@ def test_an_overlay_error_points_into_the_overlay(tmp_path):
     with pytest.raises(SpecError) as info:
         render(tmp_path, "overlays:\n  prod:\n    spec:\n      worker: {replicas: 0}\n")
     (d,) = info.value.diagnostics
-    assert (d.line, d.col, d.path) == (12, 26, "$.spec.worker.replicas")
+    assert (d.line, d.col, d.path) == (12, 26, "$.overlays.prod.spec.worker.replicas")
 
 
 def test_overlay_semantic_errors_are_reported_too(tmp_path):
