@@ -211,3 +211,48 @@ def test_a_failed_parallel_render_leaves_the_output_as_it_was(runner, tmp_path):
     assert result.exit_code == 1, result.output
     assert snapshot(tmp_path / "deploy") == before  # bytes and mtimes
     assert not [n for n in os.listdir(deploy) if n.startswith(".")]
+
+
+# ---- the compiled-template cache -----------------------------------------------------------
+
+def test_the_template_cache_never_serves_an_edited_template(tmp_path):
+    """Separate processes, as users run it: the second one finds the first one's cache."""
+    import subprocess
+    import sys
+
+    jobs, deploy = repo(tmp_path, a="1")
+    mine = tmp_path / "templates" / "job"
+    mine.mkdir(parents=True)
+    template = mine / "job.yaml.j2"
+    shutil.copy(templates_dir() / "job" / "job.yaml.j2", template)
+    env = {**os.environ, "PADDLEGEN_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PADDLEGEN_NO_CACHE", None)
+
+    def render() -> str:
+        out = tmp_path / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        run = subprocess.run([sys.executable, "-m", "paddlegen", "render", jobs, "-o", str(out),
+                              "--templates", str(tmp_path / "templates")],
+                             capture_output=True, text=True, env=env)
+        assert run.returncode == 0, run.stderr
+        return (out / "a" / "batch_v1_job_a.yaml").read_text()
+
+    first = render()
+    assert list((tmp_path / "cache").glob("templates-*/__jinja2_*.cache"))
+    template.write_text(template.read_text().replace("  completions: 1\n", ""))
+    second = render()
+    assert "completions: 1" in first and "completions" not in second
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
+def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
+    from paddlegen import render
+    from paddlegen.stamp import code_digest
+
+    monkeypatch.setenv("PADDLEGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PADDLEGEN_NO_CACHE", raising=False)
+    assert render._bytecode_cache() is not None
+    (tmp_path / f"templates-{code_digest()[:16]}").chmod(0o777)
+    assert render._bytecode_cache() is None  # its entries would be loaded as code
+    monkeypatch.setenv("PADDLEGEN_NO_CACHE", "1")
+    assert render._bytecode_cache() is None
