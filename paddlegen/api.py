@@ -480,11 +480,3 @@ def rendered_trees(path: str | Path) -> list[Path] | None:
     if is_generated(root / KUSTOMIZATION) or is_generated(root / "base" / KUSTOMIZATION):
         return [root]
     return [root / name for name in generated_jobs(root)] or None
-
-
-def rendered_tree_files(path: str | Path) -> list[tuple[str, str]] | None:
-    """``(path, text)`` of the manifests of a rendered tree, else None (see rendered_trees)."""
-    from paddlegen.kubeconform import tree_files
-
-    trees = rendered_trees(path)
-    return None if trees is None else tree_files(trees)

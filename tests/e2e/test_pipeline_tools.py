@@ -10,6 +10,7 @@ import yaml
 
 from paddlegen import api
 from paddlegen.cli import cli
+from paddlegen.kubeconform import tree_files
 from tests.conftest import example_specs, require_tool
 
 EXAMPLES = example_specs()
@@ -122,7 +123,7 @@ def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered
     crds = (tmp_path / "schemas" / "crds"
             / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json")
     k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
-    manifests = [name for name, _ in api.rendered_tree_files(out)]
+    manifests = [name for name, _ in tree_files(api.rendered_trees(out))]
     run = subprocess.run([binary, "-strict", "-summary", "-schema-location", str(crds),
                           "-schema-location", str(k8s), *manifests], capture_output=True,
                          text=True)
