@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from paddlegen.errors import (
-    Diagnostic,
-    InputError,
-    OutputError,
-    PaddlegenError,
-    SpecError,
-    TemplateError,
-)
+from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
 from paddlegen.kustomize import (
     Drift,
     Plan,
-    Staged,
     WriteReport,
     drift_of,
     generated_jobs,
@@ -35,7 +25,6 @@ from paddlegen.kustomize import (
 from paddlegen.loader import Document, parse_spec, read_spec_bytes
 from paddlegen.model import Job, build_job
 from paddlegen.render import Manifest, render_job
-from paddlegen.stamp import Reused
 
 
 @dataclass(frozen=True)
@@ -49,7 +38,7 @@ class Rendered:
     warnings: list[Diagnostic]
     environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
     digest: str = ""  # the input digest its stamp records (see stamp.py); "" writes none
-    reused = None  # always rendered; see Planned
+    reused = None  # always rendered; see batch.Planned
 
     @property
     def name(self) -> str:
@@ -60,21 +49,10 @@ class Rendered:
         return self.doc.file
 
 
-@dataclass(frozen=True)
-class Planned:
-    """A spec's job directory: a plan to write, or (``reused``) already up to date on disk.
+if TYPE_CHECKING:
+    from paddlegen.batch import Planned
 
-    What ``render``, ``check`` and ``diff`` need, and small enough to come back from a worker
-    process; ``Rendered`` keeps the objects and positions that validation maps findings with.
-    """
-
-    file: str
-    name: str
-    plan: Plan
-    warnings: list[Diagnostic]
-    digest: str = ""
-    reused: Reused | None = None
-    staged: Staged | None = None  # its new tree, built and waiting to be swapped in
+    Output = Rendered | Planned  # what refuse_same_name, write_rendered, drift and orphans take
 
 
 def validate_document(doc: Document, workload: str | None = None) -> list[Diagnostic]:
@@ -167,193 +145,30 @@ def _render_data(data: dict, workload: str | None, templates: str | None,
     return job, manifests
 
 
-@dataclass(frozen=True)
-class _Options:
-    """What a render depends on besides the spec; ``toolchain`` is read once per call."""
-
-    workload: str | None
-    templates: str | None
-    argocd: bool
-    toolchain: str
-
-    @classmethod
-    def of(cls, workload: str | None, templates: str | None, argocd: bool) -> _Options:
-        from paddlegen.stamp import toolchain_digest
-
-        return cls(workload, templates, argocd, toolchain_digest(templates))
-
-    def digest(self, raw: bytes) -> str:
-        from paddlegen.stamp import input_digest
-
-        return input_digest(raw, {"workload": self.workload, "argocd": self.argocd},
-                            self.toolchain)
-
-
 def render_specs(paths: Iterable[str | Path], workload: str | None = None,
                  templates: str | None = None, *, argocd: bool = True) -> list[Rendered]:
     """Render several specs; all are validated before any is rendered, all errors reported."""
-    options = _Options.of(workload, templates, argocd)
+    from paddlegen.stamp import Inputs
+
+    inputs = Inputs.of(workload, templates, argocd)
     loaded: list[tuple[Document, list[Diagnostic], str]] = []
     errors: list[Diagnostic] = []
     for path in paths:
         raw = read_spec_bytes(path)
         try:
             doc, warns = load_valid(path, workload, raw)
-            loaded.append((doc, warns, options.digest(raw)))
+            loaded.append((doc, warns, inputs.digest(raw)))
         except SpecError as exc:
             errors.extend(exc.diagnostics)
     if errors:
         raise SpecError("invalid spec", errors)
     rendered = [render_document(doc, workload, templates, warns, argocd=argocd, digest=digest)
                 for doc, warns, digest in loaded]
-    _refuse_same_name(rendered)
+    refuse_same_name(rendered)
     return rendered
 
 
-def plan_specs(paths: list[Path], workload: str | None = None, templates: str | None = None,
-               *, argocd: bool = True, reuse: str | Path | None = None, jobs: int = 1,
-               stage: bool = False) -> list[Planned]:
-    """Like ``render_specs``, for writing and comparing: the job directories' files.
-
-    With ``reuse`` (the output folder), a spec whose job directory there carries a matching
-    stamp and untouched files is not rendered again (its ``Planned.reused`` says what is on
-    disk). The rest are validated and rendered on up to ``jobs`` processes; with ``stage``
-    (under the output lock), each worker also builds its job's new tree beside the old one
-    (``Planned.staged``), so the files are written in parallel with the rendering. On any
-    error every staged tree is discarded before the error is raised.
-    """
-    from paddlegen.pool import map_ordered
-
-    options = _Options.of(workload, templates, argocd)
-    found = _reusable(paths, Path(reuse), options) if reuse else {}
-    todo = [path for path in paths if path not in found]
-    work = [(path, options, Path(reuse) if stage and reuse else None) for path in todo]
-    results = dict(zip(todo, map_ordered(_plan_one, work, jobs, warm=lambda: _warm(templates)),
-                       strict=True))
-    planned = [found.get(path) or results[path] for path in paths]
-    try:
-        _raise_first(list(results.values()))
-        _refuse_same_name(planned)  # type: ignore[arg-type]
-    except PaddlegenError:
-        discard_staged(planned)
-        raise
-    return planned  # type: ignore[return-value]
-
-
-def _raise_first(results: list[Planned | Exception]) -> None:
-    """The errors in the order a user should see them: a missing file (exit 2) first, then
-    every spec finding together, then the first other error."""
-    for result in results:
-        if isinstance(result, InputError):
-            raise result
-    errors = [d for r in results if isinstance(r, SpecError) for d in r.diagnostics]
-    if errors:
-        raise SpecError("invalid spec", errors)
-    for result in results:
-        if isinstance(result, Exception):
-            raise result
-
-
-def discard_staged(planned: Sequence[Planned | Exception]) -> None:
-    from paddlegen.kustomize import discard
-
-    for p in planned:
-        if isinstance(p, Planned) and p.staged is not None:
-            discard(p.staged)
-
-
-def _plan_one(work: tuple[Path, _Options, Path | None]) -> Planned | Exception:
-    """One spec from file to plan (and staged tree); errors are returned, as they cross a
-    process boundary."""
-    path, options, stage_in = work
-    try:
-        raw = read_spec_bytes(path)
-        doc, warnings = load_valid(path, options.workload, raw)
-        r = render_document(doc, options.workload, options.templates, warnings,
-                            argocd=options.argocd)
-        planned = Planned(r.file, r.name, r.plan, r.warnings, options.digest(raw))
-        if stage_in is not None:
-            from paddlegen.kustomize import stage_job
-
-            planned = dataclasses.replace(
-                planned, staged=stage_job(stage_in, r.name, _stamped(planned)))
-    except (InputError, SpecError, OutputError, TemplateError) as exc:
-        return exc
-    return planned
-
-
-def render_into(paths: list[Path], out_dir: str | Path, workload: str | None = None,
-                templates: str | None = None, *, argocd: bool = True, jobs: int = 1,
-                prune: bool = False) -> tuple[list[Planned], list[tuple[str, WriteReport]]]:
-    """``paddlegen render``: plan every spec, stage the changed jobs in the worker processes,
-    then swap them in, in order. Any error leaves the output folder as it was (a folder this
-    call had to create is removed again)."""
-    from paddlegen.kustomize import commit, output_lock
-
-    out = Path(out_dir)
-    created = not os.path.lexists(out)
-    try:
-        with output_lock(out):  # held while workers stage: a second render waits
-            planned = plan_specs(paths, workload, templates, argocd=argocd, reuse=out,
-                                 jobs=jobs, stage=True)
-            reports = [(p.name, _reused_report(p.reused) if p.reused
-                        else _unstamped(commit(p.staged) if p.staged
-                                        else write_job(out, p.name, _stamped(p))))
-                       for p in planned]
-            if prune:
-                reports += [(name, _unstamped(remove_job(out, name)))
-                            for name in _orphans(planned, out)]
-    except PaddlegenError:
-        if created:
-            with contextlib.suppress(OSError):
-                out.rmdir()  # only if empty: what the failed render made, and no more
-        raise
-    return planned, reports
-
-
-def _warm(templates: str | None) -> None:
-    """Load what every spec needs once, before worker processes fork from this one."""
-    from paddlegen.render import warm_templates
-    from paddlegen.schema import warm_validator
-
-    warm_templates(templates)
-    warm_validator()
-
-
-def _reusable(paths: list[Path], out: Path, options: _Options) -> dict[Path, Planned]:
-    """The specs whose job directory in ``out`` is exactly what they render to."""
-    from paddlegen import stamp
-
-    by_digest: dict[str, list[tuple[Path, dict]]] = {}
-    for job_dir in sorted(out.iterdir()) if out.is_dir() else []:
-        body = None if job_dir.name.startswith(".") else stamp.read_stamp(job_dir)
-        if body is not None:
-            by_digest.setdefault(body["input"], []).append((job_dir, body))
-    if not by_digest:
-        return {}
-    digests: dict[Path, str] = {}
-    for path in paths:
-        try:
-            digests[path] = options.digest(read_spec_bytes(path))
-        except InputError:
-            continue  # the full render reports it
-    owners = Counter(digests.values())
-    found: dict[Path, Planned] = {}
-    for path, digest in digests.items():
-        stamped = by_digest.get(digest, [])
-        if owners[digest] != 1 or len(stamped) != 1:
-            continue  # two specs, or two directories, with one input: render to find out why
-        job_dir, body = stamped[0]
-        reused = stamp.verify(job_dir, body, str(path))
-        if reused is not None:
-            found[path] = Planned(str(path), job_dir.name, {}, reused.warnings, digest, reused)
-    return found
-
-
-Output = Rendered | Planned
-
-
-def _refuse_same_name(rendered: Sequence[Output]) -> None:
+def refuse_same_name(rendered: Sequence[Output]) -> None:
     seen: dict[str, str] = {}
     for r in rendered:
         if r.name in seen:
@@ -366,40 +181,20 @@ def write_rendered(rendered: Sequence[Output], out_dir: str | Path,
                    prune: bool = False) -> list[tuple[str, WriteReport]]:
     """Write every job (with its stamp); with ``prune``, remove generated jobs not rendered."""
     from paddlegen.kustomize import output_lock
+    from paddlegen.stamp import with_stamp, without_stamp
 
     out = Path(out_dir)
     with output_lock(out):  # a second render into `out` waits; no interleaved swaps
-        reports = [(r.name, _reused_report(r.reused) if r.reused
-                    else _unstamped(write_job(out, r.name, _stamped(r)))) for r in rendered]
+        reports = [(r.name, r.reused.report() if r.reused
+                    else without_stamp(write_job(out, r.name, with_stamp(r))))
+                   for r in rendered]
         if prune:
-            reports += [(name, _unstamped(remove_job(out, name)))
-                        for name in _orphans(rendered, out)]
+            reports += [(name, without_stamp(remove_job(out, name)))
+                        for name in orphans(rendered, out)]
     return reports
 
 
-def _stamped(r: Output) -> dict[str, str]:
-    if not r.digest:
-        return r.plan
-    from paddlegen.stamp import STAMP, stamp_text
-
-    return {**r.plan, STAMP: stamp_text(r.digest, r.plan, r.warnings)}
-
-
-def _unstamped(report: WriteReport) -> WriteReport:
-    """The report in the user's terms: manifests and kustomizations, not the cache beside them."""
-    from paddlegen.stamp import STAMP
-
-    for files in (report.written, report.unchanged, report.removed):
-        if STAMP in files:
-            files.remove(STAMP)
-    return report
-
-
-def _reused_report(reused: Reused) -> WriteReport:
-    return WriteReport(unchanged=list(reused.files), kept=list(reused.kept))
-
-
-def _orphans(rendered: Sequence[Output], out: Path) -> list[str]:
+def orphans(rendered: Sequence[Output], out: Path) -> list[str]:
     """Generated job directories in ``out`` that no rendered spec owns any more."""
     names = {r.name for r in rendered}
     return [name for name in generated_jobs(out) if name not in names]
@@ -411,7 +206,7 @@ def drift(rendered: Sequence[Output], out_dir: str | Path,
     out = Path(out_dir)
     found = [(r.name, drift_of(out, r.name, r.plan)) for r in rendered if not r.reused]
     if prune:
-        found += [(name, drift_of(out, name, {})) for name in _orphans(rendered, out)]
+        found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out)]
     return [(name, d) for name, d in found if d]
 
 

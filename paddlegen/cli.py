@@ -144,12 +144,12 @@ def _render(specs: Sequence[str], workload: str | None, templates: str | None,
 def _plan(specs: Sequence[str], workload: str | None, templates: str | None, argocd: bool,
           fmt: str, out_dir: str, jobs: int) -> tuple[list[Any], bool]:
     """Every spec's job directory, reusing those already up to date in ``out_dir``."""
-    from paddlegen import api
+    from paddlegen import batch
     from paddlegen.pool import default_jobs
 
     paths, whole_set = _specs(specs)
-    planned = api.plan_specs(paths, workload, templates, argocd=argocd, reuse=out_dir,
-                             jobs=jobs or default_jobs())
+    planned = batch.plan_specs(paths, workload, templates, argocd=argocd, reuse=out_dir,
+                               jobs=jobs or default_jobs())
     _emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
 
@@ -210,11 +210,12 @@ def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates
         raise click.UsageError("--env needs --stdout (written output has every environment)")
     if not to_stdout and not validate_output:
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
+        from paddlegen import batch
         from paddlegen.pool import default_jobs
 
         paths, whole_set = _specs(specs)
-        planned, reports = api.render_into(paths, out_dir, workload, templates, argocd=argocd,
-                                           jobs=jobs or default_jobs(), prune=whole_set)
+        planned, reports = batch.render_into(paths, out_dir, workload, templates, argocd=argocd,
+                                             jobs=jobs or default_jobs(), prune=whole_set)
         _emit([w for p in planned for w in p.warnings], fmt)
         _summary(len(planned), out_dir, reports)
         return

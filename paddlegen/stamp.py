@@ -22,10 +22,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 from paddlegen import __version__
 from paddlegen.errors import Diagnostic
-from paddlegen.kustomize import HEADER, STAMP
+from paddlegen.kustomize import HEADER, STAMP, WriteReport
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -102,12 +103,55 @@ def stamp_text(digest: str, plan: Mapping[str, str], warnings: Iterable[Diagnost
 
 
 @dataclass(frozen=True)
+class Inputs:
+    """What a render depends on besides the spec; ``toolchain`` is read once per call."""
+
+    workload: str | None
+    templates: str | None
+    argocd: bool
+    toolchain: str
+
+    @classmethod
+    def of(cls, workload: str | None, templates: str | None, argocd: bool) -> Inputs:
+        return cls(workload, templates, argocd, toolchain_digest(templates))
+
+    def digest(self, raw: bytes) -> str:
+        return input_digest(raw, {"workload": self.workload, "argocd": self.argocd},
+                            self.toolchain)
+
+
+class _Output(Protocol):
+    plan: Mapping[str, str]
+    digest: str
+    warnings: list[Diagnostic]
+
+
+def with_stamp(r: _Output) -> dict[str, str]:
+    """A rendered job's files plus its stamp (none for output with no input digest)."""
+    if not r.digest:
+        return dict(r.plan)
+    return {**r.plan, STAMP: stamp_text(r.digest, r.plan, r.warnings)}
+
+
+def without_stamp(report: WriteReport) -> WriteReport:
+    """A write's report in the user's terms: manifests and kustomizations, not the cache."""
+    for files in (report.written, report.unchanged, report.removed):
+        if STAMP in files:
+            files.remove(STAMP)
+    return report
+
+
+@dataclass(frozen=True)
 class Reused:
     """A job directory found to be exactly what its spec renders to."""
 
     files: list[str]  # the generated files (the stamp aside)
     kept: list[str]  # files paddlegen did not generate (left alone, as a write would)
     warnings: list[Diagnostic]
+
+    def report(self) -> WriteReport:
+        """What writing it would have reported: every file unchanged."""
+        return WriteReport(unchanged=list(self.files), kept=list(self.kept))
 
 
 def read_stamp(job_dir: Path) -> dict | None:
