@@ -47,10 +47,17 @@ def _tree_files(root: Path) -> Iterable[tuple[str, str]]:
 
 @lru_cache(maxsize=1)
 def _libraries() -> str:
-    import jinja2  # loaded by any render anyway; importlib.metadata would cost ~20 ms more
-    import yaml
+    """The versions of the libraries that shape the output. jinja2's is read from its
+    ``__init__.py`` rather than imported: a run that skips every job never loads jinja2
+    (~20 ms), and importlib.metadata would cost as much."""
+    import importlib.util
 
-    return (f"paddlegen {__version__} jinja2 {jinja2.__version__} pyyaml {yaml.__version__} "
+    import yaml  # loaded anyway: the spec loader needs it
+
+    spec = importlib.util.find_spec("jinja2")
+    with open(spec.origin if spec and spec.origin else os.devnull, "rb") as fh:
+        jinja2_init = hashlib.sha256(fh.read()).hexdigest()  # holds __version__
+    return (f"paddlegen {__version__} jinja2 {jinja2_init} pyyaml {yaml.__version__} "
             f"libyaml {hasattr(yaml, 'CSafeDumper')}\n")
 
 
