@@ -133,10 +133,7 @@ def render_into(paths: list[Path], out_dir: str | Path, workload: str | None = N
         with output_lock(out):  # held while workers stage: a second render waits
             planned = plan_specs(paths, workload, templates, argocd=argocd, reuse=out,
                                  jobs=jobs, stage=True)
-            reports = [(p.name, p.reused.report() if p.reused
-                        else without_stamp(commit(p.staged) if p.staged
-                                           else write_job(out, p.name, with_stamp(p))))
-                       for p in planned]
+            reports = _commit_all(planned, out)
             if prune:
                 reports += [(name, without_stamp(remove_job(out, name)))
                             for name in orphans(planned, out)]
@@ -146,6 +143,23 @@ def render_into(paths: list[Path], out_dir: str | Path, workload: str | None = N
                 out.rmdir()  # only if empty: what the failed render made, and no more
         raise
     return planned, reports
+
+
+def _commit_all(planned: list[Planned], out: Path) -> list[tuple[str, WriteReport]]:
+    """Swap every staged job in, in order; if one fails, the rest are discarded, not left for
+    the next render's sweep."""
+    reports = []
+    try:
+        for p in planned:
+            if p.reused:
+                reports.append((p.name, p.reused.report()))
+            else:
+                written = commit(p.staged) if p.staged else write_job(out, p.name, with_stamp(p))
+                reports.append((p.name, without_stamp(written)))
+    except PaddlegenError:
+        _discard_staged(planned)  # a committed one has nothing left to discard
+        raise
+    return reports
 
 
 def _warm(templates: str | None) -> None:

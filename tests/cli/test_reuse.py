@@ -256,3 +256,30 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
     assert render._bytecode_cache() is None  # its entries would be loaded as code
     monkeypatch.setenv("PADDLEGEN_NO_CACHE", "1")
     assert render._bytecode_cache() is None
+
+
+def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path, monkeypatch):
+    import errno
+
+    import paddlegen.kustomize as kustomize
+
+    jobs, deploy = repo(tmp_path, a="1", b="1", c="1", d="1")
+    _render(runner, jobs, deploy)
+    for name in "abcd":
+        (tmp_path / "jobs" / f"{name}.yaml").write_text(job_spec(name, "img:2"))
+    calls = []
+    real_swap = kustomize._swap
+
+    def swap(staging, target):
+        calls.append(target.name)
+        if len(calls) == 3:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_swap(staging, target)
+
+    monkeypatch.setattr(kustomize, "_swap", swap)
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy, "-j", "1"])
+    assert result.exit_code == 2 and "c: cannot write: Input/output error" in result.stderr
+    assert not [n for n in os.listdir(deploy) if n.startswith(".")]
+    images = {name: "img:2" in (tmp_path / "deploy" / name / f"batch_v1_job_{name}.yaml")
+              .read_text() for name in "abcd"}
+    assert images == {"a": True, "b": True, "c": False, "d": False}  # each job old or new
