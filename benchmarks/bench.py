@@ -292,7 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     WAIT_IDLE = args.wait_idle
 
     pg = find_paddlegen()
-    env = {k: v for k, v in os.environ.items() if k != "PADDLEGEN_KUBECONFORM"}
+    # Python keeps compiled bytecode (__pycache__) as it does for any installed package; a
+    # PYTHONDONTWRITEBYTECODE=1 in the caller's environment (some sandboxes set it) would make
+    # every cold process recompile paddlegen's sources, ~40 ms no user pays.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PADDLEGEN_KUBECONFORM", "PYTHONDONTWRITEBYTECODE")}
     env_inproc = without_kubeconform(env)
     kustomize = shutil.which("kustomize")
     helm, helm_note = (None, "skipped (--no-peers)") if args.no_peers \
