@@ -68,9 +68,11 @@ def plan_specs(paths: list[Path], workload: str | None = None, templates: str | 
     error every staged tree is discarded before the error is raised.
     """
     options = Inputs.of(workload, templates, argocd)
-    found = _reusable(paths, Path(reuse), options) if reuse else {}
+    raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
+    found = _reusable(paths, Path(reuse), options, raws) if reuse else {}
     todo = [path for path in paths if path not in found]
-    work = [(path, options, Path(reuse) if stage and reuse else None) for path in todo]
+    work = [(path, options, Path(reuse) if stage and reuse else None, raws.get(path))
+            for path in todo]
     results = dict(zip(todo, map_ordered(_plan_one, work, jobs, warm=lambda: _warm(templates)),
                        strict=True))
     planned = [found.get(path) or results[path] for path in paths]
@@ -103,12 +105,12 @@ def _discard_staged(planned: Sequence[Planned | Exception]) -> None:
             discard(p.staged)
 
 
-def _plan_one(work: tuple[Path, Inputs, Path | None]) -> Planned | Exception:
+def _plan_one(work: tuple[Path, Inputs, Path | None, bytes | None]) -> Planned | Exception:
     """One spec from file to plan (and staged tree); errors are returned, as they cross a
     process boundary."""
-    path, options, stage_in = work
+    path, options, stage_in, raw = work
     try:
-        raw = read_spec_bytes(path)
+        raw = read_spec_bytes(path) if raw is None else raw
         doc, warnings = load_valid(path, options.workload, raw)
         r = render_document(doc, options.workload, options.templates, warnings,
                             argocd=options.argocd)
@@ -171,8 +173,10 @@ def _warm(templates: str | None) -> None:
     warm_validator()
 
 
-def _reusable(paths: list[Path], out: Path, options: Inputs) -> dict[Path, Planned]:
-    """The specs whose job directory in ``out`` is exactly what they render to."""
+def _reusable(paths: list[Path], out: Path, options: Inputs,
+              raws: dict[Path, bytes]) -> dict[Path, Planned]:
+    """The specs whose job directory in ``out`` is exactly what they render to (the bytes of
+    the specs it reads go into ``raws``)."""
     by_digest: dict[str, list[tuple[Path, dict]]] = {}
     for job_dir in sorted(out.iterdir()) if out.is_dir() else []:
         body = None if job_dir.name.startswith(".") else stamp.read_stamp(job_dir)
@@ -183,9 +187,10 @@ def _reusable(paths: list[Path], out: Path, options: Inputs) -> dict[Path, Plann
     digests: dict[Path, str] = {}
     for path in paths:
         try:
-            digests[path] = options.digest(read_spec_bytes(path))
+            raws[path] = read_spec_bytes(path)
         except InputError:
             continue  # the full render reports it
+        digests[path] = options.digest(raws[path])
     owners = Counter(digests.values())
     found: dict[Path, Planned] = {}
     for path, digest in digests.items():
