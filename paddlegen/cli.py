@@ -115,10 +115,17 @@ def _render_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--argocd/--no-argocd", default=True, show_default=True,
                      help="Add Argo CD sync-wave and sync-options annotations."),
         click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
+                     callback=lambda _ctx, _param, n: n or _cores(),
                      help="Processes to render with (default 0: one per available core)."),
     ]):
         f = option(f)
     return f
+
+
+def _cores() -> int:
+    from paddlegen.pool import default_jobs
+
+    return default_jobs()
 
 
 def _specs(specs: Sequence[str]) -> tuple[list[Path], bool]:
@@ -145,11 +152,10 @@ def _plan(specs: Sequence[str], workload: str | None, templates: str | None, arg
           fmt: str, out_dir: str, jobs: int) -> tuple[list[Any], bool]:
     """Every spec's job directory, reusing those already up to date in ``out_dir``."""
     from paddlegen import batch
-    from paddlegen.pool import default_jobs
 
     paths, whole_set = _specs(specs)
     planned = batch.plan_specs(paths, workload, templates, argocd=argocd, reuse=out_dir,
-                               jobs=jobs or default_jobs())
+                               jobs=jobs)
     _emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
 
@@ -211,11 +217,10 @@ def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates
     if not to_stdout and not validate_output:
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         from paddlegen import batch
-        from paddlegen.pool import default_jobs
 
         paths, whole_set = _specs(specs)
         planned, reports = batch.render_into(paths, out_dir, workload, templates, argocd=argocd,
-                                             jobs=jobs or default_jobs(), prune=whole_set)
+                                             jobs=jobs, prune=whole_set)
         _emit([w for p in planned for w in p.warnings], fmt)
         _summary(len(planned), out_dir, reports)
         return
