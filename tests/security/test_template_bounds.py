@@ -13,7 +13,7 @@ from jinja2.sandbox import SecurityError
 
 from paddlegen import render, sandbox
 from paddlegen.cli import cli
-from tests.security.test_templates import TEMPLATE
+from tests.security.test_templates import job_template
 from tests.security.trees import GOOD_SPEC
 
 BIG = "{% set s = 'x' * 1000000 %}"  # within the bounds: 1 MB, like a large ConfigMap value
@@ -70,13 +70,11 @@ HOSTILE = {
 
 
 def _run(runner, tmp_path, body: str):
-    folder = tmp_path / "templates" / "job"
-    folder.mkdir(parents=True)
-    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
+    templates = job_template(tmp_path, body)
     out = tmp_path / "deploy"
     started = time.monotonic()
     result = runner.invoke(cli, ["render", str(GOOD_SPEC), "-o", str(out),
-                                 "--templates", str(tmp_path / "templates")])
+                                 "--templates", templates])
     return result, time.monotonic() - started, out
 
 

@@ -19,6 +19,14 @@ from tests.security.trees import GOOD_SPEC
 
 TEMPLATE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  a: {body}\n"
 
+
+def job_template(tmp_path, body: str) -> str:
+    """A --templates folder whose `job` template is TEMPLATE around ``body``; its path."""
+    folder = tmp_path / "templates" / "job"
+    folder.mkdir(parents=True)
+    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
+    return str(tmp_path / "templates")
+
 HOSTILE = {
     "mro-of-job": ("{{ job.__class__.__mro__ }}", "access to attribute '__class__'"),
     "class-of-str": ("{{ ''.__class__ }}", "access to attribute '__class__'"),
@@ -41,13 +49,11 @@ HOSTILE = {
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_user_template_fails_with_template_and_line(runner, tmp_path, case):
     body, expected = HOSTILE[case]
-    folder = tmp_path / "templates" / "job"
-    folder.mkdir(parents=True)
-    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
+    templates = job_template(tmp_path, body)
     (tmp_path / "secrets.j2").write_text("{% set token = 'hunter2' %}")
     out = tmp_path / "deploy"
     result = runner.invoke(cli, ["render", str(GOOD_SPEC), "-o", str(out),
-                                 "--templates", str(tmp_path / "templates")])
+                                 "--templates", templates])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.stderr
     last = result.stderr.splitlines()[-1]
@@ -72,11 +78,8 @@ def test_an_error_in_an_included_partial_names_the_partial(runner, tmp_path):
 
 
 def test_a_template_syntax_error_names_template_and_line(runner, tmp_path):
-    folder = tmp_path / "templates" / "job"
-    folder.mkdir(parents=True)
-    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body="{% if %}"))
     result = runner.invoke(cli, ["render", str(GOOD_SPEC), "--stdout", "--templates",
-                                 str(tmp_path / "templates")])
+                                 job_template(tmp_path, "{% if %}")])
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines()[-1].startswith(
         "paddlegen: error: job/job.yaml.j2:6: template syntax:")
@@ -84,15 +87,11 @@ def test_a_template_syntax_error_names_template_and_line(runner, tmp_path):
 
 def test_a_user_template_cannot_inject_yaml_through_spec_values(runner, tmp_path):
     """Values reach templates as data: a name cannot smuggle keys (tojson quotes it)."""
-    folder = tmp_path / "templates" / "job"
-    folder.mkdir(parents=True)
-    body = "{{ job.roles.worker.image | tojson }}"
-    (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
+    templates = job_template(tmp_path, "{{ job.roles.worker.image | tojson }}")
     spec = tmp_path / "spec.yaml"
     spec.write_text(GOOD_SPEC.read_text().replace(
         "image: mypaddle/paddle:quickstart", 'image: "x:1\\n  evil: true"'))
-    result = runner.invoke(cli, ["render", str(spec), "--stdout", "--templates",
-                                 str(tmp_path / "templates")])
+    result = runner.invoke(cli, ["render", str(spec), "--stdout", "--templates", templates])
     assert result.exit_code == 0, result.output
     assert "\nevil:" not in result.stdout and "\n  evil: true" not in result.stdout
     assert "a: |-\n    x:1\n      evil: true\n" in result.stdout  # one string, kept whole
