@@ -75,8 +75,14 @@ class Failed(Exception):
     pass
 
 
-def run_once(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
-             ok: tuple[int, ...] = (0,), log: Path) -> tuple[float, float, float]:
+def run_once(
+    argv: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    ok: tuple[int, ...] = (0,),
+    log: Path,
+) -> tuple[float, float, float]:
     """Wall time, peak RSS (MB) and CPU time of one cold process (``os.wait4`` gives this
     child's rusage, which includes the children it waited for, such as kubeconform)."""
     with open(log, "wb") as out:
@@ -93,11 +99,13 @@ def run_once(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | 
 
 def busy_share(seconds: float = 0.5) -> float:
     """Share of all CPUs busy during ``seconds`` (this process sleeps meanwhile)."""
+
     def sample() -> tuple[int, int]:
         with open("/proc/stat") as fh:
             values = [int(v) for v in fh.readline().split()[1:]]
         idle = values[3] + values[4]  # idle + iowait
         return sum(values) - idle, sum(values)
+
     try:
         b0, t0 = sample()
         time.sleep(seconds)
@@ -140,10 +148,13 @@ def measure(row: Row, argv_for, *, setup=None, log: Path, **kw) -> Row:
         row.times.append(total)
         row.rss_mb.append(peak)
         row.cpu.append(cpu)
-    print(f"  {row.label:<58} {fmt_s(row.median):>9}  ({fmt_s(min(row.times))}-"
-          f"{fmt_s(max(row.times))}, {row.runs} run{'s' if row.runs != 1 else ''}, "
-          f"cpu {fmt_s(row.cpu_median)}, {max(row.rss_mb):.0f} MB, "
-          f"others busy {row.busy:.0%})", flush=True)
+    print(
+        f"  {row.label:<58} {fmt_s(row.median):>9}  ({fmt_s(min(row.times))}-"
+        f"{fmt_s(max(row.times))}, {row.runs} run{'s' if row.runs != 1 else ''}, "
+        f"cpu {fmt_s(row.cpu_median)}, {max(row.rss_mb):.0f} MB, "
+        f"others busy {row.busy:.0%})",
+        flush=True,
+    )
     return row
 
 
@@ -168,9 +179,15 @@ def machine() -> dict[str, object]:
     except OSError:
         pass
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cores": os.cpu_count(), "usable_cores": usable, "cpu_model": model, "memory": mem,
-            "python": platform.python_version(), "platform": platform.platform(),
-            "load_before": os.getloadavg()[0]}
+    return {
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "cpu_model": model,
+        "memory": mem,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_before": os.getloadavg()[0],
+    }
 
 
 def tool_version(argv: list[str]) -> str:
@@ -181,8 +198,11 @@ def tool_version(argv: list[str]) -> str:
         return "absent"
     if text in ("development", "(devel)") and shutil.which("go"):
         # `go install`ed binaries print no version; the module version is in the build info.
-        info = subprocess.run(["go", "version", "-m", shutil.which(argv[0]) or argv[0]],
-                              capture_output=True, text=True)
+        info = subprocess.run(
+            ["go", "version", "-m", shutil.which(argv[0]) or argv[0]],
+            capture_output=True,
+            text=True,
+        )
         for line in info.stdout.splitlines():
             parts = line.split()
             if parts[:1] == ["mod"] and len(parts) >= 3:
@@ -210,9 +230,12 @@ def find_helm(install: bool) -> tuple[str | None, str]:
         return None, "helm not found and no Go toolchain to build it"
     print(f"installing helm {HELM_VERSION} with go install into {TOOLS_BIN} ...", flush=True)
     TOOLS_BIN.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["go", "install", f"{HELM_MODULE}@{HELM_VERSION}"],
-                          env={**os.environ, "GOBIN": str(TOOLS_BIN)}, capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        ["go", "install", f"{HELM_MODULE}@{HELM_VERSION}"],
+        env={**os.environ, "GOBIN": str(TOOLS_BIN)},
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         return None, f"go install {HELM_MODULE}@{HELM_VERSION} failed: {proc.stderr[-300:]}"
     return str(TOOLS_BIN / "helm"), ""
@@ -220,8 +243,11 @@ def find_helm(install: bool) -> tuple[str | None, str]:
 
 def without_kubeconform(env: dict[str, str]) -> dict[str, str]:
     """The environment with every PATH entry that holds a kubeconform removed."""
-    dirs = [d for d in env.get("PATH", "").split(os.pathsep)
-            if d and not (Path(d) / "kubeconform").exists()]
+    dirs = [
+        d
+        for d in env.get("PATH", "").split(os.pathsep)
+        if d and not (Path(d) / "kubeconform").exists()
+    ]
     out = {**env, "PATH": os.pathsep.join(dirs)}
     out.pop("PADDLEGEN_KUBECONFORM", None)
     return out
@@ -245,12 +271,18 @@ def helm_values(doc: dict) -> dict:
     from paddlegen.model import build_job  # the gang's summed requests, as paddlegen sums them
 
     return {
-        "name": doc["metadata"]["name"], "image": spec["image"], "command": spec["command"],
-        "env": spec["env"], "resources": spec["resources"],
-        "ps": spec["ps"], "worker": spec["worker"],
+        "name": doc["metadata"]["name"],
+        "image": spec["image"],
+        "command": spec["command"],
+        "env": spec["env"],
+        "resources": spec["resources"],
+        "ps": spec["ps"],
+        "worker": spec["worker"],
         "volume": {k: volume[k] for k in ("name", "mountPath", "nfs", "capacity", "accessModes")},
-        "scheduling": {"queue": spec["scheduling"]["queue"],
-                       "minResources": build_job(doc).min_resources},
+        "scheduling": {
+            "queue": spec["scheduling"]["queue"],
+            "minResources": build_job(doc).min_resources,
+        },
         "paddlejob": spec["paddlejob"],
     }
 
@@ -260,32 +292,58 @@ def runs_for(n: int, runs: int, budget: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1,100,1000,5000",
-                        help="repository sizes N (default: %(default)s)")
-    parser.add_argument("--runs", type=int, default=5,
-                        help="runs per measure; the median is reported (default: %(default)s)")
-    parser.add_argument("--spec-budget", type=int, default=3000,
-                        help="fewer runs for big N: runs(N) = max(1, min(runs, budget // N)) "
-                             "(default: %(default)s, so 3 runs at N=1000 and 1 at N=5000)")
-    parser.add_argument("--peer-jobs", type=int, default=20,
-                        help="jobs rendered one process each for the per-job peers "
-                             "(default: %(default)s)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="1,100,1000,5000", help="repository sizes N (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=5,
+        help="runs per measure; the median is reported (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--spec-budget",
+        type=int,
+        default=3000,
+        help="fewer runs for big N: runs(N) = max(1, min(runs, budget // N)) "
+        "(default: %(default)s, so 3 runs at N=1000 and 1 at N=5000)",
+    )
+    parser.add_argument(
+        "--peer-jobs",
+        type=int,
+        default=20,
+        help="jobs rendered one process each for the per-job peers (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=7, help="synthetic repository seed")
-    parser.add_argument("--kustomize-max", type=int, default=100,
-                        help="largest N for `kustomize build` over the whole tree: it grows "
-                             "faster than linearly (default: %(default)s)")
-    parser.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
-                        help="before each row, wait up to SECONDS for other processes to use "
-                             f"less than {IDLE_BELOW:.0%} of the CPUs (default: do not wait)")
-    parser.add_argument("--out", default=str(HERE / "results"),
-                        help="where results.md and results.json go (default: %(default)s)")
+    parser.add_argument(
+        "--kustomize-max",
+        type=int,
+        default=100,
+        help="largest N for `kustomize build` over the whole tree: it grows "
+        "faster than linearly (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each row, wait up to SECONDS for other processes to use "
+        f"less than {IDLE_BELOW:.0%} of the CPUs (default: do not wait)",
+    )
+    parser.add_argument(
+        "--out",
+        default=str(HERE / "results"),
+        help="where results.md and results.json go (default: %(default)s)",
+    )
     parser.add_argument("--work", help="scratch folder (default: a new temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     parser.add_argument("--no-peers", action="store_true", help="skip helm, kustomize, floor")
-    parser.add_argument("--no-install-helm", action="store_true",
-                        help="do not go install helm when it is missing")
+    parser.add_argument(
+        "--no-install-helm", action="store_true", help="do not go install helm when it is missing"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     global WAIT_IDLE
@@ -295,12 +353,16 @@ def main(argv: list[str] | None = None) -> int:
     # Python keeps compiled bytecode (__pycache__) as it does for any installed package; a
     # PYTHONDONTWRITEBYTECODE=1 in the caller's environment (some sandboxes set it) would make
     # every cold process recompile paddlegen's sources, ~40 ms no user pays.
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PADDLEGEN_KUBECONFORM", "PYTHONDONTWRITEBYTECODE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PADDLEGEN_KUBECONFORM", "PYTHONDONTWRITEBYTECODE")
+    }
     env_inproc = without_kubeconform(env)
     kustomize = shutil.which("kustomize")
-    helm, helm_note = (None, "skipped (--no-peers)") if args.no_peers \
-        else find_helm(not args.no_install_helm)
+    helm, helm_note = (
+        (None, "skipped (--no-peers)") if args.no_peers else find_helm(not args.no_install_helm)
+    )
     if not args.no_peers and helm is None:
         print(f"helm: skipped: {helm_note}", flush=True)
 
@@ -312,8 +374,11 @@ def main(argv: list[str] | None = None) -> int:
         "helm": tool_version([helm, "version", "--short"]) if helm else "absent",
         "libyaml": _libyaml(),
     }
-    print(f"machine: {info['cores']} cores ({info['usable_cores']} usable), {info['cpu_model']}, "
-          f"{info['memory']}, Python {info['python']}", flush=True)
+    print(
+        f"machine: {info['cores']} cores ({info['usable_cores']} usable), {info['cpu_model']}, "
+        f"{info['memory']}, Python {info['python']}",
+        flush=True,
+    )
     print(f"tools: {info['versions']}", flush=True)
 
     work = Path(args.work or tempfile.mkdtemp(prefix="paddlegen-bench-"))
@@ -332,21 +397,38 @@ def main(argv: list[str] | None = None) -> int:
             # before a timed run makes every file that run creates several times dearer.
             if path.exists():
                 path.rename(trash / f"{len(list(trash.iterdir()))}")
+
         return setup
 
     try:
         print("constant-size measures:", flush=True)
-        rows.append(measure(Row("python", "baseline: python -c pass (interpreter start)", 1,
-                                args.runs), [sys.executable, "-c", "pass"],
-                            log=log, env=env))
-        rows.append(measure(Row("version", "paddlegen --version", 1, args.runs),
-                            [pg, "--version"], log=log, env=env))
+        rows.append(
+            measure(
+                Row("python", "baseline: python -c pass (interpreter start)", 1, args.runs),
+                [sys.executable, "-c", "pass"],
+                log=log,
+                env=env,
+            )
+        )
+        rows.append(
+            measure(
+                Row("version", "paddlegen --version", 1, args.runs),
+                [pg, "--version"],
+                log=log,
+                env=env,
+            )
+        )
         one = synth.write_repo(work / "one", 1, args.seed, synth.one_spec)[0]
         out1 = work / "out-one"
-        rows.append(measure(Row("render-1-spec", "render 1 spec (empty dir, all files written)",
-                                1, args.runs),
-                            [pg, "render", str(one), "-o", str(out1)],
-                            setup=fresh(out1), log=log, env=env))
+        rows.append(
+            measure(
+                Row("render-1-spec", "render 1 spec (empty dir, all files written)", 1, args.runs),
+                [pg, "render", str(one), "-o", str(out1)],
+                setup=fresh(out1),
+                log=log,
+                env=env,
+            )
+        )
 
         for n in sizes:
             runs = runs_for(n, args.runs, args.spec_budget)
@@ -354,56 +436,119 @@ def main(argv: list[str] | None = None) -> int:
             out = work / f"out-{n}"
             t0 = time.perf_counter()
             synth.write_repo(repo, n, args.seed)
-            print(f"N={n} ({runs} run{'s' if runs != 1 else ''}; repository written in "
-                  f"{time.perf_counter() - t0:.1f} s):", flush=True)
+            print(
+                f"N={n} ({runs} run{'s' if runs != 1 else ''}; repository written in "
+                f"{time.perf_counter() - t0:.1f} s):",
+                flush=True,
+            )
             render = [pg, "render", str(repo), "-o", str(out)]
-            rows.append(measure(Row(f"render-{n}", f"render {n} specs into an empty dir", n,
-                                    runs), render, setup=fresh(out), log=log, env=env))
-            rows.append(measure(Row(f"rerender-{n}", f"re-render {n} unchanged specs", n, runs),
-                                render, log=log, env=env))
-            rows.append(measure(Row(f"check-{n}", f"check {n} unchanged specs", n, runs),
-                                [pg, "check", str(repo), "-o", str(out)],
-                                log=log, env=env))
-            rows.append(measure(Row(f"validate-kubeconform-{n}",
-                                    f"validate {n} jobs' manifests, kubeconform", n, runs),
-                                [pg, "validate", str(out)], log=log, env=env))
-            rows.append(measure(Row(f"validate-inprocess-{n}",
-                                    f"validate {n} jobs' manifests, in-process fallback", n,
-                                    runs),
-                                [pg, "validate", str(out)], log=log, env=env_inproc))
+            rows.append(
+                measure(
+                    Row(f"render-{n}", f"render {n} specs into an empty dir", n, runs),
+                    render,
+                    setup=fresh(out),
+                    log=log,
+                    env=env,
+                )
+            )
+            rows.append(
+                measure(
+                    Row(f"rerender-{n}", f"re-render {n} unchanged specs", n, runs),
+                    render,
+                    log=log,
+                    env=env,
+                )
+            )
+            rows.append(
+                measure(
+                    Row(f"check-{n}", f"check {n} unchanged specs", n, runs),
+                    [pg, "check", str(repo), "-o", str(out)],
+                    log=log,
+                    env=env,
+                )
+            )
+            rows.append(
+                measure(
+                    Row(
+                        f"validate-kubeconform-{n}",
+                        f"validate {n} jobs' manifests, kubeconform",
+                        n,
+                        runs,
+                    ),
+                    [pg, "validate", str(out)],
+                    log=log,
+                    env=env,
+                )
+            )
+            rows.append(
+                measure(
+                    Row(
+                        f"validate-inprocess-{n}",
+                        f"validate {n} jobs' manifests, in-process fallback",
+                        n,
+                        runs,
+                    ),
+                    [pg, "validate", str(out)],
+                    log=log,
+                    env=env_inproc,
+                )
+            )
             if args.no_peers:
                 continue
             floor_out = work / f"floor-{n}"
-            rows.append(measure(Row(f"floor-{n}", f"floor: bare jinja2 + PyYAML, {n} specs", n,
-                                    runs),
-                                [sys.executable, str(FLOOR), str(repo),
-                                           str(floor_out)],
-                                setup=fresh(floor_out), log=log, env=env))
+            rows.append(
+                measure(
+                    Row(f"floor-{n}", f"floor: bare jinja2 + PyYAML, {n} specs", n, runs),
+                    [sys.executable, str(FLOOR), str(repo), str(floor_out)],
+                    setup=fresh(floor_out),
+                    log=log,
+                    env=env,
+                )
+            )
             if kustomize and n <= args.kustomize_max:
                 kroot = kustomize_root(out, work / f"kustomize-{n}")
-                rows.append(measure(Row(f"kustomize-{n}",
-                                        f"kustomize build over the {n} rendered jobs", n,
-                                        runs_for(n, args.runs, args.spec_budget // 3)),
-                                    [kustomize, "build", str(kroot), "-o",
-                                               str(work / "kustomize.out.yaml")],
-                                    log=log, env=env))
+                rows.append(
+                    measure(
+                        Row(
+                            f"kustomize-{n}",
+                            f"kustomize build over the {n} rendered jobs",
+                            n,
+                            runs_for(n, args.runs, args.spec_budget // 3),
+                        ),
+                        [kustomize, "build", str(kroot), "-o", str(work / "kustomize.out.yaml")],
+                        log=log,
+                        env=env,
+                    )
+                )
 
         if not args.no_peers:
             k = args.peer_jobs
-            print(f"peers, per job ({k} PaddleJob + PodGroup + PV + PVC jobs, one process "
-                  "each):", flush=True)
+            print(
+                f"peers, per job ({k} PaddleJob + PodGroup + PV + PVC jobs, one process each):",
+                flush=True,
+            )
             peer_specs = synth.write_repo(work / "peer", k, args.seed, synth.peer_spec)
             peer_out = work / "peer-out"
-            rows.append(measure(Row("pg-per-job", "paddlegen render, one process per job", k,
-                                    args.runs),
-                                [[pg, "render", str(p), "-o", str(peer_out)]
-                                           for p in peer_specs],
-                                setup=fresh(peer_out), log=log, env=env))
-            rows.append(measure(Row("pg-batch-peer", f"paddlegen render, {k} jobs in one "
-                                    "process", k, args.runs),
-                                [pg, "render", str(work / "peer"), "-o",
-                                           str(peer_out)],
-                                setup=fresh(peer_out), log=log, env=env))
+            rows.append(
+                measure(
+                    Row("pg-per-job", "paddlegen render, one process per job", k, args.runs),
+                    [[pg, "render", str(p), "-o", str(peer_out)] for p in peer_specs],
+                    setup=fresh(peer_out),
+                    log=log,
+                    env=env,
+                )
+            )
+            rows.append(
+                measure(
+                    Row(
+                        "pg-batch-peer", f"paddlegen render, {k} jobs in one process", k, args.runs
+                    ),
+                    [pg, "render", str(work / "peer"), "-o", str(peer_out)],
+                    setup=fresh(peer_out),
+                    log=log,
+                    env=env,
+                )
+            )
             if helm:
                 import yaml
 
@@ -415,31 +560,60 @@ def main(argv: list[str] | None = None) -> int:
                     values.append((doc["metadata"]["name"], doc["metadata"]["namespace"], v))
                 helm_out = work / "helm-out"
                 helm_out.mkdir(exist_ok=True)
-                rows.append(measure(Row("helm-per-job", "helm template, one process per job",
-                                        k, args.runs),
-                                    [[helm, "template", name, str(CHART),
-                                                "--namespace", ns, "-f", str(v),
-                                                "--output-dir", str(helm_out / name)]
-                                               for name, ns, v in values],
-                                    setup=fresh(helm_out), log=log, env=env))
+                rows.append(
+                    measure(
+                        Row("helm-per-job", "helm template, one process per job", k, args.runs),
+                        [
+                            [
+                                helm,
+                                "template",
+                                name,
+                                str(CHART),
+                                "--namespace",
+                                ns,
+                                "-f",
+                                str(v),
+                                "--output-dir",
+                                str(helm_out / name),
+                            ]
+                            for name, ns, v in values
+                        ],
+                        setup=fresh(helm_out),
+                        log=log,
+                        env=env,
+                    )
+                )
             if kustomize:
-                rows.append(measure(Row("kustomize-per-job", "kustomize build, one process per "
-                                        "job", k, args.runs),
-                                    [[kustomize, "build", str(peer_out / d.name)]
-                                               for d in sorted(peer_out.iterdir())],
-                                    log=log, env=env))
+                rows.append(
+                    measure(
+                        Row(
+                            "kustomize-per-job",
+                            "kustomize build, one process per job",
+                            k,
+                            args.runs,
+                        ),
+                        [
+                            [kustomize, "build", str(peer_out / d.name)]
+                            for d in sorted(peer_out.iterdir())
+                        ],
+                        log=log,
+                        env=env,
+                    )
+                )
         total = time.perf_counter() - started
         result = report(rows, info, sizes, args, helm_note, total)
         out_dir = Path(args.out)
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "results.md").write_text(result["markdown"], encoding="utf-8")
         data = {k: v for k, v in result.items() if k != "markdown"}
-        (out_dir / "results.json").write_text(json.dumps(data, indent=2) + "\n",
-                                              encoding="utf-8")
+        (out_dir / "results.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         print()
         print(result["markdown"])
-        print(f"wrote {out_dir / 'results.md'} and {out_dir / 'results.json'} "
-              f"(benchmark took {total:.0f} s)", flush=True)
+        print(
+            f"wrote {out_dir / 'results.md'} and {out_dir / 'results.json'} "
+            f"(benchmark took {total:.0f} s)",
+            flush=True,
+        )
         return 0
     except Failed as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
@@ -459,8 +633,9 @@ def _libyaml() -> str:
         return "absent"
 
 
-def report(rows: list[Row], info: dict, sizes: list[int], args, helm_note: str,
-           total: float) -> dict:
+def report(
+    rows: list[Row], info: dict, sizes: list[int], args, helm_note: str, total: float
+) -> dict:
     by = {r.key: r for r in rows}
     lines = [
         "# paddlegen benchmark",
@@ -483,15 +658,20 @@ def report(rows: list[Row], info: dict, sizes: list[int], args, helm_note: str,
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
-        lines.append(f"| {r.label} | {r.n} | {r.runs} | {fmt_s(r.median)} | "
-                     f"{fmt_s(min(r.times))} - {fmt_s(max(r.times))} | "
-                     f"{r.per_job * 1000:.2f} ms | {fmt_s(r.cpu_median)} | "
-                     f"{max(r.rss_mb):.0f} MB | {r.busy:.0%} |")
+        lines.append(
+            f"| {r.label} | {r.n} | {r.runs} | {fmt_s(r.median)} | "
+            f"{fmt_s(min(r.times))} - {fmt_s(max(r.times))} | "
+            f"{r.per_job * 1000:.2f} ms | {fmt_s(r.cpu_median)} | "
+            f"{max(r.rss_mb):.0f} MB | {r.busy:.0%} |"
+        )
     skipped = [n for n in sizes if n > args.kustomize_max]
     if skipped and not args.no_peers:
-        lines += ["", f"kustomize build over the whole tree is not run for N = "
-                  f"{', '.join(map(str, skipped))} (above --kustomize-max {args.kustomize_max}): "
-                  "its time grows faster than N."]
+        lines += [
+            "",
+            f"kustomize build over the whole tree is not run for N = "
+            f"{', '.join(map(str, skipped))} (above --kustomize-max {args.kustomize_max}): "
+            "its time grows faster than N.",
+        ]
     if helm_note:
         lines += ["", f"helm: {helm_note}"]
 
@@ -505,37 +685,64 @@ def report(rows: list[Row], info: dict, sizes: list[int], args, helm_note: str,
                 x, y = (by[a].per_job, by[b].per_job) if per_job else (by[a].median, by[b].median)
             ratios.append((label, x / y))
 
-    ratio("paddlegen per job (one process per job) / helm template per job",
-          "pg-per-job", "helm-per-job")
-    ratio(f"paddlegen per job ({args.peer_jobs} peer jobs, one process) / helm template per job",
-          "pg-batch-peer", "helm-per-job")
+    ratio(
+        "paddlegen per job (one process per job) / helm template per job",
+        "pg-per-job",
+        "helm-per-job",
+    )
+    ratio(
+        f"paddlegen per job ({args.peer_jobs} peer jobs, one process) / helm template per job",
+        "pg-batch-peer",
+        "helm-per-job",
+    )
     for n in sizes:
-        ratio(f"paddlegen render per job at N={n} / helm template per job", f"render-{n}",
-              "helm-per-job")
+        ratio(
+            f"paddlegen render per job at N={n} / helm template per job",
+            f"render-{n}",
+            "helm-per-job",
+        )
     for n in sizes:
         ratio(f"paddlegen render / floor at N={n}", f"render-{n}", f"floor-{n}")
     for n in sizes:
         ratio(f"kustomize build / paddlegen render at N={n}", f"kustomize-{n}", f"render-{n}")
-    ratio("kustomize build per job / helm template per job", "kustomize-per-job",
-          "helm-per-job")
+    ratio("kustomize build per job / helm template per job", "kustomize-per-job", "helm-per-job")
     for n in sizes:
-        ratio(f"validate in-process / kubeconform at N={n}", f"validate-inprocess-{n}",
-              f"validate-kubeconform-{n}")
+        ratio(
+            f"validate in-process / kubeconform at N={n}",
+            f"validate-inprocess-{n}",
+            f"validate-kubeconform-{n}",
+        )
     big = [n for n in sizes if n > 1000]
     if 1000 in sizes and big:
-        for what in ("render", "rerender", "check", "validate-kubeconform", "validate-inprocess",
-                     "floor", "kustomize"):
-            ratio(f"growth {what}: time({big[-1]}) / time(1000)", f"{what}-{big[-1]}",
-                  f"{what}-1000", per_job=False)
-            ratio(f"growth {what}: CPU time({big[-1]}) / CPU time(1000)", f"{what}-{big[-1]}",
-                  f"{what}-1000", cpu=True)
+        for what in (
+            "render",
+            "rerender",
+            "check",
+            "validate-kubeconform",
+            "validate-inprocess",
+            "floor",
+            "kustomize",
+        ):
+            ratio(
+                f"growth {what}: time({big[-1]}) / time(1000)",
+                f"{what}-{big[-1]}",
+                f"{what}-1000",
+                per_job=False,
+            )
+            ratio(
+                f"growth {what}: CPU time({big[-1]}) / CPU time(1000)",
+                f"{what}-{big[-1]}",
+                f"{what}-1000",
+                cpu=True,
+            )
     lines += ["", "| ratio | value |", "| --- | ---: |"]
     lines += [f"| {label} | {value:.2f} |" for label, value in ratios]
 
     targets = []
 
-    def target(label: str, value: float | None, limit: float, unit: str,
-               cpu: float | None = None) -> None:
+    def target(
+        label: str, value: float | None, limit: float, unit: str, cpu: float | None = None
+    ) -> None:
         if value is None:
             targets.append((label, None, limit, unit, "not measured", None))
         else:
@@ -550,42 +757,64 @@ def report(rows: list[Row], info: dict, sizes: list[int], args, helm_note: str,
     def cpu_of(key: str) -> float | None:
         return by[key].cpu_median if key in by else None
 
-    for key, label in (("version", "`paddlegen --version`, cold"),
-                       ("render-1-spec", "render 1 spec, cold"),
-                       ("render-1000", "render 1,000 specs"),
-                       ("rerender-1000", "re-render 1,000 unchanged"),
-                       ("check-1000", "check 1,000 unchanged"),
-                       ("validate-kubeconform-1000", "validate 1,000 jobs, kubeconform")):
+    for key, label in (
+        ("version", "`paddlegen --version`, cold"),
+        ("render-1-spec", "render 1 spec, cold"),
+        ("render-1000", "render 1,000 specs"),
+        ("rerender-1000", "re-render 1,000 unchanged"),
+        ("check-1000", "check 1,000 unchanged"),
+        ("validate-kubeconform-1000", "validate 1,000 jobs, kubeconform"),
+    ):
         cpu = cpu_of(key)
         if key == "render-1000" and cpu is not None:
             # Issue 7 asks this one to use every core (-j): its CPU time spreads over them.
             cpu /= info["usable_cores"] or 1
         target(label, med(key), TARGETS[key], "s", cpu)
-    rss = [max(by[k].rss_mb) for k in ("render-1000", "rerender-1000", "check-1000",
-                                       "validate-kubeconform-1000") if k in by]
-    target("peak RSS, 1,000 specs (render/re-render/check/validate)", max(rss) if rss else None,
-           TARGETS["rss-1000-mb"], "MB")
+    rss = [
+        max(by[k].rss_mb)
+        for k in ("render-1000", "rerender-1000", "check-1000", "validate-kubeconform-1000")
+        if k in by
+    ]
+    target(
+        "peak RSS, 1,000 specs (render/re-render/check/validate)",
+        max(rss) if rss else None,
+        TARGETS["rss-1000-mb"],
+        "MB",
+    )
     if big and 1000 in sizes:
         for what in ("render", "check"):
             a, b = med(f"{what}-{big[-1]}"), med(f"{what}-1000")
             ca, cb = cpu_of(f"{what}-{big[-1]}"), cpu_of(f"{what}-1000")
-            target(f"growth {what} time({big[-1]})/time(1000)",
-                   a / b if a and b else None, TARGETS["growth-5000/1000"], "x",
-                   ca / cb if ca and cb else None)
+            target(
+                f"growth {what} time({big[-1]})/time(1000)",
+                a / b if a and b else None,
+                TARGETS["growth-5000/1000"],
+                "x",
+                ca / cb if ca and cb else None,
+            )
     if "helm-per-job" in by:
-        for key, label in (("pg-per-job", "one process per job"),
-                           ("pg-batch-peer", "batch")):
+        for key, label in (("pg-per-job", "one process per job"), ("pg-batch-peer", "batch")):
             if key in by:
-                target(f"faster per job than helm template ({label}): paddlegen/helm",
-                       by[key].per_job / by["helm-per-job"].per_job, 1.0, "x",
-                       by[key].cpu_median / by["helm-per-job"].cpu_median)
+                target(
+                    f"faster per job than helm template ({label}): paddlegen/helm",
+                    by[key].per_job / by["helm-per-job"].per_job,
+                    1.0,
+                    "x",
+                    by[key].cpu_median / by["helm-per-job"].cpu_median,
+                )
     else:
         target("faster per job than helm template", None, 1.0, "x")
-    lines += ["", "| target (issue 7) | measured | CPU time basis | limit | status |",
-              "| --- | ---: | ---: | ---: | --- |"]
-    notes = ["", "CPU time basis: the row's CPU time (user + system of the process tree), the "
-             "steadier figure on a busy machine; for render 1,000 (all cores by design) divided "
-             "by the usable cores."]
+    lines += [
+        "",
+        "| target (issue 7) | measured | CPU time basis | limit | status |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    notes = [
+        "",
+        "CPU time basis: the row's CPU time (user + system of the process tree), the "
+        "steadier figure on a busy machine; for render 1,000 (all cores by design) divided "
+        "by the usable cores.",
+    ]
 
     def show(value: float | None, unit: str) -> str:
         if value is None:
@@ -601,12 +830,30 @@ def report(rows: list[Row], info: dict, sizes: list[int], args, helm_note: str,
         "machine": info,
         "command": sys.argv,
         "seconds": total,
-        "rows": [{**asdict(r), "median": r.median, "min": min(r.times), "max": max(r.times),
-                  "per_job": r.per_job, "cpu_median": r.cpu_median,
-                  "peak_rss_mb": max(r.rss_mb)} for r in rows],
+        "rows": [
+            {
+                **asdict(r),
+                "median": r.median,
+                "min": min(r.times),
+                "max": max(r.times),
+                "per_job": r.per_job,
+                "cpu_median": r.cpu_median,
+                "peak_rss_mb": max(r.rss_mb),
+            }
+            for r in rows
+        ],
         "ratios": dict(ratios),
-        "targets": [{"target": t[0], "value": t[1], "limit": t[2], "unit": t[3],
-                     "status": t[4], "cpu_basis": t[5]} for t in targets],
+        "targets": [
+            {
+                "target": t[0],
+                "value": t[1],
+                "limit": t[2],
+                "unit": t[3],
+                "status": t[4],
+                "cpu_basis": t[5],
+            }
+            for t in targets
+        ],
         "markdown": markdown,
     }
 

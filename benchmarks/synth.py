@@ -12,22 +12,28 @@ import yaml
 WORKLOADS = ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
 SOURCES = ("nfs", "efs", "cephfs", "hostPath", "dynamic", "claim", "emptyDir")
 TEAMS = ("ads", "search", "vision", "nlp", "speech")
-_PREFIX = {"job": "job", "distributed-job": "dist", "paddlejob": "pj",
-           "kubeflow-paddlejob": "kf"}
+_PREFIX = {"job": "job", "distributed-job": "dist", "paddlejob": "pj", "kubeflow-paddlejob": "kf"}
 
 
 def _volume(rng: random.Random, source: str, index: int) -> dict[str, Any]:
     name = f"{source.lower()}-{index}"
     v: dict[str, Any] = {"name": name, "mountPath": f"/mnt/{name}"}
     if source == "nfs":
-        v["nfs"] = {"server": f"10.12.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
-                    "path": f"/exports/{rng.choice(TEAMS)}"}
+        v["nfs"] = {
+            "server": f"10.12.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+            "path": f"/exports/{rng.choice(TEAMS)}",
+        }
     elif source == "efs":
-        v["efs"] = {"fileSystemId": f"fs-{rng.getrandbits(32):08x}",
-                    "region": rng.choice(["us-west-2", "eu-central-1", "ap-southeast-1"])}
+        v["efs"] = {
+            "fileSystemId": f"fs-{rng.getrandbits(32):08x}",
+            "region": rng.choice(["us-west-2", "eu-central-1", "ap-southeast-1"]),
+        }
     elif source == "cephfs":
-        v["cephfs"] = {"monitors": [f"172.19.32.{rng.randint(1, 254)}:6789"],
-                       "secretName": "cephfs-secret", "path": "/"}
+        v["cephfs"] = {
+            "monitors": [f"172.19.32.{rng.randint(1, 254)}:6789"],
+            "secretName": "cephfs-secret",
+            "path": "/",
+        }
     elif source == "hostPath":
         v["hostPath"] = {"path": f"/home/work/{name}", "type": "DirectoryOrCreate"}
     elif source == "dynamic":
@@ -63,15 +69,18 @@ def make_spec(i: int, seed: int) -> dict[str, Any]:
         "image": f"registry.example.com/paddle/{rng.choice(TEAMS)}:v{rng.randint(1, 9)}",
         "command": ["python3", "train.py"],
         "args": ["--epochs", str(rng.randint(1, 50))],
-        "env": [{"name": "EPOCHS", "value": str(rng.randint(1, 50))},
-                {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [
+            {"name": "EPOCHS", "value": str(rng.randint(1, 50))},
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        ],
         "resources": _resources(rng),
     }
     if rng.random() < 0.2:
         spec["gpus"] = rng.choice([1, 2])
         spec["nodeSelector"] = {"accelerator": "nvidia-tesla-v100"}
-        spec["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists",
-                                "effect": "NoSchedule"}]
+        spec["tolerations"] = [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+        ]
     # Every source appears: one chosen by position, plus a random second one sometimes.
     sources = [SOURCES[(i // len(WORKLOADS)) % len(SOURCES)]]
     if rng.random() < 0.4:
@@ -82,26 +91,33 @@ def make_spec(i: int, seed: int) -> dict[str, Any]:
     total = 1
     if workload == "job":
         spec["worker"] = {"replicas": 1}
-        spec["run"] = {"restartPolicy": rng.choice(["Never", "OnFailure"]),
-                       "backoffLimit": rng.randint(0, 6)}
+        spec["run"] = {
+            "restartPolicy": rng.choice(["Never", "OnFailure"]),
+            "backoffLimit": rng.randint(0, 6),
+        }
     elif workload == "distributed-job":
         replicas = rng.randint(2, 4)
         total = replicas
         spec["worker"] = {"replicas": replicas}
         data = volumes[0]["name"]
-        spec["distributed"] = {"volume": data, "trainConfigDir": "quick_start",
-                               "portsNum": 2, "portsNumSparse": rng.choice([0, 2]),
-                               "trainerCount": rng.randint(1, 3),
-                               "hostPorts": rng.random() < 0.5}
+        spec["distributed"] = {
+            "volume": data,
+            "trainConfigDir": "quick_start",
+            "portsNum": 2,
+            "portsNumSparse": rng.choice([0, 2]),
+            "trainerCount": rng.randint(1, 3),
+            "hostPorts": rng.random() < 0.5,
+        }
         spec["run"] = {"activeDeadlineSeconds": 86400}
         if rng.random() < 0.5 and not volumes[0].get("readOnly"):
-            spec["dataPrep"] = {"image": "paddlepaddle/paddle-tutorial:k8s_data",
-                                "volume": data}
+            spec["dataPrep"] = {"image": "paddlepaddle/paddle-tutorial:k8s_data", "volume": data}
     elif workload == "paddlejob":
         spec["worker"] = {"replicas": rng.randint(1, 4)}
         total = spec["worker"]["replicas"]
-        settings: dict[str, Any] = {"cleanPodPolicy": rng.choice(["Never", "OnCompletion"]),
-                                    "intranet": rng.choice(["PodIP", "Service"])}
+        settings: dict[str, Any] = {
+            "cleanPodPolicy": rng.choice(["Never", "OnCompletion"]),
+            "intranet": rng.choice(["PodIP", "Service"]),
+        }
         if rng.random() < 0.6:
             spec["ps"] = {"replicas": rng.randint(1, 3)}
             total += spec["ps"]["replicas"]
@@ -125,8 +141,12 @@ def make_spec(i: int, seed: int) -> dict[str, Any]:
         spec["scheduling"] = {"scheduler": "volcano", "queue": rng.choice(["default", "batch"])}
         if rng.random() < 0.5:
             spec["scheduling"]["minAvailable"] = rng.randint(1, total)
-    doc: dict[str, Any] = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob",
-                           "metadata": meta, "spec": spec}
+    doc: dict[str, Any] = {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": meta,
+        "spec": spec,
+    }
     if rng.random() < 0.3:
         if workload == "job":
             overlay: dict[str, Any] = {"spec": {"image": spec["image"] + "-prod"}}
@@ -141,7 +161,8 @@ def peer_spec(i: int, seed: int) -> dict[str, Any]:
     """The shape the Helm chart renders: PaddleJob (ps + worker) + Volcano PodGroup + NFS PV/PVC."""
     rng = random.Random(f"peer-{seed}-{i}")
     return {
-        "apiVersion": "paddlegen/v1", "kind": "TrainingJob",
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
         "metadata": {"name": f"peer-{i:05d}", "namespace": f"team-{rng.choice(TEAMS)}"},
         "spec": {
             "workload": "paddlejob",
@@ -179,7 +200,11 @@ def one_spec(_i: int, seed: int) -> dict[str, Any]:
     while True:
         doc = make_spec(i, seed)
         spec = doc["spec"]
-        if (spec["workload"] == "paddlejob" and "scheduling" in spec and "overlays" in doc
-                and any(s in spec["volumes"][0] for s in ("nfs", "efs", "cephfs"))):
+        if (
+            spec["workload"] == "paddlejob"
+            and "scheduling" in spec
+            and "overlays" in doc
+            and any(s in spec["volumes"][0] for s in ("nfs", "efs", "cephfs"))
+        ):
             return doc
         i += 1

@@ -77,8 +77,9 @@ def validate_document(doc: Document, workload: str | None = None) -> list[Diagno
     return sorted(found)
 
 
-def load_valid(path: str | Path, workload: str | None = None,
-               raw: bytes | None = None) -> tuple[Document, list[Diagnostic]]:
+def load_valid(
+    path: str | Path, workload: str | None = None, raw: bytes | None = None
+) -> tuple[Document, list[Diagnostic]]:
     """Load and validate a spec; raise SpecError carrying every error, return the warnings."""
     doc = parse_spec(read_spec_bytes(path) if raw is None else raw, str(path))
     found = validate_document(doc, workload)
@@ -104,10 +105,14 @@ def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
         if path.is_dir():
             whole_set = True
             # Generated output below the folder (deploy/ inside jobs/) is not a spec.
-            found.extend(p for p in sorted(path.rglob("*"))
-                         if p.suffix in SPEC_SUFFIXES and p.is_file()
-                         and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                         and not is_generated(p))
+            found.extend(
+                p
+                for p in sorted(path.rglob("*"))
+                if p.suffix in SPEC_SUFFIXES
+                and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                and not is_generated(p)
+            )
         elif not path.exists() and any(c in item for c in "*?["):
             whole_set = True
             matches = sorted(p for p in Path().glob(item) if p.is_file())
@@ -119,23 +124,29 @@ def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
     return list(dict.fromkeys(found)), whole_set
 
 
-def render_document(doc: Document, workload: str | None = None,
-                    templates: str | None = None,
-                    warnings: Iterable[Diagnostic] = (), *, argocd: bool = True,
-                    digest: str = "") -> Rendered:
+def render_document(
+    doc: Document,
+    workload: str | None = None,
+    templates: str | None = None,
+    warnings: Iterable[Diagnostic] = (),
+    *,
+    argocd: bool = True,
+    digest: str = "",
+) -> Rendered:
     from paddlegen.overlays import base_document, env_document
 
     job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
-    environments = {env: _render_data(env_document(doc, env).data, workload, templates,
-                                      argocd)[1]
-                    for env in sorted(doc.data.get("overlays", {}))}
-    plan = plan_overlays(job, manifests, environments) if environments \
-        else plan_job(job, manifests)
+    environments = {
+        env: _render_data(env_document(doc, env).data, workload, templates, argocd)[1]
+        for env in sorted(doc.data.get("overlays", {}))
+    }
+    plan = plan_overlays(job, manifests, environments) if environments else plan_job(job, manifests)
     return Rendered(doc, job, manifests, plan, list(warnings), environments, digest)
 
 
-def _render_data(data: dict, workload: str | None, templates: str | None,
-                 argocd: bool) -> tuple[Job, list[Manifest]]:
+def _render_data(
+    data: dict, workload: str | None, templates: str | None, argocd: bool
+) -> tuple[Job, list[Manifest]]:
     job = build_job(data, workload)
     manifests = render_job(job, templates)
     if argocd:
@@ -145,8 +156,13 @@ def _render_data(data: dict, workload: str | None, templates: str | None,
     return job, manifests
 
 
-def render_specs(paths: Iterable[str | Path], workload: str | None = None,
-                 templates: str | None = None, *, argocd: bool = True) -> list[Rendered]:
+def render_specs(
+    paths: Iterable[str | Path],
+    workload: str | None = None,
+    templates: str | None = None,
+    *,
+    argocd: bool = True,
+) -> list[Rendered]:
     """Render several specs; all are validated before any is rendered, all errors reported."""
     from paddlegen.stamp import Inputs
 
@@ -162,8 +178,10 @@ def render_specs(paths: Iterable[str | Path], workload: str | None = None,
             errors.extend(exc.diagnostics)
     if errors:
         raise SpecError("invalid spec", errors)
-    rendered = [render_document(doc, workload, templates, warns, argocd=argocd, digest=digest)
-                for doc, warns, digest in loaded]
+    rendered = [
+        render_document(doc, workload, templates, warns, argocd=argocd, digest=digest)
+        for doc, warns, digest in loaded
+    ]
     refuse_same_name(rendered)
     return rendered
 
@@ -172,25 +190,34 @@ def refuse_same_name(rendered: Sequence[Output]) -> None:
     seen: dict[str, str] = {}
     for r in rendered:
         if r.name in seen:
-            raise OutputError(f"{r.file} and {seen[r.name]} both render job "
-                              f"'{r.name}' into the same directory")
+            raise OutputError(
+                f"{r.file} and {seen[r.name]} both render job '{r.name}' into the same directory"
+            )
         seen[r.name] = r.file
 
 
-def write_rendered(rendered: Sequence[Output], out_dir: str | Path,
-                   prune: bool = False) -> list[tuple[str, WriteReport]]:
+def write_rendered(
+    rendered: Sequence[Output], out_dir: str | Path, prune: bool = False
+) -> list[tuple[str, WriteReport]]:
     """Write every job (with its stamp); with ``prune``, remove generated jobs not rendered."""
     from paddlegen.kustomize import output_lock
     from paddlegen.stamp import with_stamp, without_stamp
 
     out = Path(out_dir)
     with output_lock(out):  # a second render into `out` waits; no interleaved swaps
-        reports = [(r.name, r.reused.report() if r.reused
-                    else without_stamp(write_job(out, r.name, with_stamp(r))))
-                   for r in rendered]
+        reports = [
+            (
+                r.name,
+                r.reused.report()
+                if r.reused
+                else without_stamp(write_job(out, r.name, with_stamp(r))),
+            )
+            for r in rendered
+        ]
         if prune:
-            reports += [(name, without_stamp(remove_job(out, name)))
-                        for name in orphans(rendered, out)]
+            reports += [
+                (name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out)
+            ]
     return reports
 
 
@@ -200,8 +227,9 @@ def orphans(rendered: Sequence[Output], out: Path) -> list[str]:
     return [name for name in generated_jobs(out) if name not in names]
 
 
-def drift(rendered: Sequence[Output], out_dir: str | Path,
-          prune: bool = False) -> list[tuple[str, Drift]]:
+def drift(
+    rendered: Sequence[Output], out_dir: str | Path, prune: bool = False
+) -> list[tuple[str, Drift]]:
     """How the output on disk differs from ``rendered`` (nothing is written)."""
     out = Path(out_dir)
     found = [(r.name, drift_of(out, r.name, r.plan)) for r in rendered if not r.reused]
@@ -212,8 +240,13 @@ def drift(rendered: Sequence[Output], out_dir: str | Path,
 
 def manifest_stream(rendered: list[Rendered], env: str | None = None) -> str:
     """The manifests of every job (of environment ``env`` where a job has it) as one stream."""
-    return stream([m for r in rendered
-                   for m in (r.environments.get(env, r.manifests) if env else r.manifests)])
+    return stream(
+        [
+            m
+            for r in rendered
+            for m in (r.environments.get(env, r.manifests) if env else r.manifests)
+        ]
+    )
 
 
 def manifest_files(rendered: list[Rendered], out_dir: str | Path) -> list[tuple[str, str]]:
@@ -230,10 +263,14 @@ def _named_manifests(r: Rendered, out_dir: str | Path) -> list[tuple[str, Manife
     return pairs
 
 
-def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
-                      kubernetes_version: str | None = None, kubeconform: str | None = None,
-                      prefer_binary: bool = True,
-                      trees: Sequence[Path] = ()) -> tuple[list[Diagnostic], str]:
+def validate_rendered(
+    rendered: list[Rendered],
+    out_dir: str | Path,
+    kubernetes_version: str | None = None,
+    kubeconform: str | None = None,
+    prefer_binary: bool = True,
+    trees: Sequence[Path] = (),
+) -> tuple[list[Diagnostic], str]:
     """Validate every manifest (plus rendered ``trees`` on disk) in one kubeconform process.
 
     Findings in rendered manifests carry the spec position their field came from.
@@ -242,8 +279,7 @@ def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
 
     files = manifest_files(rendered, out_dir)
     found, used = validate_files(files, kubernetes_version, kubeconform, prefer_binary, trees)
-    by_file = {name: (r.doc, m.obj) for r in rendered
-               for name, m in _named_manifests(r, out_dir)}
+    by_file = {name: (r.doc, m.obj) for r in rendered for name, m in _named_manifests(r, out_dir)}
     mapped = []
     for d in found:
         if d.file in by_file:
@@ -253,16 +289,25 @@ def validate_rendered(rendered: list[Rendered], out_dir: str | Path,
     return mapped, used
 
 
-def validate_files(files: list[tuple[str, str]], kubernetes_version: str | None = None,
-                   kubeconform: str | None = None, prefer_binary: bool = True,
-                   trees: Sequence[Path] = ()) -> tuple[list[Diagnostic], str]:
+def validate_files(
+    files: list[tuple[str, str]],
+    kubernetes_version: str | None = None,
+    kubeconform: str | None = None,
+    prefer_binary: bool = True,
+    trees: Sequence[Path] = (),
+) -> tuple[list[Diagnostic], str]:
     """Validate ``(name, yaml text)`` manifests and rendered ``trees``, with kubeconform or
     else in process."""
     from paddlegen import k8sschemas
     from paddlegen.kubeconform import validate_manifests
 
-    return validate_manifests(files, kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION,
-                              kubeconform, prefer_binary, trees=trees)
+    return validate_manifests(
+        files,
+        kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION,
+        kubeconform,
+        prefer_binary,
+        trees=trees,
+    )
 
 
 def rendered_trees(path: str | Path) -> list[Path] | None:

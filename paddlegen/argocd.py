@@ -8,8 +8,14 @@ WAVE = "argocd.argoproj.io/sync-wave"
 OPTIONS = "argocd.argoproj.io/sync-options"
 
 # Storage and RBAC first, then the gang, then the data Job, then training.
-_WAVES = {"ServiceAccount": 0, "Role": 0, "RoleBinding": 0, "PersistentVolume": 0,
-          "PersistentVolumeClaim": 0, "PodGroup": 1}
+_WAVES = {
+    "ServiceAccount": 0,
+    "Role": 0,
+    "RoleBinding": 0,
+    "PersistentVolume": 0,
+    "PersistentVolumeClaim": 0,
+    "PodGroup": 1,
+}
 _DATA_JOB_WAVE = 2
 _TRAINING_WAVE = 3
 _CORE_GROUPS = ("v1", "batch/v1", "rbac.authorization.k8s.io/v1")

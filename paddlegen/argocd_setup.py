@@ -62,8 +62,11 @@ def rendered_jobs(deploy: Path) -> Jobs:
     jobs: Jobs = {}
     for name in generated_jobs(deploy):
         overlays = deploy / name / "overlays"
-        jobs[name] = sorted(p.name for p in overlays.iterdir()
-                            if is_generated(p / KUSTOMIZATION)) if overlays.is_dir() else []
+        jobs[name] = (
+            sorted(p.name for p in overlays.iterdir() if is_generated(p / KUSTOMIZATION))
+            if overlays.is_dir()
+            else []
+        )
     return jobs
 
 
@@ -98,8 +101,12 @@ def _app_spec(target: Target, path: str) -> dict[str, Any]:
 
 
 def _metadata(name: str) -> dict[str, Any]:
-    return {"name": name, "namespace": ARGOCD_NAMESPACE,
-            "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}, "finalizers": [FINALIZER]}
+    return {
+        "name": name,
+        "namespace": ARGOCD_NAMESPACE,
+        "labels": {"app.kubernetes.io/managed-by": MANAGED_BY},
+        "finalizers": [FINALIZER],
+    }
 
 
 def application_sources(jobs: Jobs, env: str | None = None) -> dict[str, str]:
@@ -121,8 +128,10 @@ def application_sources(jobs: Jobs, env: str | None = None) -> dict[str, str]:
             sources[f"{job}-{name}"] = f"{job}/overlays/{name}"
     for name in sources:
         if len(name) > _MAX_NAME:
-            raise OutputError(f"Application name '{name}' has {len(name)} characters; Argo CD "
-                              f"puts it in a label, which allows {_MAX_NAME}")
+            raise OutputError(
+                f"Application name '{name}' has {len(name)} characters; Argo CD "
+                f"puts it in a label, which allows {_MAX_NAME}"
+            )
     return sources
 
 
@@ -130,11 +139,15 @@ def applications(jobs: Jobs, target: Target, env: str | None = None) -> Plan:
     """``applications/<name>.yaml``: one Application per job (per environment with overlays)."""
     files: Plan = {}
     for name, folder in application_sources(jobs, env).items():
-        app = {"apiVersion": API_VERSION, "kind": "Application", "metadata": _metadata(name),
-               "spec": _app_spec(target, posixpath.join(target.prefix, folder))}
-        files[f"applications/{name}.yaml"] = (
-            _header(f"Argo CD Application for {folder}; apply it in namespace "
-                    f"{ARGOCD_NAMESPACE}.") + dump_yaml(app))
+        app = {
+            "apiVersion": API_VERSION,
+            "kind": "Application",
+            "metadata": _metadata(name),
+            "spec": _app_spec(target, posixpath.join(target.prefix, folder)),
+        }
+        files[f"applications/{name}.yaml"] = _header(
+            f"Argo CD Application for {folder}; apply it in namespace {ARGOCD_NAMESPACE}."
+        ) + dump_yaml(app)
     return files
 
 
@@ -151,40 +164,57 @@ def application_set(target: Target, env: str | None = None) -> Plan:
     depth = len(target.prefix.split("/")) if target.prefix else 0
     job = f"index .path.segments {depth}"
     if env is None:  # <job> for a flat job, <job>-<env> for an overlay: as in applications()
-        name = (f"{{{{ {job} }}}}{{{{ if gt (len .path.segments) {depth + 1} }}}}"
-                "-{{ .path.basename }}{{ end }}")
+        name = (
+            f"{{{{ {job} }}}}{{{{ if gt (len .path.segments) {depth + 1} }}}}"
+            "-{{ .path.basename }}{{ end }}"
+        )
     else:
         name = f"{{{{ {job} }}}}-{env}"
-    files = [{"path": f"{root}*/{KUSTOMIZATION}"},
-             {"path": f"{root}*/overlays/{env or '*'}/{KUSTOMIZATION}"}]
+    files = [
+        {"path": f"{root}*/{KUSTOMIZATION}"},
+        {"path": f"{root}*/overlays/{env or '*'}/{KUSTOMIZATION}"},
+    ]
     appset = {
         "apiVersion": API_VERSION,
         "kind": "ApplicationSet",
-        "metadata": {"name": f"paddlegen-jobs-{env}" if env else "paddlegen-jobs",
-                     "namespace": ARGOCD_NAMESPACE,
-                     "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}},
+        "metadata": {
+            "name": f"paddlegen-jobs-{env}" if env else "paddlegen-jobs",
+            "namespace": ARGOCD_NAMESPACE,
+            "labels": {"app.kubernetes.io/managed-by": MANAGED_BY},
+        },
         "spec": {
             "goTemplate": True,
             "goTemplateOptions": ["missingkey=error"],
-            "generators": [{"git": {"repoURL": target.repo_url, "revision": target.revision,
-                                    "files": files}}],
-            "template": {"metadata": _metadata(name),
-                         "spec": _app_spec(target, "{{ .path.path }}")},
+            "generators": [
+                {"git": {"repoURL": target.repo_url, "revision": target.revision, "files": files}}
+            ],
+            "template": {
+                "metadata": _metadata(name),
+                "spec": _app_spec(target, "{{ .path.path }}"),
+            },
         },
     }
     where = f"{root or './'}*" + (f" (environment {env})" if env else "")
-    return {APPLICATIONSET_FILE: _header(
-        f"Argo CD ApplicationSet: an Application per rendered job in {where};\n"
-        f"apply it in namespace {ARGOCD_NAMESPACE}.") + dump_yaml(appset)}
+    return {
+        APPLICATIONSET_FILE: _header(
+            f"Argo CD ApplicationSet: an Application per rendered job in {where};\n"
+            f"apply it in namespace {ARGOCD_NAMESPACE}."
+        )
+        + dump_yaml(appset)
+    }
 
 
 # Matches a spec file's apiVersion line; grep exits 1 on no match, which Argo CD would report
 # as a failed discovery rather than "not mine", hence `|| true` (empty output means no match).
-_DISCOVER = ("grep -rlE --exclude-dir=.git --include='*.yaml' --include='*.yml' "
-             "'^apiVersion:[[:space:]]*[\"]?paddlegen/v1' . || true")
+_DISCOVER = (
+    "grep -rlE --exclude-dir=.git --include='*.yaml' --include='*.yml' "
+    "'^apiVersion:[[:space:]]*[\"]?paddlegen/v1' . || true"
+)
 # Only manifests on stdout: warnings and errors go to stderr, which Argo CD shows on failure.
-_GENERATE = ("exec paddlegen render . --stdout "
-             f'${{ARGOCD_ENV_{ENV_VARIABLE}:+--env "$ARGOCD_ENV_{ENV_VARIABLE}"}}')
+_GENERATE = (
+    "exec paddlegen render . --stdout "
+    f'${{ARGOCD_ENV_{ENV_VARIABLE}:+--env "$ARGOCD_ENV_{ENV_VARIABLE}"}}'
+)
 
 
 def cmp_plugin() -> Plan:
@@ -200,21 +230,26 @@ def cmp_plugin() -> Plan:
             "discover": {"find": {"command": ["sh", "-c", _DISCOVER]}},
         },
     }
-    return {CMP_FILE: _header(f"""\
+    return {
+        CMP_FILE: _header(f"""\
 Argo CD Config Management Plugin (sidecar, Argo CD >= 2.6): renders paddlegen specs in the
 repo-server instead of committing rendered output. Bake it into a sidecar image that has
 paddlegen installed, at /home/argocd/cmp-server/config/plugin.yaml, run the sidecar as user
 999 with /var/run/argocd/argocd-cmp-server as its command (see Argo CD's docs on config
 management plugins). An Application whose source path holds specs (apiVersion: paddlegen/v1)
 is matched automatically, or name it: source.plugin.name: {PLUGIN_NAME}. To deploy an overlay,
-set source.plugin.env: [{{name: {ENV_VARIABLE}, value: <env>}}].""") + dump_yaml(plugin)}
+set source.plugin.env: [{{name: {ENV_VARIABLE}, value: <env>}}].""")
+        + dump_yaml(plugin)
+    }
 
 
 def health_scripts() -> dict[str, str]:
     """argocd-cm key -> Lua health check, for PaddleJob (both groups) and Volcano's PodGroup."""
     folder = templates_dir() / "_argocd" / "health"
-    return {HEALTH_KEY_PREFIX + key: (folder / file).read_text(encoding="utf-8")
-            for key, file in HEALTH_CHECKS.items()}
+    return {
+        HEALTH_KEY_PREFIX + key: (folder / file).read_text(encoding="utf-8")
+        for key, file in HEALTH_CHECKS.items()
+    }
 
 
 def health_configmap() -> Plan:
@@ -222,17 +257,24 @@ def health_configmap() -> Plan:
     configmap = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "argocd-cm", "namespace": ARGOCD_NAMESPACE,
-                     "labels": {"app.kubernetes.io/name": "argocd-cm",
-                                "app.kubernetes.io/part-of": "argocd"}},
+        "metadata": {
+            "name": "argocd-cm",
+            "namespace": ARGOCD_NAMESPACE,
+            "labels": {
+                "app.kubernetes.io/name": "argocd-cm",
+                "app.kubernetes.io/part-of": "argocd",
+            },
+        },
         "data": health_scripts(),
     }
-    return {HEALTH_FILE: _header(f"""\
+    return {
+        HEALTH_FILE: _header(f"""\
 Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org) and Volcano's
 PodGroup. Merge it into argocd-cm, e.g.
   kubectl -n {ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}
 or list it under `patches:` in the kustomization that installs Argo CD.""")
-        + dump_yaml(configmap)}
+        + dump_yaml(configmap)
+    }
 
 
 def plan(mode: str, target: Target, jobs: Jobs, env: str | None = None) -> Plan:
@@ -260,7 +302,8 @@ def write(out_dir: str | Path, files: Plan) -> WriteReport:
     return write_job(target.parent, target.name, files)
 
 
-def generate(deploy: str | Path, out_dir: str | Path, mode: str, target: Target,
-             env: str | None = None) -> WriteReport:
+def generate(
+    deploy: str | Path, out_dir: str | Path, mode: str, target: Target, env: str | None = None
+) -> WriteReport:
     """Read the rendered tree, plan the Argo CD files and write them."""
     return write(out_dir, plan(mode, target, rendered_jobs(Path(deploy)), env))

@@ -17,9 +17,15 @@ from paddlegen.errors import InputError, OutputError, SpecError
 # The schema's $id: one name every checkout and install shares. Editors without network access
 # can point the modeline at `paddlegen schema > trainingjob.v1.schema.json` instead (--schema).
 SCHEMA_ID = "https://paddlegen.dev/schemas/trainingjob.v1.schema.json"
-STORAGE_FORMS = ("none", "nfs://SERVER/PATH", "efs://FS-ID.REGION/PATH",
-                 "cephfs://MONITOR:PORT[,MONITOR:PORT]/PATH", "pvc://CLAIM", "hostpath:///PATH",
-                 "dynamic://[STORAGECLASS]")
+STORAGE_FORMS = (
+    "none",
+    "nfs://SERVER/PATH",
+    "efs://FS-ID.REGION/PATH",
+    "cephfs://MONITOR:PORT[,MONITOR:PORT]/PATH",
+    "pvc://CLAIM",
+    "hostpath:///PATH",
+    "dynamic://[STORAGECLASS]",
+)
 
 
 def modeline(schema: str = SCHEMA_ID) -> str:
@@ -57,8 +63,14 @@ def storage_volume(url: str, mount_path: str, capacity: str) -> dict[str, Any] |
         fs_id, region = where.split(".", 1)
         source = {"efs": {"fileSystemId": fs_id, "region": region, "path": path}}
     elif parts.scheme == "cephfs" and where:
-        source = {"cephfs": {"monitors": where.split(","), "user": "admin",
-                             "secretName": "cephfs-secret", "path": path}}
+        source = {
+            "cephfs": {
+                "monitors": where.split(","),
+                "user": "admin",
+                "secretName": "cephfs-secret",
+                "path": path,
+            }
+        }
     elif parts.scheme == "pvc" and where:
         source = {"claim": {"name": where}}
     elif parts.scheme == "hostpath" and not where:
@@ -97,9 +109,12 @@ class InitOptions:
 def init_spec(options: InitOptions, source: str = "<init>") -> str:
     """A commented spec for ``options``; raises SpecError if it would not validate."""
     data = _init_data(options)
-    text = (modeline(options.schema) + "# Written by `paddlegen init`. Fields: `paddlegen "
-            "explain spec`.\n# Render: `paddlegen render THIS_FILE -o deploy/`.\n"
-            + "\n".join(_commented(data, ())) + "\n")
+    text = (
+        modeline(options.schema) + "# Written by `paddlegen init`. Fields: `paddlegen "
+        "explain spec`.\n# Render: `paddlegen render THIS_FILE -o deploy/`.\n"
+        + "\n".join(_commented(data, ()))
+        + "\n"
+    )
     from paddlegen.api import validate_document
     from paddlegen.loader import parse_spec
 
@@ -113,8 +128,10 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
     spec: dict[str, Any] = {"workload": o.workload, "image": o.image}
     if o.command:
         spec["command"] = shlex.split(o.command)
-    spec["resources"] = {"requests": {"cpu": o.cpu, "memory": o.memory},
-                         "limits": {"memory": o.memory}}
+    spec["resources"] = {
+        "requests": {"cpu": o.cpu, "memory": o.memory},
+        "limits": {"memory": o.memory},
+    }
     if o.gpus:
         spec["gpus"] = o.gpus
     if o.ps:
@@ -128,12 +145,13 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
     if o.workload == "paddlejob":
         spec["paddlejob"] = {"cleanPodPolicy": "OnCompletion", **({"withGloo": 1} if o.ps else {})}
     if o.workload == "distributed-job":
-        spec["distributed"] = {"volume": volume["name"] if volume else "data",
-                               "trainConfigDir": "quick_start"}
+        spec["distributed"] = {
+            "volume": volume["name"] if volume else "data",
+            "trainConfigDir": "quick_start",
+        }
         spec["run"] = {"activeDeadlineSeconds": 86400}
     metadata = {"name": o.name, **({"namespace": o.namespace} if o.namespace else {})}
-    return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata,
-            "spec": spec}
+    return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
 
 
 # End-of-line comments of `init`'s output, by field path ("[]" for any list item).
@@ -160,8 +178,12 @@ _PLAIN = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@+=-]*$")
 
 def _scalar(value: Any) -> str:
     """A plain YAML scalar where that reads back as the same string, else JSON (valid YAML)."""
-    if isinstance(value, str) and _PLAIN.match(value) and len(value) > 1 \
-            and yaml.safe_load(value) == value:
+    if (
+        isinstance(value, str)
+        and _PLAIN.match(value)
+        and len(value) > 1
+        and yaml.safe_load(value) == value
+    ):
         return value
     return json.dumps(value, ensure_ascii=False)
 
@@ -181,9 +203,12 @@ def _commented(data: dict[str, Any], path: tuple[str, ...], indent: str = "") ->
                 body = _commented(item, (*here, "[]"), indent + "    ")
                 lines += [f"{indent}  - {body[0].lstrip()}", *body[1:]]
         else:
-            flow = ("{" + ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items()) + "}"
-                    if isinstance(value, dict) else
-                    "[" + ", ".join(_scalar(v) for v in value) + "]"
-                    if isinstance(value, list) else _scalar(value))
+            flow = (
+                "{" + ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items()) + "}"
+                if isinstance(value, dict)
+                else "[" + ", ".join(_scalar(v) for v in value) + "]"
+                if isinstance(value, list)
+                else _scalar(value)
+            )
             lines.append(f"{indent}{key}: {flow}{tail}")
     return lines

@@ -55,9 +55,16 @@ class Planned:
     staged: Staged | None = None  # its new tree, built and waiting to be swapped in
 
 
-def plan_specs(paths: list[Path], workload: str | None = None, templates: str | None = None,
-               *, argocd: bool = True, reuse: str | Path | None = None, jobs: int = 1,
-               stage: bool = False) -> list[Planned]:
+def plan_specs(
+    paths: list[Path],
+    workload: str | None = None,
+    templates: str | None = None,
+    *,
+    argocd: bool = True,
+    reuse: str | Path | None = None,
+    jobs: int = 1,
+    stage: bool = False,
+) -> list[Planned]:
     """Like ``render_specs``, for writing and comparing: the job directories' files.
 
     With ``reuse`` (the output folder), a spec whose job directory there carries a matching
@@ -71,10 +78,12 @@ def plan_specs(paths: list[Path], workload: str | None = None, templates: str | 
     raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
     found = _reusable(paths, Path(reuse), options, raws) if reuse else {}
     todo = [path for path in paths if path not in found]
-    work = [(path, options, Path(reuse) if stage and reuse else None, raws.get(path))
-            for path in todo]
-    results = dict(zip(todo, map_ordered(_plan_one, work, jobs, warm=lambda: _warm(templates)),
-                       strict=True))
+    work = [
+        (path, options, Path(reuse) if stage and reuse else None, raws.get(path)) for path in todo
+    ]
+    results = dict(
+        zip(todo, map_ordered(_plan_one, work, jobs, warm=lambda: _warm(templates)), strict=True)
+    )
     planned = [found.get(path) or results[path] for path in paths]
     try:
         _raise_first(list(results.values()))
@@ -112,20 +121,29 @@ def _plan_one(work: tuple[Path, Inputs, Path | None, bytes | None]) -> Planned |
     try:
         raw = read_spec_bytes(path) if raw is None else raw
         doc, warnings = load_valid(path, options.workload, raw)
-        r = render_document(doc, options.workload, options.templates, warnings,
-                            argocd=options.argocd)
+        r = render_document(
+            doc, options.workload, options.templates, warnings, argocd=options.argocd
+        )
         planned = Planned(r.file, r.name, r.plan, r.warnings, options.digest(raw))
         if stage_in is not None:
             planned = dataclasses.replace(
-                planned, staged=stage_job(stage_in, r.name, with_stamp(planned)))
+                planned, staged=stage_job(stage_in, r.name, with_stamp(planned))
+            )
     except (InputError, SpecError, OutputError, TemplateError) as exc:
         return exc
     return planned
 
 
-def render_into(paths: list[Path], out_dir: str | Path, workload: str | None = None,
-                templates: str | None = None, *, argocd: bool = True, jobs: int = 1,
-                prune: bool = False) -> tuple[list[Planned], list[tuple[str, WriteReport]]]:
+def render_into(
+    paths: list[Path],
+    out_dir: str | Path,
+    workload: str | None = None,
+    templates: str | None = None,
+    *,
+    argocd: bool = True,
+    jobs: int = 1,
+    prune: bool = False,
+) -> tuple[list[Planned], list[tuple[str, WriteReport]]]:
     """``paddlegen render``: plan every spec, stage the changed jobs in the worker processes,
     then swap them in, in order. Any error leaves the output folder as it was (a folder this
     call had to create is removed again)."""
@@ -133,12 +151,14 @@ def render_into(paths: list[Path], out_dir: str | Path, workload: str | None = N
     created = not os.path.lexists(out)
     try:
         with output_lock(out):  # held while workers stage: a second render waits
-            planned = plan_specs(paths, workload, templates, argocd=argocd, reuse=out,
-                                 jobs=jobs, stage=True)
+            planned = plan_specs(
+                paths, workload, templates, argocd=argocd, reuse=out, jobs=jobs, stage=True
+            )
             reports = _commit_all(planned, out)
             if prune:
-                reports += [(name, without_stamp(remove_job(out, name)))
-                            for name in orphans(planned, out)]
+                reports += [
+                    (name, without_stamp(remove_job(out, name))) for name in orphans(planned, out)
+                ]
     except PaddlegenError:
         if created:
             with contextlib.suppress(OSError):
@@ -173,8 +193,9 @@ def _warm(templates: str | None) -> None:
     warm_validator()
 
 
-def _reusable(paths: list[Path], out: Path, options: Inputs,
-              raws: dict[Path, bytes]) -> dict[Path, Planned]:
+def _reusable(
+    paths: list[Path], out: Path, options: Inputs, raws: dict[Path, bytes]
+) -> dict[Path, Planned]:
     """The specs whose job directory in ``out`` is exactly what they render to (the bytes of
     the specs it reads go into ``raws``)."""
     by_digest: dict[str, list[tuple[Path, dict]]] = {}

@@ -27,8 +27,10 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
 _GO_BOOLEANS = {"y", "Y", "n", "N"}
 # Nor the numbers only Go reads as numbers (1e3, 1e-05, 0o17): a quantity or env value "1e3"
 # would reach the API server as a float. Matched with underscores removed, as Go does.
-_GO_NUMBER = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
-                        r"|[-+]?0[bBoOxX][0-9a-fA-F]+")
+_GO_NUMBER = re.compile(
+    r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+    r"|[-+]?0[bBoOxX][0-9a-fA-F]+"
+)
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -43,8 +45,14 @@ _Dumper.add_representer(str, _represent_str)
 
 def pyyaml_dump(obj: Any) -> str:
     """The reference spelling of ``obj``; ``dump_yaml`` gives the same bytes, faster."""
-    return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=False,
-                     allow_unicode=True, width=1 << 30)
+    return yaml.dump(
+        obj,
+        Dumper=_Dumper,
+        default_flow_style=False,
+        sort_keys=False,
+        allow_unicode=True,
+        width=1 << 30,
+    )
 
 
 class _Fallback(Exception):
@@ -121,7 +129,7 @@ def _lines(value: dict | list, indent: int, out: list[str], seen: set[int]) -> N
         if (type(v) is dict or type(v) is list) and v:
             first = len(out)
             _lines(v, indent + 2, out, seen)
-            out[first] = f"{pad}- {out[first][indent + 2:]}"  # the first line shares the dash
+            out[first] = f"{pad}- {out[first][indent + 2 :]}"  # the first line shares the dash
         else:
             out.append(f"{pad}- {_leaf(v, seen)}")
 

@@ -40,8 +40,12 @@ def _emit(diagnostics: Sequence[Diagnostic], fmt: str, *, err: bool = True) -> N
 
 # init, explain, import, dockerfile live in cli_authoring, loaded only when one of them runs
 # (or --help lists them): `paddlegen --version` and `render` do not pay for their definitions.
-_AUTHORING = {"init": "init", "explain": "explain", "import": "import_command",
-              "dockerfile": "dockerfile"}
+_AUTHORING = {
+    "init": "init",
+    "explain": "explain",
+    "import": "import_command",
+    "dockerfile": "dockerfile",
+}
 
 
 class _Group(click.Group):
@@ -71,8 +75,7 @@ class _Group(click.Group):
             raise
         except Exception:  # noqa: BLE001 - a bug: keep the traceback, exit 2 not 1
             traceback.print_exc(file=sys.stderr)
-            click.echo("paddlegen: internal error (a bug in paddlegen; please report it)",
-                       err=True)
+            click.echo("paddlegen: internal error (a bug in paddlegen; please report it)", err=True)
             ctx.exit(EXIT_ERROR)
 
 
@@ -81,14 +84,20 @@ def _format_option(f: Callable[..., Any]) -> Callable[..., Any]:
         ctx.meta["paddlegen.format"] = value
         return value
 
-    return click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
-                        default="text", show_default=True, callback=remember, is_eager=True,
-                        help="How diagnostics are printed.")(f)
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json", "github"]),
+        default="text",
+        show_default=True,
+        callback=remember,
+        is_eager=True,
+        help="How diagnostics are printed.",
+    )(f)
 
 
 def _specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("specs", nargs=-1, required=True,
-                          type=click.Path(allow_dash=False))(f)
+    return click.argument("specs", nargs=-1, required=True, type=click.Path(allow_dash=False))(f)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -104,20 +113,43 @@ def cli() -> None:
 
 def _render_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Options shared by render, check and diff: they must render identically."""
-    for option in reversed([
-        click.option("-o", "--output", "out_dir", default="deploy", show_default=True,
-                     type=click.Path(file_okay=False),
-                     help="Folder that gets one directory per job."),
-        click.option("--workload", type=click.Choice(WORKLOAD_NAMES),
-                     help="Override spec.workload for this run."),
-        click.option("--templates", type=click.Path(exists=True, file_okay=False),
-                     help="A folder of templates that override the built-in ones by name."),
-        click.option("--argocd/--no-argocd", default=True, show_default=True,
-                     help="Add Argo CD sync-wave and sync-options annotations."),
-        click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
-                     callback=lambda _ctx, _param, n: n or _cores(),
-                     help="Processes to render with (default 0: one per available core)."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "-o",
+                "--output",
+                "out_dir",
+                default="deploy",
+                show_default=True,
+                type=click.Path(file_okay=False),
+                help="Folder that gets one directory per job.",
+            ),
+            click.option(
+                "--workload",
+                type=click.Choice(WORKLOAD_NAMES),
+                help="Override spec.workload for this run.",
+            ),
+            click.option(
+                "--templates",
+                type=click.Path(exists=True, file_okay=False),
+                help="A folder of templates that override the built-in ones by name.",
+            ),
+            click.option(
+                "--argocd/--no-argocd",
+                default=True,
+                show_default=True,
+                help="Add Argo CD sync-wave and sync-options annotations.",
+            ),
+            click.option(
+                "-j",
+                "--jobs",
+                type=click.IntRange(min=0),
+                default=0,
+                callback=lambda _ctx, _param, n: n or _cores(),
+                help="Processes to render with (default 0: one per available core).",
+            ),
+        ]
+    ):
         f = option(f)
     return f
 
@@ -137,8 +169,9 @@ def _specs(specs: Sequence[str]) -> tuple[list[Path], bool]:
     return paths, whole_set
 
 
-def _render(specs: Sequence[str], workload: str | None, templates: str | None,
-            argocd: bool, fmt: str) -> tuple[list[Any], bool]:
+def _render(
+    specs: Sequence[str], workload: str | None, templates: str | None, argocd: bool, fmt: str
+) -> tuple[list[Any], bool]:
     """Every spec rendered in full, objects and positions kept (--stdout, --validate)."""
     from paddlegen import api
 
@@ -148,57 +181,100 @@ def _render(specs: Sequence[str], workload: str | None, templates: str | None,
     return rendered, whole_set
 
 
-def _plan(specs: Sequence[str], workload: str | None, templates: str | None, argocd: bool,
-          fmt: str, out_dir: str, jobs: int) -> tuple[list[Any], bool]:
+def _plan(
+    specs: Sequence[str],
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    fmt: str,
+    out_dir: str,
+    jobs: int,
+) -> tuple[list[Any], bool]:
     """Every spec's job directory, reusing those already up to date in ``out_dir``."""
     from paddlegen import batch
 
     paths, whole_set = _specs(specs)
-    planned = batch.plan_specs(paths, workload, templates, argocd=argocd, reuse=out_dir,
-                               jobs=jobs)
+    planned = batch.plan_specs(paths, workload, templates, argocd=argocd, reuse=out_dir, jobs=jobs)
     _emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
 
 
 def _validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed([
-        click.option("--kubeconform", "kubeconform", metavar="PATH",
-                     help="The kubeconform binary (default: $PADDLEGEN_KUBECONFORM, then PATH)."),
-        click.option("--kubernetes-version", metavar="X.Y.Z",
-                     help="Kubernetes API version to validate against (default: the newest "
-                          "bundled)."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--kubeconform",
+                "kubeconform",
+                metavar="PATH",
+                help="The kubeconform binary (default: $PADDLEGEN_KUBECONFORM, then PATH).",
+            ),
+            click.option(
+                "--kubernetes-version",
+                metavar="X.Y.Z",
+                help="Kubernetes API version to validate against (default: the newest bundled).",
+            ),
+        ]
+    ):
         f = option(f)
     return f
 
 
-def _check_manifests(rendered: list[Any], out_dir: str, kubernetes_version: str | None,
-                     kubeconform: str | None, trees: list[Path]) -> list[Diagnostic]:
+def _check_manifests(
+    rendered: list[Any],
+    out_dir: str,
+    kubernetes_version: str | None,
+    kubeconform: str | None,
+    trees: list[Path],
+) -> list[Diagnostic]:
     from paddlegen import api
 
-    found, used = api.validate_rendered(rendered, out_dir, kubernetes_version, kubeconform,
-                                        trees=trees)
+    found, used = api.validate_rendered(
+        rendered, out_dir, kubernetes_version, kubeconform, trees=trees
+    )
     if used == "in-process":
-        click.echo("paddlegen: kubeconform not found; validating in process against the same "
-                   "schemas", err=True)
+        click.echo(
+            "paddlegen: kubeconform not found; validating in process against the same schemas",
+            err=True,
+        )
     return found
 
 
 @cli.command()
 @_specs_argument
 @_render_options
-@click.option("--stdout", "to_stdout", is_flag=True,
-              help="Print one multi-document stream in apply order instead of writing files.")
-@click.option("--env", metavar="ENV",
-              help="With --stdout: print environment ENV (the spec merged with its overlay).")
-@click.option("--validate", "validate_output", is_flag=True,
-              help="Validate the manifests (kubeconform) first; write nothing if they fail.")
+@click.option(
+    "--stdout",
+    "to_stdout",
+    is_flag=True,
+    help="Print one multi-document stream in apply order instead of writing files.",
+)
+@click.option(
+    "--env",
+    metavar="ENV",
+    help="With --stdout: print environment ENV (the spec merged with its overlay).",
+)
+@click.option(
+    "--validate",
+    "validate_output",
+    is_flag=True,
+    help="Validate the manifests (kubeconform) first; write nothing if they fail.",
+)
 @_validation_options
 @_format_option
-def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
-           argocd: bool, jobs: int, to_stdout: bool, env: str | None, validate_output: bool,
-           kubeconform: str | None,
-           kubernetes_version: str | None, fmt: str) -> None:
+def render(
+    specs: tuple[str, ...],
+    out_dir: str,
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    jobs: int,
+    to_stdout: bool,
+    env: str | None,
+    validate_output: bool,
+    kubeconform: str | None,
+    kubernetes_version: str | None,
+    fmt: str,
+) -> None:
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
 
     A SPEC may be a folder (every *.yaml below it) or a glob; then the job directories of specs
@@ -219,8 +295,9 @@ def render(specs: tuple[str, ...], out_dir: str, workload: str | None, templates
         from paddlegen import batch
 
         paths, whole_set = _specs(specs)
-        planned, reports = batch.render_into(paths, out_dir, workload, templates, argocd=argocd,
-                                             jobs=jobs, prune=whole_set)
+        planned, reports = batch.render_into(
+            paths, out_dir, workload, templates, argocd=argocd, jobs=jobs, prune=whole_set
+        )
         _emit([w for p in planned for w in p.warnings], fmt)
         _summary(len(planned), out_dir, reports)
         return
@@ -247,8 +324,10 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
             _note(f"paddlegen: kept {out_dir}/{name}/{rel} (not generated by paddlegen)")
         for key in totals:
             totals[key] += len(getattr(report, key))
-    _note(f"{jobs} job{'s' if jobs != 1 else ''} in {out_dir}: "
-          + ", ".join(f"{n} {key}" for key, n in totals.items()))
+    _note(
+        f"{jobs} job{'s' if jobs != 1 else ''} in {out_dir}: "
+        + ", ".join(f"{n} {key}" for key, n in totals.items())
+    )
 
 
 @cli.command()
@@ -256,8 +335,16 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
 @_render_options
 @click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
 @_format_option
-def check(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
-          argocd: bool, jobs: int, fix: bool, fmt: str) -> None:
+def check(
+    specs: tuple[str, ...],
+    out_dir: str,
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    jobs: int,
+    fix: bool,
+    fmt: str,
+) -> None:
     """Fail (exit 1) with a diff when the output in OUTPUT is not what SPEC renders to.
 
     \b
@@ -283,8 +370,15 @@ def check(specs: tuple[str, ...], out_dir: str, workload: str | None, templates:
 @_specs_argument
 @_render_options
 @_format_option
-def diff(specs: tuple[str, ...], out_dir: str, workload: str | None, templates: str | None,
-         argocd: bool, jobs: int, fmt: str) -> None:
+def diff(
+    specs: tuple[str, ...],
+    out_dir: str,
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    jobs: int,
+    fmt: str,
+) -> None:
     """Print how OUTPUT differs from what SPEC renders to, without failing.
 
     \b
@@ -302,8 +396,13 @@ def _show_drift(drifts: list[Any], out_dir: str) -> None:
         from paddlegen.report import printable
 
         # A committed file may hold anything: each line escaped, the line breaks kept.
-        click.echo("".join(printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
-                           for line in found.diff.splitlines(keepends=True)), nl=False)
+        click.echo(
+            "".join(
+                printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
+                for line in found.diff.splitlines(keepends=True)
+            ),
+            nl=False,
+        )
         for label in ("stale", "missing", "extra"):
             for rel in getattr(found, label):
                 _note(f"{label}: {Path(out_dir) / name / rel}")
@@ -311,14 +410,22 @@ def _show_drift(drifts: list[Any], out_dir: str) -> None:
 
 @cli.command()
 @_specs_argument
-@click.option("--manifests", is_flag=True,
-              help="Also render the specs in memory and validate the manifests.")
-@click.option("--workload", type=click.Choice(WORKLOAD_NAMES),
-              help="Validate as if spec.workload were this.")
+@click.option(
+    "--manifests", is_flag=True, help="Also render the specs in memory and validate the manifests."
+)
+@click.option(
+    "--workload", type=click.Choice(WORKLOAD_NAMES), help="Validate as if spec.workload were this."
+)
 @_validation_options
 @_format_option
-def validate(specs: tuple[str, ...], manifests: bool, workload: str | None,
-             kubeconform: str | None, kubernetes_version: str | None, fmt: str) -> None:
+def validate(
+    specs: tuple[str, ...],
+    manifests: bool,
+    workload: str | None,
+    kubeconform: str | None,
+    kubernetes_version: str | None,
+    fmt: str,
+) -> None:
     """Check SPEC files (or folders of them) against the schema and paddlegen's rules.
 
     With --manifests, the manifests they render to are validated too, with kubeconform
@@ -354,16 +461,22 @@ def validate(specs: tuple[str, ...], manifests: bool, workload: str | None,
         except SpecError as exc:
             found.extend(exc.diagnostics)
     if (manifests and valid) or trees:
-        rendered = [api.render_document(doc, workload, warnings=w) for doc, w in valid] \
-            if manifests else []
+        rendered = (
+            [api.render_document(doc, workload, warnings=w) for doc, w in valid]
+            if manifests
+            else []
+        )
         found.extend(_check_manifests(rendered, "", kubernetes_version, kubeconform, trees))
     _emit(found, fmt, err=fmt != "json")
     if any(d.is_error for d in found):
         raise click.exceptions.Exit(1)
     if fmt == "text":
         counts = ((len(paths), "spec"), (len(trees), "rendered job"))
-        click.echo(" and ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts
-                                if n) + " valid", err=True)
+        click.echo(
+            " and ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n)
+            + " valid",
+            err=True,
+        )
 
 
 @cli.command()
@@ -405,27 +518,65 @@ def schemas_export(directory: str, kubernetes_version: str | None) -> None:
 
 
 @cli.command()
-@click.option("--mode", type=click.Choice(["applicationset", "applications"]),
-              default="applicationset", show_default=True,
-              help="One ApplicationSet over the rendered tree, or an Application per job.")
-@click.option("--deploy", default="deploy", show_default=True, type=click.Path(file_okay=False),
-              help="The rendered tree (paddlegen render -o), read to list the jobs.")
-@click.option("-o", "--output", "out_dir", default="argocd", show_default=True,
-              type=click.Path(file_okay=False), help="Folder the Argo CD files are written to.")
+@click.option(
+    "--mode",
+    type=click.Choice(["applicationset", "applications"]),
+    default="applicationset",
+    show_default=True,
+    help="One ApplicationSet over the rendered tree, or an Application per job.",
+)
+@click.option(
+    "--deploy",
+    default="deploy",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="The rendered tree (paddlegen render -o), read to list the jobs.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    default="argocd",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder the Argo CD files are written to.",
+)
 @click.option("--env", metavar="ENV", help="Deploy environment ENV of jobs with overlays.")
 @click.option("--repo-url", required=True, help="The Git repository Argo CD reads.")
 @click.option("--revision", default="HEAD", show_default=True, help="Branch, tag or commit.")
-@click.option("--path-prefix", default="deploy", show_default=True,
-              help="The rendered tree's folder inside the repository.")
-@click.option("--dest-server", default="https://kubernetes.default.svc", show_default=True,
-              help="The cluster to deploy to.")
+@click.option(
+    "--path-prefix",
+    default="deploy",
+    show_default=True,
+    help="The rendered tree's folder inside the repository.",
+)
+@click.option(
+    "--dest-server",
+    default="https://kubernetes.default.svc",
+    show_default=True,
+    help="The cluster to deploy to.",
+)
 @click.option("--dest-namespace", help="Namespace for jobs that name none (created on sync).")
 @click.option("--project", default="default", show_default=True, help="The Argo CD project.")
-@click.option("--auto-sync/--no-auto-sync", default=True, show_default=True,
-              help="Sync on every commit, pruning and self-healing.")
-def argocd(mode: str, deploy: str, out_dir: str, env: str | None, repo_url: str, revision: str,
-           path_prefix: str, dest_server: str, dest_namespace: str | None, project: str,
-           auto_sync: bool) -> None:
+@click.option(
+    "--auto-sync/--no-auto-sync",
+    default=True,
+    show_default=True,
+    help="Sync on every commit, pruning and self-healing.",
+)
+def argocd(
+    mode: str,
+    deploy: str,
+    out_dir: str,
+    env: str | None,
+    repo_url: str,
+    revision: str,
+    path_prefix: str,
+    dest_server: str,
+    dest_namespace: str | None,
+    project: str,
+    auto_sync: bool,
+) -> None:
     """Write Applications (or an ApplicationSet), a Config Management Plugin and health checks.
 
     \b
@@ -435,13 +586,17 @@ def argocd(mode: str, deploy: str, out_dir: str, env: str | None, repo_url: str,
     """
     from paddlegen import argocd_setup
 
-    target = argocd_setup.Target(repo_url, revision, path_prefix, dest_server, dest_namespace,
-                                 project, auto_sync)
+    target = argocd_setup.Target(
+        repo_url, revision, path_prefix, dest_server, dest_namespace, project, auto_sync
+    )
     report = argocd_setup.generate(deploy, out_dir, mode, target, env)
     for rel in report.kept:
         _note(f"paddlegen: kept {out_dir}/{rel} (not generated by paddlegen)")
-    click.echo(f"{out_dir}: {len(report.written)} written, {len(report.unchanged)} unchanged, "
-               f"{len(report.removed)} removed", err=True)
+    click.echo(
+        f"{out_dir}: {len(report.written)} written, {len(report.unchanged)} unchanged, "
+        f"{len(report.removed)} removed",
+        err=True,
+    )
 
 
 def main() -> None:

@@ -17,23 +17,28 @@ WORKLOAD_NAMES = tuple(WORKLOADS)
 _ROLES_WITH_PS = ("paddlejob", "kubeflow-paddlejob")
 
 
-def complete_spec_paths(_ctx: click.Context, _param: click.Parameter,
-                        incomplete: str) -> list[CompletionItem]:
+def complete_spec_paths(
+    _ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
     """Shell completion: folders (to descend into) and *.yaml / *.yml files."""
-    prefix = incomplete[:incomplete.rfind("/") + 1]  # the folder typed so far, "" for none
+    prefix = incomplete[: incomplete.rfind("/") + 1]  # the folder typed so far, "" for none
     try:
         entries = sorted(Path(prefix or ".").iterdir())
     except OSError:
         return []
-    typed = incomplete[len(prefix):]
-    return [CompletionItem(prefix + p.name + ("/" if p.is_dir() else ""))
-            for p in entries if p.name.startswith(typed)
-            and (typed.startswith(".") or not p.name.startswith("."))  # hidden: only if asked
-            and (p.is_dir() or p.suffix in (".yaml", ".yml"))]
+    typed = incomplete[len(prefix) :]
+    return [
+        CompletionItem(prefix + p.name + ("/" if p.is_dir() else ""))
+        for p in entries
+        if p.name.startswith(typed)
+        and (typed.startswith(".") or not p.name.startswith("."))  # hidden: only if asked
+        and (p.is_dir() or p.suffix in (".yaml", ".yml"))
+    ]
 
 
-def _complete_fields(_ctx: click.Context, _param: click.Parameter,
-                     incomplete: str) -> list[CompletionItem]:
+def _complete_fields(
+    _ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
     from paddlegen.explain import field_paths
 
     return [CompletionItem(p) for p in field_paths() if p.startswith(incomplete)]
@@ -76,33 +81,67 @@ def _storage_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 
 
 @click.command()
-@click.argument("path", default="trainingjob.yaml", shell_complete=complete_spec_paths,
-                type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--workload", type=click.Choice(WORKLOAD_NAMES), default="paddlejob",
-              show_default=True, help="What to render: see `paddlegen explain spec.workload`.")
+@click.argument(
+    "path",
+    default="trainingjob.yaml",
+    shell_complete=complete_spec_paths,
+    type=click.Path(dir_okay=False, allow_dash=True),
+)
+@click.option(
+    "--workload",
+    type=click.Choice(WORKLOAD_NAMES),
+    default="paddlejob",
+    show_default=True,
+    help="What to render: see `paddlegen explain spec.workload`.",
+)
 @click.option("--name", help="metadata.name (default: the file name without .yaml).")
 @click.option("--namespace", help="metadata.namespace (default: none).")
 @click.option("--image", help="Container image, with a tag.")
 @click.option("--command", "command", help='Start command as shell words, e.g. "python3 train.py".')
-@click.option("--ps", type=click.IntRange(0), default=0, show_default=True,
-              help="Parameter servers (paddlejob, kubeflow-paddlejob).")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
-              help="Trainers (pods of distributed-job).")
-@click.option("--gpus", type=click.IntRange(0), default=0, show_default=True,
-              help="NVIDIA GPUs per pod.")
-@click.option("--volcano/--no-volcano", default=False, show_default=True,
-              help="Gang-schedule with a Volcano PodGroup.")
-@click.option("--storage", default="none", show_default=True, callback=_storage_option,
-              help="none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, "
-                   "pvc://CLAIM, hostpath:///PATH or dynamic://[CLASS].")
-@click.option("--mount-path", default="/mnt/data", show_default=True,
-              help="Where the storage is mounted.")
+@click.option(
+    "--ps",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Parameter servers (paddlejob, kubeflow-paddlejob).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Trainers (pods of distributed-job).",
+)
+@click.option(
+    "--gpus", type=click.IntRange(0), default=0, show_default=True, help="NVIDIA GPUs per pod."
+)
+@click.option(
+    "--volcano/--no-volcano",
+    default=False,
+    show_default=True,
+    help="Gang-schedule with a Volcano PodGroup.",
+)
+@click.option(
+    "--storage",
+    default="none",
+    show_default=True,
+    callback=_storage_option,
+    help="none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, "
+    "pvc://CLAIM, hostpath:///PATH or dynamic://[CLASS].",
+)
+@click.option(
+    "--mount-path", default="/mnt/data", show_default=True, help="Where the storage is mounted."
+)
 @click.option("--capacity", default="10Gi", show_default=True, help="Storage size (PV/PVC).")
 @click.option("--cpu", default="1", show_default=True, help="CPU request per pod.")
-@click.option("--memory", default="2Gi", show_default=True,
-              help="Memory request and limit per pod.")
-@click.option("--schema", help="Schema for the yaml-language-server modeline (default: the "
-                                "schema's $id; a local copy: `paddlegen schema > FILE`).")
+@click.option(
+    "--memory", default="2Gi", show_default=True, help="Memory request and limit per pod."
+)
+@click.option(
+    "--schema",
+    help="Schema for the yaml-language-server modeline (default: the "
+    "schema's $id; a local copy: `paddlegen schema > FILE`).",
+)
 @click.option("--no-input", is_flag=True, help="Ask nothing: flags and defaults only.")
 @click.option("--force", is_flag=True, help="Replace PATH if it exists.")
 @click.pass_context
@@ -134,6 +173,7 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
 
 def _ask(ctx: click.Context, answers: dict[str, Any]) -> None:
     """Prompt for every answer no flag gave (click.prompt reads stdin, so tests can feed it)."""
+
     def ask(name: str, text: str, **kwargs: Any) -> None:
         if not _given(ctx, name):
             kwargs.setdefault("default", answers[name])
@@ -142,8 +182,12 @@ def _ask(ctx: click.Context, answers: dict[str, Any]) -> None:
     ask("workload", "Workload", type=click.Choice(WORKLOAD_NAMES))
     ask("name", "Job name")
     ask("image", "Container image (with a tag)")
-    ask("command", "Start command (empty: the image's)", default=answers["command"] or "",
-        show_default=False)
+    ask(
+        "command",
+        "Start command (empty: the image's)",
+        default=answers["command"] or "",
+        show_default=False,
+    )
     if answers["workload"] in _ROLES_WITH_PS:
         ask("ps", "Parameter servers (0 for none)", type=click.IntRange(0))
     if answers["workload"] != "job":
@@ -151,9 +195,12 @@ def _ask(ctx: click.Context, answers: dict[str, Any]) -> None:
     ask("gpus", "GPUs per pod", type=click.IntRange(0))
     if not _given(ctx, "volcano"):
         answers["volcano"] = click.confirm("Gang-schedule with Volcano", default=False)
-    ask("storage", "Storage (none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, "
+    ask(
+        "storage",
+        "Storage (none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, "
         "cephfs://MON:PORT/PATH, pvc://CLAIM, hostpath:///PATH, dynamic://CLASS)",
-        value_proc=_storage)
+        value_proc=_storage,
+    )
     if answers["storage"] != "none":
         ask("mount_path", "Mount path")
 
@@ -180,10 +227,19 @@ def explain(field: str | None) -> None:
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, shell_complete=complete_spec_paths,
-                type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the spec to this file instead of stdout.")
+@click.argument(
+    "files",
+    nargs=-1,
+    required=True,
+    shell_complete=complete_spec_paths,
+    type=click.Path(dir_okay=False, allow_dash=True),
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the spec to this file instead of stdout.",
+)
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
 def import_command(files: tuple[str, ...], output: str | None, force: bool) -> None:
     """Turn existing Kubernetes manifests into a spec.
@@ -222,8 +278,12 @@ def _read(name: str) -> str:
 
 @click.command()
 @click.argument("spec", type=click.Path(dir_okay=False), shell_complete=complete_spec_paths)
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the Dockerfile here instead of stdout.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the Dockerfile here instead of stdout.",
+)
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
 def dockerfile(spec: str, output: str | None, force: bool) -> None:
     """Write the runtime image's Dockerfile from spec.build.

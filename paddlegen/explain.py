@@ -20,15 +20,24 @@ POD_TEMPLATE = {
     "paddlejob": "PaddleJob spec.<role>.template",
     "kubeflow-paddlejob": "PaddleJob spec.paddleReplicaSpecs.<Role>.template",
 }
-MAIN_OBJECT = {"job": "Job", "distributed-job": "Job", "paddlejob": "PaddleJob",
-               "kubeflow-paddlejob": "PaddleJob"}
+MAIN_OBJECT = {
+    "job": "Job",
+    "distributed-job": "Job",
+    "paddlejob": "PaddleJob",
+    "kubeflow-paddlejob": "PaddleJob",
+}
 _ALL = tuple(POD_TEMPLATE)
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 _DATA_CONTAINER = "DataJob spec.template.spec.containers[paddle]"
-_SCHEDULING_POLICY = {"paddlejob": "PaddleJob spec.schedulingPolicy",
-                      "kubeflow-paddlejob": "PaddleJob spec.runPolicy.schedulingPolicy"}
-_RUN = {"job": "Job spec", "distributed-job": "Job spec", "kubeflow-paddlejob":
-        "PaddleJob spec.runPolicy"}
+_SCHEDULING_POLICY = {
+    "paddlejob": "PaddleJob spec.schedulingPolicy",
+    "kubeflow-paddlejob": "PaddleJob spec.runPolicy.schedulingPolicy",
+}
+_RUN = {
+    "job": "Job spec",
+    "distributed-job": "Job spec",
+    "kubeflow-paddlejob": "PaddleJob spec.runPolicy",
+}
 
 
 def _each(workloads: tuple[str, ...], *places: str) -> dict[str, list[str]]:
@@ -44,12 +53,14 @@ def _env(name: str) -> str:
 # the pod template and DataJob the `<job>-data` Job. A test changes each field and checks that
 # every place listed changes.
 OUTPUTS: dict[str, dict[str, list[str]]] = {
-    "metadata.name": {**{w: [f"{k} metadata.name"] for w, k in MAIN_OBJECT.items()},
-                      "distributed-job": ["Job metadata.name", _env("JOB_NAME"),
-                                          "ServiceAccount metadata.name"]},
+    "metadata.name": {
+        **{w: [f"{k} metadata.name"] for w, k in MAIN_OBJECT.items()},
+        "distributed-job": ["Job metadata.name", _env("JOB_NAME"), "ServiceAccount metadata.name"],
+    },
     "metadata.namespace": {w: [f"{k} metadata.namespace"] for w, k in MAIN_OBJECT.items()},
-    "metadata.labels": {w: [f"{k} metadata.labels", "{tmpl}.metadata.labels"]
-                        for w, k in MAIN_OBJECT.items()},
+    "metadata.labels": {
+        w: [f"{k} metadata.labels", "{tmpl}.metadata.labels"] for w, k in MAIN_OBJECT.items()
+    },
     "spec.image": _each(_ALL, f"{_CONTAINER}.image"),
     "spec.command": _each(_ALL, f"{_CONTAINER}.command"),
     "spec.args": _each(_ALL, f"{_CONTAINER}.args"),
@@ -59,48 +70,74 @@ OUTPUTS: dict[str, dict[str, list[str]]] = {
     "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
     "spec.shm": _each(_ALL, "{tmpl}.spec.volumes[dshm].emptyDir.sizeLimit"),
     "spec.worker.replicas": {
-        "distributed-job": ["Job spec.parallelism", "Job spec.completions",
-                            _env("CONF_PADDLE_GRADIENT_NUM")],
+        "distributed-job": [
+            "Job spec.parallelism",
+            "Job spec.completions",
+            _env("CONF_PADDLE_GRADIENT_NUM"),
+        ],
         "paddlejob": ["PaddleJob spec.worker.replicas"],
-        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Worker.replicas"]},
+        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Worker.replicas"],
+    },
     "spec.ps.replicas": {
         "paddlejob": ["PaddleJob spec.ps.replicas"],
-        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Master.replicas"]},
+        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Master.replicas"],
+    },
     "spec.heter.replicas": {"paddlejob": ["PaddleJob spec.heter.replicas"]},
     "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
-    "spec.volumes.capacity": _each(_ALL, "PersistentVolume spec.capacity.storage",
-                                   "PersistentVolumeClaim spec.resources.requests.storage"),
-    "spec.scheduling.scheduler": _each(_ALL, "{tmpl}.spec.schedulerName",
-                                       "{tmpl}.metadata.annotations[scheduling.k8s.io/group-name]"),
-    "spec.scheduling.minAvailable": {w: ["PodGroup spec.minMember",
-                                         *([f"{_SCHEDULING_POLICY[w]}.minAvailable"]
-                                           if w in _SCHEDULING_POLICY else [])] for w in _ALL},
-    "spec.scheduling.queue": {w: ["PodGroup spec.queue",
-                                  *([f"{_SCHEDULING_POLICY[w]}.queue"]
-                                    if w in _SCHEDULING_POLICY else [])] for w in _ALL},
-    "spec.run.restartPolicy": {**_each(("job", "distributed-job", "paddlejob"),
-                                       "{tmpl}.spec.restartPolicy"),
-                               "kubeflow-paddlejob": [
-                                   "PaddleJob spec.paddleReplicaSpecs.Worker.restartPolicy"]},
-    **{f"spec.run.{key}": {w: [f"{place}.{key}"] for w, place in _RUN.items()}
-       for key in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")},
-    **{f"spec.paddlejob.{key}": {"paddlejob": [f"PaddleJob spec.{key}"]}
-       for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")},
-    "spec.kubeflow.cleanPodPolicy": {"kubeflow-paddlejob": [
-        "PaddleJob spec.runPolicy.cleanPodPolicy"]},
+    "spec.volumes.capacity": _each(
+        _ALL,
+        "PersistentVolume spec.capacity.storage",
+        "PersistentVolumeClaim spec.resources.requests.storage",
+    ),
+    "spec.scheduling.scheduler": _each(
+        _ALL,
+        "{tmpl}.spec.schedulerName",
+        "{tmpl}.metadata.annotations[scheduling.k8s.io/group-name]",
+    ),
+    "spec.scheduling.minAvailable": {
+        w: [
+            "PodGroup spec.minMember",
+            *([f"{_SCHEDULING_POLICY[w]}.minAvailable"] if w in _SCHEDULING_POLICY else []),
+        ]
+        for w in _ALL
+    },
+    "spec.scheduling.queue": {
+        w: [
+            "PodGroup spec.queue",
+            *([f"{_SCHEDULING_POLICY[w]}.queue"] if w in _SCHEDULING_POLICY else []),
+        ]
+        for w in _ALL
+    },
+    "spec.run.restartPolicy": {
+        **_each(("job", "distributed-job", "paddlejob"), "{tmpl}.spec.restartPolicy"),
+        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Worker.restartPolicy"],
+    },
+    **{
+        f"spec.run.{key}": {w: [f"{place}.{key}"] for w, place in _RUN.items()}
+        for key in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+    },
+    **{
+        f"spec.paddlejob.{key}": {"paddlejob": [f"PaddleJob spec.{key}"]}
+        for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")
+    },
+    "spec.kubeflow.cleanPodPolicy": {
+        "kubeflow-paddlejob": ["PaddleJob spec.runPolicy.cleanPodPolicy"]
+    },
     "spec.kubeflow.port": {"kubeflow-paddlejob": [f"{_CONTAINER}.ports[master].containerPort"]},
     "spec.distributed.volume": {"distributed-job": [_env("JOB_PATH")]},
     "spec.distributed.trainConfigDir": {"distributed-job": [_env("TRAIN_CONFIG_DIR")]},
     "spec.distributed.nic": {"distributed-job": [_env("CONF_PADDLE_NIC")]},
-    "spec.distributed.port": {"distributed-job": [_env("CONF_PADDLE_PORT"),
-                                                  f"{_CONTAINER}.ports"]},
-    "spec.distributed.portsNum": {"distributed-job": [_env("CONF_PADDLE_PORTS_NUM"),
-                                                      f"{_CONTAINER}.ports"]},
-    "spec.distributed.portsNumSparse": {"distributed-job": [_env("CONF_PADDLE_PORTS_NUM_SPARSE"),
-                                                            f"{_CONTAINER}.ports"]},
+    "spec.distributed.port": {"distributed-job": [_env("CONF_PADDLE_PORT"), f"{_CONTAINER}.ports"]},
+    "spec.distributed.portsNum": {
+        "distributed-job": [_env("CONF_PADDLE_PORTS_NUM"), f"{_CONTAINER}.ports"]
+    },
+    "spec.distributed.portsNumSparse": {
+        "distributed-job": [_env("CONF_PADDLE_PORTS_NUM_SPARSE"), f"{_CONTAINER}.ports"]
+    },
     "spec.distributed.trainerCount": {"distributed-job": [_env("TRAINER_COUNT")]},
-    "spec.distributed.hostPorts": {"distributed-job": [f"{_CONTAINER}.ports",
-                                                       "{tmpl}.spec.affinity"]},
+    "spec.distributed.hostPorts": {
+        "distributed-job": [f"{_CONTAINER}.ports", "{tmpl}.spec.affinity"]
+    },
     "spec.dataPrep.image": _each(_ALL, f"{_DATA_CONTAINER}.image"),
     "spec.dataPrep.splitCount": _each(_ALL, f"{_DATA_CONTAINER}.env[SPLIT_COUNT].value"),
     "spec.dataPrep.outDir": _each(_ALL, f"{_DATA_CONTAINER}.env[OUT_DIR].value"),
@@ -109,8 +146,10 @@ OUTPUTS: dict[str, dict[str, list[str]]] = {
 
 def outputs(field: str) -> dict[str, list[str]]:
     """OUTPUTS of a field (list indices dropped), with {tmpl} filled in per workload."""
-    return {w: [p.replace("{tmpl}", POD_TEMPLATE[w]) for p in places]
-            for w, places in OUTPUTS.get(_normal(field), {}).items()}
+    return {
+        w: [p.replace("{tmpl}", POD_TEMPLATE[w]) for p in places]
+        for w, places in OUTPUTS.get(_normal(field), {}).items()
+    }
 
 
 @lru_cache(maxsize=1)
@@ -160,17 +199,24 @@ def explain(field: str | None = None) -> FieldDoc:
             where = ".".join(walked) or "the top level"
             close = difflib.get_close_matches(part, children, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise InputError(f"no field '{part}' in {where}{hint}; fields: "
-                             + (", ".join(children) or "none (free-form)"))
+            raise InputError(
+                f"no field '{part}' in {where}{hint}; fields: "
+                + (", ".join(children) or "none (free-form)")
+            )
         node = children[part]
         walked.append(part)
     node = _resolve(node)
-    return FieldDoc(path or "(top level)", node,
-                    {k: _resolve(v) for k, v in _children(node).items()}, outputs(path))
+    return FieldDoc(
+        path or "(top level)",
+        node,
+        {k: _resolve(v) for k, v in _children(node).items()},
+        outputs(path),
+    )
 
 
 def field_paths() -> Iterator[str]:
     """Every dotted field path of the schema (for shell completion)."""
+
     def walk(node: dict[str, Any], prefix: str, depth: int) -> Iterator[str]:
         for name, child in _children(node).items():
             path = f"{prefix}{name}"
@@ -185,8 +231,9 @@ def _type(node: dict[str, Any]) -> str:
     if "const" in node:
         return f"constant {json.dumps(node['const'])}"
     names = {bool: "boolean", int: "integer", str: "string"}
-    kind = node.get("type") or " or ".join(dict.fromkeys(names.get(type(v), "any")
-                                                        for v in node.get("enum", [None])))
+    kind = node.get("type") or " or ".join(
+        dict.fromkeys(names.get(type(v), "any") for v in node.get("enum", [None]))
+    )
     kinds = " or ".join(kind) if isinstance(kind, list) else kind
     if kind == "array" and "items" in node:
         kinds += " of " + _type(_resolve(node["items"]))
@@ -209,11 +256,14 @@ def format_doc(doc: FieldDoc) -> str:
     if doc.outputs:
         lines.append("controls:")
         width = max(map(len, doc.outputs))
-        lines += [f"  {w:<{width}}  {place}" for w, places in doc.outputs.items()
-                  for place in places]
+        lines += [
+            f"  {w:<{width}}  {place}" for w, places in doc.outputs.items() for place in places
+        ]
     if doc.children:
         lines.append("fields:")
         width = max(map(len, doc.children))
-        lines += [f"  {name:<{width}}  {_type(child)}: {child.get('description', '')}"
-                  for name, child in doc.children.items()]
+        lines += [
+            f"  {name:<{width}}  {_type(child)}: {child.get('description', '')}"
+            for name, child in doc.children.items()
+        ]
     return "\n".join(lines) + "\n"

@@ -15,8 +15,11 @@ from paddlegen.model import DEFAULT_REQUESTS, GPU_RESOURCE, MANAGED_BY, recommen
 from paddlegen.render import EFS_MOUNT_OPTIONS
 
 EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
-RESTRICTED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-              "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
 SECURITY_KEYS = ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem")
 GROUP_NAME = "scheduling.k8s.io/group-name"
 ARGOCD_PREFIX = "argocd.argoproj.io/"  # sync annotations paddlegen writes itself
@@ -44,8 +47,11 @@ def leftovers(obj: Any, prefix: str = "") -> list[str]:
     if isinstance(obj, (dict, list)) and not obj:
         return []
     if isinstance(obj, dict):
-        return [line for k, v in obj.items()
-                for line in leftovers(v, f"{prefix}.{k}" if prefix else str(k))]
+        return [
+            line
+            for k, v in obj.items()
+            for line in leftovers(v, f"{prefix}.{k}" if prefix else str(k))
+        ]
     if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
         return [line for i, v in enumerate(obj) for line in leftovers(v, f"{prefix}[{i}]")]
     return [f"{prefix} = {json.dumps(obj, ensure_ascii=False)}"]
@@ -80,8 +86,9 @@ def strip_meta(meta: dict[str, Any], ctx: Context) -> None:
             if labels.get(key) == value:
                 labels.pop(key)
     for table, mine in ((labels, ctx.labels), (meta.get("annotations", {}), ctx.annotations)):
-        for key in [k for k in table if k in mine and table[k] == mine[k]
-                    or k.startswith(ARGOCD_PREFIX)]:
+        for key in [
+            k for k in table if k in mine and table[k] == mine[k] or k.startswith(ARGOCD_PREFIX)
+        ]:
             table.pop(key)
     for key in ("labels", "annotations"):
         if key in meta and not meta[key]:
@@ -116,20 +123,35 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
     name = container.pop("name", "paddle")
     if name != "paddle":
         ctx.note(where, f"container '{name}' is named 'paddle' (operators find it by name)")
-    role: dict[str, Any] = {key: container.pop(key) for key in
-                            ("image", "imagePullPolicy", "command", "args", "workingDir", "env")
-                            if key in container}
+    role: dict[str, Any] = {
+        key: container.pop(key)
+        for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env")
+        if key in container
+    }
     role.update(_resources(container))
-    role.update({key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity")
-                 if key in spec})
+    role.update(
+        {key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity") if key in spec}
+    )
     volcano = take(spec, "schedulerName") == "volcano" or volcano
     security, restricted = _security(container, spec)
     volumes, shm = _volumes(container, spec, ctx)
     if take(spec, "automountServiceAccountToken") not in (None, "serviceAccountName" in spec):
-        ctx.note(where, "automountServiceAccountToken follows the workload (a token only "
-                        "for distributed-job's peer discovery)")
-    return Pod(role, volumes, container, spec, shm, volcano, take(spec, "restartPolicy"), security,
-               restricted)
+        ctx.note(
+            where,
+            "automountServiceAccountToken follows the workload (a token only "
+            "for distributed-job's peer discovery)",
+        )
+    return Pod(
+        role,
+        volumes,
+        container,
+        spec,
+        shm,
+        volcano,
+        take(spec, "restartPolicy"),
+        security,
+        restricted,
+    )
 
 
 def _resources(container: dict[str, Any]) -> dict[str, Any]:
@@ -159,8 +181,9 @@ def _security(container: dict[str, Any], spec: dict[str, Any]) -> tuple[dict[str
     return security, restricted
 
 
-def _volumes(container: dict[str, Any], spec: dict[str, Any],
-             ctx: Context) -> tuple[list[dict[str, Any]], Any]:
+def _volumes(
+    container: dict[str, Any], spec: dict[str, Any], ctx: Context
+) -> tuple[list[dict[str, Any]], Any]:
     mounts = {m.get("name"): m for m in container.get("volumeMounts", [])}
     volumes: list[dict[str, Any]] = []
     shm = None
@@ -169,8 +192,12 @@ def _volumes(container: dict[str, Any], spec: dict[str, Any],
         if mount is None:
             continue  # not mounted into the training container: left for the report
         empty = volume.get("emptyDir", {})
-        if (mount.get("mountPath") == "/dev/shm" and empty.get("medium") == "Memory"
-                and "sizeLimit" in empty and len(volume) == 2):
+        if (
+            mount.get("mountPath") == "/dev/shm"
+            and empty.get("medium") == "Memory"
+            and "sizeLimit" in empty
+            and len(volume) == 2
+        ):
             shm = empty["sizeLimit"]
         else:
             source = _source(volume, ctx)
@@ -215,12 +242,20 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
         return {"claim": {"name": name}}, None
     spec = pvc.setdefault("spec", {})
     pv_name = spec.get("volumeName") or next(
-        (n for n, pv in ctx.pvs.items()
-         if pv.get("spec", {}).get("claimRef", {}).get("name") == name), None)
+        (
+            n
+            for n, pv in ctx.pvs.items()
+            if pv.get("spec", {}).get("claimRef", {}).get("name") == name
+        ),
+        None,
+    )
     if pv_name is None and len(ctx.pvs) == 1:
         pv_name = next(iter(ctx.pvs))
-        ctx.note(label, f"bound to PersistentVolume/{pv_name}, the only one in the input (the "
-                        "cluster would match them by size and access mode)")
+        ctx.note(
+            label,
+            f"bound to PersistentVolume/{pv_name}, the only one in the input (the "
+            "cluster would match them by size and access mode)",
+        )
     pv = ctx.pvs.get(pv_name or "")
     if pv is not None and not {"nfs", "cephfs"} & set(pv.get("spec", {})):
         return {"claim": {"name": name}}, None  # a PV source paddlegen cannot make: both listed
@@ -232,16 +267,23 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
     modes, storage_class = take(spec, "accessModes"), take(spec, "storageClassName")
     if pv is None:
         dynamic = {"storageClassName": storage_class} if storage_class else {}
-        return {"dynamic": dynamic, "capacity": requested,
-                **({"accessModes": modes} if modes else {})}, None
+        return {
+            "dynamic": dynamic,
+            "capacity": requested,
+            **({"accessModes": modes} if modes else {}),
+        }, None
     source = _pv_source(pv_name or "", pv, ctx)
-    for what, mine, theirs in (("requests.storage", requested, source.get("capacity")),
-                               ("accessModes", modes, source.get("accessModes")),
-                               ("storageClassName", storage_class or None,
-                                source.get("storageClassName"))):
+    for what, mine, theirs in (
+        ("requests.storage", requested, source.get("capacity")),
+        ("accessModes", modes, source.get("accessModes")),
+        ("storageClassName", storage_class or None, source.get("storageClassName")),
+    ):
         if mine is not None and mine != theirs:
-            ctx.note(label, f"{what} {json.dumps(mine)} differs from the PersistentVolume's "
-                            f"{json.dumps(theirs)}; the PersistentVolume's value serves both")
+            ctx.note(
+                label,
+                f"{what} {json.dumps(mine)} differs from the PersistentVolume's "
+                f"{json.dumps(theirs)}; the PersistentVolume's value serves both",
+            )
     return source, pv_name
 
 

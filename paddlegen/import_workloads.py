@@ -11,10 +11,14 @@ from paddlegen.model import DISTRIBUTED_DEFAULTS, ROLE_FIELDS
 Spec = dict[str, Any]
 RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 # The legacy image's env and the distributed settings each comes from (see the template).
-_DISTRIBUTED_ENV = {"TRAIN_CONFIG_DIR": ("trainConfigDir", str), "CONF_PADDLE_NIC": ("nic", str),
-                    "CONF_PADDLE_PORT": ("port", int), "CONF_PADDLE_PORTS_NUM": ("portsNum", int),
-                    "CONF_PADDLE_PORTS_NUM_SPARSE": ("portsNumSparse", int),
-                    "TRAINER_COUNT": ("trainerCount", int)}
+_DISTRIBUTED_ENV = {
+    "TRAIN_CONFIG_DIR": ("trainConfigDir", str),
+    "CONF_PADDLE_NIC": ("nic", str),
+    "CONF_PADDLE_PORT": ("port", int),
+    "CONF_PADDLE_PORTS_NUM": ("portsNum", int),
+    "CONF_PADDLE_PORTS_NUM_SPARSE": ("portsNumSparse", int),
+    "TRAINER_COUNT": ("trainerCount", int),
+}
 
 
 def is_distributed(job: dict[str, Any]) -> bool:
@@ -46,8 +50,11 @@ def _take_env(role: dict[str, Any], name: str) -> dict[str, Any] | None:
 def _literal(role: dict[str, Any], name: str, ctx: Context, where: str) -> str | None:
     entry = _take_env(role, name)
     if entry is not None and set(entry) != {"name", "value"}:
-        ctx.note(where, f"env {name} comes from {json.dumps(entry.get('valueFrom'))}; only a "
-                        "literal value can be read back, so paddlegen derives it")
+        ctx.note(
+            where,
+            f"env {name} comes from {json.dumps(entry.get('valueFrom'))}; only a "
+            "literal value can be read back, so paddlegen derives it",
+        )
         return None
     return None if entry is None else str(entry["value"])
 
@@ -67,13 +74,17 @@ def _assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, whe
     for _, p in pods.values():
         for volume in p.volumes:
             if volumes.setdefault(volume["name"], volume) != volume:
-                ctx.note(where, f"volume '{volume['name']}' differs between roles; the first "
-                                "one is kept")
+                ctx.note(
+                    where, f"volume '{volume['name']}' differs between roles; the first one is kept"
+                )
     for name in volumes:
         missing = [r for r, (_, p) in pods.items() if name not in {v["name"] for v in p.volumes}]
         if missing:
-            ctx.note(where, f"volume '{name}' is now also mounted into {', '.join(missing)} "
-                            "(paddlegen mounts every volume into every role)")
+            ctx.note(
+                where,
+                f"volume '{name}' is now also mounted into {', '.join(missing)} "
+                "(paddlegen mounts every volume into every role)",
+            )
     if volumes:
         spec["volumes"] = list(volumes.values())
     _job_wide(spec, [p for _, p in pods.values()], ctx, where)
@@ -82,13 +93,18 @@ def _assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, whe
 
 def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
     """Settings paddlegen applies to every pod: one value must serve all roles."""
-    for key, values in (("shm", [p.shm for p in pods]),
-                        ("restartPolicy", [p.restart_policy for p in pods]),
-                        ("security", [p.security for p in pods])):
+    for key, values in (
+        ("shm", [p.shm for p in pods]),
+        ("restartPolicy", [p.restart_policy for p in pods]),
+        ("security", [p.security for p in pods]),
+    ):
         given = [v for v in values if v]
         if given and any(v != given[0] for v in values):
-            ctx.note(where, f"{key} differs between roles ({', '.join(map(json.dumps, values))}); "
-                            f"{json.dumps(given[0])} now serves every role")
+            ctx.note(
+                where,
+                f"{key} differs between roles ({', '.join(map(json.dumps, values))}); "
+                f"{json.dumps(given[0])} now serves every role",
+            )
         if not given:
             continue
         if key == "restartPolicy":
@@ -98,9 +114,12 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
     if any(p.volcano for p in pods):
         spec["scheduling"] = {"scheduler": "volcano"}
     if not all(p.restricted for p in pods):
-        ctx.note(where, "containers get paddlegen's restricted securityContext (no privilege "
-                        "escalation, all capabilities dropped, RuntimeDefault seccomp); set "
-                        "spec.security.restricted: false if the image needs more")
+        ctx.note(
+            where,
+            "containers get paddlegen's restricted securityContext (no privilege "
+            "escalation, all capabilities dropped, RuntimeDefault seccomp); set "
+            "spec.security.restricted: false if the image needs more",
+        )
 
 
 def _run(spec: Spec, source: dict[str, Any]) -> None:
@@ -124,21 +143,28 @@ def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         for key in ("parallelism", "completions"):
             if body.get(key) == 1:
                 take(body, key)  # workload job runs exactly one pod; anything else stays listed
-    spec = _assemble("distributed-job" if distributed else "job",
-                     {"worker": (parallelism if distributed else 1, p)}, ctx, where)
+    spec = _assemble(
+        "distributed-job" if distributed else "job",
+        {"worker": (parallelism if distributed else 1, p)},
+        ctx,
+        where,
+    )
     if distributed:
-        volume = next((v["name"] for v in spec.get("volumes", [])
-                       if v["mountPath"] == job_path), None)
+        volume = next(
+            (v["name"] for v in spec.get("volumes", []) if v["mountPath"] == job_path), None
+        )
         spec["distributed"] = {**({"volume": volume} if volume else {}), **settings}
         if volume is None:
-            ctx.note(where, "JOB_PATH is not the mountPath of any volume; set "
-                            "spec.distributed.volume")
+            ctx.note(
+                where, "JOB_PATH is not the mountPath of any volume; set spec.distributed.volume"
+            )
     _run(spec, body)
     return spec
 
 
-def _distributed(p: Pod, replicas: int, ctx: Context,
-                 where: str) -> tuple[dict[str, Any], str | None]:
+def _distributed(
+    p: Pod, replicas: int, ctx: Context, where: str
+) -> tuple[dict[str, Any], str | None]:
     """The distributed settings (and JOB_PATH) read back from the legacy image's env, ports
     and account."""
     role: dict[str, Any] = p.role
@@ -151,8 +177,9 @@ def _distributed(p: Pod, replicas: int, ctx: Context,
             except ValueError:
                 ctx.note(where, f"env {name}={value!r} is not a number; dropped")
     if "trainerCount" not in settings:
-        ctx.note(where, "TRAINER_COUNT was not set (the image's start script needs it); "
-                        "paddlegen sets 1")
+        ctx.note(
+            where, "TRAINER_COUNT was not set (the image's start script needs it); paddlegen sets 1"
+        )
     job_path = _literal(role, "JOB_PATH", ctx, where)
     for name, expected in (("JOB_NAME", ctx.name), ("CONF_PADDLE_GRADIENT_NUM", str(replicas))):
         value = _literal(role, name, ctx, where)
@@ -160,8 +187,9 @@ def _distributed(p: Pod, replicas: int, ctx: Context,
             ctx.note(where, f"env {name}={value!r} becomes {expected!r} (paddlegen derives it)")
     namespace = _take_env(role, "JOB_NAMESPACE")
     if namespace and "value" in namespace:
-        ctx.note(where, f"env JOB_NAMESPACE={namespace['value']!r} now comes from the pod's "
-                        "namespace")
+        ctx.note(
+            where, f"env JOB_NAMESPACE={namespace['value']!r} now comes from the pod's namespace"
+        )
     if role.get("command") == DISTRIBUTED_DEFAULTS["command"]:
         role.pop("command")
     settings["hostPorts"] = _ports(p.container, settings, ctx, where)
@@ -171,20 +199,30 @@ def _distributed(p: Pod, replicas: int, ctx: Context,
     return settings, job_path
 
 
-def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context,
-           where: str) -> bool:
+def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context, where: str) -> bool:
     """Whether the pods use hostPorts; the ports are popped when they are the derived ones."""
     first = settings.get("port", DISTRIBUTED_DEFAULTS["port"])
-    count = (settings.get("portsNum", DISTRIBUTED_DEFAULTS["portsNum"])
-             + settings.get("portsNumSparse", DISTRIBUTED_DEFAULTS["portsNumSparse"]))
+    count = settings.get("portsNum", DISTRIBUTED_DEFAULTS["portsNum"]) + settings.get(
+        "portsNumSparse", DISTRIBUTED_DEFAULTS["portsNumSparse"]
+    )
     ports = container.get("ports", [])
     if not ports:
-        ctx.note(where, f"no ports were declared; paddlegen declares {first}..{first + count - 1}"
-                        " as containerPorts (without hostPorts, as in the input)")
+        ctx.note(
+            where,
+            f"no ports were declared; paddlegen declares {first}..{first + count - 1}"
+            " as containerPorts (without hostPorts, as in the input)",
+        )
         return False
     host = any("hostPort" in port for port in ports)
-    derived = [{"name": f"jobport{i}", "containerPort": first + i, "protocol": "TCP",
-                **({"hostPort": first + i} if host else {})} for i in range(count)]
+    derived = [
+        {
+            "name": f"jobport{i}",
+            "containerPort": first + i,
+            "protocol": "TCP",
+            **({"hostPort": first + i} if host else {}),
+        }
+        for i in range(count)
+    ]
     if [{"protocol": "TCP", **port} for port in ports] == derived:
         take(container, "ports")
     return host
@@ -192,22 +230,34 @@ def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context,
 
 def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:
     """Remove the one-pod-per-node term paddlegen adds with hostPorts."""
-    term = {"labelSelector": {"matchLabels": {"job-name": name}},
-            "topologyKey": "kubernetes.io/hostname"}
-    required = role.get("affinity", {}).get("podAntiAffinity", {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution", [])
+    term = {
+        "labelSelector": {"matchLabels": {"job-name": name}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    required = (
+        role.get("affinity", {})
+        .get("podAntiAffinity", {})
+        .get("requiredDuringSchedulingIgnoredDuringExecution", [])
+    )
     if term in required:
         required.remove(term)
         if not required:
-            take(role, "affinity", "podAntiAffinity",
-                 "requiredDuringSchedulingIgnoredDuringExecution")
+            take(
+                role,
+                "affinity",
+                "podAntiAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution",
+            )
 
 
 def _scheduling_policy(spec: Spec, policy: dict[str, Any]) -> None:
     """The operators' schedulingPolicy: the Volcano gang."""
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
-    for theirs, mine in (("minAvailable", "minAvailable"), ("queue", "queue"),
-                         ("priorityClass", "priorityClassName")):
+    for theirs, mine in (
+        ("minAvailable", "minAvailable"),
+        ("queue", "queue"),
+        ("priorityClass", "priorityClassName"),
+    ):
         if theirs in policy:
             scheduling[mine] = take(policy, theirs)
 
@@ -215,12 +265,20 @@ def _scheduling_policy(spec: Spec, policy: dict[str, Any]) -> None:
 def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A PaddleFlow PaddleJob (batch.paddlepaddle.org/v1)."""
     body = obj.setdefault("spec", {})
-    pods = {role: (take(body, role, "replicas", default=1),
-                   pod(body[role].setdefault("template", {}), ctx, f"{where} {role}"))
-            for role in ("ps", "worker", "heter") if role in body}
+    pods = {
+        role: (
+            take(body, role, "replicas", default=1),
+            pod(body[role].setdefault("template", {}), ctx, f"{where} {role}"),
+        )
+        for role in ("ps", "worker", "heter")
+        if role in body
+    }
     spec = _assemble("paddlejob", pods, ctx, where)
-    settings = {key: take(body, key) for key in ("cleanPodPolicy", "withGloo", "intranet",
-                                                 "elastic") if key in body}
+    settings = {
+        key: take(body, key)
+        for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")
+        if key in body
+    }
     if settings:
         spec["paddlejob"] = settings
     if "schedulingPolicy" in body:
@@ -239,9 +297,10 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     for kind, role in _KUBEFLOW_ROLES.items():
         if kind in replica_specs:
             policies.add(take(replica_specs, kind, "restartPolicy", default="OnFailure"))
-            pods[role] = (take(replica_specs, kind, "replicas", default=1),
-                          pod(replica_specs[kind].setdefault("template", {}), ctx,
-                              f"{where} {kind}"))
+            pods[role] = (
+                take(replica_specs, kind, "replicas", default=1),
+                pod(replica_specs[kind].setdefault("template", {}), ctx, f"{where} {kind}"),
+            )
     spec = _assemble("kubeflow-paddlejob", pods, ctx, where)
     ports = {json.dumps(p.container.get("ports")) for _, p in pods.values()}
     master = json.loads(ports.pop()) if len(ports) == 1 else None
@@ -252,8 +311,11 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if len(policies) > 1 or policies - {"OnFailure"}:
         spec.setdefault("run", {})["restartPolicy"] = sorted(policies)[0]
         if len(policies) > 1:
-            ctx.note(where, f"replica restartPolicy differs ({', '.join(sorted(policies))}); "
-                            f"{sorted(policies)[0]} now serves both")
+            ctx.note(
+                where,
+                f"replica restartPolicy differs ({', '.join(sorted(policies))}); "
+                f"{sorted(policies)[0]} now serves both",
+            )
     run_policy = body.get("runPolicy", {})
     if "cleanPodPolicy" in run_policy:
         spec.setdefault("kubeflow", {})["cleanPodPolicy"] = take(run_policy, "cleanPodPolicy")
@@ -282,10 +344,13 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     prep.update({key: role.pop(key) for key in ("command", "args") if key in role})
     mount = p.volumes[0]["mountPath"].rstrip("/")
     if out_dir and (out_dir + "/").startswith(mount + "/") and mount != volume["mountPath"]:
-        moved = volume["mountPath"].rstrip("/") + out_dir[len(mount):]
-        ctx.note(where, f"the data Job mounts the volume at {mount}, the trainers at "
-                        f"{volume['mountPath']}: one mountPath serves both, OUT_DIR {out_dir} "
-                        f"becomes {moved}")
+        moved = volume["mountPath"].rstrip("/") + out_dir[len(mount) :]
+        ctx.note(
+            where,
+            f"the data Job mounts the volume at {mount}, the trainers at "
+            f"{volume['mountPath']}: one mountPath serves both, OUT_DIR {out_dir} "
+            f"becomes {moved}",
+        )
         out_dir = moved
     if out_dir and out_dir != f"{volume['mountPath'].rstrip('/')}/{ctx.name}":
         prep["outDir"] = out_dir
@@ -296,12 +361,14 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     _inherited(role, p, spec, ctx, where)
 
 
-def _shared_volume(volume: dict[str, Any], spec: Spec, ctx: Context,
-                   where: str) -> dict[str, Any]:
+def _shared_volume(volume: dict[str, Any], spec: Spec, ctx: Context, where: str) -> dict[str, Any]:
     """The training volume with the same source, else the data Job's own, added to the spec."""
+
     def source(v: dict[str, Any]) -> str:
-        return json.dumps({k: x for k, x in v.items() if k not in ("name", "mountPath",
-                                                                   "readOnly")}, sort_keys=True)
+        return json.dumps(
+            {k: x for k, x in v.items() if k not in ("name", "mountPath", "readOnly")},
+            sort_keys=True,
+        )
 
     volumes = spec.setdefault("volumes", [])
     same = next((v for v in volumes if source(v) == source(volume)), None)
@@ -309,8 +376,11 @@ def _shared_volume(volume: dict[str, Any], spec: Spec, ctx: Context,
         return same
     if volume["name"] in {v["name"] for v in volumes}:
         volume = {**volume, "name": f"{volume['name']}-data"}
-    ctx.note(where, f"the data Job's volume '{volume['name']}' is not one the trainers mount; "
-                    "it is added to spec.volumes, so the trainers mount it too")
+    ctx.note(
+        where,
+        f"the data Job's volume '{volume['name']}' is not one the trainers mount; "
+        "it is added to spec.volumes, so the trainers mount it too",
+    )
     volumes.append(volume)
     return volume
 
@@ -320,11 +390,16 @@ def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: st
     for key, value in role.items():
         if spec.get(key) != value:
             theirs = json.dumps(spec[key]) if key in spec else "unset"
-            ctx.note(where, f"{key} {json.dumps(value)} is not carried over: the data Job "
-                            f"takes {key} from the spec ({theirs})")
+            ctx.note(
+                where,
+                f"{key} {json.dumps(value)} is not carried over: the data Job "
+                f"takes {key} from the spec ({theirs})",
+            )
     for what, value in (("/dev/shm", p.shm), ("Volcano scheduling", p.volcano)):
         if value:
-            ctx.note(where, f"{what} is not carried over: the data Job runs outside the gang, "
-                            "without /dev/shm")
+            ctx.note(
+                where,
+                f"{what} is not carried over: the data Job runs outside the gang, without /dev/shm",
+            )
     if p.restart_policy not in (None, "Never"):
         ctx.note(where, f"restartPolicy {p.restart_policy} becomes Never")

@@ -38,10 +38,19 @@ OPERATOR_JOBS: dict[tuple[str, str], tuple[Mapper, str]] = {
 BATCH_JOB = ("batch/v1", "Job")
 PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 # distributed-job renders these for the image's peer discovery; importing them is a no-op.
-RBAC = {("v1", "ServiceAccount"), ("rbac.authorization.k8s.io/v1", "Role"),
-        ("rbac.authorization.k8s.io/v1", "RoleBinding")}
-_SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
-               "selfLink")
+RBAC = {
+    ("v1", "ServiceAccount"),
+    ("rbac.authorization.k8s.io/v1", "Role"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+}
+_SERVER_SET = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+)
 
 
 @dataclass(frozen=True)
@@ -67,13 +76,23 @@ def read_manifests(sources: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
             where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
             raise InputError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
         for doc in docs:
-            items = doc.get("items", []) if isinstance(doc, dict) and doc.get("kind") == "List" \
-                else [doc] if doc is not None else []
+            items = (
+                doc.get("items", [])
+                if isinstance(doc, dict) and doc.get("kind") == "List"
+                else [doc]
+                if doc is not None
+                else []
+            )
             for obj in items:
-                if not (isinstance(obj, dict) and {"apiVersion", "kind"} <= obj.keys()
-                        and isinstance(obj.get("metadata", {}).get("name"), str)):
-                    raise InputError(f"{name}: a document is not a Kubernetes object (apiVersion, "
-                                     "kind and metadata.name)")
+                if not (
+                    isinstance(obj, dict)
+                    and {"apiVersion", "kind"} <= obj.keys()
+                    and isinstance(obj.get("metadata", {}).get("name"), str)
+                ):
+                    raise InputError(
+                        f"{name}: a document is not a Kubernetes object (apiVersion, "
+                        "kind and metadata.name)"
+                    )
                 objects.append(obj)
     return objects
 
@@ -86,16 +105,24 @@ def _main(objects: list[dict[str, Any]]) -> dict[str, Any]:
     """The training object: a PaddleJob, else the distributed Job, else the one other Job."""
     operator = [o for o in objects if _key(o) in OPERATOR_JOBS]
     jobs = [o for o in objects if _key(o) == BATCH_JOB]
-    for candidates in (operator, [j for j in jobs if is_distributed(j)],
-                       [j for j in jobs if not is_data_job(j)], jobs):
+    for candidates in (
+        operator,
+        [j for j in jobs if is_distributed(j)],
+        [j for j in jobs if not is_data_job(j)],
+        jobs,
+    ):
         if len(candidates) == 1:
             return candidates[0]
         if len(candidates) > 1:
-            raise InputError("several training objects (" + ", ".join(map(_label, candidates))
-                             + "); a spec describes one job: import them one at a time")
+            raise InputError(
+                "several training objects ("
+                + ", ".join(map(_label, candidates))
+                + "); a spec describes one job: import them one at a time"
+            )
     found = ", ".join(map(_label, objects)) or "nothing"
-    raise InputError(f"no training object (a batch/v1 Job or a PaddleJob) in the input; found: "
-                     f"{found}")
+    raise InputError(
+        f"no training object (a batch/v1 Job or a PaddleJob) in the input; found: {found}"
+    )
 
 
 def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>") -> Imported:
@@ -106,18 +133,22 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
     main = _main(objects)
     meta = main["metadata"]
     job = meta["name"]
-    ctx = Context(job, meta.get("namespace"), _own_labels(job, meta.get("labels", {})),
-                  {k: v for k, v in meta.get("annotations", {}).items()
-                   if not k.startswith(ARGOCD_PREFIX)},
-                  pvs={o["metadata"]["name"]: o for o in objects
-                       if _key(o) == ("v1", "PersistentVolume")},
-                  pvcs={o["metadata"]["name"]: o for o in objects
-                        if _key(o) == ("v1", "PersistentVolumeClaim")})
+    ctx = Context(
+        job,
+        meta.get("namespace"),
+        _own_labels(job, meta.get("labels", {})),
+        {k: v for k, v in meta.get("annotations", {}).items() if not k.startswith(ARGOCD_PREFIX)},
+        pvs={o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolume")},
+        pvcs={
+            o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolumeClaim")
+        },
+    )
     mapper = OPERATOR_JOBS.get(_key(main), (batch_job, ""))[0]
     spec = mapper(main, ctx, _label(main))
     used = [main]
-    data = next((o for o in objects if o is not main and _key(o) == BATCH_JOB
-                 and is_data_job(o)), None)
+    data = next(
+        (o for o in objects if o is not main and _key(o) == BATCH_JOB and is_data_job(o)), None
+    )
     if data is not None:
         data_job(data, spec, ctx, _label(data))
         _expect_name(data, f"{job}-data", ctx)
@@ -134,16 +165,20 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
     from paddlegen.authoring import spec_text
     from paddlegen.loader import parse_spec
 
-    text = spec_text(result, "imported by `paddlegen import` from "
-                     + ", ".join(source for source, _ in sources))
+    text = spec_text(
+        result, "imported by `paddlegen import` from " + ", ".join(source for source, _ in sources)
+    )
     found = validate_document(parse_spec(text, name))
     notes = ctx.notes
     if not any(d.is_error for d in found):
         notes += _model_notes(result, ctx, group)
     for obj in used:
         notes += _report(obj, main, ctx)
-    notes += [f"{_label(o)}: no spec counterpart; not imported" for o in objects
-              if not any(o is u for u in used)]
+    notes += [
+        f"{_label(o)}: no spec counterpart; not imported"
+        for o in objects
+        if not any(o is u for u in used)
+    ]
     return Imported(result, text, notes, found)
 
 
@@ -164,8 +199,11 @@ def _podgroup(group: dict[str, Any], spec: Spec, ctx: Context) -> None:
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
     scheduling["scheduler"] = "volcano"
     body = group.get("spec", {})
-    for key, mine in (("minMember", "minAvailable"), ("queue", "queue"),
-                      ("priorityClassName", "priorityClassName")):
+    for key, mine in (
+        ("minMember", "minAvailable"),
+        ("queue", "queue"),
+        ("priorityClassName", "priorityClassName"),
+    ):
         if key in body:
             scheduling[mine] = take(body, key)
     _expect_name(group, ctx.name, ctx)
@@ -183,8 +221,10 @@ def _rbac_is_derived(obj: dict[str, Any], name: str) -> bool:
         take(obj, "rules")
     if obj.get("roleRef", {}).get("name") == name:
         take(obj, "roleRef")
-    if all(s.get("kind") == "ServiceAccount" and s.get("name") == name
-           for s in obj.get("subjects", [{}])):
+    if all(
+        s.get("kind") == "ServiceAccount" and s.get("name") == name
+        for s in obj.get("subjects", [{}])
+    ):
         take(obj, "subjects")
     return True
 
@@ -195,13 +235,20 @@ def _spec(ctx: Context, spec: Spec) -> dict[str, Any]:
 
     order = list(spec_schema()["$defs"]["spec"]["properties"])
     metadata: dict[str, Any] = {"name": ctx.name}
-    for key, value in (("namespace", ctx.namespace), ("labels", ctx.labels),
-                       ("annotations", ctx.annotations)):
+    for key, value in (
+        ("namespace", ctx.namespace),
+        ("labels", ctx.labels),
+        ("annotations", ctx.annotations),
+    ):
         if value:
             metadata[key] = value
     ordered = dict(sorted(spec.items(), key=lambda kv: order.index(kv[0])))
-    return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata,
-            "spec": ordered}
+    return {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": metadata,
+        "spec": ordered,
+    }
 
 
 def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | None) -> list[str]:
@@ -212,14 +259,18 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
     notes = []
     for volume in job.volumes:
         claim, pv = ctx.storage_names.get(volume.name, (None, None))
-        for kind, theirs, mine in (("PersistentVolumeClaim", claim, volume.claimName),
-                                   ("PersistentVolume", pv, volume.pvName)):
+        for kind, theirs, mine in (
+            ("PersistentVolumeClaim", claim, volume.claimName),
+            ("PersistentVolume", pv, volume.pvName),
+        ):
             if theirs and mine and theirs != mine:
                 notes.append(f"{kind}/{theirs}: renamed {mine} (paddlegen derives the name)")
     given = (group or {}).get("spec", {}).pop("minResources", None)
     if given is not None and {k: str(v) for k, v in given.items()} != job.min_resources:
-        notes.append(f"PodGroup/{ctx.name}: minResources {json.dumps(given)} becomes "
-                     f"{json.dumps(job.min_resources)} (the sum of the pods' requests)")
+        notes.append(
+            f"PodGroup/{ctx.name}: minResources {json.dumps(given)} becomes "
+            f"{json.dumps(job.min_resources)} (the sum of the pods' requests)"
+        )
     return notes
 
 
@@ -244,8 +295,9 @@ def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context) -> list[str
         hint = ""
         if known and top not in known:
             close = difflib.get_close_matches(top, known, n=1)
-            hint = (f" (not a field of {api} {kind}: the API server drops "
-                    "it" + (f"; did you mean '{close[0]}'?)" if close else ")"))
+            hint = f" (not a field of {api} {kind}: the API server drops it" + (
+                f"; did you mean '{close[0]}'?)" if close else ")"
+            )
         lines.append(f"{label}: {line}: not carried over{hint}")
     return lines
 
@@ -257,6 +309,7 @@ def _crd_fields(obj: dict[str, Any]) -> set[str]:
         return set()
     from paddlegen.resources import data_path
 
-    schema = json.loads(data_path("schemas", "crds", entry[1], "paddlejob_v1.json")
-                        .read_text(encoding="utf-8"))
+    schema = json.loads(
+        data_path("schemas", "crds", entry[1], "paddlejob_v1.json").read_text(encoding="utf-8")
+    )
     return set(schema["properties"]["spec"]["properties"])

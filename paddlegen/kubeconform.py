@@ -59,8 +59,9 @@ _TREE_IGNORE = [re.compile(pattern) for pattern in TREE_IGNORE]
 
 def _is_tree_manifest(path: str) -> bool:
     """What kubeconform reads in a folder (.yaml, .yml, .json), less the TREE_IGNORE files."""
-    return (path.lower().endswith((".yaml", ".yml", ".json"))
-            and not any(p.search(path) for p in _TREE_IGNORE))
+    return path.lower().endswith((".yaml", ".yml", ".json")) and not any(
+        p.search(path) for p in _TREE_IGNORE
+    )
 
 
 def _walk(tree: Path) -> Iterator[tuple[str, bool]]:
@@ -77,9 +78,12 @@ def tree_files(trees: Iterable[Path]) -> list[tuple[str, str]]:
 
     Symlinks are skipped, never followed: a link could point anywhere (a secret, /dev/zero).
     """
-    return [(path, Path(path).read_text(encoding="utf-8", errors="replace"))
-            for tree in trees for path, link in _walk(tree)
-            if not link and _is_tree_manifest(path)]
+    return [
+        (path, Path(path).read_text(encoding="utf-8", errors="replace"))
+        for tree in trees
+        for path, link in _walk(tree)
+        if not link and _is_tree_manifest(path)
+    ]
 
 
 def kubeconform_argv(
@@ -215,8 +219,9 @@ def run_kubeconform(
     version = k8sschemas.resolve_version(kubernetes_version)
     in_place = [tree for tree in trees if not any(link for _, link in _walk(tree))]
     files = [*files, *tree_files(tree for tree in trees if tree not in in_place)]
-    expect_objects = (any(_has_objects(text) for _, text in files)
-                      or any(_is_tree_manifest(p) for tree in in_place for p, _ in _walk(tree)))
+    expect_objects = any(_has_objects(text) for _, text in files) or any(
+        _is_tree_manifest(p) for tree in in_place for p, _ in _walk(tree)
+    )
     if not files and not expect_objects:  # kubeconform would read stdin instead
         return []
     with tempfile.TemporaryDirectory(prefix="paddlegen-kubeconform-") as tmp:

@@ -52,8 +52,9 @@ def plan_job(job: Job, manifests: list[Manifest]) -> Plan:
     return {KUSTOMIZATION: HEADER + dump_yaml(kustomization), **files}
 
 
-def plan_overlays(job: Job, manifests: list[Manifest],
-                  environments: dict[str, list[Manifest]]) -> Plan:
+def plan_overlays(
+    job: Job, manifests: list[Manifest], environments: dict[str, list[Manifest]]
+) -> Plan:
     """`base/` (the flat layout of the base spec) plus `overlays/<env>/` per environment."""
     from paddlegen.overlays import overlay_kustomization
 
@@ -61,7 +62,8 @@ def plan_overlays(job: Job, manifests: list[Manifest],
     base_objects = {m.filename: m.obj for m in manifests}
     for env, env_manifests in environments.items():
         kustomization, extra = overlay_kustomization(
-            base_objects, {m.filename: m.obj for m in env_manifests})
+            base_objects, {m.filename: m.obj for m in env_manifests}
+        )
         files[f"overlays/{env}/{KUSTOMIZATION}"] = HEADER + dump_yaml(kustomization)
         for rel, content in extra.items():
             files[f"overlays/{env}/{rel}"] = HEADER + dump_yaml(content)
@@ -127,8 +129,9 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     # a foreign file (or symlink) where the plan has a file, or a folder the plan writes into
     clash = [p for p in foreign if p in plan or any(rel.startswith(p + "/") for rel in plan)]
     if clash:
-        raise OutputError(f"{target}: refusing to overwrite files paddlegen did not generate: "
-                          + ", ".join(clash))
+        raise OutputError(
+            f"{target}: refusing to overwrite files paddlegen did not generate: " + ", ".join(clash)
+        )
     for rel, text in plan.items():
         current = old.get(rel)
         same = current is not None and current.read_bytes() == text.encode()
@@ -171,26 +174,37 @@ def _check_relative(target: Path, rel: str) -> None:
     parts = PurePosixPath(rel).parts
     if rel == STAMP:
         return
-    if (not parts or PurePosixPath(rel).is_absolute() or "\\" in rel
-            or any(part in ("", ".", "..") or part.startswith(".") for part in parts)):
-        raise OutputError(f"{target}: refusing to write '{rel}': not a plain relative path "
-                          "inside the job directory")
+    if (
+        not parts
+        or PurePosixPath(rel).is_absolute()
+        or "\\" in rel
+        or any(part in ("", ".", "..") or part.startswith(".") for part in parts)
+    ):
+        raise OutputError(
+            f"{target}: refusing to write '{rel}': not a plain relative path "
+            "inside the job directory"
+        )
 
 
 def _existing_files(target: Path) -> dict[str, Path]:
     if target.is_symlink():  # checked first: a dangling link does not "exist"
-        raise OutputError(f"{target}: is a symlink; paddlegen writes only into a real "
-                          "directory it owns")
+        raise OutputError(
+            f"{target}: is a symlink; paddlegen writes only into a real directory it owns"
+        )
     if not target.exists():
         return {}
     if not target.is_dir():
         raise OutputError(f"{target}: exists and is not a directory paddlegen can own")
-    return {str(p.relative_to(target)): p for p in sorted(target.rglob("*"))
-            if p.is_file() or p.is_symlink()}
+    return {
+        str(p.relative_to(target)): p
+        for p in sorted(target.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
 
 
-def _fill(staging: Path, plan: Plan, old: dict[str, Path], unchanged: list[str],
-          foreign: list[str]) -> None:
+def _fill(
+    staging: Path, plan: Plan, old: dict[str, Path], unchanged: list[str], foreign: list[str]
+) -> None:
     keep = set(unchanged)
     folders = {staging}  # made already: one mkdir per folder, not one per file
 
@@ -239,8 +253,12 @@ def _swap(staging: Path, target: Path) -> None:
     renameat2 = _renameat2()
     if renameat2 is not None:
         at_fdcwd = -100
-        if renameat2(at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(target),
-                      _RENAME_EXCHANGE) == 0:
+        if (
+            renameat2(
+                at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(target), _RENAME_EXCHANGE
+            )
+            == 0
+        ):
             return  # one atomic exchange: no moment without a tree
     # Elsewhere two renames; a crash between them leaves the old tree at a hidden sibling.
     aside = staging.with_name(staging.name + ".old")
@@ -271,8 +289,7 @@ def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
     drift = Drift()
     chunks = []
     # The stamp is a cache, not output: a stale one is rewritten by the next render, not drift.
-    for rel in sorted((set(plan) | {p for p, full in old.items() if is_generated(full)})
-                      - {STAMP}):
+    for rel in sorted((set(plan) | {p for p, full in old.items() if is_generated(full)}) - {STAMP}):
         shown = f"{out_dir.name or out_dir}/{name}/{rel}"
         before = _text_of(old[rel]) if rel in old else ""
         after = plan.get(rel, "")
@@ -284,10 +301,14 @@ def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
             continue
         else:
             drift.stale.append(rel)
-        chunks.extend(difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True),
-            fromfile=f"a/{shown}" if rel in old else "/dev/null",
-            tofile=f"b/{shown}" if rel in plan else "/dev/null"))
+        chunks.extend(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                fromfile=f"a/{shown}" if rel in old else "/dev/null",
+                tofile=f"b/{shown}" if rel in plan else "/dev/null",
+            )
+        )
     drift.diff = "".join(chunks)
     return drift
 
@@ -303,9 +324,14 @@ def generated_jobs(out_dir: Path) -> list[str]:
     """Job directories in ``out_dir`` that paddlegen generated (their kustomization says so)."""
     if not out_dir.is_dir():
         return []
-    return sorted(p.name for p in out_dir.iterdir()
-                  if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-                  and (is_generated(p / KUSTOMIZATION) or is_generated(p / "base" / KUSTOMIZATION)))
+    return sorted(
+        p.name
+        for p in out_dir.iterdir()
+        if p.is_dir()
+        and not p.is_symlink()
+        and not p.name.startswith(".")
+        and (is_generated(p / KUSTOMIZATION) or is_generated(p / "base" / KUSTOMIZATION))
+    )
 
 
 def remove_job(out_dir: Path, name: str) -> WriteReport:
@@ -345,8 +371,13 @@ def output_lock(out_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        fd = None if fcntl is None else os.open(
-            out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = (
+            None
+            if fcntl is None
+            else os.open(
+                out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+            )
+        )
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot write: {exc.strerror or exc}") from None
     try:
@@ -369,8 +400,9 @@ def _acquire(fd: int, out_dir: Path, timeout: float) -> None:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise OutputError(f"{out_dir}: cannot lock: {exc.strerror}") from None
         if time.monotonic() > deadline:
-            raise OutputError(f"{out_dir}: another paddlegen has been writing here for "
-                              f"{timeout:.0f} s")
+            raise OutputError(
+                f"{out_dir}: another paddlegen has been writing here for {timeout:.0f} s"
+            )
         time.sleep(0.02)
 
 

@@ -104,8 +104,13 @@ def parse_spec(raw: bytes | str, name: str = "<string>") -> Document:
     """Parse spec text; every problem becomes a SpecError with a position."""
     if isinstance(raw, bytes):
         if len(raw) > MAX_BYTES:
-            _fail(name, 1, 1, f"file is larger than {MAX_BYTES} bytes; specs are limited to "
-                  f"{MAX_BYTES}", "size")
+            _fail(
+                name,
+                1,
+                1,
+                f"file is larger than {MAX_BYTES} bytes; specs are limited to {MAX_BYTES}",
+                "size",
+            )
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -144,8 +149,13 @@ def _compose_single(text: str, name: str) -> yaml.Node:
         node = loader.get_node()
         if loader.check_node():
             mark = loader.peek_event().start_mark
-            _fail(name, mark.line + 1, mark.column + 1,
-                  "several YAML documents in one file; put one spec per file", "yaml")
+            _fail(
+                name,
+                mark.line + 1,
+                mark.column + 1,
+                "several YAML documents in one file; put one spec per file",
+                "yaml",
+            )
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -153,8 +163,15 @@ def _compose_single(text: str, name: str) -> yaml.Node:
         _fail(name, line, col, f"YAML syntax: {problem}", "yaml")
     except yaml.reader.ReaderError as exc:
         line, col = _line_col(text[: exc.position].encode())
-        _fail(name, line, col, f"YAML: {exc.reason} (character 0x{exc.character:x})"
-              if isinstance(exc.character, int) else f"YAML: {exc.reason}", "yaml")
+        _fail(
+            name,
+            line,
+            col,
+            f"YAML: {exc.reason} (character 0x{exc.character:x})"
+            if isinstance(exc.character, int)
+            else f"YAML: {exc.reason}",
+            "yaml",
+        )
     except yaml.YAMLError as exc:
         _fail(name, 1, 1, f"YAML: {str(exc).splitlines()[0]}", "yaml")
     except RecursionError:
@@ -199,8 +216,9 @@ def _prescan(text: str, name: str) -> None:
             if not isinstance(event, yaml.NodeEvent):
                 continue
             if documents > 1:
-                _fail_at(name, event, [], "several YAML documents in one file; put one spec "
-                         "per file")
+                _fail_at(
+                    name, event, [], "several YAML documents in one file; put one spec per file"
+                )
             nodes += 1
             if stack:
                 top = stack[-1]
@@ -212,8 +230,9 @@ def _prescan(text: str, name: str) -> None:
                 _fail_at(name, event, stack, f"the document has more than {MAX_NODES} values")
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 if len(stack) >= MAX_DEPTH:
-                    _fail_at(name, event, stack,
-                             f"the document nests deeper than {MAX_DEPTH} levels")
+                    _fail_at(
+                        name, event, stack, f"the document nests deeper than {MAX_DEPTH} levels"
+                    )
                 stack.append(_Slot(isinstance(event, yaml.MappingStartEvent)))
     finally:
         loader.dispose()
@@ -222,12 +241,13 @@ def _prescan(text: str, name: str) -> None:
 def _fail_at(name: str, event: yaml.Event, stack: list[_Slot], message: str) -> None:
     path = format_path(tuple(slot.label for slot in stack))
     mark = event.start_mark
-    raise SpecError(message, [Diagnostic(name, mark.line + 1, mark.column + 1, "error", path,
-                                         message, "yaml")])
+    raise SpecError(
+        message, [Diagnostic(name, mark.line + 1, mark.column + 1, "error", path, message, "yaml")]
+    )
 
 
 def _short(tag: str) -> str:
-    return "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else tag
+    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag
 
 
 class _Builder:
@@ -246,8 +266,11 @@ class _Builder:
         self.path = path
         self.count += 1
         if self.count > MAX_NODES:
-            self._fail(node, f"the document expands to more than {MAX_NODES} values "
-                             "(an alias bomb?)", "yaml")
+            self._fail(
+                node,
+                f"the document expands to more than {MAX_NODES} values (an alias bomb?)",
+                "yaml",
+            )
         if len(path) > MAX_DEPTH:
             self._fail(node, f"the document nests deeper than {MAX_DEPTH} levels", "yaml")
         if path not in self.values:  # an alias expanded twice keeps its first position
@@ -272,9 +295,13 @@ class _Builder:
             key = key_node.value  # the text as written: `on:` stays "on", not True
             if key in out:
                 first = self.keys[(*path, key)]
-                self._fail(key_node, f"duplicate key '{key}' (first defined at line "
-                                     f"{first.line}); a later value would silently win", "yaml",
-                           (*path, key))
+                self._fail(
+                    key_node,
+                    f"duplicate key '{key}' (first defined at line "
+                    f"{first.line}); a later value would silently win",
+                    "yaml",
+                    (*path, key),
+                )
             self.keys[(*path, key)] = self._pos(key_node)
             out[key] = self.build(value_node, (*path, key))
         for key, value in merged.items():
@@ -286,8 +313,9 @@ class _Builder:
         merged: dict[str, Any] = {}
         for source in sources:
             if not isinstance(source, yaml.MappingNode):
-                self._fail(source, "a merge key '<<' needs a mapping or a list of mappings",
-                           "yaml", path)
+                self._fail(
+                    source, "a merge key '<<' needs a mapping or a list of mappings", "yaml", path
+                )
             if id(source) in self.merging:
                 self._fail(source, "a merge key '<<' merges a mapping into itself", "yaml", path)
             self.merging.add(id(source))
@@ -300,8 +328,12 @@ class _Builder:
         tag = node.tag
         self.chars += len(node.value)
         if self.chars > MAX_VALUE_CHARS:
-            self._fail(node, f"the values of the document add up to more than {MAX_VALUE_CHARS} "
-                             "characters (an anchor repeated too often?)", "yaml")
+            self._fail(
+                node,
+                f"the values of the document add up to more than {MAX_VALUE_CHARS} "
+                "characters (an anchor repeated too often?)",
+                "yaml",
+            )
         if tag in ("!", _TAG + "str"):
             return node.value
         if tag in (_TAG + "int", _TAG + "float", _TAG + "bool", _TAG + "null"):
@@ -315,8 +347,7 @@ class _Builder:
         """An explicitly or implicitly typed scalar, refused when Kubernetes could not hold it."""
         kind = _short(node.tag)
         if kind == "!!int" and len(node.value) > 100:  # Python refuses 4300 digits anyway
-            self._fail(node, f"an integer of {len(node.value)} characters is far too large",
-                       "yaml")
+            self._fail(node, f"an integer of {len(node.value)} characters is far too large", "yaml")
         try:
             value = _CONSTRUCT.construct_object(node)
         except (ValueError, KeyError, TypeError, OverflowError):
@@ -330,15 +361,20 @@ class _Builder:
             self._unsupported(node)
 
     def _unsupported(self, node: yaml.Node) -> None:
-        self._fail(node, f"unsupported YAML tag '{_short(node.tag)}'; a spec holds only plain "
-                         "values", "yaml")
+        self._fail(
+            node,
+            f"unsupported YAML tag '{_short(node.tag)}'; a spec holds only plain values",
+            "yaml",
+        )
 
     def _pos(self, node: yaml.Node) -> Position:
         return Position(node.start_mark.line + 1, node.start_mark.column + 1)
 
-    def _fail(self, node: yaml.Node, message: str, rule: str,
-              path: FieldPath | None = None) -> None:
+    def _fail(
+        self, node: yaml.Node, message: str, rule: str, path: FieldPath | None = None
+    ) -> None:
         pos = self._pos(node)
         where = format_path(self.path if path is None else path)
-        raise SpecError(message, [Diagnostic(self.name, pos.line, pos.col, "error",
-                                             where, message, rule)])
+        raise SpecError(
+            message, [Diagnostic(self.name, pos.line, pos.col, "error", where, message, rule)]
+        )

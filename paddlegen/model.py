@@ -28,8 +28,19 @@ DISTRIBUTED_DEFAULTS = {
 PV_SOURCES = ("nfs", "efs", "cephfs")  # backed by a PersistentVolume paddlegen creates
 CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a PersistentVolumeClaim
 VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir")
-ROLE_FIELDS = ("image", "imagePullPolicy", "command", "args", "workingDir", "env", "resources",
-               "gpus", "nodeSelector", "tolerations", "affinity")
+ROLE_FIELDS = (
+    "image",
+    "imagePullPolicy",
+    "command",
+    "args",
+    "workingDir",
+    "env",
+    "resources",
+    "gpus",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+)
 
 
 @dataclass(frozen=True)
@@ -136,8 +147,11 @@ class Job:
     def container_security_context(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.security.get("restricted", True):
-            out = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-                   "seccompProfile": {"type": "RuntimeDefault"}}
+            out = {
+                "allowPrivilegeEscalation": False,
+                "capabilities": {"drop": ["ALL"]},
+                "seccompProfile": {"type": "RuntimeDefault"},
+            }
         for key in ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem"):
             if key in self.security:
                 out[key] = self.security[key]
@@ -222,8 +236,9 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
 _DATA_PREP_INHERITS = ("image", "imagePullPolicy", "nodeSelector", "tolerations", "affinity")
 
 
-def _data_prep(spec: dict[str, Any], job: str, volumes: list[Volume],
-               trainers: int) -> DataPrep | None:
+def _data_prep(
+    spec: dict[str, Any], job: str, volumes: list[Volume], trainers: int
+) -> DataPrep | None:
     if "dataPrep" not in spec:
         return None
     prep = spec["dataPrep"]
@@ -259,8 +274,10 @@ def _env_var(entry: dict[str, Any]) -> dict[str, Any]:
     ref = entry.get("valueFrom", {}).get("resourceFieldRef", {})
     if "divisor" not in ref:
         return entry
-    return {**entry, "valueFrom": {"resourceFieldRef": {**ref,
-                                                        "divisor": _quantity(ref["divisor"])}}}
+    return {
+        **entry,
+        "valueFrom": {"resourceFieldRef": {**ref, "divisor": _quantity(ref["divisor"])}},
+    }
 
 
 def _quantity(value: Any) -> Any:

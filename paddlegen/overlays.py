@@ -51,14 +51,17 @@ def overlay_path(doc: Document, env: str, path: str) -> str:
 
 def _shift(table: dict[FieldPath, Position], prefix: FieldPath) -> dict[FieldPath, Position]:
     # Positions inside the overlay win over the base's for the same merged path.
-    shifted = {p[len(prefix):]: pos for p, pos in table.items()
-               if p[:len(prefix)] == prefix and len(p) > len(prefix)}
+    shifted = {
+        p[len(prefix) :]: pos
+        for p, pos in table.items()
+        if p[: len(prefix)] == prefix and len(p) > len(prefix)
+    }
     return {**table, **shifted}
 
 
-def overlay_kustomization(base_files: dict[str, dict[str, Any]],
-                          env_files: dict[str, dict[str, Any]]) -> tuple[dict[str, Any],
-                                                                         dict[str, Any]]:
+def overlay_kustomization(
+    base_files: dict[str, dict[str, Any]], env_files: dict[str, dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The overlay's kustomization and its extra files, from base and env objects by file name.
 
     Objects in both become JSON patches (RFC 6902, exact), objects only in the environment are
@@ -78,10 +81,15 @@ def overlay_kustomization(base_files: dict[str, dict[str, Any]],
             patches.append({"path": f"patch-{name}", "target": _target(obj)})
     for name, obj in base_files.items():
         if name not in env_files:
-            identity = {k: obj["metadata"][k] for k in ("name", "namespace")
-                        if k in obj["metadata"]}
-            files[f"delete-{name}"] = {"$patch": "delete", "apiVersion": obj["apiVersion"],
-                                       "kind": obj["kind"], "metadata": identity}
+            identity = {
+                k: obj["metadata"][k] for k in ("name", "namespace") if k in obj["metadata"]
+            }
+            files[f"delete-{name}"] = {
+                "$patch": "delete",
+                "apiVersion": obj["apiVersion"],
+                "kind": obj["kind"],
+                "metadata": identity,
+            }
             patches.append({"path": f"delete-{name}"})
     kustomization: dict[str, Any] = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
@@ -113,8 +121,11 @@ def json_patch(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
                 ops += json_patch(before[key], after[key], here)
         return ops
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        return [op for i, (b, a) in enumerate(zip(before, after, strict=True)) for op in
-                json_patch(b, a, f"{path}/{i}")]
+        return [
+            op
+            for i, (b, a) in enumerate(zip(before, after, strict=True))
+            for op in json_patch(b, a, f"{path}/{i}")
+        ]
     if before == after and type(before) is type(after):
         return []
     return [{"op": "replace", "path": path, "value": after}]

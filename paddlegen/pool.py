@@ -21,8 +21,9 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def map_ordered(fn: Callable[[T], R], items: Sequence[T], jobs: int,
-                warm: Callable[[], None] | None = None) -> list[R]:
+def map_ordered(
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, warm: Callable[[], None] | None = None
+) -> list[R]:
     """``[fn(item) for item in items]``, on up to ``jobs`` processes, results in input order.
 
     Before forking, ``warm`` runs once in this process: the workers inherit what it loaded
@@ -42,8 +43,12 @@ def map_ordered(fn: Callable[[T], R], items: Sequence[T], jobs: int,
 
     # Several chunks per worker: one slow chunk at the end does not leave a core idle long.
     chunk = max(1, len(items) // (workers * 8))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                             initializer=_die_with, initargs=(os.getpid(),)) as executor:
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_die_with,
+        initargs=(os.getpid(),),
+    ) as executor:
         return list(executor.map(fn, items, chunksize=chunk))
 
 

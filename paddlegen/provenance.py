@@ -45,8 +45,9 @@ def spec_origin(doc: Document, manifest: dict[str, Any], tokens: Sequence[object
     names = [str(t) for t in tokens if not str(t).isdigit()]
     leaves = list(_leaves(doc.data))
     scalar = value is not None and not isinstance(value, (dict, list))
-    candidates = [p for p, v in leaves if scalar and not isinstance(v, (dict, list))
-                  and str(v) == str(value)]
+    candidates = [
+        p for p, v in leaves if scalar and not isinstance(v, (dict, list)) and str(v) == str(value)
+    ]
     if candidates:
         named = [p for p in candidates if names and p[-1] == names[-1]]
         return _where(doc, (named or candidates)[0])

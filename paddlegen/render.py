@@ -22,10 +22,28 @@ from paddlegen.workloads import WORKLOADS
 
 COMMON_FOLDER = "_common"  # objects every workload may need: PV, PVC, PodGroup, data Job
 # Apply order: what others refer to comes first; the training object comes last.
-KIND_ORDER = ("Namespace", "ServiceAccount", "Secret", "ConfigMap", "Role", "RoleBinding",
-              "PersistentVolume", "PersistentVolumeClaim", "PodGroup", "Job", "PaddleJob")
-EFS_MOUNT_OPTIONS = ["nfsvers=4.1", "rsize=1048576", "wsize=1048576", "hard", "timeo=600",
-                     "retrans=2"]  # what AWS recommends for mounting EFS over NFS
+KIND_ORDER = (
+    "Namespace",
+    "ServiceAccount",
+    "Secret",
+    "ConfigMap",
+    "Role",
+    "RoleBinding",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PodGroup",
+    "Job",
+    "PaddleJob",
+)
+EFS_MOUNT_OPTIONS = [
+    "nfsvers=4.1",
+    "rsize=1048576",
+    "wsize=1048576",
+    "hard",
+    "timeo=600",
+    "retrans=2",
+]  # what AWS recommends for mounting EFS over NFS
+
 
 @dataclass(frozen=True)
 class Manifest:
@@ -103,7 +121,8 @@ def _bytecode_cache() -> Any:
                 super().dump_bytecode(bucket)
 
     base = os.environ.get("PADDLEGEN_CACHE_DIR") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "paddlegen")
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "paddlegen"
+    )
     folder = Path(base, f"templates-{code_digest()[:16]}")
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -155,13 +174,15 @@ def _render_template(env: Any, name: str, job: Job) -> str:
     try:
         return str(env.get_template(name).render(job=job))
     except TemplateSyntaxError as exc:
-        raise TemplateError(f"{exc.name or name}:{exc.lineno}: template syntax: {exc.message}") \
-            from None
+        raise TemplateError(
+            f"{exc.name or name}:{exc.lineno}: template syntax: {exc.message}"
+        ) from None
     except JinjaError as exc:
         raise TemplateError(f"{_template_line(name)}: template error: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - a user template's bug must name the template
-        raise TemplateError(f"{_template_line(name)}: template error: "
-                            f"{type(exc).__name__}: {exc}") from None
+        raise TemplateError(
+            f"{_template_line(name)}: template error: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def _template_line(name: str) -> str:
@@ -182,8 +203,10 @@ def _parse_back(name: str, text: str) -> list[Manifest]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
-        raise TemplateError(f"{name}: rendered text is not valid YAML (output line{line}): "
-                            f"{getattr(exc, 'problem', exc)}") from None
+        raise TemplateError(
+            f"{name}: rendered text is not valid YAML (output line{line}): "
+            f"{getattr(exc, 'problem', exc)}"
+        ) from None
     out = []
     for doc in docs:
         if doc is None:

@@ -16,8 +16,9 @@ from paddlegen.errors import Diagnostic
 # bidirectional marks, embeddings, overrides and isolates that reorder what is shown ("Trojan
 # Source"), and lone surrogates (undecodable bytes in file names, which would make printing
 # fail). Any other text, Chinese or accented letters included, is kept as it is.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
-                          "\u2066-\u2069\ud800-\udfff]")
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 

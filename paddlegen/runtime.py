@@ -35,9 +35,11 @@ def _first_int(names: tuple[str, ...], env: Mapping[str, str] | None) -> int:
             return int(raw)
         except ValueError:
             raise TrainerEnvError(f"{name}={raw!r} is not an integer") from None
-    raise TrainerEnvError(f"none of {', '.join(names)} is set: this process does not run as "
-                          "a trainer of a workload that provides it (see paddlegen's README, "
-                          "'Trainer identity per workload')")
+    raise TrainerEnvError(
+        f"none of {', '.join(names)} is set: this process does not run as "
+        "a trainer of a workload that provides it (see paddlegen's README, "
+        "'Trainer identity per workload')"
+    )
 
 
 def trainer_id(env: Mapping[str, str] | None = None) -> int:
@@ -63,8 +65,12 @@ def _ints(line: str) -> tuple[Any, ...]:
     return tuple(int(cell) for cell in line.split(","))
 
 
-def dist_reader(filename: str, trainers: int | None = None, trainer_id: int | None = None,
-                parse: Callable[[str], tuple[Any, ...]] = _ints) -> Callable[[], Iterator[Any]]:
+def dist_reader(
+    filename: str,
+    trainers: int | None = None,
+    trainer_id: int | None = None,
+    parse: Callable[[str], tuple[Any, ...]] = _ints,
+) -> Callable[[], Iterator[Any]]:
     """A reader creator yielding this trainer's share of the lines of ``filename``.
 
     Line ``cnt`` (counted from 1, as in the seed) belongs to the trainer with

@@ -71,24 +71,31 @@ class _Budget:
     def step(self, count: int = 1) -> None:
         self.steps += count
         if self.steps > MAX_STEPS:
-            raise SecurityError(f"the template takes more than {MAX_STEPS} steps (loop "
-                                "iterations, calls, includes); the sandbox stops it there")
+            raise SecurityError(
+                f"the template takes more than {MAX_STEPS} steps (loop "
+                "iterations, calls, includes); the sandbox stops it there"
+            )
 
     def build(self, size: int) -> None:
         self.built += size
         if self.built > MAX_BUILT:
-            raise SecurityError(f"the template computes values of more than {MAX_BUILT} "
-                                "characters or items in all; the sandbox stops it there")
+            raise SecurityError(
+                f"the template computes values of more than {MAX_BUILT} "
+                "characters or items in all; the sandbox stops it there"
+            )
 
     def produce(self, chars: int) -> None:
         self.output += chars
         if self.output > MAX_OUTPUT:
-            raise SecurityError(f"the template produces more than {MAX_OUTPUT} characters; "
-                                "the sandbox stops it there")
+            raise SecurityError(
+                f"the template produces more than {MAX_OUTPUT} characters; "
+                "the sandbox stops it there"
+            )
 
 
-_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("paddlegen_budget",
-                                                                         default=None)
+_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
+    "paddlegen_budget", default=None
+)
 
 
 def _budget() -> _Budget:
@@ -97,6 +104,7 @@ def _budget() -> _Budget:
 
 
 # ---- sizes ---------------------------------------------------------------------------------
+
 
 def _text_size(value: Any, limit: int) -> int:
     """About how many characters ``str(value)`` has; stops counting once past ``limit``.
@@ -113,8 +121,9 @@ def _text_size(value: Any, limit: int) -> int:
     if isinstance(value, float):
         return 24
     if isinstance(value, (list, tuple, set, frozenset, dict)):
-        items: Iterable[Any] = (x for kv in value.items() for x in kv) \
-            if isinstance(value, dict) else value
+        items: Iterable[Any] = (
+            (x for kv in value.items() for x in kv) if isinstance(value, dict) else value
+        )
         total = 2
         for item in items:
             total += _text_size(item, limit - total) + 2
@@ -127,8 +136,9 @@ def _text_size(value: Any, limit: int) -> int:
 def _check_text(value: Any, what: str, limit: int = MAX_STRING) -> None:
     size = _text_size(value, limit)
     if size > limit:
-        raise SecurityError(f"{what} would be more than {limit} characters long; the sandbox "
-                            "refuses it")
+        raise SecurityError(
+            f"{what} would be more than {limit} characters long; the sandbox refuses it"
+        )
 
 
 def _check_size(value: Any, what: str) -> Any:
@@ -137,12 +147,14 @@ def _check_size(value: Any, what: str) -> Any:
         return value
     if isinstance(value, str):
         if len(value) > MAX_STRING:
-            raise SecurityError(f"{what} has {len(value)} characters; the sandbox allows "
-                                f"{MAX_STRING}")
+            raise SecurityError(
+                f"{what} has {len(value)} characters; the sandbox allows {MAX_STRING}"
+            )
     elif isinstance(value, int):
         if value.bit_length() > MAX_INT_BITS:
-            raise SecurityError(f"{what} has {value.bit_length()} bits; the sandbox allows "
-                                f"{MAX_INT_BITS}")
+            raise SecurityError(
+                f"{what} has {value.bit_length()} bits; the sandbox allows {MAX_INT_BITS}"
+            )
     elif isinstance(value, (list, tuple, dict, set, frozenset)) and len(value) > MAX_ITEMS:
         raise SecurityError(f"{what} has {len(value)} items; the sandbox allows {MAX_ITEMS}")
     budget = _BUDGET.get()
@@ -165,26 +177,43 @@ def _int_arg(value: Any, what: str, limit: int = MAX_STRING) -> None:
 
 # ---- operators -----------------------------------------------------------------------------
 
+
 def _check_binop(op: str, left: Any, right: Any) -> None:
     """Refuse, before computing it, an operation whose result would be over the bounds."""
     if op == "*":
         for seq, count in ((left, right), (right, left)):
             limit = MAX_STRING if isinstance(seq, str) else MAX_ITEMS
-            if isinstance(count, int) and not isinstance(seq, int) and count > 0 \
-                    and _length(seq) * count > limit:
-                raise SecurityError(f"'*' would repeat {_length(seq)} items {count} times; "
-                                    f"the sandbox allows {limit} in all")
-        if isinstance(left, int) and isinstance(right, int) \
-                and left.bit_length() + right.bit_length() > MAX_INT_BITS + 1:
+            if (
+                isinstance(count, int)
+                and not isinstance(seq, int)
+                and count > 0
+                and _length(seq) * count > limit
+            ):
+                raise SecurityError(
+                    f"'*' would repeat {_length(seq)} items {count} times; "
+                    f"the sandbox allows {limit} in all"
+                )
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and left.bit_length() + right.bit_length() > MAX_INT_BITS + 1
+        ):
             raise SecurityError(f"'*' would make an integer of more than {MAX_INT_BITS} bits")
     elif op == "**":
-        if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1 \
-                and (abs(left).bit_length() - 1) * right > MAX_INT_BITS:
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and right > 0
+            and abs(left) > 1
+            and (abs(left).bit_length() - 1) * right > MAX_INT_BITS
+        ):
             raise SecurityError(f"'**' would make an integer of more than {MAX_INT_BITS} bits")
     elif op == "+":
-        if isinstance(left, (str, list, tuple)) and isinstance(right, type(left)) \
-                and len(left) + len(right) > (MAX_STRING if isinstance(left, str)
-                                              else MAX_ITEMS):
+        if (
+            isinstance(left, (str, list, tuple))
+            and isinstance(right, type(left))
+            and len(left) + len(right) > (MAX_STRING if isinstance(left, str) else MAX_ITEMS)
+        ):
             raise SecurityError("'+' would make a value larger than the sandbox allows")
     elif op == "%" and isinstance(left, str):
         _check_percent(left, right)
@@ -212,8 +241,10 @@ def _check_percent(fmt: str, args: Any) -> None:
         if kind != "%":
             total += largest
         if total > MAX_STRING:
-            raise SecurityError(f"'%' formatting would make more than {MAX_STRING} characters;"
-                                " the sandbox refuses it")
+            raise SecurityError(
+                f"'%' formatting would make more than {MAX_STRING} characters;"
+                " the sandbox refuses it"
+            )
 
 
 class _BoundedFormatter(SandboxedFormatter):
@@ -229,10 +260,12 @@ class _BoundedFormatter(SandboxedFormatter):
         for number in re.findall(r"\d+", format_spec):
             _int_arg(int(number), "the format width or precision")
         self._total += _text_size(value, MAX_STRING) + sum(
-            int(n) for n in re.findall(r"\d+", format_spec))
+            int(n) for n in re.findall(r"\d+", format_spec)
+        )
         if self._total > MAX_STRING:
-            raise SecurityError(f"str.format would make more than {MAX_STRING} characters; the "
-                                "sandbox refuses it")
+            raise SecurityError(
+                f"str.format would make more than {MAX_STRING} characters; the sandbox refuses it"
+            )
         return super().format_field(value, format_spec)
 
 
@@ -247,6 +280,7 @@ def _formatter(env: Any, text: str) -> _BoundedFormatter:
 
 # ---- methods of str called from a template -------------------------------------------------
 
+
 def _check_str_method(name: str, text: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     arg = args[0] if args else None
     if name in ("center", "ljust", "rjust", "zfill"):
@@ -254,24 +288,26 @@ def _check_str_method(name: str, text: str, args: tuple[Any, ...], kwargs: dict[
     elif name == "expandtabs":
         size = arg if arg is not None else kwargs.get("tabsize", 8)
         if isinstance(size, int) and len(text) + text.count("\t") * size > MAX_STRING:
-            raise SecurityError("str.expandtabs would make a string larger than the sandbox "
-                                "allows")
+            raise SecurityError("str.expandtabs would make a string larger than the sandbox allows")
     elif name == "replace":
         _check_replace(text, *args, **kwargs)
     elif name == "join":
         items = arg if isinstance(arg, list) else []  # call() made it a list
-        if len(text) * max(len(items) - 1, 0) + sum(_text_size(i, MAX_STRING)
-                                                    for i in items[:MAX_ITEMS]) > MAX_STRING:
+        if (
+            len(text) * max(len(items) - 1, 0)
+            + sum(_text_size(i, MAX_STRING) for i in items[:MAX_ITEMS])
+            > MAX_STRING
+        ):
             raise SecurityError("str.join would make a string larger than the sandbox allows")
     elif name == "translate" and isinstance(arg, Mapping):
         longest = max((len(v) for v in arg.values() if isinstance(v, str)), default=1)
         if len(text) * longest > MAX_STRING:
-            raise SecurityError("str.translate could make a string larger than the sandbox "
-                                "allows")
+            raise SecurityError("str.translate could make a string larger than the sandbox allows")
 
 
-def _check_replace(text: Any, old: Any = None, new: Any = None, count: Any = -1,
-                   *_: Any, **__: Any) -> None:
+def _check_replace(
+    text: Any, old: Any = None, new: Any = None, count: Any = -1, *_: Any, **__: Any
+) -> None:
     if not (isinstance(text, str) and isinstance(old, str) and isinstance(new, str)):
         return
     times = text.count(old) if old else len(text) + 1
@@ -284,9 +320,26 @@ def _check_replace(text: Any, old: Any = None, new: Any = None, count: Any = -1,
 # ---- filters and globals -------------------------------------------------------------------
 
 # Filters that turn their whole input into text: the text is bounded before they run.
-_TEXT_FILTERS = {"string", "tojson", "pprint", "e", "escape", "forceescape", "safe", "urlize",
-                 "xmlattr", "urlencode", "title", "capitalize", "upper", "lower", "trim",
-                 "striptags", "wordcount", "truncate"}
+_TEXT_FILTERS = {
+    "string",
+    "tojson",
+    "pprint",
+    "e",
+    "escape",
+    "forceescape",
+    "safe",
+    "urlize",
+    "xmlattr",
+    "urlencode",
+    "title",
+    "capitalize",
+    "upper",
+    "lower",
+    "trim",
+    "striptags",
+    "wordcount",
+    "truncate",
+}
 
 
 def _check_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -313,8 +366,11 @@ def _check_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
     elif name == "join":
         separator = option(0, "d", "")
         items = value if isinstance(value, (list, tuple, set, frozenset, dict)) else None
-        if items is not None and len(str(separator)) * max(len(items) - 1, 0) \
-                + _text_size(list(items), MAX_STRING) > MAX_STRING:
+        if (
+            items is not None
+            and len(str(separator)) * max(len(items) - 1, 0) + _text_size(list(items), MAX_STRING)
+            > MAX_STRING
+        ):
             raise SecurityError("join would make a string larger than the sandbox allows")
     elif name == "wordwrap":
         wrap = option(2, "wrapstring", "\n")
@@ -322,11 +378,16 @@ def _check_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
         if isinstance(wrap, str) and len(text) * (1 + len(wrap)) > MAX_STRING:
             raise SecurityError("wordwrap could make a string larger than the sandbox allows")
     elif name in ("batch", "slice"):
-        _int_arg(option(0, "linecount" if name == "batch" else "slices"), f"{name} count",
-                 MAX_ITEMS)
-    elif name == "sum" and isinstance(value, (list, tuple)) and value \
-            and isinstance(value[0], (list, tuple)) \
-            and (len(value) > 10_000 or sum(_length(v) for v in value) > MAX_ITEMS):
+        _int_arg(
+            option(0, "linecount" if name == "batch" else "slices"), f"{name} count", MAX_ITEMS
+        )
+    elif (
+        name == "sum"
+        and isinstance(value, (list, tuple))
+        and value
+        and isinstance(value[0], (list, tuple))
+        and (len(value) > 10_000 or sum(_length(v) for v in value) > MAX_ITEMS)
+    ):
         # sum() of lists copies the sum so far at every step: quadratic; bound its length.
         raise SecurityError("sum of lists would be larger than the sandbox allows")
 
@@ -336,9 +397,12 @@ def _wrap_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     skip = 0 if _PassArg.from_obj(func) is None else 1  # context, eval_ctx or environment first
 
     def checked(*args: Any, **kwargs: Any) -> Any:
-        if name in ("sum", "join") and len(args) > skip \
-                and not isinstance(args[skip], (str, list, tuple, dict, set, frozenset)):
-            args = (*args[:skip], list(args[skip]), *args[skip + 1:])  # measured, then used
+        if (
+            name in ("sum", "join")
+            and len(args) > skip
+            and not isinstance(args[skip], (str, list, tuple, dict, set, frozenset))
+        ):
+            args = (*args[:skip], list(args[skip]), *args[skip + 1 :])  # measured, then used
         _check_filter(name, args[skip:], kwargs)
         return _check_size(func(*args, **kwargs), f"the result of filter '{name}'")
 
@@ -367,6 +431,7 @@ def _lipsum(func: Callable[..., Any]) -> Callable[..., Any]:
 
 # ---- the code generator: `~` and for loops -------------------------------------------------
 
+
 def _static_text(node: nodes.Node) -> int:
     """Characters of template text inside ``node`` (written once per loop iteration)."""
     return sum(len(data.data) for data in node.find_all(nodes.TemplateData))
@@ -390,13 +455,19 @@ class _CodeGenerator(CodeGenerator):
 
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         body = _static_text(nodes.Template(node.body, lineno=node.lineno))
-        node.iter = nodes.Call(nodes.EnvironmentAttribute("sandbox_loop"),
-                               [node.iter, nodes.Const(body)], [], None, None,
-                               lineno=node.iter.lineno)
+        node.iter = nodes.Call(
+            nodes.EnvironmentAttribute("sandbox_loop"),
+            [node.iter, nodes.Const(body)],
+            [],
+            None,
+            None,
+            lineno=node.iter.lineno,
+        )
         super().visit_For(node, frame)
 
 
 # ---- the environment -----------------------------------------------------------------------
+
 
 def _render_output(chunks: Iterable[str]) -> str:
     """Template.render's join, with a fresh budget for the render and its output bounded."""
@@ -408,8 +479,10 @@ def _render_output(chunks: Iterable[str]) -> str:
         for chunk in iterator:
             size += len(chunk)
             if size > MAX_OUTPUT:
-                error = SecurityError(f"the template produces more than {MAX_OUTPUT} "
-                                      "characters; the sandbox stops it there")
+                error = SecurityError(
+                    f"the template produces more than {MAX_OUTPUT} "
+                    "characters; the sandbox stops it there"
+                )
                 throw = getattr(iterator, "throw", None)
                 if throw is None:
                     raise error
@@ -465,8 +538,9 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         _budget().step()
-        if isinstance(__obj, (types.BuiltinMethodType, types.MethodType)) \
-                and isinstance(getattr(__obj, "__self__", None), str):
+        if isinstance(__obj, (types.BuiltinMethodType, types.MethodType)) and isinstance(
+            getattr(__obj, "__self__", None), str
+        ):
             name = __obj.__name__
             if name == "join" and args:
                 args = (list(args[0]), *args[1:])  # to measure it (a generator is used up)
@@ -475,9 +549,11 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
         return _check_size(result, f"the result of {getattr(__obj, '__name__', 'a call')}()")
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) \
-                or value.__name__ not in ("format", "format_map") \
-                or not isinstance(value.__self__, str):
+        if (
+            not isinstance(value, (types.MethodType, types.BuiltinMethodType))
+            or value.__name__ not in ("format", "format_map")
+            or not isinstance(value.__self__, str)
+        ):
             return None
         text: str = value.__self__
         is_format_map = value.__name__ == "format_map"
@@ -491,8 +567,9 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
 
         return update_wrapper(wrapper, value)
 
-    def format_string(self, s: str, args: Any, kwargs: Any,
-                      format_func: Callable[..., Any] | None = None) -> str:
+    def format_string(
+        self, s: str, args: Any, kwargs: Any, format_func: Callable[..., Any] | None = None
+    ) -> str:
         """What jinja2 < 3.1.5 calls for str.format and format_map (later: wrap_str_format)."""
         if format_func is not None and format_func.__name__ == "format_map":
             if kwargs or len(args) != 1:
@@ -517,8 +594,10 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
         for value in values:
             total += _text_size(value, MAX_STRING - total)
             if total > MAX_STRING:
-                raise SecurityError(f"'~' would make a string of more than {MAX_STRING} "
-                                    "characters; the sandbox refuses it")
+                raise SecurityError(
+                    f"'~' would make a string of more than {MAX_STRING} "
+                    "characters; the sandbox refuses it"
+                )
         budget = _BUDGET.get()
         if budget is not None:
             budget.build(total)

@@ -125,8 +125,13 @@ def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagno
         key_path = (*path, key)
         # difflib is slow: past a few dozen unknown keys (a hostile file) suggest nothing
         close = _did_you_mean(key, known) if n < _MAX_SUGGESTIONS else ""
-        yield _diag(doc, doc.where(key_path, key=True), key_path, "unknown field",
-                    close or _known_list(known))
+        yield _diag(
+            doc,
+            doc.where(key_path, key=True),
+            key_path,
+            "unknown field",
+            close or _known_list(known),
+        )
 
 
 _MAX_SUGGESTIONS = 50
@@ -145,5 +150,6 @@ def _known_list(known: list[str]) -> str:
 
 
 def _diag(doc: Document, pos: Any, path: FieldPath, message: str, hint: str = "") -> Diagnostic:
-    return Diagnostic(doc.file, pos.line, pos.col, "error", format_path(path), message,
-                      "schema", hint)
+    return Diagnostic(
+        doc.file, pos.line, pos.col, "error", format_path(path), message, "schema", hint
+    )

@@ -13,8 +13,9 @@ from paddlegen.resources import spec_schema_path
 def export_all(directory: str | Path, kubernetes_version: str | None = None) -> list[str]:
     """Write kubernetes/, crds/ and the spec schema; return what a user should read."""
     out = Path(directory)
-    version = k8sschemas.resolve_version(kubernetes_version or
-                                         k8sschemas.DEFAULT_KUBERNETES_VERSION)
+    version = k8sschemas.resolve_version(
+        kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION
+    )
     k8s = k8sschemas.export(out / "kubernetes", version)
     crds = out / "crds"
     shutil.copytree(crd_schemas_dir(), crds, dirs_exist_ok=True)

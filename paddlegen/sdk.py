@@ -37,13 +37,20 @@ class CephFSVolume:
 
     def to_volume(self) -> dict[str, Any]:
         """The spec.volumes entry."""
-        monitors = (self.monitors_addr.split(",") if isinstance(self.monitors_addr, str)
-                    else list(self.monitors_addr))
+        monitors = (
+            self.monitors_addr.split(",")
+            if isinstance(self.monitors_addr, str)
+            else list(self.monitors_addr)
+        )
         return {
             "name": "cephfs",
             "mountPath": self.mount_path,
-            "cephfs": {"monitors": [m.strip() for m in monitors if m.strip()], "user": self.user,
-                       "secretName": self.secret_name, "path": self.path},
+            "cephfs": {
+                "monitors": [m.strip() for m in monitors if m.strip()],
+                "user": self.user,
+                "secretName": self.secret_name,
+                "path": self.path,
+            },
             "capacity": self.capacity,
             "accessModes": ["ReadWriteMany"],
         }
@@ -59,13 +66,26 @@ def _either(name: str, value: Any, alias: str, alias_value: Any) -> Any:
 class PaddleJob:
     """One training job, with the seed SDK's parameters (and its README's spellings)."""
 
-    def __init__(self, *, job_name: str, entry_point: str, runtime_image: str,
-                 memory: str | None = None, cpu_nums: int | str | None = None,
-                 pservers: int = 2, trainers: int = 3, gpu_nums: int | None = None,
-                 trainer_package: str | None = None, namespace: str | None = None,
-                 cephfs_volume: CephFSVolume | None = None, workload: str = "paddlejob",
-                 cpu_num: int | str | None = None, gpu_num: int | None = None,
-                 use_gpu: bool | None = None, trainer_package_path: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        job_name: str,
+        entry_point: str,
+        runtime_image: str,
+        memory: str | None = None,
+        cpu_nums: int | str | None = None,
+        pservers: int = 2,
+        trainers: int = 3,
+        gpu_nums: int | None = None,
+        trainer_package: str | None = None,
+        namespace: str | None = None,
+        cephfs_volume: CephFSVolume | None = None,
+        workload: str = "paddlejob",
+        cpu_num: int | str | None = None,
+        gpu_num: int | None = None,
+        use_gpu: bool | None = None,
+        trainer_package_path: str | None = None,
+    ) -> None:
         self.job_name = job_name
         self.entry_point = entry_point
         self.runtime_image = runtime_image
@@ -78,8 +98,9 @@ class PaddleJob:
             raise TypeError(f"PaddleJob got use_gpu=False and gpu_nums={gpus}")
         # The original SDK's gpu_num defaulted to 1 when use_gpu was set.
         self.gpu_nums = int(gpus if gpus is not None else bool(use_gpu))
-        self.trainer_package = _either("trainer_package", trainer_package,
-                                       "trainer_package_path", trainer_package_path)
+        self.trainer_package = _either(
+            "trainer_package", trainer_package, "trainer_package_path", trainer_package_path
+        )
         self.namespace = namespace or None  # the original SDK's default was ""
         self.cephfs_volume = cephfs_volume
         self.workload = workload
@@ -91,26 +112,37 @@ class PaddleJob:
             return [{"name": "TRAINER_ID", "value": "0"}, count], ""
         if self.workload == "kubeflow-paddlejob":
             field = f"metadata.labels['{KUBEFLOW_INDEX_LABEL}']"
-            return [{"name": "TRAINER_ID", "valueFrom": {"fieldRef": {"fieldPath": field}}},
-                    count], ""
+            return [
+                {"name": "TRAINER_ID", "valueFrom": {"fieldRef": {"fieldPath": field}}},
+                count,
+            ], ""
         # The PaddleFlow operator appends PADDLE_TRAINER_ID after the spec's env, so a
         # $(PADDLE_TRAINER_ID) reference would not expand; the shell copies it instead.
         return [count], 'export TRAINER_ID="${PADDLE_TRAINER_ID:-}"; exec '
 
     def _spec_data(self) -> dict[str, Any]:
         if self.workload not in SDK_WORKLOADS:
-            message = (f"workload '{self.workload}' cannot run an entry_point (the "
-                       "distributed-job image starts its own pserver and trainer); use one "
-                       f"of: {', '.join(SDK_WORKLOADS)}")
-            raise SpecError(message, [Diagnostic(self._source, 1, 1, "error", "$.spec.workload",
-                                                 message, "sdk-workload")])
+            message = (
+                f"workload '{self.workload}' cannot run an entry_point (the "
+                "distributed-job image starts its own pserver and trainer); use one "
+                f"of: {', '.join(SDK_WORKLOADS)}"
+            )
+            raise SpecError(
+                message,
+                [
+                    Diagnostic(
+                        self._source, 1, 1, "error", "$.spec.workload", message, "sdk-workload"
+                    )
+                ],
+            )
         env, prefix = self._identity()
         spec: dict[str, Any] = {"workload": self.workload, "image": self.runtime_image}
         if self.trainer_package:
             spec["workingDir"] = self.trainer_package  # where build_docker.sh copied it
         spec.update(command=["sh", "-c"], args=[prefix + self.entry_point], env=env)
-        requests = {k: str(v) for k, v in (("cpu", self.cpu_nums), ("memory", self.memory))
-                    if v is not None}
+        requests = {
+            k: str(v) for k, v in (("cpu", self.cpu_nums), ("memory", self.memory)) if v is not None
+        }
         if requests:
             spec["resources"] = {"requests": requests}
             if self.memory is not None:
@@ -125,8 +157,12 @@ class PaddleJob:
         metadata: dict[str, Any] = {"name": self.job_name}
         if self.namespace:
             metadata["namespace"] = self.namespace
-        return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata,
-                "spec": spec}
+        return {
+            "apiVersion": "paddlegen/v1",
+            "kind": "TrainingJob",
+            "metadata": metadata,
+            "spec": spec,
+        }
 
     @property
     def _source(self) -> str:

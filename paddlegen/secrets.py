@@ -7,8 +7,9 @@ from typing import Any
 
 # Env names that carry credentials by convention (DB_PASSWORD, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY,
 # API_KEY, ...). `_KEY` only as a suffix: `KEY_COLUMN` or `MONKEY` are not secrets.
-_SECRET_NAME = re.compile(r"PASSWORD|PASSWD|PASSPHRASE|TOKEN|SECRET|CREDENTIAL|(^|_)KEY$",
-                          re.IGNORECASE)
+_SECRET_NAME = re.compile(
+    r"PASSWORD|PASSWD|PASSPHRASE|TOKEN|SECRET|CREDENTIAL|(^|_)KEY$", re.IGNORECASE
+)
 # Values with the shape of a key, whatever the variable is called.
 _SECRET_VALUE = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----"  # PEM private keys

@@ -57,8 +57,10 @@ def _libraries() -> str:
     spec = importlib.util.find_spec("jinja2")
     with open(spec.origin if spec and spec.origin else os.devnull, "rb") as fh:
         jinja2_init = hashlib.sha256(fh.read()).hexdigest()  # holds __version__
-    return (f"paddlegen {__version__} jinja2 {jinja2_init} pyyaml {yaml.__version__} "
-            f"libyaml {hasattr(yaml, 'CSafeDumper')}\n")
+    return (
+        f"paddlegen {__version__} jinja2 {jinja2_init} pyyaml {yaml.__version__} "
+        f"libyaml {hasattr(yaml, 'CSafeDumper')}\n"
+    )
 
 
 @lru_cache(maxsize=1)
@@ -81,8 +83,10 @@ def toolchain_digest(templates: str | None = None) -> str:
     from paddlegen.resources import spec_schema_path, templates_dir
 
     h = hashlib.sha256(code_digest().encode())
-    sources = [("builtin", list(_tree_files(templates_dir()))),
-               ("schema", [("spec", str(spec_schema_path()))])]
+    sources = [
+        ("builtin", list(_tree_files(templates_dir()))),
+        ("schema", [("spec", str(spec_schema_path()))]),
+    ]
     if templates:
         sources.append(("user", list(_tree_files(Path(templates)))))
     for label, files in sources:
@@ -123,8 +127,7 @@ class Inputs:
         return cls(workload, templates, argocd, toolchain_digest(templates))
 
     def digest(self, raw: bytes) -> str:
-        return input_digest(raw, {"workload": self.workload, "argocd": self.argocd},
-                            self.toolchain)
+        return input_digest(raw, {"workload": self.workload, "argocd": self.argocd}, self.toolchain)
 
 
 class _Output(Protocol):
@@ -166,7 +169,7 @@ def read_stamp(job_dir: Path) -> dict | None:
         if job_dir.is_symlink() or (job_dir / STAMP).is_symlink():
             return None
         text = (job_dir / STAMP).read_text(encoding="utf-8")
-        body = json.loads(text[len(HEADER):]) if text.startswith(HEADER) else None
+        body = json.loads(text[len(HEADER) :]) if text.startswith(HEADER) else None
     except (OSError, ValueError):
         return None
     return body if isinstance(body, dict) and isinstance(body.get("input"), str) else None

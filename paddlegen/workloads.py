@@ -46,8 +46,9 @@ WORKLOADS: dict[str, Workload] = {
         "paddlejob",
         "the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1 (seed 003)",
         "paddlejob",
-        lambda name, spec: _replica_names(name, spec, {"ps": "ps", "worker": "worker",
-                                                        "heter": "heter"}),
+        lambda name, spec: _replica_names(
+            name, spec, {"ps": "ps", "worker": "worker", "heter": "heter"}
+        ),
     ),
     "kubeflow-paddlejob": Workload(
         "kubeflow-paddlejob",

@@ -18,18 +18,32 @@ DATA = Path(__file__).resolve().parent / "data"
 # Hypothesis profiles, registered here because pytest reads this file before it applies
 # --hypothesis-profile. `ci` (default): fast and reproducible. `long`: the issue-6 soak run,
 # >= 10,000 examples per property (`--hypothesis-profile=long` or the environment variable).
-settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True,
-                          print_blob=True, suppress_health_check=[HealthCheck.too_slow],
-                          phases=[p for p in Phase if p is not Phase.explain])  # explain: minutes
-settings.register_profile("long", max_examples=10_000, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[p for p in Phase if p is not Phase.explain],
+)  # explain: minutes
+settings.register_profile(
+    "long",
+    max_examples=10_000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("PADDLEGEN_HYPOTHESIS_PROFILE", "ci"))
 
 
 def example_specs() -> list[Path]:
     """Every spec under examples/ (files that declare apiVersion paddlegen/v1)."""
-    return sorted(p for p in EXAMPLES.rglob("*.yaml")
-                  if "apiVersion: paddlegen/v1" in p.read_text(encoding="utf-8"))
+    return sorted(
+        p
+        for p in EXAMPLES.rglob("*.yaml")
+        if "apiVersion: paddlegen/v1" in p.read_text(encoding="utf-8")
+    )
 
 
 class YAMLSnapshot(SingleFileSnapshotExtension):

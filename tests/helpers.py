@@ -22,12 +22,17 @@ def render_plan(tmp_path: Path, body: str) -> dict[str, str]:
 
 def objects_by_kind(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
     """Rendered objects by kind (for specs where every kind occurs once)."""
-    found = [yaml.safe_load(text) for path, text in plan.items()
-             if not path.endswith("kustomization.yaml")]
+    found = [
+        yaml.safe_load(text)
+        for path, text in plan.items()
+        if not path.endswith("kustomization.yaml")
+    ]
     return {obj["kind"]: obj for obj in found}
 
 
 def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
     """A minimal valid `job` spec (memory limit set, so no warning), plus ``extra`` spec lines."""
-    return (f"{HEADER}metadata:\n  name: {name}\nspec:\n  workload: job\n  image: {image}\n"
-            f"  resources: {{limits: {{memory: 1Gi}}}}\n{extra}")
+    return (
+        f"{HEADER}metadata:\n  name: {name}\nspec:\n  workload: job\n  image: {image}\n"
+        f"  resources: {{limits: {{memory: 1Gi}}}}\n{extra}"
+    )

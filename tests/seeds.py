@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 # The seeds live next to the repository in shared/ (CI lays out a copy there too).
-SEEDS = Path(os.environ.get("PADDLEGEN_SEEDS",
-                            Path(__file__).resolve().parents[2] / "shared" / "seeds"))
+SEEDS = Path(
+    os.environ.get("PADDLEGEN_SEEDS", Path(__file__).resolve().parents[2] / "shared" / "seeds")
+)
 _FENCE = re.compile(r"^[ \t]*```([^\n]*)\n(.*?)^[ \t]*```", re.S | re.M)
 _TOP_KEY = re.compile(r"^(apiVersion|kind|metadata|spec|---)\b")
 
@@ -38,8 +39,11 @@ def manifest_blocks(text: str) -> list[str]:
     current: list[str] | None = None
     for line in [*text.splitlines(), ""]:
         body = line[1:] if line.startswith("\t") else None
-        if current is not None and body is not None and (body.startswith(" ")
-                                                         or _TOP_KEY.match(body)):
+        if (
+            current is not None
+            and body is not None
+            and (body.startswith(" ") or _TOP_KEY.match(body))
+        ):
             current.append(body)
             continue
         if current is not None:

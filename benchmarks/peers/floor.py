@@ -21,8 +21,14 @@ from paddlegen.model import build_job
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"
-EFS_MOUNT_OPTIONS = ["nfsvers=4.1", "rsize=1048576", "wsize=1048576", "hard", "timeo=600",
-                     "retrans=2"]
+EFS_MOUNT_OPTIONS = [
+    "nfsvers=4.1",
+    "rsize=1048576",
+    "wsize=1048576",
+    "hard",
+    "timeo=600",
+    "retrans=2",
+]
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -37,9 +43,13 @@ def merge(base, overlay):
 
 
 def main(spec_dir: str, out_dir: str) -> None:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters["tojson"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.globals["efs_mount_options"] = EFS_MOUNT_OPTIONS
     names: dict[str, list[str]] = {}
@@ -52,8 +62,10 @@ def main(spec_dir: str, out_dir: str) -> None:
             job = build_job(doc)
             if job.workload not in names:
                 names[job.workload] = [
-                    f"{sub}/{p.name}" for sub in ("_common", job.workload)
-                    for p in sorted((TEMPLATES / sub).glob("*.yaml.j2"))]
+                    f"{sub}/{p.name}"
+                    for sub in ("_common", job.workload)
+                    for p in sorted((TEMPLATES / sub).glob("*.yaml.j2"))
+                ]
             folder = out / job.name / where
             folder.mkdir(parents=True, exist_ok=True)
             for name in names[job.workload]:
@@ -64,7 +76,8 @@ def main(spec_dir: str, out_dir: str) -> None:
                     file = f"{obj['kind']}_{obj['metadata']['name']}.yaml".lower()
                     (folder / file).write_text(
                         yaml.dump(obj, Dumper=Dumper, sort_keys=False, default_flow_style=False),
-                        encoding="utf-8")
+                        encoding="utf-8",
+                    )
 
 
 if __name__ == "__main__":

@@ -9,10 +9,16 @@ from paddlegen import api
 from paddlegen.cli import cli
 from paddlegen.dockerfile import parse_dockerfile
 
-STORAGE = ["none", "nfs://10.12.201.10/nas", "efs://fs-2cbf7385.us-west-2/",
-           "cephfs://172.19.32.166:6789,172.19.32.167:6789/", "pvc://existing",
-           "hostpath:///home/work/mfs", "dynamic://standard",
-           "dynamic://"]  # `dynamic: {}`: the cluster's default StorageClass
+STORAGE = [
+    "none",
+    "nfs://10.12.201.10/nas",
+    "efs://fs-2cbf7385.us-west-2/",
+    "cephfs://172.19.32.166:6789,172.19.32.167:6789/",
+    "pvc://existing",
+    "hostpath:///home/work/mfs",
+    "dynamic://standard",
+    "dynamic://",
+]  # `dynamic: {}`: the cluster's default StorageClass
 
 
 def init(runner, tmp_path, *args, name="demo.yaml", stdin=None):
@@ -27,20 +33,42 @@ def renders(path) -> list[str]:
     return [m.kind for m in api.render_document(doc).manifests]
 
 
-_WORKLOADS = [("job", []), ("distributed-job", ["--workers", "3"]),
-              ("paddlejob", ["--ps", "2", "--workers", "2"]),
-              ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2"])]
+_WORKLOADS = [
+    ("job", []),
+    ("distributed-job", ["--workers", "3"]),
+    ("paddlejob", ["--ps", "2", "--workers", "2"]),
+    ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2"]),
+]
 
 
 # distributed-job without storage is an error instead (tested below).
-@pytest.mark.parametrize(("workload", "roles", "storage"), [
-    (workload, roles, storage) for workload, roles in _WORKLOADS for storage in STORAGE
-    if not (workload == "distributed-job" and storage == "none")])
-def test_init_without_input_writes_a_spec_that_validates_and_renders(runner, tmp_path, workload,
-                                                                     roles, storage):
-    result, path = init(runner, tmp_path, "--no-input", "--workload", workload,
-                        "--image", "registry.example.com/demo:v1", "--gpus", "1",
-                        "--volcano", "--storage", storage, *roles)
+@pytest.mark.parametrize(
+    ("workload", "roles", "storage"),
+    [
+        (workload, roles, storage)
+        for workload, roles in _WORKLOADS
+        for storage in STORAGE
+        if not (workload == "distributed-job" and storage == "none")
+    ],
+)
+def test_init_without_input_writes_a_spec_that_validates_and_renders(
+    runner, tmp_path, workload, roles, storage
+):
+    result, path = init(
+        runner,
+        tmp_path,
+        "--no-input",
+        "--workload",
+        workload,
+        "--image",
+        "registry.example.com/demo:v1",
+        "--gpus",
+        "1",
+        "--volcano",
+        "--storage",
+        storage,
+        *roles,
+    )
     assert result.exit_code == 0, result.output
     text = path.read_text()
     assert text.startswith("# yaml-language-server: $schema=https://paddlegen.dev/schemas/")
@@ -51,16 +79,33 @@ def test_init_without_input_writes_a_spec_that_validates_and_renders(runner, tmp
 
 
 def test_init_distributed_job_without_storage_says_what_is_missing(runner, tmp_path):
-    result, path = init(runner, tmp_path, "--no-input", "--workload", "distributed-job",
-                        "--image", "r/d:v1")
+    result, path = init(
+        runner, tmp_path, "--no-input", "--workload", "distributed-job", "--image", "r/d:v1"
+    )
     assert result.exit_code == 1
     assert "no volume named 'data'" in result.stderr
     assert not path.exists()
 
 
 def test_init_asks_for_what_flags_leave_out(runner, tmp_path):
-    answers = "\n".join(["paddlejob", "", "r/demo:v1", "python3 train.py", "2", "4", "1", "y",
-                         "bogus", "nfs://10.0.0.5/data", "/data"]) + "\n"
+    answers = (
+        "\n".join(
+            [
+                "paddlejob",
+                "",
+                "r/demo:v1",
+                "python3 train.py",
+                "2",
+                "4",
+                "1",
+                "y",
+                "bogus",
+                "nfs://10.0.0.5/data",
+                "/data",
+            ]
+        )
+        + "\n"
+    )
     result, path = init(runner, tmp_path, "--namespace", "team", stdin=answers)
     assert result.exit_code == 0, result.output
     assert "Storage" in result.output and "is not one of" in result.output  # asked again
@@ -86,8 +131,9 @@ def test_init_prints_to_stdout_and_never_replaces_a_file_unasked(runner, tmp_pat
     assert result.exit_code == 0
 
 
-@pytest.mark.parametrize("args", [["--no-input"], ["--no-input", "--image", "r/x:v1",
-                                                   "--storage", "s3://bucket"]])
+@pytest.mark.parametrize(
+    "args", [["--no-input"], ["--no-input", "--image", "r/x:v1", "--storage", "s3://bucket"]]
+)
 def test_init_usage_errors_are_exit_2(runner, tmp_path, args):
     result, _ = init(runner, tmp_path, *args)
     assert result.exit_code == 2
@@ -174,8 +220,14 @@ def test_dockerfile_from_the_build_section(runner, tmp_path):
     spec.write_text(spec.read_text() + BUILD)
     result = runner.invoke(cli, ["dockerfile", str(spec)])
     assert result.exit_code == 0, result.output
-    assert [i.keyword for i in parse_dockerfile(result.stdout)] == \
-        ["FROM", "RUN", "RUN", "COPY", "WORKDIR", "ENTRYPOINT"]
+    assert [i.keyword for i in parse_dockerfile(result.stdout)] == [
+        "FROM",
+        "RUN",
+        "RUN",
+        "COPY",
+        "WORKDIR",
+        "ENTRYPOINT",
+    ]
     assert "docker build -t r/demo:v1 ." in result.stdout
     out = tmp_path / "Dockerfile"
     assert runner.invoke(cli, ["dockerfile", str(spec), "-o", str(out)]).exit_code == 0
@@ -193,9 +245,16 @@ def test_dockerfile_refuses_a_spec_without_build_or_with_a_bad_one(runner, tmp_p
 
 def complete(runner, words: str) -> list[str]:
     """What bash completion offers after ``words`` (the last word is being typed)."""
-    result = runner.invoke(cli, [], prog_name="paddlegen", env={
-        "_PADDLEGEN_COMPLETE": "bash_complete", "COMP_WORDS": words,
-        "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))})
+    result = runner.invoke(
+        cli,
+        [],
+        prog_name="paddlegen",
+        env={
+            "_PADDLEGEN_COMPLETE": "bash_complete",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+        },
+    )
     return [line.split(",", 1)[1] for line in result.stdout.splitlines()]
 
 

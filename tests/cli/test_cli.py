@@ -28,10 +28,12 @@ def test_the_command_answers_version_like_click_without_importing_it(runner):
     import subprocess
     import sys
 
-    code = ("import sys; sys.argv = ['paddlegen', '--version']; "
-            "from paddlegen.__main__ import main; main(); "
-            "print(sorted(m for m in ('click', 'yaml', 'jinja2', 'jsonschema') "
-            "if m in sys.modules))")
+    code = (
+        "import sys; sys.argv = ['paddlegen', '--version']; "
+        "from paddlegen.__main__ import main; main(); "
+        "print(sorted(m for m in ('click', 'yaml', 'jinja2', 'jsonschema') "
+        "if m in sys.modules))"
+    )
     fast = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert fast.stdout == runner.invoke(cli, ["--version"]).output + "[]\n"
 
@@ -41,9 +43,11 @@ def test_render_writes_a_kustomize_directory(runner, tmp_path):
     result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
     assert result.exit_code == 0, result.output
     job_dir = tmp_path / "deploy" / "demo"
-    assert sorted(p.name for p in job_dir.iterdir()) == [".paddlegen-stamp",
-                                                         "batch_v1_job_demo.yaml",
-                                                         "kustomization.yaml"]
+    assert sorted(p.name for p in job_dir.iterdir()) == [
+        ".paddlegen-stamp",
+        "batch_v1_job_demo.yaml",
+        "kustomization.yaml",
+    ]
     assert result.stdout == ""
     assert result.stderr.endswith("deploy: 2 written, 0 unchanged, 0 removed\n")
 
@@ -66,8 +70,11 @@ def test_two_specs_with_one_name_are_refused(runner, tmp_path):
 
 
 def test_stdout_prints_one_stream_in_apply_order(runner, tmp_path):
-    spec = write_spec(tmp_path, extra="  volumes:\n    - {name: data, mountPath: /data,"
-                                      " dynamic: {storageClassName: fast}, capacity: 1Gi}\n")
+    spec = write_spec(
+        tmp_path,
+        extra="  volumes:\n    - {name: data, mountPath: /data,"
+        " dynamic: {storageClassName: fast}, capacity: 1Gi}\n",
+    )
     result = runner.invoke(cli, ["render", str(spec), "--stdout"])
     assert result.exit_code == 0, result.output
     docs = list(yaml.safe_load_all(result.stdout))
@@ -80,8 +87,9 @@ def test_one_bad_spec_stops_every_render(runner, tmp_path):
     bad = write_spec(tmp_path, "bad", extra="  gpus: many\n")
     result = runner.invoke(cli, ["render", str(good), str(bad), "-o", str(tmp_path / "deploy")])
     assert result.exit_code == 1
-    assert f"{bad}:9:9: error: $.spec.gpus: 'many' is not of type 'integer' [schema]" \
-        in result.stderr
+    assert (
+        f"{bad}:9:9: error: $.spec.gpus: 'many' is not of type 'integer' [schema]" in result.stderr
+    )
     assert not (tmp_path / "deploy").exists()
 
 
@@ -128,8 +136,12 @@ def test_validate_ok(runner, tmp_path):
     result = runner.invoke(cli, ["validate", str(write_spec(tmp_path))])
     assert result.exit_code == 0
     assert result.stderr == "1 spec valid\n"
-    assert json.loads(runner.invoke(cli, ["validate", "--format", "json",
-                                          str(write_spec(tmp_path))]).stdout) == []
+    assert (
+        json.loads(
+            runner.invoke(cli, ["validate", "--format", "json", str(write_spec(tmp_path))]).stdout
+        )
+        == []
+    )
 
 
 def test_schema_prints_the_published_schema(runner):

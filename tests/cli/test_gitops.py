@@ -20,8 +20,11 @@ def repo(tmp_path, **jobs: str):
 
 
 def snapshot(path) -> dict[str, tuple[bytes, float]]:
-    return {str(p.relative_to(path)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(path.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(path)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_folder_render_then_check_is_clean(runner, tmp_path):
@@ -81,7 +84,12 @@ def test_output_is_byte_stable_across_processes_and_hash_seeds(tmp_path):
     outputs = []
     for seed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([sys.executable, "-m", "paddlegen", "render", "examples",
-                              "--stdout"], cwd=ROOT, env=env, capture_output=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "paddlegen", "render", "examples", "--stdout"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            check=True,
+        )
         outputs.append(out.stdout)
     assert outputs[0] == outputs[1] and len(outputs[0]) > 1000

@@ -27,8 +27,9 @@ def previous_render(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("spec", INVALID, ids=lambda p: p.stem)
-def test_invalid_spec_messages_are_pinned(runner, spec: Path, tmp_path, monkeypatch,
-                                          previous_render):
+def test_invalid_spec_messages_are_pinned(
+    runner, spec: Path, tmp_path, monkeypatch, previous_render
+):
     monkeypatch.chdir(ROOT)
     rel = str(spec.relative_to(ROOT))
     out = tmp_path / "out"
@@ -53,17 +54,46 @@ def test_invalid_spec_messages_are_pinned(runner, spec: Path, tmp_path, monkeypa
 
 def test_the_corpus_covers_the_issue_list():
     names = {p.stem for p in INVALID}
-    assert {"yaml-syntax", "empty", "several-documents", "duplicate-key", "python-tag",
-            "wrong-types", "unknown-keys", "bad-enums", "bad-quantities", "bad-names",
-            "name-too-long-for-pods"} <= names
+    assert {
+        "yaml-syntax",
+        "empty",
+        "several-documents",
+        "duplicate-key",
+        "python-tag",
+        "wrong-types",
+        "unknown-keys",
+        "bad-enums",
+        "bad-quantities",
+        "bad-names",
+        "name-too-long-for-pods",
+    } <= names
     assert len(INVALID) >= 60
     assert all(p.with_suffix(".expected").is_file() for p in INVALID)
     # the issue's list, item by item
-    assert {"nul-byte", "latin1", "utf16", "huge-integer", "billion-laughs",
-            "anchor-expands-huge", "recursive-alias", "duplicate-key-nested",
-            "python-object-apply-block", "tag-directive-alias", "overflowing-integers",
-            "name-path-traversal", "name-with-slash", "name-upper-case", "name-too-long",
-            "name-too-long-for-services", "host-ports-past-65535",
-            "min-available-above-replicas", "undefined-volume-dataprep", "same-mount-path",
-            "duplicate-env-role", "unknown-keys-top-level", "unknown-keys-volume",
-            "unknown-keys-roles-and-settings", "wrong-types-root"} <= names
+    assert {
+        "nul-byte",
+        "latin1",
+        "utf16",
+        "huge-integer",
+        "billion-laughs",
+        "anchor-expands-huge",
+        "recursive-alias",
+        "duplicate-key-nested",
+        "python-object-apply-block",
+        "tag-directive-alias",
+        "overflowing-integers",
+        "name-path-traversal",
+        "name-with-slash",
+        "name-upper-case",
+        "name-too-long",
+        "name-too-long-for-services",
+        "host-ports-past-65535",
+        "min-available-above-replicas",
+        "undefined-volume-dataprep",
+        "same-mount-path",
+        "duplicate-env-role",
+        "unknown-keys-top-level",
+        "unknown-keys-volume",
+        "unknown-keys-roles-and-settings",
+        "wrong-types-root",
+    } <= names

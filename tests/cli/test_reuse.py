@@ -53,7 +53,7 @@ def test_the_stamp_records_input_and_file_digests(runner, tmp_path):
     _render(runner, jobs, deploy)
     text = (tmp_path / "deploy" / "a" / STAMP).read_text()
     assert text.startswith(HEADER)
-    body = json.loads(text[len(HEADER):])
+    body = json.loads(text[len(HEADER) :])
     assert sorted(body["files"]) == ["batch_v1_job_a.yaml", "kustomization.yaml"]
     assert len(body["input"]) == 64
 
@@ -104,8 +104,9 @@ def test_an_edited_template_renders_again(runner, tmp_path):
     _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
     template = mine / "job.yaml.j2"
     template.write_text(template.read_text().replace("  completions: 1\n", ""))
-    check = runner.invoke(cli, ["check", jobs, "-o", deploy,
-                                "--templates", str(tmp_path / "templates")])
+    check = runner.invoke(
+        cli, ["check", jobs, "-o", deploy, "--templates", str(tmp_path / "templates")]
+    )
     assert check.exit_code == 1 and "\n-  completions: 1\n" in check.stdout
     result = _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
     assert result.stderr.endswith("1 written, 1 unchanged, 0 removed\n")
@@ -145,8 +146,9 @@ def test_a_stale_stamp_alone_is_not_drift(runner, tmp_path):
 def test_a_skipped_job_still_reports_its_warnings(runner, tmp_path):
     jobs = tmp_path / "jobs"
     jobs.mkdir()
-    (jobs / "w.yaml").write_text(job_spec("w").replace("  resources: {limits: {memory: 1Gi}}\n",
-                                                       ""))
+    (jobs / "w.yaml").write_text(
+        job_spec("w").replace("  resources: {limits: {memory: 1Gi}}\n", "")
+    )
     first = _render(runner, str(jobs), str(tmp_path / "deploy"))
     second = _render(runner, str(jobs), str(tmp_path / "deploy"))
     assert "[limits-missing]" in first.stderr
@@ -172,6 +174,7 @@ def test_a_moved_spec_reuses_its_output(runner, tmp_path):
 
 # ---- -j/--jobs ---------------------------------------------------------------------------
 
+
 def _many(tmp_path, count=40):
     jobs, deploy = repo(tmp_path, **{f"job-{i:02d}": str(i) for i in range(count)})
     return jobs, deploy
@@ -189,7 +192,8 @@ def test_several_processes_write_the_same_bytes_as_one(runner, tmp_path):
 def test_errors_from_worker_processes_keep_their_positions(runner, tmp_path):
     jobs, deploy = _many(tmp_path)
     (tmp_path / "jobs" / "job-17.yaml").write_text(
-        job_spec("job-17").replace("workload: job", "workload: jb"))
+        job_spec("job-17").replace("workload: job", "workload: jb")
+    )
     (tmp_path / "jobs" / "job-33.yaml").write_text(job_spec("job-33") + "  replicas: -1\n")
     result = runner.invoke(cli, ["render", jobs, "-o", deploy, "-j", "2"])
     assert result.exit_code == 1, result.output
@@ -215,6 +219,7 @@ def test_a_failed_parallel_render_leaves_the_output_as_it_was(runner, tmp_path):
 
 # ---- the compiled-template cache -----------------------------------------------------------
 
+
 def test_the_template_cache_never_serves_an_edited_template(tmp_path):
     """Separate processes, as users run it: the second one finds the first one's cache."""
     import subprocess
@@ -231,9 +236,22 @@ def test_the_template_cache_never_serves_an_edited_template(tmp_path):
     def render() -> str:
         out = tmp_path / "out"
         shutil.rmtree(out, ignore_errors=True)
-        run = subprocess.run([sys.executable, "-m", "paddlegen", "render", jobs, "-o", str(out),
-                              "--templates", str(tmp_path / "templates")],
-                             capture_output=True, text=True, env=env)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "paddlegen",
+                "render",
+                jobs,
+                "-o",
+                str(out),
+                "--templates",
+                str(tmp_path / "templates"),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert run.returncode == 0, run.stderr
         return (out / "a" / "batch_v1_job_a.yaml").read_text()
 
@@ -280,6 +298,8 @@ def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path,
     result = runner.invoke(cli, ["render", jobs, "-o", deploy, "-j", "1"])
     assert result.exit_code == 2 and "c: cannot write: Input/output error" in result.stderr
     assert not [n for n in os.listdir(deploy) if n.startswith(".")]
-    images = {name: "img:2" in (tmp_path / "deploy" / name / f"batch_v1_job_{name}.yaml")
-              .read_text() for name in "abcd"}
+    images = {
+        name: "img:2" in (tmp_path / "deploy" / name / f"batch_v1_job_{name}.yaml").read_text()
+        for name in "abcd"
+    }
     assert images == {"a": True, "b": True, "c": False, "d": False}  # each job old or new

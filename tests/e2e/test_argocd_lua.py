@@ -61,26 +61,33 @@ def paddleflow(phase: str | None = None, **roles: dict[str, int]) -> dict[str, A
     status: dict[str, Any] = dict(roles)
     if phase is not None:
         status["phase"] = phase
-    return {"apiVersion": "batch.paddlepaddle.org/v1", "kind": "PaddleJob",
-            "metadata": {"name": "job"}, "status": status}
+    return {
+        "apiVersion": "batch.paddlepaddle.org/v1",
+        "kind": "PaddleJob",
+        "metadata": {"name": "job"},
+        "status": status,
+    }
 
 
-@pytest.mark.parametrize(("phase", "status", "message"), [
-    ("Pending", "Progressing", "Pending (worker: 2 pending)"),
-    ("Starting", "Progressing", "Starting (worker: 2 starting)"),
-    ("Running", "Progressing", "Running (worker: 2 running)"),
-    ("Scaling", "Progressing", "Scaling (worker: 2 running)"),
-    ("Restarting", "Progressing", "Restarting (worker: 2 running)"),
-    ("Completing", "Progressing", "Completing (worker: 2 succeeded)"),
-    ("Aborting", "Progressing", "Aborting (worker: 2 running)"),
-    ("Terminating", "Progressing", "Terminating (worker: 2 running)"),
-    ("Completed", "Healthy", "Completed (worker: 2 succeeded)"),
-    ("Succeed", "Healthy", "Succeed (worker: 2 succeeded)"),
-    ("Failed", "Degraded", "Failed (worker: 1 running, 1 failed)"),
-    ("Aborted", "Degraded", "Aborted (worker: 2 failed)"),
-    ("Terminated", "Degraded", "Terminated (worker: 2 failed)"),
-    ("Unknown", "Unknown", "Unknown (worker: 2 unknown)"),
-])
+@pytest.mark.parametrize(
+    ("phase", "status", "message"),
+    [
+        ("Pending", "Progressing", "Pending (worker: 2 pending)"),
+        ("Starting", "Progressing", "Starting (worker: 2 starting)"),
+        ("Running", "Progressing", "Running (worker: 2 running)"),
+        ("Scaling", "Progressing", "Scaling (worker: 2 running)"),
+        ("Restarting", "Progressing", "Restarting (worker: 2 running)"),
+        ("Completing", "Progressing", "Completing (worker: 2 succeeded)"),
+        ("Aborting", "Progressing", "Aborting (worker: 2 running)"),
+        ("Terminating", "Progressing", "Terminating (worker: 2 running)"),
+        ("Completed", "Healthy", "Completed (worker: 2 succeeded)"),
+        ("Succeed", "Healthy", "Succeed (worker: 2 succeeded)"),
+        ("Failed", "Degraded", "Failed (worker: 1 running, 1 failed)"),
+        ("Aborted", "Degraded", "Aborted (worker: 2 failed)"),
+        ("Terminated", "Degraded", "Terminated (worker: 2 failed)"),
+        ("Unknown", "Unknown", "Unknown (worker: 2 unknown)"),
+    ],
+)
 def test_paddleflow_paddlejob_phases(phase, status, message):
     state = message.split("(worker: ")[1].rstrip(")")
     counts = {part.split()[1]: int(part.split()[0]) for part in state.split(", ")}
@@ -88,29 +95,46 @@ def test_paddleflow_paddlejob_phases(phase, status, message):
 
 
 def test_paddleflow_message_lists_every_role_in_order():
-    obj = paddleflow("Running", worker={"running": 2, "pending": 1, "failed": 0},
-                     heter={"running": 1}, ps={"running": 1})
+    obj = paddleflow(
+        "Running",
+        worker={"running": 2, "pending": 1, "failed": 0},
+        heter={"running": 1},
+        ps={"running": 1},
+    )
     assert health(PADDLEFLOW, obj) == (
-        "Progressing", "Running (ps: 1 running; worker: 1 pending, 2 running; heter: 1 running)")
+        "Progressing",
+        "Running (ps: 1 running; worker: 1 pending, 2 running; heter: 1 running)",
+    )
 
 
 def test_paddleflow_before_the_operator_and_with_an_unknown_phase():
     assert health(PADDLEFLOW, paddleflow()) == (
-        "Progressing", "Waiting for the paddle-operator to start the job")
+        "Progressing",
+        "Waiting for the paddle-operator to start the job",
+    )
     no_status = {"apiVersion": "batch.paddlepaddle.org/v1", "kind": "PaddleJob", "metadata": {}}
     assert health(PADDLEFLOW, no_status)[0] == "Progressing"
     assert health(PADDLEFLOW, paddleflow("Hibernating")) == (
-        "Unknown", "Phase Hibernating is not known to this health check")
+        "Unknown",
+        "Phase Hibernating is not known to this health check",
+    )
 
 
 def kubeflow(*conditions: tuple[str, str, str], **replicas: dict[str, int]) -> dict[str, Any]:
-    status: dict[str, Any] = {"conditions": [
-        {"type": kind, "status": flag, "reason": f"PaddleJob{kind}", "message": message}
-        for kind, flag, message in conditions]}
+    status: dict[str, Any] = {
+        "conditions": [
+            {"type": kind, "status": flag, "reason": f"PaddleJob{kind}", "message": message}
+            for kind, flag, message in conditions
+        ]
+    }
     if replicas:
         status["replicaStatuses"] = replicas
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PaddleJob", "metadata": {"name": "job"},
-            "status": status}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PaddleJob",
+        "metadata": {"name": "job"},
+        "status": status,
+    }
 
 
 CREATED = ("Created", "True", "PaddleJob ml/job is created.")
@@ -118,68 +142,119 @@ RUNNING = ("Running", "True", "PaddleJob ml/job is running.")
 NOT_RUNNING = ("Running", "False", "PaddleJob ml/job is running.")
 
 
-@pytest.mark.parametrize(("conditions", "status", "message"), [
-    ([CREATED], "Progressing", "PaddleJob ml/job is created."),
-    ([CREATED, RUNNING], "Progressing", "PaddleJob ml/job is running."),
-    ([CREATED, NOT_RUNNING, ("Restarting", "True", "PaddleJob ml/job is restarting.")],
-     "Progressing", "PaddleJob ml/job is restarting."),
-    ([CREATED, NOT_RUNNING, ("Succeeded", "True", "PaddleJob ml/job successfully completed.")],
-     "Healthy", "PaddleJob ml/job successfully completed."),
-    # Failed wins even where an operator left Running True beside it.
-    ([CREATED, RUNNING, ("Failed", "True", "PaddleJob ml/job has failed.")],
-     "Degraded", "PaddleJob ml/job has failed."),
-    ([CREATED, NOT_RUNNING, ("Suspended", "True", "PaddleJob ml/job is suspended.")],
-     "Suspended", "PaddleJob ml/job is suspended."),
-    ([], "Progressing", "Waiting for the training operator to create the job"),
-])
+@pytest.mark.parametrize(
+    ("conditions", "status", "message"),
+    [
+        ([CREATED], "Progressing", "PaddleJob ml/job is created."),
+        ([CREATED, RUNNING], "Progressing", "PaddleJob ml/job is running."),
+        (
+            [CREATED, NOT_RUNNING, ("Restarting", "True", "PaddleJob ml/job is restarting.")],
+            "Progressing",
+            "PaddleJob ml/job is restarting.",
+        ),
+        (
+            [
+                CREATED,
+                NOT_RUNNING,
+                ("Succeeded", "True", "PaddleJob ml/job successfully completed."),
+            ],
+            "Healthy",
+            "PaddleJob ml/job successfully completed.",
+        ),
+        # Failed wins even where an operator left Running True beside it.
+        (
+            [CREATED, RUNNING, ("Failed", "True", "PaddleJob ml/job has failed.")],
+            "Degraded",
+            "PaddleJob ml/job has failed.",
+        ),
+        (
+            [CREATED, NOT_RUNNING, ("Suspended", "True", "PaddleJob ml/job is suspended.")],
+            "Suspended",
+            "PaddleJob ml/job is suspended.",
+        ),
+        ([], "Progressing", "Waiting for the training operator to create the job"),
+    ],
+)
 def test_kubeflow_paddlejob_conditions(conditions, status, message):
     assert health(KUBEFLOW, kubeflow(*conditions)) == (status, message)
 
 
 def test_kubeflow_message_counts_replicas_sorted_and_falls_back_to_the_reason():
-    obj = kubeflow(CREATED, RUNNING, Worker={"active": 2, "failed": 1}, Master={"active": 1},
-                   Idle={})
-    assert health(KUBEFLOW, obj) == ("Progressing", "PaddleJob ml/job is running. "
-                                     "(Master: 1 active; Worker: 2 active, 1 failed)")
+    obj = kubeflow(
+        CREATED, RUNNING, Worker={"active": 2, "failed": 1}, Master={"active": 1}, Idle={}
+    )
+    assert health(KUBEFLOW, obj) == (
+        "Progressing",
+        "PaddleJob ml/job is running. (Master: 1 active; Worker: 2 active, 1 failed)",
+    )
     del obj["status"]["conditions"][1]["message"]
     del obj["status"]["replicaStatuses"]
     assert health(KUBEFLOW, obj) == ("Progressing", "PaddleJobRunning")
-    assert health(KUBEFLOW, {"apiVersion": "kubeflow.org/v1", "kind": "PaddleJob"})[0] \
-        == "Progressing"
+    assert (
+        health(KUBEFLOW, {"apiVersion": "kubeflow.org/v1", "kind": "PaddleJob"})[0] == "Progressing"
+    )
 
 
-def podgroup(phase: str | None = None, conditions: list[dict[str, str]] | None = None,
-             **counts: int) -> dict[str, Any]:
+def podgroup(
+    phase: str | None = None, conditions: list[dict[str, str]] | None = None, **counts: int
+) -> dict[str, Any]:
     status: dict[str, Any] = dict(counts)
     if phase is not None:
         status["phase"] = phase
     if conditions is not None:
         status["conditions"] = conditions
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": "job"}, "spec": {"minMember": 3, "queue": "training"},
-            "status": status}
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "job"},
+        "spec": {"minMember": 3, "queue": "training"},
+        "status": status,
+    }
 
 
-UNSCHEDULABLE = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
-                 "message": "3/3 tasks in gang unschedulable: pod group is not ready"}
+UNSCHEDULABLE = {
+    "type": "Unschedulable",
+    "status": "True",
+    "reason": "NotEnoughResources",
+    "message": "3/3 tasks in gang unschedulable: pod group is not ready",
+}
 
 
-@pytest.mark.parametrize(("obj", "status", "message"), [
-    (podgroup(), "Healthy", "Waiting for the Volcano scheduler to pick up the gang of 3"),
-    (podgroup("Pending"), "Healthy", "Pending: waiting for the gang of 3 pods (no pods yet)"),
-    (podgroup("Pending", [UNSCHEDULABLE]), "Healthy",
-     "Pending: waiting for the gang of 3 pods (no pods yet): 3/3 tasks in gang unschedulable: "
-     "pod group is not ready"),
-    (podgroup("Inqueue"), "Healthy",
-     "Inqueue: admitted to queue training, waiting for the gang of 3 pods (no pods yet)"),
-    (podgroup("Running", [UNSCHEDULABLE], running=3), "Healthy",
-     "Running: 3 running (minMember 3)"),
-    (podgroup("Completed", succeeded=2, failed=1), "Healthy", "Completed: 2 succeeded, 1 failed"),
-    (podgroup("Unknown", [UNSCHEDULABLE], running=1), "Degraded",
-     "Unknown: part of the gang of 3 runs and the rest cannot be scheduled (1 running): "
-     "3/3 tasks in gang unschedulable: pod group is not ready"),
-    (podgroup("Hibernating"), "Healthy", "Phase Hibernating is not known to this health check"),
-])
+@pytest.mark.parametrize(
+    ("obj", "status", "message"),
+    [
+        (podgroup(), "Healthy", "Waiting for the Volcano scheduler to pick up the gang of 3"),
+        (podgroup("Pending"), "Healthy", "Pending: waiting for the gang of 3 pods (no pods yet)"),
+        (
+            podgroup("Pending", [UNSCHEDULABLE]),
+            "Healthy",
+            "Pending: waiting for the gang of 3 pods (no pods yet): "
+            "3/3 tasks in gang unschedulable: pod group is not ready",
+        ),
+        (
+            podgroup("Inqueue"),
+            "Healthy",
+            "Inqueue: admitted to queue training, waiting for the gang of 3 pods (no pods yet)",
+        ),
+        (
+            podgroup("Running", [UNSCHEDULABLE], running=3),
+            "Healthy",
+            "Running: 3 running (minMember 3)",
+        ),
+        (
+            podgroup("Completed", succeeded=2, failed=1),
+            "Healthy",
+            "Completed: 2 succeeded, 1 failed",
+        ),
+        (
+            podgroup("Unknown", [UNSCHEDULABLE], running=1),
+            "Degraded",
+            "Unknown: part of the gang of 3 runs and the rest cannot be scheduled (1 running): "
+            "3/3 tasks in gang unschedulable: pod group is not ready",
+        ),
+        (podgroup("Hibernating"), "Healthy", "Phase Hibernating is not known to this health check"),
+    ],
+)
 def test_volcano_podgroup_phases(obj, status, message):
     assert health(PODGROUP, obj) == (status, message)
 
@@ -236,27 +311,43 @@ def go_names(tmp_path_factory) -> str:
     (folder / "main.go").write_text(GO_NAMES)
     # Offline and with the installed toolchain; the default build cache keeps it fast.
     env = {**os.environ, "GOPROXY": "off", "GOTOOLCHAIN": "local", "GO111MODULE": "off"}
-    result = subprocess.run([go, "build", "-o", "names", "main.go"], cwd=folder, env=env,
-                            capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(
+        [go, "build", "-o", "names", "main.go"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     return str(folder / "names")
 
 
-@pytest.mark.parametrize(("prefix", "env", "dirs", "names"), [
-    ("deploy", None, ["deploy/flat", "deploy/staged/overlays/prod"], ["flat", "staged-prod"]),
-    ("gitops/deploy", "prod", ["gitops/deploy/flat", "gitops/deploy/staged/overlays/prod"],
-     ["flat-prod", "staged-prod"]),
-    (".", None, ["flat", "staged/overlays/dev"], ["flat", "staged-dev"]),
-])
+@pytest.mark.parametrize(
+    ("prefix", "env", "dirs", "names"),
+    [
+        ("deploy", None, ["deploy/flat", "deploy/staged/overlays/prod"], ["flat", "staged-prod"]),
+        (
+            "gitops/deploy",
+            "prod",
+            ["gitops/deploy/flat", "gitops/deploy/staged/overlays/prod"],
+            ["flat-prod", "staged-prod"],
+        ),
+        (".", None, ["flat", "staged/overlays/dev"], ["flat", "staged-dev"]),
+    ],
+)
 def test_applicationset_names_match_the_applications_mode(go_names, prefix, env, dirs, names):
     """The ApplicationSet's name template, run by Go's text/template on the parameters the git
     files generator gives (path.path, path.basename, path.segments of the kustomization's folder),
     names each app as --mode applications does."""
-    appset = yaml.safe_load(argo.application_set(argo.Target("r", path_prefix=prefix), env)[
-        argo.APPLICATIONSET_FILE])
+    appset = yaml.safe_load(
+        argo.application_set(argo.Target("r", path_prefix=prefix), env)[argo.APPLICATIONSET_FILE]
+    )
     template = appset["spec"]["template"]["metadata"]["name"]
-    result = subprocess.run([go_names, template, *dirs], capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = subprocess.run(
+        [go_names, template, *dirs], capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == names
     jobs = {"flat": [], "staged": [d.rsplit("/", 1)[1] for d in dirs if "/overlays/" in d]}

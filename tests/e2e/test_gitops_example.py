@@ -59,5 +59,7 @@ def test_applicationset_deploys_every_job_once():
     patterns = [entry["path"] for entry in generator["git"]["files"]]
     tree = [str(p.relative_to(GITOPS)) for p in (GITOPS / "deploy").rglob("kustomization.yaml")]
     deployed = sorted(path for path in tree if any(glob_match(path, pat) for pat in patterns))
-    assert deployed == ["deploy/gitops-mnist/kustomization.yaml",
-                        "deploy/gitops-wide-and-deep/overlays/prod/kustomization.yaml"]
+    assert deployed == [
+        "deploy/gitops-mnist/kustomization.yaml",
+        "deploy/gitops-wide-and-deep/overlays/prod/kustomization.yaml",
+    ]

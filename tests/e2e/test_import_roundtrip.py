@@ -63,9 +63,15 @@ def _seed_cases() -> list[tuple[str, list[str]]]:
         for block, found in zip(blocks, kinds, strict=True):
             if found <= STORAGE_KINDS:
                 continue
-            extra = [s for s in storage if any(
-                f"claimName: {o['metadata']['name']}" in block for o in read_manifests([("s", s)])
-                if o["kind"] == "PersistentVolumeClaim")]
+            extra = [
+                s
+                for s in storage
+                if any(
+                    f"claimName: {o['metadata']['name']}" in block
+                    for o in read_manifests([("s", s)])
+                    if o["kind"] == "PersistentVolumeClaim"
+                )
+            ]
             if extra:  # and the PVs the claims bind to
                 extra += [s for s in storage if s not in extra and "PersistentVolumeClaim" not in s]
             cases.append((seed, [block, *extra]))
@@ -83,8 +89,9 @@ def test_every_seed_manifest_is_covered():
     assert len(SEED_CASES) == 10  # 000: 1, 001: 2, 003: 5 (one with its PV/PVC), 004: 2
 
 
-@pytest.mark.parametrize(("seed", "blocks"), SEED_CASES,
-                         ids=[f"{s}-{i}" for i, (s, _) in enumerate(SEED_CASES)])
+@pytest.mark.parametrize(
+    ("seed", "blocks"), SEED_CASES, ids=[f"{s}-{i}" for i, (s, _) in enumerate(SEED_CASES)]
+)
 def test_a_seed_manifest_imports_to_a_valid_spec_that_renders(seed, blocks):
     imported = import_manifests([(f"seed {seed}", b) for b in blocks])
     assert not [d for d in imported.diagnostics if d.is_error], imported.diagnostics
@@ -98,12 +105,17 @@ def _import_seed(seed: str, pick=slice(None)):
 
 def test_seed_003_typo_is_listed_with_a_suggestion_and_its_nfs_pv_is_read_back():
     imported = _import_seed("003", slice(-2, None))  # 示例5: pv-pvc.yaml + data_demo.yaml
-    assert any("spec.cleanPolicy" in line and "did you mean 'cleanPodPolicy'" in line
-               for line in imported.unmapped)
+    assert any(
+        "spec.cleanPolicy" in line and "did you mean 'cleanPodPolicy'" in line
+        for line in imported.unmapped
+    )
     (volume,) = imported.spec["spec"]["volumes"]
     assert volume["nfs"] == {"server": "10.12.201.xx", "path": "/nas"}
-    assert (volume["capacity"], volume["reclaimPolicy"], volume["storageClassName"]) == \
-        ("10Gi", "Recycle", "slow")
+    assert (volume["capacity"], volume["reclaimPolicy"], volume["storageClassName"]) == (
+        "10Gi",
+        "Recycle",
+        "slow",
+    )
     assert any("PersistentVolumeClaim/nfs-pvc: renamed" in line for line in imported.unmapped)
 
 
@@ -111,9 +123,16 @@ def test_seed_004_stream_becomes_a_distributed_job_with_data_preparation():
     imported = _import_seed("004")
     spec = imported.spec["spec"]
     assert spec["workload"] == "distributed-job"
-    assert spec["distributed"] == {"volume": "efs", "trainConfigDir": "quick_start",
-                                   "nic": "eth0", "port": 7164, "portsNum": 2,
-                                   "portsNumSparse": 2, "trainerCount": 3, "hostPorts": True}
+    assert spec["distributed"] == {
+        "volume": "efs",
+        "trainConfigDir": "quick_start",
+        "nic": "eth0",
+        "port": 7164,
+        "portsNum": 2,
+        "portsNumSparse": 2,
+        "trainerCount": 3,
+        "hostPorts": True,
+    }
     assert spec["dataPrep"] == {"volume": "efs", "image": "paddlepaddle/paddle-tutorial:k8s_data"}
     notes = "\n".join(imported.unmapped)
     assert "OUT_DIR /efs/paddle-cluster-job becomes /home/jobpath/paddle-cluster-job" in notes

@@ -15,18 +15,18 @@ from tests.conftest import example_specs, require_tool
 
 IGNORED = {
     "pod-networkpolicy": "training pods talk to each other and to data stores; the namespace's "
-                         "NetworkPolicy belongs to the platform team, not to one job",
+    "NetworkPolicy belongs to the platform team, not to one job",
     "container-security-context-user-group-id": "Paddle images run as root; a non-root UID/GID "
-                                                "is opt-in (spec.security.runAsUser/runAsGroup)",
+    "is opt-in (spec.security.runAsUser/runAsGroup)",
     "container-security-context-readonlyrootfilesystem": "the seeds' images write into their "
-                                                         "own tree (train.sh's ./output); opt-in "
-                                                         "(spec.security.readOnlyRootFilesystem)",
+    "own tree (train.sh's ./output); opt-in "
+    "(spec.security.readOnlyRootFilesystem)",
     "container-resources": "requests are always set; limits are the user's call and paddlegen "
-                           "warns when the memory limit is missing (rule limits-missing)",
+    "warns when the memory limit is missing (rule limits-missing)",
     "container-image-pull-policy": "multi-GB training images are pulled IfNotPresent by choice; "
-                                   "the spec's imagePullPolicy decides",
+    "the spec's imagePullPolicy decides",
     "container-ephemeral-storage-request-and-limit": "training data lives on volumes; scratch use "
-                                                     "of the image's filesystem is not knowable",
+    "of the image's filesystem is not knowable",
 }
 
 # Findings left in the examples on purpose: (object prefix, message).
@@ -43,13 +43,23 @@ def pods_of(obj: dict) -> list[dict]:
 
     def walk(node, path):
         if isinstance(node, dict):
-            if "template" in node and isinstance(node["template"], dict) \
-                    and "containers" in node["template"].get("spec", {}):
-                found.append({"apiVersion": "v1", "kind": "Pod",
-                              "metadata": {**node["template"].get("metadata", {}),
-                                           "name": f"{obj['metadata']['name']}-{path}",
-                                           "namespace": obj["metadata"].get("namespace", "x")},
-                              "spec": node["template"]["spec"]})
+            if (
+                "template" in node
+                and isinstance(node["template"], dict)
+                and "containers" in node["template"].get("spec", {})
+            ):
+                found.append(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": {
+                            **node["template"].get("metadata", {}),
+                            "name": f"{obj['metadata']['name']}-{path}",
+                            "namespace": obj["metadata"].get("namespace", "x"),
+                        },
+                        "spec": node["template"]["spec"],
+                    }
+                )
             for key, value in node.items():
                 walk(value, key)
 
@@ -68,11 +78,20 @@ def test_examples_are_clean_for_kube_score(tmp_path):
     assert any(d["kind"] == "Pod" for d in docs) and any(d["kind"] == "Job" for d in docs)
     stream = tmp_path / "all.yaml"
     stream.write_text(yaml.safe_dump_all(docs))
-    argv = [binary, "score", "--output-format", "ci", "--enable-optional-test",
-            "container-seccomp-profile"]
+    argv = [
+        binary,
+        "score",
+        "--output-format",
+        "ci",
+        "--enable-optional-test",
+        "container-seccomp-profile",
+    ]
     for test in IGNORED:
         argv += ["--ignore-test", test]
     result = subprocess.run([*argv, str(stream)], capture_output=True, text=True)
-    found = {tuple(line.split(": ", 1)) for line in result.stdout.splitlines()
-             if line.startswith(("[CRITICAL]", "[WARNING]"))}
+    found = {
+        tuple(line.split(": ", 1))
+        for line in result.stdout.splitlines()
+        if line.startswith(("[CRITICAL]", "[WARNING]"))
+    }
     assert found == EXPECTED, result.stdout + result.stderr

@@ -16,8 +16,12 @@ from tests.conftest import example_specs, require_tool
 
 
 def built_objects(directory: Path) -> list[dict]:
-    out = subprocess.run([require_tool("kustomize"), "build", str(directory)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [require_tool("kustomize"), "build", str(directory)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stderr == ""
     return sorted(yaml.safe_load_all(out.stdout), key=_key)
 
@@ -53,40 +57,88 @@ BASE = {
     "apiVersion": "paddlegen/v1",
     "kind": "TrainingJob",
     "metadata": {"name": "prop", "namespace": "ml", "labels": {"team": "a"}},
-    "spec": {"workload": "job", "image": "img:1",
-             "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
-             "env": [{"name": "A", "value": "1"}],
-             "volumes": [{"name": "data", "mountPath": "/data",
-                          "nfs": {"server": "10.0.0.1", "path": "/x"}, "capacity": "1Gi"}]},
+    "spec": {
+        "workload": "job",
+        "image": "img:1",
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+        "env": [{"name": "A", "value": "1"}],
+        "volumes": [
+            {
+                "name": "data",
+                "mountPath": "/data",
+                "nfs": {"server": "10.0.0.1", "path": "/x"},
+                "capacity": "1Gi",
+            }
+        ],
+    },
 }
 
-overlay_specs = st.fixed_dictionaries({}, optional={
-    "image": st.sampled_from(["img:2", "other/img:3"]),
-    "gpus": st.integers(0, 4),
-    "shm": st.sampled_from(["1Gi", "64Mi"]),
-    "env": st.lists(st.fixed_dictionaries({"name": st.sampled_from(["A", "B", "C"]),
-                                           "value": st.text("abc\n: ", max_size=5)}),
-                    max_size=3, unique_by=lambda e: e["name"]),
-    "resources": st.one_of(st.none(), st.fixed_dictionaries(
-        {"requests": st.fixed_dictionaries({"cpu": st.sampled_from(["500m", "2"])})})),
-    "scheduling": st.fixed_dictionaries({"scheduler": st.sampled_from(["default", "volcano"])}),
-    "volumes": st.one_of(st.just([]), st.just([{"name": "d2", "mountPath": "/d2",
-                                                "dynamic": {"storageClassName": "fast"},
-                                                "capacity": "2Gi"}])),
-    "nodeSelector": st.dictionaries(st.sampled_from(["pool", "zone"]), st.sampled_from(["a", "b"]),
-                                    max_size=2),
-    "run": st.fixed_dictionaries({}, optional={"backoffLimit": st.integers(0, 3),
-                                               "ttlSecondsAfterFinished": st.integers(0, 100)}),
-})
-overlays = st.dictionaries(st.sampled_from(["dev", "prod"]), st.fixed_dictionaries(
-    {"spec": overlay_specs},
-    optional={"metadata": st.fixed_dictionaries({"labels": st.dictionaries(
-        st.sampled_from(["env", "team"]), st.sampled_from(["x", "y"]), max_size=2)})}),
-    min_size=1)
+overlay_specs = st.fixed_dictionaries(
+    {},
+    optional={
+        "image": st.sampled_from(["img:2", "other/img:3"]),
+        "gpus": st.integers(0, 4),
+        "shm": st.sampled_from(["1Gi", "64Mi"]),
+        "env": st.lists(
+            st.fixed_dictionaries(
+                {"name": st.sampled_from(["A", "B", "C"]), "value": st.text("abc\n: ", max_size=5)}
+            ),
+            max_size=3,
+            unique_by=lambda e: e["name"],
+        ),
+        "resources": st.one_of(
+            st.none(),
+            st.fixed_dictionaries(
+                {"requests": st.fixed_dictionaries({"cpu": st.sampled_from(["500m", "2"])})}
+            ),
+        ),
+        "scheduling": st.fixed_dictionaries({"scheduler": st.sampled_from(["default", "volcano"])}),
+        "volumes": st.one_of(
+            st.just([]),
+            st.just(
+                [
+                    {
+                        "name": "d2",
+                        "mountPath": "/d2",
+                        "dynamic": {"storageClassName": "fast"},
+                        "capacity": "2Gi",
+                    }
+                ]
+            ),
+        ),
+        "nodeSelector": st.dictionaries(
+            st.sampled_from(["pool", "zone"]), st.sampled_from(["a", "b"]), max_size=2
+        ),
+        "run": st.fixed_dictionaries(
+            {},
+            optional={
+                "backoffLimit": st.integers(0, 3),
+                "ttlSecondsAfterFinished": st.integers(0, 100),
+            },
+        ),
+    },
+)
+overlays = st.dictionaries(
+    st.sampled_from(["dev", "prod"]),
+    st.fixed_dictionaries(
+        {"spec": overlay_specs},
+        optional={
+            "metadata": st.fixed_dictionaries(
+                {
+                    "labels": st.dictionaries(
+                        st.sampled_from(["env", "team"]), st.sampled_from(["x", "y"]), max_size=2
+                    )
+                }
+            )
+        },
+    ),
+    min_size=1,
+)
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(overlays)
 def test_any_overlay_builds_to_the_merged_render(tmp_path_factory, envs):
     out = tmp_path_factory.mktemp("prop")

@@ -39,19 +39,23 @@ def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
     out, rendered = rendered_tree
     (job,) = [r for r in rendered if r.doc.file == str(spec)]
     directory = out / job.job.name / ("base" if job.environments else "")
-    built = subprocess.run([kustomize, "build", str(directory)], capture_output=True,
-                           text=True, check=True)
+    built = subprocess.run(
+        [kustomize, "build", str(directory)], capture_output=True, text=True, check=True
+    )
     assert built.stderr == ""
-    found, _ = api.validate_files([(f"kustomize-build/{job.job.name}", built.stdout)],
-                                  kubeconform=require_tool("kubeconform"))
+    found, _ = api.validate_files(
+        [(f"kustomize-build/{job.job.name}", built.stdout)], kubeconform=require_tool("kubeconform")
+    )
     assert found == []
-    built_objects = sorted((d["kind"], d["metadata"]["name"]) for d in
-                           yaml.safe_load_all(built.stdout))
+    built_objects = sorted(
+        (d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(built.stdout)
+    )
     assert built_objects == sorted((m.kind, m.name) for m in job.manifests)
     for obj, manifest in zip(
-            sorted(yaml.safe_load_all(built.stdout),
-                   key=lambda d: (d["kind"], d["metadata"]["name"])),
-            sorted(job.manifests, key=lambda m: (m.kind, m.name)), strict=True):
+        sorted(yaml.safe_load_all(built.stdout), key=lambda d: (d["kind"], d["metadata"]["name"])),
+        sorted(job.manifests, key=lambda m: (m.kind, m.name)),
+        strict=True,
+    ):
         assert obj == manifest.obj  # kustomize adds nothing: namespace and labels already set
 
 
@@ -81,16 +85,30 @@ def test_manifest_findings_point_back_at_the_spec(runner, tmp_path, prefer_binar
     (tmp_path / "templates" / "job").mkdir(parents=True)
     (tmp_path / "templates" / "job" / "job.yaml.j2").write_text(BAD_TEMPLATE)
     spec = tmp_path / "spec.yaml"
-    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
-                    "spec:\n  workload: job\n  image: img:1\n  imagePullPolicy: Always\n")
+    spec.write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
+        "spec:\n  workload: job\n  image: img:1\n  imagePullPolicy: Always\n"
+    )
     out = tmp_path / "deploy"
-    result = runner.invoke(cli, ["render", str(spec), "--validate", "-o", str(out),
-                                 "--templates", str(tmp_path / "templates")])
+    result = runner.invoke(
+        cli,
+        [
+            "render",
+            str(spec),
+            "--validate",
+            "-o",
+            str(out),
+            "--templates",
+            str(tmp_path / "templates"),
+        ],
+    )
     assert result.exit_code == 1, result.output
     assert not out.exists(), "nothing is written when validation fails"
     line = next(x for x in result.stderr.splitlines() if "imagePullPolicyy" in x)
-    assert line.startswith(f"{out}/demo/batch_v1_job_demo.yaml: error: Job/demo "
-                           "spec.template.spec.containers[0].imagePullPolicyy")
+    assert line.startswith(
+        f"{out}/demo/batch_v1_job_demo.yaml: error: Job/demo "
+        "spec.template.spec.containers[0].imagePullPolicyy"
+    )
     assert line.endswith(f"(from {spec}:7:20) [kubeconform]")
     assert ("in process" in result.stderr) == (not prefer_binary)
 
@@ -102,14 +120,16 @@ def test_validate_on_100_rendered_jobs_runs_one_kubeconform(runner, tmp_path, mo
     for i in range(100):
         (jobs / f"j{i}.yaml").write_text(
             f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: job-{i}}}\n"
-            "spec: {workload: job, image: img}\n")
+            "spec: {workload: job, image: img}\n"
+        )
     assert runner.invoke(cli, ["render", str(jobs), "-o", str(tmp_path / "deploy")]).exit_code == 0
     counter = tmp_path / "calls"
     wrapper = tmp_path / "kubeconform"
     wrapper.write_text(f'#!/bin/sh\necho run >> "{counter}"\nexec "{binary}" "$@"\n')
     wrapper.chmod(0o755)
-    result = runner.invoke(cli, ["validate", str(tmp_path / "deploy"), "--kubeconform",
-                                 str(wrapper)])
+    result = runner.invoke(
+        cli, ["validate", str(tmp_path / "deploy"), "--kubeconform", str(wrapper)]
+    )
     assert result.exit_code == 0, result.output
     assert result.stderr == "100 rendered jobs valid\n"
     assert counter.read_text().splitlines() == ["run"]
@@ -120,11 +140,23 @@ def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered
     out, _ = rendered_tree
     result = runner.invoke(cli, ["schemas", "export", str(tmp_path / "schemas")])
     assert result.exit_code == 0, result.output
-    crds = (tmp_path / "schemas" / "crds"
-            / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json")
+    crds = (
+        tmp_path / "schemas" / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+    )
     k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
     manifests = [name for name, _ in tree_files(api.rendered_trees(out))]
-    run = subprocess.run([binary, "-strict", "-summary", "-schema-location", str(crds),
-                          "-schema-location", str(k8s), *manifests], capture_output=True,
-                         text=True)
+    run = subprocess.run(
+        [
+            binary,
+            "-strict",
+            "-summary",
+            "-schema-location",
+            str(crds),
+            "-schema-location",
+            str(k8s),
+            *manifests,
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stdout + run.stderr

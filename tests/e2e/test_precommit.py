@@ -26,8 +26,14 @@ from tests.conftest import EXAMPLES, ROOT, require_tool
 from tests.helpers import job_spec
 
 # What `pip install .` of the hook repository needs (pyproject: readme, version, force-include).
-PACKAGE_FILES = ["pyproject.toml", "README.md", ".pre-commit-hooks.yaml",
-                 "paddlegen", "templates", "schemas"]
+PACKAGE_FILES = [
+    "pyproject.toml",
+    "README.md",
+    ".pre-commit-hooks.yaml",
+    "paddlegen",
+    "templates",
+    "schemas",
+]
 HOOK_IDS = ["paddlegen-validate", "paddlegen-check", "paddlegen-render"]
 GIT_COMMIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q"]
 
@@ -38,8 +44,15 @@ INVALID = job_spec("bad", extra="  wokrer: {replicas: 2}\n")
 
 def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Run ``args`` in ``cwd``; stdout and stderr merged, as a person sees them."""
-    return subprocess.run(args, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=300)
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=300,
+    )
 
 
 def git_init(path: Path, env: dict[str, str]) -> None:
@@ -70,12 +83,14 @@ class Hooks:
     def config(self, hooks: list[str] = HOOK_IDS, extra: str = "") -> str:
         return config_text(self.repo, self.rev, hooks, extra)
 
-    def pre_commit(self, cwd: Path, *args: str,
-                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def pre_commit(
+        self, cwd: Path, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return run([self.exe, *args, "--color", "never"], cwd, env or self.env)
 
-    def gitops_repo(self, path: Path, *, jobs: str = "jobs", deploy: str = "deploy",
-                    config: str | None = None) -> Path:
+    def gitops_repo(
+        self, path: Path, *, jobs: str = "jobs", deploy: str = "deploy", config: str | None = None
+    ) -> Path:
         """A committed repository with two specs (one with an overlay) and their output."""
         git_init(path, self.env)
         (path / jobs).mkdir()
@@ -115,8 +130,11 @@ def hooks(tmp_path_factory) -> Iterator[Hooks]:
 
 
 def test_the_manifest_is_valid():
-    out = subprocess.run([require_tool("pre-commit"), "validate-manifest",
-                          str(ROOT / ".pre-commit-hooks.yaml")], capture_output=True, text=True)
+    out = subprocess.run(
+        [require_tool("pre-commit"), "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -128,8 +146,9 @@ def test_try_repo_passes_on_a_fresh_repository(hooks, tmp_path):
     out = hooks.pre_commit(repo, "try-repo", str(hooks.repo), "--all-files", env=fresh)
     assert out.returncode == 0, out.stdout
     for name in ("paddlegen validate", "paddlegen check", "paddlegen render"):
-        assert any(line.startswith(name) and line.endswith("Passed")
-                   for line in out.stdout.splitlines()), (name, out.stdout)
+        assert any(
+            line.startswith(name) and line.endswith("Passed") for line in out.stdout.splitlines()
+        ), (name, out.stdout)
 
 
 def test_stale_output_fails_the_commit_with_the_diff(hooks, tmp_path):
@@ -176,8 +195,9 @@ def test_invalid_spec_fails_validate_at_its_line(hooks, tmp_path):
     out = hooks.pre_commit(repo, "run", "paddlegen-validate")
 
     assert out.returncode == 1, out.stdout
-    assert ("jobs/bad.yaml:9:3: error: $.spec.wokrer: unknown field "
-            "(did you mean 'worker'?) [schema]") in out.stdout
+    assert (
+        "jobs/bad.yaml:9:3: error: $.spec.wokrer: unknown field (did you mean 'worker'?) [schema]"
+    ) in out.stdout
     assert "jobs/a.yaml" not in out.stdout  # only the files the commit changes are validated
 
 
@@ -213,8 +233,11 @@ def test_the_gitops_example_passes_its_own_config(hooks, tmp_path):
     config = repo / ".pre-commit-config.yaml"
     text = config.read_text()
     assert "repo: https://git.example.com/tools/paddlegen\n    rev: v0.1.0\n" in text
-    config.write_text(text.replace("https://git.example.com/tools/paddlegen", str(hooks.repo))
-                      .replace("rev: v0.1.0", f"rev: {hooks.rev}"))
+    config.write_text(
+        text.replace("https://git.example.com/tools/paddlegen", str(hooks.repo)).replace(
+            "rev: v0.1.0", f"rev: {hooks.rev}"
+        )
+    )
     git_init(repo, hooks.env)
     commit_all(repo, hooks.env)
 

@@ -38,8 +38,9 @@ def _verdicts(out, binary):
 def test_a_finding_names_the_file_on_disk_on_both_paths(deploy):
     binary = require_tool("kubeconform")
     manifest = deploy / "a" / "batch_v1_job_a.yaml"
-    manifest.write_text(manifest.read_text().replace("  completions: 1\n",
-                                                     "  completions: 1\n  bogus: 1\n"))
+    manifest.write_text(
+        manifest.read_text().replace("  completions: 1\n", "  completions: 1\n  bogus: 1\n")
+    )
     by_binary, in_process = _verdicts(deploy, binary)
     assert [(d.file, d.path) for d in by_binary] == [(str(manifest), "Job/a spec.bogus")]
     assert [(d.file, d.path) for d in in_process] == [(str(manifest), "Job/a spec.bogus")]
@@ -52,11 +53,15 @@ def test_both_paths_read_the_same_files(deploy):
     assert not [n for n in names if n.endswith("kustomization.yaml") or "/patch-" in n]
     assert any("/c/base/" in n for n in names)
     # A foreign .yml with an error is validated by both (kubeconform reads .yml and .json too).
-    (deploy / "b" / "extra.yml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: "
-                                            "{name: x}\ndata: {a: 1}\n")
+    (deploy / "b" / "extra.yml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: 1}\n"
+    )
     by_binary, in_process = _verdicts(deploy, binary)
-    assert {d.file for d in by_binary} == {d.file for d in in_process} \
+    assert (
+        {d.file for d in by_binary}
+        == {d.file for d in in_process}
         == {str(deploy / "b" / "extra.yml")}
+    )
 
 
 def test_a_symlink_in_a_tree_is_never_followed(deploy, tmp_path):

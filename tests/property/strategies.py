@@ -24,9 +24,26 @@ KNOWN_TEMPLATE_BUGS: dict[str, str] = {}
 # A keyword outside this set (unevaluatedProperties, dependentRequired, if/then, ...) fails
 # the helper loudly instead of being silently ignored by the generator.
 _GENERATED_KEYWORDS = {
-    "$schema", "$ref", "type", "properties", "additionalProperties", "required",
-    "propertyNames", "pattern", "minLength", "maxLength", "minimum", "maximum", "enum", "const",
-    "items", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+    "$schema",
+    "$ref",
+    "type",
+    "properties",
+    "additionalProperties",
+    "required",
+    "propertyNames",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "enum",
+    "const",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
     "definitions",
 }
 _ANNOTATIONS = {"$id", "$comment", "title", "description", "examples", "default", "x-error"}
@@ -50,7 +67,8 @@ def _convert(node: Any, under_properties: bool = False) -> Any:
         if key == "$ref":
             value = value.replace("#/$defs/", "#/definitions/")
         out["definitions" if key == "$defs" else key] = _convert(
-            value, under_properties=key in ("properties", "$defs"))
+            value, under_properties=key in ("properties", "$defs")
+        )
     return out
 
 
@@ -93,10 +111,8 @@ def _patch_hypothesis_jsonschema() -> None:
     build = _from_schema.merged_as_strategies
     built: dict[Any, Any] = {}
 
-    def merged_as_strategies(schemas: list[Any], *, alphabet: Any,
-                             custom_formats: Any) -> Any:
-        key = (tuple(encode_canonical_json(s) for s in schemas), id(alphabet),
-               id(custom_formats))
+    def merged_as_strategies(schemas: list[Any], *, alphabet: Any, custom_formats: Any) -> Any:
+        key = (tuple(encode_canonical_json(s) for s in schemas), id(alphabet), id(custom_formats))
         if key not in built:
             built[key] = build(schemas, alphabet=alphabet, custom_formats=custom_formats)
         return built[key]
@@ -106,10 +122,10 @@ def _patch_hypothesis_jsonschema() -> None:
         return
 
     class _LegacyMany:
-        def __init__(self, data: Any, min_size: int, max_size: float,
-                     average_size: float) -> None:
-            self._many = cu.many(data, min_size=min_size, max_size=max_size,
-                                 average_size=average_size)
+        def __init__(self, data: Any, min_size: int, max_size: float, average_size: float) -> None:
+            self._many = cu.many(
+                data, min_size=min_size, max_size=max_size, average_size=average_size
+            )
             self._many.__enter__()
             self._elements = iter(self._many)
 
@@ -141,57 +157,142 @@ def schema_specs() -> st.SearchStrategy[dict[str, Any]]:
 
 WORKLOADS = ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
 # Env the distributed-job image gets from paddlegen; a spec may not set it.
-DISTRIBUTED_ENV = {"JOB_NAME", "JOB_PATH", "JOB_NAMESPACE", "TRAIN_CONFIG_DIR", "CONF_PADDLE_NIC",
-                   "CONF_PADDLE_PORT", "CONF_PADDLE_PORTS_NUM", "CONF_PADDLE_PORTS_NUM_SPARSE",
-                   "CONF_PADDLE_GRADIENT_NUM", "TRAINER_COUNT"}
+DISTRIBUTED_ENV = {
+    "JOB_NAME",
+    "JOB_PATH",
+    "JOB_NAMESPACE",
+    "TRAIN_CONFIG_DIR",
+    "CONF_PADDLE_NIC",
+    "CONF_PADDLE_PORT",
+    "CONF_PADDLE_PORTS_NUM",
+    "CONF_PADDLE_PORTS_NUM_SPARSE",
+    "CONF_PADDLE_GRADIENT_NUM",
+    "TRAINER_COUNT",
+}
 
 job_names = st.from_regex(r"[a-z][a-z0-9]{0,12}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)
 dns_labels = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?", fullmatch=True)
 label_keys = st.one_of(
     st.sampled_from(["team", "tier", "app.kubernetes.io/version", "example.com/owner"]),
-    st.from_regex(r"([a-z]{1,8}\.[a-z]{2,4}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,10}[A-Za-z0-9])?",
-                  fullmatch=True))
+    st.from_regex(
+        r"([a-z]{1,8}\.[a-z]{2,4}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,10}[A-Za-z0-9])?", fullmatch=True
+    ),
+)
 label_values = st.from_regex(r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,20})?[A-Za-z0-9])?", fullmatch=True)
 # Any text a user may put in a free-form value: quoting, newlines, unicode, YAML look-alikes.
 free_text = st.one_of(
-    st.sampled_from(["", "yes", "no", "on", "y", "N", "null", "~", "1e3", "0x1F", "012", "1:30",
-                     "2024-01-01", "- a", "a: b", "#x", "&a", "*a", "!tag", "{}", "[]", "'", '"',
-                     " lead", "trail ", "a\nb", "a\n", "\n", "ünï", "tab\there", "%x", "@x"]),
-    st.text(max_size=30))
+    st.sampled_from(
+        [
+            "",
+            "yes",
+            "no",
+            "on",
+            "y",
+            "N",
+            "null",
+            "~",
+            "1e3",
+            "0x1F",
+            "012",
+            "1:30",
+            "2024-01-01",
+            "- a",
+            "a: b",
+            "#x",
+            "&a",
+            "*a",
+            "!tag",
+            "{}",
+            "[]",
+            "'",
+            '"',
+            " lead",
+            "trail ",
+            "a\nb",
+            "a\n",
+            "\n",
+            "ünï",
+            "tab\there",
+            "%x",
+            "@x",
+        ]
+    ),
+    st.text(max_size=30),
+)
 images = st.one_of(
-    st.sampled_from(["registry.baidubce.com/paddle-operator/demo-wide-and-deep:v1",
-                     "paddlepaddle/paddle:2.6.1-gpu", "img:1", "localhost:5000/a/b:tag",
-                     "repo/img@sha256:" + "a" * 64]),
-    st.from_regex(r"[a-z0-9]{1,8}(/[a-z0-9]{1,8}){0,2}:[a-z0-9][a-z0-9._-]{0,8}", fullmatch=True))
+    st.sampled_from(
+        [
+            "registry.baidubce.com/paddle-operator/demo-wide-and-deep:v1",
+            "paddlepaddle/paddle:2.6.1-gpu",
+            "img:1",
+            "localhost:5000/a/b:tag",
+            "repo/img@sha256:" + "a" * 64,
+        ]
+    ),
+    st.from_regex(r"[a-z0-9]{1,8}(/[a-z0-9]{1,8}){0,2}:[a-z0-9][a-z0-9._-]{0,8}", fullmatch=True),
+)
 quantities = st.one_of(
-    st.sampled_from(["500m", "2", "4Gi", "512Mi", "1.5", "0", "+1", ".5", "1e3", "1E-3", "10k",
-                     "1Ti", "100n", "3u"]),
+    st.sampled_from(
+        [
+            "500m",
+            "2",
+            "4Gi",
+            "512Mi",
+            "1.5",
+            "0",
+            "+1",
+            ".5",
+            "1e3",
+            "1E-3",
+            "10k",
+            "1Ti",
+            "100n",
+            "3u",
+        ]
+    ),
     st.integers(0, 10**12),
     st.floats(0, 1e6, allow_nan=False, allow_infinity=False),
-    st.from_regex(r"\+?([0-9]{1,6}(\.[0-9]{0,3})?|\.[0-9]{1,3})(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?[0-9])?",
-                  fullmatch=True))
+    st.from_regex(
+        r"\+?([0-9]{1,6}(\.[0-9]{0,3})?|\.[0-9]{1,3})(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?[0-9])?",
+        fullmatch=True,
+    ),
+)
 abs_paths = st.from_regex(r"(/[a-z0-9_.-]{1,8}){1,3}/?", fullmatch=True)
 string_lists = st.lists(free_text, max_size=4)
 
 
 def _env_names(workload: str) -> st.SearchStrategy[str]:
     return st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,12}", fullmatch=True).filter(
-        lambda n: not is_secret_name(n) and not (workload == "distributed-job"
-                                                 and n in DISTRIBUTED_ENV))
+        lambda n: (
+            not is_secret_name(n) and not (workload == "distributed-job" and n in DISTRIBUTED_ENV)
+        )
+    )
 
 
 def _env_var(name: str) -> st.SearchStrategy[dict[str, Any]]:
-    key_ref = st.fixed_dictionaries({"name": dns_labels, "key": st.sampled_from(["k", "a.b"])},
-                                    optional={"optional": st.booleans()})
+    key_ref = st.fixed_dictionaries(
+        {"name": dns_labels, "key": st.sampled_from(["k", "a.b"])},
+        optional={"optional": st.booleans()},
+    )
     source = st.one_of(
         st.fixed_dictionaries({"secretKeyRef": key_ref}),
         st.fixed_dictionaries({"configMapKeyRef": key_ref}),
-        st.fixed_dictionaries({"fieldRef": st.fixed_dictionaries(
-            {"fieldPath": st.sampled_from(["metadata.name", "status.podIP"])},
-            optional={"apiVersion": st.just("v1")})}),
-        st.fixed_dictionaries({"resourceFieldRef": st.fixed_dictionaries(
-            {"resource": st.sampled_from(["limits.cpu", "requests.memory"])},
-            optional={"containerName": st.just("paddle"), "divisor": quantities})}),
+        st.fixed_dictionaries(
+            {
+                "fieldRef": st.fixed_dictionaries(
+                    {"fieldPath": st.sampled_from(["metadata.name", "status.podIP"])},
+                    optional={"apiVersion": st.just("v1")},
+                )
+            }
+        ),
+        st.fixed_dictionaries(
+            {
+                "resourceFieldRef": st.fixed_dictionaries(
+                    {"resource": st.sampled_from(["limits.cpu", "requests.memory"])},
+                    optional={"containerName": st.just("paddle"), "divisor": quantities},
+                )
+            }
+        ),
     )
     return st.one_of(
         st.just({"name": name}),
@@ -208,29 +309,70 @@ def _env(draw: Any, workload: str) -> list[dict[str, Any]]:
 
 resource_lists = st.dictionaries(
     st.sampled_from(["cpu", "memory", "ephemeral-storage", "nvidia.com/gpu", "example.com/fpga"]),
-    quantities, max_size=3)
-resources = st.fixed_dictionaries({}, optional={"requests": resource_lists,
-                                                "limits": resource_lists})
-tolerations = st.lists(st.one_of(
-    st.fixed_dictionaries({"operator": st.just("Exists")},
-                          optional={"key": st.sampled_from(["", "nvidia.com/gpu"]),
-                                    "effect": st.sampled_from(["NoSchedule", "NoExecute"])}),
-    st.fixed_dictionaries({"key": st.sampled_from(["dedicated", "gpu"]), "value": label_values},
-                          optional={"operator": st.just("Equal"),
-                                    "effect": st.sampled_from(["NoSchedule",
-                                                               "PreferNoSchedule"])}),
-    st.fixed_dictionaries({"key": st.just("node.kubernetes.io/unreachable"),
-                           "operator": st.just("Exists"), "effect": st.just("NoExecute"),
-                           "tolerationSeconds": st.integers(0, 2**31 - 1)}),
-), max_size=3)
-affinities = st.sampled_from([
-    {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["v100", "a100"]}]}]}}},
-    {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
-                                           "labelSelector": {"matchLabels": {"a": "b"}}}}]}},
-    {"podAffinity": {}},
-])
+    quantities,
+    max_size=3,
+)
+resources = st.fixed_dictionaries(
+    {}, optional={"requests": resource_lists, "limits": resource_lists}
+)
+tolerations = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {"operator": st.just("Exists")},
+            optional={
+                "key": st.sampled_from(["", "nvidia.com/gpu"]),
+                "effect": st.sampled_from(["NoSchedule", "NoExecute"]),
+            },
+        ),
+        st.fixed_dictionaries(
+            {"key": st.sampled_from(["dedicated", "gpu"]), "value": label_values},
+            optional={
+                "operator": st.just("Equal"),
+                "effect": st.sampled_from(["NoSchedule", "PreferNoSchedule"]),
+            },
+        ),
+        st.fixed_dictionaries(
+            {
+                "key": st.just("node.kubernetes.io/unreachable"),
+                "operator": st.just("Exists"),
+                "effect": st.just("NoExecute"),
+                "tolerationSeconds": st.integers(0, 2**31 - 1),
+            }
+        ),
+    ),
+    max_size=3,
+)
+affinities = st.sampled_from(
+    [
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "gpu", "operator": "In", "values": ["v100", "a100"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 10,
+                        "podAffinityTerm": {
+                            "topologyKey": "kubernetes.io/hostname",
+                            "labelSelector": {"matchLabels": {"a": "b"}},
+                        },
+                    }
+                ]
+            }
+        },
+        {"podAffinity": {}},
+    ]
+)
 node_selectors = st.dictionaries(label_keys, label_values, max_size=3)
 
 
@@ -251,32 +393,46 @@ def _container_fields(workload: str) -> dict[str, st.SearchStrategy[Any]]:
 
 
 def _role(workload: str, replicas: st.SearchStrategy[int]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({"replicas": replicas},
-                                 optional={"image": images, **_container_fields(workload)})
+    return st.fixed_dictionaries(
+        {"replicas": replicas}, optional={"image": images, **_container_fields(workload)}
+    )
 
 
 @st.composite
 def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
-    source = draw(st.sampled_from(["nfs", "efs", "cephfs", "hostPath", "claim", "dynamic",
-                                   "emptyDir"]))
+    source = draw(
+        st.sampled_from(["nfs", "efs", "cephfs", "hostPath", "claim", "dynamic", "emptyDir"])
+    )
     configs = {
-        "nfs": st.fixed_dictionaries({"server": st.sampled_from(["10.0.0.1", "nfs.example.com"]),
-                                      "path": abs_paths}),
-        "efs": st.fixed_dictionaries({"fileSystemId": st.from_regex(r"fs-[0-9a-f]{8}",
-                                                                    fullmatch=True),
-                                      "region": st.sampled_from(["us-west-2", "eu-central-1"])},
-                                     optional={"path": abs_paths}),
+        "nfs": st.fixed_dictionaries(
+            {"server": st.sampled_from(["10.0.0.1", "nfs.example.com"]), "path": abs_paths}
+        ),
+        "efs": st.fixed_dictionaries(
+            {
+                "fileSystemId": st.from_regex(r"fs-[0-9a-f]{8}", fullmatch=True),
+                "region": st.sampled_from(["us-west-2", "eu-central-1"]),
+            },
+            optional={"path": abs_paths},
+        ),
         "cephfs": st.fixed_dictionaries(
-            {"monitors": st.lists(st.sampled_from(["172.19.32.166:6789", "[::1]:6789",
-                                                   "ceph-mon:6789"]), min_size=1, max_size=3)},
-            optional={"user": st.sampled_from(["admin", "paddle"]), "path": abs_paths}),
-        "hostPath": st.fixed_dictionaries({"path": abs_paths}, optional={"type": st.sampled_from(
-            ["", "DirectoryOrCreate", "Directory"])}),
+            {
+                "monitors": st.lists(
+                    st.sampled_from(["172.19.32.166:6789", "[::1]:6789", "ceph-mon:6789"]),
+                    min_size=1,
+                    max_size=3,
+                )
+            },
+            optional={"user": st.sampled_from(["admin", "paddle"]), "path": abs_paths},
+        ),
+        "hostPath": st.fixed_dictionaries(
+            {"path": abs_paths},
+            optional={"type": st.sampled_from(["", "DirectoryOrCreate", "Directory"])},
+        ),
         "claim": st.fixed_dictionaries({"name": dns_labels}),
         "dynamic": st.fixed_dictionaries({}),
-        "emptyDir": st.fixed_dictionaries({}, optional={"medium": st.sampled_from(["",
-                                                                                   "Memory"]),
-                                                        "sizeLimit": quantities}),
+        "emptyDir": st.fixed_dictionaries(
+            {}, optional={"medium": st.sampled_from(["", "Memory"]), "sizeLimit": quantities}
+        ),
     }
     config = draw(configs[source])
     if source in KNOWN_TEMPLATE_BUGS:
@@ -284,22 +440,34 @@ def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
     volume = {"name": name, "mountPath": mount, source: config}
     if source in ("nfs", "efs", "cephfs", "dynamic"):
         volume["capacity"] = draw(quantities)
-    volume.update(draw(st.fixed_dictionaries({}, optional={
-        "readOnly": st.booleans(),
-        # ReadWriteMany always: single-node modes are only a warning, but keep them in the mix
-        "accessModes": st.lists(st.sampled_from(["ReadWriteOnce", "ReadOnlyMany",
-                                                 "ReadWriteOncePod"]), max_size=2,
-                                unique=True).map(lambda m: ["ReadWriteMany", *m]),
-        "storageClassName": st.one_of(st.just(""), dns_labels),
-        "reclaimPolicy": st.sampled_from(["Retain", "Delete", "Recycle"]),
-        "mountOptions": st.lists(st.sampled_from(["hard", "nfsvers=4.1", "ro"]), max_size=2),
-    })))
+    volume.update(
+        draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "readOnly": st.booleans(),
+                    # ReadWriteMany always: single-node modes only warn, but keep them in the mix
+                    "accessModes": st.lists(
+                        st.sampled_from(["ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod"]),
+                        max_size=2,
+                        unique=True,
+                    ).map(lambda m: ["ReadWriteMany", *m]),
+                    "storageClassName": st.one_of(st.just(""), dns_labels),
+                    "reclaimPolicy": st.sampled_from(["Retain", "Delete", "Recycle"]),
+                    "mountOptions": st.lists(
+                        st.sampled_from(["hard", "nfsvers=4.1", "ro"]), max_size=2
+                    ),
+                },
+            )
+        )
+    )
     return volume
 
 
 def _total(spec: dict[str, Any]) -> int:
-    return sum(spec[role].get("replicas", 1) for role in ("ps", "worker", "heter")
-               if role in spec) + ("worker" not in spec)
+    return sum(
+        spec[role].get("replicas", 1) for role in ("ps", "worker", "heter") if role in spec
+    ) + ("worker" not in spec)
 
 
 @st.composite
@@ -309,13 +477,28 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {"workload": workload, "image": draw(images)}
     if draw(st.booleans()) and workload == "paddlejob":
         del spec["workload"]  # the default workload
-    spec.update(draw(st.fixed_dictionaries({}, optional={
-        **_container_fields(workload), "shm": quantities,
-        "security": st.fixed_dictionaries({}, optional={
-            "restricted": st.booleans(), "runAsNonRoot": st.booleans(),
-            "runAsUser": st.integers(0, 2**31 - 1), "runAsGroup": st.integers(0, 65535),
-            "fsGroup": st.integers(0, 65535), "readOnlyRootFilesystem": st.booleans()}),
-    })))
+    spec.update(
+        draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    **_container_fields(workload),
+                    "shm": quantities,
+                    "security": st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "restricted": st.booleans(),
+                            "runAsNonRoot": st.booleans(),
+                            "runAsUser": st.integers(0, 2**31 - 1),
+                            "runAsGroup": st.integers(0, 65535),
+                            "fsGroup": st.integers(0, 65535),
+                            "readOnlyRootFilesystem": st.booleans(),
+                        },
+                    ),
+                },
+            )
+        )
+    )
     many = st.integers(1, 6)
     if workload == "job":
         if draw(st.booleans()):
@@ -328,9 +511,14 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
             spec["heter"] = draw(_role(workload, many))
 
     names = draw(st.lists(dns_labels, max_size=3, unique=True))
-    mounts = draw(st.lists(abs_paths.filter(lambda p: p.rstrip("/") != "/dev/shm"),
-                           min_size=len(names), max_size=len(names),
-                           unique_by=lambda p: p))
+    mounts = draw(
+        st.lists(
+            abs_paths.filter(lambda p: p.rstrip("/") != "/dev/shm"),
+            min_size=len(names),
+            max_size=len(names),
+            unique_by=lambda p: p,
+        )
+    )
     if names:
         spec["volumes"] = [draw(_volume(n, m)) for n, m in zip(names, mounts, strict=True)]
     if workload == "distributed-job":
@@ -339,49 +527,106 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
             names = ["jobpath"]
         port = draw(st.integers(1, 65535 - 20))
         spec["distributed"] = {
-            "volume": draw(st.sampled_from(names)), "trainConfigDir": "quick_start",
-            **draw(st.fixed_dictionaries({}, optional={
-                "nic": st.sampled_from(["eth0", "ib0"]), "port": st.just(port),
-                "portsNum": st.integers(1, 10), "portsNumSparse": st.integers(0, 10),
-                "trainerCount": st.integers(1, 8), "hostPorts": st.booleans()})),
+            "volume": draw(st.sampled_from(names)),
+            "trainConfigDir": "quick_start",
+            **draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "nic": st.sampled_from(["eth0", "ib0"]),
+                        "port": st.just(port),
+                        "portsNum": st.integers(1, 10),
+                        "portsNumSparse": st.integers(0, 10),
+                        "trainerCount": st.integers(1, 8),
+                        "hostPorts": st.booleans(),
+                    },
+                )
+            ),
         }
         if "command" not in spec and "command" not in spec["worker"] and draw(st.booleans()):
             spec["distributed"]["command"] = draw(st.lists(free_text, min_size=1, max_size=3))
     if workload == "paddlejob" and draw(st.booleans()):
-        spec["paddlejob"] = draw(st.fixed_dictionaries({}, optional={
-            "cleanPodPolicy": st.sampled_from(["Always", "Never", "OnFailure", "OnCompletion"]),
-            "intranet": st.sampled_from(["PodIP", "Service", "Host"]),
-            "elastic": st.integers(0, 3)}))
+        spec["paddlejob"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "cleanPodPolicy": st.sampled_from(
+                        ["Always", "Never", "OnFailure", "OnCompletion"]
+                    ),
+                    "intranet": st.sampled_from(["PodIP", "Service", "Host"]),
+                    "elastic": st.integers(0, 3),
+                },
+            )
+        )
         if "ps" in spec:
             spec["paddlejob"]["withGloo"] = draw(st.sampled_from([0, 1, 2]))
     if workload == "kubeflow-paddlejob" and draw(st.booleans()):
-        spec["kubeflow"] = draw(st.fixed_dictionaries({}, optional={
-            "cleanPodPolicy": st.sampled_from(["All", "Running", "None"]),
-            "port": st.integers(1, 65535)}))
+        spec["kubeflow"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "cleanPodPolicy": st.sampled_from(["All", "Running", "None"]),
+                    "port": st.integers(1, 65535),
+                },
+            )
+        )
     if names and draw(st.booleans()):
-        spec["dataPrep"] = {"volume": spec.get("distributed", {}).get(
-            "volume", draw(st.sampled_from(names))), **draw(st.fixed_dictionaries({}, optional={
-                "image": images, "splitCount": st.integers(1, 10), "outDir": abs_paths,
-                "command": st.lists(free_text, min_size=1, max_size=2), "args": string_lists}))}
+        spec["dataPrep"] = {
+            "volume": spec.get("distributed", {}).get("volume", draw(st.sampled_from(names))),
+            **draw(
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "image": images,
+                        "splitCount": st.integers(1, 10),
+                        "outDir": abs_paths,
+                        "command": st.lists(free_text, min_size=1, max_size=2),
+                        "args": string_lists,
+                    },
+                )
+            ),
+        }
     if draw(st.booleans()):
-        spec["scheduling"] = draw(st.fixed_dictionaries({}, optional={
-            "scheduler": st.sampled_from(["default", "volcano"]), "queue": dns_labels,
-            "priorityClassName": dns_labels,
-            "minAvailable": st.integers(1, _total(spec))}))
+        spec["scheduling"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "scheduler": st.sampled_from(["default", "volcano"]),
+                    "queue": dns_labels,
+                    "priorityClassName": dns_labels,
+                    "minAvailable": st.integers(1, _total(spec)),
+                },
+            )
+        )
     if draw(st.booleans()):
-        spec["run"] = draw(st.fixed_dictionaries({}, optional={
-            "restartPolicy": st.sampled_from(["Never", "OnFailure"]),
-            "backoffLimit": st.integers(0, 10), "activeDeadlineSeconds": st.integers(1, 10**6),
-            "ttlSecondsAfterFinished": st.integers(0, 10**6)}))
+        spec["run"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "restartPolicy": st.sampled_from(["Never", "OnFailure"]),
+                    "backoffLimit": st.integers(0, 10),
+                    "activeDeadlineSeconds": st.integers(1, 10**6),
+                    "ttlSecondsAfterFinished": st.integers(0, 10**6),
+                },
+            )
+        )
 
-    metadata = {"name": draw(job_names), **draw(st.fixed_dictionaries({}, optional={
-        "namespace": dns_labels, "labels": node_selectors,
-        "annotations": st.dictionaries(label_keys, free_text, max_size=3)}))}
-    doc = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata,
-           "spec": spec}
+    metadata = {
+        "name": draw(job_names),
+        **draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "namespace": dns_labels,
+                    "labels": node_selectors,
+                    "annotations": st.dictionaries(label_keys, free_text, max_size=3),
+                },
+            )
+        ),
+    }
+    doc = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
     if draw(st.booleans()):
-        doc["overlays"] = draw(st.dictionaries(dns_labels, _overlay(spec), min_size=1,
-                                               max_size=2))
+        doc["overlays"] = draw(st.dictionaries(dns_labels, _overlay(spec), min_size=1, max_size=2))
     return doc
 
 
@@ -389,26 +634,43 @@ def _overlay(spec: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     """Overlay changes that keep the merged spec valid."""
     workload = spec.get("workload", "paddlejob")
     changes: dict[str, st.SearchStrategy[Any]] = {
-        "image": images, "gpus": st.integers(0, 8), "shm": st.one_of(st.none(), quantities),
-        "env": _env(workload), "resources": st.one_of(st.none(), resources),
-        "nodeSelector": node_selectors, "tolerations": tolerations,
-        "run": st.fixed_dictionaries({}, optional={"backoffLimit": st.integers(0, 5),
-                                                   "restartPolicy": st.sampled_from(
-                                                       ["Never", "OnFailure"])}),
+        "image": images,
+        "gpus": st.integers(0, 8),
+        "shm": st.one_of(st.none(), quantities),
+        "env": _env(workload),
+        "resources": st.one_of(st.none(), resources),
+        "nodeSelector": node_selectors,
+        "tolerations": tolerations,
+        "run": st.fixed_dictionaries(
+            {},
+            optional={
+                "backoffLimit": st.integers(0, 5),
+                "restartPolicy": st.sampled_from(["Never", "OnFailure"]),
+            },
+        ),
     }
     if workload != "job" and "minAvailable" not in spec.get("scheduling", {}):
         changes["worker"] = st.fixed_dictionaries({"replicas": st.integers(1, 8)})
-        changes["scheduling"] = st.fixed_dictionaries({"scheduler": st.sampled_from(
-            ["default", "volcano"])})
-    return st.fixed_dictionaries({}, optional={
-        "spec": st.fixed_dictionaries({}, optional=changes),
-        "metadata": st.fixed_dictionaries({}, optional={
-            "labels": node_selectors, "annotations": st.dictionaries(label_keys, free_text,
-                                                                     max_size=2)}),
-    })
+        changes["scheduling"] = st.fixed_dictionaries(
+            {"scheduler": st.sampled_from(["default", "volcano"])}
+        )
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "spec": st.fixed_dictionaries({}, optional=changes),
+            "metadata": st.fixed_dictionaries(
+                {},
+                optional={
+                    "labels": node_selectors,
+                    "annotations": st.dictionaries(label_keys, free_text, max_size=2),
+                },
+            ),
+        },
+    )
 
 
 # --- broken specs: a plausible spec with one known mistake ----------------------------------
+
 
 def _set(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
     doc = copy.deepcopy(doc)
@@ -451,67 +713,87 @@ _MISTAKES: dict[str, Any] = {
     "upper-case name": lambda d, t: _set(d, ("metadata", "name"), "Bad-Name"),
     "name with slash": lambda d, t: _set(d, ("metadata", "name"), "../etc"),
     "name too long": lambda d, t: _set(d, ("metadata", "name"), "a" * 64),
-    "derived name too long": lambda d, t: _set(_set(d, ("metadata", "name"), "a" * 60),
-                                               ("spec", "workload"), "paddlejob"),
+    "derived name too long": lambda d, t: _set(
+        _set(d, ("metadata", "name"), "a" * 60), ("spec", "workload"), "paddlejob"
+    ),
     "bad label value": lambda d, t: _set(d, ("metadata", "labels"), {"team": "-x-"}),
     "number label": lambda d, t: _set(d, ("metadata", "labels"), {"team": 5}),
-    "relative mountPath": lambda d, t: _set(d, ("spec", "volumes"),
-                                            [{"name": "a", "mountPath": "data",
-                                              "emptyDir": {}}]),
-    "volume without source": lambda d, t: _set(d, ("spec", "volumes"),
-                                               [{"name": "a", "mountPath": "/a"}]),
-    "volume two sources": lambda d, t: _set(d, ("spec", "volumes"), [
-        {"name": "a", "mountPath": "/a", "emptyDir": {}, "hostPath": {"path": "/x"}}]),
-    "nfs without capacity": lambda d, t: _set(d, ("spec", "volumes"), [
-        {"name": "a", "mountPath": "/a", "nfs": {"server": "s", "path": "/x"}}]),
+    "relative mountPath": lambda d, t: _set(
+        d, ("spec", "volumes"), [{"name": "a", "mountPath": "data", "emptyDir": {}}]
+    ),
+    "volume without source": lambda d, t: _set(
+        d, ("spec", "volumes"), [{"name": "a", "mountPath": "/a"}]
+    ),
+    "volume two sources": lambda d, t: _set(
+        d,
+        ("spec", "volumes"),
+        [{"name": "a", "mountPath": "/a", "emptyDir": {}, "hostPath": {"path": "/x"}}],
+    ),
+    "nfs without capacity": lambda d, t: _set(
+        d,
+        ("spec", "volumes"),
+        [{"name": "a", "mountPath": "/a", "nfs": {"server": "s", "path": "/x"}}],
+    ),
     "duplicate volume name": lambda d, t: _first_volume_dup(d, "name"),
     "duplicate mountPath": lambda d, t: _first_volume_dup(d, "mountPath"),
     "undefined data volume": lambda d, t: _set(d, ("spec", "dataPrep"), {"volume": "nope"}),
-    "duplicate env": lambda d, t: _set(d, ("spec", "env"), [{"name": "A", "value": t},
-                                                            {"name": "A", "value": "2"}]),
-    "value and valueFrom": lambda d, t: _set(d, ("spec", "env"), [
-        {"name": "A", "value": t, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]),
-    "secret literal": lambda d, t: _set(d, ("spec", "env"), [{"name": "DB_PASSWORD",
-                                                              "value": t}]),
+    "duplicate env": lambda d, t: _set(
+        d, ("spec", "env"), [{"name": "A", "value": t}, {"name": "A", "value": "2"}]
+    ),
+    "value and valueFrom": lambda d, t: _set(
+        d,
+        ("spec", "env"),
+        [{"name": "A", "value": t, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+    ),
+    "secret literal": lambda d, t: _set(d, ("spec", "env"), [{"name": "DB_PASSWORD", "value": t}]),
     "no image": lambda d, t: _set(_without_role_images(d), ("spec", "image"), None),
-    "minAvailable too big": lambda d, t: _set(d, ("spec", "scheduling"),
-                                              {"minAvailable": 30000}),
+    "minAvailable too big": lambda d, t: _set(d, ("spec", "scheduling"), {"minAvailable": 30000}),
     "bad enum": lambda d, t: _set(d, ("spec", "run"), {"restartPolicy": "Always"}),
     "env as mapping": lambda d, t: _set(d, ("spec", "env"), {"A": t}),
     "overlay unknown key": lambda d, t: _set(d, ("overlays",), {"prod": {"spce": {}}}),
-    "overlay bad replicas": lambda d, t: _set(d, ("overlays",),
-                                              {"prod": {"spec": {"worker": {"replicas": 0}}}}),
-    "overlay removes image": lambda d, t: _set(_without_role_images(d), ("overlays",),
-                                               {"dev": {"spec": {"image": None}}}),
+    "overlay bad replicas": lambda d, t: _set(
+        d, ("overlays",), {"prod": {"spec": {"worker": {"replicas": 0}}}}
+    ),
+    "overlay removes image": lambda d, t: _set(
+        _without_role_images(d), ("overlays",), {"dev": {"spec": {"image": None}}}
+    ),
     "overlay bad name": lambda d, t: _set(d, ("overlays",), {"Prod": {}}),
-    "job with ps": lambda d, t: _set(_set(d, ("spec", "workload"), "job"), ("spec", "ps"),
-                                     {"replicas": 1}),
-    "heter without ps": lambda d, t: _set(_set(_set(d, ("spec", "workload"), "paddlejob"),
-                                               ("spec", "heter"), {"replicas": 1}),
-                                          ("spec", "ps"), None),
+    "job with ps": lambda d, t: _set(
+        _set(d, ("spec", "workload"), "job"), ("spec", "ps"), {"replicas": 1}
+    ),
+    "heter without ps": lambda d, t: _set(
+        _set(_set(d, ("spec", "workload"), "paddlejob"), ("spec", "heter"), {"replicas": 1}),
+        ("spec", "ps"),
+        None,
+    ),
     "distributed ports past 65535": lambda d, t: _set(
-        _set(d, ("spec", "workload"), "distributed-job"), ("spec", "distributed"),
-        {"volume": "v", "trainConfigDir": "x", "port": 65535, "portsNum": 2}),
+        _set(d, ("spec", "workload"), "distributed-job"),
+        ("spec", "distributed"),
+        {"volume": "v", "trainConfigDir": "x", "port": 65535, "portsNum": 2},
+    ),
 }
 
 
 def _strip_none(node: Any) -> Any:
     """`None` in a mistake means "remove the key" (outside overlays, where null is meaningful)."""
     if isinstance(node, dict):
-        return {k: _strip_none(v) if k != "overlays" else v for k, v in node.items()
-                if v is not None}
+        return {
+            k: _strip_none(v) if k != "overlays" else v for k, v in node.items() if v is not None
+        }
     return node
 
 
 # Each level doubles the one before: 10 * 2**19 values, far past the loader's bound.
 _ALIAS_BOMB = "bomb0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"bomb{i}: &a{i} [*a{i - 1}, *a{i - 1}]\n" for i in range(1, 20))
+    f"bomb{i}: &a{i} [*a{i - 1}, *a{i - 1}]\n" for i in range(1, 20)
+)
 
 # Text-level mistakes, on the dumped YAML: what no dict can express.
 _TEXT_MISTAKES: dict[str, Any] = {
     "duplicate key": lambda text: text + "kind: TrainingJob\n",
-    "python tag": lambda text: text.replace("kind: TrainingJob",
-                                            "kind: !!python/object/apply:os.system [id]", 1),
+    "python tag": lambda text: text.replace(
+        "kind: TrainingJob", "kind: !!python/object/apply:os.system [id]", 1
+    ),
     "tab indentation": lambda text: text.replace("\n  ", "\n\t", 1),
     "unclosed flow": lambda text: text + "extra: [1, 2\n",
     "second document": lambda text: text + "---\napiVersion: paddlegen/v1\n",
@@ -534,4 +816,3 @@ def broken_specs(draw: Any) -> tuple[str, dict[str, Any], str | None]:
 
 def apply_text_mistake(name: str, text: str) -> str:
     return _TEXT_MISTAKES[name](text)
-

@@ -14,18 +14,60 @@ from paddlegen import canonical
 
 # Keys and strings that stress quoting: YAML indicators, Go/YAML 1.1 booleans and numbers,
 # leading and trailing spaces, line breaks, non-ASCII and control characters.
-_TRICKY = st.sampled_from(["", " ", "-", "- a", "? x", ": y", "#", "a #b", "a: b", "'", '"',
-                           "y", "N", "yes", "off", "null", "~", "1e3", "0x1F", "0o17", "1_000",
-                           "1.5", ".inf", "2024-01-01", "=", "<<", "@x", "`x", "*a", "&a",
-                           "!t", "%p", "|", ">", "a\nb", "a\n", "\ta", "a ", "é中", "\x85",
-                           "\u2028", "k" * 130, "{a}", "[a]", "a,b"])
+_TRICKY = st.sampled_from(
+    [
+        "",
+        " ",
+        "-",
+        "- a",
+        "? x",
+        ": y",
+        "#",
+        "a #b",
+        "a: b",
+        "'",
+        '"',
+        "y",
+        "N",
+        "yes",
+        "off",
+        "null",
+        "~",
+        "1e3",
+        "0x1F",
+        "0o17",
+        "1_000",
+        "1.5",
+        ".inf",
+        "2024-01-01",
+        "=",
+        "<<",
+        "@x",
+        "`x",
+        "*a",
+        "&a",
+        "!t",
+        "%p",
+        "|",
+        ">",
+        "a\nb",
+        "a\n",
+        "\ta",
+        "a ",
+        "é中",
+        "\x85",
+        "\u2028",
+        "k" * 130,
+        "{a}",
+        "[a]",
+        "a,b",
+    ]
+)
 _TEXT = st.one_of(_TRICKY, st.text(max_size=12))
-_SCALARS = st.one_of(_TEXT, st.integers(), st.booleans(), st.none(),
-                     st.floats(allow_nan=False))
+_SCALARS = st.one_of(_TEXT, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
 _DATA = st.recursive(
     _SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4),
-                            st.dictionaries(_TEXT, inner, max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_TEXT, inner, max_size=4)),
     max_leaves=25,
 )
 
@@ -46,16 +88,17 @@ def test_dump_yaml_writes_a_shared_object_as_pyyaml_does():
     assert "&id001" in canonical.dump_yaml(data)
 
 
-@given(st.lists(st.dictionaries(_TEXT, _DATA, min_size=1, max_size=5), min_size=1,
-                max_size=3))
+@given(st.lists(st.dictionaries(_TEXT, _DATA, min_size=1, max_size=5), min_size=1, max_size=3))
 def test_load_all_equals_pyyaml(docs):
     text = yaml.safe_dump_all(docs, allow_unicode=True)
     assert canonical.load_all(text) == list(yaml.safe_load_all(text))
 
 
 def test_load_all_handles_what_it_hands_to_pyyaml():
-    text = ("base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\nset: !!set {a: null}\n"
-            "alias: *b\nwhen: 2024-01-01\nf: 1.5\n")
+    text = (
+        "base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\nset: !!set {a: null}\n"
+        "alias: *b\nwhen: 2024-01-01\nf: 1.5\n"
+    )
     assert canonical.load_all(text) == list(yaml.safe_load_all(text))
     (doc,) = canonical.load_all("a: &x [1]\nb: *x\n")
     assert doc["a"] is doc["b"]  # an alias is one object, as PyYAML gives it

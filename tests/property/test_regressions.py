@@ -13,8 +13,12 @@ from paddlegen.loader import parse_spec
 from paddlegen.quantity import parse
 from tests.conftest import require_tool
 
-BASE = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": {"name": "reg"},
-        "spec": {"workload": "job", "image": "img:1"}}
+BASE = {
+    "apiVersion": "paddlegen/v1",
+    "kind": "TrainingJob",
+    "metadata": {"name": "reg"},
+    "spec": {"workload": "job", "image": "img:1"},
+}
 
 
 def rendered(spec: dict[str, Any]) -> api.Rendered:
@@ -33,8 +37,12 @@ def render(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_nano_and_micro_quantities_sum_into_the_podgroup():
     # The schema allows the n and u suffixes; summing them for minResources raised ValueError.
     assert parse("100n") * 10**9 == 100 and parse("3u") * 10**6 == 3
-    objs = render({"resources": {"requests": {"cpu": "100n", "memory": "3u"}},
-                   "scheduling": {"scheduler": "volcano"}})
+    objs = render(
+        {
+            "resources": {"requests": {"cpu": "100n", "memory": "3u"}},
+            "scheduling": {"scheduler": "volcano"},
+        }
+    )
     assert objs["PodGroup"]["spec"]["minResources"] == {"cpu": "1e-07", "memory": "3e-06"}
 
 
@@ -56,8 +64,12 @@ def test_float_quantities_are_written_exactly():
 @pytest.mark.parametrize("divisor", [0.5, 1, "1m"])
 def test_env_resource_divisors_are_written_as_quantity_strings(divisor):
     # A float divisor reached the manifest as a number; the API wants an int or a string.
-    env = [{"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu",
-                                                              "divisor": divisor}}}]
+    env = [
+        {
+            "name": "CPU",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": divisor}},
+        }
+    ]
     (container,) = render({"env": env})["Job"]["spec"]["template"]["spec"]["containers"]
     assert container["env"][0]["valueFrom"]["resourceFieldRef"]["divisor"] == str(divisor)
 
@@ -65,8 +77,11 @@ def test_env_resource_divisors_are_written_as_quantity_strings(divisor):
 @pytest.mark.parametrize("quantity", ["1e999999999", "1" * 65])
 def test_quantities_too_large_to_sum_are_rejected_with_a_position(quantity):
     # The schema allowed any exponent: the PodGroup's exact sum of 1e999999999 never finished.
-    spec = {**BASE["spec"], "scheduling": {"scheduler": "volcano"},
-            "resources": {"requests": {"cpu": quantity}}}
+    spec = {
+        **BASE["spec"],
+        "scheduling": {"scheduler": "volcano"},
+        "resources": {"requests": {"cpu": quantity}},
+    }
     doc = parse_spec(yaml.safe_dump({**BASE, "spec": spec}), "reg.yaml")
     (error,) = [d for d in api.validate_document(doc) if d.is_error]
     assert (error.path, error.line, error.rule) == ("$.spec.resources.requests.cpu", 9, "schema")
@@ -75,9 +90,11 @@ def test_quantities_too_large_to_sum_are_rejected_with_a_position(quantity):
 def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
     # PyYAML wrote 1e3, 1e-05 and 0o17 unquoted (strings in YAML 1.1); Go's YAML reads numbers,
     # so kubeconform (and the API server) saw a float env value and a float sizeLimit.
-    spec = {"env": [{"name": n, "value": v} for n, v in (("A", "1e3"), ("B", "0o17"),
-                                                          ("C", "1_000"))],
-            "shm": 1e-05, "resources": {"requests": {"cpu": "1E3"}}}
+    spec = {
+        "env": [{"name": n, "value": v} for n, v in (("A", "1e3"), ("B", "0o17"), ("C", "1_000"))],
+        "shm": 1e-05,
+        "resources": {"requests": {"cpu": "1E3"}},
+    }
     files = api.manifest_files([rendered(spec)], "deploy")
     job = next(text for name, text in files if "_job_" in name)
     for quoted in ("'1e3'", "'0o17'", "'1_000'", "'1e-05'", "'1E3'"):
@@ -87,12 +104,21 @@ def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
 
 
 def test_dynamic_volume_without_a_storage_class_uses_the_default_class():
-    objs = render({"volumes": [{"name": "d", "mountPath": "/d", "dynamic": {},
-                                "capacity": "1Gi"}]})
+    objs = render({"volumes": [{"name": "d", "mountPath": "/d", "dynamic": {}, "capacity": "1Gi"}]})
     assert "storageClassName" not in objs["PersistentVolumeClaim"]["spec"]
 
 
 def test_cephfs_volume_without_a_secret_renders():
-    objs = render({"volumes": [{"name": "c", "mountPath": "/c", "capacity": "1Gi",
-                                "cephfs": {"monitors": ["10.0.0.1:6789"]}}]})
+    objs = render(
+        {
+            "volumes": [
+                {
+                    "name": "c",
+                    "mountPath": "/c",
+                    "capacity": "1Gi",
+                    "cephfs": {"monitors": ["10.0.0.1:6789"]},
+                }
+            ]
+        }
+    )
     assert "secretRef" not in objs["PersistentVolume"]["spec"]["cephfs"]

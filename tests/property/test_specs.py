@@ -68,8 +68,9 @@ def assert_renders_cleanly(text: str, data: Any) -> None:
     assert first.doc.data == data, "the loader changed a value while reading it"
     second = api.render_document(parse_spec(text.encode("utf-8"), SPEC))
     assert first.plan == second.plan
-    files = [(f"{next(_serial)}/{path}", body)
-             for path, body in api.manifest_files([first], "deploy")]
+    files = [
+        (f"{next(_serial)}/{path}", body) for path, body in api.manifest_files([first], "deploy")
+    ]
     assert files, "an accepted spec rendered no manifest"
     assert validate_in_process(files) == []
     GENERATED.extend(files)
@@ -97,8 +98,14 @@ def assert_rejected_with_positions(text: str, found: list[Diagnostic]) -> None:
 
 @given(schema_specs())
 # PyYAML's emitter writes NEL raw into a quoted scalar, where it reads back as a space.
-@example({"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": {"name": "a"},
-          "spec": {"image": "\x85"}})
+@example(
+    {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "a"},
+        "spec": {"image": "\x85"},
+    }
+)
 def test_any_schema_valid_document_renders_or_is_rejected_with_positions(data):
     text = dump(data)
     doc, found = verdict(text)
@@ -136,7 +143,8 @@ def test_real_kubeconform_accepts_every_generated_manifest():
     binary = require_tool("kubeconform")
     if not GENERATED:
         pytest.skip("no property test rendered anything in this session")
-    found, used = validate_manifests(GENERATED, kubeconform=binary,
-                                     timeout=max(60.0, len(GENERATED) / 50))
+    found, used = validate_manifests(
+        GENERATED, kubeconform=binary, timeout=max(60.0, len(GENERATED) / 50)
+    )
     assert used == "kubeconform"
     assert found == [], "\n".join(map(str, found[:20]))

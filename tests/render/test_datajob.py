@@ -32,7 +32,8 @@ def env_of(container: dict) -> dict[str, str]:
     return {e["name"]: e["value"] for e in container["env"]}
 
 
-DISTRIBUTED = """\
+DISTRIBUTED = (
+    """\
 metadata: {name: pcj}
 spec:
   workload: distributed-job
@@ -43,16 +44,22 @@ spec:
   env: [{name: EPOCHS, value: "10"}]
   nodeSelector: {storage: mfs}
   imagePullPolicy: Always
-""" + VOLUMES + """\
+"""
+    + VOLUMES
+    + """\
   distributed: {volume: data, trainConfigDir: quick_start}
   dataPrep: {image: paddlepaddle/paddle-tutorial:k8s_data, volume: data}
 """
+)
 
 
 def test_data_job_splits_one_part_per_trainer_into_the_job_folder(tmp_path):
     job = data_job(render(tmp_path, DISTRIBUTED))
-    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("batch/v1", "Job",
-                                                                        "pcj-data")
+    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == (
+        "batch/v1",
+        "Job",
+        "pcj-data",
+    )
     pod = job["spec"]["template"]["spec"]
     assert pod["restartPolicy"] == "Never"
     (container,) = pod["containers"]
@@ -88,9 +95,12 @@ def test_data_job_is_applied_before_the_training_job(tmp_path):
 
 
 def test_split_count_and_out_dir_can_be_set(tmp_path):
-    body = DISTRIBUTED.replace("volume: data}\n", "volume: data, splitCount: 5, "
-                               "outDir: /home/jobpath/pcj/, command: [sh, -c], "
-                               "args: [./split.sh]}\n")
+    body = DISTRIBUTED.replace(
+        "volume: data}\n",
+        "volume: data, splitCount: 5, "
+        "outDir: /home/jobpath/pcj/, command: [sh, -c], "
+        "args: [./split.sh]}\n",
+    )
     (container,) = data_job(render(tmp_path, body))["spec"]["template"]["spec"]["containers"]
     assert env_of(container) == {"OUT_DIR": "/home/jobpath/pcj/", "SPLIT_COUNT": "5"}
     assert (container["command"], container["args"]) == (["sh", "-c"], ["./split.sh"])
@@ -110,14 +120,21 @@ def test_data_job_stays_out_of_the_volcano_gang(tmp_path):
     assert "scheduling.k8s.io/group-name" not in pod["metadata"].get("annotations", {})
 
 
-@pytest.mark.parametrize("workload, roles", [
-    ("job", ""),
-    ("paddlejob", "  ps: {replicas: 2}\n  worker: {replicas: 2}\n"),
-    ("kubeflow-paddlejob", "  worker: {replicas: 4}\n"),
-])
+@pytest.mark.parametrize(
+    "workload, roles",
+    [
+        ("job", ""),
+        ("paddlejob", "  ps: {replicas: 2}\n  worker: {replicas: 2}\n"),
+        ("kubeflow-paddlejob", "  worker: {replicas: 4}\n"),
+    ],
+)
 def test_every_workload_gets_the_data_job_first(tmp_path, workload, roles):
-    body = (f"metadata: {{name: demo}}\nspec:\n  workload: {workload}\n  image: img:1\n"
-            + roles + VOLUMES + "  dataPrep: {volume: data}\n")
+    body = (
+        f"metadata: {{name: demo}}\nspec:\n  workload: {workload}\n  image: img:1\n"
+        + roles
+        + VOLUMES
+        + "  dataPrep: {volume: data}\n"
+    )
     rendered = render(tmp_path, body)
     names = [m.name for m in rendered.manifests]
     assert names[0] == "demo-data" and names[-1] == "demo"
@@ -127,6 +144,10 @@ def test_every_workload_gets_the_data_job_first(tmp_path, workload, roles):
 
 
 def test_no_data_prep_no_data_job(tmp_path):
-    rendered = render(tmp_path, DISTRIBUTED.replace(
-        "  dataPrep: {image: paddlepaddle/paddle-tutorial:k8s_data, volume: data}\n", ""))
+    rendered = render(
+        tmp_path,
+        DISTRIBUTED.replace(
+            "  dataPrep: {image: paddlepaddle/paddle-tutorial:k8s_data, volume: data}\n", ""
+        ),
+    )
     assert [m.name for m in rendered.manifests if m.kind == "Job"] == ["pcj"]

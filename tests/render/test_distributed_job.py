@@ -87,8 +87,9 @@ def test_env_is_the_legacy_image_contract(tmp_path):
 
 
 def test_namespace_comes_from_the_downward_api_even_when_set(tmp_path):
-    body = SEED_004.replace("  name: paddle-cluster-job\n",
-                            "  name: paddle-cluster-job\n  namespace: team-a\n")
+    body = SEED_004.replace(
+        "  name: paddle-cluster-job\n", "  name: paddle-cluster-job\n  namespace: team-a\n"
+    )
     (container,) = pod_of(render(tmp_path, body))["containers"]
     assert env_of(container)["JOB_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
 
@@ -102,11 +103,13 @@ def test_ports_span_dense_and_sparse_with_equal_host_ports(tmp_path):
 
 
 def test_defaults_one_port_and_trainer_count_one(tmp_path):
-    body = SEED_004.replace("    port: 7164\n    portsNum: 2\n    portsNumSparse: 2\n"
-                            "    trainerCount: 3\n", "")
+    body = SEED_004.replace(
+        "    port: 7164\n    portsNum: 2\n    portsNumSparse: 2\n    trainerCount: 3\n", ""
+    )
     (container,) = pod_of(render(tmp_path, body))["containers"]
-    assert container["ports"] == [{"name": "jobport0", "containerPort": 7164, "protocol": "TCP",
-                                   "hostPort": 7164}]
+    assert container["ports"] == [
+        {"name": "jobport0", "containerPort": 7164, "protocol": "TCP", "hostPort": 7164}
+    ]
     env = env_of(container)
     assert (env["CONF_PADDLE_PORTS_NUM"], env["CONF_PADDLE_PORTS_NUM_SPARSE"]) == ("1", "0")
     assert env["TRAINER_COUNT"] == "1"  # always set: start.sh runs under `set -u`
@@ -120,21 +123,32 @@ def test_without_host_ports_no_host_port_and_no_anti_affinity(tmp_path):
 
 def test_anti_affinity_keeps_trainers_on_separate_nodes(tmp_path):
     pod = pod_of(render(tmp_path, SEED_004))
-    term = {"labelSelector": {"matchLabels": {"job-name": "paddle-cluster-job"}},
-            "topologyKey": "kubernetes.io/hostname"}
+    term = {
+        "labelSelector": {"matchLabels": {"job-name": "paddle-cluster-job"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
     assert pod["affinity"] == {
-        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
 
 
 def test_anti_affinity_is_merged_into_the_spec_affinity(tmp_path):
     own_term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
-    node = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["train"]}]}]}}
-    affinity = {"nodeAffinity": node,
-                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [own_term]}}
+    node = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["train"]}]}
+            ]
+        }
+    }
+    affinity = {
+        "nodeAffinity": node,
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [own_term]},
+    }
     flow = yaml.safe_dump(affinity, default_flow_style=True).strip()
-    body = SEED_004.replace("  worker: {replicas: 3}\n",
-                            f"  worker: {{replicas: 3, affinity: {flow}}}\n")
+    body = SEED_004.replace(
+        "  worker: {replicas: 3}\n", f"  worker: {{replicas: 3, affinity: {flow}}}\n"
+    )
     pod = pod_of(render(tmp_path, body))
     assert pod["affinity"]["nodeAffinity"] == node
     terms = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
@@ -149,10 +163,14 @@ def test_rbac_lets_the_pods_list_their_peers(tmp_path):
     role = objs[("Role", "paddle-cluster-job")]
     binding = objs[("RoleBinding", "paddle-cluster-job")]
     assert sa["apiVersion"] == "v1"
-    assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"],
-                              "verbs": ["get", "list", "watch"]}]
-    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                                  "name": role["metadata"]["name"]}
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
+    ]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": role["metadata"]["name"],
+    }
     # No namespace: the subject means the RoleBinding's own namespace (kustomize fills it in).
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"]}]
     assert pod_of(rendered)["serviceAccountName"] == sa["metadata"]["name"]
@@ -162,45 +180,56 @@ def test_rbac_lets_the_pods_list_their_peers(tmp_path):
 
 
 def test_role_binding_names_the_namespace_when_set(tmp_path):
-    body = SEED_004.replace("  name: paddle-cluster-job\n",
-                            "  name: paddle-cluster-job\n  namespace: team-a\n")
+    body = SEED_004.replace(
+        "  name: paddle-cluster-job\n", "  name: paddle-cluster-job\n  namespace: team-a\n"
+    )
     binding = objects(render(tmp_path, body))[("RoleBinding", "paddle-cluster-job")]
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "paddle-cluster-job",
-                                    "namespace": "team-a"}]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "paddle-cluster-job", "namespace": "team-a"}
+    ]
 
 
 def test_efs_volume_is_mounted_through_its_claim(tmp_path):
     rendered = render(tmp_path, SEED_004)
     claim = next(m.obj for m in rendered.manifests if m.kind == "PersistentVolumeClaim")
     pod = pod_of(rendered)
-    assert pod["volumes"] == [{"name": "efs", "persistentVolumeClaim": {
-        "claimName": claim["metadata"]["name"]}}]
+    assert pod["volumes"] == [
+        {"name": "efs", "persistentVolumeClaim": {"claimName": claim["metadata"]["name"]}}
+    ]
     assert pod["containers"][0]["volumeMounts"] == [{"name": "efs", "mountPath": "/home/jobpath"}]
 
 
 def test_distributed_command_replaces_the_default_start_command(tmp_path):
     body = SEED_004 + "    command: [/bin/sh, -c, /opt/start.sh]\n"
     assert pod_of(render(tmp_path, body))["containers"][0]["command"] == [
-        "/bin/sh", "-c", "/opt/start.sh"]
+        "/bin/sh",
+        "-c",
+        "/opt/start.sh",
+    ]
 
 
 def test_spec_command_replaces_the_default_start_command(tmp_path):
-    body = SEED_004.replace("  worker: {replicas: 3}\n",
-                            "  worker: {replicas: 3}\n  command: [/root/other.sh]\n")
+    body = SEED_004.replace(
+        "  worker: {replicas: 3}\n", "  worker: {replicas: 3}\n  command: [/root/other.sh]\n"
+    )
     assert pod_of(render(tmp_path, body))["containers"][0]["command"] == ["/root/other.sh"]
 
 
 def test_user_env_follows_the_contract(tmp_path):
-    body = SEED_004.replace("  worker: {replicas: 3}\n",
-                            "  worker: {replicas: 3}\n  env: [{name: EPOCHS, value: '10'}]\n")
+    body = SEED_004.replace(
+        "  worker: {replicas: 3}\n",
+        "  worker: {replicas: 3}\n  env: [{name: EPOCHS, value: '10'}]\n",
+    )
     env = pod_of(render(tmp_path, body))["containers"][0]["env"]
     assert env[-1] == {"name": "EPOCHS", "value": "10"}
     assert env[-2]["name"] == "TRAINER_COUNT"
 
 
 def test_restart_policy_on_failure_keeps_the_kubernetes_backoff(tmp_path):
-    body = SEED_004.replace("run: {activeDeadlineSeconds: 7200}",
-                            "run: {activeDeadlineSeconds: 7200, restartPolicy: OnFailure}")
+    body = SEED_004.replace(
+        "run: {activeDeadlineSeconds: 7200}",
+        "run: {activeDeadlineSeconds: 7200, restartPolicy: OnFailure}",
+    )
     job = objects(render(tmp_path, body))[("Job", "paddle-cluster-job")]
     assert job["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
     assert "backoffLimit" not in job["spec"]
@@ -220,15 +249,33 @@ def test_kustomize_builds_it_and_kubeconform_accepts_it(tmp_path, schema_dir):
     rendered = render(tmp_path, body)
     out = tmp_path / "out"
     api.write_rendered([rendered], out)
-    built = subprocess.run([kustomize, "build", str(out / "paddle-cluster-job")],
-                           capture_output=True, text=True, check=True, timeout=60)
+    built = subprocess.run(
+        [kustomize, "build", str(out / "paddle-cluster-job")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     assert built.stderr == ""
     kinds = [d["kind"] for d in yaml.safe_load_all(built.stdout)]
-    assert sorted(kinds) == sorted(["ServiceAccount", "Role", "RoleBinding", "PersistentVolume",
-                                    "PersistentVolumeClaim", "Job", "Job"])
+    assert sorted(kinds) == sorted(
+        [
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "PersistentVolume",
+            "PersistentVolumeClaim",
+            "Job",
+            "Job",
+        ]
+    )
     location = str(schema_dir / "{{.ResourceKind}}{{.KindSuffix}}.json")
-    checked = subprocess.run([kubeconform, "-strict", "-summary", "-schema-location", location,
-                              "-"], input=built.stdout, capture_output=True, text=True,
-                             timeout=60)
+    checked = subprocess.run(
+        [kubeconform, "-strict", "-summary", "-schema-location", location, "-"],
+        input=built.stdout,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "Valid: 7, Invalid: 0, Errors: 0, Skipped: 0" in checked.stdout

@@ -19,8 +19,11 @@ def test_quickstart_reproduces_the_seed_job():
     (rendered,) = api.render_specs([EXAMPLES / "quickstart.yaml"])
     assert list(rendered.plan) == ["kustomization.yaml", "batch_v1_job_quickstart.yaml"]
     job = yaml.safe_load(rendered.plan["batch_v1_job_quickstart.yaml"])
-    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("batch/v1", "Job",
-                                                                        "quickstart")
+    assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == (
+        "batch/v1",
+        "Job",
+        "quickstart",
+    )
     assert job["spec"]["parallelism"] == 1 and job["spec"]["completions"] == 1
     pod = job["spec"]["template"]["spec"]
     assert pod["restartPolicy"] == "Never"
@@ -30,7 +33,8 @@ def test_quickstart_reproduces_the_seed_job():
     assert container["command"] == ["bin/bash", "-c", "/root/paddle/demo/quick_start/train.sh"]
     assert pod["volumes"] == [{"name": "output", "hostPath": {"path": "/home/work/paddle_output"}}]
     assert container["volumeMounts"] == [
-        {"name": "output", "mountPath": "/root/paddle/demo/quick_start/output"}]
+        {"name": "output", "mountPath": "/root/paddle/demo/quick_start/output"}
+    ]
 
 
 FULL = """\
@@ -68,21 +72,32 @@ def test_every_job_field_reaches_the_manifest(tmp_path):
     assert kustomization["namespace"] == "ml"
     assert "commonLabels" not in kustomization
     assert kustomization["labels"][0]["pairs"]["app.kubernetes.io/managed-by"] == "paddlegen"
-    assert kustomization["resources"] == ["v1_persistentvolumeclaim_demo-data.yaml",
-                                          "batch_v1_job_demo.yaml"]
+    assert kustomization["resources"] == [
+        "v1_persistentvolumeclaim_demo-data.yaml",
+        "batch_v1_job_demo.yaml",
+    ]
     job = files["batch_v1_job_demo.yaml"]
     assert job["metadata"]["namespace"] == "ml"
-    assert job["metadata"]["annotations"] == {"owner": "me",
-                                              "argocd.argoproj.io/sync-wave": "3",
-                                              "argocd.argoproj.io/sync-options": "Replace=true"}
+    assert job["metadata"]["annotations"] == {
+        "owner": "me",
+        "argocd.argoproj.io/sync-wave": "3",
+        "argocd.argoproj.io/sync-options": "Replace=true",
+    }
     for labels in (job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]):
         assert labels["team"] == "ads"
-        assert {"app.kubernetes.io/name", "app.kubernetes.io/instance",
-                "app.kubernetes.io/component", "app.kubernetes.io/part-of",
-                "app.kubernetes.io/managed-by"} <= set(labels)
+        assert {
+            "app.kubernetes.io/name",
+            "app.kubernetes.io/instance",
+            "app.kubernetes.io/component",
+            "app.kubernetes.io/part-of",
+            "app.kubernetes.io/managed-by",
+        } <= set(labels)
     spec = job["spec"]
-    assert (spec["backoffLimit"], spec["activeDeadlineSeconds"],
-            spec["ttlSecondsAfterFinished"]) == (0, 86400, 3600)
+    assert (
+        spec["backoffLimit"],
+        spec["activeDeadlineSeconds"],
+        spec["ttlSecondsAfterFinished"],
+    ) == (0, 86400, 3600)
     pod = spec["template"]["spec"]
     assert pod["restartPolicy"] == "OnFailure"
     assert pod["nodeSelector"] == {"pool": "gpu"}
@@ -92,27 +107,36 @@ def test_every_job_field_reaches_the_manifest(tmp_path):
     assert container["args"] == ["--epochs", "10"] and container["workingDir"] == "/workspace"
     assert container["imagePullPolicy"] == "IfNotPresent"
     assert container["env"] == [{"name": "EPOCHS", "value": "10"}]
-    assert container["resources"] == {"requests": {"cpu": "2", "memory": "4Gi"},
-                                      "limits": {"memory": "8Gi", "nvidia.com/gpu": 2}}
+    assert container["resources"] == {
+        "requests": {"cpu": "2", "memory": "4Gi"},
+        "limits": {"memory": "8Gi", "nvidia.com/gpu": 2},
+    }
     assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {
-        "/scratch": "scratch", "/old": "old", "/data": "data", "/dev/shm": "dshm"}
+        "/scratch": "scratch",
+        "/old": "old",
+        "/data": "data",
+        "/dev/shm": "dshm",
+    }
     assert {"name": "old", "mountPath": "/old", "readOnly": True} in container["volumeMounts"]
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "2Gi"}
     assert volumes["old"]["persistentVolumeClaim"] == {"claimName": "existing", "readOnly": True}
     assert volumes["data"]["persistentVolumeClaim"] == {"claimName": "demo-data"}
     pvc = files["v1_persistentvolumeclaim_demo-data.yaml"]
-    assert pvc["spec"] == {"accessModes": ["ReadWriteOnce"],
-                           "resources": {"requests": {"storage": "10Gi"}},
-                           "storageClassName": "fast"}
+    assert pvc["spec"] == {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "10Gi"}},
+        "storageClassName": "fast",
+    }
 
 
 def test_a_value_cannot_inject_yaml(tmp_path):
     files = render(tmp_path, FULL.replace('value: "10"', 'value: "x\\nkind: Secret\\n"'))
     job = files["batch_v1_job_demo.yaml"]
     assert job["kind"] == "Job"
-    assert job["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == \
-        "x\nkind: Secret\n"
+    assert (
+        job["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == "x\nkind: Secret\n"
+    )
 
 
 def test_output_is_byte_stable(tmp_path):

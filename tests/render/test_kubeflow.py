@@ -46,41 +46,57 @@ def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
         assert container["command"] == ["python3", "-m", "paddle.distributed.launch", "train.py"]
         assert "env" not in container  # PADDLE_MASTER, PADDLE_NNODES, ... are the operator's
     worker = replicas["Worker"]["template"]["spec"]["containers"][0]
-    assert worker["resources"] == {"requests": {"cpu": "500m", "memory": "1Gi"},
-                                   "limits": {"nvidia.com/gpu": 1}}
+    assert worker["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"},
+        "limits": {"nvidia.com/gpu": 1},
+    }
     assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
 
 
 def test_collective_has_only_workers_and_no_run_policy(tmp_path):
-    job = paddlejob(tmp_path, """\
+    job = paddlejob(
+        tmp_path,
+        """\
 metadata: {name: collective}
 spec:
   workload: kubeflow-paddlejob
   image: img:1
   worker: {replicas: 4}
   kubeflow: {port: 40000}
-""")
+""",
+    )
     assert list(job["spec"]) == ["paddleReplicaSpecs"]
     (worker,) = job["spec"]["paddleReplicaSpecs"].values()
     assert list(job["spec"]["paddleReplicaSpecs"]) == ["Worker"]
     assert worker["template"]["spec"]["containers"][0]["ports"] == [
-        {"name": "master", "containerPort": 40000}]
+        {"name": "master", "containerPort": 40000}
+    ]
 
 
 def test_run_settings_go_to_run_policy_and_replicas(tmp_path):
-    job = paddlejob(tmp_path, PS_MODE + """\
+    job = paddlejob(
+        tmp_path,
+        PS_MODE
+        + """\
   run: {restartPolicy: Never, backoffLimit: 2, activeDeadlineSeconds: 86400,
         ttlSecondsAfterFinished: 3600}
-""")
-    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None", "backoffLimit": 2,
-                                        "activeDeadlineSeconds": 86400,
-                                        "ttlSecondsAfterFinished": 3600}
+""",
+    )
+    assert job["spec"]["runPolicy"] == {
+        "cleanPodPolicy": "None",
+        "backoffLimit": 2,
+        "activeDeadlineSeconds": 86400,
+        "ttlSecondsAfterFinished": 3600,
+    }
     replicas = job["spec"]["paddleReplicaSpecs"].values()
     assert [r["restartPolicy"] for r in replicas] == ["Never", "Never"]
 
 
 def test_volcano_sets_the_run_policy_scheduling_policy(tmp_path):
-    found = objects_by_kind(render_plan(tmp_path, """\
+    found = objects_by_kind(
+        render_plan(
+            tmp_path,
+            """\
 metadata: {name: gang, namespace: ml}
 spec:
   workload: kubeflow-paddlejob
@@ -88,14 +104,18 @@ spec:
   ps: {replicas: 1}
   worker: {replicas: 2}
   scheduling: {scheduler: volcano, queue: training, priorityClassName: high, minAvailable: 3}
-"""))
+""",
+        )
+    )
     policy = found["PaddleJob"]["spec"]["runPolicy"]["schedulingPolicy"]
     assert policy == {"minAvailable": 3, "queue": "training", "priorityClass": "high"}
     assert found["PodGroup"]["spec"]["minMember"] == 3
 
 
 def test_shm_node_selection_and_volumes_reach_every_replica(tmp_path):
-    job = paddlejob(tmp_path, """\
+    job = paddlejob(
+        tmp_path,
+        """\
 metadata: {name: mounts}
 spec:
   workload: kubeflow-paddlejob
@@ -105,27 +125,35 @@ spec:
   ps: {replicas: 1}
   worker: {replicas: 2}
   volumes: [{name: data, mountPath: /data, hostPath: {path: /mnt/data}}]
-""")
+""",
+    )
     for replica in job["spec"]["paddleReplicaSpecs"].values():
         spec = replica["template"]["spec"]
         assert spec["nodeSelector"] == {"pool": "gpu"}
         assert spec["containers"][0]["volumeMounts"] == [
-            {"name": "data", "mountPath": "/data"}, {"name": "dshm", "mountPath": "/dev/shm"}]
+            {"name": "data", "mountPath": "/data"},
+            {"name": "dshm", "mountPath": "/dev/shm"},
+        ]
         assert spec["volumes"] == [
             {"name": "data", "hostPath": {"path": "/mnt/data"}},
-            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+        ]
 
 
 def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
-    plan = render_plan(tmp_path, PS_MODE + """\
+    plan = render_plan(
+        tmp_path,
+        PS_MODE
+        + """\
   shm: 1Gi
   resources: {requests: {cpu: "1", memory: 2Gi}}
   scheduling: {scheduler: volcano, priorityClassName: high}
   run: {restartPolicy: OnFailure, backoffLimit: 0, ttlSecondsAfterFinished: 60}
-""")
-    manifests = sorted((path, text) for path, text in plan.items()
-                       if path != "kustomization.yaml")
+""",
+    )
+    manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "kubeflow.org_v1_paddlejob_wide-and-deep.yaml",
-        "scheduling.volcano.sh_v1beta1_podgroup_wide-and-deep.yaml"]
+        "scheduling.volcano.sh_v1beta1_podgroup_wide-and-deep.yaml",
+    ]
     assert validate_in_process(manifests) == []

@@ -7,9 +7,17 @@ from typing import Any
 from paddlegen.kubeconform import validate_in_process
 from tests.helpers import objects_by_kind, render_plan
 
-OPERATOR_ENV = {"POD_IP", "PADDLE_TRAINER_ID", "TRAINING_ROLE", "PADDLE_TRAINING_ROLE",
-                "PADDLE_TRAINER_ENDPOINTS", "PADDLE_PSERVERS_IP_PORT_LIST", "PADDLE_TRAINERS_NUM",
-                "PADDLE_PORT", "PADDLE_WITH_GLOO"}
+OPERATOR_ENV = {
+    "POD_IP",
+    "PADDLE_TRAINER_ID",
+    "TRAINING_ROLE",
+    "PADDLE_TRAINING_ROLE",
+    "PADDLE_TRAINER_ENDPOINTS",
+    "PADDLE_PSERVERS_IP_PORT_LIST",
+    "PADDLE_TRAINERS_NUM",
+    "PADDLE_PORT",
+    "PADDLE_WITH_GLOO",
+}
 
 
 def paddlejob(tmp_path, body: str) -> dict[str, Any]:
@@ -34,8 +42,10 @@ spec:
 
 def test_ps_mode_roles_and_settings(tmp_path):
     plan = render_plan(tmp_path, PS_MODE)
-    assert list(plan) == ["kustomization.yaml",
-                          "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml"]
+    assert list(plan) == [
+        "kustomization.yaml",
+        "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml",
+    ]
     job = objects_by_kind(plan)["PaddleJob"]
     assert (job["apiVersion"], job["kind"]) == ("batch.paddlepaddle.org/v1", "PaddleJob")
     assert job["metadata"]["name"] == "wide-and-deep"
@@ -46,20 +56,27 @@ def test_ps_mode_roles_and_settings(tmp_path):
     assert spec["intranet"] == "PodIP"
     assert [key for key in spec if key in ("ps", "worker", "heter")] == ["ps", "worker", "heter"]
     assert {role: spec[role]["replicas"] for role in ("ps", "worker", "heter")} == {
-        "ps": 2, "worker": 3, "heter": 1}
+        "ps": 2,
+        "worker": 3,
+        "heter": 1,
+    }
     assert "schedulingPolicy" not in spec
     for role in ("ps", "worker", "heter"):
         assert set(spec[role]) == {"replicas", "template"}  # requests/limits are elastic bounds
         assert pod(job, role)["containers"][0]["name"] == "paddle"
     assert pod(job, "heter")["containers"][0]["resources"] == {
-        "requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": 1}}
+        "requests": {"cpu": "500m", "memory": "1Gi"},
+        "limits": {"nvidia.com/gpu": 1},
+    }
     assert pod(job, "ps")["containers"][0]["resources"] == {  # the defaults only
-        "requests": {"cpu": "500m", "memory": "1Gi"}}
+        "requests": {"cpu": "500m", "memory": "1Gi"}
+    }
 
 
 def test_the_operator_owns_env_ports_and_restart_policy(tmp_path):
-    job = paddlejob(tmp_path, PS_MODE.replace(
-        "  ps:", '  env: [{name: EPOCHS, value: "10"}]\n  ps:'))
+    job = paddlejob(
+        tmp_path, PS_MODE.replace("  ps:", '  env: [{name: EPOCHS, value: "10"}]\n  ps:')
+    )
     for role in ("ps", "worker", "heter"):
         spec = pod(job, role)
         (container,) = spec["containers"]
@@ -73,12 +90,13 @@ def test_the_operator_owns_env_ports_and_restart_policy(tmp_path):
 
 def test_an_explicit_restart_policy_reaches_every_role(tmp_path):
     job = paddlejob(tmp_path, PS_MODE + "  run: {restartPolicy: Never}\n")
-    assert [pod(job, role)["restartPolicy"] for role in ("ps", "worker", "heter")] == [
-        "Never"] * 3
+    assert [pod(job, role)["restartPolicy"] for role in ("ps", "worker", "heter")] == ["Never"] * 3
 
 
 def test_collective_gpus_shm_node_selection_and_volumes(tmp_path):
-    job = paddlejob(tmp_path, """\
+    job = paddlejob(
+        tmp_path,
+        """\
 metadata: {name: resnet}
 spec:
   workload: paddlejob
@@ -93,7 +111,8 @@ spec:
   volumes:
     - {name: data, mountPath: /data, claim: {name: shared}}
   paddlejob: {intranet: Service}
-""")
+""",
+    )
     assert set(job["spec"]) == {"intranet", "worker"}  # no ps: the operator runs Collective
     assert job["spec"]["intranet"] == "Service"
     assert job["spec"]["worker"]["replicas"] == 2
@@ -102,8 +121,10 @@ spec:
     assert container["name"] == "paddle"
     assert container["command"] == ["python"]
     assert container["args"] == ["-m", "paddle.distributed.launch", "train_fleet.py"]
-    assert container["resources"] == {"requests": {"cpu": "500m", "memory": "1Gi"},
-                                      "limits": {"nvidia.com/gpu": 1}}
+    assert container["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"},
+        "limits": {"nvidia.com/gpu": 1},
+    }
     assert spec["nodeSelector"] == {"accelerator": "nvidia-tesla-p100"}
     assert spec["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
@@ -113,7 +134,9 @@ spec:
 
 
 def test_role_overrides_stay_in_their_role(tmp_path):
-    job = paddlejob(tmp_path, """\
+    job = paddlejob(
+        tmp_path,
+        """\
 metadata: {name: mixed}
 spec:
   workload: paddlejob
@@ -121,18 +144,24 @@ spec:
   resources: {requests: {cpu: "2"}}
   ps: {replicas: 1, nodeSelector: {pool: cpu}}
   worker: {replicas: 2, image: gpu:1, gpus: 2, nodeSelector: {pool: gpu}}
-""")
+""",
+    )
     ps, worker = pod(job, "ps"), pod(job, "worker")
     assert ps["containers"][0]["image"] == "cpu:1"
     assert worker["containers"][0]["image"] == "gpu:1"
     assert ps["nodeSelector"] == {"pool": "cpu"} and worker["nodeSelector"] == {"pool": "gpu"}
     assert ps["containers"][0]["resources"] == {"requests": {"cpu": "2", "memory": "1Gi"}}
-    assert worker["containers"][0]["resources"] == {"requests": {"cpu": "2", "memory": "1Gi"},
-                                                    "limits": {"nvidia.com/gpu": 2}}
+    assert worker["containers"][0]["resources"] == {
+        "requests": {"cpu": "2", "memory": "1Gi"},
+        "limits": {"nvidia.com/gpu": 2},
+    }
 
 
 def test_volcano_sets_the_scheduling_policy(tmp_path):
-    found = objects_by_kind(render_plan(tmp_path, """\
+    found = objects_by_kind(
+        render_plan(
+            tmp_path,
+            """\
 metadata: {name: gang, namespace: paddlecloud}
 spec:
   workload: paddlejob
@@ -140,7 +169,9 @@ spec:
   ps: {replicas: 2}
   worker: {replicas: 2}
   scheduling: {scheduler: volcano, queue: training, priorityClassName: high}
-"""))
+""",
+        )
+    )
     policy = found["PaddleJob"]["spec"]["schedulingPolicy"]
     # The CRD spells it priorityClass (not priorityClassName as pods and PodGroups do).
     assert policy == {"minAvailable": 4, "queue": "training", "priorityClass": "high"}
@@ -148,30 +179,39 @@ spec:
 
 
 def test_volcano_min_available_is_the_users(tmp_path):
-    job = paddlejob(tmp_path, """\
+    job = paddlejob(
+        tmp_path,
+        """\
 metadata: {name: gang}
 spec:
   workload: paddlejob
   image: img:1
   worker: {replicas: 4}
   scheduling: {scheduler: volcano, minAvailable: 3}
-""")
+""",
+    )
     assert job["spec"]["schedulingPolicy"] == {"minAvailable": 3, "queue": "default"}
 
 
 def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
-    plan = render_plan(tmp_path, PS_MODE.replace("  paddlejob:", """\
+    plan = render_plan(
+        tmp_path,
+        PS_MODE.replace(
+            "  paddlejob:",
+            """\
   shm: 1Gi
   resources: {requests: {cpu: "1", memory: 2Gi}}
   scheduling: {scheduler: volcano, priorityClassName: high}
   run: {restartPolicy: OnFailure}
   volumes: [{name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /}, capacity: 1Gi}]
-  paddlejob:"""))
-    manifests = sorted((path, text) for path, text in plan.items()
-                       if path != "kustomization.yaml")
+  paddlejob:""",
+        ),
+    )
+    manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml",
         "scheduling.volcano.sh_v1beta1_podgroup_wide-and-deep.yaml",
         "v1_persistentvolume_paddlecloud-wide-and-deep-data.yaml",
-        "v1_persistentvolumeclaim_wide-and-deep-data.yaml"]
+        "v1_persistentvolumeclaim_wide-and-deep-data.yaml",
+    ]
     assert validate_in_process(manifests) == []

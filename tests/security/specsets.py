@@ -23,9 +23,11 @@ def spec_text(i: int, version: str) -> str:
     if workload != "job":
         lines.append(f"  worker: {{replicas: {2 if version == 'a' else 3}}}")
     if (i % 2 == 1) == (version == "b"):  # the PV and PVC files come and go
-        lines += ["  volumes:",
-                  "    - {name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /data},"
-                  " capacity: 10Gi}"]
+        lines += [
+            "  volumes:",
+            "    - {name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /data},"
+            " capacity: 10Gi}",
+        ]
     if i % 5 == 0 and version == "a":  # base/ + overlays/ in a, a flat tree in b
         lines += ["overlays:", "  prod: {spec: {image: registry.example.com/train:prod}}"]
     return "\n".join(lines) + "\n"

@@ -32,14 +32,21 @@ JOBS = 50
 
 def _paddlegen(*args: str) -> subprocess.Popen[str]:
     # A session of its own, so that a kill can take its worker processes (-j) along with it.
-    return subprocess.Popen([sys.executable, "-m", "paddlegen", *args], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "paddlegen", *args],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _job_trees(out: Path) -> dict[str, dict[str, bytes]]:
-    return {p.name: files_of(p) for p in sorted(out.iterdir())
-            if p.is_dir() and not p.name.startswith(".")}
+    return {
+        p.name: files_of(p)
+        for p in sorted(out.iterdir())
+        if p.is_dir() and not p.name.startswith(".")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -230,17 +237,22 @@ def test_a_render_waits_for_the_lock(versions, tmp_path):
 
 # ---- a full disk and a read-only output: exit 2, the old tree kept ------------------------
 
-BIG_SPEC = ("apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: quickstart}\n"
-            "spec:\n  workload: job\n  image: registry.example.com/train:1.0\n"
-            "  args: ['" + "x" * 200_000 + "']\n")
+BIG_SPEC = (
+    "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: quickstart}\n"
+    "spec:\n  workload: job\n  image: registry.example.com/train:1.0\n"
+    "  args: ['" + "x" * 200_000 + "']\n"
+)
 
 
 @contextlib.contextmanager
 def _tmpfs(path: Path, size: str):
     path.mkdir()
     try:
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                              capture_output=True, timeout=10)
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+            capture_output=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         proc = None
     if proc is None or proc.returncode != 0:
@@ -283,8 +295,9 @@ def test_a_read_only_output_is_exit_2_and_keeps_the_old_tree(runner, tmp_path):
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO])
 @pytest.mark.parametrize("where", ["mkdtemp", "write", "swap"])
-def test_write_failures_anywhere_are_exit_2_and_keep_the_old_tree(runner, tmp_path, monkeypatch,
-                                                                  code, where):
+def test_write_failures_anywhere_are_exit_2_and_keep_the_old_tree(
+    runner, tmp_path, monkeypatch, code, where
+):
     """The same, simulated at each step of a write (for machines where mount is not allowed)."""
     out = tmp_path / "deploy"
     render_good_tree(out)
@@ -305,6 +318,8 @@ def test_write_failures_anywhere_are_exit_2_and_keep_the_old_tree(runner, tmp_pa
         monkeypatch.setattr(kustomize, "_swap", fail)
     result = runner.invoke(cli, ["render", str(spec), "-o", str(out)])
     assert result.exit_code == 2, result.output
-    assert result.stderr.splitlines()[-1] == f"paddlegen: error: {out}/quickstart: cannot " \
-                                             f"write: {os.strerror(code)}"
+    assert (
+        result.stderr.splitlines()[-1] == f"paddlegen: error: {out}/quickstart: cannot "
+        f"write: {os.strerror(code)}"
+    )
     assert tree_state(out) == before

@@ -48,15 +48,25 @@ def _hostile() -> dict[str, bytes]:
         "deep-in-spec": HEAD + "spec:\n  args: " + "[" * 5000 + "]" * 5000 + "\n",
         "billion-laughs-9x9": _laughs(9, 9),
         "billion-laughs-wide": _laughs(4, 300),
-        "anchor-huge-string": HEAD + "spec:\n  image: &s '" + "x" * 900_000 + "'\n  args: ["
-        + ", ".join(["*s"] * 30) + "]\n",
-        "anchor-huge-mapping": HEAD + "base: &b {" + ", ".join(f"k{i}: {i}" for i in range(5000))
-        + "}\nspec: {args: [" + ", ".join(["*b"] * 40) + "]}\n",
+        "anchor-huge-string": HEAD
+        + "spec:\n  image: &s '"
+        + "x" * 900_000
+        + "'\n  args: ["
+        + ", ".join(["*s"] * 30)
+        + "]\n",
+        "anchor-huge-mapping": HEAD
+        + "base: &b {"
+        + ", ".join(f"k{i}: {i}" for i in range(5000))
+        + "}\nspec: {args: ["
+        + ", ".join(["*b"] * 40)
+        + "]}\n",
         "many-values": HEAD + "spec: {args: [" + ",".join(["1"] * 400_000) + "]}\n",
         "many-keys": HEAD + "spec:\n" + "".join(f"  k{i}: {i}\n" for i in range(90_000)),
         "many-documents": "a: 1\n" + "---\n" * 200_000,
-        "long-value": HEAD + "spec: {workload: job, image: 'x:1', note: '"
-        + "x" * (MAX_BYTES - 200) + "'}",
+        "long-value": HEAD
+        + "spec: {workload: job, image: 'x:1', note: '"
+        + "x" * (MAX_BYTES - 200)
+        + "'}",
         "huge-integers": HEAD + "spec: {gpus: " + "9" * 100_000 + "}\n",
         "many-huge-integers": HEAD + "spec: {args: [" + ", ".join(["9" * 40] * 10_000) + "]}\n",
         "many-errors": HEAD + "spec:\n" + "".join(f"  unknown{i}: {i}\n" for i in range(10_000)),
@@ -94,14 +104,12 @@ def test_hostile_input_is_refused_within_time_budget(name, hostile_dir):
     error = _load(hostile_dir / f"{name}.yaml")
     elapsed = time.process_time() - started
     assert error.diagnostics, name
-    assert all(d.line >= 1 and d.col >= 1 and d.path.startswith("$")
-               for d in error.diagnostics)
+    assert all(d.line >= 1 and d.col >= 1 and d.path.startswith("$") for d in error.diagnostics)
     assert elapsed < TIME_BUDGET, f"{name}: {elapsed:.2f} s"
 
 
 # The inputs built to expand (tracemalloc slows everything down, so only these)
-EXPANDING = ["billion-laughs-9x9", "anchor-huge-string", "too-large",
-             "deep-flow-unclosed-100000"]
+EXPANDING = ["billion-laughs-9x9", "anchor-huge-string", "too-large", "deep-flow-unclosed-100000"]
 
 
 @pytest.mark.parametrize("name", EXPANDING)
@@ -133,9 +141,13 @@ def test_hostile_folder_in_a_real_process_under_memory_limit(hostile_dir, tmp_pa
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "paddlegen", "render", str(hostile_dir),
-                           "-o", str(out)], capture_output=True, text=True, timeout=120,
-                          preexec_fn=cap)
+    proc = subprocess.run(
+        [sys.executable, "-m", "paddlegen", "render", str(hostile_dir), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=cap,
+    )
     elapsed = time.perf_counter() - started
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
@@ -146,6 +158,7 @@ def test_hostile_folder_in_a_real_process_under_memory_limit(hostile_dir, tmp_pa
 
 
 # ---- I/O problems: exit 2, a message naming the file, the output untouched ----------------
+
 
 def _io_cases(root: Path) -> dict[str, str]:
     (root / "is-a-directory.yaml").mkdir()
@@ -164,8 +177,15 @@ def _io_cases(root: Path) -> dict[str, str]:
     }
 
 
-IO_CASES = ["missing", "directory-named-like-a-spec", "fifo-without-writer", "dangling-symlink",
-            "symlink-loop", "character-device-zero", "character-device-urandom"]
+IO_CASES = [
+    "missing",
+    "directory-named-like-a-spec",
+    "fifo-without-writer",
+    "dangling-symlink",
+    "symlink-loop",
+    "character-device-zero",
+    "character-device-urandom",
+]
 
 
 @pytest.mark.parametrize("case", IO_CASES)

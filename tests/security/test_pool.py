@@ -34,9 +34,21 @@ def test_workers_die_with_a_killed_render(tmp_path):
     jobs.mkdir()
     for i in range(400):
         (jobs / f"j{i}.yaml").write_text(job_spec(f"job-{i}"))
-    proc = subprocess.Popen([sys.executable, "-m", "paddlegen", "render", str(jobs), "-o",
-                             str(tmp_path / "deploy"), "-j", "2"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "paddlegen",
+            "render",
+            str(jobs),
+            "-o",
+            str(tmp_path / "deploy"),
+            "-j",
+            "2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         workers: list[int] = []
@@ -49,8 +61,12 @@ def test_workers_die_with_a_killed_render(tmp_path):
         deadline = time.monotonic() + 10
         while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
             time.sleep(0.01)
-        alive = [w for w in workers if Path(f"/proc/{w}").exists()
-                 and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1][:3]]
+        alive = [
+            w
+            for w in workers
+            if Path(f"/proc/{w}").exists()
+            and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1][:3]
+        ]
         assert alive == []
     finally:
         if proc.poll() is None:

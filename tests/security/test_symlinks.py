@@ -40,8 +40,10 @@ def test_a_job_directory_that_is_a_symlink_is_refused(runner, tmp_path, outside)
     before = tree_state(outside)
     result = _render(runner, out)
     assert result.exit_code == 2, result.output
-    assert result.stderr.splitlines()[-1] == f"paddlegen: error: {out}/{JOB}: is a symlink; " \
-                                             "paddlegen writes only into a real directory it owns"
+    assert (
+        result.stderr.splitlines()[-1] == f"paddlegen: error: {out}/{JOB}: is a symlink; "
+        "paddlegen writes only into a real directory it owns"
+    )
     assert tree_state(outside) == before
     assert os.readlink(out / JOB) == str(outside)
 
@@ -69,8 +71,10 @@ def test_a_symlink_where_a_generated_file_goes_is_refused(runner, tmp_path, outs
         assert result.exit_code == 2, (command, result.output)
         assert pointee.read_bytes() == pointed
         assert tree_state(out) == before
-    assert "refusing to overwrite files paddlegen did not generate: kustomization.yaml" in \
-        _render(runner, out).stderr
+    assert (
+        "refusing to overwrite files paddlegen did not generate: kustomization.yaml"
+        in _render(runner, out).stderr
+    )
 
 
 def test_check_and_diff_do_not_print_what_a_symlink_points_at(runner, tmp_path, outside):
@@ -97,8 +101,11 @@ def test_other_symlinks_in_a_job_directory_are_kept_as_links(runner, tmp_path, o
     assert os.readlink(out / JOB / "notes.yaml") == str(outside / "secret")
     assert os.readlink(out / JOB / "elsewhere") == str(outside)
     assert tree_state(outside) == outside_before
-    assert all(not p.is_symlink() for p in (out / JOB).iterdir()
-               if p.name not in ("notes.yaml", "elsewhere"))
+    assert all(
+        not p.is_symlink()
+        for p in (out / JOB).iterdir()
+        if p.name not in ("notes.yaml", "elsewhere")
+    )
 
 
 def test_a_symlinked_folder_the_render_writes_into_is_refused(runner, tmp_path, outside):
@@ -147,7 +154,8 @@ def test_a_template_cannot_name_a_file_outside_its_job_directory(runner, tmp_pat
     templates = tmp_path / "templates" / "_common"
     templates.mkdir(parents=True)
     (templates / "escape.yaml.j2").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../../../escaped\n")
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../../../escaped\n"
+    )
     out = tmp_path / "deploy"
     result = _render(runner, out, "--templates", str(tmp_path / "templates"))
     assert result.exit_code == 2, result.output

@@ -25,12 +25,21 @@ HOSTILE = {
     "repeat-list": ("{{ [0] * 10**9 }}", "'*' would repeat"),
     "power": ("{{ 10**(10**10) }}", "'**' would make an integer of more than 4096 bits"),
     "power-left": ("{{ (10**1000)**1000 }}", "'**' would make an integer"),
-    "squaring": ("{% set ns = namespace(x=3) %}{% for i in range(40) %}"
-                 "{% set ns.x = ns.x * ns.x %}{% endfor %}", "'*' would make an integer"),
-    "doubling-plus": (BIG + "{% set ns = namespace(s=s) %}{% for i in range(30) %}"
-                      "{% set ns.s = ns.s + ns.s %}{% endfor %}", "'+' would make a value"),
-    "doubling-tilde": (BIG + "{% set ns = namespace(s=s) %}{% for i in range(30) %}"
-                       "{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "'~' would make a string"),
+    "squaring": (
+        "{% set ns = namespace(x=3) %}{% for i in range(40) %}"
+        "{% set ns.x = ns.x * ns.x %}{% endfor %}",
+        "'*' would make an integer",
+    ),
+    "doubling-plus": (
+        BIG + "{% set ns = namespace(s=s) %}{% for i in range(30) %}"
+        "{% set ns.s = ns.s + ns.s %}{% endfor %}",
+        "'+' would make a value",
+    ),
+    "doubling-tilde": (
+        BIG + "{% set ns = namespace(s=s) %}{% for i in range(30) %}"
+        "{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+        "'~' would make a string",
+    ),
     # formatting
     "percent-width": ("{{ '%999999999d' % 1 }}", "'%' formatting would make more than"),
     "percent-precision": ("{{ '%.999999999f' % 1.0 }}", "'%' formatting would make more"),
@@ -47,8 +56,10 @@ HOSTILE = {
     "replace-empty": (BIG + "{{ s.replace('', s) }}", "replace would make a string"),
     "replace-filter": (BIG + "{{ s | replace('x', s) }}", "replace would make a string"),
     "join-filter": ("{{ range(100000) | join('x' * 1000000) }}", "join would make a string"),
-    "join-method": ("{{ ('x' * 1000000).join(range(1000) | map('string')) }}",
-                    "str.join would make a string"),
+    "join-method": (
+        "{{ ('x' * 1000000).join(range(1000) | map('string')) }}",
+        "str.join would make a string",
+    ),
     "translate": (BIG + "{{ s.translate({120: s}) }}", "str.translate could make a string"),
     "indent": ("{{ 'x' | indent(10**9, true) }}", "indent would make a string"),
     "batch": ("{{ [1] | batch(10**9, 'x') | list }}", "batch count 1000000000"),
@@ -58,14 +69,23 @@ HOSTILE = {
     "tojson-list": (BIG + "{{ ([s] * 1000) | tojson }}", "the input of filter 'tojson'"),
     "fromkeys": (BIG + "{{ {}.fromkeys(range(1000), s) }}", "an output would be more than"),
     # work
-    "nested-range": ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
-                     "{% endfor %}", "more than 200000 steps"),
-    "macro-fan-out": ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}"
-                      "{% endmacro %}{{ f(40) }}", "more than 200000 steps"),
-    "output-flood": (BIG + "{% for i in range(100) %}{{ s }}{% endfor %}",
-                     "produces more than 16777216 characters"),
-    "static-flood": ("{% for i in range(100000) %}" + "y" * 200 + "{% endfor %}",
-                     "produces more than 16777216 characters"),
+    "nested-range": (
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+        "more than 200000 steps",
+    ),
+    "macro-fan-out": (
+        "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}"
+        "{% endmacro %}{{ f(40) }}",
+        "more than 200000 steps",
+    ),
+    "output-flood": (
+        BIG + "{% for i in range(100) %}{{ s }}{% endfor %}",
+        "produces more than 16777216 characters",
+    ),
+    "static-flood": (
+        "{% for i in range(100000) %}" + "y" * 200 + "{% endfor %}",
+        "produces more than 16777216 characters",
+    ),
 }
 
 
@@ -73,8 +93,9 @@ def _run(runner, tmp_path, body: str):
     templates = job_template(tmp_path, body)
     out = tmp_path / "deploy"
     started = time.monotonic()
-    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "-o", str(out),
-                                 "--templates", templates])
+    result = runner.invoke(
+        cli, ["render", str(GOOD_SPEC), "-o", str(out), "--templates", templates]
+    )
     return result, time.monotonic() - started, out
 
 
@@ -91,12 +112,15 @@ def test_a_hostile_template_fails_fast_with_template_and_line(runner, tmp_path, 
     assert not out.exists()
 
 
-@pytest.mark.parametrize("body", [
-    "{{ 'ab' * 3 }}-{{ 2 ** 62 }}-{{ '%05d' % 42 }}-{{ '{:>6}'.format('r') }}",
-    "{{ 'x' | center(9) }}|{{ range(3) | join(',') }}|{{ 'a-b' | replace('-', '_') }}",
-    "{% for i in range(1000) %}{% endfor %}{{ ('x' * 1000000) | length }}",
-    "{{ job.name ~ '-' ~ job.roles | length }}",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{{ 'ab' * 3 }}-{{ 2 ** 62 }}-{{ '%05d' % 42 }}-{{ '{:>6}'.format('r') }}",
+        "{{ 'x' | center(9) }}|{{ range(3) | join(',') }}|{{ 'a-b' | replace('-', '_') }}",
+        "{% for i in range(1000) %}{% endfor %}{{ ('x' * 1000000) | length }}",
+        "{{ job.name ~ '-' ~ job.roles | length }}",
+    ],
+)
 def test_ordinary_templates_still_render(runner, tmp_path, body):
     result, _, out = _run(runner, tmp_path, body)
     assert result.exit_code == 0, result.output
@@ -118,25 +142,29 @@ def test_the_bounds_hold_below_the_limits_and_stop_just_above():
 def test_each_render_gets_its_own_budget():
     """Steps are counted per render: many renders of a busy template do not add up."""
     template = render.environment().from_string(
-        "{% for i in range(100000) %}{% endfor %}{% for i in range(90000) %}{% endfor %}")
+        "{% for i in range(100000) %}{% endfor %}{% for i in range(90000) %}{% endfor %}"
+    )
     for _ in range(3):
         assert template.render() == ""
 
 
-@pytest.mark.parametrize("workload", ["job", "distributed-job", "paddlejob",
-                                      "kubeflow-paddlejob"])
+@pytest.mark.parametrize("workload", ["job", "distributed-job", "paddlejob", "kubeflow-paddlejob"])
 def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_path, workload):
     """The bounds sit above anything a valid spec can make the shipped templates build."""
     from paddlegen import api
     from paddlegen.loader import MAX_BYTES
 
-    extra = {"job": "",
-             "distributed-job": "  distributed: {volume: data, trainConfigDir: q}\n"
-                                "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n"}
-    head = (f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: big}}\nspec:\n"
-            f"  workload: {workload}\n  image: img:1\n  resources: {{limits: {{memory: 1Gi}}}}\n"
-            + extra.get(workload, "  ps: {replicas: 1}\n  worker: {replicas: 2}\n")
-            + "  env: [{name: BIG, value: ")
+    extra = {
+        "job": "",
+        "distributed-job": "  distributed: {volume: data, trainConfigDir: q}\n"
+        "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n",
+    }
+    head = (
+        f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: big}}\nspec:\n"
+        f"  workload: {workload}\n  image: img:1\n  resources: {{limits: {{memory: 1Gi}}}}\n"
+        + extra.get(workload, "  ps: {replicas: 1}\n  worker: {replicas: 2}\n")
+        + "  env: [{name: BIG, value: "
+    )
     spec = tmp_path / "big.yaml"
     spec.write_text(head + "x" * (MAX_BYTES - len(head) - 3) + "}]\n")
     assert spec.stat().st_size == MAX_BYTES

@@ -27,6 +27,7 @@ def job_template(tmp_path, body: str) -> str:
     (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
     return str(tmp_path / "templates")
 
+
 HOSTILE = {
     "mro-of-job": ("{{ job.__class__.__mro__ }}", "access to attribute '__class__'"),
     "class-of-str": ("{{ ''.__class__ }}", "access to attribute '__class__'"),
@@ -52,8 +53,9 @@ def test_hostile_user_template_fails_with_template_and_line(runner, tmp_path, ca
     templates = job_template(tmp_path, body)
     (tmp_path / "secrets.j2").write_text("{% set token = 'hunter2' %}")
     out = tmp_path / "deploy"
-    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "-o", str(out),
-                                 "--templates", templates])
+    result = runner.invoke(
+        cli, ["render", str(GOOD_SPEC), "-o", str(out), "--templates", templates]
+    )
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.stderr
     last = result.stderr.splitlines()[-1]
@@ -69,28 +71,35 @@ def test_an_error_in_an_included_partial_names_the_partial(runner, tmp_path):
     (folder / "_partials").mkdir()
     (folder / "_partials" / "probe.yaml.j2").write_text("# one\n# two\n{{ job.missing }}\n")
     (folder / "job" / "job.yaml.j2").write_text(
-        TEMPLATE.format(body="x") + "{% include '_partials/probe.yaml.j2' %}\n")
-    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "--stdout", "--templates",
-                                 str(folder)])
+        TEMPLATE.format(body="x") + "{% include '_partials/probe.yaml.j2' %}\n"
+    )
+    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "--stdout", "--templates", str(folder)])
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines()[-1].startswith(
-        "paddlegen: error: _partials/probe.yaml.j2:3: template error:")
+        "paddlegen: error: _partials/probe.yaml.j2:3: template error:"
+    )
 
 
 def test_a_template_syntax_error_names_template_and_line(runner, tmp_path):
-    result = runner.invoke(cli, ["render", str(GOOD_SPEC), "--stdout", "--templates",
-                                 job_template(tmp_path, "{% if %}")])
+    result = runner.invoke(
+        cli,
+        ["render", str(GOOD_SPEC), "--stdout", "--templates", job_template(tmp_path, "{% if %}")],
+    )
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines()[-1].startswith(
-        "paddlegen: error: job/job.yaml.j2:6: template syntax:")
+        "paddlegen: error: job/job.yaml.j2:6: template syntax:"
+    )
 
 
 def test_a_user_template_cannot_inject_yaml_through_spec_values(runner, tmp_path):
     """Values reach templates as data: a name cannot smuggle keys (tojson quotes it)."""
     templates = job_template(tmp_path, "{{ job.roles.worker.image | tojson }}")
     spec = tmp_path / "spec.yaml"
-    spec.write_text(GOOD_SPEC.read_text().replace(
-        "image: mypaddle/paddle:quickstart", 'image: "x:1\\n  evil: true"'))
+    spec.write_text(
+        GOOD_SPEC.read_text().replace(
+            "image: mypaddle/paddle:quickstart", 'image: "x:1\\n  evil: true"'
+        )
+    )
     result = runner.invoke(cli, ["render", str(spec), "--stdout", "--templates", templates])
     assert result.exit_code == 0, result.output
     assert "\nevil:" not in result.stdout and "\n  evil: true" not in result.stdout

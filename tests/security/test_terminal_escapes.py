@@ -19,8 +19,9 @@ from paddlegen.cli import cli
 from paddlegen.errors import Diagnostic
 
 # What no report may print raw, spelled out independently of report._UNPRINTABLE.
-RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
-                 "\ud800-\udfff]")
+RAW = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 HOSTILE = "\x1b[31mred\x1b]0;pwned\x07\r\x0b\x0c\x00\x7f\x85\x9b2J\u2028\u2029\u202e\u2066"
 
 # Semantic findings quote these values as they are (image-tag, volume-unique).
@@ -60,8 +61,9 @@ def _assert_no_raw_controls(result) -> None:
 @pytest.mark.parametrize("command", ["validate", "render"])
 @pytest.mark.parametrize("fmt", ["text", "github"])
 @pytest.mark.parametrize("spec", ["values", "keys"])
-def test_no_raw_control_character_reaches_the_terminal(runner, hostile_dir, tmp_path, command,
-                                                       fmt, spec):
+def test_no_raw_control_character_reaches_the_terminal(
+    runner, hostile_dir, tmp_path, command, fmt, spec
+):
     path = hostile_dir / f"{spec}\x1b[2K\r.yaml"
     path.write_text(VALUES_SPEC if spec == "values" else KEYS_SPEC, encoding="utf-8")
     args = [command, "--format", fmt, str(path)]
@@ -98,38 +100,54 @@ def test_json_keeps_the_exact_values_and_prints_no_raw_control(runner, hostile_d
     assert result.stdout.isascii()
     found = json.loads(result.stdout)
     assert {f["file"] for f in found} == {str(path)}
-    assert any("镜像-café\x1b[2J\x07\r\x85\u2028\u2029\u202e\u2066%0A" in f["message"]
-               for f in found)
+    assert any(
+        "镜像-café\x1b[2J\x07\r\x85\u2028\u2029\u202e\u2066%0A" in f["message"] for f in found
+    )
 
 
 def test_every_reporter_escapes_every_field():
-    d = Diagnostic(file=f"a{HOSTILE}.yaml", line=3, col=4, path=f"$.x{HOSTILE}",
-                   message=f"m{HOSTILE}", rule="r", hint=f"h{HOSTILE}", origin=f"o{HOSTILE}")
+    d = Diagnostic(
+        file=f"a{HOSTILE}.yaml",
+        line=3,
+        col=4,
+        path=f"$.x{HOSTILE}",
+        message=f"m{HOSTILE}",
+        rule="r",
+        hint=f"h{HOSTILE}",
+        origin=f"o{HOSTILE}",
+    )
     for name, reporter in report.REPORTERS.items():
         out = reporter([d, Diagnostic(file=f"b{HOSTILE}", severity="warning", message="w")])
         assert not RAW.findall(out.replace("\n", "")), (name, RAW.findall(out))
         lines = out.splitlines()
         if name == "text":
             assert len(lines) == 3  # two findings and the summary, no forged line
-            assert lines[0].startswith("a\\x1b[31mred\\x1b]0;pwned\\x07\\r\\x0b\\x0c\\x00\\x7f"
-                                       "\\x85\\x9b2J\\u2028\\u2029\\u202e\\u2066.yaml:3:4: error: ")
+            assert lines[0].startswith(
+                "a\\x1b[31mred\\x1b]0;pwned\\x07\\r\\x0b\\x0c\\x00\\x7f"
+                "\\x85\\x9b2J\\u2028\\u2029\\u202e\\u2066.yaml:3:4: error: "
+            )
         elif name == "github":
             assert len(lines) == 2 and all(line.startswith("::") for line in lines)
         else:
             assert json.loads(out)[0]["origin"] == f"o{HOSTILE}"
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("\x1b[31m", "\\x1b[31m"),
-    ("a\rb\nc\td", "a\\rb\\nc\\td"),
-    ("\x00\x07\x7f\x85\x9b", "\\x00\\x07\\x7f\\x85\\x9b"),
-    ("\u2028\u2029", "\\u2028\\u2029"),
-    ("\u202a\u202b\u202c\u202d\u202e", "\\u202a\\u202b\\u202c\\u202d\\u202e"),
-    ("\u2066\u2067\u2068\u2069\u200e\u200f\u061c", "\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f"
-                                                   "\\u061c"),
-    ("\udcff", "\\udcff"),  # an undecodable byte in a file name (surrogateescape)
-    ("训练任务 café naïve Ωμέγα 🚀 \\x1b", "训练任务 café naïve Ωμέγα 🚀 \\x1b"),
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x1b[31m", "\\x1b[31m"),
+        ("a\rb\nc\td", "a\\rb\\nc\\td"),
+        ("\x00\x07\x7f\x85\x9b", "\\x00\\x07\\x7f\\x85\\x9b"),
+        ("\u2028\u2029", "\\u2028\\u2029"),
+        ("\u202a\u202b\u202c\u202d\u202e", "\\u202a\\u202b\\u202c\\u202d\\u202e"),
+        (
+            "\u2066\u2067\u2068\u2069\u200e\u200f\u061c",
+            "\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c",
+        ),
+        ("\udcff", "\\udcff"),  # an undecodable byte in a file name (surrogateescape)
+        ("训练任务 café naïve Ωμέγα 🚀 \\x1b", "训练任务 café naïve Ωμέγα 🚀 \\x1b"),
+    ],
+)
 def test_printable(raw, shown):
     assert report.printable(raw) == shown
 

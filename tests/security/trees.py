@@ -33,15 +33,22 @@ def tree_state(root: Path) -> dict[str, tuple[object, ...]]:
             elif stat.S_ISDIR(info.st_mode):
                 state[rel] = ("dir", stat.S_IMODE(info.st_mode), info.st_mtime_ns)
             else:
-                state[rel] = ("file", full.read_bytes(), stat.S_IMODE(info.st_mode),
-                              info.st_mtime_ns)
+                state[rel] = (
+                    "file",
+                    full.read_bytes(),
+                    stat.S_IMODE(info.st_mode),
+                    info.st_mtime_ns,
+                )
     return state
 
 
 def files_of(root: Path) -> dict[str, bytes]:
     """Relative path -> bytes of every regular file below ``root``."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.is_symlink()}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 def render_good_tree(out: Path, spec: Path = GOOD_SPEC) -> None:

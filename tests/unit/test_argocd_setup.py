@@ -59,16 +59,22 @@ def test_rendered_jobs_lists_flat_jobs_and_environments(runner, tmp_path):
 def test_an_application_per_flat_job_and_per_environment():
     target = argo.Target(REPO, revision="main", path_prefix="gitops/deploy/")
     files = argo.applications({"flat": [], "staged": ["dev", "prod"]}, target)
-    assert sorted(files) == ["applications/flat.yaml", "applications/staged-dev.yaml",
-                             "applications/staged-prod.yaml"]
+    assert sorted(files) == [
+        "applications/flat.yaml",
+        "applications/staged-dev.yaml",
+        "applications/staged-prod.yaml",
+    ]
     assert_valid(files)
     apps = objects(files)
     app = apps["applications/staged-prod.yaml"]
     assert app["metadata"]["name"] == "staged-prod"
     assert app["metadata"]["namespace"] == "argocd"
     assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
-    assert app["spec"]["source"] == {"repoURL": REPO, "targetRevision": "main",
-                                     "path": "gitops/deploy/staged/overlays/prod"}
+    assert app["spec"]["source"] == {
+        "repoURL": REPO,
+        "targetRevision": "main",
+        "path": "gitops/deploy/staged/overlays/prod",
+    }
     assert apps["applications/flat.yaml"]["spec"]["source"]["path"] == "gitops/deploy/flat"
     assert app["spec"]["destination"] == {"server": "https://kubernetes.default.svc"}
     assert app["spec"]["project"] == "default"
@@ -92,9 +98,10 @@ def test_an_application_name_too_long_for_a_label_is_an_error():
 def test_sync_policy_follows_auto_sync_and_destination_namespace():
     auto = argo.Target(REPO, dest_namespace="ml")
     spec = objects(argo.applications({"a": []}, auto))["applications/a.yaml"]["spec"]
-    assert spec["syncPolicy"] == {"automated": {"prune": True, "selfHeal": True},
-                                  "syncOptions": ["ApplyOutOfSyncOnly=true",
-                                                  "CreateNamespace=true"]}
+    assert spec["syncPolicy"] == {
+        "automated": {"prune": True, "selfHeal": True},
+        "syncOptions": ["ApplyOutOfSyncOnly=true", "CreateNamespace=true"],
+    }
     assert spec["destination"]["namespace"] == "ml"
     manual = argo.Target(REPO, auto_sync=False)
     spec = objects(argo.applications({"a": []}, manual))["applications/a.yaml"]["spec"]
@@ -102,17 +109,35 @@ def test_sync_policy_follows_auto_sync_and_destination_namespace():
     assert "namespace" not in spec["destination"]
 
 
-@pytest.mark.parametrize(("prefix", "env", "patterns", "name"), [
-    ("deploy", None, ["deploy/*/kustomization.yaml", "deploy/*/overlays/*/kustomization.yaml"],
-     "{{ index .path.segments 1 }}{{ if gt (len .path.segments) 2 }}-{{ .path.basename }}"
-     "{{ end }}"),
-    ("/gitops/deploy/", "prod", ["gitops/deploy/*/kustomization.yaml",
-                                 "gitops/deploy/*/overlays/prod/kustomization.yaml"],
-     "{{ index .path.segments 2 }}-prod"),
-    (".", None, ["*/kustomization.yaml", "*/overlays/*/kustomization.yaml"],
-     "{{ index .path.segments 0 }}{{ if gt (len .path.segments) 1 }}-{{ .path.basename }}"
-     "{{ end }}"),
-], ids=["deploy", "nested-prefix-with-env", "repository-root"])
+@pytest.mark.parametrize(
+    ("prefix", "env", "patterns", "name"),
+    [
+        (
+            "deploy",
+            None,
+            ["deploy/*/kustomization.yaml", "deploy/*/overlays/*/kustomization.yaml"],
+            "{{ index .path.segments 1 }}{{ if gt (len .path.segments) 2 }}-{{ .path.basename }}"
+            "{{ end }}",
+        ),
+        (
+            "/gitops/deploy/",
+            "prod",
+            [
+                "gitops/deploy/*/kustomization.yaml",
+                "gitops/deploy/*/overlays/prod/kustomization.yaml",
+            ],
+            "{{ index .path.segments 2 }}-prod",
+        ),
+        (
+            ".",
+            None,
+            ["*/kustomization.yaml", "*/overlays/*/kustomization.yaml"],
+            "{{ index .path.segments 0 }}{{ if gt (len .path.segments) 1 }}-{{ .path.basename }}"
+            "{{ end }}",
+        ),
+    ],
+    ids=["deploy", "nested-prefix-with-env", "repository-root"],
+)
 def test_applicationset_generates_from_every_kustomization(prefix, env, patterns, name):
     files = argo.application_set(argo.Target(REPO, path_prefix=prefix), env)
     assert_valid(files)
@@ -137,7 +162,8 @@ def test_health_configmap_patches_argocd_cm_with_every_check():
     assert sorted(configmap["data"]) == [
         "resource.customizations.health.batch.paddlepaddle.org_PaddleJob",
         "resource.customizations.health.kubeflow.org_PaddleJob",
-        "resource.customizations.health.scheduling.volcano.sh_PodGroup"]
+        "resource.customizations.health.scheduling.volcano.sh_PodGroup",
+    ]
     assert configmap["data"] == argo.health_scripts()  # embedded whole, as literal blocks
     assert "|\n" in files[argo.HEALTH_FILE]
 
@@ -157,8 +183,14 @@ def test_cmp_plugin_uses_the_sidecar_format():
 def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     # paddlegen from this interpreter's environment, as the sidecar image would have it.
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False,
-                          env={**os.environ, "PATH": path, **env})
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PATH": path, **env},
+    )
 
 
 def test_cmp_discovery_matches_only_folders_with_specs(tmp_path):
@@ -180,14 +212,14 @@ def test_cmp_generate_prints_only_manifests_on_stdout(tmp_path):
     if not shutil.which("sh"):
         pytest.skip("needs sh")
     command = objects(argo.cmp_plugin())[argo.CMP_FILE]["spec"]["generate"]["command"]
-    spec = (job_spec("staged") + OVERLAYS).replace("  resources: {limits: {memory: 1Gi}}\n",
-                                                       "")
+    spec = (job_spec("staged") + OVERLAYS).replace("  resources: {limits: {memory: 1Gi}}\n", "")
     (tmp_path / "staged.yaml").write_text(spec)
     base = _run(command, tmp_path)
     assert base.returncode == 0, base.stderr
     docs = [d for d in yaml.safe_load_all(base.stdout) if d is not None]
-    assert [(d["kind"], d["spec"]["template"]["spec"]["containers"][0]["image"]) for d in docs] \
-        == [("Job", "img:1")]
+    assert [(d["kind"], d["spec"]["template"]["spec"]["containers"][0]["image"]) for d in docs] == [
+        ("Job", "img:1")
+    ]
     assert "[limits-missing]" in base.stderr  # warnings go to stderr, never into the stream
     prod = _run(command, tmp_path, ARGOCD_ENV_PADDLEGEN_ENV="prod")
     assert prod.returncode == 0, prod.stderr
@@ -204,7 +236,10 @@ def test_cli_writes_the_applicationset_setup(runner, tmp_path):
     assert result.stdout == ""
     assert result.stderr == f"{out}: 3 written, 0 unchanged, 0 removed\n"
     assert sorted(p.name for p in out.iterdir()) == [
-        "applicationset.yaml", "argocd-cm-health.yaml", "cmp-plugin.yaml"]
+        "applicationset.yaml",
+        "argocd-cm-health.yaml",
+        "cmp-plugin.yaml",
+    ]
     again = runner.invoke(cli, args)
     assert again.stderr == f"{out}: 0 written, 3 unchanged, 0 removed\n"
 
@@ -215,13 +250,28 @@ def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
     common = ["--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
     assert runner.invoke(cli, ["argocd", *common]).exit_code == 0
     (out / "README.md").write_text("ours\n")
-    result = runner.invoke(cli, ["argocd", "--mode", "applications", "--env", "prod",
-                                 "--dest-namespace", "ml", "--no-auto-sync", *common])
+    result = runner.invoke(
+        cli,
+        [
+            "argocd",
+            "--mode",
+            "applications",
+            "--env",
+            "prod",
+            "--dest-namespace",
+            "ml",
+            "--no-auto-sync",
+            *common,
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert f"paddlegen: kept {out}/README.md (not generated by paddlegen)" in result.stderr
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml")) == [
-        "applications/flat-prod.yaml", "applications/staged-prod.yaml",
-        "argocd-cm-health.yaml", "cmp-plugin.yaml"]
+        "applications/flat-prod.yaml",
+        "applications/staged-prod.yaml",
+        "argocd-cm-health.yaml",
+        "cmp-plugin.yaml",
+    ]
     app = yaml.safe_load((out / "applications" / "staged-prod.yaml").read_text())
     assert app["spec"]["source"]["path"] == "deploy/staged/overlays/prod"
     assert "automated" not in app["spec"]["syncPolicy"]
@@ -229,15 +279,39 @@ def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
 
 
 def test_cli_errors_name_the_problem(runner, tmp_path):
-    missing = runner.invoke(cli, ["argocd", "--mode", "applications", "--deploy",
-                                  str(tmp_path / "nothing"), "--repo-url", REPO,
-                                  "-o", str(tmp_path / "argocd")])
+    missing = runner.invoke(
+        cli,
+        [
+            "argocd",
+            "--mode",
+            "applications",
+            "--deploy",
+            str(tmp_path / "nothing"),
+            "--repo-url",
+            REPO,
+            "-o",
+            str(tmp_path / "argocd"),
+        ],
+    )
     assert missing.exit_code == 2
-    assert missing.stderr == ("paddlegen: error: no rendered jobs found (run `paddlegen "
-                              "render` first)\n")
+    assert missing.stderr == (
+        "paddlegen: error: no rendered jobs found (run `paddlegen render` first)\n"
+    )
     deploy = rendered_tree(runner, tmp_path)
-    no_env = runner.invoke(cli, ["argocd", "--deploy", str(deploy), "--env", "test",
-                                 "--repo-url", REPO, "-o", str(tmp_path / "argocd")])
+    no_env = runner.invoke(
+        cli,
+        [
+            "argocd",
+            "--deploy",
+            str(deploy),
+            "--env",
+            "test",
+            "--repo-url",
+            REPO,
+            "-o",
+            str(tmp_path / "argocd"),
+        ],
+    )
     assert no_env.exit_code == 2
     assert no_env.stderr == "paddlegen: error: no rendered job has an overlay 'test'\n"
     assert not (tmp_path / "argocd").exists()
@@ -257,17 +331,21 @@ spec:
 {extra}  run:
     ttlSecondsAfterFinished: 600
 """
-DISTRIBUTED = "  distributed: {volume: data, trainConfigDir: conf}\n" \
-              "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n"
+DISTRIBUTED = (
+    "  distributed: {volume: data, trainConfigDir: conf}\n"
+    "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n"
+)
 
 
-@pytest.mark.parametrize(("workload", "extra", "kind"), [
-    ("job", "", "Job"),
-    ("distributed-job", DISTRIBUTED, "Job"),
-    ("kubeflow-paddlejob", "", "PaddleJob"),
-])
-def test_ttl_warns_where_the_cluster_deletes_the_finished_object(tmp_path, workload, extra,
-                                                                  kind):
+@pytest.mark.parametrize(
+    ("workload", "extra", "kind"),
+    [
+        ("job", "", "Job"),
+        ("distributed-job", DISTRIBUTED, "Job"),
+        ("kubeflow-paddlejob", "", "PaddleJob"),
+    ],
+)
+def test_ttl_warns_where_the_cluster_deletes_the_finished_object(tmp_path, workload, extra, kind):
     from paddlegen import api
 
     spec = tmp_path / "ttl.yaml"
@@ -276,7 +354,7 @@ def test_ttl_warns_where_the_cluster_deletes_the_finished_object(tmp_path, workl
     (found,) = [d for d in warnings if d.rule == "argocd-ttl"]
     assert (found.severity, found.path) == ("warning", "$.spec.run.ttlSecondsAfterFinished")
     lines = spec.read_text().splitlines()
-    assert lines[found.line - 1][found.col - 1:] == "600"
+    assert lines[found.line - 1][found.col - 1 :] == "600"
     assert f"the finished {kind} is deleted" in found.message
     assert "OutOfSync" in found.message and "ignoreDifferences" in found.hint
 
@@ -285,8 +363,11 @@ def test_ttl_is_quiet_without_ttl_and_for_the_paddleflow_paddlejob(tmp_path):
     from paddlegen import api
 
     spec = tmp_path / "ttl.yaml"
-    spec.write_text(TTL_SPEC.format(workload="job", extra="").replace(
-        "ttlSecondsAfterFinished: 600", "backoffLimit: 1"))
+    spec.write_text(
+        TTL_SPEC.format(workload="job", extra="").replace(
+            "ttlSecondsAfterFinished: 600", "backoffLimit: 1"
+        )
+    )
     assert not [d for d in api.load_valid(spec)[1] if d.rule == "argocd-ttl"]
     # The PaddleFlow PaddleJob has no TTL: workload-setting already says it is ignored.
     spec.write_text(TTL_SPEC.format(workload="paddlejob", extra=""))

@@ -16,8 +16,11 @@ SETTINGS = "  distributed: {volume: data, trainConfigDir: quick_start}\n"
 def findings(body: str, workload: str | None = None) -> list[str]:
     """The text report of a spec body (the header takes lines 1-3), without the summary."""
     doc = parse_spec(HEADER + body, "spec.yaml")
-    return [line for line in report.text(api.validate_document(doc, workload)).splitlines()
-            if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))]
+    return [
+        line
+        for line in report.text(api.validate_document(doc, workload)).splitlines()
+        if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))
+    ]
 
 
 def rules(body: str) -> list[str]:
@@ -25,8 +28,10 @@ def rules(body: str) -> list[str]:
 
 
 def distributed(extra: str = "", replicas: int = 1) -> str:
-    return ("spec:\n  workload: distributed-job\n  image: img:1\n"
-            f"  worker: {{replicas: {replicas}}}\n" + VOLUME + SETTINGS + extra)
+    return (
+        "spec:\n  workload: distributed-job\n  image: img:1\n"
+        f"  worker: {{replicas: {replicas}}}\n" + VOLUME + SETTINGS + extra
+    )
 
 
 def test_a_valid_single_pod_spec_has_no_findings():
@@ -64,17 +69,21 @@ def test_missing_distributed_section_points_at_spec():
 
 
 def test_ports_beyond_65535_are_an_error_at_the_port():
-    body = distributed().replace("trainConfigDir: quick_start}",
-                                 "trainConfigDir: quick_start,\n"
-                                 "                port: 65533, portsNum: 2, portsNumSparse: 2}")
+    body = distributed().replace(
+        "trainConfigDir: quick_start}",
+        "trainConfigDir: quick_start,\n"
+        "                port: 65533, portsNum: 2, portsNumSparse: 2}",
+    )
     assert findings(body) == [
         "spec.yaml:10:23: error: $.spec.distributed.port: ports 65533..65536 (port + portsNum + "
-        "portsNumSparse - 1) go beyond 65535 (use a port of at most 65532) [distributed-ports]"]
+        "portsNumSparse - 1) go beyond 65535 (use a port of at most 65532) [distributed-ports]"
+    ]
 
 
 def test_the_last_port_may_be_65535():
-    body = distributed().replace("trainConfigDir: quick_start}",
-                                 "trainConfigDir: quick_start, port: 65532, portsNum: 4}")
+    body = distributed().replace(
+        "trainConfigDir: quick_start}", "trainConfigDir: quick_start, port: 65532, portsNum: 4}"
+    )
     assert findings(body) == []
 
 
@@ -82,21 +91,24 @@ def test_two_start_commands_are_an_error():
     body = distributed("  command: [a]\n").replace("quick_start}", "quick_start, command: [b]}")
     assert findings(body) == [
         "spec.yaml:9:60: error: $.spec.distributed.command: distributed.command and spec.command "
-        "both set the start command (keep one of them) [distributed-command]"]
+        "both set the start command (keep one of them) [distributed-command]"
+    ]
 
 
 def test_env_of_the_image_contract_cannot_be_set_by_hand():
     body = distributed("  env: [{name: JOB_NAMESPACE, value: default}, {name: OK, value: x}]\n")
     assert findings(body) == [
         "spec.yaml:10:16: error: $.spec.env[0].name: env 'JOB_NAMESPACE' is set by workload "
-        "'distributed-job' from the pod's namespace (remove it here) [distributed-env]"]
+        "'distributed-job' from the pod's namespace (remove it here) [distributed-env]"
+    ]
 
 
 def test_distributed_settings_elsewhere_are_ignored_with_a_warning():
     body = "spec:\n  workload: job\n  image: img:1\n" + VOLUME + SETTINGS
     assert findings(body) == [
         "spec.yaml:8:3: warning: $.spec.distributed: spec.distributed only applies to workload "
-        "'distributed-job'; workload 'job' ignores it [workload-setting]"]
+        "'distributed-job'; workload 'job' ignores it [workload-setting]"
+    ]
 
 
 HOST_PORT_WARNING = (
@@ -104,25 +116,30 @@ HOST_PORT_WARNING = (
     "3 pods need 3 nodes; if fewer fit, the pods that start wait for the rest forever (the image "
     "waits until every pod runs) (bound the wait with run.activeDeadlineSeconds, start all pods "
     "or none with scheduling.scheduler: volcano, or set distributed.hostPorts: false (every pod "
-    "has its own IP)) [hostport-nodes]")
+    "has its own IP)) [hostport-nodes]"
+)
 
 
 def test_host_ports_warn_that_every_pod_needs_its_own_node():
     assert findings(distributed(replicas=3)) == [HOST_PORT_WARNING]
 
 
-@pytest.mark.parametrize("extra", [
-    "  run: {activeDeadlineSeconds: 3600}\n",
-    "  scheduling: {scheduler: volcano}\n",
-    "  scheduling: {scheduler: volcano, minAvailable: 3}\n",
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "  run: {activeDeadlineSeconds: 3600}\n",
+        "  scheduling: {scheduler: volcano}\n",
+        "  scheduling: {scheduler: volcano, minAvailable: 3}\n",
+    ],
+)
 def test_a_bounded_wait_silences_the_host_port_warning(extra):
     assert findings(distributed(extra, replicas=3)) == []
 
 
 def test_a_partial_gang_does_not_bound_the_wait():
-    assert rules(distributed("  scheduling: {scheduler: volcano, minAvailable: 2}\n",
-                             replicas=3)) == ["hostport-nodes"]
+    assert rules(
+        distributed("  scheduling: {scheduler: volcano, minAvailable: 2}\n", replicas=3)
+    ) == ["hostport-nodes"]
 
 
 def test_no_host_ports_no_warning():
@@ -135,7 +152,9 @@ def test_warnings_reach_the_rendered_result(tmp_path):
     spec.write_text(HEADER + distributed(replicas=3))
     (rendered,) = api.render_specs([spec])
     assert [(w.severity, w.rule, w.line, w.col) for w in rendered.warnings] == [
-        ("warning", "limits-missing", 4, 1), ("warning", "hostport-nodes", 7, 22)]
+        ("warning", "limits-missing", 4, 1),
+        ("warning", "hostport-nodes", 7, 22),
+    ]
 
 
 def test_errors_stop_rendering(tmp_path):
@@ -147,37 +166,48 @@ def test_errors_stop_rendering(tmp_path):
 
 
 def test_data_job_needs_an_image():
-    body = ("spec:\n  workload: job\n  worker: {image: img:1}\n" + VOLUME
-            + "  dataPrep: {volume: data}\n")
+    body = (
+        "spec:\n  workload: job\n  worker: {image: img:1}\n"
+        + VOLUME
+        + "  dataPrep: {volume: data}\n"
+    )
     assert findings(body) == [
         "spec.yaml:8:3: error: $.spec.dataPrep: the data Job has no image: set dataPrep.image or "
-        "spec.image [image-required]"]
+        "spec.image [image-required]"
+    ]
 
 
 def test_split_count_other_than_the_trainers_warns():
-    body = distributed("  run: {activeDeadlineSeconds: 60}\n  dataPrep: {volume: data, "
-                       "splitCount: 2}\n", replicas=3)
+    body = distributed(
+        "  run: {activeDeadlineSeconds: 60}\n  dataPrep: {volume: data, splitCount: 2}\n",
+        replicas=3,
+    )
     assert findings(body) == [
         "spec.yaml:11:40: warning: $.spec.dataPrep.splitCount: splitCount 2 differs from the 3 "
         "trainers: trainer i reads part i, so trainers 2 and up get no data (leave splitCount out "
-        "to split per trainer) [dataprep-layout]"]
+        "to split per trainer) [dataprep-layout]"
+    ]
 
 
 def test_data_on_another_volume_than_the_trainers_read_warns():
     body = distributed("  dataPrep: {volume: other}\n").replace(
-        VOLUME, "  volumes: [{name: data, mountPath: /data, hostPath: {path: /mfs}},\n"
-                "            {name: other, mountPath: /other, emptyDir: {}}]\n")
+        VOLUME,
+        "  volumes: [{name: data, mountPath: /data, hostPath: {path: /mfs}},\n"
+        "            {name: other, mountPath: /other, emptyDir: {}}]\n",
+    )
     assert findings(body) == [
         "spec.yaml:11:22: warning: $.spec.dataPrep.volume: the data Job writes to volume 'other' "
         "but the trainers read volume 'data' (distributed.volume) (use volume 'data') "
-        "[dataprep-layout]"]
+        "[dataprep-layout]"
+    ]
 
 
 def test_out_dir_outside_the_job_folder_warns():
     body = distributed("  dataPrep: {volume: data, outDir: /data/elsewhere}\n")
     assert findings(body) == [
         "spec.yaml:10:36: warning: $.spec.dataPrep.outDir: the trainers read /data/demo "
-        "(JOB_PATH/JOB_NAME), not this outDir (leave outDir out) [dataprep-layout]"]
+        "(JOB_PATH/JOB_NAME), not this outDir (leave outDir out) [dataprep-layout]"
+    ]
     assert findings(distributed("  dataPrep: {volume: data, outDir: /data/demo/}\n")) == []
 
 
@@ -192,29 +222,38 @@ NFS = """\
 
 
 def test_read_write_once_shared_by_several_pods_warns_at_the_access_modes():
-    body = ("spec:\n  workload: paddlejob\n  image: img:1\n  ps: {replicas: 2}\n"
-            "  worker: {replicas: 2}\n" + NFS)
+    body = (
+        "spec:\n  workload: paddlejob\n  image: img:1\n  ps: {replicas: 2}\n"
+        "  worker: {replicas: 2}\n" + NFS
+    )
     assert findings(body) == [
         "spec.yaml:14:20: warning: $.spec.volumes[0].accessModes: ReadWriteOnce lets only one "
         "node mount volume 'data', but 4 pods share it; the others cannot mount it (use "
-        "accessModes: [ReadWriteMany] (NFS, EFS and CephFS support it)) [volume-access-mode]"]
+        "accessModes: [ReadWriteMany] (NFS, EFS and CephFS support it)) [volume-access-mode]"
+    ]
 
 
 def test_the_data_job_counts_as_a_pod_sharing_the_volume():
-    body = ("spec:\n  workload: job\n  image: img:1\n" + NFS.replace("ReadWriteOnce",
-                                                                  "ReadWriteOncePod")
-            + "  dataPrep: {volume: data}\n")
+    body = (
+        "spec:\n  workload: job\n  image: img:1\n"
+        + NFS.replace("ReadWriteOnce", "ReadWriteOncePod")
+        + "  dataPrep: {volume: data}\n"
+    )
     assert findings(body) == [
         "spec.yaml:12:20: warning: $.spec.volumes[0].accessModes: ReadWriteOncePod lets only one "
         "pod mount volume 'data', but 2 pods including the data Job share it; the others cannot "
         "mount it (use accessModes: [ReadWriteMany] (NFS, EFS and CephFS support it)) "
-        "[volume-access-mode]"]
+        "[volume-access-mode]"
+    ]
 
 
-@pytest.mark.parametrize("spec", [
-    "spec:\n  workload: job\n  image: img:1\n" + NFS,  # one pod
-    "spec:\n  workload: paddlejob\n  image: img:1\n  worker: {replicas: 4}\n"
-    + NFS.replace("[ReadWriteOnce]", "[ReadWriteOnce, ReadWriteMany]"),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "spec:\n  workload: job\n  image: img:1\n" + NFS,  # one pod
+        "spec:\n  workload: paddlejob\n  image: img:1\n  worker: {replicas: 4}\n"
+        + NFS.replace("[ReadWriteOnce]", "[ReadWriteOnce, ReadWriteMany]"),
+    ],
+)
 def test_read_write_once_is_fine_for_one_pod_or_with_read_write_many(spec):
     assert findings(spec) == []

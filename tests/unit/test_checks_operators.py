@@ -14,8 +14,11 @@ HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
 def findings_of(doc: Document, workload: str | None = None) -> list[str]:
     """The text report of a loaded spec, without the summary line (and without the memory-limit
     warning almost every small spec gets; tests/unit/test_security_defaults.py covers it)."""
-    return [line for line in report.text(api.validate_document(doc, workload)).splitlines()
-            if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))]
+    return [
+        line
+        for line in report.text(api.validate_document(doc, workload)).splitlines()
+        if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))
+    ]
 
 
 def findings(body: str, workload: str | None = None) -> list[str]:
@@ -31,8 +34,10 @@ spec:
   worker: {replicas: 2}
   paddlejob:
     withGloo: 1
-""") == ["spec.yaml:9:15: error: $.spec.paddlejob.withGloo: withGloo 1 needs ps: the operator "
-         "only starts Gloo in PS mode (add spec.ps, or remove withGloo) [paddlejob-gloo]"]
+""") == [
+        "spec.yaml:9:15: error: $.spec.paddlejob.withGloo: withGloo 1 needs ps: the operator "
+        "only starts Gloo in PS mode (add spec.ps, or remove withGloo) [paddlejob-gloo]"
+    ]
 
 
 def test_with_gloo_off_is_fine_without_ps():
@@ -46,9 +51,11 @@ spec:
   image: img:1
   ps: {replicas: 1}
   paddlejob: {withGloo: 2, intranet: Service}
-""") == ["spec.yaml:8:25: warning: $.spec.paddlejob.withGloo: withGloo 2 has no effect with "
-         "intranet Service: the operator only sets Gloo up for PodIP and Host (use intranet "
-         "PodIP (the default) or Host) [paddlejob-gloo]"]
+""") == [
+        "spec.yaml:8:25: warning: $.spec.paddlejob.withGloo: withGloo 2 has no effect with "
+        "intranet Service: the operator only sets Gloo up for PodIP and Host (use intranet "
+        "PodIP (the default) or Host) [paddlejob-gloo]"
+    ]
 
 
 def test_heter_needs_ps():
@@ -57,18 +64,23 @@ spec:
   workload: paddlejob
   image: img:1
   heter: {replicas: 1}
-""") == ["spec.yaml:7:3: error: $.spec.heter: the heter role needs ps: heterogeneous training "
-         "is a form of PS mode (add spec.ps, or remove spec.heter) [paddlejob-heter]"]
+""") == [
+        "spec.yaml:7:3: error: $.spec.heter: the heter role needs ps: heterogeneous training "
+        "is a form of PS mode (add spec.ps, or remove spec.heter) [paddlejob-heter]"
+    ]
 
 
 def test_heter_with_ps_is_fine():
-    assert findings("""\
+    assert (
+        findings("""\
 spec:
   workload: paddlejob
   image: img:1
   ps: {replicas: 1}
   heter: {replicas: 1}
-""") == []
+""")
+        == []
+    )
 
 
 def test_kubeflow_has_no_heter():
@@ -78,26 +90,37 @@ spec:
   image: img:1
   ps: {replicas: 1}
   heter: {replicas: 1}
-""") == ["spec.yaml:8:3: error: $.spec.heter: workload 'kubeflow-paddlejob' has no heter role: "
-         "the Kubeflow PaddleJob knows only Master (from ps) and Worker (use workload "
-         "'paddlejob' for heterogeneous training) [kubeflow-heter]"]
+""") == [
+        "spec.yaml:8:3: error: $.spec.heter: workload 'kubeflow-paddlejob' has no heter role: "
+        "the Kubeflow PaddleJob knows only Master (from ps) and Worker (use workload "
+        "'paddlejob' for heterogeneous training) [kubeflow-heter]"
+    ]
 
 
 def test_the_workload_override_is_checked_too():
     body = "spec: {image: img:1, ps: {replicas: 1}, heter: {replicas: 1}}\n"
     assert findings(body) == []  # the default workload, paddlejob, has heter
     assert [line.rsplit(" ", 1)[-1] for line in findings(body, "kubeflow-paddlejob")] == [
-        "[kubeflow-heter]"]
+        "[kubeflow-heter]"
+    ]
 
 
-@pytest.mark.parametrize(("workload", "role", "suffix"), [
-    ("paddlejob", "worker", "worker-11"),
-    ("paddlejob", "ps", "ps-11"),
-    ("kubeflow-paddlejob", "ps", "master-11"),  # the operator names Master pods <name>-master-<i>
-])
+@pytest.mark.parametrize(
+    ("workload", "role", "suffix"),
+    [
+        ("paddlejob", "worker", "worker-11"),
+        ("paddlejob", "ps", "ps-11"),
+        (
+            "kubeflow-paddlejob",
+            "ps",
+            "master-11",
+        ),  # the operator names Master pods <name>-master-<i>
+    ],
+)
 def test_pod_names_must_stay_dns_labels(workload, role, suffix):
     name = "n" * (63 - len(suffix))  # one character too long for the last pod's name
-    doc = parse_spec(f"""\
+    doc = parse_spec(
+        f"""\
 apiVersion: paddlegen/v1
 kind: TrainingJob
 metadata:
@@ -106,12 +129,15 @@ spec:
   workload: {workload}
   image: img:1
   {role}: {{replicas: 12}}
-""", "spec.yaml")
+""",
+        "spec.yaml",
+    )
     derived = f"{name}-{suffix}"
     assert findings_of(doc) == [
         f"spec.yaml:4:9: error: $.metadata.name: '{name}' is too long for workload "
         f"'{workload}': the derived name '{derived}' has 64 characters, more than 63 (shorten "
-        "the name by 1 characters) [name-length]"]
+        "the name by 1 characters) [name-length]"
+    ]
 
 
 def test_the_longest_name_that_fits():
@@ -126,18 +152,22 @@ spec:
   workload: kubeflow-paddlejob
   image: img:1
   paddlejob: {cleanPodPolicy: Never}
-""") == ["spec.yaml:7:3: warning: $.spec.paddlejob: spec.paddlejob only applies to workload "
-         "'paddlejob'; workload 'kubeflow-paddlejob' ignores it [workload-setting]"]
+""") == [
+        "spec.yaml:7:3: warning: $.spec.paddlejob: spec.paddlejob only applies to workload "
+        "'paddlejob'; workload 'kubeflow-paddlejob' ignores it [workload-setting]"
+    ]
     assert findings("spec: {image: img:1, kubeflow: {port: 1234}}\n") == [
         "spec.yaml:4:22: warning: $.spec.kubeflow: spec.kubeflow only applies to workload "
-        "'kubeflow-paddlejob'; workload 'paddlejob' ignores it [workload-setting]"]
+        "'kubeflow-paddlejob'; workload 'paddlejob' ignores it [workload-setting]"
+    ]
 
 
 def test_run_fields_the_paddleflow_crd_lacks_are_reported():
     assert findings("spec: {image: img:1, run: {restartPolicy: Never, backoffLimit: 3}}\n") == [
         "spec.yaml:4:50: warning: $.spec.run.backoffLimit: the PaddleFlow PaddleJob has no "
         "backoffLimit; workload 'paddlejob' ignores it (workload 'kubeflow-paddlejob' supports "
-        "it (runPolicy)) [workload-setting]"]
+        "it (runPolicy)) [workload-setting]"
+    ]
 
 
 def test_errors_stop_the_render(tmp_path):
@@ -145,5 +175,7 @@ def test_errors_stop_the_render(tmp_path):
     spec.write_text(HEADER + "spec: {image: x, heter: {replicas: 1}, paddlejob: {withGloo: 1}}\n")
     with pytest.raises(SpecError) as caught:
         api.render_specs([spec])
-    assert sorted(d.rule for d in caught.value.diagnostics if d.is_error) == ["paddlejob-gloo",
-                                                                "paddlejob-heter"]
+    assert sorted(d.rule for d in caught.value.diagnostics if d.is_error) == [
+        "paddlejob-gloo",
+        "paddlejob-heter",
+    ]

@@ -14,44 +14,88 @@ from paddlegen.errors import InputError
 from paddlegen.explain import OUTPUTS, explain, field_paths, format_doc, outputs
 from paddlegen.loader import parse_spec
 
-_VOLUMES = [{"name": "data", "mountPath": "/data", "nfs": {"server": "10.0.0.1", "path": "/nas"},
-             "capacity": "10Gi"},
-            {"name": "scratch", "mountPath": "/scratch", "emptyDir": {}}]
-_COMMON = {"image": "r/train:v1", "shm": "1Gi", "volumes": _VOLUMES,
-           "scheduling": {"scheduler": "volcano"},
-           "dataPrep": {"volume": "data", "image": "r/data:v1"}}
+_VOLUMES = [
+    {
+        "name": "data",
+        "mountPath": "/data",
+        "nfs": {"server": "10.0.0.1", "path": "/nas"},
+        "capacity": "10Gi",
+    },
+    {"name": "scratch", "mountPath": "/scratch", "emptyDir": {}},
+]
+_COMMON = {
+    "image": "r/train:v1",
+    "shm": "1Gi",
+    "volumes": _VOLUMES,
+    "scheduling": {"scheduler": "volcano"},
+    "dataPrep": {"volume": "data", "image": "r/data:v1"},
+}
 # One spec per workload with every feature the table talks about switched on.
 BASES: dict[str, dict[str, Any]] = {
     "job": {**_COMMON, "workload": "job"},
-    "distributed-job": {**_COMMON, "workload": "distributed-job", "worker": {"replicas": 2},
-                        "distributed": {"volume": "data", "trainConfigDir": "qs"}},
-    "paddlejob": {**_COMMON, "workload": "paddlejob", "ps": {"replicas": 1},
-                  "worker": {"replicas": 2}, "heter": {"replicas": 1},
-                  "paddlejob": {"withGloo": 1}},
-    "kubeflow-paddlejob": {**_COMMON, "workload": "kubeflow-paddlejob", "ps": {"replicas": 1},
-                           "worker": {"replicas": 2}},
+    "distributed-job": {
+        **_COMMON,
+        "workload": "distributed-job",
+        "worker": {"replicas": 2},
+        "distributed": {"volume": "data", "trainConfigDir": "qs"},
+    },
+    "paddlejob": {
+        **_COMMON,
+        "workload": "paddlejob",
+        "ps": {"replicas": 1},
+        "worker": {"replicas": 2},
+        "heter": {"replicas": 1},
+        "paddlejob": {"withGloo": 1},
+    },
+    "kubeflow-paddlejob": {
+        **_COMMON,
+        "workload": "kubeflow-paddlejob",
+        "ps": {"replicas": 1},
+        "worker": {"replicas": 2},
+    },
 }
 # A new value per field (per workload where the base already has the first choice).
 MUTATIONS: dict[str, Any] = {
-    "metadata.name": "other-name", "metadata.namespace": "other-ns",
-    "metadata.labels": {"team": "x"}, "spec.image": "r/other:v2", "spec.command": ["other"],
-    "spec.args": ["--x"], "spec.env": [{"name": "X", "value": "1"}],
-    "spec.resources": {"requests": {"cpu": "3"}}, "spec.gpus": 2,
-    "spec.nodeSelector": {"disk": "ssd"}, "spec.shm": "3Gi", "spec.worker.replicas": 3,
-    "spec.ps.replicas": 3, "spec.heter.replicas": 2, "spec.volumes.mountPath": "/other",
-    "spec.volumes.capacity": "20Gi", "spec.scheduling.scheduler": "default",
-    "spec.scheduling.minAvailable": 1, "spec.scheduling.queue": "q2",
+    "metadata.name": "other-name",
+    "metadata.namespace": "other-ns",
+    "metadata.labels": {"team": "x"},
+    "spec.image": "r/other:v2",
+    "spec.command": ["other"],
+    "spec.args": ["--x"],
+    "spec.env": [{"name": "X", "value": "1"}],
+    "spec.resources": {"requests": {"cpu": "3"}},
+    "spec.gpus": 2,
+    "spec.nodeSelector": {"disk": "ssd"},
+    "spec.shm": "3Gi",
+    "spec.worker.replicas": 3,
+    "spec.ps.replicas": 3,
+    "spec.heter.replicas": 2,
+    "spec.volumes.mountPath": "/other",
+    "spec.volumes.capacity": "20Gi",
+    "spec.scheduling.scheduler": "default",
+    "spec.scheduling.minAvailable": 1,
+    "spec.scheduling.queue": "q2",
     "spec.run.restartPolicy": {"*": "OnFailure", "kubeflow-paddlejob": "Never"},
-    "spec.run.backoffLimit": 5, "spec.run.activeDeadlineSeconds": 100,
-    "spec.run.ttlSecondsAfterFinished": 60, "spec.paddlejob.cleanPodPolicy": "Always",
-    "spec.paddlejob.withGloo": 2, "spec.paddlejob.intranet": "Host",
-    "spec.paddlejob.elastic": 1, "spec.kubeflow.cleanPodPolicy": "All",
-    "spec.kubeflow.port": 4000, "spec.distributed.volume": "scratch",
-    "spec.distributed.trainConfigDir": "other", "spec.distributed.nic": "eth1",
-    "spec.distributed.port": 8000, "spec.distributed.portsNum": 3,
-    "spec.distributed.portsNumSparse": 1, "spec.distributed.trainerCount": 4,
-    "spec.distributed.hostPorts": False, "spec.dataPrep.image": "r/data:v2",
-    "spec.dataPrep.splitCount": 7, "spec.dataPrep.outDir": "/data/elsewhere",
+    "spec.run.backoffLimit": 5,
+    "spec.run.activeDeadlineSeconds": 100,
+    "spec.run.ttlSecondsAfterFinished": 60,
+    "spec.paddlejob.cleanPodPolicy": "Always",
+    "spec.paddlejob.withGloo": 2,
+    "spec.paddlejob.intranet": "Host",
+    "spec.paddlejob.elastic": 1,
+    "spec.kubeflow.cleanPodPolicy": "All",
+    "spec.kubeflow.port": 4000,
+    "spec.distributed.volume": "scratch",
+    "spec.distributed.trainConfigDir": "other",
+    "spec.distributed.nic": "eth1",
+    "spec.distributed.port": 8000,
+    "spec.distributed.portsNum": 3,
+    "spec.distributed.portsNumSparse": 1,
+    "spec.distributed.trainerCount": 4,
+    "spec.distributed.hostPorts": False,
+    "spec.dataPrep.image": "r/data:v2",
+    "spec.dataPrep.splitCount": 7,
+    "spec.dataPrep.outDir": "/data/elsewhere",
 }
 # A single-pod job's gang is always 1: no legal minAvailable differs from the default.
 UNOBSERVABLE = {("spec.scheduling.minAvailable", "job")}
@@ -80,12 +124,22 @@ _STEP = re.compile(r"([^.\[]+)((?:\[[^\]]*\])*)")
 
 def _value(manifests: list[dict[str, Any]], place: str) -> Any:
     """The value at `Kind path` (see explain.OUTPUTS for the notation)."""
-    kind, path = place.replace("<role>", "worker").replace("<Role>", "Worker") \
-        .replace("<name>", "data").split(" ", 1)
+    kind, path = (
+        place.replace("<role>", "worker")
+        .replace("<Role>", "Worker")
+        .replace("<name>", "data")
+        .split(" ", 1)
+    )
     data_job = kind == "DataJob"
-    node: Any = next((m for m in manifests if m["kind"] == ("Job" if data_job else kind)
-                      and (m["kind"] != "Job" or m["metadata"]["name"].endswith("-data")
-                           == data_job)), None)
+    node: Any = next(
+        (
+            m
+            for m in manifests
+            if m["kind"] == ("Job" if data_job else kind)
+            and (m["kind"] != "Job" or m["metadata"]["name"].endswith("-data") == data_job)
+        ),
+        None,
+    )
     for key, selectors in _STEP.findall(path):
         node = node.get(key) if isinstance(node, dict) else None
         for selector in re.findall(r"\[([^\]]*)\]", selectors):
@@ -98,11 +152,18 @@ def _value(manifests: list[dict[str, Any]], place: str) -> Any:
 
 @pytest.mark.parametrize(("field", "workload"), CASES, ids=[f"{f}-{w}" for f, w in CASES])
 def test_every_listed_output_changes_with_its_field(field, workload):
-    base = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": {"name": "demo"},
-            "spec": copy.deepcopy(BASES[workload])}
+    base = {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "demo"},
+        "spec": copy.deepcopy(BASES[workload]),
+    }
     mutation = MUTATIONS[field]
-    value = mutation.get(workload, mutation["*"]) if isinstance(mutation, dict) \
-        and "*" in mutation else mutation
+    value = (
+        mutation.get(workload, mutation["*"])
+        if isinstance(mutation, dict) and "*" in mutation
+        else mutation
+    )
     changed = copy.deepcopy(base)
     _set(changed, field, value)
     before, after = _render(base), _render(changed)

@@ -16,8 +16,9 @@ def plan(**files: str) -> dict[str, str]:
 
 
 def tree(path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
 
 
 def test_first_write_creates_the_directory(tmp_path):
@@ -32,8 +33,11 @@ def test_unchanged_files_keep_their_mtime_and_stale_ones_go(tmp_path):
     a = tmp_path / "demo" / "a.yaml"
     os.utime(a, (1_000_000, 1_000_000))
     report = write_job(tmp_path, "demo", plan(a__yaml="a: 1\n", c__yaml="c: 1\n"))
-    assert (report.written, report.unchanged, report.removed) == (["c.yaml"], ["a.yaml"],
-                                                                  ["b.yaml"])
+    assert (report.written, report.unchanged, report.removed) == (
+        ["c.yaml"],
+        ["a.yaml"],
+        ["b.yaml"],
+    )
     assert a.stat().st_mtime == 1_000_000
     assert sorted(tree(tmp_path / "demo")) == ["a.yaml", "c.yaml"]
 

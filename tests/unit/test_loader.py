@@ -38,17 +38,34 @@ def test_merge_keys_are_expanded():
     [
         ("", (1, 1, "$", "the file is empty; a spec is a YAML mapping")),
         ("# only a comment\n", (1, 1, "$", "the file is empty; a spec is a YAML mapping")),
-        ("a: 1\n---\nb: 2\n", (3, 1, "$",
-                               "several YAML documents in one file; put one spec per file")),
+        (
+            "a: 1\n---\nb: 2\n",
+            (3, 1, "$", "several YAML documents in one file; put one spec per file"),
+        ),
         ("a: 1\nb: [1\n", (3, 1, "$", "YAML syntax: did not find expected ',' or ']'")),
-        ("a:\n  b: 1\n  b: 2\n", (3, 3, "$.a.b",
-                                  "duplicate key 'b' (first defined at line 2); "
-                                  "a later value would silently win")),
-        ("a: !!python/object/apply:os.system [ls]\n", (1, 4, "$.a",
-         "unsupported YAML tag '!!python/object/apply:os.system'; "
-         "a spec holds only plain values")),
-        ("a: !custom x\n", (1, 4, "$.a",
-                            "unsupported YAML tag '!custom'; a spec holds only plain values")),
+        (
+            "a:\n  b: 1\n  b: 2\n",
+            (
+                3,
+                3,
+                "$.a.b",
+                "duplicate key 'b' (first defined at line 2); a later value would silently win",
+            ),
+        ),
+        (
+            "a: !!python/object/apply:os.system [ls]\n",
+            (
+                1,
+                4,
+                "$.a",
+                "unsupported YAML tag '!!python/object/apply:os.system'; "
+                "a spec holds only plain values",
+            ),
+        ),
+        (
+            "a: !custom x\n",
+            (1, 4, "$.a", "unsupported YAML tag '!custom'; a spec holds only plain values"),
+        ),
         (b"a: \xff\n", (1, 4, "$", "not UTF-8 text (byte 0xff)")),
         ("a: 1\nb: \x00\n", (2, 4, "$", "binary data (a NUL byte) in a YAML file")),
     ],

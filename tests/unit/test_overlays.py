@@ -23,7 +23,9 @@ spec:
 def test_maps_merge_lists_replace_null_removes():
     base = {"a": {"x": 1, "y": 2}, "l": [1, 2], "gone": 1}
     assert deep_merge(base, {"a": {"y": 3}, "l": [9], "gone": None}) == {
-        "a": {"x": 1, "y": 3}, "l": [9]}
+        "a": {"x": 1, "y": 3},
+        "l": [9],
+    }
     assert base == {"a": {"x": 1, "y": 2}, "l": [1, 2], "gone": 1}  # untouched
 
 
@@ -54,17 +56,23 @@ def test_overlay_may_not_rename_the_job(tmp_path):
 
 
 def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
-    _, rendered = render(tmp_path, "overlays:\n  prod: {spec: {image: img:2}}\n"
-                                   "  dev: {spec: {resources: null}}\n")
+    _, rendered = render(
+        tmp_path, "overlays:\n  prod: {spec: {image: img:2}}\n  dev: {spec: {resources: null}}\n"
+    )
     assert sorted(rendered.plan) == [
-        "base/batch_v1_job_demo.yaml", "base/kustomization.yaml",
-        "overlays/dev/kustomization.yaml", "overlays/dev/patch-batch_v1_job_demo.yaml",
-        "overlays/prod/kustomization.yaml", "overlays/prod/patch-batch_v1_job_demo.yaml"]
+        "base/batch_v1_job_demo.yaml",
+        "base/kustomization.yaml",
+        "overlays/dev/kustomization.yaml",
+        "overlays/dev/patch-batch_v1_job_demo.yaml",
+        "overlays/prod/kustomization.yaml",
+        "overlays/prod/patch-batch_v1_job_demo.yaml",
+    ]
     prod = rendered.environments["prod"][-1].obj
     assert prod["spec"]["template"]["spec"]["containers"][0]["image"] == "img:2"
     dev = rendered.environments["dev"][-1].obj
     assert dev["spec"]["template"]["spec"]["containers"][0]["resources"] == {
-        "requests": {"cpu": "500m", "memory": "1Gi"}}  # back to the defaults
+        "requests": {"cpu": "500m", "memory": "1Gi"}
+    }  # back to the defaults
 
 
 def test_without_overlays_the_layout_stays_flat(tmp_path):

@@ -12,15 +12,26 @@ from paddlegen.runtime import TrainerEnvError
 from tests.seeds import code_blocks, seed_text
 
 
-@pytest.mark.parametrize(("env", "index", "count"), [
-    ({"TRAINER_ID": "2", "TRAINERS": "3"}, 2, 3),  # paddlegen.sdk, job, kubeflow
-    ({"PADDLE_TRAINER_ID": "1", "PADDLE_TRAINERS_NUM": "4"}, 1, 4),  # PaddleFlow operator
-    ({"JOB_COMPLETION_INDEX": "5", "TRAINERS": "8"}, 5, 8),  # an Indexed batch Job
-    ({"TRAINER_ID": "0", "CONF_PADDLE_GRADIENT_NUM": "3"}, 0, 3),  # distributed-job's count
-    # The SDK's own names win; an empty TRAINER_ID (a ps pod of a PaddleJob) says nothing.
-    ({"TRAINER_ID": "", "PADDLE_TRAINER_ID": "1", "TRAINERS": "2", "PADDLE_TRAINERS_NUM": "9"},
-     1, 2),
-])
+@pytest.mark.parametrize(
+    ("env", "index", "count"),
+    [
+        ({"TRAINER_ID": "2", "TRAINERS": "3"}, 2, 3),  # paddlegen.sdk, job, kubeflow
+        ({"PADDLE_TRAINER_ID": "1", "PADDLE_TRAINERS_NUM": "4"}, 1, 4),  # PaddleFlow operator
+        ({"JOB_COMPLETION_INDEX": "5", "TRAINERS": "8"}, 5, 8),  # an Indexed batch Job
+        ({"TRAINER_ID": "0", "CONF_PADDLE_GRADIENT_NUM": "3"}, 0, 3),  # distributed-job's count
+        # The SDK's own names win; an empty TRAINER_ID (a ps pod of a PaddleJob) says nothing.
+        (
+            {
+                "TRAINER_ID": "",
+                "PADDLE_TRAINER_ID": "1",
+                "TRAINERS": "2",
+                "PADDLE_TRAINERS_NUM": "9",
+            },
+            1,
+            2,
+        ),
+    ],
+)
 def test_identity_comes_from_whichever_env_the_workload_sets(env, index, count):
     assert runtime.trainer_id(env) == index
     assert runtime.trainers(env) == count

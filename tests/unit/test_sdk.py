@@ -39,8 +39,12 @@ def test_the_seed_readme_example_runs_and_makes_a_valid_spec():
     assert body["workingDir"] == "/example/word2vec"  # trainer_package_path
     assert body["args"][0].endswith("exec python train.py")  # entry_point
     (volume,) = body["volumes"]
-    assert volume["cephfs"] == {"monitors": ["172.19.32.166:6789"], "user": "admin",
-                                "secretName": "cephfs-secret", "path": "/"}
+    assert volume["cephfs"] == {
+        "monitors": ["172.19.32.166:6789"],
+        "user": "admin",
+        "secretName": "cephfs-secret",
+        "path": "/",
+    }
     assert volume["mountPath"] == "/mnt/cephfs"
     assert not [d for d in paddle_job.validate() if d.is_error]
 
@@ -68,24 +72,38 @@ def test_to_yaml_is_the_spec_under_the_schema_modeline():
 
 
 def test_the_parameter_tables_spellings_work_too():
-    job = PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/demo:v1",
-                    cpu_nums=2, memory="4Gi", gpu_nums=1, pservers=0, trainers=2,
-                    trainer_package="/workspace")
+    job = PaddleJob(
+        job_name="demo",
+        entry_point="python train.py",
+        runtime_image="r/demo:v1",
+        cpu_nums=2,
+        memory="4Gi",
+        gpu_nums=1,
+        pservers=0,
+        trainers=2,
+        trainer_package="/workspace",
+    )
     body = job.to_spec()["spec"]
-    assert body["resources"] == {"requests": {"cpu": "2", "memory": "4Gi"},
-                                 "limits": {"memory": "4Gi"}}
+    assert body["resources"] == {
+        "requests": {"cpu": "2", "memory": "4Gi"},
+        "limits": {"memory": "4Gi"},
+    }
     assert body["gpus"] == 1
     assert "ps" not in body  # no pservers: the operator runs Collective mode
     assert body["workingDir"] == "/workspace"
 
 
-@pytest.mark.parametrize("kwargs", [{"cpu_nums": 2, "cpu_num": 3},
-                                    {"use_gpu": False, "gpu_nums": 2},
-                                    {"trainer_package": "/a", "trainer_package_path": "/b"}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"cpu_nums": 2, "cpu_num": 3},
+        {"use_gpu": False, "gpu_nums": 2},
+        {"trainer_package": "/a", "trainer_package_path": "/b"},
+    ],
+)
 def test_contradicting_spellings_are_refused(kwargs):
     with pytest.raises(TypeError):
-        PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/d:v1",
-                  **kwargs)
+        PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/d:v1", **kwargs)
 
 
 def test_use_gpu_alone_means_one_gpu_as_in_the_original_sdk():
@@ -94,27 +112,41 @@ def test_use_gpu_alone_means_one_gpu_as_in_the_original_sdk():
 
 
 def test_a_single_pod_job_knows_it_is_trainer_zero_of_one(tmp_path):
-    job = PaddleJob(job_name="solo", entry_point="python train.py", runtime_image="r/d:v1",
-                    workload="job", pservers=0, trainers=1)
+    job = PaddleJob(
+        job_name="solo",
+        entry_point="python train.py",
+        runtime_image="r/d:v1",
+        workload="job",
+        pservers=0,
+        trainers=1,
+    )
     body = job.to_spec()["spec"]
-    assert body["env"] == [{"name": "TRAINER_ID", "value": "0"},
-                           {"name": "TRAINERS", "value": "1"}]
+    assert body["env"] == [{"name": "TRAINER_ID", "value": "0"}, {"name": "TRAINERS", "value": "1"}]
     assert body["args"] == ["python train.py"]
     job.render(tmp_path)
     assert (tmp_path / "solo" / "batch_v1_job_solo.yaml").is_file()
 
 
 def test_kubeflow_trainers_read_their_index_from_the_operators_pod_label():
-    job = PaddleJob(job_name="kf", entry_point="python train.py", runtime_image="r/d:v1",
-                    workload="kubeflow-paddlejob", pservers=1, trainers=2)
+    job = PaddleJob(
+        job_name="kf",
+        entry_point="python train.py",
+        runtime_image="r/d:v1",
+        workload="kubeflow-paddlejob",
+        pservers=1,
+        trainers=2,
+    )
     (trainer_id,) = [e for e in job.to_spec()["spec"]["env"] if e["name"] == "TRAINER_ID"]
-    assert trainer_id["valueFrom"]["fieldRef"]["fieldPath"] == \
-        f"metadata.labels['{KUBEFLOW_INDEX_LABEL}']"
+    assert (
+        trainer_id["valueFrom"]["fieldRef"]["fieldPath"]
+        == f"metadata.labels['{KUBEFLOW_INDEX_LABEL}']"
+    )
 
 
 def test_distributed_job_is_refused_because_its_image_ignores_the_entry_point():
-    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1",
-                    workload="distributed-job")
+    job = PaddleJob(
+        job_name="d", entry_point="x", runtime_image="r/d:v1", workload="distributed-job"
+    )
     with pytest.raises(SpecError, match="entry_point"):
         job.to_spec()
 

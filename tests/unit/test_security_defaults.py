@@ -32,14 +32,21 @@ def _pod_specs(obj):
             yield from _pod_specs(value)
 
 
-RESTRICTED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-              "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
 
 
 @pytest.mark.parametrize("workload", ["job", "paddlejob", "kubeflow-paddlejob"])
 def test_every_container_is_restricted_and_gets_no_token(tmp_path, workload):
-    found = pods(tmp_path, f"spec: {{workload: {workload}, image: img:1, ps: {{replicas: 1}}}}\n"
-                 if workload != "job" else "spec: {workload: job, image: img:1}\n")
+    found = pods(
+        tmp_path,
+        f"spec: {{workload: {workload}, image: img:1, ps: {{replicas: 1}}}}\n"
+        if workload != "job"
+        else "spec: {workload: job, image: img:1}\n",
+    )
     assert found
     for pod in found:
         assert pod["automountServiceAccountToken"] is False
@@ -49,10 +56,12 @@ def test_every_container_is_restricted_and_gets_no_token(tmp_path, workload):
 
 
 def test_only_the_distributed_job_mounts_a_token(tmp_path):
-    body = ("spec:\n  workload: distributed-job\n  image: img:1\n"
-            "  volumes: [{name: d, mountPath: /d, hostPath: {path: /x}}]\n"
-            "  distributed: {volume: d, trainConfigDir: c}\n"
-            "  dataPrep: {image: data, volume: d}\n")
+    body = (
+        "spec:\n  workload: distributed-job\n  image: img:1\n"
+        "  volumes: [{name: d, mountPath: /d, hostPath: {path: /x}}]\n"
+        "  distributed: {volume: d, trainConfigDir: c}\n"
+        "  dataPrep: {image: data, volume: d}\n"
+    )
     trainer, data = sorted(pods(tmp_path, body), key=lambda p: "serviceAccountName" in p)[::-1]
     assert trainer["automountServiceAccountToken"] is True
     assert trainer["serviceAccountName"] == "demo"
@@ -60,24 +69,34 @@ def test_only_the_distributed_job_mounts_a_token(tmp_path):
 
 
 def test_security_settings_and_opt_out(tmp_path):
-    (pod,) = pods(tmp_path, "spec:\n  workload: job\n  image: img:1\n"
-                  "  security: {runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001,"
-                  " fsGroup: 10001,"
-                  " readOnlyRootFilesystem: true}\n")
+    (pod,) = pods(
+        tmp_path,
+        "spec:\n  workload: job\n  image: img:1\n"
+        "  security: {runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001,"
+        " fsGroup: 10001,"
+        " readOnlyRootFilesystem: true}\n",
+    )
     assert pod["securityContext"] == {"fsGroup": 10001}
     assert pod["containers"][0]["securityContext"] == {
-        **RESTRICTED, "runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001,
-        "readOnlyRootFilesystem": True}
+        **RESTRICTED,
+        "runAsNonRoot": True,
+        "runAsUser": 10001,
+        "runAsGroup": 10001,
+        "readOnlyRootFilesystem": True,
+    }
     (pod,) = pods(tmp_path, "spec: {workload: job, image: img:1, security: {restricted: false}}\n")
     assert "securityContext" not in pod["containers"][0]
 
 
 def test_default_requests_never_exceed_a_given_limit(tmp_path):
-    (pod,) = pods(tmp_path, "spec: {workload: job, image: img:1,"
-                            " resources: {limits: {memory: 512Mi}}}\n")
+    (pod,) = pods(
+        tmp_path, "spec: {workload: job, image: img:1, resources: {limits: {memory: 512Mi}}}\n"
+    )
     # Kubernetes copies a lone limit into the request; a default 1Gi request would be invalid.
-    assert pod["containers"][0]["resources"] == {"requests": {"cpu": "500m"},
-                                                 "limits": {"memory": "512Mi"}}
+    assert pod["containers"][0]["resources"] == {
+        "requests": {"cpu": "500m"},
+        "limits": {"memory": "512Mi"},
+    }
 
 
 def findings(body: str) -> list[str]:
@@ -88,26 +107,37 @@ def findings(body: str) -> list[str]:
 def test_a_missing_memory_limit_is_a_warning():
     assert findings("spec: {workload: job, image: img:1}\n") == [
         "spec.yaml:4:1: warning: $.spec: no memory limit for worker: a runaway trainer can take "
-        "the node's memory (set resources.limits.memory) [limits-missing]"]
-    assert findings("spec: {workload: job, image: img:1, resources: {limits: {memory: 1Gi}}}\n") \
-        == []
+        "the node's memory (set resources.limits.memory) [limits-missing]"
+    ]
+    assert (
+        findings("spec: {workload: job, image: img:1, resources: {limits: {memory: 1Gi}}}\n") == []
+    )
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("DB_PASSWORD", "hunter2"), ("GITHUB_TOKEN", "abc"), ("AWS_SECRET_ACCESS_KEY", "abc"),
-    ("API_KEY", "abc"), ("NOTE", "AKIAABCDEFGHIJKLMNOP"),
-    ("CERT", "-----BEGIN RSA PRIVATE KEY-----\\nMIIE"),
-    ("X", "ghp_" + "a" * 36),
-])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("DB_PASSWORD", "hunter2"),
+        ("GITHUB_TOKEN", "abc"),
+        ("AWS_SECRET_ACCESS_KEY", "abc"),
+        ("API_KEY", "abc"),
+        ("NOTE", "AKIAABCDEFGHIJKLMNOP"),
+        ("CERT", "-----BEGIN RSA PRIVATE KEY-----\\nMIIE"),
+        ("X", "ghp_" + "a" * 36),
+    ],
+)
 def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, value):
-    body = ("spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
-            f'  env: [{{name: {name}, value: "{value}"}}]\n')
+    body = (
+        "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        f'  env: [{{name: {name}, value: "{value}"}}]\n'
+    )
     lines = findings(body)
     assert lines == [
         f"spec.yaml:8:{25 + len(name)}: error: $.spec.env[0].value: env '{name}' holds a literal "
         "credential; it would be committed to Git in the rendered manifests (use "
         "valueFrom.secretKeyRef with a Secret) [secret-literal]",
-        "1 error in spec.yaml"]
+        "1 error in spec.yaml",
+    ]
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + body)
     with pytest.raises(SpecError):
@@ -115,15 +145,19 @@ def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, valu
 
 
 def test_harmless_names_and_secret_refs_pass():
-    body = ("spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
-            "  env:\n    - {name: KEY_COLUMN, value: id}\n    - {name: MONKEY, value: x}\n"
-            "    - {name: DB_PASSWORD, valueFrom: {secretKeyRef: {name: db, key: password}}}\n")
+    body = (
+        "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        "  env:\n    - {name: KEY_COLUMN, value: id}\n    - {name: MONKEY, value: x}\n"
+        "    - {name: DB_PASSWORD, valueFrom: {secretKeyRef: {name: db, key: password}}}\n"
+    )
     assert findings(body) == []
 
 
 def test_a_schema_error_does_not_echo_a_secret():
-    lines = findings("spec:\n  workload: job\n  image: img:1\n"
-                     "  env: [{name: DB_PASSWORD, value: 987654321}]\n")
-    assert lines[0] == ("spec.yaml:7:36: error: $.spec.env[0].value: <redacted> is not of type "
-                        "'string' [schema]")
+    lines = findings(
+        "spec:\n  workload: job\n  image: img:1\n  env: [{name: DB_PASSWORD, value: 987654321}]\n"
+    )
+    assert lines[0] == (
+        "spec.yaml:7:36: error: $.spec.env[0].value: <redacted> is not of type 'string' [schema]"
+    )
     assert "987654321" not in "".join(lines)
