@@ -50,9 +50,12 @@ class Rendered:
 
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from paddlegen.batch import Planned
 
-    Output = Rendered | Planned  # what refuse_same_name, write_rendered, drift and orphans take
+    # what refuse_same_name, write_rendered, drift and orphans take
+    Output: TypeAlias = "Rendered | Planned"
 
 
 def validate_document(doc: Document, workload: str | None = None) -> list[Diagnostic]:

@@ -186,7 +186,7 @@ def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
     lists: list[FieldPath] = [("spec", "env")]
     lists += [("spec", role, "env") for role, _ in ctx.roles()]
     for base in lists:
-        entries = ctx.spec.get(base[1], {}) if len(base) == 3 else ctx.spec
+        entries = ctx.spec.get(str(base[1]), {}) if len(base) == 3 else ctx.spec
         seen: dict[str, int] = {}
         for i, entry in enumerate(entries.get("env", [])):
             name = entry["name"]

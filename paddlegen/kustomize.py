@@ -287,7 +287,7 @@ def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
     target = out_dir / name
     old = _existing_files(target)
     drift = Drift()
-    chunks = []
+    chunks: list[str] = []
     # The stamp is a cache, not output: a stale one is rewritten by the next render, not drift.
     for rel in sorted((set(plan) | {p for p, full in old.items() if is_generated(full)}) - {STAMP}):
         shown = f"{out_dir.name or out_dir}/{name}/{rel}"

@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -136,7 +136,7 @@ def _line_col(prefix: bytes) -> tuple[int, int]:
     return prefix.count(b"\n") + 1, len(prefix.rsplit(b"\n", 1)[-1]) + 1
 
 
-def _fail(name: str, line: int, col: int, message: str, rule: str) -> None:
+def _fail(name: str, line: int, col: int, message: str, rule: str) -> NoReturn:
     raise SpecError(message, [Diagnostic(name, line, col, "error", "$", message, rule)])
 
 
@@ -238,12 +238,11 @@ def _prescan(text: str, name: str) -> None:
         loader.dispose()
 
 
-def _fail_at(name: str, event: yaml.Event, stack: list[_Slot], message: str) -> None:
+def _fail_at(name: str, event: yaml.Event, stack: list[_Slot], message: str) -> NoReturn:
     path = format_path(tuple(slot.label for slot in stack))
     mark = event.start_mark
-    raise SpecError(
-        message, [Diagnostic(name, mark.line + 1, mark.column + 1, "error", path, message, "yaml")]
-    )
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    raise SpecError(message, [Diagnostic(name, line, col, "error", path, message, "yaml")])
 
 
 def _short(tag: str) -> str:
@@ -372,7 +371,7 @@ class _Builder:
 
     def _fail(
         self, node: yaml.Node, message: str, rule: str, path: FieldPath | None = None
-    ) -> None:
+    ) -> NoReturn:
         pos = self._pos(node)
         where = format_path(self.path if path is None else path)
         raise SpecError(

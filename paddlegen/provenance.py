@@ -23,11 +23,11 @@ def _leaves(data: Any, path: FieldPath = ()) -> Iterator[tuple[FieldPath, Any]]:
 
 
 def _lookup(obj: Any, tokens: Sequence[object]) -> Any:
-    for token in tokens:
-        if isinstance(obj, list) and str(token).isdigit() and int(token) < len(obj):
+    for token in map(str, tokens):
+        if isinstance(obj, list) and token.isdigit() and int(token) < len(obj):
             obj = obj[int(token)]
-        elif isinstance(obj, dict) and str(token) in obj:
-            obj = obj[str(token)]
+        elif isinstance(obj, dict) and token in obj:
+            obj = obj[token]
         else:
             return None
     return obj

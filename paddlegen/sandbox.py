@@ -420,7 +420,7 @@ class _CheckedFilters(dict):  # type: ignore[type-arg]
         super().__setitem__(name, func)
 
 
-def _lipsum(func: Callable[..., Any]) -> Callable[..., Any]:
+def _lipsum(func: Any) -> Callable[..., Any]:
     def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> Any:  # noqa: A002
         if isinstance(n, int) and isinstance(max, int) and n * max * 12 > MAX_STRING:
             raise SecurityError("lipsum would make more text than the sandbox allows")
@@ -538,13 +538,14 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         _budget().step()
+        owner = getattr(__obj, "__self__", None)
         if isinstance(__obj, (types.BuiltinMethodType, types.MethodType)) and isinstance(
-            getattr(__obj, "__self__", None), str
+            owner, str
         ):
             name = __obj.__name__
             if name == "join" and args:
                 args = (list(args[0]), *args[1:])  # to measure it (a generator is used up)
-            _check_str_method(name, __obj.__self__, args, kwargs)
+            _check_str_method(name, owner, args, kwargs)
         result = super().call(__context, __obj, *args, **kwargs)
         return _check_size(result, f"the result of {getattr(__obj, '__name__', 'a call')}()")
 
@@ -562,20 +563,10 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
             if is_format_map:
                 if kwargs or len(args) != 1:
                     raise TypeError("format_map() takes exactly one argument")
-                args, kwargs = (), args[0]
+                return type(text)(_formatter(self, text).vformat(text, (), args[0]))
             return type(text)(_formatter(self, text).vformat(text, args, kwargs))
 
         return update_wrapper(wrapper, value)
-
-    def format_string(
-        self, s: str, args: Any, kwargs: Any, format_func: Callable[..., Any] | None = None
-    ) -> str:
-        """What jinja2 < 3.1.5 calls for str.format and format_map (later: wrap_str_format)."""
-        if format_func is not None and format_func.__name__ == "format_map":
-            if kwargs or len(args) != 1:
-                raise TypeError("format_map() takes exactly one argument")
-            args, kwargs = (), args[0]
-        return type(s)(_formatter(self, s).vformat(s, args, kwargs))
 
     def get_template(self, *args: Any, **kwargs: Any) -> Any:
         if _BUDGET.get() is not None:  # an include or import while rendering

@@ -44,7 +44,7 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             return node
         ref = node.get("$ref")
         name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
-        if name in defs and name not in stack:
+        if name is not None and name in defs and name not in stack:
             siblings = {k: inline(v, stack) for k, v in node.items() if k != "$ref"}
             return {**inline(defs[name], (*stack, name)), **siblings}
         return {k: v if k == "$defs" else inline(v, stack) for k, v in node.items()}
@@ -112,8 +112,11 @@ def _is_secret(doc: Document, path: FieldPath, value: Any) -> bool:
         return True
     if len(path) >= 2 and path[-1] == "value" and isinstance(path[-2], int):
         entry: Any = doc.data
-        for part in path[:-1]:
-            entry = entry[part] if isinstance(entry, (dict, list)) else None
+        try:
+            for part in path[:-1]:
+                entry = entry[part]
+        except (KeyError, IndexError, TypeError):
+            return False
         return isinstance(entry, dict) and is_secret_name(str(entry.get("name", "")))
     return False
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -131,9 +131,12 @@ class Inputs:
 
 
 class _Output(Protocol):
-    plan: Mapping[str, str]
-    digest: str
-    warnings: list[Diagnostic]
+    @property
+    def plan(self) -> Mapping[str, str]: ...
+    @property
+    def digest(self) -> str: ...
+    @property
+    def warnings(self) -> Sequence[Diagnostic]: ...
 
 
 def with_stamp(r: _Output) -> dict[str, str]:
