@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import stat
@@ -202,6 +203,23 @@ def _prescan(text: str, name: str) -> None:
     about 100,000 nested brackets kill the interpreter with a segfault. Walking the events first
     is cheap and stops a hostile file early, with its position and field path.
     """
+    try:
+        _walk_events(text, name)
+    except yaml.MarkedYAMLError as exc:
+        # libyaml 0.2.6 and later refuse nesting past 1,000 levels themselves, found while
+        # scanning ahead of the events given out so far (up to 1,024 characters on a line, to
+        # tell keys apart), so the walk never saw the levels past MAX_DEPTH. The text before
+        # libyaml's error holds them: walking it reports paddlegen's limit, at its position
+        # and field path, whatever libyaml's own limit is. Any other error stands as it was.
+        mark = exc.problem_mark
+        if mark is not None and 0 < mark.index < len(text):
+            with contextlib.suppress(yaml.YAMLError):
+                _walk_events(text[: mark.index], name)
+        raise
+
+
+def _walk_events(text: str, name: str) -> None:
+    """Count nodes and nesting over the event stream; SpecError at the first limit crossed."""
     loader = _Loader(text)
     stack: list[_Slot] = []
     nodes = documents = 0

@@ -130,6 +130,23 @@ def test_depth_is_refused_with_position_and_path(hostile_dir):
     assert "nests deeper than" in d.message
 
 
+@pytest.mark.parametrize(
+    ("opener", "closer", "step"), [("[", "]", "[0]"), ("{a: ", "}", ".a")], ids=["seq", "map"]
+)
+def test_depth_is_paddlegens_own_whatever_libyaml_refuses(runner, tmp_path, opener, closer, step):
+    """libyaml 0.2.6+ stops at 1,000 levels while reading ahead of the events it gave out;
+    paddlegen's limit still wins, at its position (characters, not bytes, before it)."""
+    spec = tmp_path / "deep.yaml"
+    prefix = HEAD + "spec:\n  image: 'é€𝄞'\n  args: "
+    spec.write_text(prefix + opener * 5000 + closer * 5000 + "\n", encoding="utf-8")
+    result = runner.invoke(cli, ["validate", str(spec)])
+    assert result.exit_code == 1
+    col = len("  args: ") + len(opener) * (MAX_DEPTH - 2) + 1
+    where = f"{spec}:6:{col}: error: $.spec.args" + step * (MAX_DEPTH - 2) + ": "
+    assert where + f"the document nests deeper than {MAX_DEPTH} levels" in result.stderr
+    assert "maximum nesting depth" not in result.stderr
+
+
 def test_hostile_folder_in_a_real_process_under_memory_limit(hostile_dir, tmp_path):
     """The CLI as users run it, with address space capped: no signal, no traceback, exit 1."""
     out = tmp_path / "deploy"
