@@ -67,10 +67,13 @@ def _libraries() -> str:
 def code_digest() -> str:
     """paddlegen's own code and the libraries that shape its output (fixed for a process)."""
     h = hashlib.sha256(_libraries().encode())
-    for path in sorted(_PACKAGE.glob("*.py")):
-        data = path.read_bytes()
-        h.update(f"{path.name}\0{len(data)}\0".encode())
-        h.update(data)
+    # Every module, subpackages included: a change anywhere in the package may change output.
+    for rel, full in _tree_files(_PACKAGE):
+        if rel.endswith(".py"):
+            with open(full, "rb") as fh:
+                data = fh.read()
+            h.update(f"{rel}\0{len(data)}\0".encode())
+            h.update(data)
     return h.hexdigest()
 
 

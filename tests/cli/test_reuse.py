@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -303,3 +305,35 @@ def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path,
         for name in "abcd"
     }
     assert images == {"a": True, "b": True, "c": False, "d": False}  # each job old or new
+
+
+def test_an_edited_module_in_a_subpackage_renders_again(tmp_path):
+    """The code digest covers every module of the package, nested ones too: a copy of the
+    package with a subpackage renders, skips when nothing changed, renders after an edit."""
+    pkg = tmp_path / "pkg"
+    shutil.copytree(
+        stamp._PACKAGE, pkg / "paddlegen", ignore=shutil.ignore_patterns("__pycache__", "_data")
+    )
+    for data in ("templates", "schemas"):  # where a checkout keeps them
+        (pkg / data).symlink_to(stamp._PACKAGE.parent / data)
+    nested = pkg / "paddlegen" / "_nested"
+    nested.mkdir()
+    (nested / "__init__.py").write_text("")
+    (nested / "probe.py").write_text("VALUE = 1\n")
+    jobs, deploy = repo(tmp_path, a="1")
+    env = {**os.environ, "PYTHONPATH": str(pkg), "PADDLEGEN_NO_CACHE": "1"}
+
+    def render_input_digest() -> str:
+        subprocess.run(
+            [sys.executable, "-m", "paddlegen", "render", jobs, "-o", deploy],
+            cwd=tmp_path,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        return json.loads((tmp_path / "deploy" / "a" / STAMP).read_text()[len(HEADER) :])["input"]
+
+    first = render_input_digest()
+    assert render_input_digest() == first
+    (nested / "probe.py").write_text("VALUE = 2\n")
+    assert render_input_digest() != first
