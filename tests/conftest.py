@@ -37,6 +37,19 @@ settings.register_profile(
 settings.load_profile(os.environ.get("PADDLEGEN_HYPOTHESIS_PROFILE", "ci"))
 
 
+# What the fast loop (`python3 -m pytest -m "not slow"`) leaves out: property tests, the
+# end-to-end tests that run real tools, and the fault tests that kill real processes. They
+# take about three quarters of the full run; the README's test command runs everything.
+SLOW = ("property/", "e2e/", "security/test_faults.py", "security/test_pool.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        if item.path.relative_to(tests).as_posix().startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
 def example_specs() -> list[Path]:
     """Every spec under examples/ (files that declare apiVersion paddlegen/v1)."""
     return sorted(
