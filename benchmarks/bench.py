@@ -268,7 +268,7 @@ def helm_values(doc: dict) -> dict:
     """The chart's values for one peer spec (the same job paddlegen renders)."""
     spec = doc["spec"]
     volume = spec["volumes"][0]
-    from paddlegen.model import build_job  # the gang's summed requests, as paddlegen sums them
+    from paddlegen.spec.model import build_job  # the gang's summed requests, as paddlegen sums them
 
     return {
         "name": doc["metadata"]["name"],

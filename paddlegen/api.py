@@ -1,67 +1,82 @@
-"""The pipeline: load -> check -> build -> render -> plan -> write. The library never prints."""
+"""The one pipeline: load -> check -> build -> render -> plan -> write | drift | validate.
+
+For one spec or ten thousand, with one result type (``Rendered``) and one write path
+(``write_rendered``, and ``render_into`` that renders and writes under one lock). The library never
+prints; the ``cli`` package does.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
-from paddlegen.kustomize import (
-    Drift,
+from paddlegen.errors import (
+    Diagnostic,
+    InputError,
+    OutputError,
+    PaddlegenError,
+    SpecError,
+    TemplateError,
+)
+from paddlegen.output import stamp
+from paddlegen.output.drift import Drift, drift_of
+from paddlegen.output.layout import (
     Plan,
-    WriteReport,
-    drift_of,
     generated_jobs,
     is_generated,
     plan_job,
     plan_overlays,
-    remove_job,
     stream,
+)
+from paddlegen.output.pool import map_ordered
+from paddlegen.output.stamp import Inputs, Reused, with_stamp, without_stamp
+from paddlegen.output.writer import (
+    Staged,
+    WriteReport,
+    commit,
+    discard,
+    output_lock,
+    remove_job,
+    stage_job,
     write_job,
 )
-from paddlegen.loader import Document, parse_spec, read_spec_bytes
-from paddlegen.model import Job, build_job
-from paddlegen.render import Manifest, render_job
+from paddlegen.render.engine import Manifest, render_job
+from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
+from paddlegen.spec.model import Job, build_job
 
 
 @dataclass(frozen=True)
 class Rendered:
-    """One spec taken through the pipeline, before anything touches disk."""
+    """One spec through the pipeline: its job directory's files, before anything touches disk.
 
-    doc: Document
-    job: Job
-    manifests: list[Manifest]  # of the base spec
+    ``reused`` says the directory on disk is already what the spec renders to (nothing was
+    rendered; ``plan`` is empty); ``staged`` holds its new tree, built beside the old one and
+    waiting to be swapped in. ``doc``, ``job``, ``manifests`` and ``environments`` are the
+    objects and positions that ``--stdout`` and validation need; results that cross a process
+    boundary leave them out (``None`` and empty), which keeps them small.
+    """
+
+    file: str
+    name: str
     plan: Plan
     warnings: list[Diagnostic]
+    digest: str = ""  # the input digest its stamp records (see output/stamp.py); "" writes none
+    reused: Reused | None = None
+    staged: Staged | None = None
+    doc: Document | None = None
+    job: Job | None = None
+    manifests: list[Manifest] = field(default_factory=list)  # of the base spec
     environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
-    digest: str = ""  # the input digest its stamp records (see stamp.py); "" writes none
-    reused = None  # always rendered; see batch.Planned
-
-    @property
-    def name(self) -> str:
-        return self.job.name
-
-    @property
-    def file(self) -> str:
-        return self.doc.file
-
-
-if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    from paddlegen.batch import Planned
-
-    # what refuse_same_name, write_rendered, drift and orphans take
-    Output: TypeAlias = "Rendered | Planned"
 
 
 def validate_document(doc: Document, workload: str | None = None) -> list[Diagnostic]:
     """Every finding for a loaded spec: the schema first, then (on a schema-valid spec) checks."""
-    from paddlegen.checks import semantic_diagnostics
-    from paddlegen.schema import schema_diagnostics
+    from paddlegen.spec.checks import semantic_diagnostics
+    from paddlegen.spec.schema import schema_diagnostics
 
     found = schema_diagnostics(doc)
     if found:
@@ -70,7 +85,7 @@ def validate_document(doc: Document, workload: str | None = None) -> list[Diagno
     if any(d.is_error for d in found):
         return found
     # Each environment is a spec of its own: merged, it must pass everything the base does.
-    from paddlegen.overlays import env_document, overlay_path
+    from paddlegen.spec.overlays import env_document, overlay_path
 
     for env in doc.data.get("overlays", {}):
         merged = env_document(doc, env)
@@ -136,7 +151,8 @@ def render_document(
     argocd: bool = True,
     digest: str = "",
 ) -> Rendered:
-    from paddlegen.overlays import base_document, env_document
+    """A loaded, valid spec rendered in memory, objects and positions kept."""
+    from paddlegen.spec.overlays import base_document, env_document
 
     job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
     environments = {
@@ -144,7 +160,19 @@ def render_document(
         for env in sorted(doc.data.get("overlays", {}))
     }
     plan = plan_overlays(job, manifests, environments) if environments else plan_job(job, manifests)
-    return Rendered(doc, job, manifests, plan, list(warnings), environments, digest)
+    return Rendered(
+        doc.file,
+        job.name,
+        plan,
+        list(warnings),
+        digest,
+        None,
+        None,
+        doc,
+        job,
+        manifests,
+        environments,
+    )
 
 
 def _render_data(
@@ -153,43 +181,121 @@ def _render_data(
     job = build_job(data, workload)
     manifests = render_job(job, templates)
     if argocd:
-        from paddlegen.argocd import annotate
+        from paddlegen.render.syncwaves import annotate
 
         manifests = annotate(manifests)
     return job, manifests
 
 
 def render_specs(
-    paths: Iterable[str | Path],
+    paths: Sequence[str | Path],
     workload: str | None = None,
     templates: str | None = None,
     *,
     argocd: bool = True,
+    objects: bool = True,
+    reuse: str | Path | None = None,
+    jobs: int = 1,
+    stage_in: str | Path | None = None,
 ) -> list[Rendered]:
-    """Render several specs; all are validated before any is rendered, all errors reported."""
-    from paddlegen.stamp import Inputs
+    """Every spec validated and rendered; all errors reported together, nothing rendered twice.
 
+    With ``objects`` (the default) each result keeps its objects and positions, and the work
+    stays in this process. Without, the specs are rendered on up to ``jobs`` processes;
+    with ``reuse`` (the output folder), a spec whose job directory there carries a matching
+    stamp and untouched files is not rendered again (``Rendered.reused``); with ``stage_in``
+    (the output folder, held under ``output_lock``), each worker also builds its job's new tree
+    beside the old one, so the files are written in parallel with the rendering. On any error
+    every staged tree is discarded before the error is raised.
+    """
+    specs = [Path(p) for p in paths]
     inputs = Inputs.of(workload, templates, argocd)
-    loaded: list[tuple[Document, list[Diagnostic], str]] = []
-    errors: list[Diagnostic] = []
-    for path in paths:
-        raw = read_spec_bytes(path)
-        try:
-            doc, warns = load_valid(path, workload, raw)
-            loaded.append((doc, warns, inputs.digest(raw)))
-        except SpecError as exc:
-            errors.extend(exc.diagnostics)
-    if errors:
-        raise SpecError("invalid spec", errors)
-    rendered = [
-        render_document(doc, workload, templates, warns, argocd=argocd, digest=digest)
-        for doc, warns, digest in loaded
+    raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
+    found = {
+        path: Rendered(str(path), name, {}, reused.warnings, digest, reused)
+        for path, (name, digest, reused) in (
+            stamp.reusable(specs, Path(reuse), inputs, raws) if reuse else {}
+        ).items()
+    }
+    todo = [path for path in specs if path not in found]
+    work = [
+        (path, inputs, Path(stage_in) if stage_in else None, raws.get(path), objects)
+        for path in todo
     ]
-    refuse_same_name(rendered)
+    results = dict(
+        zip(
+            todo,
+            map_ordered(_render_one, work, 1 if objects else jobs, warm=lambda: _warm(templates)),
+            strict=True,
+        )
+    )
+    outcomes = [found.get(path) or results[path] for path in specs]
+    try:
+        _raise_first(list(results.values()))
+        rendered = [r for r in outcomes if isinstance(r, Rendered)]  # all of them, by now
+        refuse_same_name(rendered)
+    except PaddlegenError:
+        _discard_staged(outcomes)
+        raise
     return rendered
 
 
-def refuse_same_name(rendered: Sequence[Output]) -> None:
+def _render_one(
+    work: tuple[Path, Inputs, Path | None, bytes | None, bool],
+) -> Rendered | Exception:
+    """One spec from file to plan (and staged tree); errors are returned, as they cross a
+    process boundary."""
+    path, inputs, stage_in, raw, objects = work
+    try:
+        raw = read_spec_bytes(path) if raw is None else raw
+        doc, warnings = load_valid(path, inputs.workload, raw)
+        r = render_document(
+            doc,
+            inputs.workload,
+            inputs.templates,
+            warnings,
+            argocd=inputs.argocd,
+            digest=inputs.digest(raw),
+        )
+        if not objects:
+            r = Rendered(r.file, r.name, r.plan, r.warnings, r.digest)
+        if stage_in is not None:
+            r = dataclasses.replace(r, staged=stage_job(stage_in, r.name, with_stamp(r)))
+    except (InputError, SpecError, OutputError, TemplateError) as exc:
+        return exc
+    return r
+
+
+def _raise_first(results: list[Rendered | Exception]) -> None:
+    """The errors in the order a user should see them: a missing file (exit 2) first, then
+    every spec finding together, then the first other error."""
+    for result in results:
+        if isinstance(result, InputError):
+            raise result
+    errors = [d for r in results if isinstance(r, SpecError) for d in r.diagnostics]
+    if errors:
+        raise SpecError("invalid spec", errors)
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+
+
+def _discard_staged(rendered: Sequence[Rendered | Exception]) -> None:
+    for r in rendered:
+        if isinstance(r, Rendered) and r.staged is not None:
+            discard(r.staged)
+
+
+def _warm(templates: str | None) -> None:
+    """Load what every spec needs once, before worker processes fork from this one."""
+    from paddlegen.render.engine import warm_templates
+    from paddlegen.spec.schema import warm_validator
+
+    warm_templates(templates)
+    warm_validator()
+
+
+def refuse_same_name(rendered: Sequence[Rendered]) -> None:
     seen: dict[str, str] = {}
     for r in rendered:
         if r.name in seen:
@@ -199,39 +305,86 @@ def refuse_same_name(rendered: Sequence[Output]) -> None:
         seen[r.name] = r.file
 
 
+def render_into(
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    workload: str | None = None,
+    templates: str | None = None,
+    *,
+    argocd: bool = True,
+    jobs: int = 1,
+    prune: bool = False,
+) -> tuple[list[Rendered], list[tuple[str, WriteReport]]]:
+    """``paddlegen render``: unchanged jobs skipped, the rest rendered and staged on up to
+    ``jobs`` processes, then swapped in, in order, all under the output lock."""
+    out = Path(out_dir)
+    with _writing(out):  # held while workers stage: a second render waits
+        rendered = render_specs(
+            paths,
+            workload,
+            templates,
+            argocd=argocd,
+            objects=False,
+            reuse=out,
+            jobs=jobs,
+            stage_in=out,
+        )
+        return rendered, _write_all(rendered, out, prune)
+
+
 def write_rendered(
-    rendered: Sequence[Output], out_dir: str | Path, prune: bool = False
+    rendered: Sequence[Rendered], out_dir: str | Path, prune: bool = False
 ) -> list[tuple[str, WriteReport]]:
     """Write every job (with its stamp); with ``prune``, remove generated jobs not rendered."""
-    from paddlegen.kustomize import output_lock
-    from paddlegen.stamp import with_stamp, without_stamp
-
     out = Path(out_dir)
-    with output_lock(out):  # a second render into `out` waits; no interleaved swaps
-        reports = [
-            (
-                r.name,
-                r.reused.report()
-                if r.reused
-                else without_stamp(write_job(out, r.name, with_stamp(r))),
-            )
-            for r in rendered
-        ]
-        if prune:
-            reports += [
-                (name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out)
-            ]
+    with _writing(out):
+        return _write_all(rendered, out, prune)
+
+
+@contextlib.contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """The output lock, held for a whole write. Any error leaves the output folder as it was:
+    a folder this call had to create is removed again."""
+    created = not os.path.lexists(out)
+    try:
+        with output_lock(out):  # a second render into `out` waits; no interleaved swaps
+            yield
+    except PaddlegenError:
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only if empty: what the failed write made, and no more
+        raise
+
+
+def _write_all(
+    rendered: Sequence[Rendered], out: Path, prune: bool
+) -> list[tuple[str, WriteReport]]:
+    """Swap every job in, in order (a staged tree, else its plan written now); if one fails,
+    the rest are discarded, not left for the next render's sweep."""
+    reports = []
+    try:
+        for r in rendered:
+            if r.reused:
+                reports.append((r.name, r.reused.report()))
+            else:
+                written = commit(r.staged) if r.staged else write_job(out, r.name, with_stamp(r))
+                reports.append((r.name, without_stamp(written)))
+    except PaddlegenError:
+        _discard_staged(rendered)  # a committed one has nothing left to discard
+        raise
+    if prune:
+        reports += [(name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out)]
     return reports
 
 
-def orphans(rendered: Sequence[Output], out: Path) -> list[str]:
+def orphans(rendered: Sequence[Rendered], out: Path) -> list[str]:
     """Generated job directories in ``out`` that no rendered spec owns any more."""
     names = {r.name for r in rendered}
     return [name for name in generated_jobs(out) if name not in names]
 
 
 def drift(
-    rendered: Sequence[Output], out_dir: str | Path, prune: bool = False
+    rendered: Sequence[Rendered], out_dir: str | Path, prune: bool = False
 ) -> list[tuple[str, Drift]]:
     """How the output on disk differs from ``rendered`` (nothing is written)."""
     out = Path(out_dir)
@@ -259,7 +412,7 @@ def manifest_files(rendered: list[Rendered], out_dir: str | Path) -> list[tuple[
 
 def _named_manifests(r: Rendered, out_dir: str | Path) -> list[tuple[str, Manifest]]:
     """Each manifest of a job, base and environments, with the path that names it."""
-    base = Path(out_dir) / r.job.name
+    base = Path(out_dir) / r.name
     pairs = [(str(base / m.filename), m) for m in r.manifests]
     for env, manifests in r.environments.items():
         pairs += [(str(base / "overlays" / env / m.filename), m) for m in manifests]
@@ -278,11 +431,16 @@ def validate_rendered(
 
     Findings in rendered manifests carry the spec position their field came from.
     """
-    from paddlegen.provenance import field_tokens, spec_origin
+    from paddlegen.validate.provenance import field_tokens, spec_origin
 
     files = manifest_files(rendered, out_dir)
     found, used = validate_files(files, kubernetes_version, kubeconform, prefer_binary, trees)
-    by_file = {name: (r.doc, m.obj) for r in rendered for name, m in _named_manifests(r, out_dir)}
+    by_file = {
+        name: (r.doc, m.obj)
+        for r in rendered
+        if r.doc is not None  # results without objects have no manifests to map either
+        for name, m in _named_manifests(r, out_dir)
+    }
     mapped = []
     for d in found:
         if d.file in by_file:
@@ -301,8 +459,8 @@ def validate_files(
 ) -> tuple[list[Diagnostic], str]:
     """Validate ``(name, yaml text)`` manifests and rendered ``trees``, with kubeconform or
     else in process."""
-    from paddlegen import k8sschemas
-    from paddlegen.kubeconform import validate_manifests
+    from paddlegen.validate import k8s_schemas as k8sschemas
+    from paddlegen.validate.manifests import validate_manifests
 
     return validate_manifests(
         files,
@@ -313,9 +471,60 @@ def validate_files(
     )
 
 
+@dataclass(frozen=True)
+class Validation:
+    """What ``validate_inputs`` found, and in how much."""
+
+    diagnostics: list[Diagnostic]
+    specs: int  # spec files read
+    trees: int  # rendered job directories read
+    backend: str | None  # "kubeconform" or "in-process"; None when no manifest was checked
+
+
+def validate_inputs(
+    items: Iterable[str | Path],
+    *,
+    manifests: bool = False,
+    workload: str | None = None,
+    kubernetes_version: str | None = None,
+    kubeconform: str | None = None,
+) -> Validation:
+    """``paddlegen validate``: spec files and folders of them checked against the schema and
+    the rules (with ``manifests``, the manifests they render to as well, in memory), and
+    rendered job directories validated as manifests; every finding collected."""
+    trees: list[Path] = []
+    spec_inputs = []
+    for item in items:
+        tree = rendered_trees(item)
+        if tree is None:
+            spec_inputs.append(item)
+        else:
+            trees.extend(tree)
+    paths = collect_specs(spec_inputs)[0] if spec_inputs else []
+    found: list[Diagnostic] = []
+    valid = []
+    for spec in paths:
+        try:
+            doc, warnings = load_valid(spec, workload)
+            found.extend(warnings)
+            valid.append((doc, warnings))
+        except SpecError as exc:
+            found.extend(exc.diagnostics)
+    backend = None
+    if (manifests and valid) or trees:
+        rendered = (
+            [render_document(doc, workload, warnings=w) for doc, w in valid] if manifests else []
+        )
+        more, backend = validate_rendered(
+            rendered, "", kubernetes_version, kubeconform, trees=trees
+        )
+        found.extend(more)
+    return Validation(found, len(paths), len(trees), backend)
+
+
 def rendered_trees(path: str | Path) -> list[Path] | None:
     """The job directories of a rendered tree (a job directory or a folder of them), else None."""
-    from paddlegen.kustomize import KUSTOMIZATION, is_generated
+    from paddlegen.output.layout import KUSTOMIZATION, is_generated
 
     root = Path(path)
     if not root.is_dir():

@@ -1,4 +1,4 @@
-"""Diagnostics, the exception tree and exit codes: errors are data until cli.py shows them."""
+"""Diagnostics, the exception tree and exit codes: errors are data until the CLI shows them."""
 
 from __future__ import annotations
 

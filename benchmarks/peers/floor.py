@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from paddlegen.model import build_job
+from paddlegen.spec.model import build_job
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from paddlegen import api
+from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
-from paddlegen.dockerfile import parse_dockerfile
 
 STORAGE = [
     "none",

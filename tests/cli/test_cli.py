@@ -6,8 +6,8 @@ import json
 
 import yaml
 
-from paddlegen import render as render_module
 from paddlegen.cli import cli
+from paddlegen.render import engine as render_module
 from tests.helpers import job_spec
 
 

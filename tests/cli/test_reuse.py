@@ -15,9 +15,9 @@ import sys
 
 import pytest
 
-from paddlegen import stamp
 from paddlegen.cli import cli
-from paddlegen.kustomize import HEADER, STAMP
+from paddlegen.output.layout import HEADER, STAMP
+from paddlegen.render import toolchain
 from paddlegen.resources import templates_dir
 from tests.cli.test_gitops import repo, snapshot
 from tests.helpers import job_spec
@@ -122,14 +122,14 @@ def test_different_options_do_not_reuse(runner, tmp_path):
 
 
 def test_the_toolchain_digest_covers_code_templates_and_the_templates_folder(tmp_path):
-    builtin = stamp.toolchain_digest()
+    builtin = toolchain.toolchain_digest()
     mine = tmp_path / "templates"
     (mine / "job").mkdir(parents=True)
     (mine / "job" / "extra.yaml.j2").write_text("# one\n")
-    with_mine = stamp.toolchain_digest(str(mine))
+    with_mine = toolchain.toolchain_digest(str(mine))
     assert with_mine != builtin
     (mine / "job" / "extra.yaml.j2").write_text("# two\n")
-    assert stamp.toolchain_digest(str(mine)) not in (builtin, with_mine)  # never cached
+    assert toolchain.toolchain_digest(str(mine)) not in (builtin, with_mine)  # never cached
 
 
 def test_a_stale_stamp_alone_is_not_drift(runner, tmp_path):
@@ -266,8 +266,8 @@ def test_the_template_cache_never_serves_an_edited_template(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
 def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
-    from paddlegen import render
-    from paddlegen.stamp import code_digest
+    from paddlegen.render import engine as render
+    from paddlegen.render.toolchain import code_digest
 
     monkeypatch.setenv("PADDLEGEN_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PADDLEGEN_NO_CACHE", raising=False)
@@ -281,7 +281,7 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
 def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path, monkeypatch):
     import errno
 
-    import paddlegen.kustomize as kustomize
+    import paddlegen.output.writer as kustomize
 
     jobs, deploy = repo(tmp_path, a="1", b="1", c="1", d="1")
     _render(runner, jobs, deploy)
@@ -312,10 +312,10 @@ def test_an_edited_module_in_a_subpackage_renders_again(tmp_path):
     package with a subpackage renders, skips when nothing changed, renders after an edit."""
     pkg = tmp_path / "pkg"
     shutil.copytree(
-        stamp._PACKAGE, pkg / "paddlegen", ignore=shutil.ignore_patterns("__pycache__", "_data")
+        toolchain.PACKAGE, pkg / "paddlegen", ignore=shutil.ignore_patterns("__pycache__", "_data")
     )
     for data in ("templates", "schemas"):  # where a checkout keeps them
-        (pkg / data).symlink_to(stamp._PACKAGE.parent / data)
+        (pkg / data).symlink_to(toolchain.PACKAGE.parent / data)
     nested = pkg / "paddlegen" / "_nested"
     nested.mkdir()
     (nested / "__init__.py").write_text("")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import argocd_setup as argo
+from paddlegen.gitops import argocd as argo
 
 lupa = pytest.importorskip("lupa")
 try:  # Lua 5.1 semantics, as gopher-lua: every number is a double

@@ -9,7 +9,7 @@ from fnmatch import fnmatchcase
 import yaml
 
 from paddlegen.cli import cli
-from paddlegen.kubeconform import validate_in_process
+from paddlegen.validate.inprocess import validate_in_process
 from tests.conftest import EXAMPLES, example_specs
 
 GITOPS = EXAMPLES / "gitops"

@@ -13,9 +13,9 @@ from functools import cache
 import pytest
 
 from paddlegen import api
+from paddlegen.authoring.importer import import_manifests, read_manifests
 from paddlegen.cli import cli
-from paddlegen.importer import import_manifests, read_manifests
-from paddlegen.loader import parse_spec, read_spec
+from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
 from tests.seeds import manifest_blocks, seed_text
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen import k8sschemas
-from paddlegen import kubeconform as kc
 from paddlegen.errors import ToolError
+from paddlegen.validate import k8s_schemas as k8sschemas
+from paddlegen.validate import kubeconform as kc
+from paddlegen.validate.inprocess import validate_in_process
+from paddlegen.validate.manifests import validate_manifests
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "manifests"
 VALID = sorted((DATA / "valid").glob("*.yaml"))
@@ -60,7 +62,7 @@ def verdicts(binary) -> dict[str, dict[str, set[str]]]:
     files = _files(CORPUS)
     return {
         "kubeconform": _by_file(kc.run_kubeconform(files, binary)),
-        "in-process": _by_file(kc.validate_in_process(files)),
+        "in-process": _by_file(validate_in_process(files)),
     }
 
 
@@ -87,7 +89,7 @@ def test_unknown_kind_is_a_tool_error_on_both_paths(binary, api_kind):
     with pytest.raises(ToolError, match=f"no schema for: {api_kind}$"):
         kc.run_kubeconform(files, binary)
     with pytest.raises(ToolError, match=f"no schema for: {api_kind}$"):
-        kc.validate_in_process(files)
+        validate_in_process(files)
 
 
 def _script(directory: Path, name: str, body: str) -> Path:
@@ -123,7 +125,7 @@ def test_misbehaving_kubeconform_on_path_is_a_tool_error(tmp_path, monkeypatch, 
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv(kc.ENV_VAR, raising=False)
     with pytest.raises(ToolError, match=message) as caught:
-        kc.validate_manifests(_files(VALID[:1]), timeout=0.5)
+        validate_manifests(_files(VALID[:1]), timeout=0.5)
     assert caught.value.exit_code == 2
 
 
@@ -132,7 +134,7 @@ def test_binary_is_found_from_argument_then_environment_then_path(tmp_path, monk
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.delenv(kc.ENV_VAR, raising=False)
     assert kc.find_kubeconform() is None
-    assert kc.validate_manifests(_files(VALID[:1]))[1] == "in-process"
+    assert validate_manifests(_files(VALID[:1]))[1] == "in-process"
     monkeypatch.setenv(kc.ENV_VAR, str(fake))
     assert kc.find_kubeconform() == str(fake)
     with pytest.raises(ToolError, match="not found or not executable: /nonexistent"):
@@ -149,7 +151,7 @@ def test_one_kubeconform_process_for_100_manifests(binary, tmp_path):
         (f"jobs/{i:03d}.yaml", job.replace("name: demo", f"name: job-{i}")) for i in range(100)
     ]
     files[42] = ("jobs/042.yaml", files[42][1].replace("restartPolicy:", "restartPolcy:"))
-    diagnostics, used = kc.validate_manifests(files, kubeconform=wrapper)
+    diagnostics, used = validate_manifests(files, kubeconform=wrapper)
     assert used == "kubeconform"
     assert counter.read_text().splitlines() == ["run"]
     assert [(d.file, d.path) for d in diagnostics] == [
@@ -173,7 +175,7 @@ def no_network(monkeypatch):
 
 def test_in_process_validation_opens_no_connection(no_network):
     k8sschemas.registry.cache_clear()  # load the definitions again under the guard
-    found = _by_file(kc.validate_in_process(_files(CORPUS)))
+    found = _by_file(validate_in_process(_files(CORPUS)))
     assert no_network == []
     assert set(found) == {_name(p) for p in INVALID}
 

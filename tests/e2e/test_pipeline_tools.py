@@ -10,7 +10,7 @@ import yaml
 
 from paddlegen import api
 from paddlegen.cli import cli
-from paddlegen.kubeconform import tree_files
+from paddlegen.validate.kubeconform import tree_files
 from tests.conftest import example_specs, require_tool
 
 EXAMPLES = example_specs()

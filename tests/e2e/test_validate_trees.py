@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from paddlegen import api
-from paddlegen import kubeconform as kc
 from paddlegen.cli import cli
+from paddlegen.validate import kubeconform as kc
+from paddlegen.validate.inprocess import validate_in_process
 from tests.conftest import require_tool
 from tests.helpers import job_spec
 
@@ -31,7 +32,7 @@ def deploy(runner, tmp_path):
 def _verdicts(out, binary):
     trees = api.rendered_trees(out)
     by_binary = kc.run_kubeconform([], binary, trees=trees)
-    in_process = kc.validate_in_process(kc.tree_files(trees))
+    in_process = validate_in_process(kc.tree_files(trees))
     return by_binary, in_process
 
 

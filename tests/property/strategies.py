@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from paddlegen.resources import spec_schema_path
-from paddlegen.secrets import is_secret_name
+from paddlegen.spec.secrets import is_secret_name
 
 # Volume fields whose absence the templates cannot render yet: the generators always set them.
 # Empty since the PVC (dynamic without storageClassName) and PV (cephfs without secretName)

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from paddlegen import canonical
+from paddlegen import yamlio as canonical
 
 # Keys and strings that stress quoting: YAML indicators, Go/YAML 1.1 booleans and numbers,
 # leading and trailing spaces, line breaks, non-ASCII and control characters.

@@ -8,9 +8,10 @@ import pytest
 import yaml
 
 from paddlegen import api
-from paddlegen.kubeconform import validate_in_process, validate_manifests
-from paddlegen.loader import parse_spec
-from paddlegen.quantity import parse
+from paddlegen.spec.loader import parse_spec
+from paddlegen.spec.quantity import parse
+from paddlegen.validate.inprocess import validate_in_process
+from paddlegen.validate.manifests import validate_manifests
 from tests.conftest import require_tool
 
 BASE = {

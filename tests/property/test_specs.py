@@ -21,8 +21,9 @@ from hypothesis import event, example, given
 from paddlegen import api
 from paddlegen.cli import cli
 from paddlegen.errors import Diagnostic, SpecError
-from paddlegen.kubeconform import validate_in_process, validate_manifests
-from paddlegen.loader import Document, parse_spec
+from paddlegen.spec.loader import Document, parse_spec
+from paddlegen.validate.inprocess import validate_in_process
+from paddlegen.validate.manifests import validate_manifests
 from tests.conftest import require_tool
 from tests.property.strategies import (
     apply_text_mistake,

@@ -237,7 +237,7 @@ def test_restart_policy_on_failure_keeps_the_kubernetes_backoff(tmp_path):
 
 @pytest.fixture(scope="module")
 def schema_dir(tmp_path_factory) -> Path:
-    from paddlegen import k8sschemas
+    from paddlegen.validate import k8s_schemas as k8sschemas
 
     return k8sschemas.export(tmp_path_factory.mktemp("schemas"))
 

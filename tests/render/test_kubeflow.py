@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paddlegen.kubeconform import validate_in_process
+from paddlegen.validate.inprocess import validate_in_process
 from tests.helpers import objects_by_kind, render_plan
 
 MASTER_PORT = [{"name": "master", "containerPort": 36543}]

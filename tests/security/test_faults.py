@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from paddlegen.cli import cli
-from paddlegen.kustomize import output_lock
+from paddlegen.output.writer import output_lock
 from tests.security.specsets import write_spec_set
 from tests.security.trees import files_of, render_good_tree, tree_state
 
@@ -308,7 +308,7 @@ def test_write_failures_anywhere_are_exit_2_and_keep_the_old_tree(
     def fail(*_args, **_kwargs):
         raise OSError(code, os.strerror(code))
 
-    import paddlegen.kustomize as kustomize
+    import paddlegen.output.writer as kustomize
 
     if where == "mkdtemp":
         monkeypatch.setattr(tempfile, "mkdtemp", fail)

@@ -20,7 +20,7 @@ import pytest
 from paddlegen import api
 from paddlegen.cli import cli
 from paddlegen.errors import SpecError
-from paddlegen.loader import MAX_BYTES, MAX_DEPTH
+from paddlegen.spec.loader import MAX_BYTES, MAX_DEPTH
 from tests.security.trees import render_good_tree, tree_state
 
 HEAD = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"

@@ -11,8 +11,9 @@ import time
 import pytest
 from jinja2.sandbox import SecurityError
 
-from paddlegen import render, sandbox
 from paddlegen.cli import cli
+from paddlegen.render import engine as render
+from paddlegen.render import sandbox
 from tests.security.test_templates import job_template
 from tests.security.trees import GOOD_SPEC
 
@@ -152,7 +153,7 @@ def test_each_render_gets_its_own_budget():
 def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_path, workload):
     """The bounds sit above anything a valid spec can make the shipped templates build."""
     from paddlegen import api
-    from paddlegen.loader import MAX_BYTES
+    from paddlegen.spec.loader import MAX_BYTES
 
     extra = {
         "job": "",

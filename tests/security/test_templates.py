@@ -13,8 +13,8 @@ import pytest
 from jinja2 import StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from paddlegen import render
 from paddlegen.cli import cli
+from paddlegen.render import engine as render
 from tests.security.trees import GOOD_SPEC
 
 TEMPLATE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  a: {body}\n"

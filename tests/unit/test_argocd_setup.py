@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddlegen import argocd_setup as argo
 from paddlegen.cli import cli
 from paddlegen.errors import InputError, OutputError
-from paddlegen.kubeconform import validate_in_process, validate_manifests
+from paddlegen.gitops import argocd as argo
+from paddlegen.validate.inprocess import validate_in_process
+from paddlegen.validate.manifests import validate_manifests
 from tests.helpers import job_spec
 
 REPO = "https://git.example.com/ml/jobs.git"

@@ -6,7 +6,7 @@ import pytest
 
 from paddlegen import api, report
 from paddlegen.errors import SpecError
-from paddlegen.loader import parse_spec
+from paddlegen.spec.loader import parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
 VOLUME = "  volumes: [{name: data, mountPath: /data, hostPath: {path: /mfs}}]\n"

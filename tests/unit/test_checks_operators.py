@@ -6,7 +6,7 @@ import pytest
 
 from paddlegen import api, report
 from paddlegen.errors import SpecError
-from paddlegen.loader import Document, parse_spec
+from paddlegen.spec.loader import Document, parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft4Validator
 
-from paddlegen import crdschema
+from scripts import crdschema
 
 COMMITTED = Path(__file__).resolve().parents[2] / "schemas" / "crds"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen.dockerfile import dockerfile_text, parse_dockerfile
+from paddlegen.authoring.dockerfile import dockerfile_text, parse_dockerfile
 
 # Seed 003 示例1's Dockerfile, as a build section.
 SEED_003 = {

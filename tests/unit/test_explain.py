@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from paddlegen import api
-from paddlegen.canonical import dump_yaml
+from paddlegen.authoring.explain import OUTPUTS, explain, field_paths, format_doc, outputs
 from paddlegen.errors import InputError
-from paddlegen.explain import OUTPUTS, explain, field_paths, format_doc, outputs
-from paddlegen.loader import parse_spec
+from paddlegen.spec.loader import parse_spec
+from paddlegen.yamlio import dump_yaml
 
 _VOLUMES = [
     {

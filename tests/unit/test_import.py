@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from paddlegen.authoring.importer import import_manifests
 from paddlegen.errors import InputError
-from paddlegen.importer import import_manifests
 
 POD = """\
     spec:

@@ -6,9 +6,10 @@ import os
 
 import pytest
 
-from paddlegen import kustomize
 from paddlegen.errors import OutputError
-from paddlegen.kustomize import HEADER, write_job
+from paddlegen.output import writer as kustomize
+from paddlegen.output.layout import HEADER
+from paddlegen.output.writer import write_job
 
 
 def plan(**files: str) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.errors import InputError, SpecError
-from paddlegen.loader import MAX_NODES, Position, format_path, parse_spec, read_spec
+from paddlegen.spec.loader import MAX_NODES, Position, format_path, parse_spec, read_spec
 
 
 def error_of(text: str | bytes) -> tuple[int, int, str, str]:

@@ -6,7 +6,7 @@ import pytest
 
 from paddlegen import api
 from paddlegen.errors import SpecError
-from paddlegen.overlays import deep_merge
+from paddlegen.spec.overlays import deep_merge
 
 BASE = """\
 apiVersion: paddlegen/v1
@@ -81,7 +81,7 @@ def test_without_overlays_the_layout_stays_flat(tmp_path):
 
 
 def test_json_patch_is_exact_and_ordered():
-    from paddlegen.overlays import json_patch
+    from paddlegen.output.patches import json_patch
 
     before = {"b": [1, 2], "a": {"x/y": 1, "gone": 2}, "same": "1"}
     after = {"b": [1, 3], "a": {"x/y": 2, "new": [1]}, "same": "1", "list": [1]}

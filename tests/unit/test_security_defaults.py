@@ -7,7 +7,7 @@ import yaml
 
 from paddlegen import api, report
 from paddlegen.errors import SpecError
-from paddlegen.loader import parse_spec
+from paddlegen.spec.loader import parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
 

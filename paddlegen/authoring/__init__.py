@@ -1,0 +1,1 @@
+"""Writing specs: init, explain, dockerfile, and import from existing manifests."""

@@ -1,0 +1,322 @@
+"""`paddlegen import`, part one: pod templates and storage back to spec fields.
+
+Every mapper *pops* what it carries over from a copy of the input object, so whatever is left
+at the end is exactly what did not make it into the spec, and is listed (importer.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from paddlegen.render.engine import EFS_MOUNT_OPTIONS
+from paddlegen.spec.model import DEFAULT_REQUESTS, GPU_RESOURCE, MANAGED_BY, recommended_labels
+
+EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
+RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+SECURITY_KEYS = ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem")
+GROUP_NAME = "scheduling.k8s.io/group-name"
+ARGOCD_PREFIX = "argocd.argoproj.io/"  # sync annotations paddlegen writes itself
+
+
+def take(obj: Any, *keys: str | int, default: Any = None) -> Any:
+    """Remove and return ``obj[k1][k2]...``, pruning parents left empty."""
+    if not keys:
+        return default
+    head, rest = keys[0], keys[1:]
+    try:
+        child = obj[head]
+    except (KeyError, IndexError, TypeError):
+        return default
+    if not rest:
+        return obj.pop(head)
+    value = take(child, *rest, default=default)
+    if isinstance(child, (dict, list)) and not child:
+        obj.pop(head)
+    return value
+
+
+def leftovers(obj: Any, prefix: str = "") -> list[str]:
+    """`path = value` of every leaf still in ``obj`` (emptied containers carry nothing)."""
+    if isinstance(obj, (dict, list)) and not obj:
+        return []
+    if isinstance(obj, dict):
+        return [
+            line
+            for k, v in obj.items()
+            for line in leftovers(v, f"{prefix}.{k}" if prefix else str(k))
+        ]
+    if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
+        return [line for i, v in enumerate(obj) for line in leftovers(v, f"{prefix}[{i}]")]
+    return [f"{prefix} = {json.dumps(obj, ensure_ascii=False)}"]
+
+
+@dataclass
+class Context:
+    """State one import shares: the job's identity, notes, and PVs/PVCs not yet used."""
+
+    name: str
+    namespace: str | None
+    labels: dict[str, str]  # the job's own labels (recommended ones removed)
+    annotations: dict[str, str]
+    pvs: dict[str, dict[str, Any]]
+    pvcs: dict[str, dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+    # PVs and PVCs turned into volumes; what is left of them is reported like everything else.
+    consumed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    claims: dict[str, tuple[dict[str, Any], str | None]] = field(default_factory=dict)
+    # spec volume name -> (claim name, PV name) as the input named them
+    storage_names: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+    def note(self, where: str, message: str) -> None:
+        self.notes.append(f"{where}: {message}")
+
+
+def strip_meta(meta: dict[str, Any], ctx: Context) -> None:
+    """Remove the labels and annotations the spec regenerates on every object."""
+    labels = meta.get("labels", {})
+    if labels.get("app.kubernetes.io/managed-by") == MANAGED_BY:
+        for key, value in recommended_labels(ctx.name).items():
+            if labels.get(key) == value:
+                labels.pop(key)
+    for table, mine in ((labels, ctx.labels), (meta.get("annotations", {}), ctx.annotations)):
+        for key in [
+            k for k in table if k in mine and table[k] == mine[k] or k.startswith(ARGOCD_PREFIX)
+        ]:
+            table.pop(key)
+    for key in ("labels", "annotations"):
+        if key in meta and not meta[key]:
+            meta.pop(key)
+
+
+@dataclass
+class Pod:
+    """What one pod template carries over: a role, its volumes and job-wide settings."""
+
+    role: dict[str, Any]
+    volumes: list[dict[str, Any]]
+    container: dict[str, Any]  # what is left of the training container, for the workload
+    spec: dict[str, Any]  # what is left of the pod spec, for the workload
+    shm: Any = None
+    volcano: bool = False
+    restart_policy: str | None = None
+    security: dict[str, Any] = field(default_factory=dict)
+    restricted: bool = True  # the container had paddlegen's restricted securityContext
+
+
+def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
+    """Map a pod template (popping what is used) to a role and its volumes."""
+    strip_meta(template.setdefault("metadata", {}), ctx)
+    annotations = template["metadata"].get("annotations", {})
+    volcano = annotations.pop(GROUP_NAME, None) is not None
+    if not template["metadata"]:
+        template.pop("metadata")
+    spec = template.setdefault("spec", {})
+    containers = spec.get("containers", [{}])
+    container = next((c for c in containers if c.get("name") == "paddle"), containers[0])
+    name = container.pop("name", "paddle")
+    if name != "paddle":
+        ctx.note(where, f"container '{name}' is named 'paddle' (operators find it by name)")
+    role: dict[str, Any] = {
+        key: container.pop(key)
+        for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env")
+        if key in container
+    }
+    role.update(_resources(container))
+    role.update(
+        {key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity") if key in spec}
+    )
+    volcano = take(spec, "schedulerName") == "volcano" or volcano
+    security, restricted = _security(container, spec)
+    volumes, shm = _volumes(container, spec, ctx)
+    if take(spec, "automountServiceAccountToken") not in (None, "serviceAccountName" in spec):
+        ctx.note(
+            where,
+            "automountServiceAccountToken follows the workload (a token only "
+            "for distributed-job's peer discovery)",
+        )
+    return Pod(
+        role,
+        volumes,
+        container,
+        spec,
+        shm,
+        volcano,
+        take(spec, "restartPolicy"),
+        security,
+        restricted,
+    )
+
+
+def _resources(container: dict[str, Any]) -> dict[str, Any]:
+    resources = container.pop("resources", {})
+    gpus = take(resources, "limits", GPU_RESOURCE)
+    if gpus is not None and resources.get("requests", {}).get(GPU_RESOURCE) == gpus:
+        take(resources, "requests", GPU_RESOURCE)  # Kubernetes copies the limit anyway
+    if resources == {"requests": DEFAULT_REQUESTS}:
+        resources = {}  # what paddlegen renders when the spec sets none
+    out: dict[str, Any] = {"resources": resources} if resources else {}
+    if gpus is not None:
+        out["gpus"] = int(gpus)
+    return out
+
+
+def _security(container: dict[str, Any], spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """spec.security fields, and whether the container was already restricted."""
+    context = container.get("securityContext", {})
+    present = [key for key in SECURITY_KEYS if key in context]
+    security = {key: take(container, "securityContext", key) for key in present}
+    restricted = all(context.get(k) == v for k, v in RESTRICTED.items())
+    if restricted:
+        for key in RESTRICTED:
+            take(container, "securityContext", key)
+    if "fsGroup" in spec.get("securityContext", {}):
+        security["fsGroup"] = take(spec, "securityContext", "fsGroup")
+    return security, restricted
+
+
+def _volumes(
+    container: dict[str, Any], spec: dict[str, Any], ctx: Context
+) -> tuple[list[dict[str, Any]], Any]:
+    mounts = {m.get("name"): m for m in container.get("volumeMounts", [])}
+    volumes: list[dict[str, Any]] = []
+    shm = None
+    for i, volume in reversed(list(enumerate(spec.get("volumes", [])))):
+        mount = mounts.get(volume.get("name"))
+        if mount is None:
+            continue  # not mounted into the training container: left for the report
+        empty = volume.get("emptyDir", {})
+        if (
+            mount.get("mountPath") == "/dev/shm"
+            and empty.get("medium") == "Memory"
+            and "sizeLimit" in empty
+            and len(volume) == 2
+        ):
+            shm = empty["sizeLimit"]
+        else:
+            source = _source(volume, ctx)
+            if source is None:
+                continue
+            entry = {"name": volume["name"], "mountPath": mount["mountPath"], **source}
+            if mount.get("readOnly"):
+                entry["readOnly"] = True
+            volumes.insert(0, entry)
+        for key in ("name", "mountPath", "readOnly"):
+            mount.pop(key, None)
+        if not mount:  # a subPath or mountPropagation stays, and is listed
+            container["volumeMounts"].remove(mount)
+        spec["volumes"].pop(i)
+    for holder, key in ((container, "volumeMounts"), (spec, "volumes")):
+        if key in holder and not holder[key]:
+            holder.pop(key)
+    return volumes, shm
+
+
+def _source(volume: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
+    """The spec volume fields for a pod volume, or None (left in place) if it has no spec form."""
+    kinds = set(volume) - {"name"}
+    if kinds in ({"hostPath"}, {"emptyDir"}):
+        return {k: volume[k] for k in kinds}
+    claim = volume.get("persistentVolumeClaim", {})
+    if kinds != {"persistentVolumeClaim"} or not set(claim) <= {"claimName", "readOnly"}:
+        return None
+    name = claim["claimName"]
+    if name not in ctx.claims:
+        ctx.claims[name] = _claim_source(name, ctx)
+    source, pv_name = ctx.claims[name]
+    ctx.storage_names.setdefault(volume["name"], (name, pv_name))
+    return {**source, **({"readOnly": True} if claim.get("readOnly") else {})}
+
+
+def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
+    """The volume source behind a claim: its PV's (nfs, efs, cephfs), dynamic, or the claim."""
+    label = f"PersistentVolumeClaim/{name}"
+    pvc = ctx.pvcs.get(name)
+    if pvc is None:
+        return {"claim": {"name": name}}, None
+    spec = pvc.setdefault("spec", {})
+    pv_name = spec.get("volumeName") or next(
+        (
+            n
+            for n, pv in ctx.pvs.items()
+            if pv.get("spec", {}).get("claimRef", {}).get("name") == name
+        ),
+        None,
+    )
+    if pv_name is None and len(ctx.pvs) == 1:
+        pv_name = next(iter(ctx.pvs))
+        ctx.note(
+            label,
+            f"bound to PersistentVolume/{pv_name}, the only one in the input (the "
+            "cluster would match them by size and access mode)",
+        )
+    pv = ctx.pvs.get(pv_name or "")
+    if pv is not None and not {"nfs", "cephfs"} & set(pv.get("spec", {})):
+        return {"claim": {"name": name}}, None  # a PV source paddlegen cannot make: both listed
+    ctx.consumed.append((label, ctx.pvcs.pop(name)))
+    take(spec, "volumeName")
+    if spec.get("volumeMode") == "Filesystem":
+        take(spec, "volumeMode")  # the default
+    requested = take(spec, "resources", "requests", "storage")
+    modes, storage_class = take(spec, "accessModes"), take(spec, "storageClassName")
+    if pv is None:
+        dynamic = {"storageClassName": storage_class} if storage_class else {}
+        return {
+            "dynamic": dynamic,
+            "capacity": requested,
+            **({"accessModes": modes} if modes else {}),
+        }, None
+    source = _pv_source(pv_name or "", pv, ctx)
+    for what, mine, theirs in (
+        ("requests.storage", requested, source.get("capacity")),
+        ("accessModes", modes, source.get("accessModes")),
+        ("storageClassName", storage_class or None, source.get("storageClassName")),
+    ):
+        if mine is not None and mine != theirs:
+            ctx.note(
+                label,
+                f"{what} {json.dumps(mine)} differs from the PersistentVolume's "
+                f"{json.dumps(theirs)}; the PersistentVolume's value serves both",
+            )
+    return source, pv_name
+
+
+def _pv_source(name: str, pv: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    ctx.consumed.append((f"PersistentVolume/{name}", ctx.pvs.pop(name)))
+    spec = pv["spec"]
+    kind = "nfs" if "nfs" in spec else "cephfs"
+    present = [k for k in ("server", "path", "monitors", "user", "readOnly") if k in spec[kind]]
+    fields = {key: take(spec, kind, key) for key in present}
+    out: dict[str, Any] = {}
+    secret = take(spec, kind, "secretRef", "name")
+    efs = EFS_SERVER.match(fields["server"]) if kind == "nfs" else None
+    if efs:
+        out["efs"] = {"fileSystemId": efs[1], "region": efs[2], "path": fields.get("path", "/")}
+    elif kind == "nfs":
+        out["nfs"] = {"server": fields["server"], "path": fields["path"]}
+    else:
+        out["cephfs"] = {k: fields[k] for k in ("monitors", "user", "path") if k in fields}
+        if secret:
+            out["cephfs"]["secretName"] = secret
+    if fields.get("readOnly"):
+        out["readOnly"] = True
+    out["capacity"] = take(spec, "capacity", "storage")
+    out["accessModes"] = take(spec, "accessModes")
+    if spec.get("volumeMode") == "Filesystem":
+        take(spec, "volumeMode")
+    policy = take(spec, "persistentVolumeReclaimPolicy")
+    if policy != "Retain":
+        out["reclaimPolicy"] = policy
+    out["storageClassName"] = take(spec, "storageClassName") or None
+    options = take(spec, "mountOptions")
+    if not (efs and options == EFS_MOUNT_OPTIONS):
+        out["mountOptions"] = options
+    if spec.get("claimRef", {}).get("name"):
+        take(spec, "claimRef")  # paddlegen binds the PV to its own claim
+    return {k: v for k, v in out.items() if v is not None}

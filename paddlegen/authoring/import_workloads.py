@@ -1,0 +1,405 @@
+"""`paddlegen import`, part two: each workload's main object, and the data Job, back to a spec."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from paddlegen.authoring.import_pod import Context, Pod, pod, take
+from paddlegen.spec.model import DISTRIBUTED_DEFAULTS, ROLE_FIELDS
+
+Spec = dict[str, Any]
+RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+# The legacy image's env and the distributed settings each comes from (see the template).
+_DISTRIBUTED_ENV = {
+    "TRAIN_CONFIG_DIR": ("trainConfigDir", str),
+    "CONF_PADDLE_NIC": ("nic", str),
+    "CONF_PADDLE_PORT": ("port", int),
+    "CONF_PADDLE_PORTS_NUM": ("portsNum", int),
+    "CONF_PADDLE_PORTS_NUM_SPARSE": ("portsNumSparse", int),
+    "TRAINER_COUNT": ("trainerCount", int),
+}
+
+
+def is_distributed(job: dict[str, Any]) -> bool:
+    """A batch Job of the seeds' legacy pserver/trainer image (it reads CONF_PADDLE_* env)."""
+    return any(e.get("name", "").startswith("CONF_PADDLE_") for e in _env_of(job))
+
+
+def is_data_job(job: dict[str, Any]) -> bool:
+    """A data-preparation Job of the seeds (it writes SPLIT_COUNT parts to OUT_DIR)."""
+    return {"OUT_DIR", "SPLIT_COUNT"} <= {e.get("name") for e in _env_of(job)}
+
+
+def _env_of(job: dict[str, Any]) -> list[dict[str, Any]]:
+    containers = job.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+    return [e for c in containers for e in c.get("env", []) if isinstance(e, dict)]
+
+
+def _take_env(role: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """Remove the env entry ``name`` from a role, returning it."""
+    env = role.get("env", [])
+    entry = next((e for e in env if e.get("name") == name), None)
+    if entry is not None:
+        env.remove(entry)
+        if not env:
+            role.pop("env")
+    return entry
+
+
+def _literal(role: dict[str, Any], name: str, ctx: Context, where: str) -> str | None:
+    entry = _take_env(role, name)
+    if entry is not None and set(entry) != {"name", "value"}:
+        ctx.note(
+            where,
+            f"env {name} comes from {json.dumps(entry.get('valueFrom'))}; only a "
+            "literal value can be read back, so paddlegen derives it",
+        )
+        return None
+    return None if entry is None else str(entry["value"])
+
+
+def _assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, where: str) -> Spec:
+    """A spec from the roles' pods: values every role shares move up to the spec."""
+    spec: Spec = {"workload": workload}
+    roles = {name: {"replicas": replicas, **p.role} for name, (replicas, p) in pods.items()}
+    for key in ROLE_FIELDS:
+        values = [role.get(key) for role in roles.values()]
+        if values[0] is not None and all(v == values[0] for v in values):
+            spec[key] = values[0]
+            for role in roles.values():
+                role.pop(key)
+    spec.update(roles)
+    volumes: dict[str, dict[str, Any]] = {}
+    for _, p in pods.values():
+        for volume in p.volumes:
+            if volumes.setdefault(volume["name"], volume) != volume:
+                ctx.note(
+                    where, f"volume '{volume['name']}' differs between roles; the first one is kept"
+                )
+    for name in volumes:
+        missing = [r for r, (_, p) in pods.items() if name not in {v["name"] for v in p.volumes}]
+        if missing:
+            ctx.note(
+                where,
+                f"volume '{name}' is now also mounted into {', '.join(missing)} "
+                "(paddlegen mounts every volume into every role)",
+            )
+    if volumes:
+        spec["volumes"] = list(volumes.values())
+    _job_wide(spec, [p for _, p in pods.values()], ctx, where)
+    return spec
+
+
+def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
+    """Settings paddlegen applies to every pod: one value must serve all roles."""
+    for key, values in (
+        ("shm", [p.shm for p in pods]),
+        ("restartPolicy", [p.restart_policy for p in pods]),
+        ("security", [p.security for p in pods]),
+    ):
+        given = [v for v in values if v]
+        if given and any(v != given[0] for v in values):
+            ctx.note(
+                where,
+                f"{key} differs between roles ({', '.join(map(json.dumps, values))}); "
+                f"{json.dumps(given[0])} now serves every role",
+            )
+        if not given:
+            continue
+        if key == "restartPolicy":
+            spec.setdefault("run", {})["restartPolicy"] = given[0]
+        else:
+            spec[key] = given[0]
+    if any(p.volcano for p in pods):
+        spec["scheduling"] = {"scheduler": "volcano"}
+    if not all(p.restricted for p in pods):
+        ctx.note(
+            where,
+            "containers get paddlegen's restricted securityContext (no privilege "
+            "escalation, all capabilities dropped, RuntimeDefault seccomp); set "
+            "spec.security.restricted: false if the image needs more",
+        )
+
+
+def _run(spec: Spec, source: dict[str, Any]) -> None:
+    run = {key: take(source, key) for key in RUN_KEYS if key in source}
+    if run:
+        spec["run"] = {**spec.get("run", {}), **run}
+
+
+def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
+    """A batch/v1 Job: the seeds' distributed one (CONF_PADDLE_* env), else a single pod."""
+    distributed = is_distributed(obj)
+    body = obj.setdefault("spec", {})
+    p = pod(body.setdefault("template", {}), ctx, where)
+    parallelism = body.get("parallelism", 1)
+    if distributed:
+        take(body, "parallelism")
+        if body.get("completions", parallelism) == parallelism:
+            take(body, "completions")
+        settings, job_path = _distributed(p, parallelism, ctx, where)
+    else:
+        for key in ("parallelism", "completions"):
+            if body.get(key) == 1:
+                take(body, key)  # workload job runs exactly one pod; anything else stays listed
+    spec = _assemble(
+        "distributed-job" if distributed else "job",
+        {"worker": (parallelism if distributed else 1, p)},
+        ctx,
+        where,
+    )
+    if distributed:
+        volume = next(
+            (v["name"] for v in spec.get("volumes", []) if v["mountPath"] == job_path), None
+        )
+        spec["distributed"] = {**({"volume": volume} if volume else {}), **settings}
+        if volume is None:
+            ctx.note(
+                where, "JOB_PATH is not the mountPath of any volume; set spec.distributed.volume"
+            )
+    _run(spec, body)
+    return spec
+
+
+def _distributed(
+    p: Pod, replicas: int, ctx: Context, where: str
+) -> tuple[dict[str, Any], str | None]:
+    """The distributed settings (and JOB_PATH) read back from the legacy image's env, ports
+    and account."""
+    role: dict[str, Any] = p.role
+    settings: dict[str, Any] = {}
+    for name, (key, kind) in _DISTRIBUTED_ENV.items():
+        value = _literal(role, name, ctx, where)
+        if value is not None:
+            try:
+                settings[key] = kind(value)
+            except ValueError:
+                ctx.note(where, f"env {name}={value!r} is not a number; dropped")
+    if "trainerCount" not in settings:
+        ctx.note(
+            where, "TRAINER_COUNT was not set (the image's start script needs it); paddlegen sets 1"
+        )
+    job_path = _literal(role, "JOB_PATH", ctx, where)
+    for name, expected in (("JOB_NAME", ctx.name), ("CONF_PADDLE_GRADIENT_NUM", str(replicas))):
+        value = _literal(role, name, ctx, where)
+        if value not in (None, expected):
+            ctx.note(where, f"env {name}={value!r} becomes {expected!r} (paddlegen derives it)")
+    namespace = _take_env(role, "JOB_NAMESPACE")
+    if namespace and "value" in namespace:
+        ctx.note(
+            where, f"env JOB_NAMESPACE={namespace['value']!r} now comes from the pod's namespace"
+        )
+    if role.get("command") == DISTRIBUTED_DEFAULTS["command"]:
+        role.pop("command")
+    settings["hostPorts"] = _ports(p.container, settings, ctx, where)
+    if p.spec.get("serviceAccountName") == ctx.name:
+        take(p.spec, "serviceAccountName")  # paddlegen creates it, with its Role and binding
+    _drop_anti_affinity(role, ctx.name)
+    return settings, job_path
+
+
+def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context, where: str) -> bool:
+    """Whether the pods use hostPorts; the ports are popped when they are the derived ones."""
+    first = settings.get("port", DISTRIBUTED_DEFAULTS["port"])
+    count = settings.get("portsNum", DISTRIBUTED_DEFAULTS["portsNum"]) + settings.get(
+        "portsNumSparse", DISTRIBUTED_DEFAULTS["portsNumSparse"]
+    )
+    ports = container.get("ports", [])
+    if not ports:
+        ctx.note(
+            where,
+            f"no ports were declared; paddlegen declares {first}..{first + count - 1}"
+            " as containerPorts (without hostPorts, as in the input)",
+        )
+        return False
+    host = any("hostPort" in port for port in ports)
+    derived = [
+        {
+            "name": f"jobport{i}",
+            "containerPort": first + i,
+            "protocol": "TCP",
+            **({"hostPort": first + i} if host else {}),
+        }
+        for i in range(count)
+    ]
+    if [{"protocol": "TCP", **port} for port in ports] == derived:
+        take(container, "ports")
+    return host
+
+
+def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:
+    """Remove the one-pod-per-node term paddlegen adds with hostPorts."""
+    term = {
+        "labelSelector": {"matchLabels": {"job-name": name}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    required = (
+        role.get("affinity", {})
+        .get("podAntiAffinity", {})
+        .get("requiredDuringSchedulingIgnoredDuringExecution", [])
+    )
+    if term in required:
+        required.remove(term)
+        if not required:
+            take(
+                role,
+                "affinity",
+                "podAntiAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution",
+            )
+
+
+def _scheduling_policy(spec: Spec, policy: dict[str, Any]) -> None:
+    """The operators' schedulingPolicy: the Volcano gang."""
+    scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
+    for theirs, mine in (
+        ("minAvailable", "minAvailable"),
+        ("queue", "queue"),
+        ("priorityClass", "priorityClassName"),
+    ):
+        if theirs in policy:
+            scheduling[mine] = take(policy, theirs)
+
+
+def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
+    """A PaddleFlow PaddleJob (batch.paddlepaddle.org/v1)."""
+    body = obj.setdefault("spec", {})
+    pods = {
+        role: (
+            take(body, role, "replicas", default=1),
+            pod(body[role].setdefault("template", {}), ctx, f"{where} {role}"),
+        )
+        for role in ("ps", "worker", "heter")
+        if role in body
+    }
+    spec = _assemble("paddlejob", pods, ctx, where)
+    settings = {
+        key: take(body, key)
+        for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")
+        if key in body
+    }
+    if settings:
+        spec["paddlejob"] = settings
+    if "schedulingPolicy" in body:
+        _scheduling_policy(spec, body["schedulingPolicy"])
+    return spec
+
+
+_KUBEFLOW_ROLES = {"Master": "ps", "Worker": "worker"}
+
+
+def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
+    """A Kubeflow training-operator PaddleJob (kubeflow.org/v1)."""
+    body = obj.setdefault("spec", {})
+    replica_specs = body.get("paddleReplicaSpecs", {})
+    pods, policies = {}, set()
+    for kind, role in _KUBEFLOW_ROLES.items():
+        if kind in replica_specs:
+            policies.add(take(replica_specs, kind, "restartPolicy", default="OnFailure"))
+            pods[role] = (
+                take(replica_specs, kind, "replicas", default=1),
+                pod(replica_specs[kind].setdefault("template", {}), ctx, f"{where} {kind}"),
+            )
+    spec = _assemble("kubeflow-paddlejob", pods, ctx, where)
+    ports = {json.dumps(p.container.get("ports")) for _, p in pods.values()}
+    master = json.loads(ports.pop()) if len(ports) == 1 else None
+    if master and len(master) == 1 and master[0].get("name") == "master":
+        spec["kubeflow"] = {"port": master[0]["containerPort"]}
+        for _, p in pods.values():
+            take(p.container, "ports")
+    if len(policies) > 1 or policies - {"OnFailure"}:
+        spec.setdefault("run", {})["restartPolicy"] = sorted(policies)[0]
+        if len(policies) > 1:
+            ctx.note(
+                where,
+                f"replica restartPolicy differs ({', '.join(sorted(policies))}); "
+                f"{sorted(policies)[0]} now serves both",
+            )
+    run_policy = body.get("runPolicy", {})
+    if "cleanPodPolicy" in run_policy:
+        spec.setdefault("kubeflow", {})["cleanPodPolicy"] = take(run_policy, "cleanPodPolicy")
+    _run(spec, run_policy)
+    if "schedulingPolicy" in run_policy:
+        _scheduling_policy(spec, run_policy["schedulingPolicy"])
+    return spec
+
+
+def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
+    """The seeds' data-preparation Job becomes spec.dataPrep (and its volume, if new)."""
+    p = pod(obj.setdefault("spec", {}).setdefault("template", {}), ctx, where)
+    role = p.role
+    out_dir = _literal(role, "OUT_DIR", ctx, where)
+    split = _literal(role, "SPLIT_COUNT", ctx, where)
+    if role.get("env"):
+        p.container["env"] = role.pop("env")  # any other env stays listed as not mapped
+    if len(p.volumes) != 1:
+        ctx.note(where, f"the data Job mounts {len(p.volumes)} volumes; spec.dataPrep needs one")
+        return
+    volume = _shared_volume(p.volumes[0], spec, ctx, where)
+    prep: dict[str, Any] = {"volume": volume["name"]}
+    image = role.pop("image", None)
+    if image is not None and image != spec.get("image"):
+        prep["image"] = image
+    prep.update({key: role.pop(key) for key in ("command", "args") if key in role})
+    mount = p.volumes[0]["mountPath"].rstrip("/")
+    if out_dir and (out_dir + "/").startswith(mount + "/") and mount != volume["mountPath"]:
+        moved = volume["mountPath"].rstrip("/") + out_dir[len(mount) :]
+        ctx.note(
+            where,
+            f"the data Job mounts the volume at {mount}, the trainers at "
+            f"{volume['mountPath']}: one mountPath serves both, OUT_DIR {out_dir} "
+            f"becomes {moved}",
+        )
+        out_dir = moved
+    if out_dir and out_dir != f"{volume['mountPath'].rstrip('/')}/{ctx.name}":
+        prep["outDir"] = out_dir
+    trainers = spec.get("worker", {}).get("replicas", 1)
+    if split and split.isdigit() and int(split) != trainers:
+        prep["splitCount"] = int(split)
+    spec["dataPrep"] = prep
+    _inherited(role, p, spec, ctx, where)
+
+
+def _shared_volume(volume: dict[str, Any], spec: Spec, ctx: Context, where: str) -> dict[str, Any]:
+    """The training volume with the same source, else the data Job's own, added to the spec."""
+
+    def source(v: dict[str, Any]) -> str:
+        return json.dumps(
+            {k: x for k, x in v.items() if k not in ("name", "mountPath", "readOnly")},
+            sort_keys=True,
+        )
+
+    volumes = spec.setdefault("volumes", [])
+    same = next((v for v in volumes if source(v) == source(volume)), None)
+    if same is not None:
+        return same
+    if volume["name"] in {v["name"] for v in volumes}:
+        volume = {**volume, "name": f"{volume['name']}-data"}
+    ctx.note(
+        where,
+        f"the data Job's volume '{volume['name']}' is not one the trainers mount; "
+        "it is added to spec.volumes, so the trainers mount it too",
+    )
+    volumes.append(volume)
+    return volume
+
+
+def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: str) -> None:
+    """What the data Job takes from the spec: anything else it had is listed."""
+    for key, value in role.items():
+        if spec.get(key) != value:
+            theirs = json.dumps(spec[key]) if key in spec else "unset"
+            ctx.note(
+                where,
+                f"{key} {json.dumps(value)} is not carried over: the data Job "
+                f"takes {key} from the spec ({theirs})",
+            )
+    for what, value in (("/dev/shm", p.shm), ("Volcano scheduling", p.volcano)):
+        if value:
+            ctx.note(
+                where,
+                f"{what} is not carried over: the data Job runs outside the gang, without /dev/shm",
+            )
+    if p.restart_policy not in (None, "Never"):
+        ctx.note(where, f"restartPolicy {p.restart_policy} becomes Never")

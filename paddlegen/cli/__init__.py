@@ -1,0 +1,81 @@
+"""The command line: options in, one API call, output formatted. No pipeline logic here.
+
+One module per command group (render, validate, gitops, authoring), each loaded only when
+one of its commands runs or ``--help`` lists them: ``paddlegen render`` does not pay for the
+definitions of ``init`` or ``argocd``. ``common`` holds what they share.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from paddlegen import __version__
+from paddlegen.cli.common import emit, note
+from paddlegen.errors import EXIT_ERROR, PaddlegenError
+
+# command name -> (module in this package, attribute)
+COMMANDS = {
+    "render": ("render", "render"),
+    "check": ("render", "check"),
+    "diff": ("render", "diff"),
+    "validate": ("validate", "validate"),
+    "schema": ("validate", "schema"),
+    "schemas": ("validate", "schemas"),
+    "argocd": ("gitops", "argocd"),
+    "init": ("authoring", "init"),
+    "explain": ("authoring", "explain"),
+    "import": ("authoring", "import_command"),
+    "dockerfile": ("authoring", "dockerfile"),
+}
+
+
+class _Group(click.Group):
+    """Loads commands when asked for; turns paddlegen's own errors into messages and exit
+    codes. Anything else is a bug."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[name]
+        command: click.Command = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PaddlegenError as exc:
+            fmt = ctx.meta.get("paddlegen.format", "text")
+            if exc.diagnostics:
+                emit(exc.diagnostics, fmt)
+            else:
+                note(f"paddlegen: error: {exc.message}")
+            ctx.exit(exc.exit_code)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception:  # noqa: BLE001 - a bug: keep the traceback, exit 2 not 1
+            traceback.print_exc(file=sys.stderr)
+            click.echo("paddlegen: internal error (a bug in paddlegen; please report it)", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version=__version__, prog_name="paddlegen")
+def cli() -> None:
+    """Render PaddlePaddle training-job specs into kustomize-ready Kubernetes manifests.
+
+    \b
+    Exit codes: 0 success, 1 findings (invalid spec, invalid or stale output),
+    2 usage, I/O, tool or internal error.
+    """
+
+
+def main() -> None:
+    cli(prog_name="paddlegen")

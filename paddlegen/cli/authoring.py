@@ -1,0 +1,300 @@
+"""Authoring commands: init, explain, import, dockerfile. Options in, one library call, output."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+from click.shell_completion import CompletionItem
+
+from paddlegen.cli.common import WORKLOAD_NAMES
+from paddlegen.errors import InputError
+
+_ROLES_WITH_PS = ("paddlejob", "kubeflow-paddlejob")
+
+
+def complete_spec_paths(
+    _ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion: folders (to descend into) and *.yaml / *.yml files."""
+    prefix = incomplete[: incomplete.rfind("/") + 1]  # the folder typed so far, "" for none
+    try:
+        entries = sorted(Path(prefix or ".").iterdir())
+    except OSError:
+        return []
+    typed = incomplete[len(prefix) :]
+    return [
+        CompletionItem(prefix + p.name + ("/" if p.is_dir() else ""))
+        for p in entries
+        if p.name.startswith(typed)
+        and (typed.startswith(".") or not p.name.startswith("."))  # hidden: only if asked
+        and (p.is_dir() or p.suffix in (".yaml", ".yml"))
+    ]
+
+
+def _complete_fields(
+    _ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    from paddlegen.authoring.explain import field_paths
+
+    return [CompletionItem(p) for p in field_paths() if p.startswith(incomplete)]
+
+
+def _emit_diagnostics(diagnostics: list[Any]) -> None:
+    from paddlegen.report import text
+
+    if diagnostics:
+        click.echo(text(diagnostics), nl=False, err=True)
+
+
+def _write_or_print(text: str, output: str | None, force: bool) -> None:
+    if output and output != "-":
+        from paddlegen.authoring.init import write_new_file
+
+        write_new_file(output, text, force)
+        click.echo(f"paddlegen: wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+
+
+def _storage(value: str) -> str:
+    """Checks a storage URL where the prompt can ask again (the volume is built later)."""
+    from paddlegen.authoring.init import storage_volume
+
+    try:
+        storage_volume(value, "/", "1Gi")
+    except InputError as exc:
+        raise click.BadParameter(exc.message) from None
+    return value
+
+
+def _storage_option(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    return _storage(value)
+
+
+@click.command()
+@click.argument(
+    "path",
+    default="trainingjob.yaml",
+    shell_complete=complete_spec_paths,
+    type=click.Path(dir_okay=False, allow_dash=True),
+)
+@click.option(
+    "--workload",
+    type=click.Choice(WORKLOAD_NAMES),
+    default="paddlejob",
+    show_default=True,
+    help="What to render: see `paddlegen explain spec.workload`.",
+)
+@click.option("--name", help="metadata.name (default: the file name without .yaml).")
+@click.option("--namespace", help="metadata.namespace (default: none).")
+@click.option("--image", help="Container image, with a tag.")
+@click.option("--command", "command", help='Start command as shell words, e.g. "python3 train.py".')
+@click.option(
+    "--ps",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Parameter servers (paddlejob, kubeflow-paddlejob).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Trainers (pods of distributed-job).",
+)
+@click.option(
+    "--gpus", type=click.IntRange(0), default=0, show_default=True, help="NVIDIA GPUs per pod."
+)
+@click.option(
+    "--volcano/--no-volcano",
+    default=False,
+    show_default=True,
+    help="Gang-schedule with a Volcano PodGroup.",
+)
+@click.option(
+    "--storage",
+    default="none",
+    show_default=True,
+    callback=_storage_option,
+    help="none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, "
+    "pvc://CLAIM, hostpath:///PATH or dynamic://[CLASS].",
+)
+@click.option(
+    "--mount-path", default="/mnt/data", show_default=True, help="Where the storage is mounted."
+)
+@click.option("--capacity", default="10Gi", show_default=True, help="Storage size (PV/PVC).")
+@click.option("--cpu", default="1", show_default=True, help="CPU request per pod.")
+@click.option(
+    "--memory", default="2Gi", show_default=True, help="Memory request and limit per pod."
+)
+@click.option(
+    "--schema",
+    help="Schema for the yaml-language-server modeline (default: the "
+    "schema's $id; a local copy: `paddlegen schema > FILE`).",
+)
+@click.option("--no-input", is_flag=True, help="Ask nothing: flags and defaults only.")
+@click.option("--force", is_flag=True, help="Replace PATH if it exists.")
+@click.pass_context
+def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: Any) -> None:
+    """Write a new commented spec to PATH, asking for what flags leave out.
+
+    PATH defaults to trainingjob.yaml; - prints the spec. The spec is validated before it is
+    written, and starts with the yaml-language-server modeline for editor completion.
+
+    \b
+    Examples:
+      paddlegen init jobs/wide-and-deep.yaml
+      paddlegen init jobs/resnet.yaml --no-input --image registry.example.com/resnet:v1 \\
+        --workers 4 --gpus 1 --volcano --storage nfs://10.0.0.5/data
+    """
+    from paddlegen.authoring.init import SCHEMA_ID, InitOptions, init_spec
+
+    answers["name"] = answers["name"] or (Path(path).stem if path != "-" else None)
+    if not no_input:
+        _ask(ctx, answers)
+    if not answers["image"]:
+        raise click.UsageError("--image is required with --no-input")
+    if not answers["name"]:
+        raise click.UsageError("--name is required when writing to stdout")
+    answers["schema"] = answers["schema"] or SCHEMA_ID
+    text = init_spec(InitOptions(**answers), path)
+    _write_or_print(text, path, force)
+
+
+def _ask(ctx: click.Context, answers: dict[str, Any]) -> None:
+    """Prompt for every answer no flag gave (click.prompt reads stdin, so tests can feed it)."""
+
+    def ask(name: str, text: str, **kwargs: Any) -> None:
+        if not _given(ctx, name):
+            kwargs.setdefault("default", answers[name])
+            answers[name] = click.prompt(text, **kwargs)
+
+    ask("workload", "Workload", type=click.Choice(WORKLOAD_NAMES))
+    ask("name", "Job name")
+    ask("image", "Container image (with a tag)")
+    ask(
+        "command",
+        "Start command (empty: the image's)",
+        default=answers["command"] or "",
+        show_default=False,
+    )
+    if answers["workload"] in _ROLES_WITH_PS:
+        ask("ps", "Parameter servers (0 for none)", type=click.IntRange(0))
+    if answers["workload"] != "job":
+        ask("workers", "Trainers", type=click.IntRange(1))
+    ask("gpus", "GPUs per pod", type=click.IntRange(0))
+    if not _given(ctx, "volcano"):
+        answers["volcano"] = click.confirm("Gang-schedule with Volcano", default=False)
+    ask(
+        "storage",
+        "Storage (none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, "
+        "cephfs://MON:PORT/PATH, pvc://CLAIM, hostpath:///PATH, dynamic://CLASS)",
+        value_proc=_storage,
+    )
+    if answers["storage"] != "none":
+        ask("mount_path", "Mount path")
+
+
+@click.command()
+@click.argument("field", required=False, shell_complete=_complete_fields)
+def explain(field: str | None) -> None:
+    """Describe a spec field and the output fields it controls.
+
+    FIELD is dotted (spec.worker.replicas; list items need no index). Prints the description,
+    type, default, allowed values, examples and, per workload, the output fields it sets.
+    Without FIELD: the top-level fields.
+
+    \b
+    Examples:
+      paddlegen explain
+      paddlegen explain spec.worker.replicas
+      paddlegen explain spec.volumes.nfs
+    """
+    from paddlegen.authoring.explain import explain as explain_field
+    from paddlegen.authoring.explain import format_doc
+
+    click.echo(format_doc(explain_field(field)), nl=False)
+
+
+@click.command("import")
+@click.argument(
+    "files",
+    nargs=-1,
+    required=True,
+    shell_complete=complete_spec_paths,
+    type=click.Path(dir_okay=False, allow_dash=True),
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the spec to this file instead of stdout.",
+)
+@click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+def import_command(files: tuple[str, ...], output: str | None, force: bool) -> None:
+    """Turn existing Kubernetes manifests into a spec.
+
+    FILE may be - for stdin. Reads a batch/v1 Job (single, or the seeds' distributed one with
+    CONF_PADDLE_* env), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, and the
+    PodGroup, PVs, PVCs and data Job in the same stream. Every field or object not carried
+    over is listed on stderr. Exit 1 when the resulting spec is invalid (it is still written).
+
+    \b
+    Examples:
+      paddlegen import job.yaml pv-pvc.yaml -o jobs/demo.yaml
+      kubectl get paddlejob demo -o yaml | paddlegen import - > jobs/demo.yaml
+    """
+    from paddlegen.authoring.importer import import_manifests
+
+    imported = import_manifests([(name, _read(name)) for name in files], output or "<stdout>")
+    _write_or_print(imported.text, output, force)
+    from paddlegen.report import printable
+
+    for line in imported.unmapped:  # names from the manifests: shown escaped (see printable)
+        click.echo(printable(f"paddlegen: {line}"), err=True)
+    _emit_diagnostics(imported.diagnostics)
+    if any(d.is_error for d in imported.diagnostics):
+        raise click.exceptions.Exit(1)
+
+
+def _read(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{name}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+@click.command()
+@click.argument("spec", type=click.Path(dir_okay=False), shell_complete=complete_spec_paths)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the Dockerfile here instead of stdout.",
+)
+@click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+def dockerfile(spec: str, output: str | None, force: bool) -> None:
+    """Write the runtime image's Dockerfile from spec.build.
+
+    Build and push it under spec.image, the name the manifests use. The output is parsed back
+    before it is printed, so a malformed Dockerfile is never written.
+
+    \b
+    Examples:
+      paddlegen dockerfile jobs/demo.yaml -o Dockerfile
+      docker build -t "$(yq .spec.image jobs/demo.yaml)" . && docker push ...
+    """
+    from paddlegen.authoring.dockerfile import dockerfile_for_spec
+
+    _write_or_print(dockerfile_for_spec(spec), output, force)

@@ -1,0 +1,140 @@
+"""What every command shares: messages on stderr, diagnostics, the common options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paddlegen.errors import Diagnostic
+from paddlegen.workloads import WORKLOADS
+
+WORKLOAD_NAMES = tuple(WORKLOADS)
+
+
+def note(message: str) -> None:
+    """A line on stderr. Paths and messages can carry a spec's or a file name's characters:
+    control and bidi characters are shown escaped, never sent to the terminal."""
+    from paddlegen.report import printable
+
+    click.echo(printable(message), err=True)
+
+
+def usage_error(message: str) -> click.UsageError:
+    from paddlegen.report import printable
+
+    return click.UsageError(printable(message))
+
+
+def emit(diagnostics: Sequence[Diagnostic], fmt: str, *, err: bool = True) -> None:
+    from paddlegen.report import REPORTERS
+
+    if diagnostics or fmt == "json":
+        click.echo(REPORTERS[fmt](diagnostics), nl=False, err=err)
+
+
+def format_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    def remember(ctx: click.Context, _param: click.Parameter, value: str) -> str:
+        ctx.meta["paddlegen.format"] = value
+        return value
+
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json", "github"]),
+        default="text",
+        show_default=True,
+        callback=remember,
+        is_eager=True,
+        help="How diagnostics are printed.",
+    )(f)
+
+
+def specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("specs", nargs=-1, required=True, type=click.Path(allow_dash=False))(f)
+
+
+def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Options shared by render, check and diff: they must render identically."""
+    for option in reversed(
+        [
+            click.option(
+                "-o",
+                "--output",
+                "out_dir",
+                default="deploy",
+                show_default=True,
+                type=click.Path(file_okay=False),
+                help="Folder that gets one directory per job.",
+            ),
+            click.option(
+                "--workload",
+                type=click.Choice(WORKLOAD_NAMES),
+                help="Override spec.workload for this run.",
+            ),
+            click.option(
+                "--templates",
+                type=click.Path(exists=True, file_okay=False),
+                help="A folder of templates that override the built-in ones by name.",
+            ),
+            click.option(
+                "--argocd/--no-argocd",
+                default=True,
+                show_default=True,
+                help="Add Argo CD sync-wave and sync-options annotations.",
+            ),
+            click.option(
+                "-j",
+                "--jobs",
+                type=click.IntRange(min=0),
+                default=0,
+                callback=lambda _ctx, _param, n: n or cores(),
+                help="Processes to render with (default 0: one per available core).",
+            ),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def cores() -> int:
+    from paddlegen.output.pool import default_jobs
+
+    return default_jobs()
+
+
+def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
+    from paddlegen import api
+
+    paths, whole_set = api.collect_specs(specs)
+    if not paths:
+        raise usage_error("no spec files found in " + " ".join(specs))
+    return paths, whole_set
+
+
+def validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(
+        [
+            click.option(
+                "--kubeconform",
+                "kubeconform",
+                metavar="PATH",
+                help="The kubeconform binary (default: $PADDLEGEN_KUBECONFORM, then PATH).",
+            ),
+            click.option(
+                "--kubernetes-version",
+                metavar="X.Y.Z",
+                help="Kubernetes API version to validate against (default: the newest bundled).",
+            ),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def note_backend(used: str | None) -> None:
+    """Say so when manifests were validated in process: kubeconform was not found."""
+    if used == "in-process":
+        note("paddlegen: kubeconform not found; validating in process against the same schemas")

@@ -1,0 +1,106 @@
+"""validate, schema, schemas export: specs and manifests checked, schemas handed out."""
+
+from __future__ import annotations
+
+import click
+
+from paddlegen.cli.common import (
+    WORKLOAD_NAMES,
+    emit,
+    format_option,
+    note_backend,
+    specs_argument,
+    validation_options,
+)
+
+
+@click.command()
+@specs_argument
+@click.option(
+    "--manifests", is_flag=True, help="Also render the specs in memory and validate the manifests."
+)
+@click.option(
+    "--workload", type=click.Choice(WORKLOAD_NAMES), help="Validate as if spec.workload were this."
+)
+@validation_options
+@format_option
+def validate(
+    specs: tuple[str, ...],
+    manifests: bool,
+    workload: str | None,
+    kubeconform: str | None,
+    kubernetes_version: str | None,
+    fmt: str,
+) -> None:
+    """Check SPEC files (or folders of them) against the schema and paddlegen's rules.
+
+    With --manifests, the manifests they render to are validated too, with kubeconform
+    (strict, offline schemas) or in process when it is not installed. A rendered directory
+    (one with paddlegen's kustomization.yaml, or a folder of such) is validated as manifests.
+
+    \b
+    Examples:
+      paddlegen validate examples/*.yaml
+      paddlegen validate --manifests jobs/
+      paddlegen validate deploy/
+      paddlegen validate --format github jobs/*.yaml
+    """
+    from paddlegen import api
+
+    result = api.validate_inputs(
+        specs,
+        manifests=manifests,
+        workload=workload,
+        kubernetes_version=kubernetes_version,
+        kubeconform=kubeconform,
+    )
+    note_backend(result.backend)
+    found = result.diagnostics
+    emit(found, fmt, err=fmt != "json")
+    if any(d.is_error for d in found):
+        raise click.exceptions.Exit(1)
+    if fmt == "text":
+        counts = ((result.specs, "spec"), (result.trees, "rendered job"))
+        click.echo(
+            " and ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n)
+            + " valid",
+            err=True,
+        )
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of the spec format (Draft 2020-12).
+
+    \b
+    Example:
+      paddlegen schema > trainingjob.v1.schema.json
+    """
+    from paddlegen.resources import spec_schema_path
+
+    click.echo(spec_schema_path().read_text(encoding="utf-8"), nl=False)
+
+
+@click.group()
+def schemas() -> None:
+    """The schemas paddlegen validates with."""
+
+
+@schemas.command("export")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--kubernetes-version", metavar="X.Y.Z", help="Kubernetes API version to export.")
+def schemas_export(directory: str, kubernetes_version: str | None) -> None:
+    """Write every schema to DIRECTORY so you can run kubeconform yourself, offline.
+
+    \b
+    Example:
+      paddlegen schemas export .schemas
+      kubeconform -strict \\
+        -schema-location \\
+          '.schemas/crds/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json' \\
+        -schema-location '.schemas/kubernetes/{{.ResourceKind}}{{.KindSuffix}}.json' deploy/
+    """
+    from paddlegen.validate.export import export_all
+
+    for line in export_all(directory, kubernetes_version):
+        click.echo(line)

@@ -1,0 +1,1 @@
+"""GitOps: the Argo CD Applications, ApplicationSet, CMP plugin and health checks."""

@@ -1,0 +1,180 @@
+"""The stamp: what a job directory was rendered from, so an unchanged job is not rendered again.
+
+Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) holding
+
+- ``input``: a sha256 over the spec's bytes, the render options and the toolchain (paddlegen's
+  own code, the built-in and ``--templates`` templates, the spec schema, jinja2 and PyYAML);
+- ``files``: the sha256 of every file the render wrote;
+- ``warnings``: the spec's warnings, so a skipped job still reports them.
+
+A later render or check skips a spec only when its input digest equals the stamp's and every
+file on disk still has its recorded digest, with no generated file added: editing the spec, a
+template, paddlegen itself or a rendered file all make the job render again. The stamp is a
+cache, never output: ``check`` does not count a stale stamp as drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol
+
+from paddlegen.errors import Diagnostic, InputError
+from paddlegen.output.layout import HEADER, STAMP
+from paddlegen.output.writer import WriteReport
+from paddlegen.render.toolchain import toolchain_digest, tree_files
+from paddlegen.spec.loader import read_spec_bytes
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def input_digest(spec: bytes, options: Mapping[str, object], toolchain: str) -> str:
+    """The digest a spec's stamp must carry for its output to be reused."""
+    head = json.dumps({"options": dict(options), "toolchain": toolchain}, sort_keys=True)
+    return _sha256(head.encode() + b"\0" + spec)
+
+
+def stamp_text(digest: str, plan: Mapping[str, str], warnings: Iterable[Diagnostic]) -> str:
+    body = {
+        "input": digest,
+        "files": {rel: _sha256(text.encode("utf-8")) for rel, text in sorted(plan.items())},
+        "warnings": [{k: v for k, v in asdict(d).items() if k != "file"} for d in warnings],
+    }
+    return HEADER + json.dumps(body, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a render depends on besides the spec; ``toolchain`` is read once per call."""
+
+    workload: str | None
+    templates: str | None
+    argocd: bool
+    toolchain: str
+
+    @classmethod
+    def of(cls, workload: str | None, templates: str | None, argocd: bool) -> Inputs:
+        return cls(workload, templates, argocd, toolchain_digest(templates))
+
+    def digest(self, raw: bytes) -> str:
+        return input_digest(raw, {"workload": self.workload, "argocd": self.argocd}, self.toolchain)
+
+
+class _Output(Protocol):
+    @property
+    def plan(self) -> Mapping[str, str]: ...
+    @property
+    def digest(self) -> str: ...
+    @property
+    def warnings(self) -> Sequence[Diagnostic]: ...
+
+
+def with_stamp(r: _Output) -> dict[str, str]:
+    """A rendered job's files plus its stamp (none for output with no input digest)."""
+    if not r.digest:
+        return dict(r.plan)
+    return {**r.plan, STAMP: stamp_text(r.digest, r.plan, r.warnings)}
+
+
+def without_stamp(report: WriteReport) -> WriteReport:
+    """A write's report in the user's terms: manifests and kustomizations, not the cache."""
+    for files in (report.written, report.unchanged, report.removed):
+        if STAMP in files:
+            files.remove(STAMP)
+    return report
+
+
+@dataclass(frozen=True)
+class Reused:
+    """A job directory found to be exactly what its spec renders to."""
+
+    files: list[str]  # the generated files (the stamp aside)
+    kept: list[str]  # files paddlegen did not generate (left alone, as a write would)
+    warnings: list[Diagnostic]
+
+    def report(self) -> WriteReport:
+        """What writing it would have reported: every file unchanged."""
+        return WriteReport(unchanged=list(self.files), kept=list(self.kept))
+
+
+def read_stamp(job_dir: Path) -> dict | None:
+    try:
+        if job_dir.is_symlink() or (job_dir / STAMP).is_symlink():
+            return None
+        text = (job_dir / STAMP).read_text(encoding="utf-8")
+        body = json.loads(text[len(HEADER) :]) if text.startswith(HEADER) else None
+    except (OSError, ValueError):
+        return None
+    return body if isinstance(body, dict) and isinstance(body.get("input"), str) else None
+
+
+def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
+    """``job_dir`` as its stamp recorded it (no file edited, missing or added), else None."""
+    files = body.get("files")
+    if not isinstance(files, dict):
+        return None
+    seen: list[str] = []
+    kept: list[str] = []
+    try:
+        for rel, full in tree_files(job_dir):
+            if rel == STAMP:
+                continue
+            if os.path.islink(full):
+                return None  # the full render decides what a symlink means
+            with open(full, "rb") as fh:
+                data = fh.read()
+            if rel in files:
+                if _sha256(data) != files[rel]:
+                    return None  # edited by hand: render again to restore it
+                seen.append(rel)
+            elif data.startswith(HEADER.encode()):
+                return None  # a generated file the render would remove
+            else:
+                kept.append(rel)
+        # A folder symlink inside the job is not walked into: it would show up as missing.
+        if sorted(seen) != sorted(files):
+            return None
+        warnings = [Diagnostic(file=spec_file, **w) for w in body.get("warnings", [])]
+    except (OSError, TypeError):
+        return None
+    return Reused(sorted(seen), kept, warnings)
+
+
+def reusable(
+    paths: Sequence[Path], out: Path, inputs: Inputs, raws: dict[Path, bytes]
+) -> dict[Path, tuple[str, str, Reused]]:
+    """The specs whose job directory in ``out`` is exactly what they render to, as
+    ``{spec: (job name, input digest, what is on disk)}``. The bytes of the specs it reads
+    go into ``raws``, so the caller does not read them again."""
+    by_digest: dict[str, list[tuple[Path, dict]]] = {}
+    for job_dir in sorted(out.iterdir()) if out.is_dir() else []:
+        body = None if job_dir.name.startswith(".") else read_stamp(job_dir)
+        if body is not None:
+            by_digest.setdefault(body["input"], []).append((job_dir, body))
+    if not by_digest:
+        return {}
+    digests: dict[Path, str] = {}
+    for path in paths:
+        try:
+            raws[path] = read_spec_bytes(path)
+        except InputError:
+            continue  # the full render reports it
+        digests[path] = inputs.digest(raws[path])
+    owners = Counter(digests.values())
+    found: dict[Path, tuple[str, str, Reused]] = {}
+    for path, digest in digests.items():
+        candidates = by_digest.get(digest, [])
+        if owners[digest] != 1 or len(candidates) != 1:
+            continue  # two specs, or two directories, with one input: render to find out why
+        job_dir, body = candidates[0]
+        reused = verify(job_dir, body, str(path))
+        if reused is not None:
+            found[path] = (job_dir.name, digest, reused)
+    return found

@@ -1,0 +1,299 @@
+"""Atomic writes of job directories: stage beside, swap in, prune; one writer per output."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from paddlegen.errors import OutputError
+from paddlegen.output.layout import STAMP, Plan, is_generated
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; renders into one output are not serialised there
+    fcntl = None  # type: ignore[assignment]
+
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # files paddlegen did not make, left alone
+
+
+def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
+    """Replace ``out_dir/name`` with ``plan`` in one atomic swap (``stage_job`` + ``commit``)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{out_dir / name}: cannot write: {exc.strerror or exc}") from None
+    return commit(stage_job(out_dir, name, plan))
+
+
+@dataclass
+class Staged:
+    """A job's new tree, built beside the old one and not yet swapped in."""
+
+    target: Path
+    staging: Path | None  # None: the tree on disk is already the plan
+    report: WriteReport
+
+
+def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
+    """Build the tree ``plan`` describes in a temporary sibling of ``out_dir/name``.
+
+    Unchanged files are hard-linked from the old tree (their mtimes stay); files paddlegen did
+    not generate are never overwritten and are carried over untouched. Nothing visible changes
+    until ``commit``; ``discard`` (or the next render's sweep) removes what ``commit`` never got.
+    Several processes may stage jobs at once (render -j), under the output lock.
+    """
+    target = out_dir / name
+    report = WriteReport()
+    for rel in plan:
+        _check_relative(target, rel)
+    old = existing_files(target)
+    foreign = sorted(p for p, full in old.items() if not is_generated(full))
+    # a foreign file (or symlink) where the plan has a file, or a folder the plan writes into
+    clash = [p for p in foreign if p in plan or any(rel.startswith(p + "/") for rel in plan)]
+    if clash:
+        raise OutputError(
+            f"{target}: refusing to overwrite files paddlegen did not generate: " + ", ".join(clash)
+        )
+    for rel, text in plan.items():
+        current = old.get(rel)
+        same = current is not None and current.read_bytes() == text.encode()
+        (report.unchanged if same else report.written).append(rel)
+    report.removed = sorted(p for p in old if p not in plan and p not in foreign)
+    report.kept = foreign
+    if not report.written and not report.removed and target.is_dir():
+        return Staged(target, None, report)  # nothing to do: every mtime stays
+    staging = None
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
+        _fill(staging, plan, old, report.unchanged, foreign)
+    except OSError as exc:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    return Staged(target, staging, report)
+
+
+def commit(staged: Staged) -> WriteReport:
+    """Swap a staged tree in; the old one is deleted. An interrupted run leaves the old tree."""
+    if staged.staging is not None:
+        try:
+            _swap(staged.staging, staged.target)
+        except OSError as exc:
+            raise OutputError(f"{staged.target}: cannot write: {exc.strerror or exc}") from None
+        finally:
+            discard(staged)  # after a swap: the old tree
+    return staged.report
+
+
+def discard(staged: Staged) -> None:
+    """Remove a staged tree (or, after ``commit``, the old tree left in its place)."""
+    if staged.staging is not None and staged.staging.exists():
+        shutil.rmtree(staged.staging, ignore_errors=True)
+
+
+def _check_relative(target: Path, rel: str) -> None:
+    """A planned path stays inside its job directory (a user template could name anything)."""
+    parts = PurePosixPath(rel).parts
+    if rel == STAMP:
+        return
+    if (
+        not parts
+        or PurePosixPath(rel).is_absolute()
+        or "\\" in rel
+        or any(part in ("", ".", "..") or part.startswith(".") for part in parts)
+    ):
+        raise OutputError(
+            f"{target}: refusing to write '{rel}': not a plain relative path "
+            "inside the job directory"
+        )
+
+
+def existing_files(target: Path) -> dict[str, Path]:
+    if target.is_symlink():  # checked first: a dangling link does not "exist"
+        raise OutputError(
+            f"{target}: is a symlink; paddlegen writes only into a real directory it owns"
+        )
+    if not target.exists():
+        return {}
+    if not target.is_dir():
+        raise OutputError(f"{target}: exists and is not a directory paddlegen can own")
+    return {
+        str(p.relative_to(target)): p
+        for p in sorted(target.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
+
+
+def _fill(
+    staging: Path, plan: Plan, old: dict[str, Path], unchanged: list[str], foreign: list[str]
+) -> None:
+    keep = set(unchanged)
+    folders = {staging}  # made already: one mkdir per folder, not one per file
+
+    def dest(rel: str) -> Path:
+        path = staging / rel
+        if path.parent not in folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            folders.update(path.parents)
+        return path
+
+    for rel, text in plan.items():
+        if rel in keep:
+            os.link(old[rel], dest(rel), follow_symlinks=False)
+        else:
+            _write_text(dest(rel), text)
+    for rel in foreign:
+        os.link(old[rel], dest(rel), follow_symlinks=False)
+    os.chmod(staging, 0o755)  # mkdtemp makes 0700; a generated tree is an ordinary folder
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as fh:  # "\n" on every OS
+        fh.write(text)
+
+
+_RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """glibc's renameat2, else None. Looked up in the running process (dlopen(NULL)), which
+    has libc loaded already: ctypes.util.find_library would run ldconfig, costing ~15 ms."""
+    import ctypes
+
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    except (OSError, TypeError):  # no dlopen (Windows)
+        return None
+
+
+def _swap(staging: Path, target: Path) -> None:
+    """Put ``staging`` in place of ``target``; the old tree, if any, ends up at ``staging``."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    renameat2 = _renameat2()
+    if renameat2 is not None:
+        at_fdcwd = -100
+        if (
+            renameat2(
+                at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(target), _RENAME_EXCHANGE
+            )
+            == 0
+        ):
+            return  # one atomic exchange: no moment without a tree
+    # Elsewhere two renames; a crash between them leaves the old tree at a hidden sibling.
+    aside = staging.with_name(staging.name + ".old")
+    os.rename(target, aside)
+    os.rename(staging, target)
+    os.rename(aside, staging)
+
+
+def remove_job(out_dir: Path, name: str) -> WriteReport:
+    """Delete the generated files of a job whose spec is gone; anything else stays.
+
+    Atomic like a write: the job directory is swapped for one holding only the kept files (or
+    renamed aside when nothing is kept), then the old tree is deleted.
+    """
+    target = out_dir / name
+    report = WriteReport()
+    for rel, full in existing_files(target).items():
+        (report.removed if is_generated(full) else report.kept).append(rel)
+    if report.kept:
+        write_job(out_dir, name, {})
+        return report
+    try:
+        aside = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
+        os.rename(target, aside / name)
+        shutil.rmtree(aside, ignore_errors=True)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot remove: {exc.strerror or exc}") from None
+    return report
+
+
+# tempfile.mkdtemp names: "." + job name + "." + 8 random characters + ".tmp" (+ ".old")
+_STAGING = re.compile(r"^\.[a-z0-9]([-a-z0-9]*[a-z0-9])?\.[a-z0-9_]{8}\.tmp(\.old)?$")
+
+
+LOCK_TIMEOUT = 120.0  # seconds to wait for another paddlegen writing the same output
+
+
+@contextlib.contextmanager
+def output_lock(out_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold an exclusive lock on ``out_dir`` (flock on the directory itself, no lock file).
+
+    Two renders into one output wait for each other instead of interleaving their swaps and
+    prunes. The kernel drops the lock when a process dies, so a killed render never blocks the
+    next; that one also deletes the staging directories the killed one left behind.
+    """
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd = (
+            None
+            if fcntl is None
+            else os.open(
+                out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+            )
+        )
+    except OSError as exc:
+        raise OutputError(f"{out_dir}: cannot write: {exc.strerror or exc}") from None
+    try:
+        if fd is not None:
+            _acquire(fd, out_dir, timeout)
+        sweep_staging(out_dir)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
+
+
+def _acquire(fd: int, out_dir: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise OutputError(f"{out_dir}: cannot lock: {exc.strerror}") from None
+        if time.monotonic() > deadline:
+            raise OutputError(
+                f"{out_dir}: another paddlegen has been writing here for {timeout:.0f} s"
+            )
+        time.sleep(0.02)
+
+
+def sweep_staging(out_dir: Path) -> list[str]:
+    """Delete staging directories left by a killed render (call only under ``output_lock``)."""
+    swept = []
+    for entry in sorted(out_dir.iterdir()):
+        found = _STAGING.match(entry.name)
+        if not found or not entry.is_dir() or entry.is_symlink():
+            continue
+        job = out_dir / entry.name[1:].split(".")[0]
+        try:
+            if found.group(2) and not os.path.lexists(job):
+                # The two-rename fallback of _swap died between its renames: the old tree.
+                os.rename(entry, job)
+                continue
+            shutil.rmtree(entry)
+            swept.append(entry.name)
+        except OSError:
+            pass  # best effort (a read-only output, say); the write itself will report
+    return swept

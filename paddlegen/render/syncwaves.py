@@ -1,0 +1,57 @@
+"""Argo CD sync annotations: ordering waves and the sync options each kind needs."""
+
+from __future__ import annotations
+
+from paddlegen.render.engine import COMMON_FOLDER, Manifest
+
+WAVE = "argocd.argoproj.io/sync-wave"
+OPTIONS = "argocd.argoproj.io/sync-options"
+
+# Storage and RBAC first, then the gang, then the data Job, then training.
+_WAVES = {
+    "ServiceAccount": 0,
+    "Role": 0,
+    "RoleBinding": 0,
+    "PersistentVolume": 0,
+    "PersistentVolumeClaim": 0,
+    "PodGroup": 1,
+}
+_DATA_JOB_WAVE = 2
+_TRAINING_WAVE = 3
+_CORE_GROUPS = ("v1", "batch/v1", "rbac.authorization.k8s.io/v1")
+
+
+def _wave(manifest: Manifest) -> int:
+    if manifest.kind in _WAVES:
+        return _WAVES[manifest.kind]
+    if manifest.kind == "Job" and manifest.template.startswith(COMMON_FOLDER + "/"):
+        return _DATA_JOB_WAVE
+    return _TRAINING_WAVE
+
+
+def _options(manifest: Manifest) -> list[str]:
+    options = []
+    if manifest.kind == "Job":
+        options.append("Replace=true")  # a Job's pod template is immutable: patching fails
+    if manifest.kind == "PersistentVolumeClaim":
+        options.append("Delete=false")  # data must survive deleting the Application
+    if manifest.obj["apiVersion"] not in _CORE_GROUPS:
+        # The CRD may be installed by the same sync; a dry run would fail before it exists.
+        options.append("SkipDryRunOnMissingResource=true")
+    return options
+
+
+def annotate(manifests: list[Manifest]) -> list[Manifest]:
+    """Copies of ``manifests`` carrying the sync-wave and sync-options annotations."""
+    out = []
+    for manifest in manifests:
+        # Copied along the path written to; the rest is shared with the original, unchanged.
+        metadata = dict(manifest.obj["metadata"])
+        annotations = metadata["annotations"] = dict(metadata.get("annotations") or {})
+        obj = {**manifest.obj, "metadata": metadata}
+        annotations[WAVE] = str(_wave(manifest))
+        options = _options(manifest)
+        if options:
+            annotations[OPTIONS] = ",".join(options)
+        out.append(Manifest(obj, manifest.template))
+    return out

@@ -1,0 +1,79 @@
+"""What besides a spec decides the output bytes: paddlegen's code, its libraries, the templates."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from paddlegen import __version__
+
+PACKAGE = Path(__file__).resolve().parents[1]  # paddlegen/, every subpackage included
+
+
+def tree_files(root: Path) -> Iterable[tuple[str, str]]:
+    """``(relative posix path, full path)`` of every file below ``root``, in sorted order."""
+    prefix = len(str(root)) + 1
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            yield full[prefix:].replace(os.sep, "/"), full
+
+
+@lru_cache(maxsize=1)
+def _libraries() -> str:
+    """The versions of the libraries that shape the output. jinja2's is read from its
+    ``__init__.py`` rather than imported: a run that skips every job never loads jinja2
+    (~20 ms), and importlib.metadata would cost as much."""
+    import importlib.util
+
+    import yaml  # loaded anyway: the spec loader needs it
+
+    spec = importlib.util.find_spec("jinja2")
+    with open(spec.origin if spec and spec.origin else os.devnull, "rb") as fh:
+        jinja2_init = hashlib.sha256(fh.read()).hexdigest()  # holds __version__
+    return (
+        f"paddlegen {__version__} jinja2 {jinja2_init} pyyaml {yaml.__version__} "
+        f"libyaml {hasattr(yaml, 'CSafeDumper')}\n"
+    )
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """paddlegen's own code and the libraries that shape its output (fixed for a process)."""
+    h = hashlib.sha256(_libraries().encode())
+    # Every module, subpackages included: a change anywhere in the package may change output.
+    for rel, full in tree_files(PACKAGE):
+        if rel.endswith(".py"):
+            with open(full, "rb") as fh:
+                data = fh.read()
+            h.update(f"{rel}\0{len(data)}\0".encode())
+            h.update(data)
+    return h.hexdigest()
+
+
+def toolchain_digest(templates: str | None = None) -> str:
+    """Everything besides the spec that decides the output bytes.
+
+    Read afresh by every render (a few milliseconds), never cached across them: a template
+    edited while a process lives must not be served from an old digest.
+    """
+    from paddlegen.resources import spec_schema_path, templates_dir
+
+    h = hashlib.sha256(code_digest().encode())
+    sources = [
+        ("builtin", list(tree_files(templates_dir()))),
+        ("schema", [("spec", str(spec_schema_path()))]),
+    ]
+    if templates:
+        sources.append(("user", list(tree_files(Path(templates)))))
+    for label, files in sources:
+        for rel, full in files:
+            with open(full, "rb") as fh:
+                data = fh.read()
+            h.update(f"{label}/{rel}\0{len(data)}\0".encode())
+            h.update(data)
+    return h.hexdigest()

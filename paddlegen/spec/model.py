@@ -1,0 +1,320 @@
+"""The normalised job model: frozen, defaults applied, names derived. Built only from valid data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Requests every container gets for what the spec leaves unset, so the scheduler reserves room
+# (a pod without requests is first to be evicted); limits are left to the user.
+DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
+ROLE_NAMES = ("ps", "worker", "heter")  # the order roles appear in every output
+GPU_RESOURCE = "nvidia.com/gpu"
+MANAGED_BY = "paddlegen"
+
+# Defaults that the schema documents; tests keep the two in step.
+RUN_DEFAULTS = {"restartPolicy": "Never"}
+SCHEDULING_DEFAULTS = {"scheduler": "default", "queue": "default"}
+KUBEFLOW_DEFAULTS = {"port": 36543}
+DISTRIBUTED_DEFAULTS = {
+    "nic": "eth0",
+    "port": 7164,
+    "portsNum": 1,
+    "portsNumSparse": 0,
+    "trainerCount": 1,
+    "hostPorts": True,
+    "command": ["bin/bash", "-c", "/root/start.sh"],
+}
+PV_SOURCES = ("nfs", "efs", "cephfs")  # backed by a PersistentVolume paddlegen creates
+CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a PersistentVolumeClaim
+VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir")
+ROLE_FIELDS = (
+    "image",
+    "imagePullPolicy",
+    "command",
+    "args",
+    "workingDir",
+    "env",
+    "resources",
+    "gpus",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+)
+
+
+@dataclass(frozen=True)
+class Role:
+    """One replica type (ps, worker or heter) with the spec defaults folded in."""
+
+    name: str
+    replicas: int
+    image: str
+    imagePullPolicy: str | None
+    command: list[str] | None
+    args: list[str] | None
+    workingDir: str | None
+    env: list[dict[str, Any]]
+    resources: dict[str, dict[str, Any]]  # requests/limits, GPUs already added
+    nodeSelector: dict[str, str]
+    tolerations: list[dict[str, Any]]
+    affinity: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Volume:
+    name: str
+    mountPath: str
+    readOnly: bool
+    source: str  # one of VOLUME_SOURCES
+    config: dict[str, Any]  # the source's own fields
+    capacity: str | None
+    accessModes: list[str]
+    storageClassName: str | None
+    reclaimPolicy: str | None
+    mountOptions: list[str]
+    claimName: str | None  # the PVC the pods mount, when the source goes through one
+    pvName: str | None  # the PV paddlegen creates, for nfs/efs/cephfs
+
+    @property
+    def pod_source(self) -> dict[str, Any]:
+        """The pod `volumes[]` entry's source."""
+        if self.claimName:
+            claim: dict[str, Any] = {"claimName": self.claimName}
+            if self.readOnly:
+                claim["readOnly"] = True
+            return {"persistentVolumeClaim": claim}
+        return {self.source: dict(self.config)}
+
+
+@dataclass(frozen=True)
+class DataPrep:
+    """The data-preparation Job: one pod writing the split training data into one volume."""
+
+    role: Role  # image, command and args from dataPrep; placement from the spec-wide defaults
+    volume: Volume
+    outDir: str
+    splitCount: int
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    namespace: str | None
+    workload: str
+    labels: dict[str, str]  # recommended labels plus the user's, sorted
+    annotations: dict[str, str]
+    roles: dict[str, Role]  # in ROLE_NAMES order, only the roles present
+    shm: str | None
+    volumes: list[Volume]
+    scheduling: dict[str, Any]
+    run: dict[str, Any]
+    paddlejob: dict[str, Any]
+    kubeflow: dict[str, Any]
+    distributed: dict[str, Any]
+    dataPrep: DataPrep | None
+    recommended_labels: dict[str, str] = field(default_factory=dict)
+    # The run settings exactly as the spec gives them: the operators have defaults of their
+    # own (Kubeflow OnFailure, PaddleFlow per role), which RUN_DEFAULTS must not mask.
+    run_given: dict[str, Any] = field(default_factory=dict)
+    security: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_replicas(self) -> int:
+        return sum(role.replicas for role in self.roles.values())
+
+    @property
+    def min_member(self) -> int:
+        """Pods the gang needs before any starts: minAvailable, else every replica."""
+        return int(self.scheduling.get("minAvailable", self.total_replicas))
+
+    @property
+    def min_resources(self) -> dict[str, str]:
+        """Requests of all replicas summed (limits where no request is set, as Kubernetes does)."""
+        from paddlegen.spec.quantity import total
+
+        parts: dict[str, list[tuple[Any, int]]] = {}
+        for role in self.roles.values():
+            asked = {**role.resources.get("limits", {}), **role.resources.get("requests", {})}
+            for resource, quantity in asked.items():
+                parts.setdefault(resource, []).append((quantity, role.replicas))
+        return {resource: total(pairs) for resource, pairs in sorted(parts.items())}
+
+    def volume(self, name: str) -> Volume:
+        return next(v for v in self.volumes if v.name == name)
+
+    @property
+    def container_security_context(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.security.get("restricted", True):
+            out = {
+                "allowPrivilegeEscalation": False,
+                "capabilities": {"drop": ["ALL"]},
+                "seccompProfile": {"type": "RuntimeDefault"},
+            }
+        for key in ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem"):
+            if key in self.security:
+                out[key] = self.security[key]
+        return out
+
+    @property
+    def pod_security_context(self) -> dict[str, Any]:
+        return {"fsGroup": self.security["fsGroup"]} if "fsGroup" in self.security else {}
+
+
+def recommended_labels(name: str, instance: str | None = None) -> dict[str, str]:
+    """The app.kubernetes.io labels every object and pod template carries."""
+    return {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/instance": instance or name,
+        "app.kubernetes.io/component": "training",
+        "app.kubernetes.io/part-of": "paddlepaddle",
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+    }
+
+
+def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
+    """The model of a spec that passed the schema and the checks."""
+    meta = data["metadata"]
+    spec = data.get("spec", {})
+    name = meta["name"]
+    namespace = meta.get("namespace")
+    recommended = recommended_labels(name)
+    labels = dict(sorted({**meta.get("labels", {}), **recommended}.items()))
+    roles = {
+        role: _role(role, spec, spec.get(role, {"replicas": 1}))
+        for role in ROLE_NAMES
+        if role in spec or role == "worker"
+    }
+    volumes = [_volume(v, name, namespace) for v in spec.get("volumes", [])]
+    return Job(
+        name=name,
+        namespace=namespace,
+        workload=workload or spec.get("workload", "paddlejob"),
+        labels=labels,
+        annotations=dict(sorted(meta.get("annotations", {}).items())),
+        roles=roles,
+        shm=_quantity(spec.get("shm")),
+        volumes=volumes,
+        scheduling={**SCHEDULING_DEFAULTS, **spec.get("scheduling", {})},
+        run={**RUN_DEFAULTS, **spec.get("run", {})},
+        paddlejob=dict(spec.get("paddlejob", {})),
+        kubeflow={**KUBEFLOW_DEFAULTS, **spec.get("kubeflow", {})},
+        distributed={**DISTRIBUTED_DEFAULTS, **spec.get("distributed", {})},
+        dataPrep=_data_prep(spec, name, volumes, roles["worker"].replicas),
+        recommended_labels=recommended,
+        run_given=dict(spec.get("run", {})),
+        security=dict(spec.get("security", {})),
+    )
+
+
+def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: Any = None) -> Any:
+    """A role's own value for ``key``, else the spec-wide default."""
+    return role[key] if key in role else spec.get(key, default)
+
+
+def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
+    get = lambda key, default=None: role_value(spec, role, key, default)  # noqa: E731
+    return Role(
+        name=name,
+        replicas=role.get("replicas", 1),
+        image=get("image", ""),
+        imagePullPolicy=get("imagePullPolicy"),
+        command=get("command"),
+        args=get("args"),
+        workingDir=get("workingDir"),
+        env=[_env_var(e) for e in get("env", [])],
+        resources=_resources(get("resources", {}), get("gpus", 0)),
+        nodeSelector=dict(sorted(get("nodeSelector", {}).items())),
+        tolerations=list(get("tolerations", [])),
+        affinity=get("affinity"),
+    )
+
+
+# What the data Job takes from the spec-wide defaults: where it may run and how to pull. Not the
+# training command, env or compute resources (GPUs), which belong to the trainers.
+_DATA_PREP_INHERITS = ("image", "imagePullPolicy", "nodeSelector", "tolerations", "affinity")
+
+
+def _data_prep(
+    spec: dict[str, Any], job: str, volumes: list[Volume], trainers: int
+) -> DataPrep | None:
+    if "dataPrep" not in spec:
+        return None
+    prep = spec["dataPrep"]
+    volume = next(v for v in volumes if v.name == prep["volume"])
+    defaults = {key: spec[key] for key in _DATA_PREP_INHERITS if key in spec}
+    own = {key: prep[key] for key in ("image", "command", "args") if key in prep}
+    return DataPrep(
+        role=_role("data", defaults, own),
+        volume=volume,
+        # The layout the distributed image reads: <JOB_PATH>/<JOB_NAME>/<trainer id>/data.
+        outDir=prep.get("outDir", f"{volume.mountPath.rstrip('/')}/{job}"),
+        splitCount=prep.get("splitCount", trainers),  # one part per trainer
+    )
+
+
+def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]]:
+    out = {
+        kind: {res: _quantity(q) for res, q in sorted(resources.get(kind, {}).items())}
+        for kind in ("requests", "limits")
+    }
+    for res, quantity in DEFAULT_REQUESTS.items():
+        if res not in out["requests"] and res not in out["limits"]:
+            out["requests"][res] = quantity  # a limit alone implies an equal request
+    out["requests"] = dict(sorted(out["requests"].items()))
+    if gpus:
+        # Extended resources are set as limits; Kubernetes copies them to requests.
+        out["limits"][GPU_RESOURCE] = gpus
+    return {kind: values for kind, values in out.items() if values}
+
+
+def _env_var(entry: dict[str, Any]) -> dict[str, Any]:
+    """The env entry with its resourceFieldRef divisor, a quantity, written as a string."""
+    ref = entry.get("valueFrom", {}).get("resourceFieldRef", {})
+    if "divisor" not in ref:
+        return entry
+    return {
+        **entry,
+        "valueFrom": {"resourceFieldRef": {**ref, "divisor": _quantity(ref["divisor"])}},
+    }
+
+
+def _quantity(value: Any) -> Any:
+    """Quantities are written as strings (`2`, `4Gi`) so no YAML reader retypes them."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        # repr is the shortest exact spelling; format "g" kept 6 digits (1234567.0 -> 1.23457e+06)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+def _volume(v: dict[str, Any], job: str, namespace: str | None) -> Volume:
+    source = next(s for s in VOLUME_SOURCES if s in v)
+    claim = None
+    if source == "claim":
+        claim = v["claim"]["name"]
+    elif source in CLAIM_SOURCES:
+        claim = f"{job}-{v['name']}"
+    pv = None
+    if source in PV_SOURCES:
+        # PersistentVolumes are cluster-scoped: the namespace keeps names apart across teams.
+        pv = "-".join(p for p in (namespace, job, v["name"]) if p)
+    config = dict(v[source])
+    if source == "emptyDir" and "sizeLimit" in config:
+        config["sizeLimit"] = _quantity(config["sizeLimit"])
+    return Volume(
+        name=v["name"],
+        mountPath=v["mountPath"],
+        readOnly=v.get("readOnly", False),
+        source=source,
+        config=config,
+        capacity=_quantity(v.get("capacity")),
+        accessModes=list(v.get("accessModes", ["ReadWriteMany"])),
+        storageClassName=v.get("storageClassName"),
+        reclaimPolicy=v.get("reclaimPolicy"),
+        mountOptions=list(v.get("mountOptions", [])),
+        claimName=claim,
+        pvName=pv,
+    )

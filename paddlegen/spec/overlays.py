@@ -1,0 +1,59 @@
+"""Environment overlays: a partial spec deep-merged over the base, positions kept (the layout
+as kustomize `base/` + `overlays/<env>/` is output/patches.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from paddlegen.spec.loader import Document, FieldPath, Position, format_path
+
+DELETE = None  # an overlay value of null removes the key
+
+
+def deep_merge(base: Any, overlay: Any) -> Any:
+    """Maps merge key by key, lists and scalars replace, null removes."""
+    if not isinstance(base, dict) or not isinstance(overlay, dict):
+        return overlay
+    merged = dict(base)
+    for key, value in overlay.items():
+        if value is DELETE:
+            merged.pop(key, None)
+        else:
+            merged[key] = deep_merge(base.get(key), value)
+    return merged
+
+
+def base_document(doc: Document) -> Document:
+    """The spec without its overlays."""
+    data = {k: v for k, v in doc.data.items() if k != "overlays"}
+    return Document(doc.file, data, doc.values, doc.keys)
+
+
+def env_document(doc: Document, env: str) -> Document:
+    """The merged spec of one environment; overlay values keep the overlay's positions."""
+    overlay = doc.data["overlays"][env]
+    data = deep_merge(base_document(doc).data, overlay)
+    prefix: FieldPath = ("overlays", env)
+    return Document(doc.file, data, _shift(doc.values, prefix), _shift(doc.keys, prefix))
+
+
+def overlay_path(doc: Document, env: str, path: str) -> str:
+    """A finding's ``$.spec.x`` in environment ``env`` as ``$.overlays.<env>.spec.x`` when the
+    overlay sets that field (else the field comes from the base and keeps its base path)."""
+    found = re.findall(r"\.([^.\[\]]+)|\[(\d+)\]", path[1:])
+    tokens: FieldPath = tuple(int(index) if index else key for key, index in found)
+    full: FieldPath = ("overlays", env, *tokens)
+    if format_path(tokens) != path or (full not in doc.values and full not in doc.keys):
+        return path  # not a spec path it can read (a key with dots), or not in the overlay
+    return format_path(full)
+
+
+def _shift(table: dict[FieldPath, Position], prefix: FieldPath) -> dict[FieldPath, Position]:
+    # Positions inside the overlay win over the base's for the same merged path.
+    shifted = {
+        p[len(prefix) :]: pos
+        for p, pos in table.items()
+        if p[: len(prefix)] == prefix and len(p) > len(prefix)
+    }
+    return {**table, **shifted}

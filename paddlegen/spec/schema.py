@@ -1,0 +1,158 @@
+"""JSON Schema validation of a loaded spec, turned into positioned diagnostics."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from paddlegen.errors import Diagnostic
+from paddlegen.resources import spec_schema_path
+from paddlegen.spec.loader import Document, FieldPath, format_path
+from paddlegen.spec.secrets import is_secret_name, looks_like_secret, redact
+
+
+@lru_cache(maxsize=1)
+def spec_schema() -> dict[str, Any]:
+    with open(spec_schema_path(), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    # Imported here: jsonschema costs ~90 ms and only validating commands need it.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(_inline_refs(spec_schema()))
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with each local ``$ref`` replaced by its definition, merged in place.
+
+    Same verdicts (2020-12 applies a ``$ref`` and its siblings together, and no sibling
+    redefines a keyword of its target), in half the time: jsonschema no longer resolves a
+    reference at every use. A reference inside its own definition stays a reference.
+    """
+    defs = schema.get("$defs", {})
+
+    def inline(node: Any, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, stack) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+        if name is not None and name in defs and name not in stack:
+            siblings = {k: inline(v, stack) for k, v in node.items() if k != "$ref"}
+            return {**inline(defs[name], (*stack, name)), **siblings}
+        return {k: v if k == "$defs" else inline(v, stack) for k, v in node.items()}
+
+    return inline(schema, ())
+
+
+def warm_validator() -> None:
+    """Build the validator now (before worker processes fork, say)."""
+    _validator()
+
+
+def schema_diagnostics(doc: Document) -> list[Diagnostic]:
+    """Every schema violation in ``doc``, each pointing at the offending key or value."""
+    found: list[Diagnostic] = []
+    for error in _validator().iter_errors(doc.data):
+        found.extend(_explain(doc, error))
+        if len(found) >= MAX_DIAGNOSTICS:  # a hostile file: enough to act on, in bounded time
+            break
+    return sorted(set(found))
+
+
+MAX_DIAGNOSTICS = 1000
+
+
+def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
+    path: FieldPath = tuple(error.absolute_path)
+    kind = error.validator
+    if kind == "additionalProperties":
+        yield from _unknown_keys(doc, error, path)
+        return
+    if kind in ("anyOf", "oneOf") and error.context:
+        from jsonschema.exceptions import best_match
+
+        yield from _explain(doc, best_match(error.context))
+        return
+    if kind == "required":
+        pos = doc.where(path, key=True) if path else doc.where(())
+        yield _diag(doc, pos, path, f"missing required field {error.message.split()[0]}")
+        return
+    if "propertyNames" in error.relative_schema_path:
+        path = (*path, error.instance)  # the key itself is wrong: point at it
+        pos = doc.where(path, key=True)
+    else:
+        pos = doc.where(path)
+    message = error.message
+    if _is_secret(doc, path, error.instance):
+        message = redact(message, error.instance)
+    custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
+    if custom:
+        message = f"{error.instance!r} {custom}"
+        if _is_secret(doc, path, error.instance):
+            message = redact(message, error.instance)
+    if kind == "const":
+        message = f"expected {error.validator_value!r}, not {error.instance!r}"
+    hint = ""
+    if kind == "enum" and isinstance(error.instance, str):
+        hint = _did_you_mean(error.instance, [str(v) for v in error.validator_value])
+    yield _diag(doc, pos, path, message, hint)
+
+
+def _is_secret(doc: Document, path: FieldPath, value: Any) -> bool:
+    """A value in a credential-named env entry, or one shaped like a key: never echoed."""
+    if looks_like_secret(value):
+        return True
+    if len(path) >= 2 and path[-1] == "value" and isinstance(path[-2], int):
+        entry: Any = doc.data
+        try:
+            for part in path[:-1]:
+                entry = entry[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+        return isinstance(entry, dict) and is_secret_name(str(entry.get("name", "")))
+    return False
+
+
+def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagnostic]:
+    known = list(error.schema.get("properties", {}))
+    unknown = [key for key in error.instance if key not in known]
+    for n, key in enumerate(unknown):
+        key_path = (*path, key)
+        # difflib is slow: past a few dozen unknown keys (a hostile file) suggest nothing
+        close = _did_you_mean(key, known) if n < _MAX_SUGGESTIONS else ""
+        yield _diag(
+            doc,
+            doc.where(key_path, key=True),
+            key_path,
+            "unknown field",
+            close or _known_list(known),
+        )
+
+
+_MAX_SUGGESTIONS = 50
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in choices}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f"did you mean '{close[0]}'?" if close else ""
+
+
+def _known_list(known: list[str]) -> str:
+    return "known fields: " + ", ".join(sorted(known)) if known else ""
+
+
+def _diag(doc: Document, pos: Any, path: FieldPath, message: str, hint: str = "") -> Diagnostic:
+    return Diagnostic(
+        doc.file, pos.line, pos.col, "error", format_path(path), message, "schema", hint
+    )

@@ -1,0 +1,1 @@
+"""Manifest validation: kubeconform, the in-process backend, Kubernetes schemas, provenance."""

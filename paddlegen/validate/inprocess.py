@@ -1,0 +1,135 @@
+"""The in-process backend: kubeconform's checks, with jsonschema and the same schema files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from paddlegen.errors import Diagnostic, ToolError
+from paddlegen.validate import k8s_schemas as k8sschemas
+from paddlegen.validate.kubeconform import (
+    MISSING_FIELD,
+    UNKNOWN_FIELD,
+    crd_schemas_dir,
+    diagnostic,
+    object_name,
+)
+
+
+class _ManifestLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Reads YAML as kubeconform -strict does: notes duplicate keys, keeps timestamps as text."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                self.duplicates.append(f"duplicate key {key!r}")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_ManifestLoader.add_constructor("tag:yaml.org,2002:timestamp", _ManifestLoader.construct_yaml_str)
+
+
+def _documents(text: str) -> Iterator[tuple[Any, list[str]]]:
+    """Each YAML document with the duplicate keys found in it."""
+    loader = _ManifestLoader(text)
+    try:
+        while loader.check_data():
+            doc = loader.get_data()
+            yield doc, loader.duplicates
+            loader.duplicates = []
+    finally:
+        loader.dispose()
+
+
+@cache
+def _load_json(path: Path) -> Any:
+    return json.loads(path.read_bytes())
+
+
+def _schema_for(api_version: str, kind: str, kubernetes_version: str) -> Any:
+    """The schema kubeconform would pick, looking in the same order as kubeconform_argv."""
+    group, version = api_version.split("/")[0], api_version.split("/")[-1]
+    crd = crd_schemas_dir() / group / f"{kind.lower()}_{version}.json"
+    if crd.is_file():
+        return _load_json(crd)
+    return k8sschemas.kind_schema(api_version, kind, kubernetes_version)
+
+
+def _jsonschema_causes(validator: Any, doc: Any) -> Iterator[tuple[list[object], str]]:
+    for error in validator.iter_errors(doc):
+        at = list(error.absolute_path)
+        if error.validator == "additionalProperties" and error.validator_value is False:
+            known = error.schema.get("properties", {})
+            for name in error.instance:
+                if name not in known:
+                    yield [*at, name], UNKNOWN_FIELD
+        elif error.validator == "required":
+            for name in error.validator_value:
+                if name not in error.instance:
+                    yield [*at, name], MISSING_FIELD
+        else:
+            yield at, error.message
+
+
+class _InProcess:
+    """Validators for one Kubernetes version, built once per schema."""
+
+    def __init__(self, kubernetes_version: str) -> None:
+        self.version = kubernetes_version
+        self.registry = k8sschemas.registry(kubernetes_version)
+        self.validators: dict[int, Any] = {}  # schemas are cached objects, so id() is stable
+        self.missing: set[str] = set()
+
+    def causes(self, doc: dict[str, Any]) -> Iterator[tuple[list[object], str]]:
+        from jsonschema import Draft4Validator
+        from jsonschema.validators import validator_for
+
+        schema = _schema_for(str(doc["apiVersion"]), str(doc["kind"]), self.version)
+        if schema is None:
+            self.missing.add(f"{doc['apiVersion']} {doc['kind']}")
+            return
+        if id(schema) not in self.validators:
+            # Like kubeconform: the schema's own $schema decides, draft-04 when it names none.
+            cls = validator_for(schema, default=Draft4Validator)
+            self.validators[id(schema)] = cls(schema, registry=self.registry)
+        yield from _jsonschema_causes(self.validators[id(schema)], doc)
+
+
+def validate_in_process(
+    files: Sequence[tuple[str, str]],
+    kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
+) -> list[Diagnostic]:
+    """The same checks as run_kubeconform, with jsonschema and the same schema files."""
+    checker = _InProcess(k8sschemas.resolve_version(kubernetes_version))
+    found: set[Diagnostic] = set()
+    for name, text in files:
+        try:
+            for doc, duplicates in _documents(text):
+                if doc is None:
+                    continue
+                if not isinstance(doc, dict) or not doc.get("kind") or not doc.get("apiVersion"):
+                    found.add(
+                        diagnostic(name, "", [], "not a Kubernetes object (no apiVersion/kind)")
+                    )
+                    continue
+                meta = doc.get("metadata")
+                obj = object_name(doc["kind"], meta.get("name") if isinstance(meta, dict) else "")
+                found.update(diagnostic(name, obj, [], message) for message in duplicates)
+                found.update(diagnostic(name, obj, t, m) for t, m in checker.causes(doc))
+        except yaml.YAMLError as exc:
+            found.add(diagnostic(name, "", [], f"invalid YAML: {exc}"))
+    if checker.missing:
+        raise ToolError(f"no schema for: {', '.join(sorted(checker.missing))}")
+    return sorted(found)

@@ -1,0 +1,108 @@
+"""The package's shape: its modules import one another without cycles.
+
+Every import counts, the ones inside functions too (deferred to save start-up time, they still
+tie two modules together); only ``if TYPE_CHECKING:`` blocks are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "paddlegen"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+    return skipped
+
+
+def imports_of(name: str) -> set[str]:
+    """The paddlegen modules that module ``name`` imports."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    skipped = _type_checking_nodes(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in MODULES)
+        elif isinstance(node, ast.ImportFrom) and node.module in MODULES:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if submodule in MODULES else node.module)
+    found.discard(name)
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_finder_sees_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_of_the_package_takes_part_in_an_import_cycle():
+    graph = {name: imports_of(name) for name in MODULES}
+    assert len(graph) > 40 and graph["paddlegen.api"]  # the walk found the package
+    assert cycles(graph) == []
+
+
+def test_subpackages_hold_the_pipeline_steps():
+    packages = sorted(n for n, p in MODULES.items() if p.name == "__init__.py" and "." in n)
+    assert packages == [
+        f"paddlegen.{step}"
+        for step in (
+            "authoring",
+            "cli",
+            "gitops",
+            "output",
+            "render",
+            "spec",
+            "validate",
+            "workloads",
+        )
+    ]
