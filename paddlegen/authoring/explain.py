@@ -11,137 +11,85 @@ from functools import lru_cache
 from typing import Any
 
 from paddlegen.errors import InputError
+from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.base import RUN_KEYS
 
 # Where a role's pod template sits in each workload's main object ({tmpl} below); <role> is
-# ps, worker or heter, <Role> Master or Worker.
-POD_TEMPLATE = {
-    "job": "Job spec.template",
-    "distributed-job": "Job spec.template",
-    "paddlejob": "PaddleJob spec.<role>.template",
-    "kubeflow-paddlejob": "PaddleJob spec.paddleReplicaSpecs.<Role>.template",
-}
-MAIN_OBJECT = {
-    "job": "Job",
-    "distributed-job": "Job",
-    "paddlejob": "PaddleJob",
-    "kubeflow-paddlejob": "PaddleJob",
-}
-_ALL = tuple(POD_TEMPLATE)
+# ps, worker or heter, <Role> Master or Worker. The workloads' own entries say.
+POD_TEMPLATE = {w.name: w.pod_template for w in WORKLOADS.values()}
+MAIN_OBJECT = {w.name: w.kind_name for w in WORKLOADS.values()}
+_ALL = tuple(WORKLOADS)
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 _DATA_CONTAINER = "DataJob spec.template.spec.containers[paddle]"
-_SCHEDULING_POLICY = {
-    "paddlejob": "PaddleJob spec.schedulingPolicy",
-    "kubeflow-paddlejob": "PaddleJob spec.runPolicy.schedulingPolicy",
-}
-_RUN = {
-    "job": "Job spec",
-    "distributed-job": "Job spec",
-    "kubeflow-paddlejob": "PaddleJob spec.runPolicy",
-}
 
 
 def _each(workloads: tuple[str, ...], *places: str) -> dict[str, list[str]]:
     return {w: list(places) for w in workloads}
 
 
-def _env(name: str) -> str:
-    return f"{_CONTAINER}.env[{name}].value"
+def _gang(field: str) -> dict[str, list[str]]:
+    """The PodGroup's field, and the same in the operators' schedulingPolicy."""
+    return {
+        w.name: [
+            f"PodGroup spec.{'minMember' if field == 'minAvailable' else field}",
+            *([f"{w.scheduling_policy}.{field}"] if w.scheduling_policy else []),
+        ]
+        for w in WORKLOADS.values()
+    }
 
 
-# The output fields the important spec fields control, per workload: `Kind path` with
-# `[x]` selecting the list item named x (or the map key x), <name> the volume's name, {tmpl}
-# the pod template and DataJob the `<job>-data` Job. A test changes each field and checks that
-# every place listed changes.
-OUTPUTS: dict[str, dict[str, list[str]]] = {
-    "metadata.name": {
-        **{w: [f"{k} metadata.name"] for w, k in MAIN_OBJECT.items()},
-        "distributed-job": ["Job metadata.name", _env("JOB_NAME"), "ServiceAccount metadata.name"],
-    },
-    "metadata.namespace": {w: [f"{k} metadata.namespace"] for w, k in MAIN_OBJECT.items()},
-    "metadata.labels": {
-        w: [f"{k} metadata.labels", "{tmpl}.metadata.labels"] for w, k in MAIN_OBJECT.items()
-    },
-    "spec.image": _each(_ALL, f"{_CONTAINER}.image"),
-    "spec.command": _each(_ALL, f"{_CONTAINER}.command"),
-    "spec.args": _each(_ALL, f"{_CONTAINER}.args"),
-    "spec.env": _each(_ALL, f"{_CONTAINER}.env"),
-    "spec.resources": _each(_ALL, f"{_CONTAINER}.resources"),
-    "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[nvidia.com/gpu]"),
-    "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
-    "spec.shm": _each(_ALL, "{tmpl}.spec.volumes[dshm].emptyDir.sizeLimit"),
-    "spec.worker.replicas": {
-        "distributed-job": [
-            "Job spec.parallelism",
-            "Job spec.completions",
-            _env("CONF_PADDLE_GRADIENT_NUM"),
-        ],
-        "paddlejob": ["PaddleJob spec.worker.replicas"],
-        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Worker.replicas"],
-    },
-    "spec.ps.replicas": {
-        "paddlejob": ["PaddleJob spec.ps.replicas"],
-        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Master.replicas"],
-    },
-    "spec.heter.replicas": {"paddlejob": ["PaddleJob spec.heter.replicas"]},
-    "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
-    "spec.volumes.capacity": _each(
-        _ALL,
-        "PersistentVolume spec.capacity.storage",
-        "PersistentVolumeClaim spec.resources.requests.storage",
-    ),
-    "spec.scheduling.scheduler": _each(
-        _ALL,
-        "{tmpl}.spec.schedulerName",
-        "{tmpl}.metadata.annotations[scheduling.k8s.io/group-name]",
-    ),
-    "spec.scheduling.minAvailable": {
-        w: [
-            "PodGroup spec.minMember",
-            *([f"{_SCHEDULING_POLICY[w]}.minAvailable"] if w in _SCHEDULING_POLICY else []),
-        ]
-        for w in _ALL
-    },
-    "spec.scheduling.queue": {
-        w: [
-            "PodGroup spec.queue",
-            *([f"{_SCHEDULING_POLICY[w]}.queue"] if w in _SCHEDULING_POLICY else []),
-        ]
-        for w in _ALL
-    },
-    "spec.run.restartPolicy": {
-        **_each(("job", "distributed-job", "paddlejob"), "{tmpl}.spec.restartPolicy"),
-        "kubeflow-paddlejob": ["PaddleJob spec.paddleReplicaSpecs.Worker.restartPolicy"],
-    },
-    **{
-        f"spec.run.{key}": {w: [f"{place}.{key}"] for w, place in _RUN.items()}
-        for key in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
-    },
-    **{
-        f"spec.paddlejob.{key}": {"paddlejob": [f"PaddleJob spec.{key}"]}
-        for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")
-    },
-    "spec.kubeflow.cleanPodPolicy": {
-        "kubeflow-paddlejob": ["PaddleJob spec.runPolicy.cleanPodPolicy"]
-    },
-    "spec.kubeflow.port": {"kubeflow-paddlejob": [f"{_CONTAINER}.ports[master].containerPort"]},
-    "spec.distributed.volume": {"distributed-job": [_env("JOB_PATH")]},
-    "spec.distributed.trainConfigDir": {"distributed-job": [_env("TRAIN_CONFIG_DIR")]},
-    "spec.distributed.nic": {"distributed-job": [_env("CONF_PADDLE_NIC")]},
-    "spec.distributed.port": {"distributed-job": [_env("CONF_PADDLE_PORT"), f"{_CONTAINER}.ports"]},
-    "spec.distributed.portsNum": {
-        "distributed-job": [_env("CONF_PADDLE_PORTS_NUM"), f"{_CONTAINER}.ports"]
-    },
-    "spec.distributed.portsNumSparse": {
-        "distributed-job": [_env("CONF_PADDLE_PORTS_NUM_SPARSE"), f"{_CONTAINER}.ports"]
-    },
-    "spec.distributed.trainerCount": {"distributed-job": [_env("TRAINER_COUNT")]},
-    "spec.distributed.hostPorts": {
-        "distributed-job": [f"{_CONTAINER}.ports", "{tmpl}.spec.affinity"]
-    },
-    "spec.dataPrep.image": _each(_ALL, f"{_DATA_CONTAINER}.image"),
-    "spec.dataPrep.splitCount": _each(_ALL, f"{_DATA_CONTAINER}.env[SPLIT_COUNT].value"),
-    "spec.dataPrep.outDir": _each(_ALL, f"{_DATA_CONTAINER}.env[OUT_DIR].value"),
-}
+def _outputs() -> dict[str, dict[str, list[str]]]:
+    """The output fields the important spec fields control, per workload: the fields every
+    workload renders alike, then each workload's own (``Workload.explain``)."""
+    table: dict[str, dict[str, list[str]]] = {
+        "metadata.name": {w: [f"{k} metadata.name"] for w, k in MAIN_OBJECT.items()},
+        "metadata.namespace": {w: [f"{k} metadata.namespace"] for w, k in MAIN_OBJECT.items()},
+        "metadata.labels": {
+            w: [f"{k} metadata.labels", "{tmpl}.metadata.labels"] for w, k in MAIN_OBJECT.items()
+        },
+        "spec.image": _each(_ALL, f"{_CONTAINER}.image"),
+        "spec.command": _each(_ALL, f"{_CONTAINER}.command"),
+        "spec.args": _each(_ALL, f"{_CONTAINER}.args"),
+        "spec.env": _each(_ALL, f"{_CONTAINER}.env"),
+        "spec.resources": _each(_ALL, f"{_CONTAINER}.resources"),
+        "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[nvidia.com/gpu]"),
+        "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
+        "spec.shm": _each(_ALL, "{tmpl}.spec.volumes[dshm].emptyDir.sizeLimit"),
+        "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
+        "spec.volumes.capacity": _each(
+            _ALL,
+            "PersistentVolume spec.capacity.storage",
+            "PersistentVolumeClaim spec.resources.requests.storage",
+        ),
+        "spec.scheduling.scheduler": _each(
+            _ALL,
+            "{tmpl}.spec.schedulerName",
+            "{tmpl}.metadata.annotations[scheduling.k8s.io/group-name]",
+        ),
+        "spec.scheduling.minAvailable": _gang("minAvailable"),
+        "spec.scheduling.queue": _gang("queue"),
+        **{
+            f"spec.run.{key}": {
+                w.name: [f"{w.run_policy}.{key}"]
+                for w in WORKLOADS.values()
+                if w.run_policy and key in w.run_keys
+            }
+            for key in RUN_KEYS
+        },
+        "spec.dataPrep.image": _each(_ALL, f"{_DATA_CONTAINER}.image"),
+        "spec.dataPrep.splitCount": _each(_ALL, f"{_DATA_CONTAINER}.env[SPLIT_COUNT].value"),
+        "spec.dataPrep.outDir": _each(_ALL, f"{_DATA_CONTAINER}.env[OUT_DIR].value"),
+    }
+    for w in WORKLOADS.values():
+        for field, places in w.explain.items():
+            table.setdefault(field, {})[w.name] = list(places)
+    return table
+
+
+# `Kind path` with `[x]` selecting the list item named x (or the map key x), <name> the
+# volume's name, {tmpl} the pod template and DataJob the `<job>-data` Job. A test changes each
+# field and checks that every place listed changes.
+OUTPUTS = _outputs()
 
 
 def outputs(field: str) -> dict[str, list[str]]:

@@ -7,9 +7,10 @@ from typing import Any
 
 from paddlegen.authoring.import_pod import Context, Pod, pod, take
 from paddlegen.spec.model import DISTRIBUTED_DEFAULTS, ROLE_FIELDS
+from paddlegen.workloads import kubeflow
+from paddlegen.workloads.base import RUN_KEYS
 
 Spec = dict[str, Any]
-RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 # The legacy image's env and the distributed settings each comes from (see the template).
 _DISTRIBUTED_ENV = {
     "TRAIN_CONFIG_DIR": ("trainConfigDir", str),
@@ -286,7 +287,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     return spec
 
 
-_KUBEFLOW_ROLES = {"Master": "ps", "Worker": "worker"}
+_KUBEFLOW_ROLES = {replica: role for role, replica in kubeflow.ROLES.items()}
 
 
 def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:

@@ -9,6 +9,7 @@ of the objects, so what remains is exactly what the spec does not carry; it is l
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,23 +20,31 @@ import yaml
 from paddlegen.authoring.import_pod import ARGOCD_PREFIX, Context, leftovers, strip_meta, take
 from paddlegen.authoring.import_workloads import (
     Spec,
-    batch_job,
     data_job,
     is_data_job,
     is_distributed,
-    kubeflow_job,
-    paddleflow_job,
 )
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import MANAGED_BY, recommended_labels
+from paddlegen.workloads import WORKLOADS
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Mapper = Callable[[dict[str, Any], Context, str], Spec]
-OPERATOR_JOBS: dict[tuple[str, str], tuple[Mapper, str]] = {
-    ("batch.paddlepaddle.org/v1", "PaddleJob"): (paddleflow_job, "batch.paddlepaddle.org"),
-    ("kubeflow.org/v1", "PaddleJob"): (kubeflow_job, "kubeflow.org"),
-}
 BATCH_JOB = ("batch/v1", "Job")
+
+
+def _importers() -> dict[tuple[str, str], Mapper]:
+    """Each workload's main kind and the function reading it back, as its entry names it."""
+    found: dict[tuple[str, str], Mapper] = {}
+    for w in WORKLOADS.values():
+        module, _, function = w.importer.partition(":")
+        found[w.kind] = getattr(importlib.import_module(module), function)
+    return found
+
+
+IMPORTERS = _importers()
+# The operators' objects: a PaddleJob beats any batch Job in the same stream.
+OPERATOR_JOBS = {kind: mapper for kind, mapper in IMPORTERS.items() if kind != BATCH_JOB}
 PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 # distributed-job renders these for the image's peer discovery; importing them is a no-op.
 RBAC = {
@@ -143,7 +152,7 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
             o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolumeClaim")
         },
     )
-    mapper = OPERATOR_JOBS.get(_key(main), (batch_job, ""))[0]
+    mapper = IMPORTERS[_key(main)]
     spec = mapper(main, ctx, _label(main))
     used = [main]
     data = next(
@@ -304,12 +313,11 @@ def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context) -> list[str
 
 def _crd_fields(obj: dict[str, Any]) -> set[str]:
     """The spec fields the operator's CRD knows (for a did-you-mean on a typo)."""
-    entry = OPERATOR_JOBS.get(_key(obj))
-    if entry is None:
+    if _key(obj) not in OPERATOR_JOBS:
         return set()
     from paddlegen.resources import data_path
 
-    schema = json.loads(
-        data_path("schemas", "crds", entry[1], "paddlejob_v1.json").read_text(encoding="utf-8")
-    )
+    group, version = obj["apiVersion"].split("/")
+    crd = data_path("schemas", "crds", group, f"{obj['kind'].lower()}_{version}.json")
+    schema = json.loads(crd.read_text(encoding="utf-8"))
     return set(schema["properties"]["spec"]["properties"])

@@ -12,8 +12,7 @@ from click.shell_completion import CompletionItem
 
 from paddlegen.cli.common import WORKLOAD_NAMES
 from paddlegen.errors import InputError
-
-_ROLES_WITH_PS = ("paddlejob", "kubeflow-paddlejob")
+from paddlegen.workloads import WORKLOADS
 
 
 def complete_spec_paths(
@@ -187,7 +186,7 @@ def _ask(ctx: click.Context, answers: dict[str, Any]) -> None:
         default=answers["command"] or "",
         show_default=False,
     )
-    if answers["workload"] in _ROLES_WITH_PS:
+    if "ps" in WORKLOADS[answers["workload"]].roles:
         ask("ps", "Parameter servers (0 for none)", type=click.IntRange(0))
     if answers["workload"] != "job":
         ask("workers", "Trainers", type=click.IntRange(1))

@@ -18,6 +18,7 @@ from paddlegen.errors import TemplateError
 from paddlegen.resources import templates_dir
 from paddlegen.spec.model import Job
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.base import common_context
 from paddlegen.yamlio import dump_yaml, load_all
 
 COMMON_FOLDER = "_common"  # objects every workload may need: PV, PVC, PodGroup, data Job
@@ -158,21 +159,23 @@ def _roots(extra_dir: str | None) -> list[Path]:
 def render_job(job: Job, extra_dir: str | None = None) -> list[Manifest]:
     """Every manifest of a job, in apply order."""
     env = environment(extra_dir)
+    # What the templates lay out, computed in Python: the workload's, plus the common objects'.
+    context = {**common_context(job), **WORKLOADS[job.workload].context(job)}
     manifests: list[Manifest] = []
     for name in template_names(job.workload, extra_dir):
-        text = _render_template(env, name, job)
+        text = _render_template(env, name, job, context)
         manifests.extend(_parse_back(name, text))
     rank = {kind: i for i, kind in enumerate(KIND_ORDER)}
     # A stable sort: within a kind, common templates (the data Job) precede the workload's.
     return sorted(manifests, key=lambda m: rank.get(m.kind, len(rank)))
 
 
-def _render_template(env: Any, name: str, job: Job) -> str:
+def _render_template(env: Any, name: str, job: Job, context: dict[str, Any]) -> str:
     from jinja2 import TemplateError as JinjaError
     from jinja2 import TemplateSyntaxError
 
     try:
-        return str(env.get_template(name).render(job=job))
+        return str(env.get_template(name).render(job=job, **context))
     except TemplateSyntaxError as exc:
         raise TemplateError(
             f"{exc.name or name}:{exc.lineno}: template syntax: {exc.message}"

@@ -18,6 +18,7 @@ from paddlegen.spec.model import (
 )
 from paddlegen.spec.secrets import is_secret_name, looks_like_secret
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
+from paddlegen.workloads.base import RUN_KEYS, Workload
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SIZED_SOURCES = ("nfs", "efs", "cephfs", "dynamic")
@@ -321,38 +322,39 @@ def _kubeflow_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
         )
 
 
-# Settings sections and the one workload that reads each: elsewhere they would vanish silently.
-_SECTION_WORKLOAD = {
-    "paddlejob": "paddlejob",
-    "kubeflow": "kubeflow-paddlejob",
-    "distributed": "distributed-job",
-}
-# run fields with no counterpart in the PaddleFlow PaddleJob (its CRD would prune them).
-_PADDLEJOB_IGNORED_RUN = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
-
-
 def _ignored_settings(ctx: _Ctx) -> Iterator[Diagnostic]:
-    for section, owner in _SECTION_WORKLOAD.items():
-        if section in ctx.spec and ctx.workload != owner:
+    """A settings section, or a run field, that the workload's object has no place for would
+    vanish silently (the CRD would prune it)."""
+    workload = WORKLOADS[ctx.workload]
+    for owner in WORKLOADS.values():
+        section = owner.settings
+        if section and section in ctx.spec and owner is not workload:
             yield ctx.error(
                 ("spec", section),
                 f"spec.{section} only applies to workload "
-                f"'{owner}'; workload '{ctx.workload}' ignores it",
+                f"'{owner.name}'; workload '{ctx.workload}' ignores it",
                 "workload-setting",
                 key=True,
                 severity="warning",
             )
-    if ctx.workload == "paddlejob":
-        for key in _PADDLEJOB_IGNORED_RUN:
-            if key in ctx.spec.get("run", {}):
-                yield ctx.error(
-                    ("spec", "run", key),
-                    f"the PaddleFlow PaddleJob has no {key}; workload 'paddlejob' ignores it",
-                    "workload-setting",
-                    "workload 'kubeflow-paddlejob' supports it (runPolicy)",
-                    key=True,
-                    severity="warning",
-                )
+    for key in RUN_KEYS:
+        if key in ctx.spec.get("run", {}) and key not in workload.run_keys:
+            yield ctx.error(
+                ("spec", "run", key),
+                f"the {workload.title} has no {key}; workload '{ctx.workload}' ignores it",
+                "workload-setting",
+                _run_key_home(key, workload),
+                key=True,
+                severity="warning",
+            )
+
+
+def _run_key_home(key: str, workload: Workload) -> str:
+    """The hint: a workload with the same kind of object that does carry ``key``."""
+    for other in WORKLOADS.values():
+        if other.kind_name == workload.kind_name and key in other.run_keys and other.run_policy:
+            return f"workload '{other.name}' supports it ({other.run_policy.rsplit('.', 1)[-1]})"
+    return ""
 
 
 # Env the distributed-job image reads and the spec field paddlegen derives each from.
@@ -566,17 +568,13 @@ def _single_mount_volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
             )
 
 
-# Workloads whose object the cluster deletes once run.ttlSecondsAfterFinished has passed (the
-# Kubeflow training operator honours runPolicy.ttlSecondsAfterFinished the same way).
-_TTL_DELETES = {"job": "Job", "distributed-job": "Job", "kubeflow-paddlejob": "PaddleJob"}
-
-
 def _argocd_ttl(ctx: _Ctx) -> Iterator[Diagnostic]:
     """Argo CD sees a deleted object as Missing: the app goes OutOfSync, and an auto-synced app
     creates it again, so the training runs again. The spec cannot know whether the app
     auto-syncs, hence a warning."""
-    kind = _TTL_DELETES.get(ctx.workload)
-    if kind and "ttlSecondsAfterFinished" in ctx.spec.get("run", {}):
+    workload = WORKLOADS[ctx.workload]
+    kind = workload.kind_name
+    if workload.ttl_deletes and "ttlSecondsAfterFinished" in ctx.spec.get("run", {}):
         yield ctx.error(
             ("spec", "run", "ttlSecondsAfterFinished"),
             f"the finished {kind} is "

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from paddlegen.workloads import DEFAULT_WORKLOAD
+
 # Requests every container gets for what the spec leaves unset, so the scheduler reserves room
 # (a pod without requests is first to be evicted); limits are left to the user.
 DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
@@ -190,7 +192,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
     return Job(
         name=name,
         namespace=namespace,
-        workload=workload or spec.get("workload", "paddlejob"),
+        workload=workload or spec.get("workload", DEFAULT_WORKLOAD),
         labels=labels,
         annotations=dict(sorted(meta.get("annotations", {}).items())),
         roles=roles,

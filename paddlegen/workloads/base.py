@@ -1,0 +1,145 @@
+"""What a workload is (``Workload``), and the pod every workload's templates lay out (``Pod``).
+
+A registry entry owns everything paddlegen knows about one workload: its main object and the
+names it derives, how spec roles map onto it, which spec settings and run fields it carries,
+where ``explain`` finds them, how ``import`` reads it back, and a context builder that computes
+in Python what its templates lay out (env, ports, affinity, restart policies), so templates
+hold no logic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paddlegen.spec.model import Job, Role, Volume
+
+Spec = dict[str, Any]
+# spec.run fields a main object may carry (the restart policy goes to the pods instead).
+RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano reads it whatever the operator's flags
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    summary: str
+    title: str  # what messages call its main object: "the <title>"
+    kind: tuple[str, str]  # apiVersion and kind of the main object
+    roles: Mapping[str, str]  # spec role -> its name in the main object
+    # Names Kubernetes or an operator derives from metadata.name (pods, services): each must
+    # be a DNS-1035 label of at most 63 characters, which bounds the length of the job name.
+    derived_names: Callable[[str, Spec], list[str]]
+    context: Callable[[Job], dict[str, Any]]  # what its templates lay out
+    importer: str  # "module:function" reading the main object back (paddlegen import)
+    settings: str | None = None  # the spec section only this workload reads
+    run_keys: tuple[str, ...] = ()  # the spec.run fields its main object carries
+    # The cluster deletes the finished main object once run.ttlSecondsAfterFinished passed.
+    ttl_deletes: bool = False
+    # explain: where a role's pod template sits ({tmpl}), where run_keys and the gang's
+    # policy go, and the outputs of the spec fields only this workload renders.
+    pod_template: str = ""
+    run_policy: str | None = None
+    scheduling_policy: str | None = None
+    explain: Mapping[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> str:
+        """templates/<folder>/ holds its templates."""
+        return self.name
+
+    @property
+    def kind_name(self) -> str:
+        return self.kind[1]
+
+
+@dataclass(frozen=True)
+class Pod:
+    """A role's pod template as the templates write it: every value final."""
+
+    annotations: dict[str, str]
+    scheduler: str | None  # spec.schedulerName
+    restart_policy: str | None
+    service_account: str | None  # also decides automountServiceAccountToken
+    affinity: dict[str, Any] | None
+    command: list[str] | None
+    env: list[dict[str, Any]]
+    ports: list[dict[str, Any]]
+    volumes: list[Volume]  # mounted, and listed as pod volumes
+    shm: str | None  # the /dev/shm size limit, None for none
+
+
+def pod(
+    job: Job,
+    role: Role,
+    *,
+    restart_policy: str | None = None,
+    env: list[dict[str, Any]] | None = None,
+    ports: list[dict[str, Any]] | None = None,
+    command: list[str] | None = None,
+    service_account: str | None = None,
+    gang: bool = True,
+    affinity: dict[str, Any] | None = None,
+    volumes: list[Volume] | None = None,
+    shm: bool = True,
+) -> Pod:
+    """The pod of ``role``: the workload's own env, ports and command come before the role's.
+
+    A helper pod such as the data Job (``gang=False``) stays out of the Volcano gang, or
+    minMember could never be met. ``affinity`` replaces the role's (a workload merges its own
+    terms into it); ``volumes`` limits the mounts (default: every job volume).
+    """
+    volcano = gang and job.scheduling["scheduler"] == "volcano"
+    annotations = dict(job.annotations)
+    if volcano:
+        annotations[GROUP_NAME] = job.name
+    return Pod(
+        annotations=annotations,
+        scheduler="volcano" if volcano else None,
+        restart_policy=restart_policy,
+        service_account=service_account,
+        affinity=affinity or role.affinity,
+        command=command or role.command,
+        env=[*(env or []), *role.env],
+        ports=list(ports or []),
+        volumes=job.volumes if volumes is None else volumes,
+        shm=job.shm if shm else None,
+    )
+
+
+def run_fields(job: Job, keys: tuple[str, ...] = RUN_KEYS) -> dict[str, Any]:
+    """The run settings the spec gives among ``keys``, in that order."""
+    return {key: job.run[key] for key in keys if key in job.run}
+
+
+def common_context(job: Job) -> dict[str, Any]:
+    """What the templates every workload shares (templates/_common) lay out."""
+    prep = job.dataPrep
+    if prep is None:
+        return {"data_pod": None}
+    env = [
+        {"name": "OUT_DIR", "value": prep.outDir},
+        {"name": "SPLIT_COUNT", "value": str(prep.splitCount)},
+    ]
+    data_pod = pod(
+        job,
+        prep.role,
+        restart_policy="Never",
+        env=env,
+        gang=False,
+        volumes=[prep.volume],
+        shm=False,
+    )
+    return {"data_pod": data_pod}
+
+
+def replica_pod_names(name: str, spec: Spec, roles: Mapping[str, str]) -> list[str]:
+    """The last pod of each role an operator creates: ``<job>-<role>-<replicas - 1>``."""
+    out = []
+    for role, replica in roles.items():
+        if role in spec or role == "worker":
+            replicas = spec.get(role, {}).get("replicas", 1)
+            out.append(f"{name}-{replica.lower()}-{replicas - 1}")
+    return out

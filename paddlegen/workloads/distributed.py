@@ -1,0 +1,132 @@
+"""Workload `distributed-job` (seeds 001, 004): one batch/v1 Job whose pods each run a pserver
+and a trainer. The legacy image's start_paddle.py lists the Job's pods (label job-name) through
+the API server, sorts their IPs into trainer ids and waits until every listed pod is Running."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paddlegen.workloads.base import RUN_KEYS, Workload, pod
+
+if TYPE_CHECKING:
+    from paddlegen.spec.model import Job
+
+_CONTAINER = "{tmpl}.spec.containers[paddle]"
+
+
+def _env(name: str) -> str:
+    return f"{_CONTAINER}.env[{name}].value"
+
+
+def env(job: Job) -> list[dict[str, Any]]:
+    """The env contract of the image. JOB_NAMESPACE comes from the downward API: a literal
+    would go stale as soon as a kustomize overlay or `kubectl apply -n` moves the Job."""
+    d = job.distributed
+    return [
+        {"name": "JOB_NAME", "value": job.name},
+        {"name": "JOB_PATH", "value": job.volume(d["volume"]).mountPath},
+        {"name": "JOB_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+        {"name": "TRAIN_CONFIG_DIR", "value": d["trainConfigDir"]},
+        {"name": "CONF_PADDLE_NIC", "value": d["nic"]},
+        {"name": "CONF_PADDLE_PORT", "value": str(d["port"])},
+        {"name": "CONF_PADDLE_PORTS_NUM", "value": str(d["portsNum"])},
+        {"name": "CONF_PADDLE_PORTS_NUM_SPARSE", "value": str(d["portsNumSparse"])},
+        {"name": "CONF_PADDLE_GRADIENT_NUM", "value": str(job.roles["worker"].replicas)},
+        {"name": "TRAINER_COUNT", "value": str(d["trainerCount"])},
+    ]
+
+
+def ports(job: Job) -> list[dict[str, Any]]:
+    """The dense and sparse ports, each also a hostPort when ``hostPorts`` is on."""
+    d = job.distributed
+    out = []
+    for i in range(d["portsNum"] + d["portsNumSparse"]):
+        port: dict[str, Any] = {"name": f"jobport{i}", "containerPort": d["port"] + i}
+        port["protocol"] = "TCP"
+        if d["hostPorts"]:
+            port["hostPort"] = d["port"] + i
+        out.append(port)
+    return out
+
+
+def affinity(job: Job) -> dict[str, Any] | None:
+    """Equal hostPorts allow one pod per node: a required anti-affinity states that rule in
+    the manifest, merged into any affinity the spec gives. Without hostPorts every pod has its
+    own IP, so pods may share a node (and the role's own affinity applies)."""
+    if not job.distributed["hostPorts"]:
+        return None
+    term = {
+        "labelSelector": {"matchLabels": {"job-name": job.name}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    given = job.roles["worker"].affinity or {}
+    anti = given.get("podAntiAffinity", {})
+    required = [*anti.get("requiredDuringSchedulingIgnoredDuringExecution", []), term]
+    return {
+        **given,
+        "podAntiAffinity": {**anti, "requiredDuringSchedulingIgnoredDuringExecution": required},
+    }
+
+
+def run(job: Job) -> dict[str, Any]:
+    """A replacement pod would wait forever: start_paddle.py waits until every pod it lists is
+    Running, and a failed pod stays listed. So by default the first failed pod fails the Job."""
+    out = {key: job.run[key] for key in RUN_KEYS if key in job.run}
+    if "backoffLimit" not in out and job.run["restartPolicy"] == "Never":
+        out = {"backoffLimit": 0, **out}
+    return out
+
+
+def context(job: Job) -> dict[str, Any]:
+    worker = job.roles["worker"]
+    return {
+        "run": run(job),
+        "pod": pod(
+            job,
+            worker,
+            restart_policy=job.run["restartPolicy"],
+            env=env(job),
+            ports=ports(job),
+            command=worker.command or job.distributed["command"],
+            service_account=job.name,
+            affinity=affinity(job),
+        ),
+    }
+
+
+WORKLOAD = Workload(
+    name="distributed-job",
+    summary="one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts "
+    "(seeds 001, 004)",
+    title="Job",
+    kind=("batch/v1", "Job"),
+    roles={"worker": "worker"},
+    derived_names=lambda name, spec: [name],
+    context=context,
+    importer="paddlegen.authoring.import_workloads:batch_job",
+    settings="distributed",
+    run_keys=RUN_KEYS,
+    ttl_deletes=True,
+    pod_template="Job spec.template",
+    run_policy="Job spec",
+    explain={
+        "metadata.name": ["Job metadata.name", _env("JOB_NAME"), "ServiceAccount metadata.name"],
+        "spec.worker.replicas": [
+            "Job spec.parallelism",
+            "Job spec.completions",
+            _env("CONF_PADDLE_GRADIENT_NUM"),
+        ],
+        "spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"],
+        "spec.distributed.volume": [_env("JOB_PATH")],
+        "spec.distributed.trainConfigDir": [_env("TRAIN_CONFIG_DIR")],
+        "spec.distributed.nic": [_env("CONF_PADDLE_NIC")],
+        "spec.distributed.port": [_env("CONF_PADDLE_PORT"), f"{_CONTAINER}.ports"],
+        "spec.distributed.portsNum": [_env("CONF_PADDLE_PORTS_NUM"), f"{_CONTAINER}.ports"],
+        "spec.distributed.portsNumSparse": [
+            _env("CONF_PADDLE_PORTS_NUM_SPARSE"),
+            f"{_CONTAINER}.ports",
+        ],
+        "spec.distributed.trainerCount": [_env("TRAINER_COUNT")],
+        "spec.distributed.hostPorts": [f"{_CONTAINER}.ports", "{tmpl}.spec.affinity"],
+    },
+)

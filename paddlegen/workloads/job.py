@@ -1,0 +1,34 @@
+"""Workload `job`: one pod, one container, runs to completion (seed 000)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paddlegen.workloads.base import RUN_KEYS, Workload, pod, run_fields
+
+if TYPE_CHECKING:
+    from paddlegen.spec.model import Job
+
+
+def context(job: Job) -> dict[str, Any]:
+    return {
+        "run": run_fields(job),
+        "pod": pod(job, job.roles["worker"], restart_policy=job.run["restartPolicy"]),
+    }
+
+
+WORKLOAD = Workload(
+    name="job",
+    summary="a single-node batch/v1 Job (seed 000)",
+    title="Job",
+    kind=("batch/v1", "Job"),
+    roles={"worker": "worker"},
+    derived_names=lambda name, spec: [name],  # the Job's pods carry it as the job-name label
+    context=context,
+    importer="paddlegen.authoring.import_workloads:batch_job",
+    run_keys=RUN_KEYS,
+    ttl_deletes=True,
+    pod_template="Job spec.template",
+    run_policy="Job spec",
+    explain={"spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"]},
+)

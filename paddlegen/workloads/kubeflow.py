@@ -1,0 +1,56 @@
+"""Workload `kubeflow-paddlejob`: the Kubeflow training-operator's PaddleJob. ps becomes the
+Master replicas (the operator then runs PS mode with master-0 as rendezvous); the operator sets
+PADDLE_MASTER, PADDLE_NNODES, ... itself."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paddlegen.workloads.base import RUN_KEYS, Workload, pod, replica_pod_names, run_fields
+
+if TYPE_CHECKING:
+    from paddlegen.spec.model import Job
+
+ROLES = {"ps": "Master", "worker": "Worker"}
+
+
+def context(job: Job) -> dict[str, Any]:
+    # The operator finds its container by the name `paddle` and its rendezvous port by the
+    # name `master` in every replica type.
+    ports = [{"name": "master", "containerPort": job.kubeflow["port"]}]
+    return {
+        "run": run_fields(job),
+        # The operator copies this onto the pods; OnFailure is its own default, not the batch
+        # Job default (Never) that job.run carries.
+        "restart_policy": job.run_given.get("restartPolicy", "OnFailure"),
+        "replicas": [  # (replica type, role, pod), Master first
+            (ROLES[name], role, pod(job, role, ports=ports))
+            for name, role in job.roles.items()
+            if name in ROLES
+        ],
+    }
+
+
+WORKLOAD = Workload(
+    name="kubeflow-paddlejob",
+    summary="the Kubeflow training-operator PaddleJob, kubeflow.org/v1",
+    title="Kubeflow PaddleJob",
+    kind=("kubeflow.org/v1", "PaddleJob"),
+    roles=ROLES,
+    derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
+    context=context,
+    importer="paddlegen.authoring.import_workloads:kubeflow_job",
+    settings="kubeflow",
+    run_keys=RUN_KEYS,
+    ttl_deletes=True,  # the training operator honours runPolicy.ttlSecondsAfterFinished
+    pod_template="PaddleJob spec.paddleReplicaSpecs.<Role>.template",
+    run_policy="PaddleJob spec.runPolicy",
+    scheduling_policy="PaddleJob spec.runPolicy.schedulingPolicy",
+    explain={
+        "spec.worker.replicas": ["PaddleJob spec.paddleReplicaSpecs.Worker.replicas"],
+        "spec.ps.replicas": ["PaddleJob spec.paddleReplicaSpecs.Master.replicas"],
+        "spec.run.restartPolicy": ["PaddleJob spec.paddleReplicaSpecs.Worker.restartPolicy"],
+        "spec.kubeflow.cleanPodPolicy": ["PaddleJob spec.runPolicy.cleanPodPolicy"],
+        "spec.kubeflow.port": ["{tmpl}.spec.containers[paddle].ports[master].containerPort"],
+    },
+)
