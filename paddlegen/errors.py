@@ -80,3 +80,13 @@ class ToolError(PaddlegenError):
 
 class TemplateError(PaddlegenError):
     """A template failed: names the template and line."""
+
+
+class InvalidValueError(PaddlegenError, ValueError):
+    """A library function got a value it cannot take: a malformed quantity or Dockerfile, an
+    unknown mode. Also a ValueError, as Python callers of these functions expect."""
+
+
+class InvalidArgumentError(PaddlegenError, TypeError):
+    """The SDK was called with arguments that contradict each other. Also a TypeError, as
+    Python callers expect of a call with arguments it cannot take."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.errors import Diagnostic, SpecError
+from paddlegen.errors import Diagnostic, InvalidArgumentError, SpecError
 
 if TYPE_CHECKING:
     from paddlegen.spec.loader import Document
@@ -59,7 +59,7 @@ class CephFSVolume:
 def _either(name: str, value: Any, alias: str, alias_value: Any) -> Any:
     """The seed README and its parameter table spell some parameters differently."""
     if alias_value is not None and value is not None and alias_value != value:
-        raise TypeError(f"PaddleJob got {name}={value!r} and {alias}={alias_value!r}")
+        raise InvalidArgumentError(f"PaddleJob got {name}={value!r} and {alias}={alias_value!r}")
     return value if value is not None else alias_value
 
 
@@ -95,7 +95,7 @@ class PaddleJob:
         self.trainers = trainers
         gpus = _either("gpu_nums", gpu_nums, "gpu_num", gpu_num)
         if use_gpu is False and gpus:
-            raise TypeError(f"PaddleJob got use_gpu=False and gpu_nums={gpus}")
+            raise InvalidArgumentError(f"PaddleJob got use_gpu=False and gpu_nums={gpus}")
         # The original SDK's gpu_num defaulted to 1 when use_gpu was set.
         self.gpu_nums = int(gpus if gpus is not None else bool(use_gpu))
         self.trainer_package = _either(

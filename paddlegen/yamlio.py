@@ -1,4 +1,6 @@
-"""YAML for generated objects: rendered text read back fast, objects written canonically.
+"""All of paddlegen's YAML in and out, but the positioned spec loader built on it
+(spec/loader.py): rendered text read back fast, objects written canonically, manifests read
+as kubeconform reads them.
 
 Canonical YAML is block style, long lines kept whole, Go's booleans and numbers quoted.
 PyYAML's representer and constructor cost more than rendering a template does, so the common
@@ -12,6 +14,7 @@ tests/property/test_canonical.py holds both paths equal to plain PyYAML.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -196,5 +199,37 @@ def load_all(text: str) -> list[Any]:
         return docs
     except _Fallback:
         return list(yaml.load_all(text, Loader=SafeLoader))
+    finally:
+        loader.dispose()
+
+
+class ManifestLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Reads YAML as kubeconform -strict does: notes duplicate keys, keeps timestamps as text."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                self.duplicates.append(f"duplicate key {key!r}")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+ManifestLoader.add_constructor("tag:yaml.org,2002:timestamp", ManifestLoader.construct_yaml_str)
+
+
+def manifest_documents(text: str) -> Iterator[tuple[Any, list[str]]]:
+    """Each YAML document with the duplicate keys found in it."""
+    loader = ManifestLoader(text)
+    try:
+        while loader.check_data():
+            doc = loader.get_data()
+            yield doc, loader.duplicates
+            loader.duplicates = []
     finally:
         loader.dispose()

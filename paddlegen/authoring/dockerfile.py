@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paddlegen.errors import InputError, TemplateError
+from paddlegen.errors import InputError, InvalidValueError, TemplateError
 
 # Instructions of the Dockerfile reference; anything else is a syntax error for `docker build`.
 INSTRUCTIONS = {
@@ -42,7 +42,8 @@ class Instruction:
 
 
 def parse_dockerfile(text: str) -> list[Instruction]:
-    """Instructions of a Dockerfile; raises ValueError on what `docker build` would refuse."""
+    """Instructions of a Dockerfile; InvalidValueError (a ValueError) on what `docker build`
+    would refuse."""
     out: list[Instruction] = []
     pending, start = "", 0
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -56,10 +57,10 @@ def parse_dockerfile(text: str) -> list[Instruction]:
         out.append(_instruction(start, pending + line))
         pending, start = "", 0
     if pending:
-        raise ValueError(f"line {start}: the last instruction ends in a line continuation")
+        raise InvalidValueError(f"line {start}: the last instruction ends in a line continuation")
     first = next((i for i in out if i.keyword != "ARG"), None)
     if first is None or first.keyword != "FROM":
-        raise ValueError("a Dockerfile must start with FROM (after any ARG)")
+        raise InvalidValueError("a Dockerfile must start with FROM (after any ARG)")
     return out
 
 
@@ -67,16 +68,16 @@ def _instruction(line: int, text: str) -> Instruction:
     keyword, _, rest = text.partition(" ")
     keyword, rest = keyword.upper(), rest.strip()
     if keyword not in INSTRUCTIONS:
-        raise ValueError(f"line {line}: unknown instruction '{keyword}'")
+        raise InvalidValueError(f"line {line}: unknown instruction '{keyword}'")
     if not rest:
-        raise ValueError(f"line {line}: {keyword} needs arguments")
+        raise InvalidValueError(f"line {line}: {keyword} needs arguments")
     if keyword in _EXEC_FORM and rest.startswith("["):
         try:
             parsed = json.loads(rest)
         except json.JSONDecodeError:
-            raise ValueError(f"line {line}: {keyword} is not a valid JSON array") from None
+            raise InvalidValueError(f"line {line}: {keyword} is not a valid JSON array") from None
         if not (isinstance(parsed, list) and parsed and all(isinstance(a, str) for a in parsed)):
-            raise ValueError(f"line {line}: {keyword} needs a non-empty array of strings")
+            raise InvalidValueError(f"line {line}: {keyword} needs a non-empty array of strings")
         return Instruction(line, keyword, parsed)
     return Instruction(line, keyword, rest)
 
@@ -135,7 +136,7 @@ def dockerfile_text(build: dict[str, Any], image: str | None, source: str) -> st
     text = "\n".join(lines) + "\n"
     try:
         parse_dockerfile(text)
-    except ValueError as exc:  # a bug here, not in the spec: the schema admitted the values
+    except InvalidValueError as exc:  # a bug here, not in the spec: the schema admitted the values
         raise TemplateError(f"generated Dockerfile does not parse: {exc}") from None
     return text
 

@@ -191,7 +191,7 @@ def _distributed(
         ctx.note(
             where, f"env JOB_NAMESPACE={namespace['value']!r} now comes from the pod's namespace"
         )
-    if role.get("command") == DISTRIBUTED_DEFAULTS["command"]:
+    if role.get("command") == DISTRIBUTED_DEFAULTS.command:
         role.pop("command")
     settings["hostPorts"] = _ports(p.container, settings, ctx, where)
     if p.spec.get("serviceAccountName") == ctx.name:
@@ -202,9 +202,9 @@ def _distributed(
 
 def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context, where: str) -> bool:
     """Whether the pods use hostPorts; the ports are popped when they are the derived ones."""
-    first = settings.get("port", DISTRIBUTED_DEFAULTS["port"])
-    count = settings.get("portsNum", DISTRIBUTED_DEFAULTS["portsNum"]) + settings.get(
-        "portsNumSparse", DISTRIBUTED_DEFAULTS["portsNumSparse"]
+    first = settings.get("port", DISTRIBUTED_DEFAULTS.port)
+    count = settings.get("portsNum", DISTRIBUTED_DEFAULTS.portsNum) + settings.get(
+        "portsNumSparse", DISTRIBUTED_DEFAULTS.portsNumSparse
     )
     ports = container.get("ports", [])
     if not ports:

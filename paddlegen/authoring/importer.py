@@ -27,8 +27,8 @@ from paddlegen.authoring.import_workloads import (
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import MANAGED_BY, recommended_labels
 from paddlegen.workloads import WORKLOADS
+from paddlegen.yamlio import load_all
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Mapper = Callable[[dict[str, Any], Context, str], Spec]
 BATCH_JOB = ("batch/v1", "Job")
 
@@ -79,7 +79,7 @@ def read_manifests(sources: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = []
     for name, text in sources:
         try:
-            docs = list(yaml.load_all(text, Loader=_Loader))
+            docs = load_all(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from paddlegen.errors import InputError, OutputError, SpecError
+from paddlegen.yamlio import load_all
 
 # The schema's $id: one name every checkout and install shares. Editors without network access
 # can point the modeline at `paddlegen schema > trainingjob.v1.schema.json` instead (--schema).
@@ -182,7 +181,7 @@ def _scalar(value: Any) -> str:
         isinstance(value, str)
         and _PLAIN.match(value)
         and len(value) > 1
-        and yaml.safe_load(value) == value
+        and load_all(value) == [value]
     ):
         return value
     return json.dumps(value, ensure_ascii=False)

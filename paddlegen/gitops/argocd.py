@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paddlegen.errors import InputError, OutputError
+from paddlegen.errors import InputError, InvalidValueError, OutputError
 from paddlegen.output.layout import HEADER, KUSTOMIZATION, generated_jobs, is_generated
 from paddlegen.output.writer import WriteReport
 from paddlegen.resources import templates_dir
@@ -281,7 +281,7 @@ or list it under `patches:` in the kustomization that installs Argo CD.""")
 def plan(mode: str, target: Target, jobs: Jobs, env: str | None = None) -> Plan:
     """Every file of the output folder, in memory."""
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        raise InvalidValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if mode == "applications":
         if not jobs:
             raise InputError("no rendered jobs found (run `paddlegen render` first)")

@@ -412,9 +412,9 @@ def _distributed_job(ctx: _Ctx) -> Iterator[Diagnostic]:
                 hint,
                 key=True,
             )
-    port = settings.get("port", DISTRIBUTED_DEFAULTS["port"])
-    count = settings.get("portsNum", DISTRIBUTED_DEFAULTS["portsNum"]) + settings.get(
-        "portsNumSparse", DISTRIBUTED_DEFAULTS["portsNumSparse"]
+    port = settings.get("port", DISTRIBUTED_DEFAULTS.port)
+    count = settings.get("portsNum", DISTRIBUTED_DEFAULTS.portsNum) + settings.get(
+        "portsNumSparse", DISTRIBUTED_DEFAULTS.portsNumSparse
     )
     if port + count - 1 > _MAX_PORT:
         yield ctx.error(

@@ -14,19 +14,6 @@ ROLE_NAMES = ("ps", "worker", "heter")  # the order roles appear in every output
 GPU_RESOURCE = "nvidia.com/gpu"
 MANAGED_BY = "paddlegen"
 
-# Defaults that the schema documents; tests keep the two in step.
-RUN_DEFAULTS = {"restartPolicy": "Never"}
-SCHEDULING_DEFAULTS = {"scheduler": "default", "queue": "default"}
-KUBEFLOW_DEFAULTS = {"port": 36543}
-DISTRIBUTED_DEFAULTS = {
-    "nic": "eth0",
-    "port": 7164,
-    "portsNum": 1,
-    "portsNumSparse": 0,
-    "trainerCount": 1,
-    "hostPorts": True,
-    "command": ["bin/bash", "-c", "/root/start.sh"],
-}
 PV_SOURCES = ("nfs", "efs", "cephfs")  # backed by a PersistentVolume paddlegen creates
 CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a PersistentVolumeClaim
 VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir")
@@ -100,6 +87,80 @@ class DataPrep:
 
 
 @dataclass(frozen=True)
+class Scheduling:
+    """spec.scheduling: the scheduler, and for Volcano the gang's queue and size."""
+
+    scheduler: str = "default"
+    queue: str = "default"
+    priorityClassName: str | None = None
+    minAvailable: int | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    """spec.run exactly as the spec gives it (None: not set). The operators have defaults of
+    their own (Kubeflow OnFailure, PaddleFlow per role) that a default here must not mask;
+    batch Jobs use ``restart_policy``."""
+
+    restartPolicy: str | None = None
+    backoffLimit: int | None = None
+    activeDeadlineSeconds: int | None = None
+    ttlSecondsAfterFinished: int | None = None
+
+    @property
+    def restart_policy(self) -> str:
+        return self.restartPolicy or "Never"
+
+
+@dataclass(frozen=True)
+class PaddleJobSettings:
+    """spec.paddlejob, copied onto the PaddleFlow PaddleJob's spec (None: not set)."""
+
+    cleanPodPolicy: str | None = None
+    withGloo: int | None = None
+    intranet: str | None = None
+    elastic: int | None = None
+
+
+@dataclass(frozen=True)
+class KubeflowSettings:
+    """spec.kubeflow: the Kubeflow PaddleJob's rendezvous port and clean-up policy."""
+
+    port: int = 36543
+    cleanPodPolicy: str | None = None
+
+
+@dataclass(frozen=True)
+class DistributedSettings:
+    """spec.distributed: what the legacy pserver/trainer image reads from its env."""
+
+    volume: str | None = None
+    trainConfigDir: str | None = None
+    nic: str = "eth0"
+    port: int = 7164
+    portsNum: int = 1
+    portsNumSparse: int = 0
+    trainerCount: int = 1
+    hostPorts: bool = True
+    command: list[str] = field(default_factory=lambda: ["bin/bash", "-c", "/root/start.sh"])
+
+
+DISTRIBUTED_DEFAULTS = DistributedSettings()
+
+
+@dataclass(frozen=True)
+class Security:
+    """spec.security: the restricted profile (default on) and the user's own settings."""
+
+    restricted: bool = True
+    runAsNonRoot: bool | None = None
+    runAsUser: int | None = None
+    runAsGroup: int | None = None
+    fsGroup: int | None = None
+    readOnlyRootFilesystem: bool | None = None
+
+
+@dataclass(frozen=True)
 class Job:
     name: str
     namespace: str | None
@@ -109,17 +170,14 @@ class Job:
     roles: dict[str, Role]  # in ROLE_NAMES order, only the roles present
     shm: str | None
     volumes: list[Volume]
-    scheduling: dict[str, Any]
-    run: dict[str, Any]
-    paddlejob: dict[str, Any]
-    kubeflow: dict[str, Any]
-    distributed: dict[str, Any]
+    scheduling: Scheduling
+    run: Run
+    paddlejob: PaddleJobSettings
+    kubeflow: KubeflowSettings
+    distributed: DistributedSettings
     dataPrep: DataPrep | None
     recommended_labels: dict[str, str] = field(default_factory=dict)
-    # The run settings exactly as the spec gives them: the operators have defaults of their
-    # own (Kubeflow OnFailure, PaddleFlow per role), which RUN_DEFAULTS must not mask.
-    run_given: dict[str, Any] = field(default_factory=dict)
-    security: dict[str, Any] = field(default_factory=dict)
+    security: Security = field(default_factory=Security)
 
     @property
     def total_replicas(self) -> int:
@@ -128,7 +186,8 @@ class Job:
     @property
     def min_member(self) -> int:
         """Pods the gang needs before any starts: minAvailable, else every replica."""
-        return int(self.scheduling.get("minAvailable", self.total_replicas))
+        given = self.scheduling.minAvailable
+        return self.total_replicas if given is None else given
 
     @property
     def min_resources(self) -> dict[str, str]:
@@ -148,20 +207,22 @@ class Job:
     @property
     def container_security_context(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if self.security.get("restricted", True):
+        if self.security.restricted:
             out = {
                 "allowPrivilegeEscalation": False,
                 "capabilities": {"drop": ["ALL"]},
                 "seccompProfile": {"type": "RuntimeDefault"},
             }
         for key in ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem"):
-            if key in self.security:
-                out[key] = self.security[key]
+            value = getattr(self.security, key)
+            if value is not None:
+                out[key] = value
         return out
 
     @property
     def pod_security_context(self) -> dict[str, Any]:
-        return {"fsGroup": self.security["fsGroup"]} if "fsGroup" in self.security else {}
+        fs_group = self.security.fsGroup
+        return {} if fs_group is None else {"fsGroup": fs_group}
 
 
 def recommended_labels(name: str, instance: str | None = None) -> dict[str, str]:
@@ -198,15 +259,15 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         roles=roles,
         shm=_quantity(spec.get("shm")),
         volumes=volumes,
-        scheduling={**SCHEDULING_DEFAULTS, **spec.get("scheduling", {})},
-        run={**RUN_DEFAULTS, **spec.get("run", {})},
-        paddlejob=dict(spec.get("paddlejob", {})),
-        kubeflow={**KUBEFLOW_DEFAULTS, **spec.get("kubeflow", {})},
-        distributed={**DISTRIBUTED_DEFAULTS, **spec.get("distributed", {})},
+        # The schema admits only these sections' own fields, so each maps onto its type.
+        scheduling=Scheduling(**spec.get("scheduling", {})),
+        run=Run(**spec.get("run", {})),
+        paddlejob=PaddleJobSettings(**spec.get("paddlejob", {})),
+        kubeflow=KubeflowSettings(**spec.get("kubeflow", {})),
+        distributed=DistributedSettings(**spec.get("distributed", {})),
         dataPrep=_data_prep(spec, name, volumes, roles["worker"].replicas),
         recommended_labels=recommended,
-        run_given=dict(spec.get("run", {})),
-        security=dict(spec.get("security", {})),
+        security=Security(**spec.get("security", {})),
     )
 
 

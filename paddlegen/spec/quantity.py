@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from paddlegen.errors import InvalidValueError
+
 _SUFFIX = {
     "": Fraction(1),
     "n": Fraction(1, 10**9),
@@ -34,7 +36,7 @@ def parse(value: str | int | float) -> Fraction:
     """The exact value of a quantity (`500m` -> 1/2, `4Gi` -> 4294967296)."""
     match = _QUANTITY.match(str(value))
     if not match:
-        raise ValueError(f"not a quantity: {value!r}")
+        raise InvalidValueError(f"not a quantity: {value!r}")
     number, exponent, suffix = match.groups()
     scale = Fraction(10) ** int(exponent[1:]) if exponent else _SUFFIX[suffix or ""]
     return Fraction(number) * scale

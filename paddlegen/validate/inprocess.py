@@ -19,38 +19,7 @@ from paddlegen.validate.kubeconform import (
     diagnostic,
     object_name,
 )
-
-
-class _ManifestLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Reads YAML as kubeconform -strict does: notes duplicate keys, keeps timestamps as text."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[str] = []
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                self.duplicates.append(f"duplicate key {key!r}")
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-_ManifestLoader.add_constructor("tag:yaml.org,2002:timestamp", _ManifestLoader.construct_yaml_str)
-
-
-def _documents(text: str) -> Iterator[tuple[Any, list[str]]]:
-    """Each YAML document with the duplicate keys found in it."""
-    loader = _ManifestLoader(text)
-    try:
-        while loader.check_data():
-            doc = loader.get_data()
-            yield doc, loader.duplicates
-            loader.duplicates = []
-    finally:
-        loader.dispose()
+from paddlegen.yamlio import manifest_documents
 
 
 @cache
@@ -116,7 +85,7 @@ def validate_in_process(
     found: set[Diagnostic] = set()
     for name, text in files:
         try:
-            for doc, duplicates in _documents(text):
+            for doc, duplicates in manifest_documents(text):
                 if doc is None:
                     continue
                 if not isinstance(doc, dict) or not doc.get("kind") or not doc.get("apiVersion"):

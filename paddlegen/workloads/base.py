@@ -91,7 +91,7 @@ def pod(
     minMember could never be met. ``affinity`` replaces the role's (a workload merges its own
     terms into it); ``volumes`` limits the mounts (default: every job volume).
     """
-    volcano = gang and job.scheduling["scheduler"] == "volcano"
+    volcano = gang and job.scheduling.scheduler == "volcano"
     annotations = dict(job.annotations)
     if volcano:
         annotations[GROUP_NAME] = job.name
@@ -111,7 +111,8 @@ def pod(
 
 def run_fields(job: Job, keys: tuple[str, ...] = RUN_KEYS) -> dict[str, Any]:
     """The run settings the spec gives among ``keys``, in that order."""
-    return {key: job.run[key] for key in keys if key in job.run}
+    given = {key: getattr(job.run, key) for key in keys}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def common_context(job: Job) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import RUN_KEYS, Workload, pod
+from paddlegen.workloads.base import RUN_KEYS, Workload, pod, run_fields
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -24,15 +24,15 @@ def env(job: Job) -> list[dict[str, Any]]:
     d = job.distributed
     return [
         {"name": "JOB_NAME", "value": job.name},
-        {"name": "JOB_PATH", "value": job.volume(d["volume"]).mountPath},
+        {"name": "JOB_PATH", "value": job.volume(d.volume or "").mountPath},
         {"name": "JOB_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-        {"name": "TRAIN_CONFIG_DIR", "value": d["trainConfigDir"]},
-        {"name": "CONF_PADDLE_NIC", "value": d["nic"]},
-        {"name": "CONF_PADDLE_PORT", "value": str(d["port"])},
-        {"name": "CONF_PADDLE_PORTS_NUM", "value": str(d["portsNum"])},
-        {"name": "CONF_PADDLE_PORTS_NUM_SPARSE", "value": str(d["portsNumSparse"])},
+        {"name": "TRAIN_CONFIG_DIR", "value": d.trainConfigDir},
+        {"name": "CONF_PADDLE_NIC", "value": d.nic},
+        {"name": "CONF_PADDLE_PORT", "value": str(d.port)},
+        {"name": "CONF_PADDLE_PORTS_NUM", "value": str(d.portsNum)},
+        {"name": "CONF_PADDLE_PORTS_NUM_SPARSE", "value": str(d.portsNumSparse)},
         {"name": "CONF_PADDLE_GRADIENT_NUM", "value": str(job.roles["worker"].replicas)},
-        {"name": "TRAINER_COUNT", "value": str(d["trainerCount"])},
+        {"name": "TRAINER_COUNT", "value": str(d.trainerCount)},
     ]
 
 
@@ -40,11 +40,11 @@ def ports(job: Job) -> list[dict[str, Any]]:
     """The dense and sparse ports, each also a hostPort when ``hostPorts`` is on."""
     d = job.distributed
     out = []
-    for i in range(d["portsNum"] + d["portsNumSparse"]):
-        port: dict[str, Any] = {"name": f"jobport{i}", "containerPort": d["port"] + i}
+    for i in range(d.portsNum + d.portsNumSparse):
+        port: dict[str, Any] = {"name": f"jobport{i}", "containerPort": d.port + i}
         port["protocol"] = "TCP"
-        if d["hostPorts"]:
-            port["hostPort"] = d["port"] + i
+        if d.hostPorts:
+            port["hostPort"] = d.port + i
         out.append(port)
     return out
 
@@ -53,7 +53,7 @@ def affinity(job: Job) -> dict[str, Any] | None:
     """Equal hostPorts allow one pod per node: a required anti-affinity states that rule in
     the manifest, merged into any affinity the spec gives. Without hostPorts every pod has its
     own IP, so pods may share a node (and the role's own affinity applies)."""
-    if not job.distributed["hostPorts"]:
+    if not job.distributed.hostPorts:
         return None
     term = {
         "labelSelector": {"matchLabels": {"job-name": job.name}},
@@ -71,8 +71,8 @@ def affinity(job: Job) -> dict[str, Any] | None:
 def run(job: Job) -> dict[str, Any]:
     """A replacement pod would wait forever: start_paddle.py waits until every pod it lists is
     Running, and a failed pod stays listed. So by default the first failed pod fails the Job."""
-    out = {key: job.run[key] for key in RUN_KEYS if key in job.run}
-    if "backoffLimit" not in out and job.run["restartPolicy"] == "Never":
+    out = run_fields(job)
+    if "backoffLimit" not in out and job.run.restart_policy == "Never":
         out = {"backoffLimit": 0, **out}
     return out
 
@@ -84,10 +84,10 @@ def context(job: Job) -> dict[str, Any]:
         "pod": pod(
             job,
             worker,
-            restart_policy=job.run["restartPolicy"],
+            restart_policy=job.run.restart_policy,
             env=env(job),
             ports=ports(job),
-            command=worker.command or job.distributed["command"],
+            command=worker.command or job.distributed.command,
             service_account=job.name,
             affinity=affinity(job),
         ),

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def context(job: Job) -> dict[str, Any]:
     return {
         "run": run_fields(job),
-        "pod": pod(job, job.roles["worker"], restart_policy=job.run["restartPolicy"]),
+        "pod": pod(job, job.roles["worker"], restart_policy=job.run.restart_policy),
     }
 
 

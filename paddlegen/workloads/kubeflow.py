@@ -17,12 +17,12 @@ ROLES = {"ps": "Master", "worker": "Worker"}
 def context(job: Job) -> dict[str, Any]:
     # The operator finds its container by the name `paddle` and its rendezvous port by the
     # name `master` in every replica type.
-    ports = [{"name": "master", "containerPort": job.kubeflow["port"]}]
+    ports = [{"name": "master", "containerPort": job.kubeflow.port}]
     return {
         "run": run_fields(job),
         # The operator copies this onto the pods; OnFailure is its own default, not the batch
         # Job default (Never) that job.run carries.
-        "restart_policy": job.run_given.get("restartPolicy", "OnFailure"),
+        "restart_policy": job.run.restartPolicy or "OnFailure",
         "replicas": [  # (replica type, role, pod), Master first
             (ROLES[name], role, pod(job, role, ports=ports))
             for name, role in job.roles.items()

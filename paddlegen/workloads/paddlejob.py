@@ -18,9 +18,10 @@ SETTINGS = ("cleanPodPolicy", "withGloo", "intranet", "elastic")  # spec.paddlej
 def context(job: Job) -> dict[str, Any]:
     # Only the user's own restartPolicy: unset, the operator chooses per role (OnFailure for
     # Service-mode workers and elastic jobs, else Never).
-    restart = job.run_given.get("restartPolicy")
+    restart = job.run.restartPolicy
+    given = {key: getattr(job.paddlejob, key) for key in SETTINGS}
     return {
-        "settings": {key: job.paddlejob[key] for key in SETTINGS if key in job.paddlejob},
+        "settings": {key: value for key, value in given.items() if value is not None},
         "pods": {name: pod(job, role, restart_policy=restart) for name, role in job.roles.items()},
     }
 

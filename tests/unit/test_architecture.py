@@ -106,3 +106,38 @@ def test_subpackages_hold_the_pipeline_steps():
             "workloads",
         )
     ]
+
+
+# Raised but never escaping the library: each is caught and turned into a PaddlegenError.
+CAUGHT_WHERE_RAISED = {
+    ("paddlegen.spec.loader", "IsADirectoryError"),  # read_spec_bytes -> InputError
+    ("paddlegen.spec.loader", "OSError"),  # read_spec_bytes -> InputError
+    # inside a template's code, as Python and jinja2 would: render/engine -> TemplateError
+    ("paddlegen.render.sandbox", "TypeError"),
+    ("paddlegen.render.sandbox", "SecurityError"),
+    ("paddlegen", "AttributeError"),  # a module's __getattr__ must raise it for unknown names
+}
+
+
+def test_every_error_the_package_raises_is_a_paddlegen_error():
+    import importlib
+
+    from paddlegen.errors import PaddlegenError
+
+    foreign = set()
+    for name, path in MODULES.items():
+        if name.startswith("paddlegen.cli"):
+            continue  # the CLI speaks click's exceptions: they are how it exits
+        module = None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+                continue
+            func = node.exc.func
+            cls_name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            module = module or importlib.import_module(name)
+            cls = getattr(module, cls_name, None) or getattr(__builtins__, cls_name, None)
+            if cls is None and isinstance(__builtins__, dict):
+                cls = __builtins__.get(cls_name)
+            if not (isinstance(cls, type) and issubclass(cls, PaddlegenError)):
+                foreign.add((name, cls_name))
+    assert foreign <= CAUGHT_WHERE_RAISED
