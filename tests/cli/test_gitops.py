@@ -93,3 +93,16 @@ def test_output_is_byte_stable_across_processes_and_hash_seeds(tmp_path):
         )
         outputs.append(out.stdout)
     assert outputs[0] == outputs[1] and len(outputs[0]) > 1000
+
+
+def test_an_output_folder_given_with_a_trailing_slash_is_shown_without_a_double_one(
+    runner, tmp_path
+):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy + "/"])
+    (tmp_path / "deploy" / "b" / "NOTES.md").write_text("keep me\n")
+    os.remove(os.path.join(jobs, "b.yaml"))
+    result = runner.invoke(cli, ["render", jobs, "-o", deploy + "/"])
+    assert result.exit_code == 0, result.output
+    assert f"kept {deploy}/b/NOTES.md" in result.stderr
+    assert "//" not in result.stderr
