@@ -110,8 +110,13 @@ def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
 
     paths, whole_set = api.collect_specs(specs)
     if not paths:
-        raise usage_error("no spec files found in " + " ".join(specs))
+        raise no_specs_error(specs)
     return paths, whole_set
+
+
+def no_specs_error(specs: Sequence[str]) -> click.UsageError:
+    """The one verdict of every command when its arguments hold no spec (exit 2)."""
+    return usage_error("no spec files found in " + " ".join(specs))
 
 
 def validation_options(f: Callable[..., Any]) -> Callable[..., Any]:

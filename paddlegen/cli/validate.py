@@ -8,6 +8,7 @@ from paddlegen.cli.common import (
     WORKLOAD_NAMES,
     emit,
     format_option,
+    no_specs_error,
     note_backend,
     specs_argument,
     validation_options,
@@ -54,6 +55,8 @@ def validate(
         kubernetes_version=kubernetes_version,
         kubeconform=kubeconform,
     )
+    if not result.specs and not result.trees:
+        raise no_specs_error(specs)
     note_backend(result.backend)
     found = result.diagnostics
     emit(found, fmt, err=fmt != "json")
