@@ -101,7 +101,12 @@ def schemas_export(directory: str, kubernetes_version: str | None) -> None:
       kubeconform -strict \\
         -schema-location \\
           '.schemas/crds/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json' \\
-        -schema-location '.schemas/kubernetes/{{.ResourceKind}}{{.KindSuffix}}.json' deploy/
+        -schema-location '.schemas/kubernetes/{{.ResourceKind}}{{.KindSuffix}}.json' \\
+        -ignore-filename-pattern '(^|/)kustomization\\.yaml$' \\
+        -ignore-filename-pattern '(^|/)(patch|delete)-[^/]*$' deploy/
+
+    The command it prints leaves out kustomization.yaml and overlay patch files, which are
+    not objects.
     """
     from paddlegen.validate.export import export_all
 

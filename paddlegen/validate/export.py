@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 
 from paddlegen.resources import spec_schema_path
 from paddlegen.validate import k8s_schemas as k8sschemas
-from paddlegen.validate.kubeconform import CRD_FILE_TEMPLATE, crd_schemas_dir
+from paddlegen.validate.kubeconform import crd_schemas_dir, schema_and_ignore_args
 
 
 def export_all(directory: str | Path, kubernetes_version: str | None = None) -> list[str]:
@@ -20,10 +21,12 @@ def export_all(directory: str | Path, kubernetes_version: str | None = None) -> 
     crds = out / "crds"
     shutil.copytree(crd_schemas_dir(), crds, dirs_exist_ok=True)
     shutil.copy2(spec_schema_path(), out / spec_schema_path().name)
+    # Rendered trees hold kustomizations and overlay patches, which are not objects: the
+    # command leaves them out, as paddlegen's own kubeconform run does.
+    argv = ["kubeconform", "-strict", "-kubernetes-version", version]
+    argv += schema_and_ignore_args(crds, k8s)
     return [
         f"wrote Kubernetes {version} schemas to {k8s}, CRD schemas to {crds}",
-        "use them with:",
-        f"  kubeconform -strict -kubernetes-version {version}"
-        f" -schema-location '{crds}/{CRD_FILE_TEMPLATE}'"
-        f" -schema-location '{k8s}/{k8sschemas.KUBECONFORM_FILE_TEMPLATE}' DIR",
+        "use them with (DIR: a rendered tree, e.g. deploy/):",
+        "  " + shlex.join([*argv, "DIR"]),
     ]

@@ -99,12 +99,20 @@ def kubeconform_argv(
         "json",
         "-kubernetes-version",
         kubernetes_version,
+        *schema_and_ignore_args(crd_schemas_dir(), k8s_dir),
+        *map(str, manifests),
+    ]
+
+
+def schema_and_ignore_args(crds_dir: Path, k8s_dir: Path) -> list[str]:
+    """The offline schema locations (CRDs first, see kubeconform_argv) and the kustomize
+    plumbing of a rendered tree to leave out: what any kubeconform run over it needs."""
+    return [
         "-schema-location",
-        str(crd_schemas_dir() / CRD_FILE_TEMPLATE),
+        str(crds_dir / CRD_FILE_TEMPLATE),
         "-schema-location",
         str(k8s_dir / k8sschemas.KUBECONFORM_FILE_TEMPLATE),
         *(arg for pattern in TREE_IGNORE for arg in ("-ignore-filename-pattern", pattern)),
-        *map(str, manifests),
     ]
 
 

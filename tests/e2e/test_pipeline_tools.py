@@ -3,6 +3,7 @@ kustomize build -> kubeconform on the built stream. Plus findings mapped back to
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 
 import pytest
@@ -160,3 +161,22 @@ def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered
         text=True,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_command_schemas_export_prints_passes_on_paddlegens_own_output(
+    runner, tmp_path, rendered_tree
+):
+    """Run exactly what the user is told to run, over a whole rendered tree with overlays:
+    kustomizations and patch files are not objects and must not fail it."""
+    binary = require_tool("kubeconform")
+    out, _ = rendered_tree
+    assert list(out.rglob("overlays/*/patch-*"))  # the tree has overlay patches
+    result = runner.invoke(cli, ["schemas", "export", str(tmp_path / "schemas")])
+    assert result.exit_code == 0, result.output
+    argv = shlex.split(result.stdout.splitlines()[-1])
+    assert (argv[0], argv[-1]) == ("kubeconform", "DIR")
+    run = subprocess.run(
+        [binary, *argv[1:-1], "-summary", str(out)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Invalid: 0, Errors: 0" in run.stdout
