@@ -21,6 +21,9 @@ from paddlegen.validate.kubeconform import (
 )
 from paddlegen.yamlio import manifest_documents
 
+# Its findings say where they come from: kubeconform was not there to find them.
+RULE = "in-process"
+
 
 @cache
 def _load_json(path: Path) -> Any:
@@ -90,15 +93,17 @@ def validate_in_process(
                     continue
                 if not isinstance(doc, dict) or not doc.get("kind") or not doc.get("apiVersion"):
                     found.add(
-                        diagnostic(name, "", [], "not a Kubernetes object (no apiVersion/kind)")
+                        diagnostic(
+                            name, "", [], "not a Kubernetes object (no apiVersion/kind)", RULE
+                        )
                     )
                     continue
                 meta = doc.get("metadata")
                 obj = object_name(doc["kind"], meta.get("name") if isinstance(meta, dict) else "")
-                found.update(diagnostic(name, obj, [], message) for message in duplicates)
-                found.update(diagnostic(name, obj, t, m) for t, m in checker.causes(doc))
+                found.update(diagnostic(name, obj, [], message, RULE) for message in duplicates)
+                found.update(diagnostic(name, obj, t, m, RULE) for t, m in checker.causes(doc))
         except yaml.YAMLError as exc:
-            found.add(diagnostic(name, "", [], f"invalid YAML: {exc}"))
+            found.add(diagnostic(name, "", [], f"invalid YAML: {exc}", RULE))
     if checker.missing:
         raise ToolError(f"no schema for: {', '.join(sorted(checker.missing))}")
     return sorted(found)

@@ -124,9 +124,12 @@ def _field_path(tokens: Iterable[object]) -> str:
     return text
 
 
-def diagnostic(file: str, obj: str, tokens: Sequence[object], message: str) -> Diagnostic:
+def diagnostic(
+    file: str, obj: str, tokens: Sequence[object], message: str, rule: str = RULE
+) -> Diagnostic:
+    """A manifest finding; ``rule`` names what found it (kubeconform, or the in-process twin)."""
     where = f"{obj} {_field_path(tokens)}".strip()
-    return Diagnostic(file=file, path=where, message=message, rule=RULE)
+    return Diagnostic(file=file, path=where, message=message, rule=rule)
 
 
 def _pointer_tokens(pointer: str) -> list[str]:

@@ -39,10 +39,10 @@ def _expected(path: Path) -> str:
     return first.removeprefix("# expect: ")
 
 
-def _by_file(diagnostics) -> dict[str, set[str]]:
+def _by_file(diagnostics, rule: str = "kubeconform") -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for d in diagnostics:
-        assert d.rule == "kubeconform" and d.severity == "error"
+        assert d.rule == rule and d.severity == "error"
         found.setdefault(d.file, set()).add(d.path)
     return found
 
@@ -62,7 +62,7 @@ def verdicts(binary) -> dict[str, dict[str, set[str]]]:
     files = _files(CORPUS)
     return {
         "kubeconform": _by_file(kc.run_kubeconform(files, binary)),
-        "in-process": _by_file(validate_in_process(files)),
+        "in-process": _by_file(validate_in_process(files), "in-process"),
     }
 
 
@@ -175,7 +175,7 @@ def no_network(monkeypatch):
 
 def test_in_process_validation_opens_no_connection(no_network):
     k8sschemas.registry.cache_clear()  # load the definitions again under the guard
-    found = _by_file(validate_in_process(_files(CORPUS)))
+    found = _by_file(validate_in_process(_files(CORPUS)), "in-process")
     assert no_network == []
     assert set(found) == {_name(p) for p in INVALID}
 

@@ -87,3 +87,22 @@ def test_validate_deploy_runs_kubeconform_on_the_tree_itself(runner, deploy, tmp
     assert result.stderr == "3 rendered jobs valid\n"
     argv = log.read_text().splitlines()
     assert argv[-3:] == [str(deploy / name) for name in ("a", "b", "c")]
+
+
+@pytest.mark.parametrize("backend", ["kubeconform", "in-process"])
+def test_a_finding_is_labelled_by_what_found_it(runner, deploy, tmp_path, monkeypatch, backend):
+    manifest = deploy / "a" / "batch_v1_job_a.yaml"
+    manifest.write_text(
+        manifest.read_text().replace("  completions: 1\n", "  completions: 1\n  bogus: 1\n")
+    )
+    monkeypatch.delenv("PADDLEGEN_KUBECONFORM", raising=False)
+    if backend == "kubeconform":
+        args = ["--kubeconform", require_tool("kubeconform")]
+    else:
+        monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))  # no kubeconform to be found
+        args = []
+    result = runner.invoke(cli, ["validate", str(deploy), *args])
+    assert result.exit_code == 1
+    assert f"Job/a spec.bogus: unknown field [{backend}]" in result.stderr
+    noted = "kubeconform not found; validating in process" in result.stderr
+    assert noted == (backend == "in-process")
