@@ -411,11 +411,19 @@ def manifest_files(rendered: list[Rendered], out_dir: str | Path) -> list[tuple[
 
 
 def _named_manifests(r: Rendered, out_dir: str | Path) -> list[tuple[str, Manifest]]:
-    """Each manifest of a job, base and environments, with the path that names it."""
-    base = Path(out_dir) / r.name
-    pairs = [(str(base / m.filename), m) for m in r.manifests]
+    """Each manifest of a job, base and environments, named by the file of the plan that
+    holds it: `base/<file>` beside overlays; an environment's object by its patch file (the
+    object validated is the merged one), or by its own file when only the environment has it.
+    An environment's object equal to the base's is the base's finding: left out."""
+    job = Path(out_dir) / r.name
+    base_dir = "base/" if r.environments else ""
+    pairs = [(str(job / f"{base_dir}{m.filename}"), m) for m in r.manifests]
     for env, manifests in r.environments.items():
-        pairs += [(str(base / "overlays" / env / m.filename), m) for m in manifests]
+        for m in manifests:
+            for rel in (f"overlays/{env}/patch-{m.filename}", f"overlays/{env}/{m.filename}"):
+                if rel in r.plan:
+                    pairs.append((str(job / rel), m))
+                    break
     return pairs
 
 

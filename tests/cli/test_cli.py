@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import yaml
 
 from paddlegen.cli import cli
 from paddlegen.render import engine as render_module
+from tests.conftest import ROOT
 from tests.helpers import job_spec
 
 
@@ -191,3 +193,28 @@ def test_arguments_holding_no_spec_get_one_verdict_from_every_command(
     assert result.exit_code == 2
     assert f"no spec files found in {folder}" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_render_validate_names_findings_by_the_files_it_writes(runner, tmp_path):
+    """A base finding names base/<file>; an overlay's names its patch file; both exist."""
+    templates = tmp_path / "templates" / "job"
+    templates.mkdir(parents=True)
+    builtin = (ROOT / "templates" / "job" / "job.yaml.j2").read_text()
+    # an unknown field on the prod object only (its image is img:2)
+    marked = builtin.replace(
+        "  parallelism: 1\n",
+        "  parallelism: 1\n{% if job.roles.worker.image == 'img:2' %}\n  bogus: 1\n{% endif %}\n",
+    )
+    assert marked != builtin
+    (templates / "job.yaml.j2").write_text(marked)
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(job_spec("demo") + "overlays:\n  prod:\n    spec:\n      image: img:2\n")
+    out = tmp_path / "deploy"
+    args = [str(spec), "-o", str(out), "--templates", str(tmp_path / "templates")]
+    result = runner.invoke(cli, ["render", "--validate", *args])
+    assert result.exit_code == 1
+    named = str(out / "demo" / "overlays" / "prod" / "patch-batch_v1_job_demo.yaml")
+    assert f"{named}: error: Job/demo spec.bogus: unknown field" in result.stderr
+    assert "base/" not in result.stderr  # the base object is valid
+    assert runner.invoke(cli, ["render", *args]).exit_code == 0
+    assert os.path.exists(named)
