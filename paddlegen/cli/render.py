@@ -17,7 +17,6 @@ from paddlegen.cli.common import (
     render_options,
     spec_paths,
     specs_argument,
-    usage_error,
     validation_options,
 )
 
@@ -122,9 +121,13 @@ def render(
         note_backend(used)
         if any(d.is_error for d in found):
             raise ManifestError("invalid manifests", found)
-    if env and any(env not in r.environments for r in rendered):
-        missing = [r.doc.file for r in rendered if env not in r.environments]
-        raise usage_error(f"no overlay '{env}' in: {', '.join(missing)}")
+    if env:
+        from paddlegen.output.layout import base_fallbacks
+
+        fallbacks = base_fallbacks(env, {r.name: list(r.environments) for r in rendered})
+        for r in rendered:
+            if r.name in fallbacks:
+                note(f"paddlegen: {r.file} has no overlay '{env}': its base is rendered")
     if to_stdout:
         click.echo(api.manifest_stream(rendered, env), nl=False)
         return

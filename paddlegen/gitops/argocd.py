@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
-from paddlegen.output.layout import HEADER, KUSTOMIZATION, generated_jobs, is_generated
+from paddlegen.output.layout import (
+    HEADER,
+    KUSTOMIZATION,
+    base_fallbacks,
+    generated_jobs,
+    is_generated,
+)
 from paddlegen.output.writer import WriteReport
 from paddlegen.resources import templates_dir
 from paddlegen.spec.model import MANAGED_BY
@@ -115,17 +122,17 @@ def application_sources(jobs: Jobs, env: str | None = None) -> dict[str, str]:
 
     A flat job is one Application named after it; a job with overlays is one per environment,
     ``<job>-<env>``. With ``env``, every job deploys that environment (a flat job is the same
-    in all of them) and every name ends in ``-<env>``, so environments never share a name.
+    in all of them, a job without that overlay its base: ``base_fallbacks``) and every name
+    ends in ``-<env>``, so environments never share a name.
     """
-    if env is not None:
-        missing = [job for job, envs in jobs.items() if envs and env not in envs]
-        if missing:
-            raise InputError(f"no overlay '{env}' in: {', '.join(missing)}")
+    fallbacks = base_fallbacks(env, jobs) if env is not None else []
     sources: dict[str, str] = {}
     for job, envs in sorted(jobs.items()):
         if not envs:
             sources[f"{job}-{env}" if env else job] = job
-        for name in envs if env is None else [env] if envs else []:
+        elif job in fallbacks:
+            sources[f"{job}-{env}"] = f"{job}/base"
+        for name in envs if env is None else [env] if env in envs else []:
             sources[f"{job}-{name}"] = f"{job}/overlays/{name}"
     for name in sources:
         if len(name) > _MAX_NAME:
@@ -152,14 +159,17 @@ def applications(jobs: Jobs, target: Target, env: str | None = None) -> Plan:
     return files
 
 
-def application_set(target: Target, env: str | None = None) -> Plan:
+def application_set(target: Target, env: str | None = None, fallbacks: Sequence[str] = ()) -> Plan:
     """``applicationset.yaml``: one ApplicationSet over every rendered job, now and later.
 
     It uses the git *files* generator on each job's ``kustomization.yaml`` rather than the
     directory generator on ``<deploy>/*``: a job with overlays has no kustomization at its
     root (only in ``base/`` and ``overlays/<env>/``), so a directory generator would make an
     empty Application for it. Matching the kustomizations picks exactly the deployable
-    folders: flat jobs, and the overlays (of ``env``, or of every environment).
+    folders: flat jobs, and the overlays (of ``env``, or of every environment). With ``env``,
+    the jobs that lack that overlay (``fallbacks``, known when this is written) deploy their
+    base: a glob cannot say "base only where overlays/<env> is missing", so they are listed,
+    and a job added later without that overlay needs `paddlegen argocd` run again.
     """
     root = f"{target.prefix}/" if target.prefix else ""
     depth = len(target.prefix.split("/")) if target.prefix else 0
@@ -174,6 +184,7 @@ def application_set(target: Target, env: str | None = None) -> Plan:
     files = [
         {"path": f"{root}*/{KUSTOMIZATION}"},
         {"path": f"{root}*/overlays/{env or '*'}/{KUSTOMIZATION}"},
+        *({"path": f"{root}{job}/base/{KUSTOMIZATION}"} for job in fallbacks),
     ]
     appset = {
         "apiVersion": API_VERSION,
@@ -287,9 +298,8 @@ def plan(mode: str, target: Target, jobs: Jobs, env: str | None = None) -> Plan:
             raise InputError("no rendered jobs found (run `paddlegen render` first)")
         files = applications(jobs, target, env)
     else:
-        if env is not None and jobs and not any(env in envs for envs in jobs.values()):
-            raise InputError(f"no rendered job has an overlay '{env}'")
-        files = application_set(target, env)
+        fallbacks = base_fallbacks(env, jobs) if env is not None and jobs else []
+        files = application_set(target, env, fallbacks)
     return {**files, **cmp_plugin(), **health_configmap()}
 
 
@@ -305,6 +315,9 @@ def write(out_dir: str | Path, files: Plan) -> WriteReport:
 
 def generate(
     deploy: str | Path, out_dir: str | Path, mode: str, target: Target, env: str | None = None
-) -> WriteReport:
-    """Read the rendered tree, plan the Argo CD files and write them."""
-    return write(out_dir, plan(mode, target, rendered_jobs(Path(deploy)), env))
+) -> tuple[WriteReport, list[str]]:
+    """Read the rendered tree, plan the Argo CD files and write them; also return the jobs
+    that deploy their base for lack of the overlay ``env`` (for the caller to say so)."""
+    jobs = rendered_jobs(Path(deploy))
+    report = write(out_dir, plan(mode, target, jobs, env))
+    return report, base_fallbacks(env, jobs) if env is not None and jobs else []

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from paddlegen.errors import OutputError
+from paddlegen.errors import InputError, OutputError
 from paddlegen.output.patches import overlay_kustomization
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.model import Job
@@ -81,3 +82,15 @@ def generated_jobs(out_dir: Path) -> list[str]:
         and not p.name.startswith(".")
         and (is_generated(p / KUSTOMIZATION) or is_generated(p / "base" / KUSTOMIZATION))
     )
+
+
+def base_fallbacks(env: str, environments: Mapping[str, Collection[str]]) -> list[str]:
+    """The one rule of ``--env`` (render --stdout, argocd): the jobs that have overlays but not
+    ``env``, which deploy their base instead (callers say so on stderr); a job without overlays
+    is the same in every environment. An ``env`` no job has is an error listing those that
+    exist: a typo must not deploy every base."""
+    known = sorted({name for envs in environments.values() for name in envs})
+    if env not in known:
+        listed = ", ".join(known) if known else "none: no job has overlays"
+        raise InputError(f"no job has an overlay '{env}' (environments: {listed})")
+    return sorted(job for job, envs in environments.items() if envs and env not in envs)

@@ -218,3 +218,35 @@ def test_render_validate_names_findings_by_the_files_it_writes(runner, tmp_path)
     assert "base/" not in result.stderr  # the base object is valid
     assert runner.invoke(cli, ["render", *args]).exit_code == 0
     assert os.path.exists(named)
+
+
+def test_stdout_env_renders_the_base_of_a_job_without_that_overlay_and_says_so(runner, tmp_path):
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "a.yaml").write_text(
+        job_spec("a") + "overlays:\n  prod:\n    spec:\n      image: img:2\n"
+    )
+    (jobs / "b.yaml").write_text(
+        job_spec("b") + "overlays:\n  dev:\n    spec:\n      image: img:3\n"
+    )
+    (jobs / "c.yaml").write_text(job_spec("c"))  # no overlays: the same everywhere
+    result = runner.invoke(cli, ["render", str(jobs), "--stdout", "--env", "prod"])
+    assert result.exit_code == 0, result.output
+    images = [
+        d["spec"]["template"]["spec"]["containers"][0]["image"]
+        for d in yaml.safe_load_all(result.stdout)
+    ]
+    assert images == ["img:2", "img:1", "img:1"]  # a's prod, b's and c's base
+    assert (
+        result.stderr
+        == f"paddlegen: {jobs / 'b.yaml'} has no overlay 'prod': its base is rendered\n"
+    )
+
+
+def test_stdout_env_that_no_spec_has_is_a_usage_error_listing_the_environments(runner, tmp_path):
+    spec = tmp_path / "a.yaml"
+    spec.write_text(job_spec("a") + "overlays:\n  prod:\n    spec:\n      image: img:2\n")
+    result = runner.invoke(cli, ["render", str(spec), "--stdout", "--env", "prdo"])
+    assert result.exit_code == 2
+    assert "no job has an overlay 'prdo' (environments: prod)" in result.stderr
+    assert result.stdout == ""

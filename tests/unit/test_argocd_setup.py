@@ -86,8 +86,23 @@ def test_env_picks_one_environment_and_names_every_app_after_it():
     assert sources == {"flat-prod": "flat", "staged-prod": "staged/overlays/prod"}
 
 
-def test_a_job_without_the_environment_is_an_error():
-    with pytest.raises(InputError, match="no overlay 'test' in: staged"):
+def test_a_job_without_the_environment_deploys_its_base():
+    jobs = {"flat": [], "staged": ["dev", "prod"], "devonly": ["dev"]}
+    assert argo.application_sources(jobs, "prod") == {
+        "devonly-prod": "devonly/base",
+        "flat-prod": "flat",
+        "staged-prod": "staged/overlays/prod",
+    }
+    files = argo.plan("applicationset", argo.Target(REPO), jobs, "prod")
+    appset = yaml.safe_load(files[argo.APPLICATIONSET_FILE])
+    paths = [f["path"] for f in appset["spec"]["generators"][0]["git"]["files"]]
+    assert paths[-1] == "deploy/devonly/base/kustomization.yaml"
+
+
+def test_an_environment_no_job_has_is_an_error_listing_those_that_exist():
+    with pytest.raises(
+        InputError, match=r"no job has an overlay 'test' \(environments: dev, prod\)"
+    ):
         argo.application_sources({"flat": [], "staged": ["dev", "prod"]}, "test")
 
 
@@ -314,7 +329,9 @@ def test_cli_errors_name_the_problem(runner, tmp_path):
         ],
     )
     assert no_env.exit_code == 2
-    assert no_env.stderr == "paddlegen: error: no rendered job has an overlay 'test'\n"
+    assert no_env.stderr.startswith(
+        "paddlegen: error: no job has an overlay 'test' (environments: "
+    )
     assert not (tmp_path / "argocd").exists()
     no_repo = runner.invoke(cli, ["argocd"])
     assert no_repo.exit_code == 2 and "--repo-url" in no_repo.stderr
