@@ -32,6 +32,19 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity == "error"
 
+    def __str__(self) -> str:
+        """The line the text report prints: ``file:line:col: severity: path: message [rule]``
+        (report.text escapes control characters for terminals on top of it)."""
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}:{self.col}: " if self.line else f"{self.file}: "
+        message = f"{self.path}: {self.message}" if self.path else self.message
+        if self.hint:
+            message += f" ({self.hint})"
+        if self.origin:
+            message += f" (from {self.origin})"
+        return f"{where}{self.severity}: {message} [{self.rule}]"
+
 
 class PaddlegenError(Exception):
     """Root of every error paddlegen expects; each class knows its exit code."""
@@ -42,6 +55,10 @@ class PaddlegenError(Exception):
         super().__init__(message)
         self.message = message
         self.diagnostics = list(diagnostics or [])
+
+    def __str__(self) -> str:
+        # A Python caller (the SDK, a notebook) sees the reasons, not just "invalid spec".
+        return "\n".join([self.message, *map(str, self.diagnostics)])
 
     def __reduce__(self) -> tuple:
         # Crosses process boundaries (render -j): keep the diagnostics, not just the message.

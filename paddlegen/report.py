@@ -41,19 +41,6 @@ def printable(value: str) -> str:
     return _UNPRINTABLE.sub(_escaped, value)
 
 
-def _location(d: Diagnostic) -> str:
-    if not d.file:
-        return ""
-    return f"{d.file}:{d.line}:{d.col}: " if d.line else f"{d.file}: "
-
-
-def _text_line(d: Diagnostic) -> str:
-    message = f"{d.path}: {d.message}" if d.path else d.message
-    if d.hint:
-        message += f" ({d.hint})"
-    if d.origin:
-        message += f" (from {d.origin})"
-    return f"{_location(d)}{d.severity}: {message} [{d.rule}]"
 
 
 def _summary(diagnostics: Sequence[Diagnostic]) -> list[str]:
@@ -63,7 +50,7 @@ def _summary(diagnostics: Sequence[Diagnostic]) -> list[str]:
 
 def text(diagnostics: Sequence[Diagnostic]) -> str:
     # Escaped line by line: the separators are ours, so a whole line holds only field text.
-    lines = [_text_line(d) for d in diagnostics] + _summary(diagnostics)
+    lines = [str(d) for d in diagnostics] + _summary(diagnostics)
     return "".join(printable(line) + "\n" for line in lines)
 
 

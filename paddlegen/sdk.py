@@ -186,9 +186,13 @@ class PaddleJob:
     def render(self, out_dir: str | Path) -> Path:
         """Write the kustomize directory ``out_dir/<job_name>``; returns its path."""
         from paddlegen.api import render_document, write_rendered
+        from paddlegen.output.stamp import Inputs
 
         doc, warnings = self._valid()
-        write_rendered([render_document(doc, warnings=warnings)], out_dir)
+        # The stamp of the spec text to_yaml() gives, as `paddlegen render` computes it for
+        # that text saved to a file: a later CLI render of the saved spec skips the job.
+        digest = Inputs.of(None, None, argocd=True).digest(self.to_yaml().encode("utf-8"))
+        write_rendered([render_document(doc, warnings=warnings, digest=digest)], out_dir)
         return Path(out_dir) / self.job_name
 
     def _checked(self) -> tuple[Document, list[Diagnostic]]:

@@ -171,3 +171,33 @@ def test_cephfs_monitors_may_be_a_comma_separated_string_or_a_list():
     two = CephFSVolume(["10.0.0.1:6789", "10.0.0.2:6789"], mount_path="/data")
     assert one.to_volume() == two.to_volume()
     assert one.to_volume()["cephfs"]["monitors"] == ["10.0.0.1:6789", "10.0.0.2:6789"]
+
+
+def test_a_spec_error_says_why_and_a_diagnostic_reads_as_a_line(tmp_path):
+    job = PaddleJob(job_name="Demo_Job", entry_point="x", runtime_image="r/d:v1")
+    with pytest.raises(SpecError) as info:
+        job.render(tmp_path)
+    (first, *reasons) = str(info.value).splitlines()
+    assert first == "PaddleJob(job_name='Demo_Job'): invalid spec"
+    assert reasons and all(r.startswith("PaddleJob(job_name='Demo_Job'):") for r in reasons)
+    assert any("$.metadata.name" in r and r.endswith("[schema]") for r in reasons)
+    assert str(info.value.diagnostics[0]) == reasons[0]
+
+
+def test_a_rendered_job_is_reused_by_the_cli_render_of_the_saved_spec(tmp_path):
+    from click.testing import CliRunner
+
+    from paddlegen.cli import cli
+
+    job = PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/d:v1")
+    job.render(tmp_path / "deploy")
+    stamp = tmp_path / "deploy" / "demo" / ".paddlegen-stamp"
+    before = stamp.stat().st_mtime_ns  # the SDK wrote a stamp
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "demo.yaml").write_text(job.to_yaml())
+    result = CliRunner().invoke(
+        cli, ["render", str(tmp_path / "jobs"), "-o", str(tmp_path / "deploy")]
+    )
+    assert result.exit_code == 0, result.output
+    assert " 0 written, " in result.stderr
+    assert stamp.stat().st_mtime_ns == before  # its stamp matched: the job was not rendered
