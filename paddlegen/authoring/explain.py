@@ -136,6 +136,14 @@ class FieldDoc:
     outputs: dict[str, list[str]]
 
 
+def field_exists(field: str) -> bool:
+    try:
+        explain(field)
+    except InputError:
+        return False
+    return True
+
+
 def explain(field: str | None = None) -> FieldDoc:
     """The documentation of ``field`` (dotted, e.g. spec.worker.replicas); None: the top level."""
     path = _normal(field or "")
@@ -147,6 +155,8 @@ def explain(field: str | None = None) -> FieldDoc:
             where = ".".join(walked) or "the top level"
             close = difflib.get_close_matches(part, children, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
+            if not walked and field_exists(f"spec.{path}"):
+                hint = f" (did you mean 'spec.{path}'?)"  # the spec's fields, named from spec
             raise InputError(
                 f"no field '{part}' in {where}{hint}; fields: "
                 + (", ".join(children) or "none (free-form)")

@@ -161,6 +161,8 @@ def _compose_single(text: str, name: str) -> yaml.Node:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
+        if _char_at(text, line, col) == "\t":  # libyaml only says it "cannot start any token"
+            problem = "a tab character; YAML indents with spaces only"
         _fail(name, line, col, f"YAML syntax: {problem}", "yaml")
     except yaml.reader.ReaderError as exc:
         line, col = _line_col(text[: exc.position].encode())
@@ -182,6 +184,12 @@ def _compose_single(text: str, name: str) -> yaml.Node:
     if node is None:
         _fail(name, 1, 1, "the file is empty; a spec is a YAML mapping", "yaml")
     return node
+
+
+def _char_at(text: str, line: int, col: int) -> str:
+    """The character at 1-based ``line``:``col``, or "" past the end."""
+    lines = text.split("\n")
+    return lines[line - 1][col - 1 : col] if line <= len(lines) else ""
 
 
 class _Slot:

@@ -68,6 +68,7 @@ def schema_diagnostics(doc: Document) -> list[Diagnostic]:
 
 
 MAX_DIAGNOSTICS = 1000
+_A = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer"}
 
 
 def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
@@ -101,6 +102,14 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
     if kind == "const":
         message = f"expected {error.validator_value!r}, not {error.instance!r}"
     hint = ""
+    if kind == "type" and error.instance is None:
+        # `spec:` with nothing under it at a deeper indent: YAML reads it as null, and the
+        # fields meant for it usually sit one level too far left.
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        message = f"is empty (null), expected {_A.get(expected, expected)}"
+        if path and expected in ("object", "array"):
+            hint = "indent the fields that belong under it, or remove the key"
     if kind == "enum" and isinstance(error.instance, str):
         hint = _did_you_mean(error.instance, [str(v) for v in error.validator_value])
     yield _diag(doc, pos, path, message, hint)

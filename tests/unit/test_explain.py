@@ -198,6 +198,11 @@ def test_an_unknown_field_suggests_the_closest():
         explain("spec.wokrer.replicas")
 
 
+def test_a_spec_field_named_without_spec_suggests_its_full_path():
+    with pytest.raises(InputError, match=r"did you mean 'spec\.worker\.replicas'\?"):
+        explain("worker.replicas")
+
+
 def test_field_paths_cover_nested_fields():
     paths = set(field_paths())
     assert {"spec.worker.replicas", "spec.volumes.cephfs.monitors", "spec.build.pip"} <= paths

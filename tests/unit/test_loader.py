@@ -98,3 +98,11 @@ def test_missing_file_is_an_input_error(tmp_path):
 def test_format_path():
     assert format_path(("spec", "env", 0, "name")) == "$.spec.env[0].name"
     assert format_path(()) == "$"
+
+
+def test_a_tab_in_the_indentation_is_named_as_such():
+    with pytest.raises(SpecError) as info:
+        parse_spec("spec:\n\tworker: {}\n", "t.yaml")
+    (d,) = info.value.diagnostics
+    assert (d.line, d.col) == (2, 1)
+    assert d.message == "YAML syntax: a tab character; YAML indents with spaces only"
