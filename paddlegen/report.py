@@ -41,8 +41,6 @@ def printable(value: str) -> str:
     return _UNPRINTABLE.sub(_escaped, value)
 
 
-
-
 def _summary(diagnostics: Sequence[Diagnostic]) -> list[str]:
     errors = Counter(d.file for d in diagnostics if d.is_error)
     return [f"{n} error{'s' if n != 1 else ''} in {file or 'input'}" for file, n in errors.items()]
