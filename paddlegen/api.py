@@ -296,13 +296,28 @@ def _warm(templates: str | None) -> None:
 
 
 def refuse_same_name(rendered: Sequence[Rendered]) -> None:
+    found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered])
+    if found:
+        raise SpecError("specs share a job name", found)
+
+
+def same_name_diagnostics(jobs: Sequence[tuple[str, str, int, int]]) -> list[Diagnostic]:
+    """An error for each spec whose job name (metadata.name) an earlier one already has: both
+    would render into the same job directory. ``jobs``: spec file, job name, line and column
+    of the name (0 when unknown)."""
     seen: dict[str, str] = {}
-    for r in rendered:
-        if r.name in seen:
-            raise OutputError(
-                f"{r.file} and {seen[r.name]} both render job '{r.name}' into the same directory"
+    found = []
+    for file, name, line, col in jobs:
+        if name in seen:
+            message = (
+                f"job '{name}' is also the name of {seen[name]}: both would render into the "
+                "same directory"
             )
-        seen[r.name] = r.file
+            found.append(
+                Diagnostic(file, line, col, "error", "$.metadata.name", message, "job-name")
+            )
+        seen.setdefault(name, file)
+    return found
 
 
 def render_into(
@@ -518,6 +533,10 @@ def validate_inputs(
             valid.append((doc, warnings))
         except SpecError as exc:
             found.extend(exc.diagnostics)
+    names = [(doc, doc.where(("metadata", "name"))) for doc, _ in valid]
+    found += same_name_diagnostics(
+        [(doc.file, doc.data["metadata"]["name"], at.line, at.col) for doc, at in names]
+    )
     backend = None
     if (manifests and valid) or trees:
         rendered = (

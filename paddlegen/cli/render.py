@@ -104,6 +104,9 @@ def render(
 
     if env and not to_stdout:
         raise click.UsageError("--env needs --stdout (written output has every environment)")
+    output_given = click.get_current_context().get_parameter_source("out_dir")
+    if to_stdout and output_given is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("-o/--output and --stdout exclude each other: choose one")
     if not to_stdout and not validate_output:
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         paths, whole_set = spec_paths(specs)

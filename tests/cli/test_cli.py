@@ -62,16 +62,6 @@ def test_several_specs_render_side_by_side(runner, tmp_path):
     assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["one", "two"]
 
 
-def test_two_specs_with_one_name_are_refused(runner, tmp_path):
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    specs = [str(write_spec(tmp_path / d)) for d in ("a", "b")]
-    result = runner.invoke(cli, ["render", *specs, "-o", str(tmp_path / "deploy")])
-    assert result.exit_code == 2
-    assert "both render job 'demo'" in result.stderr
-    assert not (tmp_path / "deploy").exists()
-
-
 def test_stdout_prints_one_stream_in_apply_order(runner, tmp_path):
     spec = write_spec(
         tmp_path,
@@ -250,3 +240,29 @@ def test_stdout_env_that_no_spec_has_is_a_usage_error_listing_the_environments(r
     assert result.exit_code == 2
     assert "no job has an overlay 'prdo' (environments: prod)" in result.stderr
     assert result.stdout == ""
+
+
+def test_output_and_stdout_together_are_a_usage_error(runner, tmp_path):
+    spec = tmp_path / "a.yaml"
+    spec.write_text(job_spec("a"))
+    result = runner.invoke(cli, ["render", str(spec), "--stdout", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "-o/--output and --stdout exclude each other" in result.stderr
+    assert result.stdout == "" and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "render", "check"])
+def test_two_specs_with_one_job_name_are_refused_by_every_command(runner, tmp_path, command):
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "a.yaml").write_text(job_spec("same"))
+    (jobs / "b.yaml").write_text(job_spec("same", "img:2"))
+    output = [] if command == "validate" else ["-o", str(tmp_path / "out")]
+    result = runner.invoke(cli, [command, str(jobs), *output])
+    assert result.exit_code == 1
+    where = f"{jobs / 'b.yaml'}:4:9: " if command == "validate" else f"{jobs / 'b.yaml'}: "
+    assert (
+        f"{where}error: $.metadata.name: job 'same' is also the name of {jobs / 'a.yaml'}: "
+        "both would render into the same directory [job-name]"
+    ) in result.stderr
+    assert not (tmp_path / "out").exists()

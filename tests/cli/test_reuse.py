@@ -162,7 +162,7 @@ def test_two_specs_with_the_same_bytes_are_still_refused(runner, tmp_path):
     _render(runner, jobs, deploy)
     shutil.copy(tmp_path / "jobs" / "a.yaml", tmp_path / "jobs" / "copy.yaml")
     result = runner.invoke(cli, ["render", jobs, "-o", deploy])
-    assert result.exit_code == 2 and "both render job 'a'" in result.output
+    assert result.exit_code == 1 and "job 'a' is also the name of" in result.output
 
 
 def test_a_moved_spec_reuses_its_output(runner, tmp_path):
