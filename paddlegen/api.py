@@ -79,17 +79,22 @@ def validate_document(doc: Document, workload: str | None = None) -> list[Diagno
     from paddlegen.spec.schema import schema_diagnostics
 
     found = schema_diagnostics(doc)
-    if found:
-        return found  # the checks assume the shapes the schema guarantees
-    found = semantic_diagnostics(doc, workload)
-    if any(d.is_error for d in found):
-        return found
+    checked = not found  # the checks assume the shapes the schema guarantees
+    if checked:
+        found = semantic_diagnostics(doc, workload)
     # Each environment is a spec of its own: merged, it must pass everything the base does.
+    # Its schema findings come in the same round as the base's, not after those are fixed.
     from paddlegen.spec.overlays import env_document, overlay_path
 
-    for env in doc.data.get("overlays", {}):
+    overlays = doc.data.get("overlays") if isinstance(doc.data, dict) else None
+    for env, overlay in overlays.items() if isinstance(overlays, dict) else ():
+        if not isinstance(overlay, dict) or not isinstance(doc.data.get("spec", {}), dict):
+            continue  # the schema finding on it says why: there is nothing to merge
         merged = env_document(doc, env)
-        for d in schema_diagnostics(merged) or semantic_diagnostics(merged, workload):
+        merged_found = schema_diagnostics(merged)
+        if not merged_found and checked:
+            merged_found = semantic_diagnostics(merged, workload)
+        for d in merged_found:
             if d not in found:  # a base finding shows once, not once per environment
                 found.append(dataclasses.replace(d, path=overlay_path(doc, env, d.path)))
     return sorted(found)
