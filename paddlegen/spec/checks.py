@@ -251,10 +251,11 @@ def _limits(ctx: _Ctx) -> Iterator[Diagnostic]:
     ]
     if missing:
         path = ("spec", "resources") if "resources" in ctx.spec else ("spec",)
+        # Roles are named only where the workload has several: a `job` spec has no "worker".
+        which = f" for {', '.join(missing)}" if len(WORKLOADS[ctx.workload].roles) > 1 else ""
         yield ctx.error(
             path,
-            f"no memory limit for {', '.join(missing)}: a runaway trainer can "
-            "take the node's memory",
+            f"no memory limit{which}: a runaway trainer can take the node's memory",
             "limits-missing",
             "set resources.limits.memory",
             key=True,

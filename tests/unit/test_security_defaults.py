@@ -106,8 +106,14 @@ def findings(body: str) -> list[str]:
 
 def test_a_missing_memory_limit_is_a_warning():
     assert findings("spec: {workload: job, image: img:1}\n") == [
-        "spec.yaml:4:1: warning: $.spec: no memory limit for worker: a runaway trainer can take "
+        "spec.yaml:4:1: warning: $.spec: no memory limit: a runaway trainer can take "
         "the node's memory (set resources.limits.memory) [limits-missing]"
+    ]
+    # roles are named where the workload has several
+    several = "spec: {workload: paddlejob, image: img:1, ps: {replicas: 1}}\n"
+    assert findings(several) == [
+        "spec.yaml:4:1: warning: $.spec: no memory limit for ps, worker: a runaway trainer "
+        "can take the node's memory (set resources.limits.memory) [limits-missing]"
     ]
     assert (
         findings("spec: {workload: job, image: img:1, resources: {limits: {memory: 1Gi}}}\n") == []
