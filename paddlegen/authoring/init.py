@@ -173,6 +173,8 @@ _COMMENTS = {
     "spec.run.activeDeadlineSeconds": "ends a job whose pods never all start",
 }
 _PLAIN = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@+=-]*$")
+# What YAML may not hold raw (its reader refuses it) or reads as a line break: escaped.
+_UNSAFE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _scalar(value: Any) -> str:
@@ -184,7 +186,8 @@ def _scalar(value: Any) -> str:
         and load_all(value) == [value]
     ):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _commented(data: dict[str, Any], path: tuple[str, ...], indent: str = "") -> list[str]:
