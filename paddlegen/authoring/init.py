@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from paddlegen.errors import InputError, OutputError, SpecError
+from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
 from paddlegen.yamlio import load_all
 
 # The schema's $id: one name every checkout and install shares. Editors without network access
@@ -86,16 +88,18 @@ def storage_volume(url: str, mount_path: str, capacity: str) -> dict[str, Any] |
 
 @dataclass(frozen=True)
 class InitOptions:
-    """What `paddlegen init` asks for; every field is also a flag."""
+    """What `paddlegen init` asks for; every field is also a flag. ``None``: not answered yet,
+    left out of the spec (the questions come one at a time, each judged when given)."""
 
-    name: str
-    image: str
+    name: str | None = None
+    image: str | None = None
     workload: str = "paddlejob"
     namespace: str | None = None
     command: str | None = None  # shell words, e.g. "python3 train.py"
     ps: int = 0
     workers: int = 1
-    gpus: int = 0
+    gpus: int = 0  # per trainer (worker) pod
+    ps_gpus: int = 0  # per parameter-server pod
     volcano: bool = False
     storage: str = "none"  # one of STORAGE_FORMS
     mount_path: str = "/mnt/data"
@@ -106,36 +110,137 @@ class InitOptions:
 
 
 def init_spec(options: InitOptions, source: str = "<init>") -> str:
-    """A commented spec for ``options``; raises SpecError if it would not validate."""
-    data = _init_data(options)
-    text = (
-        modeline(options.schema) + "# Written by `paddlegen init`. Fields: `paddlegen "
-        "explain spec`.\n# Render: `paddlegen render THIS_FILE -o deploy/`.\n"
-        + "\n".join(_commented(data, ()))
-        + "\n"
-    )
-    from paddlegen.api import validate_document
-    from paddlegen.spec.loader import parse_spec
+    """A commented spec for ``options``; raises SpecError if it would not validate.
 
-    found = validate_document(parse_spec(text, source))
+    Callers judge the answers first (``answer_problems``), so an error here is paddlegen's own.
+    """
+    text = _init_text(options)
+    found = _findings(text, source)
     if any(d.is_error for d in found):
-        raise SpecError(f"{source}: the answers make an invalid spec", found)
+        raise SpecError(f"{source}: not written: the answers make an invalid spec", found)
     return text
 
 
+def answer_problems(answers: Mapping[str, Any], pending: Collection[str] = ()) -> dict[str, str]:
+    """What is wrong with ``answers`` (InitOptions fields), as {field: reason}.
+
+    The judge is the spec schema and the checks: every finding on the spec the answers make,
+    warnings too, goes to the answer that sets its field (``init`` writes a spec without
+    findings). Answers in ``pending`` are still to be asked: their findings are left out, so
+    an answer is judged with the ones given before it.
+    """
+    options = InitOptions(**answers)
+    found = _unparsable(options)
+    while True:  # the schema hides the checks' findings: judge again without the wrong answers
+        stand_ins = {field: _STAND_INS[field] for field in found}
+        if options.name is None:
+            stand_ins["name"] = _STAND_INS["name"]
+        more: dict[str, str] = {}
+        for d in _findings(_init_text(dataclasses.replace(options, **stand_ins)), "<answers>"):
+            owner = _owner(d)
+            if owner is not None and owner not in found:
+                more.setdefault(owner, _REASONS.get(d.rule) or _reason(d))
+        if not more:
+            return {field: reason for field, reason in found.items() if field not in pending}
+        found |= more
+
+
+# What stands in for a wrong answer, or a name not given yet, while the others are judged.
+_STAND_INS: dict[str, Any] = {
+    **{f.name: f.default for f in dataclasses.fields(InitOptions)},
+    "name": "j",
+}
+
+
+# The answer that sets each spec field init writes (longest paths first): a finding at or
+# below a path is that answer's to fix.
+_OWNERS = (
+    ("$.spec.resources.requests.memory", "memory"),
+    ("$.spec.resources.limits.memory", "memory"),
+    ("$.spec.resources.requests.cpu", "cpu"),
+    ("$.spec.volumes[0].mountPath", "mount_path"),
+    ("$.spec.volumes[0].capacity", "capacity"),
+    ("$.spec.distributed.volume", "storage"),
+    ("$.metadata.namespace", "namespace"),
+    ("$.spec.worker.gpus", "gpus"),
+    ("$.spec.scheduling", "volcano"),
+    ("$.spec.workload", "workload"),
+    ("$.metadata.name", "name"),
+    ("$.spec.command", "command"),
+    ("$.spec.ps.gpus", "ps_gpus"),
+    ("$.spec.volumes", "storage"),
+    ("$.spec.worker", "workers"),
+    ("$.spec.image", "image"),
+    ("$.spec.ps", "ps"),
+)
+_RULE_OWNERS = {"image-required": "image"}  # reported on $.spec itself
+# Where the checks' wording speaks of the spec, and init's user answered a question.
+_REASONS = {
+    "volume-reference": "workload 'distributed-job' needs storage: its image reads the "
+    "trainer config and the data from a shared volume (JOB_PATH)",
+}
+
+
+def _owner(d: Diagnostic) -> str | None:
+    for path, owner in _OWNERS:
+        if d.path == path or d.path.startswith((f"{path}.", f"{path}[")):
+            return owner
+    return _RULE_OWNERS.get(d.rule)
+
+
+def _reason(d: Diagnostic) -> str:
+    return f"{d.message} ({d.hint})" if d.hint else d.message
+
+
+def _unparsable(o: InitOptions) -> dict[str, str]:
+    """Answers init cannot turn into spec fields at all, by field."""
+    found = {}
+    try:
+        storage_volume(o.storage, o.mount_path, o.capacity)
+    except InputError as exc:
+        found["storage"] = exc.message
+    try:
+        shlex.split(o.command or "")
+    except ValueError as exc:
+        found["command"] = f"{o.command!r} is not shell words: {str(exc).lower()}"
+    if o.ps_gpus and not o.ps:
+        found["ps_gpus"] = f"{o.ps_gpus} GPUs per parameter server, but there are none (ps 0)"
+    return found
+
+
+def _findings(text: str, source: str) -> list[Diagnostic]:
+    from paddlegen.api import validate_document
+    from paddlegen.spec.loader import parse_spec
+
+    try:
+        return validate_document(parse_spec(text, source))
+    except SpecError as exc:  # an answer the loader refuses (over its size limit, say)
+        return exc.diagnostics
+
+
+def _init_text(options: InitOptions) -> str:
+    return (
+        modeline(options.schema) + "# Written by `paddlegen init`. Fields: `paddlegen "
+        "explain spec`.\n# Render: `paddlegen render THIS_FILE -o deploy/`.\n"
+        + "\n".join(_commented(_init_data(options), ()))
+        + "\n"
+    )
+
+
 def _init_data(o: InitOptions) -> dict[str, Any]:
-    spec: dict[str, Any] = {"workload": o.workload, "image": o.image}
+    spec: dict[str, Any] = {"workload": o.workload}
+    if o.image is not None:
+        spec["image"] = o.image
     if o.command:
         spec["command"] = shlex.split(o.command)
     spec["resources"] = {
         "requests": {"cpu": o.cpu, "memory": o.memory},
         "limits": {"memory": o.memory},
     }
-    if o.gpus:
-        spec["gpus"] = o.gpus
+    # GPUs go to the trainers; parameter servers only get the ones asked for them.
     if o.ps:
-        spec["ps"] = {"replicas": o.ps}
-    spec["worker"] = {"replicas": o.workers}
+        spec["ps"] = {"replicas": o.ps, **({"gpus": o.ps_gpus} if o.ps_gpus else {})}
+    spec["worker"] = {"replicas": o.workers, **({"gpus": o.gpus} if o.gpus else {})}
     volume = storage_volume(o.storage, o.mount_path, o.capacity)
     if volume:
         spec["volumes"] = [volume]
@@ -144,10 +249,8 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
     if o.workload == "paddlejob":
         spec["paddlejob"] = {"cleanPodPolicy": "OnCompletion", **({"withGloo": 1} if o.ps else {})}
     if o.workload == "distributed-job":
-        spec["distributed"] = {
-            "volume": volume["name"] if volume else "data",
-            "trainConfigDir": "quick_start",
-        }
+        # Without storage this reference fails the checks: init refuses (see _REASONS).
+        spec["distributed"] = {"volume": "data", "trainConfigDir": "quick_start"}
         spec["run"] = {"activeDeadlineSeconds": 86400}
     metadata = {"name": o.name, **({"namespace": o.namespace} if o.namespace else {})}
     return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
@@ -161,18 +264,22 @@ _COMMENTS = {
     "spec.image": "pin a tag: the same commit must run the same code",
     "spec.command": "the image's ENTRYPOINT when left out",
     "spec.resources": "per pod, for every role; a role may set its own",
-    "spec.gpus": "per pod -> limits nvidia.com/gpu",
     "spec.ps": "parameter servers: the PaddleJob runs in PS mode",
+    "spec.ps.gpus": "per parameter-server pod -> limits nvidia.com/gpu",
     "spec.worker": "trainers",
+    "spec.worker.gpus": "per trainer pod -> limits nvidia.com/gpu",
     "spec.volumes": "mounted into every training pod",
     "spec.volumes.[].capacity": "PV/PVC size",
     "spec.scheduling": "Volcano gang scheduling: a PodGroup; every pod starts or none",
     "spec.paddlejob.cleanPodPolicy": "Never keeps pods for debugging",
     "spec.paddlejob.withGloo": "1: Gloo on the workers (needs ps)",
+    "spec.distributed.volume": "the shared volume with the trainer config and data (JOB_PATH)",
     "spec.distributed.trainConfigDir": "folder under JOB_PATH/JOB_NAME with the trainer config",
     "spec.run.activeDeadlineSeconds": "ends a job whose pods never all start",
 }
 _PLAIN = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@+=-]*$")
+# What YAML may not hold raw (its reader refuses it) or reads as a line break: escaped.
+_UNSAFE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _scalar(value: Any) -> str:
@@ -184,7 +291,8 @@ def _scalar(value: Any) -> str:
         and load_all(value) == [value]
     ):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _commented(data: dict[str, Any], path: tuple[str, ...], indent: str = "") -> list[str]:

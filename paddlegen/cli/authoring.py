@@ -63,21 +63,6 @@ def _given(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
 
 
-def _storage(value: str) -> str:
-    """Checks a storage URL where the prompt can ask again (the volume is built later)."""
-    from paddlegen.authoring.init import storage_volume
-
-    try:
-        storage_volume(value, "/", "1Gi")
-    except InputError as exc:
-        raise click.BadParameter(exc.message) from None
-    return value
-
-
-def _storage_option(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    return _storage(value)
-
-
 @click.command()
 @click.argument(
     "path",
@@ -105,13 +90,24 @@ def _storage_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 )
 @click.option(
     "--workers",
-    type=click.IntRange(1),
+    type=int,
     default=1,
     show_default=True,
     help="Trainers (pods of distributed-job).",
 )
 @click.option(
-    "--gpus", type=click.IntRange(0), default=0, show_default=True, help="NVIDIA GPUs per pod."
+    "--gpus",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="NVIDIA GPUs per trainer (worker) pod.",
+)
+@click.option(
+    "--ps-gpus",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="NVIDIA GPUs per parameter-server pod.",
 )
 @click.option(
     "--volcano/--no-volcano",
@@ -123,9 +119,9 @@ def _storage_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
     "--storage",
     default="none",
     show_default=True,
-    callback=_storage_option,
-    help="none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, "
-    "pvc://CLAIM, hostpath:///PATH or dynamic://[CLASS].",
+    help="none (not for distributed-job, whose image reads from the volume), "
+    "nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, pvc://CLAIM, "
+    "hostpath:///PATH or dynamic://[CLASS].",
 )
 @click.option(
     "--mount-path", default="/mnt/data", show_default=True, help="Where the storage is mounted."
@@ -146,8 +142,12 @@ def _storage_option(_ctx: click.Context, _param: click.Parameter, value: str) ->
 def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: Any) -> None:
     """Write a new commented spec to PATH, asking for what flags leave out.
 
-    PATH defaults to trainingjob.yaml; - prints the spec. The spec is validated before it is
-    written, and starts with the yaml-language-server modeline for editor completion.
+    PATH defaults to trainingjob.yaml; - prints the spec. Each answer is checked against the
+    spec schema and checks as it is given, and asked again with the reason when wrong; a wrong
+    flag is a usage error naming it, before anything is asked or written. So the spec validates
+    without a finding. It starts with the yaml-language-server modeline for editor completion.
+    --gpus are the trainers' (workers'); parameter servers get --ps-gpus. distributed-job
+    needs --storage: its image reads the trainer config and data from that volume.
 
     \b
     Examples:
@@ -158,27 +158,64 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
     from paddlegen.authoring.init import SCHEMA_ID, InitOptions, init_spec
 
     answers["name"] = answers["name"] or (Path(path).stem if path != "-" else None)
-    if not no_input:
-        _ask(ctx, answers)
-    if not answers["image"]:
-        raise click.UsageError("--image is required with --no-input")
-    if not answers["name"]:
-        raise click.UsageError("--name is required when writing to stdout")
     answers["schema"] = answers["schema"] or SCHEMA_ID
+    if no_input and answers["image"] is None:
+        raise click.UsageError("--image is required with --no-input")
+    if no_input and not answers["name"]:
+        raise click.UsageError("--name is required when writing to stdout")
+    # Questions to come are judged when answered; the flags given are judged now.
+    pending = set() if no_input else {name for name in answers if not _given(ctx, name)}
+    _refuse_bad_flags(ctx, answers, pending)
+    if pending:
+        _ask(ctx, answers, pending)
+        _refuse_bad_flags(ctx, answers, set())  # defaults of questions never asked
     text = init_spec(InitOptions(**answers), path)
     _write_or_print(text, path, force)
 
 
-def _ask(ctx: click.Context, answers: dict[str, Any]) -> None:
-    """Prompt for every answer no flag gave (click.prompt reads stdin, so tests can feed it)."""
+def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
+    """A usage error (exit 2) naming the flag of every answer that is wrong, if any."""
+    from paddlegen.authoring.init import answer_problems
+    from paddlegen.report import printable
 
-    def ask(name: str, text: str, **kwargs: Any) -> None:
-        if not _given(ctx, name):
-            kwargs.setdefault("default", answers[name])
-            answers[name] = click.prompt(text, **kwargs)
+    problems = answer_problems(answers, pending)
+    if not problems:
+        return
+    lines = []
+    for param in ctx.command.params:  # in --help order
+        name = param.name or ""
+        if name in problems:
+            default = "" if _given(ctx, name) else f" (default {answers[name]!r})"
+            flag = param.get_error_hint(ctx)
+            lines.append(printable(f"Invalid value for {flag}{default}: {problems[name]}"))
+    raise click.UsageError("\n".join(lines))
 
-    ask("workload", "Workload", type=click.Choice(WORKLOAD_NAMES))
-    ask("name", "Job name")
+
+def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
+    """Prompt for every answer no flag gave, judging each as it is given: a wrong one is asked
+    again at once, with the reason (click.prompt reads stdin, so tests can feed it)."""
+    from paddlegen.authoring.init import answer_problems
+    from paddlegen.report import printable
+
+    def ask(name: str, text: str, kind: Any = click.STRING, **kwargs: Any) -> None:
+        if name not in pending:
+            return
+        convert = click.types.convert_type(kind)
+
+        def judge(raw: Any) -> Any:
+            value = convert(raw)
+            problems = answer_problems({**answers, name: value}, pending - {name})
+            if problems:  # this answer's, or an earlier one's that this answer breaks
+                reason = problems.get(name) or next(iter(problems.values()))
+                raise click.BadParameter(printable(reason))
+            return value
+
+        kwargs.setdefault("default", answers[name])
+        answers[name] = click.prompt(text, type=kind, value_proc=judge, **kwargs)
+        pending.discard(name)
+
+    ask("workload", "Workload", click.Choice(WORKLOAD_NAMES))
+    ask("name", "Job name (a DNS-1035 label: a-z, 0-9 and '-')")
     ask("image", "Container image (with a tag)")
     ask(
         "command",
@@ -186,18 +223,24 @@ def _ask(ctx: click.Context, answers: dict[str, Any]) -> None:
         default=answers["command"] or "",
         show_default=False,
     )
-    if "ps" in WORKLOADS[answers["workload"]].roles:
-        ask("ps", "Parameter servers (0 for none)", type=click.IntRange(0))
+    roles = WORKLOADS[answers["workload"]].roles
+    if "ps" in roles:
+        ask("ps", "Parameter servers (0 for none)", click.IntRange(0))
     if answers["workload"] != "job":
-        ask("workers", "Trainers", type=click.IntRange(1))
-    ask("gpus", "GPUs per pod", type=click.IntRange(0))
-    if not _given(ctx, "volcano"):
+        ask("workers", "Trainers", int)
+    ask("gpus", "GPUs per trainer", click.IntRange(0))
+    if "ps" in roles and answers["ps"]:
+        ask("ps_gpus", "GPUs per parameter server", click.IntRange(0))
+    if "volcano" in pending:
         answers["volcano"] = click.confirm("Gang-schedule with Volcano", default=False)
+        pending.discard("volcano")
+    needs_storage = answers["workload"] == "distributed-job"
     ask(
         "storage",
-        "Storage (none, nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, "
-        "cephfs://MON:PORT/PATH, pvc://CLAIM, hostpath:///PATH, dynamic://CLASS)",
-        value_proc=_storage,
+        "Storage (" + ("" if needs_storage else "none, ") + "nfs://SERVER/PATH, "
+        "efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, pvc://CLAIM, hostpath:///PATH, "
+        "dynamic://CLASS)",
+        default=None if needs_storage else answers["storage"],
     )
     if answers["storage"] != "none":
         ask("mount_path", "Mount path")

@@ -36,40 +36,36 @@ def renders(path) -> list[str]:
 _WORKLOADS = [
     ("job", []),
     ("distributed-job", ["--workers", "3"]),
-    ("paddlejob", ["--ps", "2", "--workers", "2"]),
-    ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2"]),
+    ("paddlejob", ["--ps", "2", "--workers", "2", "--ps-gpus", "1"]),
+    ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2", "--ps-gpus", "1"]),
 ]
+# The one combination init refuses: the distributed-job image reads from a shared volume.
+REFUSED = {("distributed-job", "none")}
 
 
-# distributed-job without storage is an error instead (tested below).
 @pytest.mark.parametrize(
     ("workload", "roles", "storage"),
-    [
-        (workload, roles, storage)
-        for workload, roles in _WORKLOADS
-        for storage in STORAGE
-        if not (workload == "distributed-job" and storage == "none")
-    ],
+    [(workload, roles, storage) for workload, roles in _WORKLOADS for storage in STORAGE],
 )
-def test_init_without_input_writes_a_spec_that_validates_and_renders(
+def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     runner, tmp_path, workload, roles, storage
 ):
+    args = ["--workload", workload, "--image", "registry.example.com/demo:v1", "--gpus", "1"]
     result, path = init(
-        runner,
-        tmp_path,
-        "--no-input",
-        "--workload",
-        workload,
-        "--image",
-        "registry.example.com/demo:v1",
-        "--gpus",
-        "1",
-        "--volcano",
-        "--storage",
-        storage,
-        *roles,
+        runner, tmp_path, "--no-input", *args, "--volcano", "--storage", storage, *roles
     )
+    if (workload, storage) in REFUSED:
+        assert result.exit_code == 2
+        assert "Invalid value for '--storage' (default 'none')" not in result.stderr
+        assert "Invalid value for '--storage': workload 'distributed-job' needs storage" in (
+            result.stderr
+        )
+        assert not path.exists()
+        return
     assert result.exit_code == 0, result.output
+    checked = runner.invoke(cli, ["validate", str(path)])
+    assert checked.exit_code == 0, checked.output
+    assert checked.stderr == "1 spec valid\n"  # no error, no warning
     text = path.read_text()
     assert text.startswith("# yaml-language-server: $schema=https://paddlegen.dev/schemas/")
     assert "  # " in text  # commented
@@ -78,44 +74,204 @@ def test_init_without_input_writes_a_spec_that_validates_and_renders(
     assert ("PersistentVolume" in kinds) == any(s in storage for s in ("nfs", "efs", "ceph"))
 
 
-def test_init_distributed_job_without_storage_says_what_is_missing(runner, tmp_path):
+def test_init_distributed_job_without_storage_names_the_flag_to_give(runner, tmp_path):
     result, path = init(
         runner, tmp_path, "--no-input", "--workload", "distributed-job", "--image", "r/d:v1"
     )
-    assert result.exit_code == 1
-    assert "no volume named 'data'" in result.stderr
+    assert result.exit_code == 2
+    assert (
+        "Invalid value for '--storage' (default 'none'): workload 'distributed-job' needs "
+        "storage: its image reads the trainer config and the data from a shared volume"
+    ) in result.stderr
     assert not path.exists()
+    result, path = init(
+        runner, tmp_path, "--workload", "distributed-job", "--image", "r/d:v1",
+        "--storage", "pvc://training", "--no-input",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    spec = yaml.safe_load(path.read_text())["spec"]
+    assert spec["distributed"]["volume"] == spec["volumes"][0]["name"] == "data"
+    assert "# the shared volume with the trainer config and data (JOB_PATH)" in path.read_text()
+
+
+def prompted(runner, tmp_path, answers, *args):
+    """init asking every question, fed ``answers`` one per line; the file is demo.yaml."""
+    return init(runner, tmp_path, *args, stdin="".join(f"{a}\n" for a in answers))
 
 
 def test_init_asks_for_what_flags_leave_out(runner, tmp_path):
-    answers = (
-        "\n".join(
-            [
-                "paddlejob",
-                "",
-                "r/demo:v1",
-                "python3 train.py",
-                "2",
-                "4",
-                "1",
-                "y",
-                "bogus",
-                "nfs://10.0.0.5/data",
-                "/data",
-            ]
-        )
-        + "\n"
-    )
-    result, path = init(runner, tmp_path, "--namespace", "team", stdin=answers)
+    answers = [
+        "paddlejob",
+        "",  # the file name
+        "r/demo:v1",
+        "python3 train.py",
+        "2",
+        "4",
+        "1",
+        "0",  # GPUs per parameter server
+        "y",
+        "nfs://10.0.0.5/data",
+        "/data",
+    ]
+    result, path = prompted(runner, tmp_path, answers, "--namespace", "team")
     assert result.exit_code == 0, result.output
-    assert "Storage" in result.output and "is not one of" in result.output  # asked again
+    assert "Error" not in result.output
     spec = yaml.safe_load(path.read_text())
     assert spec["metadata"] == {"name": "demo", "namespace": "team"}  # the file name
     assert spec["spec"]["command"] == ["python3", "train.py"]
-    assert (spec["spec"]["ps"], spec["spec"]["worker"]) == ({"replicas": 2}, {"replicas": 4})
+    assert (spec["spec"]["ps"], spec["spec"]["worker"]) == (
+        {"replicas": 2},
+        {"replicas": 4, "gpus": 1},
+    )
     assert spec["spec"]["volumes"][0]["mountPath"] == "/data"
     assert spec["spec"]["scheduling"]["scheduler"] == "volcano"
     assert renders(path)[-1] == "PaddleJob"
+
+
+# Each wrong answer, the reason shown at once, and the question asked again.
+WRONG_ANSWERS = [
+    ("Job name", "Demo_Job", "'Demo_Job' is not a DNS-1035 label", "demo-job"),
+    ("Container image", "r/demo", "image 'r/demo' is not pinned to a tag", "r/demo:v1"),
+    ("Container image", "r/demo:latest", "image 'r/demo:latest' is not pinned", "r/demo:v1"),
+    ("Start command", "python3 'train.py", '"python3 \'train.py" is not shell words', ""),
+    ("Parameter servers", "-1", "-1 is not in the range x>=0", "2"),
+    ("Trainers", "0", "0 is less than the minimum of 1", "4"),
+    ("Trainers", "10001", "10001 is greater than the maximum of 10000", "4"),
+    ("GPUs per trainer", "65", "65 is greater than the maximum of 64", "1"),
+    ("GPUs per parameter server", "x", "'x' is not a valid integer", "0"),
+    ("Storage", "s3://bucket", "storage 's3://bucket' is not one of", "nfs://10.0.0.5/data"),
+    ("Storage", "efs://fs-xyz.us-west-2/", "'fs-xyz' is not an EFS file system id", "none"),
+    ("Storage", "pvc://Claim", "'Claim' is not a DNS-1123 subdomain", "pvc://claim"),
+    ("Mount path", "data", "'data' is not an absolute path", "/data"),
+]
+QUESTIONS = [
+    ("Workload", "paddlejob"),
+    ("Job name", "demo"),
+    ("Container image", "r/demo:v1"),
+    ("Start command", ""),
+    ("Parameter servers", "2"),
+    ("Trainers", "4"),
+    ("GPUs per trainer", "1"),
+    ("GPUs per parameter server", "0"),
+    ("Gang-schedule with Volcano", "n"),
+    ("Storage", "nfs://10.0.0.5/data"),
+    ("Mount path", "/data"),
+]
+
+
+@pytest.mark.parametrize(("question", "wrong", "reason", "right"), WRONG_ANSWERS)
+def test_init_asks_again_at_once_when_an_answer_is_wrong(
+    runner, tmp_path, question, wrong, reason, right
+):
+    answers = []
+    for asked, answer in QUESTIONS:
+        answers += [wrong, right] if asked == question else [answer]
+    result, path = prompted(runner, tmp_path, answers)
+    assert result.exit_code == 0, result.output
+    # The reason comes right after the wrong answer, then the same question again.
+    lines = result.output.splitlines()
+    (at,) = [n for n, line in enumerate(lines) if line.startswith(f"Error: {reason}")]
+    assert lines[at - 1].startswith(question) and lines[at - 1].endswith(f": {wrong}")
+    assert lines[at + 1].startswith(question) and lines[at + 1].endswith(f": {right}")
+    assert result.output.count("Error:") == 1
+    assert path.exists()
+
+
+def test_init_asks_again_when_an_answer_breaks_an_earlier_one(runner, tmp_path):
+    """A flag given stands: the answer that contradicts it is the one asked again."""
+    name = "a" * 53  # fits `<name>-worker-0` and `<name>-worker-99`, not `<name>-worker-999`
+    answers = ["job", "paddlejob", "r/demo:v1", "", "1000", "100", "0", "0", "n", "none"]
+    result, path = prompted(runner, tmp_path, answers, "--ps", "2", "--name", name)
+    assert result.exit_code == 0, result.output
+    assert "Error: workload 'job' has no 'ps' role" in result.output
+    assert f"Error: '{name}' is too long for workload 'paddlejob'" in result.output
+    assert yaml.safe_load(path.read_text())["spec"]["worker"] == {"replicas": 100}
+
+
+def test_init_asks_for_parameter_server_gpus_only_with_parameter_servers(runner, tmp_path):
+    job = ["job", "", "r/demo:v1", "", "1", "n", "none"]
+    result, path = prompted(runner, tmp_path, job)
+    assert result.exit_code == 0, result.output
+    assert "GPUs per trainer [0]: " in result.output
+    assert "Parameter servers" not in result.output and "parameter server" not in result.output
+    assert yaml.safe_load(path.read_text())["spec"]["worker"] == {"replicas": 1, "gpus": 1}
+    no_ps = ["paddlejob", "", "r/demo:v1", "", "0", "2", "1", "n", "none"]
+    result, _ = prompted(runner, tmp_path, no_ps, "--force")
+    assert result.exit_code == 0, result.output
+    assert "GPUs per parameter server" not in result.output
+
+
+def test_init_asks_distributed_job_for_storage_without_offering_none(runner, tmp_path):
+    answers = ["distributed-job", "", "r/demo:v1", "", "2", "0", "n", "", "none"]
+    result, path = prompted(runner, tmp_path, [*answers, "hostpath:///mnt/mfs", "/mnt/mfs"])
+    assert result.exit_code == 0, result.output
+    assert "Storage (nfs://SERVER/PATH," in result.output  # no default to accept
+    assert "Error: workload 'distributed-job' needs storage" in result.output
+    spec = yaml.safe_load(path.read_text())["spec"]
+    assert spec["volumes"][0]["hostPath"] == {"path": "/mnt/mfs"}
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--name", "Demo_Job"], "'--name': 'Demo_Job' is not a DNS-1035 label"),
+        (["--name", "a" * 61], "'--name': '" + "a" * 61 + "' is too long for workload"),
+        (["--namespace", "Team"], "'--namespace': 'Team' is not a DNS-1123 label"),
+        (["--image", "r/x"], "'--image': image 'r/x' is not pinned to a tag"),
+        (["--image", ""], "'--image': '' should be non-empty"),
+        (["--cpu", "two"], "'--cpu': 'two' is not a Kubernetes quantity"),
+        (["--memory", "4GB"], "'--memory': '4GB' is not a Kubernetes quantity"),
+        (["--storage", "nfs://n/x", "--capacity", "1 Gi"], "'--capacity': '1 Gi' is not a"),
+        (["--storage", "nfs://n/x", "--mount-path", "x"], "'--mount-path': 'x' is not an abs"),
+        (["--storage", "s3://bucket"], "'--storage': storage 's3://bucket' is not one of"),
+        (["--workers", "0"], "'--workers': 0 is less than the minimum of 1"),
+        (["--workers", "10001"], "'--workers': 10001 is greater than the maximum of 10000"),
+        (["--gpus", "65"], "'--gpus': 65 is greater than the maximum of 64"),
+        (["--ps-gpus", "1"], "'--ps-gpus': 1 GPUs per parameter server, but there are none"),
+        (["--command", "python3 'x"], "'--command': \"python3 'x\" is not shell words"),
+        (["--workload", "job", "--ps", "1"], "'--ps': workload 'job' has no 'ps' role"),
+        (["--workload", "job", "--workers", "2"], "'--workers': workload 'job' runs exactly"),
+    ],
+)
+def test_init_without_input_refuses_a_bad_flag_by_name_before_writing(runner, tmp_path, args, flag):
+    result, path = init(runner, tmp_path, "--no-input", "--image", "r/x:v1", *args)
+    assert result.exit_code == 2, result.output
+    assert f"Error: Invalid value for {flag}" in result.stderr
+    assert "Traceback" not in result.output
+    assert not path.exists()
+
+
+def test_init_refuses_every_bad_flag_at_once_even_when_it_would_ask(runner, tmp_path):
+    result, path = init(
+        runner, tmp_path, "--name", "Demo", "--memory", "4GB", "--workers", "0", stdin="\n"
+    )
+    assert result.exit_code == 2
+    assert result.output.count("Invalid value for") == 3  # before any question
+    assert "Workload" not in result.output
+    assert not path.exists()
+    result, path = init(runner, tmp_path, "--no-input", "--image", "r/x:v1", name="My_Job.yaml")
+    assert result.exit_code == 2
+    assert "Invalid value for '--name' (default 'My_Job'): 'My_Job' is not" in result.stderr
+
+
+def podgroup_min_resources(path) -> dict:
+    doc, _ = api.load_valid(path)
+    (group,) = [m for m in api.render_document(doc).manifests if m.kind == "PodGroup"]
+    return group.obj["spec"]["minResources"]
+
+
+@pytest.mark.parametrize(
+    ("workload", "ps_gpus", "gpus"),
+    [("paddlejob", [], "4"), ("paddlejob", ["--ps-gpus", "1"], "6"),
+     ("kubeflow-paddlejob", [], "4"), ("kubeflow-paddlejob", ["--ps-gpus", "2"], "8")],
+)  # fmt: skip
+def test_init_gives_gpus_to_trainers_and_to_parameter_servers_only_when_asked(
+    runner, tmp_path, workload, ps_gpus, gpus
+):
+    args = ["--workload", workload, "--image", "r/x:v1", "--ps", "2", "--workers", "4"]
+    result, path = init(runner, tmp_path, "--no-input", *args, "--gpus", "1", "--volcano", *ps_gpus)
+    assert result.exit_code == 0, result.output
+    assert podgroup_min_resources(path) == {"cpu": "6", "memory": "12Gi", "nvidia.com/gpu": gpus}
 
 
 def test_init_prints_to_stdout_and_never_replaces_a_file_unasked(runner, tmp_path):

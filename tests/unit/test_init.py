@@ -1,0 +1,135 @@
+"""`paddlegen init`'s library side: answers judged by the spec schema and checks, the spec text."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from paddlegen import api
+from paddlegen.authoring.init import InitOptions, answer_problems, init_spec
+from paddlegen.spec.loader import parse_spec
+
+GOOD = {"name": "demo", "image": "r/demo:v1"}
+
+
+def test_good_answers_have_no_problems():
+    assert answer_problems(GOOD) == {}
+
+
+def test_every_wrong_answer_is_named_even_when_the_schema_hides_the_checks():
+    """A schema error stops the checks; the answers at fault stand aside and are judged again."""
+    answers = {**GOOD, "memory": "4GB", "image": "r/demo", "workers": 0, "storage": "s3://b"}
+    problems = answer_problems(answers)
+    assert set(problems) == {"memory", "image", "workers", "storage"}
+    assert problems["image"].startswith("image 'r/demo' is not pinned to a tag")  # a check
+
+
+def test_answers_still_to_come_are_not_judged():
+    answers = {"workload": "distributed-job", "name": None, "image": None}
+    assert answer_problems(answers, pending={"name", "image", "storage"}) == {}
+    problems = answer_problems(answers, pending={"name", "image"})
+    assert problems == {
+        "storage": "workload 'distributed-job' needs storage: its image reads the trainer "
+        "config and the data from a shared volume (JOB_PATH)"
+    }
+
+
+def test_an_answer_that_breaks_an_earlier_one_is_found_on_the_earlier_one():
+    name = "a" * 53
+    assert answer_problems({**GOOD, "name": name, "workers": 100}) == {}
+    problems = answer_problems({**GOOD, "name": name, "workers": 1000})
+    assert list(problems) == ["name"]
+    assert "the derived name '" + name + "-worker-999' has 64 characters" in problems["name"]
+
+
+def test_gpus_go_to_the_trainers_and_to_parameter_servers_only_when_asked():
+    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, ps=2, workers=4, gpus=1)))["spec"]
+    assert "gpus" not in spec
+    assert (spec["ps"], spec["worker"]) == ({"replicas": 2}, {"replicas": 4, "gpus": 1})
+    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, ps=2, ps_gpus=1)))["spec"]
+    assert spec["ps"] == {"replicas": 2, "gpus": 1}
+    assert answer_problems({**GOOD, "ps_gpus": 1}) == {
+        "ps_gpus": "1 GPUs per parameter server, but there are none (ps 0)"
+    }
+
+
+def test_characters_yaml_cannot_hold_raw_are_written_escaped():
+    """DEL and C1 controls are refused raw by YAML readers; NEL and U+2028 would break lines."""
+    command = "python3 \x7f \x85 \x9b \u2028 \u2029 镜像 \U0001f600"
+    text = init_spec(InitOptions(name="demo", image="r/demo:v1", command=command))
+    assert "\\u007f" in text and "镜像" in text
+    assert yaml.safe_load(text)["spec"]["command"] == command.split(" ")
+
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+# Per answer: values that are right on their own (combinations may still clash), and wrong ones.
+RIGHT = {
+    "workload": ["job", "distributed-job", "paddlejob", "kubeflow-paddlejob"],
+    "name": ["demo", "a" * 53, "x"],
+    "image": ["r/demo:v1", "r@sha256:ab"],
+    "namespace": [None, "team"],
+    "command": [None, "", "python3 train.py", "sh -c 'a b'"],
+    "ps": [0, 1, 3],
+    "workers": [1, 2, 100, 1000],
+    "gpus": [0, 1, 8],
+    "ps_gpus": [0, 1],
+    "volcano": [False, True],
+    "storage": [
+        "none",
+        "nfs://10.0.0.5/data",
+        "efs://fs-2cbf7385.us-west-2/",
+        "cephfs://172.19.32.166:6789,172.19.32.167:6789/",
+        "pvc://existing",
+        "hostpath:///mnt",
+        "dynamic://",
+        "dynamic://fast",
+    ],
+    "mount_path": ["/mnt/data", "/"],
+    "capacity": ["10Gi", "1e5"],
+    "cpu": ["1", "500m"],
+    "memory": ["2Gi", "0"],
+}
+WRONG = {
+    "workload": [],  # a click.Choice: nothing else gets through
+    "name": ["Demo_Job", "a" * 64, ""],
+    "image": ["r/demo", "r/d:latest", ""],
+    "namespace": ["Team", ""],
+    "command": ["python3 'x"],
+    "ps": [-1],
+    "workers": [-1, 0, 10_001],
+    "gpus": [-1, 65],
+    "ps_gpus": [-1, 65],
+    "volcano": [],
+    "storage": ["efs://fs-x.us-west-2/", "cephfs://mon a:6789/", "pvc://Bad", "s3://b"],
+    "mount_path": ["data", "/dev/shm"],
+    "capacity": ["1 Gi", "-1"],
+    "cpu": ["two", ""],
+    "memory": ["4GB"],
+}
+
+
+@st.composite
+def answers(draw: st.DrawFn) -> dict:
+    """Every answer, most of them right on their own, up to three wrong (or any text)."""
+    wrong = draw(st.sets(st.sampled_from([f for f in WRONG if WRONG[f]]), max_size=3))
+    return {
+        field: draw(
+            st.sampled_from(WRONG[field]) | _TEXT if field in wrong else st.sampled_from(ok)
+        )
+        for field, ok in RIGHT.items()
+    }
+
+
+@given(answers())
+def test_answers_without_problems_make_a_spec_without_findings(answers):
+    """What init accepts, `paddlegen validate` accepts without a warning; what it refuses is
+    refused by field, so the CLI can name the flag or ask the question again."""
+    problems = answer_problems(answers)
+    assert set(problems) <= {f.name for f in dataclasses.fields(InitOptions)}
+    assert all(problems.values())
+    if not problems:
+        text = init_spec(InitOptions(**answers))
+        assert api.validate_document(parse_spec(text, "spec.yaml")) == []
