@@ -50,6 +50,7 @@ class PaddlegenError(Exception):
     """Root of every error paddlegen expects; each class knows its exit code."""
 
     exit_code = EXIT_ERROR
+    rule = "error"  # what --format json/github call an error that carries no diagnostics
 
     def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
         super().__init__(message)
@@ -86,24 +87,36 @@ class StaleOutputError(PaddlegenError):
 class InputError(PaddlegenError):
     """A file could not be read (missing, unreadable, a directory)."""
 
+    rule = "input"
+
 
 class OutputError(PaddlegenError):
     """The output could not be written, or writing would clobber files paddlegen did not make."""
+
+    rule = "output"
 
 
 class ToolError(PaddlegenError):
     """An external tool (kubeconform) is missing, crashed, timed out or spoke nonsense."""
 
+    rule = "tool"
+
 
 class TemplateError(PaddlegenError):
     """A template failed: names the template and line."""
+
+    rule = "template"
 
 
 class InvalidValueError(PaddlegenError, ValueError):
     """A library function got a value it cannot take: a malformed quantity or Dockerfile, an
     unknown mode. Also a ValueError, as Python callers of these functions expect."""
 
+    rule = "value"
+
 
 class InvalidArgumentError(PaddlegenError, TypeError):
     """The SDK was called with arguments that contradict each other. Also a TypeError, as
     Python callers expect of a call with arguments it cannot take."""
+
+    rule = "argument"

@@ -40,9 +40,13 @@ def spec_text(data: dict[str, Any], note: str, schema: str = SCHEMA_ID) -> str:
     return modeline(schema) + f"# {note}\n" + dump_yaml(data)
 
 
-def write_new_file(path: str | Path, text: str, force: bool = False) -> None:
-    """Write ``text`` to ``path``; an existing file is only replaced with ``force``."""
+def write_new_file(path: str | Path, text: str, force: bool = False) -> bool:
+    """Write ``text`` to ``path``; an existing file is only replaced with ``force``, and one
+    that already holds ``text`` is left alone (running the same command twice is no error).
+    Returns whether the file was written."""
     target = Path(path)
+    if target.is_file() and _holds(target, text):
+        return False
     if target.exists() and not force:
         raise OutputError(f"{target}: already exists (use --force to replace it)")
     try:
@@ -50,6 +54,14 @@ def write_new_file(path: str | Path, text: str, force: bool = False) -> None:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    return True
+
+
+def _holds(target: Path, text: str) -> bool:
+    try:
+        return target.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False
 
 
 def storage_volume(url: str, mount_path: str, capacity: str) -> dict[str, Any] | None:

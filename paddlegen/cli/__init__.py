@@ -16,7 +16,7 @@ import click
 
 from paddlegen import __version__
 from paddlegen.cli.common import emit, note
-from paddlegen.errors import EXIT_ERROR, PaddlegenError
+from paddlegen.errors import EXIT_ERROR, Diagnostic, PaddlegenError
 
 # command name -> (module in this package, attribute)
 COMMANDS = {
@@ -55,8 +55,10 @@ class _Group(click.Group):
             fmt = ctx.meta.get("paddlegen.format", "text")
             if exc.diagnostics:
                 emit(exc.diagnostics, fmt)
-            else:
+            elif fmt == "text":
                 note(f"paddlegen: error: {exc.message}")
+            else:  # a machine reading --format json or github gets the error in that form too
+                emit([Diagnostic(message=exc.message, rule=exc.rule)], fmt)
             ctx.exit(exc.exit_code)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise

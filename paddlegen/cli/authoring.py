@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
-from paddlegen.cli.common import WORKLOAD_NAMES
+from paddlegen.cli.common import WORKLOAD_NAMES, emit, errors_format_option, format_option
 from paddlegen.errors import InputError
 from paddlegen.workloads import WORKLOADS
 
@@ -42,19 +42,12 @@ def _complete_fields(
     return [CompletionItem(p) for p in field_paths() if p.startswith(incomplete)]
 
 
-def _emit_diagnostics(diagnostics: list[Any]) -> None:
-    from paddlegen.report import text
-
-    if diagnostics:
-        click.echo(text(diagnostics), nl=False, err=True)
-
-
 def _write_or_print(text: str, output: str | None, force: bool) -> None:
     if output and output != "-":
         from paddlegen.authoring.init import write_new_file
 
-        write_new_file(output, text, force)
-        click.echo(f"paddlegen: wrote {output}", err=True)
+        written = write_new_file(output, text, force)
+        click.echo(f"paddlegen: {'wrote' if written else 'unchanged:'} {output}", err=True)
     else:
         click.echo(text, nl=False)
 
@@ -138,6 +131,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option("--no-input", is_flag=True, help="Ask nothing: flags and defaults only.")
 @click.option("--force", is_flag=True, help="Replace PATH if it exists.")
+@errors_format_option
 @click.pass_context
 def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: Any) -> None:
     """Write a new commented spec to PATH, asking for what flags leave out.
@@ -248,6 +242,7 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
 
 @click.command()
 @click.argument("field", required=False, shell_complete=_complete_fields)
+@errors_format_option
 def explain(field: str | None) -> None:
     """Describe a spec field and the output fields it controls.
 
@@ -282,7 +277,8 @@ def explain(field: str | None) -> None:
     help="Write the spec to this file instead of stdout.",
 )
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
-def import_command(files: tuple[str, ...], output: str | None, force: bool) -> None:
+@format_option
+def import_command(files: tuple[str, ...], output: str | None, force: bool, fmt: str) -> None:
     """Turn existing Kubernetes manifests into a spec.
 
     FILE may be - for stdin. Reads a batch/v1 Job (single, or the seeds' distributed one with
@@ -303,7 +299,7 @@ def import_command(files: tuple[str, ...], output: str | None, force: bool) -> N
 
     for line in imported.unmapped:  # names from the manifests: shown escaped (see printable)
         click.echo(printable(f"paddlegen: {line}"), err=True)
-    _emit_diagnostics(imported.diagnostics)
+    emit(imported.diagnostics, fmt)
     if any(d.is_error for d in imported.diagnostics):
         raise click.exceptions.Exit(1)
 
@@ -326,6 +322,7 @@ def _read(name: str) -> str:
     help="Write the Dockerfile here instead of stdout.",
 )
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+@errors_format_option
 def dockerfile(spec: str, output: str | None, force: bool) -> None:
     """Write the runtime image's Dockerfile from spec.build.
 

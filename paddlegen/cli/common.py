@@ -36,8 +36,19 @@ def emit(diagnostics: Sequence[Diagnostic], fmt: str, *, err: bool = True) -> No
 
 
 def format_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--format`` for a command that prints diagnostics itself (it gets ``fmt``)."""
+    return _format(f, expose=True)
+
+
+def errors_format_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--format`` for a command whose only diagnostics are its errors, which the group
+    prints: every command takes the option, so scripts can pass it to any of them."""
+    return _format(f, expose=False)
+
+
+def _format(f: Callable[..., Any], *, expose: bool) -> Callable[..., Any]:
     def remember(ctx: click.Context, _param: click.Parameter, value: str) -> str:
-        ctx.meta["paddlegen.format"] = value
+        ctx.meta["paddlegen.format"] = value  # read by the group when it reports an error
         return value
 
     return click.option(
@@ -48,7 +59,8 @@ def format_option(f: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True,
         callback=remember,
         is_eager=True,
-        help="How diagnostics are printed.",
+        expose_value=expose,
+        help="How diagnostics and errors are printed.",
     )(f)
 
 

@@ -6,10 +6,11 @@ import os
 
 import click
 
-from paddlegen.cli.common import note
+from paddlegen.cli.common import errors_format_option, note
 
 
 @click.command()
+@errors_format_option
 @click.option(
     "--mode",
     type=click.Choice(["applicationset", "applications"]),

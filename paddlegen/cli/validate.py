@@ -7,6 +7,7 @@ import click
 from paddlegen.cli.common import (
     WORKLOAD_NAMES,
     emit,
+    errors_format_option,
     format_option,
     no_specs_error,
     note_backend,
@@ -72,6 +73,7 @@ def validate(
 
 
 @click.command()
+@errors_format_option
 def schema() -> None:
     """Print the JSON Schema of the spec format (Draft 2020-12).
 
@@ -92,6 +94,7 @@ def schemas() -> None:
 @schemas.command("export")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--kubernetes-version", metavar="X.Y.Z", help="Kubernetes API version to export.")
+@errors_format_option
 def schemas_export(directory: str, kubernetes_version: str | None) -> None:
     """Write every schema to DIRECTORY so you can run kubeconform yourself, offline.
 

@@ -266,3 +266,52 @@ def test_two_specs_with_one_job_name_are_refused_by_every_command(runner, tmp_pa
         "both would render into the same directory [job-name]"
     ) in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def _leaf_commands():
+    from paddlegen.cli import COMMANDS
+
+    return sorted(name for name in COMMANDS if name != "schemas") + ["schemas export"]
+
+
+@pytest.mark.parametrize("command", _leaf_commands())
+def test_every_command_takes_format(runner, command):
+    result = runner.invoke(cli, [*command.split(), "--help"])
+    assert result.exit_code == 0
+    assert "--format [text|json|github]" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "rule"),
+    [
+        (["explain", "nope"], "input"),
+        (["dockerfile", "/nonexistent.yaml"], "input"),
+        (["render", "/nonexistent.yaml", "-o", "out"], "input"),
+    ],
+)
+def test_an_error_is_reported_in_the_format_asked_for(runner, args, rule):
+    as_json = runner.invoke(cli, [*args, "--format", "json"])
+    assert as_json.exit_code == 2
+    (entry,) = json.loads(as_json.stderr)
+    assert (entry["severity"], entry["rule"]) == ("error", rule)
+    as_github = runner.invoke(cli, [*args, "--format", "github"])
+    assert as_github.stderr.startswith(f"::error title=paddlegen {rule}::")
+    as_text = runner.invoke(cli, args)
+    assert as_text.stderr.startswith("paddlegen: error: ")
+
+
+def test_writing_the_same_file_twice_is_no_error(runner, tmp_path):
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(
+        job_spec("demo")
+        + "  build: {base: registry.example.com/paddle:2.6, package: {src: ., dest: /w}}\n"
+    )
+    out = tmp_path / "Dockerfile"
+    first = runner.invoke(cli, ["dockerfile", str(spec), "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(cli, ["dockerfile", str(spec), "-o", str(out)])
+    assert again.exit_code == 0, again.output
+    assert again.stderr == f"paddlegen: unchanged: {out}\n"
+    out.write_text("FROM other\n")
+    changed = runner.invoke(cli, ["dockerfile", str(spec), "-o", str(out)])
+    assert changed.exit_code == 2 and "already exists (use --force" in changed.stderr
