@@ -16,7 +16,7 @@ from paddlegen.spec.model import (
     VOLUME_SOURCES,
     role_value,
 )
-from paddlegen.spec.secrets import is_secret_name, looks_like_secret
+from paddlegen.spec.secrets import is_literal_credential
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS, Workload
 
@@ -202,7 +202,7 @@ def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
                 yield ctx.error(
                     (*base, i), f"env '{name}' sets both value and valueFrom", "env-value"
                 )
-            if "value" in entry and (is_secret_name(name) or looks_like_secret(entry["value"])):
+            if "value" in entry and is_literal_credential(name, entry["value"]):
                 # The value itself is never repeated: it must not land in CI logs either.
                 yield ctx.error(
                     (*base, i, "value"),
