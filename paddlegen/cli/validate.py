@@ -8,6 +8,7 @@ from paddlegen.cli.common import (
     WORKLOAD_NAMES,
     emit,
     format_option,
+    ignore_option,
     note_backend,
     specs_argument,
     validation_options,
@@ -22,12 +23,14 @@ from paddlegen.cli.common import (
 @click.option(
     "--workload", type=click.Choice(WORKLOAD_NAMES), help="Validate as if spec.workload were this."
 )
+@ignore_option
 @validation_options
 @format_option
 def validate(
     specs: tuple[str, ...],
     manifests: bool,
     workload: str | None,
+    ignore: list[str],
     kubeconform: str | None,
     kubernetes_version: str | None,
     fmt: str,
@@ -53,6 +56,7 @@ def validate(
         workload=workload,
         kubernetes_version=kubernetes_version,
         kubeconform=kubeconform,
+        ignore=ignore,
     )
     note_backend(result.backend)
     found = result.diagnostics

@@ -609,6 +609,43 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
+# The registry of every rule id the checks above report, which a spec's `ignore` entries and
+# `--ignore` name (all but REQUIRED can be silenced). The schema's `ruleId` enum lists the same
+# ids; tests hold both to the checks' calls.
+RULES: tuple[str, ...] = (
+    "job-replicas",
+    "image-required",
+    "name-length",
+    "volume-source",
+    "volume-capacity",
+    "volume-unique",
+    "volume-reference",
+    "env-unique",
+    "env-value",
+    "secret-literal",
+    "image-tag",
+    "limits-missing",
+    "min-available",
+    "paddlejob-heter",
+    "paddlejob-gloo",
+    "kubeflow-heter",
+    "workload-setting",
+    "distributed-roles",
+    "distributed-required",
+    "distributed-ports",
+    "distributed-command",
+    "distributed-env",
+    "hostport-nodes",
+    "dataprep-layout",
+    "volume-access-mode",
+    "argocd-ttl",
+)
+# The rules that guard what no job can be built without: a volume's one source, the volumes
+# that settings name, the distributed image's volume and config folder. Silenced, they would
+# leave paddlegen nothing it could render, so `ignore` entries and `--ignore` may not name them.
+REQUIRED: tuple[str, ...] = ("volume-source", "volume-reference", "distributed-required")
+
+
 def semantic_diagnostics(doc: Document, workload: str | None = None) -> list[Diagnostic]:
     """Run every check on a spec that already passed the schema."""
     ctx = _Ctx(doc, workload)
