@@ -748,7 +748,10 @@ _MISTAKES: dict[str, Any] = {
         ("spec", "env"),
         [{"name": "A", "value": t, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
     ),
-    "secret literal": lambda d, t: _set(d, ("spec", "env"), [{"name": "DB_PASSWORD", "value": t}]),
+    # Any text, made a password: an empty value, a boolean or a path is not one.
+    "secret literal": lambda d, t: _set(
+        d, ("spec", "env"), [{"name": "DB_PASSWORD", "value": f"{t} hunter2"}]
+    ),
     "no image": lambda d, t: _set(_without_role_images(d), ("spec", "image"), None),
     "minAvailable too big": lambda d, t: _set(d, ("spec", "scheduling"), {"minAvailable": 30000}),
     "bad enum": lambda d, t: _set(d, ("spec", "run"), {"restartPolicy": "Always"}),
