@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from paddlegen import api, report
+from paddlegen.cli import cli
 from paddlegen.errors import SpecError
 from paddlegen.spec.loader import parse_spec
 
@@ -201,3 +202,20 @@ def test_a_schema_error_does_not_echo_a_secret():
         "spec.yaml:7:36: error: $.spec.env[0].value: <redacted> is not of type 'string' [schema]"
     )
     assert "987654321" not in "".join(lines)
+
+
+def test_the_issues_nlp_job_renders(runner, tmp_path):
+    spec = tmp_path / "nlp.yaml"
+    spec.write_text(
+        HEADER + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        "  env:\n"
+        "    - {name: MAX_TOKENS, value: '4096'}\n"
+        "    - {name: TOKENIZER_PATH, value: /mnt/tok}\n"
+        "    - {name: LABEL_KEY, value: click}\n"
+        "    - {name: SECRET_SAUCE_ENABLED, value: 'true'}\n"
+        "    - {name: PASSWORD_FILE, value: /etc/secret/pw}\n"
+    )
+    result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"1 job in {tmp_path / 'deploy'}: 2 written, 0 unchanged, 0 removed\n"
+    assert "LABEL_KEY" in (tmp_path / "deploy" / "demo" / "batch_v1_job_demo.yaml").read_text()
