@@ -73,15 +73,25 @@ class Rendered:
     environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
 
 
-def validate_document(doc: Document, workload: str | None = None) -> list[Diagnostic]:
-    """Every finding for a loaded spec: the schema first, then (on a schema-valid spec) checks."""
+def validate_document(
+    doc: Document, workload: str | None = None, ignore: Iterable[str] = ()
+) -> list[Diagnostic]:
+    """Every finding for a loaded spec: the schema first, then (on a schema-valid spec) checks.
+
+    The checks' findings that the spec's ``ignore`` entries or the rules in ``ignore`` silence
+    are left out (a rule that is unknown or cannot be silenced raises InvalidValueError); an
+    entry that silences nothing is a warning.
+    """
     from paddlegen.spec.checks import semantic_diagnostics
+    from paddlegen.spec.ignores import Silencer, run_rules
     from paddlegen.spec.schema import schema_diagnostics
 
+    rules = run_rules(ignore)
     found = schema_diagnostics(doc)
     checked = not found  # the checks assume the shapes the schema guarantees
-    if checked:
-        found = semantic_diagnostics(doc, workload)
+    silencer = Silencer(doc, rules) if checked else None
+    if silencer is not None:
+        found = sorted(silencer.refused() + silencer.keep(semantic_diagnostics(doc, workload)))
     # Each environment is a spec of its own: merged, it must pass everything the base does.
     # Its schema findings come in the same round as the base's, not after those are fixed.
     from paddlegen.spec.overlays import env_document, overlay_path
@@ -91,21 +101,28 @@ def validate_document(doc: Document, workload: str | None = None) -> list[Diagno
         if not isinstance(overlay, dict) or not isinstance(doc.data.get("spec", {}), dict):
             continue  # the schema finding on it says why: there is nothing to merge
         merged = env_document(doc, env)
-        merged_found = schema_diagnostics(merged)
-        if not merged_found and checked:
-            merged_found = semantic_diagnostics(merged, workload)
-        for d in merged_found:
-            if d not in found:  # a base finding shows once, not once per environment
-                found.append(dataclasses.replace(d, path=overlay_path(doc, env, d.path)))
-    return sorted(found)
+        more = schema_diagnostics(merged)
+        if not more and silencer is not None:
+            more = semantic_diagnostics(merged, workload)
+        new = [
+            dataclasses.replace(d, path=overlay_path(doc, env, d.path))
+            for d in more
+            if d not in found  # a base finding shows once, not once per environment
+        ]
+        found += silencer.keep(new) if silencer is not None else new
+    # Every check ran on the base and each environment: an entry that silenced nothing is stale.
+    return sorted(found + (silencer.unused() if silencer is not None else []))
 
 
 def load_valid(
-    path: str | Path, workload: str | None = None, raw: bytes | None = None
+    path: str | Path,
+    workload: str | None = None,
+    raw: bytes | None = None,
+    ignore: Iterable[str] = (),
 ) -> tuple[Document, list[Diagnostic]]:
     """Load and validate a spec; raise SpecError carrying every error, return the warnings."""
     doc = parse_spec(read_spec_bytes(path) if raw is None else raw, str(path))
-    found = validate_document(doc, workload)
+    found = validate_document(doc, workload, ignore)
     errors = [d for d in found if d.is_error]
     if errors:
         raise SpecError(f"{doc.file}: invalid spec", found)
@@ -202,6 +219,7 @@ def render_specs(
     reuse: str | Path | None = None,
     jobs: int = 1,
     stage_in: str | Path | None = None,
+    ignore: Iterable[str] = (),
 ) -> list[Rendered]:
     """Every spec validated and rendered; all errors reported together, nothing rendered twice.
 
@@ -211,10 +229,11 @@ def render_specs(
     stamp and untouched files is not rendered again (``Rendered.reused``); with ``stage_in``
     (the output folder, held under ``output_lock``), each worker also builds its job's new tree
     beside the old one, so the files are written in parallel with the rendering. On any error
-    every staged tree is discarded before the error is raised.
+    every staged tree is discarded before the error is raised. ``ignore`` names rules whose
+    findings are silenced in every spec (see ``validate_document``).
     """
     specs = [Path(p) for p in paths]
-    inputs = Inputs.of(workload, templates, argocd)
+    inputs = Inputs.of(workload, templates, argocd, ignore)
     raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
     found = {
         path: Rendered(str(path), name, {}, reused.warnings, digest, reused)
@@ -253,7 +272,7 @@ def _render_one(
     path, inputs, stage_in, raw, objects = work
     try:
         raw = read_spec_bytes(path) if raw is None else raw
-        doc, warnings = load_valid(path, inputs.workload, raw)
+        doc, warnings = load_valid(path, inputs.workload, raw, inputs.ignore)
         r = render_document(
             doc,
             inputs.workload,
@@ -334,6 +353,7 @@ def render_into(
     argocd: bool = True,
     jobs: int = 1,
     prune: bool = False,
+    ignore: Iterable[str] = (),
 ) -> tuple[list[Rendered], list[tuple[str, WriteReport]]]:
     """``paddlegen render``: unchanged jobs skipped, the rest rendered and staged on up to
     ``jobs`` processes, then swapped in, in order, all under the output lock."""
@@ -348,6 +368,7 @@ def render_into(
             reuse=out,
             jobs=jobs,
             stage_in=out,
+            ignore=ignore,
         )
         return rendered, _write_all(rendered, out, prune)
 
@@ -516,10 +537,12 @@ def validate_inputs(
     workload: str | None = None,
     kubernetes_version: str | None = None,
     kubeconform: str | None = None,
+    ignore: Iterable[str] = (),
 ) -> Validation:
     """``paddlegen validate``: spec files and folders of them checked against the schema and
     the rules (with ``manifests``, the manifests they render to as well, in memory), and
-    rendered job directories validated as manifests; every finding collected."""
+    rendered job directories validated as manifests; every finding collected. ``ignore``
+    silences rules in every spec, as for ``render_specs``."""
     trees: list[Path] = []
     spec_inputs = []
     for item in items:
@@ -533,7 +556,7 @@ def validate_inputs(
     valid = []
     for spec in paths:
         try:
-            doc, warnings = load_valid(spec, workload)
+            doc, warnings = load_valid(spec, workload, ignore=ignore)
             found.extend(warnings)
             valid.append((doc, warnings))
         except SpecError as exc:

@@ -64,6 +64,35 @@ def _format(f: Callable[..., Any], *, expose: bool) -> Callable[..., Any]:
     )(f)
 
 
+def _rules(_ctx: click.Context, _param: click.Parameter, names: tuple[str, ...]) -> list[str]:
+    from paddlegen.errors import InvalidValueError
+    from paddlegen.spec.ignores import run_rules
+
+    try:
+        return sorted(run_rules(names))
+    except InvalidValueError as exc:
+        raise click.BadParameter(exc.message) from None
+
+
+def _complete_rules(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    from paddlegen.spec.checks import REQUIRED, RULES
+
+    return [r for r in RULES if r.startswith(incomplete) and r not in REQUIRED]
+
+
+# A decorator, like the options render_options lists (render, check, diff and validate use it).
+ignore_option = click.option(
+    "--ignore",
+    "ignore",
+    metavar="RULE",
+    multiple=True,
+    callback=_rules,
+    shell_complete=_complete_rules,
+    help="Silence RULE's findings in every spec (repeatable); 'Silencing a rule' in the "
+    "README lists the rules.",
+)
+
+
 def specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("specs", nargs=-1, required=True, type=click.Path(allow_dash=False))(f)
 
@@ -105,6 +134,7 @@ def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 callback=lambda _ctx, _param, n: n or cores(),
                 help="Processes to render with (default 0: one per available core).",
             ),
+            ignore_option,
         ]
     ):
         f = option(f)

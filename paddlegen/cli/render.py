@@ -22,13 +22,18 @@ from paddlegen.cli.common import (
 
 
 def _render(
-    specs: Sequence[str], workload: str | None, templates: str | None, argocd: bool, fmt: str
+    specs: Sequence[str],
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    fmt: str,
+    ignore: list[str],
 ) -> tuple[list[Any], bool]:
     """Every spec rendered in full, objects and positions kept (--stdout, --validate)."""
     from paddlegen import api
 
     paths, whole_set = spec_paths(specs)
-    rendered = api.render_specs(paths, workload, templates, argocd=argocd)
+    rendered = api.render_specs(paths, workload, templates, argocd=argocd, ignore=ignore)
     emit([w for r in rendered for w in r.warnings], fmt)
     return rendered, whole_set
 
@@ -41,13 +46,21 @@ def _plan(
     fmt: str,
     out_dir: str,
     jobs: int,
+    ignore: list[str],
 ) -> tuple[list[Any], bool]:
     """Every spec's job directory, reusing those already up to date in ``out_dir``."""
     from paddlegen import api
 
     paths, whole_set = spec_paths(specs)
     planned = api.render_specs(
-        paths, workload, templates, argocd=argocd, objects=False, reuse=out_dir, jobs=jobs
+        paths,
+        workload,
+        templates,
+        argocd=argocd,
+        objects=False,
+        reuse=out_dir,
+        jobs=jobs,
+        ignore=ignore,
     )
     emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
@@ -82,6 +95,7 @@ def render(
     templates: str | None,
     argocd: bool,
     jobs: int,
+    ignore: list[str],
     to_stdout: bool,
     env: str | None,
     validate_output: bool,
@@ -111,12 +125,19 @@ def render(
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         paths, whole_set = spec_paths(specs)
         planned, reports = api.render_into(
-            paths, out_dir, workload, templates, argocd=argocd, jobs=jobs, prune=whole_set
+            paths,
+            out_dir,
+            workload,
+            templates,
+            argocd=argocd,
+            jobs=jobs,
+            prune=whole_set,
+            ignore=ignore,
         )
         emit([w for p in planned for w in p.warnings], fmt)
         _summary(len(planned), out_dir, reports)
         return
-    rendered, whole_set = _render(specs, workload, templates, argocd, fmt)
+    rendered, whole_set = _render(specs, workload, templates, argocd, fmt, ignore)
     if validate_output:
         from paddlegen.errors import ManifestError
 
@@ -163,6 +184,7 @@ def check(
     templates: str | None,
     argocd: bool,
     jobs: int,
+    ignore: list[str],
     fix: bool,
     fmt: str,
 ) -> None:
@@ -175,7 +197,7 @@ def check(
     """
     from paddlegen import api
 
-    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs)
+    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
     drifts = api.drift(rendered, out_dir, prune=whole_set)
     _show_drift(drifts, out_dir)
     if not drifts:
@@ -198,6 +220,7 @@ def diff(
     templates: str | None,
     argocd: bool,
     jobs: int,
+    ignore: list[str],
     fmt: str,
 ) -> None:
     """Print how OUTPUT differs from what SPEC renders to, without failing.
@@ -208,7 +231,7 @@ def diff(
     """
     from paddlegen import api
 
-    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs)
+    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
     _show_drift(api.drift(rendered, out_dir, prune=whole_set), out_dir)
 
 

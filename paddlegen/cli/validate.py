@@ -9,6 +9,7 @@ from paddlegen.cli.common import (
     emit,
     errors_format_option,
     format_option,
+    ignore_option,
     no_specs_error,
     note_backend,
     specs_argument,
@@ -24,12 +25,14 @@ from paddlegen.cli.common import (
 @click.option(
     "--workload", type=click.Choice(WORKLOAD_NAMES), help="Validate as if spec.workload were this."
 )
+@ignore_option
 @validation_options
 @format_option
 def validate(
     specs: tuple[str, ...],
     manifests: bool,
     workload: str | None,
+    ignore: list[str],
     kubeconform: str | None,
     kubernetes_version: str | None,
     fmt: str,
@@ -55,6 +58,7 @@ def validate(
         workload=workload,
         kubernetes_version=kubernetes_version,
         kubeconform=kubeconform,
+        ignore=ignore,
     )
     if not result.specs and not result.trees:
         raise no_specs_error(specs)

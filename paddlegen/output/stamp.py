@@ -2,10 +2,13 @@
 
 Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) holding
 
-- ``input``: a sha256 over the spec's bytes, the render options and the toolchain (paddlegen's
-  own code, the built-in and ``--templates`` templates, the spec schema, jinja2 and PyYAML);
+- ``input``: a sha256 over the spec's bytes, the render options (the ``--ignore`` rules among
+  them: they decide which findings fail the run and which warnings it shows) and the toolchain
+  (paddlegen's own code, the built-in and ``--templates`` templates, the spec schema, jinja2
+  and PyYAML);
 - ``files``: the sha256 of every file the render wrote;
-- ``warnings``: the spec's warnings, so a skipped job still reports them.
+- ``warnings``: the spec's warnings (those the run did not silence), so a skipped job still
+  reports them.
 
 A later render or check skips a spec only when its input digest equals the stamp's and every
 file on disk still has its recorded digest, with no generated file added: editing the spec, a
@@ -58,13 +61,22 @@ class Inputs:
     templates: str | None
     argocd: bool
     toolchain: str
+    ignore: tuple[str, ...] = ()  # the run's silenced rules, sorted
 
     @classmethod
-    def of(cls, workload: str | None, templates: str | None, argocd: bool) -> Inputs:
-        return cls(workload, templates, argocd, toolchain_digest(templates))
+    def of(
+        cls, workload: str | None, templates: str | None, argocd: bool, ignore: Iterable[str] = ()
+    ) -> Inputs:
+        from paddlegen.spec.ignores import run_rules
+
+        rules = tuple(sorted(run_rules(ignore)))
+        return cls(workload, templates, argocd, toolchain_digest(templates), rules)
 
     def digest(self, raw: bytes) -> str:
-        return input_digest(raw, {"workload": self.workload, "argocd": self.argocd}, self.toolchain)
+        # With the rules in the digest, a job skipped as unchanged was checked with the same
+        # ones: an error another run silenced is not skipped past, nor a silenced warning shown.
+        options = {"workload": self.workload, "argocd": self.argocd, "ignore": list(self.ignore)}
+        return input_digest(raw, options, self.toolchain)
 
 
 class _Output(Protocol):

@@ -16,7 +16,7 @@ from paddlegen.spec.model import (
     VOLUME_SOURCES,
     role_value,
 )
-from paddlegen.spec.secrets import is_secret_name, looks_like_secret
+from paddlegen.spec.secrets import is_literal_credential
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS, Workload
 
@@ -202,7 +202,7 @@ def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
                 yield ctx.error(
                     (*base, i), f"env '{name}' sets both value and valueFrom", "env-value"
                 )
-            if "value" in entry and (is_secret_name(name) or looks_like_secret(entry["value"])):
+            if "value" in entry and is_literal_credential(name, entry["value"]):
                 # The value itself is never repeated: it must not land in CI logs either.
                 yield ctx.error(
                     (*base, i, "value"),
@@ -608,6 +608,43 @@ CHECKS: tuple[Check, ...] = (
     _single_mount_volumes,
     _argocd_ttl,
 )
+
+
+# The registry of every rule id the checks above report, which a spec's `ignore` entries and
+# `--ignore` name (all but REQUIRED can be silenced). The schema's `ruleId` enum lists the same
+# ids; tests hold both to the checks' calls.
+RULES: tuple[str, ...] = (
+    "job-replicas",
+    "image-required",
+    "name-length",
+    "volume-source",
+    "volume-capacity",
+    "volume-unique",
+    "volume-reference",
+    "env-unique",
+    "env-value",
+    "secret-literal",
+    "image-tag",
+    "limits-missing",
+    "min-available",
+    "paddlejob-heter",
+    "paddlejob-gloo",
+    "kubeflow-heter",
+    "workload-setting",
+    "distributed-roles",
+    "distributed-required",
+    "distributed-ports",
+    "distributed-command",
+    "distributed-env",
+    "hostport-nodes",
+    "dataprep-layout",
+    "volume-access-mode",
+    "argocd-ttl",
+)
+# The rules that guard what no job can be built without: a volume's one source, the volumes
+# that settings name, the distributed image's volume and config folder. Silenced, they would
+# leave paddlegen nothing it could render, so `ignore` entries and `--ignore` may not name them.
+REQUIRED: tuple[str, ...] = ("volume-source", "volume-reference", "distributed-required")
 
 
 def semantic_diagnostics(doc: Document, workload: str | None = None) -> list[Diagnostic]:

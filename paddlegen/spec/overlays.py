@@ -24,9 +24,13 @@ def deep_merge(base: Any, overlay: Any) -> Any:
     return merged
 
 
+# Top-level sections about the document rather than the job: never part of what is rendered.
+_NOT_THE_JOB = ("overlays", "ignore")
+
+
 def base_document(doc: Document) -> Document:
-    """The spec without its overlays."""
-    data = {k: v for k, v in doc.data.items() if k != "overlays"}
+    """The job of the spec: without its overlays and its ``ignore`` entries."""
+    data = {k: v for k, v in doc.data.items() if k not in _NOT_THE_JOB}
     return Document(doc.file, data, doc.values, doc.keys)
 
 

@@ -111,7 +111,7 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
         if path and expected in ("object", "array"):
             hint = "indent the fields that belong under it, or remove the key"
     if kind == "enum" and isinstance(error.instance, str):
-        hint = _did_you_mean(error.instance, [str(v) for v in error.validator_value])
+        hint = did_you_mean(error.instance, [str(v) for v in error.validator_value])
     yield _diag(doc, pos, path, message, hint)
 
 
@@ -136,7 +136,7 @@ def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagno
     for n, key in enumerate(unknown):
         key_path = (*path, key)
         # difflib is slow: past a few dozen unknown keys (a hostile file) suggest nothing
-        close = _did_you_mean(key, known) if n < _MAX_SUGGESTIONS else ""
+        close = did_you_mean(key, known) if n < _MAX_SUGGESTIONS else ""
         yield _diag(
             doc,
             doc.where(key_path, key=True),
@@ -149,7 +149,7 @@ def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagno
 _MAX_SUGGESTIONS = 50
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
+def did_you_mean(word: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}

@@ -96,4 +96,7 @@ def test_the_corpus_covers_the_issue_list():
         "unknown-keys-volume",
         "unknown-keys-roles-and-settings",
         "wrong-types-root",
+        "ignore-unknown-rule",
+        "ignore-required-rule",
+        "ignore-in-overlay",
     } <= names

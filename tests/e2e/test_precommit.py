@@ -215,6 +215,30 @@ def test_users_override_the_folders_with_args(hooks, tmp_path):
     assert "missing: manifests/a/batch_v1_job_a.yaml" in stale.stdout
 
 
+def test_hooks_take_ignore_through_args(hooks, tmp_path):
+    config = config_text(hooks.repo, hooks.rev, ["paddlegen-validate"]).replace(
+        "id: paddlegen-validate\n",
+        "id: paddlegen-validate\n        args: [--ignore, secret-literal]\n"
+        "      - id: paddlegen-check\n        args: [jobs, -o, deploy, --ignore, secret-literal]\n",
+    )
+    repo = hooks.gitops_repo(tmp_path / "repo", config=config)
+    key = "  env: [{name: LABEL_KEY, value: ctr-7d}]\n"  # a column name that looks like a key
+    (repo / "jobs" / "c.yaml").write_text(job_spec("c", extra=key))
+    paddlegen = [sys.executable, "-m", "paddlegen"]
+    refused = run([*paddlegen, "render", "jobs", "-o", "deploy"], repo, hooks.env)
+    assert refused.returncode == 1 and "[secret-literal]" in refused.stdout
+    rendered = run(
+        [*paddlegen, "render", "jobs", "-o", "deploy", "--ignore", "secret-literal"],
+        repo,
+        hooks.env,
+    )
+    assert rendered.returncode == 0, rendered.stdout
+    run(["git", "add", "-A"], repo, hooks.env).check_returncode()
+    out = hooks.pre_commit(repo, "run", "--all-files")
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.count("Passed") == 2, out.stdout
+
+
 def test_hooks_run_without_network(hooks, tmp_path):
     # A new network namespace has only a loopback device that is down: no address resolves.
     unshare = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]

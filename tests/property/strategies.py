@@ -79,9 +79,12 @@ def generator_schema(image_required: bool = False) -> dict[str, Any]:
     Affinity is copied into the pods unchecked by design (kubeconform checks it), so random
     content there is meant to fail kubeconform; the generator makes only empty affinity terms.
     With ``image_required``, spec.image is always set: most other documents fail the
-    image-required check, so few would reach the renderer.
+    image-required check, so few would reach the renderer. The generator writes no ``ignore``
+    entries: a silenced error renders what the spec says, which need not be valid
+    (tests/cli/test_ignore.py covers silencing).
     """
     schema = _convert(json.loads(spec_schema_path().read_text(encoding="utf-8")))
+    del schema["properties"]["ignore"]
     if image_required:
         schema["definitions"]["spec"]["required"] = ["image"]
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
@@ -745,7 +748,10 @@ _MISTAKES: dict[str, Any] = {
         ("spec", "env"),
         [{"name": "A", "value": t, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
     ),
-    "secret literal": lambda d, t: _set(d, ("spec", "env"), [{"name": "DB_PASSWORD", "value": t}]),
+    # Any text, made a password: an empty value, a boolean or a path is not one.
+    "secret literal": lambda d, t: _set(
+        d, ("spec", "env"), [{"name": "DB_PASSWORD", "value": f"{t} hunter2"}]
+    ),
     "no image": lambda d, t: _set(_without_role_images(d), ("spec", "image"), None),
     "minAvailable too big": lambda d, t: _set(d, ("spec", "scheduling"), {"minAvailable": 30000}),
     "bad enum": lambda d, t: _set(d, ("spec", "run"), {"restartPolicy": "Always"}),

@@ -190,7 +190,14 @@ def test_list_items_need_no_index():
 
 
 def test_the_top_level_lists_the_spec_sections():
-    assert list(explain().children) == ["apiVersion", "kind", "metadata", "spec", "overlays"]
+    assert list(explain().children) == [
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "overlays",
+        "ignore",
+    ]
 
 
 def test_an_unknown_field_suggests_the_closest():

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from paddlegen import api, report
+from paddlegen.cli import cli
 from paddlegen.errors import SpecError
 from paddlegen.spec.loader import parse_spec
 
@@ -123,13 +124,20 @@ def test_a_missing_memory_limit_is_a_warning():
 @pytest.mark.parametrize(
     ("name", "value"),
     [
+        ("DB_PASSWORD", "hunter2hunter2"),
         ("DB_PASSWORD", "hunter2"),
-        ("GITHUB_TOKEN", "abc"),
-        ("AWS_SECRET_ACCESS_KEY", "abc"),
-        ("API_KEY", "abc"),
+        ("DB_PASSWORD", "letmein"),  # people choose passwords: a plain word is one
+        ("MYSQL_ROOT_PASSWORD", "123456"),  # and so is a number
+        ("GITHUB_TOKEN", "abc123def456"),
+        ("API_TOKEN", "ghp_" + "a" * 36),
+        ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        ("API_KEY", "sk-live-4eC39HqLyjWDarjtT1zdp7dc"),
+        ("CLIENT_SECRET", "qwertyuiopasdfghjklzxcvbnm"),  # plain letters, but too long a word
+        ("HF_TOKEN", "/aB3dE9fGhI2jK4lMnO5pQ7rS"),  # a key behind a slash is no path
         ("NOTE", "AKIAABCDEFGHIJKLMNOP"),
         ("CERT", "-----BEGIN RSA PRIVATE KEY-----\\nMIIE"),
         ("X", "ghp_" + "a" * 36),
+        ("TOKEN_PATH", "ghp_" + "a" * 36),  # a key's shape counts whatever the name
     ],
 )
 def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, value):
@@ -138,6 +146,7 @@ def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, valu
         f'  env: [{{name: {name}, value: "{value}"}}]\n'
     )
     lines = findings(body)
+    assert value.replace("\\n", "\n") not in "\n".join(lines)
     assert lines == [
         f"spec.yaml:8:{25 + len(name)}: error: $.spec.env[0].value: env '{name}' holds a literal "
         "credential; it would be committed to Git in the rendered manifests (use "
@@ -148,6 +157,38 @@ def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, valu
     spec.write_text(HEADER + body)
     with pytest.raises(SpecError):
         api.render_specs([spec])
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        # the issue's five: NLP jobs could not be rendered
+        ("MAX_TOKENS", "4096"),
+        ("TOKENIZER_PATH", "/mnt/tok"),
+        ("LABEL_KEY", "click"),
+        ("SECRET_SAUCE_ENABLED", "true"),
+        ("PASSWORD_FILE", "/etc/secret/pw"),
+        # and their kin
+        ("NUM_TOKENS", "12"),
+        ("HF_TOKEN", ""),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/var/run/gcp/key.json"),
+        ("CACHE_KEY", "data/tok"),
+        ("PASSWORD_POLICY", "strict"),
+        ("PASSWORD_MIN_LENGTH", "12"),
+        ("DB_PASSWORD", "$(PG_PASSWORD)"),
+    ],
+)
+def test_settings_with_credential_words_in_their_names_pass(tmp_path, name, value):
+    body = (
+        "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        f'  env: [{{name: {name}, value: "{value}"}}]\n'
+    )
+    assert findings(body) == []
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(HEADER + body)
+    (rendered,) = api.render_specs([spec])
+    env = rendered.manifests[0].obj["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": name, "value": value} in env
 
 
 def test_harmless_names_and_secret_refs_pass():
@@ -167,3 +208,20 @@ def test_a_schema_error_does_not_echo_a_secret():
         "spec.yaml:7:36: error: $.spec.env[0].value: <redacted> is not of type 'string' [schema]"
     )
     assert "987654321" not in "".join(lines)
+
+
+def test_the_issues_nlp_job_renders(runner, tmp_path):
+    spec = tmp_path / "nlp.yaml"
+    spec.write_text(
+        HEADER + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        "  env:\n"
+        "    - {name: MAX_TOKENS, value: '4096'}\n"
+        "    - {name: TOKENIZER_PATH, value: /mnt/tok}\n"
+        "    - {name: LABEL_KEY, value: click}\n"
+        "    - {name: SECRET_SAUCE_ENABLED, value: 'true'}\n"
+        "    - {name: PASSWORD_FILE, value: /etc/secret/pw}\n"
+    )
+    result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"1 job in {tmp_path / 'deploy'}: 2 written, 0 unchanged, 0 removed\n"
+    assert "LABEL_KEY" in (tmp_path / "deploy" / "demo" / "batch_v1_job_demo.yaml").read_text()
