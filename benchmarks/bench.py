@@ -36,6 +36,7 @@ HELM_VERSION = "v3.22.0"
 
 TARGETS = {  # from issue 7, for a 2-core machine
     "version": 0.060,
+    "hook-validate-examples": 1.5,  # issue 16: the paddlegen-validate hook on the examples
     "render-1-spec": 0.200,
     "render-1000": 3.0,
     "rerender-1000": 1.0,
@@ -418,6 +419,22 @@ def main(argv: list[str] | None = None) -> int:
                 env=env,
             )
         )
+        # What the paddlegen-validate pre-commit hook does when a commit touches every example:
+        # schema, checks and the rendered manifests (every environment), in process.
+        examples = sorted(str(p) for p in (ROOT / "examples").glob("*.yaml"))
+        rows.append(
+            measure(
+                Row(
+                    "hook-validate-examples",
+                    "validate the example specs (pre-commit hook)",
+                    len(examples),
+                    args.runs,
+                ),
+                [pg, "validate", *examples],
+                log=log,
+                env=env,
+            )
+        )
         one = synth.write_repo(work / "one", 1, args.seed, synth.one_spec)[0]
         out1 = work / "out-one"
         rows.append(
@@ -759,6 +776,10 @@ def report(
 
     for key, label in (
         ("version", "`paddlegen --version`, cold"),
+        (
+            "hook-validate-examples",
+            "validate hook on the example specs (schema, checks, manifests)",
+        ),
         ("render-1-spec", "render 1 spec, cold"),
         ("render-1000", "render 1,000 specs"),
         ("rerender-1000", "re-render 1,000 unchanged"),

@@ -538,6 +538,7 @@ def validate_inputs(
     kubernetes_version: str | None = None,
     kubeconform: str | None = None,
     ignore: Iterable[str] = (),
+    prefer_binary: bool = True,
 ) -> Validation:
     """``paddlegen validate``: spec files and folders of them checked against the schema and
     the rules (with ``manifests``, the manifests they render to as well, in memory), and
@@ -570,8 +571,10 @@ def validate_inputs(
         rendered = (
             [render_document(doc, workload, warnings=w) for doc, w in valid] if manifests else []
         )
+        # Trees are what kubeconform reads best (in place); a handful of specs is faster in
+        # process than a kubeconform start.
         more, backend = validate_rendered(
-            rendered, "", kubernetes_version, kubeconform, trees=trees
+            rendered, "", kubernetes_version, kubeconform, prefer_binary or bool(trees), trees
         )
         found.extend(more)
     return Validation(found, len(paths), len(trees), backend)

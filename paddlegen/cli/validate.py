@@ -20,7 +20,10 @@ from paddlegen.cli.common import (
 @click.command()
 @specs_argument
 @click.option(
-    "--manifests", is_flag=True, help="Also render the specs in memory and validate the manifests."
+    "--manifests/--no-manifests",
+    default=True,
+    help="Render the specs in memory and validate the manifests too (default: in process; "
+    "given explicitly: with kubeconform when it is installed).",
 )
 @click.option(
     "--workload", type=click.Choice(WORKLOAD_NAMES), help="Validate as if spec.workload were this."
@@ -37,21 +40,26 @@ def validate(
     kubernetes_version: str | None,
     fmt: str,
 ) -> None:
-    """Check SPEC files (or folders of them) against the schema and paddlegen's rules.
+    """Check SPEC files (or folders of them) against the schema and paddlegen's rules, and the
+    manifests they render to (every environment), in process: fast and offline, as a
+    pre-commit hook needs. --no-manifests checks the specs alone.
 
-    With --manifests, the manifests they render to are validated too, with kubeconform
-    (strict, offline schemas) or in process when it is not installed. A rendered directory
-    (one with paddlegen's kustomization.yaml, or a folder of such) is validated as manifests.
+    A rendered directory (one with paddlegen's kustomization.yaml, or a folder of such) is
+    validated as manifests, its overlays' patched objects included. Rendered directories, an
+    explicit --manifests or --kubeconform PATH use kubeconform (strict, offline schemas) when
+    it is installed, and say so when it is not.
 
     \b
     Examples:
       paddlegen validate examples/*.yaml
-      paddlegen validate --manifests jobs/
+      paddlegen validate --no-manifests jobs/
       paddlegen validate deploy/
       paddlegen validate --format github jobs/*.yaml
     """
     from paddlegen import api
 
+    source = click.get_current_context().get_parameter_source
+    asked = source("manifests") is not click.core.ParameterSource.DEFAULT or kubeconform
     result = api.validate_inputs(
         specs,
         manifests=manifests,
@@ -59,10 +67,12 @@ def validate(
         kubernetes_version=kubernetes_version,
         kubeconform=kubeconform,
         ignore=ignore,
+        prefer_binary=bool(asked),
     )
     if not result.specs and not result.trees:
         raise no_specs_error(specs)
-    note_backend(result.backend)
+    if asked or result.trees:
+        note_backend(result.backend)
     found = result.diagnostics
     emit(found, fmt, err=fmt != "json")
     if any(d.is_error for d in found):

@@ -15,6 +15,7 @@ from paddlegen.validate.kubeconform import (
     run_kubeconform,
     tree_files,
 )
+from paddlegen.validate.overlays import overlay_files
 
 
 def validate_manifests(
@@ -29,9 +30,14 @@ def validate_manifests(
     findings and which path ran.
 
     The binary runs when found (and preferred); otherwise the in-process path, whose use the
-    caller should mention once.
+    caller should mention once. The environments of rendered trees are validated too, each
+    patched object under its patch file's name (validate/overlays.py).
     """
+    patched, broken = overlay_files(trees)
+    files = [*files, *patched]
     binary = find_kubeconform(kubeconform) if prefer_binary else None
     if binary:
-        return run_kubeconform(files, binary, kubernetes_version, timeout, trees), "kubeconform"
-    return validate_in_process([*files, *tree_files(trees)], kubernetes_version), "in-process"
+        found = run_kubeconform(files, binary, kubernetes_version, timeout, trees)
+        return sorted([*found, *broken]), "kubeconform"
+    found = validate_in_process([*files, *tree_files(trees)], kubernetes_version)
+    return sorted([*found, *broken]), "in-process"

@@ -315,3 +315,21 @@ def test_writing_the_same_file_twice_is_no_error(runner, tmp_path):
     out.write_text("FROM other\n")
     changed = runner.invoke(cli, ["dockerfile", str(spec), "-o", str(out)])
     assert changed.exit_code == 2 and "already exists (use --force" in changed.stderr
+
+
+def test_validate_checks_the_manifests_by_default_in_process(runner, tmp_path, monkeypatch):
+    """An affinity typo the spec schema lets through (affinity is free-form there) fails the
+    default validate, and so the pre-commit hook, without kubeconform on PATH."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+    monkeypatch.delenv("PADDLEGEN_KUBECONFORM", raising=False)
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(
+        job_spec("demo")
+        + "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:"
+        " {nodeSelectorTerm: []}}}\n"
+    )
+    result = runner.invoke(cli, ["validate", str(spec)])
+    assert result.exit_code == 1
+    assert "nodeSelectorTerm: unknown field" in result.stderr
+    assert "[in-process]" in result.stderr and "kubeconform not found" not in result.stderr
+    assert runner.invoke(cli, ["validate", "--no-manifests", str(spec)]).exit_code == 0

@@ -7,9 +7,11 @@ real file, and never follow a symlink.
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from paddlegen import api
 from paddlegen.cli import cli
+from paddlegen.output.layout import HEADER
 from paddlegen.validate import kubeconform as kc
 from paddlegen.validate.inprocess import validate_in_process
 from tests.conftest import require_tool
@@ -106,3 +108,34 @@ def test_a_finding_is_labelled_by_what_found_it(runner, deploy, tmp_path, monkey
     assert f"Job/a spec.bogus: unknown field [{backend}]" in result.stderr
     noted = "kubeconform not found; validating in process" in result.stderr
     assert noted == (backend == "in-process")
+
+
+@pytest.mark.parametrize("backend", ["kubeconform", "in-process"])
+def test_an_overlay_patch_is_validated_as_the_object_it_makes(
+    runner, deploy, tmp_path, monkeypatch, backend
+):
+    """`replicas: eight` in a prod patch: kustomize build would print it; validate refuses it,
+    named by the patch file."""
+    patch = deploy / "c" / "overlays" / "prod" / "patch-batch_v1_job_c.yaml"
+    ops = yaml.safe_load(patch.read_text())
+    ops.append({"op": "replace", "path": "/spec/parallelism", "value": "eight"})
+    patch.write_text(HEADER + yaml.safe_dump(ops))
+    monkeypatch.delenv("PADDLEGEN_KUBECONFORM", raising=False)
+    if backend == "kubeconform":
+        args = ["--kubeconform", require_tool("kubeconform")]
+    else:
+        monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+        args = []
+    result = runner.invoke(cli, ["validate", str(deploy), *args])
+    assert result.exit_code == 1
+    assert f"{patch}: error: Job/c spec.parallelism" in result.stderr
+
+
+def test_a_patch_that_does_not_apply_is_a_finding(runner, deploy, tmp_path, monkeypatch):
+    patch = deploy / "c" / "overlays" / "prod" / "patch-batch_v1_job_c.yaml"
+    patch.write_text(HEADER + "- {op: remove, path: /spec/nothere}\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+    result = runner.invoke(cli, ["validate", str(deploy)])
+    assert result.exit_code == 1
+    assert f"{patch}: error: this patch does not apply to " in result.stderr
+    assert "[overlay]" in result.stderr
