@@ -21,7 +21,7 @@ class Diagnostic:
     file: str = ""
     line: int = 0
     col: int = 0
-    severity: str = "error"  # error | warning
+    severity: str = "error"  # error | warning | info (what import did, nothing wrong)
     path: str = ""
     message: str = ""
     rule: str = ""

@@ -70,6 +70,9 @@ def _escape(value: str, *, prop: bool = False) -> str:
     return value.replace(":", "%3A").replace(",", "%2C") if prop else value
 
 
+_GITHUB_LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
 def github(diagnostics: Sequence[Diagnostic]) -> str:
     out = []
     for d in diagnostics:
@@ -80,7 +83,7 @@ def github(diagnostics: Sequence[Diagnostic]) -> str:
         message = f"{d.path}: {d.message}" if d.path else d.message
         if d.hint:
             message += f" ({d.hint})"
-        level = "error" if d.is_error else "warning"
+        level = _GITHUB_LEVELS.get(d.severity, "warning")
         out.append(f"::{level} {','.join(props)}::{_escape(message)}\n")
     return "".join(out)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from paddlegen.errors import Diagnostic
 from paddlegen.render.engine import EFS_MOUNT_OPTIONS
 from paddlegen.spec.model import DEFAULT_REQUESTS, GPU_RESOURCE, MANAGED_BY, recommended_labels
 
@@ -21,6 +22,8 @@ RESTRICTED = {
     "seccompProfile": {"type": "RuntimeDefault"},
 }
 SECURITY_KEYS = ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem")
+# What a pod's securityContext sets for every container that does not set its own.
+POD_WIDE = ("runAsNonRoot", "runAsUser", "runAsGroup", "seccompProfile")
 GROUP_NAME = "scheduling.k8s.io/group-name"
 ARGOCD_PREFIX = "argocd.argoproj.io/"  # sync annotations paddlegen writes itself
 
@@ -42,19 +45,58 @@ def take(obj: Any, *keys: str | int, default: Any = None) -> Any:
     return value
 
 
-def leftovers(obj: Any, prefix: str = "") -> list[str]:
-    """`path = value` of every leaf still in ``obj`` (emptied containers carry nothing)."""
+def leftovers(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """``(path, value)`` of every leaf still in ``obj`` (emptied containers carry nothing; a
+    list of scalars is one leaf)."""
     if isinstance(obj, (dict, list)) and not obj:
         return []
     if isinstance(obj, dict):
         return [
-            line
+            leaf
             for k, v in obj.items()
-            for line in leftovers(v, f"{prefix}.{k}" if prefix else str(k))
+            for leaf in leftovers(v, f"{prefix}.{k}" if prefix else str(k))
         ]
     if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
-        return [line for i, v in enumerate(obj) for line in leftovers(v, f"{prefix}[{i}]")]
-    return [f"{prefix} = {json.dumps(obj, ensure_ascii=False)}"]
+        return [leaf for i, v in enumerate(obj) for leaf in leftovers(v, f"{prefix}[{i}]")]
+    return [(prefix, obj)]
+
+
+# What a note says about the rendered objects: they run the same as the input (cosmetic: a
+# server-set field, a default made explicit, a name paddlegen derives) or differently (lossy: a
+# pod, container, volume, command, env, resource, scheduling or placement setting lost or changed).
+NoteKind = Literal["cosmetic", "lossy"]
+COSMETIC: NoteKind = "cosmetic"
+LOSSY: NoteKind = "lossy"
+_RULES = {COSMETIC: ("info", "import-note"), LOSSY: ("warning", "import-lossy")}
+
+
+@dataclass(frozen=True)
+class Note:
+    """One thing import did not carry over as it was. ``where`` starts with the object's
+    ``Kind/name`` (a role may follow); ``file`` is the input that held the object."""
+
+    kind: NoteKind
+    where: str
+    message: str
+    file: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.where.partition(" ")[0]
+
+    @property
+    def lossy(self) -> bool:
+        return self.kind == LOSSY
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+    def diagnostic(self) -> Diagnostic:
+        """The note as a finding: lossy ones warn (import-lossy), cosmetic ones inform."""
+        severity, rule = _RULES[self.kind]
+        return Diagnostic(
+            self.file, severity=severity, path=self.where, message=self.message, rule=rule
+        )
 
 
 @dataclass
@@ -67,15 +109,16 @@ class Context:
     annotations: dict[str, str]
     pvs: dict[str, dict[str, Any]]
     pvcs: dict[str, dict[str, Any]]
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
     # PVs and PVCs turned into volumes; what is left of them is reported like everything else.
     consumed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     claims: dict[str, tuple[dict[str, Any], str | None]] = field(default_factory=dict)
     # spec volume name -> (claim name, PV name) as the input named them
     storage_names: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    pod_priority: str | None = None  # the training pods' priorityClassName
 
-    def note(self, where: str, message: str) -> None:
-        self.notes.append(f"{where}: {message}")
+    def note(self, kind: NoteKind, where: str, message: str) -> None:
+        self.notes.append(Note(kind, where, message))
 
 
 def strip_meta(meta: dict[str, Any], ctx: Context) -> None:
@@ -107,7 +150,7 @@ class Pod:
     volcano: bool = False
     restart_policy: str | None = None
     security: dict[str, Any] = field(default_factory=dict)
-    restricted: bool = True  # the container had paddlegen's restricted securityContext
+    priority_class: str | None = None
 
 
 def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
@@ -118,11 +161,12 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
     if not template["metadata"]:
         template.pop("metadata")
     spec = template.setdefault("spec", {})
-    containers = spec.get("containers", [{}])
-    container = next((c for c in containers if c.get("name") == "paddle"), containers[0])
+    container = _training_container(spec, ctx, where)
     name = container.pop("name", "paddle")
     if name != "paddle":
-        ctx.note(where, f"container '{name}' is named 'paddle' (operators find it by name)")
+        ctx.note(
+            COSMETIC, where, f"container '{name}' is named 'paddle' (operators find it by name)"
+        )
     role: dict[str, Any] = {
         key: container.pop(key)
         for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env")
@@ -132,11 +176,14 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
     role.update(
         {key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity") if key in spec}
     )
-    volcano = take(spec, "schedulerName") == "volcano" or volcano
-    security, restricted = _security(container, spec)
-    volumes, shm = _volumes(container, spec, ctx)
+    if spec.get("schedulerName") == "volcano":  # any other scheduler stays, and is listed
+        take(spec, "schedulerName")
+        volcano = True
+    security = _security(container, spec)
+    volumes, shm = _volumes(container, spec, ctx, where)
     if take(spec, "automountServiceAccountToken") not in (None, "serviceAccountName" in spec):
         ctx.note(
+            LOSSY,
             where,
             "automountServiceAccountToken follows the workload (a token only "
             "for distributed-job's peer discovery)",
@@ -150,8 +197,35 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
         volcano,
         take(spec, "restartPolicy"),
         security,
-        restricted,
+        take(spec, "priorityClassName"),
     )
+
+
+def _training_container(spec: dict[str, Any], ctx: Context, where: str) -> dict[str, Any]:
+    """The container a spec describes ('paddle', else the first). A spec's pods run that one
+    container alone: every other container and init container is dropped, each with a note."""
+    containers = spec.get("containers", [{}])
+    chosen = next((c for c in containers if c.get("name") == "paddle"), containers[0])
+    for i, other in enumerate(containers):
+        if other is not chosen:
+            ctx.note(
+                LOSSY,
+                where,
+                f"container {_describe(other)} is not carried over: the spec's pods run "
+                "one container, the training container",
+            )
+            containers[i] = {}  # in place: what is left of the training container keeps its index
+    for init in take(spec, "initContainers", default=[]):
+        ctx.note(
+            LOSSY,
+            where,
+            f"init container {_describe(init)} is not carried over: the spec's pods have none",
+        )
+    return chosen
+
+
+def _describe(container: dict[str, Any]) -> str:
+    return f"'{container.get('name')}' ({container.get('image')})"
 
 
 def _resources(container: dict[str, Any]) -> dict[str, Any]:
@@ -167,22 +241,29 @@ def _resources(container: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _security(container: dict[str, Any], spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """spec.security fields, and whether the container was already restricted."""
-    context = container.get("securityContext", {})
-    present = [key for key in SECURITY_KEYS if key in context]
-    security = {key: take(container, "securityContext", key) for key in present}
-    restricted = all(context.get(k) == v for k, v in RESTRICTED.items())
-    if restricted:
-        for key in RESTRICTED:
-            take(container, "securityContext", key)
-    if "fsGroup" in spec.get("securityContext", {}):
+def _security(container: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """spec.security from the securityContext the training container runs with: its own, else
+    the pod's (which applies to every container). restricted: false unless the container had
+    paddlegen's whole restricted profile, so the spec does not restrict what ran unrestricted."""
+    own = container.get("securityContext", {})
+    shared = spec.get("securityContext", {})
+    effective = {**{k: v for k, v in shared.items() if k in POD_WIDE}, **own}
+
+    def pop(key: str) -> Any:
+        return take(container if key in own else spec, "securityContext", key)
+
+    restricted = all(effective.get(k) == v for k, v in RESTRICTED.items())
+    for key in RESTRICTED if restricted else ():
+        pop(key)
+    security: dict[str, Any] = {} if restricted else {"restricted": False}
+    security.update({key: pop(key) for key in SECURITY_KEYS if key in effective})
+    if "fsGroup" in shared:
         security["fsGroup"] = take(spec, "securityContext", "fsGroup")
-    return security, restricted
+    return security
 
 
 def _volumes(
-    container: dict[str, Any], spec: dict[str, Any], ctx: Context
+    container: dict[str, Any], spec: dict[str, Any], ctx: Context, where: str
 ) -> tuple[list[dict[str, Any]], Any]:
     mounts = {m.get("name"): m for m in container.get("volumeMounts", [])}
     volumes: list[dict[str, Any]] = []
@@ -190,7 +271,7 @@ def _volumes(
     for i, volume in reversed(list(enumerate(spec.get("volumes", [])))):
         mount = mounts.get(volume.get("name"))
         if mount is None:
-            continue  # not mounted into the training container: left for the report
+            continue  # not mounted into the training container: dropped below
         empty = volume.get("emptyDir", {})
         if (
             mount.get("mountPath") == "/dev/shm"
@@ -212,10 +293,30 @@ def _volumes(
         if not mount:  # a subPath or mountPropagation stays, and is listed
             container["volumeMounts"].remove(mount)
         spec["volumes"].pop(i)
-    for holder, key in ((container, "volumeMounts"), (spec, "volumes")):
-        if key in holder and not holder[key]:
-            holder.pop(key)
+    for volume in spec.pop("volumes", []):
+        _drop_volume(volume, mounts.get(volume.get("name")), container, ctx, where)
+    if not container.get("volumeMounts", True):
+        container.pop("volumeMounts")
     return volumes, shm
+
+
+def _drop_volume(
+    volume: dict[str, Any],
+    mount: dict[str, Any] | None,
+    container: dict[str, Any],
+    ctx: Context,
+    where: str,
+) -> None:
+    """One note for a pod volume the spec cannot carry, and its mount removed with it."""
+    source = ", ".join(sorted(set(volume) - {"name"})) or "no source"
+    if mount is None:
+        reason = "the training container does not mount it"
+    else:
+        container["volumeMounts"].remove(mount)
+        reason = f"mounted at {mount.get('mountPath')}, it has no spec volume form"
+    ctx.note(
+        LOSSY, where, f"volume '{volume.get('name')}' ({source}) is not carried over: {reason}"
+    )
 
 
 def _source(volume: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
@@ -252,6 +353,7 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
     if pv_name is None and len(ctx.pvs) == 1:
         pv_name = next(iter(ctx.pvs))
         ctx.note(
+            COSMETIC,
             label,
             f"bound to PersistentVolume/{pv_name}, the only one in the input (the "
             "cluster would match them by size and access mode)",
@@ -280,6 +382,7 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
     ):
         if mine is not None and mine != theirs:
             ctx.note(
+                COSMETIC,
                 label,
                 f"{what} {json.dumps(mine)} differs from the PersistentVolume's "
                 f"{json.dumps(theirs)}; the PersistentVolume's value serves both",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.authoring.import_pod import Context, Pod, pod, take
+from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
 from paddlegen.spec.model import DISTRIBUTED_DEFAULTS, ROLE_FIELDS
 from paddlegen.workloads import kubeflow
 from paddlegen.workloads.base import RUN_KEYS
@@ -52,6 +52,7 @@ def _literal(role: dict[str, Any], name: str, ctx: Context, where: str) -> str |
     entry = _take_env(role, name)
     if entry is not None and set(entry) != {"name", "value"}:
         ctx.note(
+            LOSSY,
             where,
             f"env {name} comes from {json.dumps(entry.get('valueFrom'))}; only a "
             "literal value can be read back, so paddlegen derives it",
@@ -76,12 +77,15 @@ def _assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, whe
         for volume in p.volumes:
             if volumes.setdefault(volume["name"], volume) != volume:
                 ctx.note(
-                    where, f"volume '{volume['name']}' differs between roles; the first one is kept"
+                    LOSSY,
+                    where,
+                    f"volume '{volume['name']}' differs between roles; the first one is kept",
                 )
     for name in volumes:
         missing = [r for r, (_, p) in pods.items() if name not in {v["name"] for v in p.volumes}]
         if missing:
             ctx.note(
+                LOSSY,
                 where,
                 f"volume '{name}' is now also mounted into {', '.join(missing)} "
                 "(paddlegen mounts every volume into every role)",
@@ -98,10 +102,12 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
         ("shm", [p.shm for p in pods]),
         ("restartPolicy", [p.restart_policy for p in pods]),
         ("security", [p.security for p in pods]),
+        ("priorityClassName", [p.priority_class for p in pods]),
     ):
         given = [v for v in values if v]
         if given and any(v != given[0] for v in values):
             ctx.note(
+                LOSSY,
                 where,
                 f"{key} differs between roles ({', '.join(map(json.dumps, values))}); "
                 f"{json.dumps(given[0])} now serves every role",
@@ -110,16 +116,19 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
             continue
         if key == "restartPolicy":
             spec.setdefault("run", {})["restartPolicy"] = given[0]
+        elif key == "priorityClassName":
+            ctx.pod_priority = str(given[0])  # where it goes depends on the PodGroup (importer.py)
         else:
             spec[key] = given[0]
     if any(p.volcano for p in pods):
         spec["scheduling"] = {"scheduler": "volcano"}
-    if not all(p.restricted for p in pods):
+    if spec.get("security", {}).get("restricted") is False:
         ctx.note(
+            COSMETIC,
             where,
-            "containers get paddlegen's restricted securityContext (no privilege "
-            "escalation, all capabilities dropped, RuntimeDefault seccomp); set "
-            "spec.security.restricted: false if the image needs more",
+            "the containers ran without paddlegen's restricted securityContext, so "
+            "spec.security.restricted is false; delete it for the restricted profile (no "
+            "privilege escalation, all capabilities dropped, RuntimeDefault seccomp)",
         )
 
 
@@ -141,9 +150,7 @@ def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             take(body, "completions")
         settings, job_path = _distributed(p, parallelism, ctx, where)
     else:
-        for key in ("parallelism", "completions"):
-            if body.get(key) == 1:
-                take(body, key)  # workload job runs exactly one pod; anything else stays listed
+        _one_pod(body, ctx, where)
     spec = _assemble(
         "distributed-job" if distributed else "job",
         {"worker": (parallelism if distributed else 1, p)},
@@ -157,10 +164,44 @@ def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         spec["distributed"] = {**({"volume": volume} if volume else {}), **settings}
         if volume is None:
             ctx.note(
-                where, "JOB_PATH is not the mountPath of any volume; set spec.distributed.volume"
+                LOSSY,
+                where,
+                "JOB_PATH is not the mountPath of any volume; set spec.distributed.volume",
             )
     _run(spec, body)
     return spec
+
+
+def _one_pod(body: dict[str, Any], ctx: Context, where: str) -> None:
+    """Workload job runs one pod without a completion index: a Job that runs more pods, or
+    indexes them, becomes one pod all the same, with a note saying so.
+
+    It does not become another workload: paddlejob and kubeflow-paddlejob need their
+    operator installed and give the pods their rank in other variables (PADDLE_TRAINER_ID,
+    not JOB_COMPLETION_INDEX); distributed-job is the legacy pserver/trainer image's contract.
+    Each would run the pods differently too, and without saying so."""
+    shape = {
+        k: take(body, k) for k in ("parallelism", "completions", "completionMode") if k in body
+    }
+    parallelism = shape.get("parallelism", 1)
+    total = shape.get("completions") or parallelism
+    indexed = shape.get("completionMode") == "Indexed"
+    if total == parallelism == 1 and not indexed:
+        return  # one pod, as the workload runs it (NonIndexed is the default mode)
+    at_once = min(parallelism, total)
+    runs = f"{total} pod{'s' if total != 1 else ''}" + (
+        f", {at_once} at a time" if at_once != total else ""
+    )
+    given = ", ".join(f"{k} {v}" for k, v in shape.items())
+    ctx.note(
+        LOSSY,
+        where,
+        f"{given}: the Job runs {runs}"
+        + (" with a completion index each (JOB_COMPLETION_INDEX)" if indexed else "")
+        + "; workload job runs exactly one, without an index. No paddlegen workload renders "
+        "an Indexed Job: for several trainers use workload paddlejob or kubeflow-paddlejob "
+        "with spec.worker.replicas, whose operators give each pod its rank",
+    )
 
 
 def _distributed(
@@ -176,20 +217,28 @@ def _distributed(
             try:
                 settings[key] = kind(value)
             except ValueError:
-                ctx.note(where, f"env {name}={value!r} is not a number; dropped")
+                ctx.note(LOSSY, where, f"env {name}={value!r} is not a number; dropped")
     if "trainerCount" not in settings:
         ctx.note(
-            where, "TRAINER_COUNT was not set (the image's start script needs it); paddlegen sets 1"
+            LOSSY,
+            where,
+            "TRAINER_COUNT was not set (the image's start script needs it); paddlegen sets 1",
         )
     job_path = _literal(role, "JOB_PATH", ctx, where)
     for name, expected in (("JOB_NAME", ctx.name), ("CONF_PADDLE_GRADIENT_NUM", str(replicas))):
         value = _literal(role, name, ctx, where)
         if value not in (None, expected):
-            ctx.note(where, f"env {name}={value!r} becomes {expected!r} (paddlegen derives it)")
+            ctx.note(
+                LOSSY, where, f"env {name}={value!r} becomes {expected!r} (paddlegen derives it)"
+            )
     namespace = _take_env(role, "JOB_NAMESPACE")
     if namespace and "value" in namespace:
+        # The same value wherever the input named the namespace it runs in.
+        same = namespace["value"] == ctx.namespace
         ctx.note(
-            where, f"env JOB_NAMESPACE={namespace['value']!r} now comes from the pod's namespace"
+            COSMETIC if same else LOSSY,
+            where,
+            f"env JOB_NAMESPACE={namespace['value']!r} now comes from the pod's namespace",
         )
     if role.get("command") == DISTRIBUTED_DEFAULTS.command:
         role.pop("command")
@@ -208,7 +257,9 @@ def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context, wh
     )
     ports = container.get("ports", [])
     if not ports:
+        # containerPorts without hostPorts only document the ports: the pods run the same.
         ctx.note(
+            COSMETIC,
             where,
             f"no ports were declared; paddlegen declares {first}..{first + count - 1}"
             " as containerPorts (without hostPorts, as in the input)",
@@ -313,6 +364,7 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         spec.setdefault("run", {})["restartPolicy"] = sorted(policies)[0]
         if len(policies) > 1:
             ctx.note(
+                LOSSY,
                 where,
                 f"replica restartPolicy differs ({', '.join(sorted(policies))}); "
                 f"{sorted(policies)[0]} now serves both",
@@ -335,7 +387,9 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     if role.get("env"):
         p.container["env"] = role.pop("env")  # any other env stays listed as not mapped
     if len(p.volumes) != 1:
-        ctx.note(where, f"the data Job mounts {len(p.volumes)} volumes; spec.dataPrep needs one")
+        ctx.note(
+            LOSSY, where, f"the data Job mounts {len(p.volumes)} volumes; spec.dataPrep needs one"
+        )
         return
     volume = _shared_volume(p.volumes[0], spec, ctx, where)
     prep: dict[str, Any] = {"volume": volume["name"]}
@@ -347,6 +401,7 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     if out_dir and (out_dir + "/").startswith(mount + "/") and mount != volume["mountPath"]:
         moved = volume["mountPath"].rstrip("/") + out_dir[len(mount) :]
         ctx.note(
+            LOSSY,
             where,
             f"the data Job mounts the volume at {mount}, the trainers at "
             f"{volume['mountPath']}: one mountPath serves both, OUT_DIR {out_dir} "
@@ -378,6 +433,7 @@ def _shared_volume(volume: dict[str, Any], spec: Spec, ctx: Context, where: str)
     if volume["name"] in {v["name"] for v in volumes}:
         volume = {**volume, "name": f"{volume['name']}-data"}
     ctx.note(
+        LOSSY,
         where,
         f"the data Job's volume '{volume['name']}' is not one the trainers mount; "
         "it is added to spec.volumes, so the trainers mount it too",
@@ -392,6 +448,7 @@ def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: st
         if spec.get(key) != value:
             theirs = json.dumps(spec[key]) if key in spec else "unset"
             ctx.note(
+                LOSSY,
                 where,
                 f"{key} {json.dumps(value)} is not carried over: the data Job "
                 f"takes {key} from the spec ({theirs})",
@@ -399,8 +456,23 @@ def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: st
     for what, value in (("/dev/shm", p.shm), ("Volcano scheduling", p.volcano)):
         if value:
             ctx.note(
+                LOSSY,
                 where,
                 f"{what} is not carried over: the data Job runs outside the gang, without /dev/shm",
             )
     if p.restart_policy not in (None, "Never"):
-        ctx.note(where, f"restartPolicy {p.restart_policy} becomes Never")
+        ctx.note(LOSSY, where, f"restartPolicy {p.restart_policy} becomes Never")
+    if p.security != spec.get("security", {}):
+        ctx.note(
+            LOSSY,
+            where,
+            f"security {json.dumps(p.security)} becomes the spec's "
+            f"{json.dumps(spec.get('security', {}))}: the data Job takes spec.security",
+        )
+    if p.priority_class:
+        ctx.note(
+            LOSSY,
+            where,
+            f"priorityClassName {p.priority_class!r} is not carried over: the data Job "
+            "runs at the default priority",
+        )

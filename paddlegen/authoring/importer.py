@@ -12,12 +12,27 @@ import difflib
 import importlib
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
 
-from paddlegen.authoring.import_pod import ARGOCD_PREFIX, Context, leftovers, strip_meta, take
+from paddlegen.authoring.import_defaults import (
+    SERVER_METADATA,
+    TOOL_ANNOTATIONS,
+    is_server_label,
+    set_by_cluster,
+)
+from paddlegen.authoring.import_pod import (
+    ARGOCD_PREFIX,
+    COSMETIC,
+    LOSSY,
+    Context,
+    Note,
+    leftovers,
+    strip_meta,
+    take,
+)
 from paddlegen.authoring.import_workloads import (
     Spec,
     data_job,
@@ -52,22 +67,20 @@ RBAC = {
     ("rbac.authorization.k8s.io/v1", "Role"),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"),
 }
-_SERVER_SET = (
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "managedFields",
-    "selfLink",
-)
 
 
 @dataclass(frozen=True)
 class Imported:
     spec: dict[str, Any]
     text: str  # the spec as a file, under the schema modeline
-    unmapped: list[str]  # one line per input field or object not carried over, or changed
+    # One per input field or object not carried over, or changed: lossy when the rendered
+    # objects would run differently from the input, cosmetic when they would run the same.
+    notes: list[Note]
     diagnostics: list[Diagnostic]  # validating the spec: an incomplete input shows here
+
+    @property
+    def lossy(self) -> list[Note]:
+        return [n for n in self.notes if n.lossy]
 
 
 def _label(obj: dict[str, Any]) -> str:
@@ -138,37 +151,14 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
     """The spec for the manifests in ``sources``, what it does not carry over, and its
     validation (``name`` is the spec's file name in diagnostics)."""
     sources = list(sources)
-    objects = read_manifests(sources)
+    located = [(source, o) for source, text in sources for o in read_manifests([(source, text)])]
+    files: dict[str, str] = {}
+    for source, obj in located:
+        files.setdefault(_label(obj), source)
+    objects = [obj for _, obj in located]
     main = _main(objects)
-    meta = main["metadata"]
-    job = meta["name"]
-    ctx = Context(
-        job,
-        meta.get("namespace"),
-        _own_labels(job, meta.get("labels", {})),
-        {k: v for k, v in meta.get("annotations", {}).items() if not k.startswith(ARGOCD_PREFIX)},
-        pvs={o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolume")},
-        pvcs={
-            o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolumeClaim")
-        },
-    )
-    mapper = IMPORTERS[_key(main)]
-    spec = mapper(main, ctx, _label(main))
-    used = [main]
-    data = next(
-        (o for o in objects if o is not main and _key(o) == BATCH_JOB and is_data_job(o)), None
-    )
-    if data is not None:
-        data_job(data, spec, ctx, _label(data))
-        _expect_name(data, f"{job}-data", ctx)
-        used.append(data)
-    group = next((o for o in objects if _key(o) == PODGROUP), None)
-    if group is not None:
-        _podgroup(group, spec, ctx)
-        used.append(group)
-    if spec["workload"] == "distributed-job":
-        used += [o for o in objects if _key(o) in RBAC and _rbac_is_derived(o, job)]
-    used += [obj for _, obj in ctx.consumed]
+    ctx = _context(main, objects)
+    spec, used, group = _map(main, objects, ctx)
     result = _spec(ctx, spec)
     from paddlegen.api import validate_document
     from paddlegen.authoring.init import spec_text
@@ -184,24 +174,105 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
     for obj in used:
         notes += _report(obj, main, ctx)
     notes += [
-        f"{_label(o)}: no spec counterpart; not imported"
+        Note(LOSSY, _label(o), "no spec counterpart; not imported")
         for o in objects
         if not any(o is u for u in used)
     ]
-    return Imported(result, text, notes, found)
+    return Imported(result, text, [replace(n, file=files.get(n.label, "")) for n in notes], found)
 
 
-def _own_labels(name: str, labels: dict[str, str]) -> dict[str, str]:
-    """The user's labels: paddlegen's recommended ones are regenerated."""
-    if labels.get("app.kubernetes.io/managed-by") != MANAGED_BY:
-        return dict(labels)
-    ours = recommended_labels(name)
-    return {k: v for k, v in labels.items() if ours.get(k) != v}
+def _context(main: dict[str, Any], objects: list[dict[str, Any]]) -> Context:
+    """What the mappers share: the job's identity (its own labels and annotations, not the
+    ones the cluster or paddlegen set) and the PVs and PVCs of the input."""
+    meta = main["metadata"]
+    job = meta["name"]
+    return Context(
+        job,
+        meta.get("namespace"),
+        _own_labels(job, meta.get("labels", {}), batch=_key(main) == BATCH_JOB),
+        {
+            k: v
+            for k, v in meta.get("annotations", {}).items()
+            if not k.startswith(ARGOCD_PREFIX) and k not in TOOL_ANNOTATIONS
+        },
+        pvs={o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolume")},
+        pvcs={
+            o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolumeClaim")
+        },
+    )
+
+
+def _map(
+    main: dict[str, Any], objects: list[dict[str, Any]], ctx: Context
+) -> tuple[Spec, list[dict[str, Any]], dict[str, Any] | None]:
+    """The spec fields of the training object and the objects around it, the objects used,
+    and the PodGroup if there is one."""
+    job = ctx.name
+    spec = IMPORTERS[_key(main)](main, ctx, _label(main))
+    used = [main]
+    data = next(
+        (o for o in objects if o is not main and _key(o) == BATCH_JOB and is_data_job(o)), None
+    )
+    if data is not None:
+        data_job(data, spec, ctx, _label(data))
+        _expect_name(data, f"{job}-data", ctx)
+        used.append(data)
+    group = next((o for o in objects if _key(o) == PODGROUP), None)
+    if group is not None:
+        _podgroup(group, spec, ctx)
+        used.append(group)
+    _pod_priority(spec, ctx, _label(main))
+    if spec["workload"] == "distributed-job":
+        used += [o for o in objects if _key(o) in RBAC and _rbac_is_derived(o, job)]
+    used += [obj for _, obj in ctx.consumed]
+    return spec, used, group
+
+
+def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
+    """The training pods' priorityClassName. The spec's scheduling.priorityClassName is the
+    Volcano gang's priority (PodGroup, operators' schedulingPolicy), which orders and preempts
+    whole jobs; paddlegen gives the pods themselves none, so they run at the cluster's default
+    priority (kubelet eviction, the default scheduler's preemption), and without Volcano the
+    spec has no place for it at all."""
+    given = ctx.pod_priority
+    if given is None:
+        return
+    scheduling = spec.get("scheduling", {})
+    if scheduling.get("scheduler") != "volcano":
+        ctx.note(
+            LOSSY,
+            where,
+            f"priorityClassName {given!r} is not carried over: without Volcano the spec has no "
+            "place for it (spec.scheduling.priorityClassName is the Volcano gang's); the pods "
+            "run at the default priority",
+        )
+        return
+    gang = scheduling.setdefault("priorityClassName", given)
+    ctx.note(
+        LOSSY,
+        where,
+        f"priorityClassName {given!r} "
+        + ("becomes the gang's" if gang == given else f"is lost: the gang's is {gang!r}")
+        + " (spec.scheduling.priorityClassName, by which Volcano orders and preempts jobs); "
+        "the pods themselves get none and run at the default priority",
+    )
+
+
+def _own_labels(name: str, labels: dict[str, str], *, batch: bool) -> dict[str, str]:
+    """The user's labels: paddlegen's recommended ones are regenerated, and the API server
+    sets its own on a batch Job again."""
+    managed = labels.get("app.kubernetes.io/managed-by") == MANAGED_BY
+    ours = recommended_labels(name) if managed else {}
+    return {
+        k: v
+        for k, v in labels.items()
+        if ours.get(k) != v and not (batch and is_server_label(k, v, name))
+    }
 
 
 def _expect_name(obj: dict[str, Any], expected: str, ctx: Context) -> None:
     if obj["metadata"]["name"] != expected:
-        ctx.note(_label(obj), f"renamed {expected} (paddlegen derives the name)")
+        ctx.note(COSMETIC, _label(obj), f"renamed {expected} (paddlegen derives the name)")
 
 
 def _podgroup(group: dict[str, Any], spec: Spec, ctx: Context) -> None:
@@ -260,8 +331,9 @@ def _spec(ctx: Context, spec: Spec) -> dict[str, Any]:
     }
 
 
-def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | None) -> list[str]:
-    """What the spec derives differently from the input: storage names, the gang's resources."""
+def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | None) -> list[Note]:
+    """What the spec derives differently from the input: storage names (cosmetic: the pods
+    mount the same storage), the gang's resources (lossy: Volcano admits the gang by them)."""
     from paddlegen.spec.model import build_job
 
     job = build_job(data)
@@ -273,42 +345,72 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
             ("PersistentVolume", pv, volume.pvName),
         ):
             if theirs and mine and theirs != mine:
-                notes.append(f"{kind}/{theirs}: renamed {mine} (paddlegen derives the name)")
+                renamed = f"renamed {mine} (paddlegen derives the name)"
+                notes.append(Note(COSMETIC, f"{kind}/{theirs}", renamed))
     given = (group or {}).get("spec", {}).pop("minResources", None)
     if given is not None and {k: str(v) for k, v in given.items()} != job.min_resources:
         notes.append(
-            f"PodGroup/{ctx.name}: minResources {json.dumps(given)} becomes "
-            f"{json.dumps(job.min_resources)} (the sum of the pods' requests)"
+            Note(
+                LOSSY,
+                f"PodGroup/{ctx.name}",
+                f"minResources {json.dumps(given)} becomes {json.dumps(job.min_resources)} "
+                "(the sum of the pods' requests)",
+            )
         )
     return notes
 
 
-def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context) -> list[str]:
-    """One line per field left in ``obj`` after mapping."""
-    label, api, kind = _label(obj), obj["apiVersion"], obj["kind"]
+_SET_BY_CLUSTER = {
+    "server-set": "server-set {} ignored",
+    "default": "defaults {} left to the API server, which sets them again",
+    "unused": "{} ignored (the controller names each pod itself)",
+}
+
+
+def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context) -> list[Note]:
+    """A note per field left in ``obj`` after mapping, but one cosmetic note for all the
+    fields the cluster sets by itself."""
+    label = _label(obj)
     known = _crd_fields(main) if obj is main else set()
     meta = obj["metadata"]
     take(meta, "name")
     if meta.get("namespace") == ctx.namespace:
         take(meta, "namespace")
     strip_meta(meta, ctx)
-    server = [key for key in _SERVER_SET if take(meta, key) is not None]
+    found: dict[str, list[str]] = {why: [] for why in _SET_BY_CLUSTER}
+    found["server-set"] = [key for key in SERVER_METADATA if take(meta, key) is not None]
     if take(obj, "status") is not None:
-        server.append("status")
-    lines = [f"{label}: server-set {', '.join(server)} ignored"] if server else []
-    take(obj, "apiVersion")
-    take(obj, "kind")
-    for line in leftovers(obj):
-        field = line.split(" = ", 1)[0]
-        top = field.split(".")[1].split("[")[0] if field.startswith("spec.") else ""
-        hint = ""
-        if known and top not in known:
-            close = difflib.get_close_matches(top, known, n=1)
-            hint = f" (not a field of {api} {kind}: the API server drops it" + (
-                f"; did you mean '{close[0]}'?)" if close else ")"
-            )
-        lines.append(f"{label}: {line}: not carried over{hint}")
-    return lines
+        found["server-set"].append("status")
+    api, kind = take(obj, "apiVersion"), take(obj, "kind")
+    lost = []
+    for path, value in leftovers(obj):
+        why = set_by_cluster(path, value, kind, label.partition("/")[2])
+        if why:
+            found[why].append(path)
+        else:
+            lost.append(_lost(label, f"{api} {kind}", path, value, known))
+    return [
+        *(
+            Note(COSMETIC, label, _SET_BY_CLUSTER[why].format(", ".join(paths)))
+            for why, paths in found.items()
+            if paths
+        ),
+        *lost,
+    ]
+
+
+def _lost(label: str, what: str, path: str, value: Any, known: set[str]) -> Note:
+    """A field not carried over: lossy, unless the operator's CRD (``known``: its spec fields)
+    does not know it, so that the API server dropped it from the input too."""
+    line = f"{path} = {json.dumps(value, ensure_ascii=False)}: not carried over"
+    top = path.split(".")[1].split("[")[0] if path.startswith("spec.") else ""
+    if not known or top in known:
+        return Note(LOSSY, label, line)
+    close = difflib.get_close_matches(top, known, n=1)
+    line += f" (not a field of {what}: the API server drops it" + (
+        f"; did you mean '{close[0]}'?)" if close else ")"
+    )
+    return Note(COSMETIC, label, line)
 
 
 def _crd_fields(obj: dict[str, Any]) -> set[str]:

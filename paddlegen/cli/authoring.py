@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
-from paddlegen.cli.common import WORKLOAD_NAMES, emit, errors_format_option, format_option
+from paddlegen.cli.common import WORKLOAD_NAMES, emit, errors_format_option, format_option, note
 from paddlegen.errors import InputError
 from paddlegen.workloads import WORKLOADS
 
@@ -277,14 +277,26 @@ def explain(field: str | None) -> None:
     help="Write the spec to this file instead of stdout.",
 )
 @click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option(
+    "--lossy",
+    is_flag=True,
+    help="Accept a spec that would run differently from the input: exit 0 all the same "
+    "(the lossy notes are still printed).",
+)
 @format_option
-def import_command(files: tuple[str, ...], output: str | None, force: bool, fmt: str) -> None:
+def import_command(
+    files: tuple[str, ...], output: str | None, force: bool, lossy: bool, fmt: str
+) -> None:
     """Turn existing Kubernetes manifests into a spec.
 
     FILE may be - for stdin. Reads a batch/v1 Job (single, or the seeds' distributed one with
     CONF_PADDLE_* env), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, and the
     PodGroup, PVs, PVCs and data Job in the same stream. Every field or object not carried
-    over is listed on stderr. Exit 1 when the resulting spec is invalid (it is still written).
+    over as it was is a note on stderr: a warning [import-lossy] when the rendered spec would
+    run differently (more or fewer pods, a dropped container, volume, env, resource,
+    scheduling or placement setting), else an info [import-note] (server-set fields,
+    defaults, derived names). The spec is written in any case; exit 1 when it is invalid,
+    or lossy without --lossy.
 
     \b
     Examples:
@@ -293,14 +305,19 @@ def import_command(files: tuple[str, ...], output: str | None, force: bool, fmt:
     """
     from paddlegen.authoring.importer import import_manifests
 
-    imported = import_manifests([(name, _read(name)) for name in files], output or "<stdout>")
+    sources = [(name if name != "-" else "<stdin>", _read(name)) for name in files]
+    imported = import_manifests(sources, output or "<stdout>")
     _write_or_print(imported.text, output, force)
-    from paddlegen.report import printable
-
-    for line in imported.unmapped:  # names from the manifests: shown escaped (see printable)
-        click.echo(printable(f"paddlegen: {line}"), err=True)
-    emit(imported.diagnostics, fmt)
+    emit([n.diagnostic() for n in imported.notes] + imported.diagnostics, fmt)
     if any(d.is_error for d in imported.diagnostics):
+        raise click.exceptions.Exit(1)
+    if imported.lossy and not lossy:
+        if fmt == "text":
+            count = len(imported.lossy)
+            note(
+                f"paddlegen: {count} lossy note{'s' if count != 1 else ''}: the spec would not "
+                "run as the input does; edit it, or accept it with --lossy"
+            )
         raise click.exceptions.Exit(1)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -330,26 +332,78 @@ spec:
 
 def test_import_from_stdin_prints_the_spec_and_lists_what_it_left(runner):
     result = runner.invoke(cli, ["import", "-"], input=JOB)
-    assert result.exit_code == 0, result.output
-    spec = yaml.safe_load(result.stdout)
+    assert result.exit_code == 1, result.output  # lossy: hostNetwork is not carried over
+    spec = yaml.safe_load(result.stdout)  # written all the same, for the user to edit
     assert spec["spec"]["workload"] == "job"
     assert spec["spec"]["command"] == ["python3", "train.py"]
-    assert "spec.template.spec.hostNetwork = true: not carried over" in result.stderr
-    assert "container 'main' is named 'paddle'" in result.stderr
+    lines = result.stderr.splitlines()
+    assert (
+        "<stdin>: warning: Job/demo: spec.template.spec.hostNetwork = true: not carried over "
+        "[import-lossy]" in lines
+    )
+    assert (
+        "<stdin>: info: Job/demo: container 'main' is named 'paddle' (operators find it by "
+        "name) [import-note]" in lines
+    )
+    assert lines[-1] == (
+        "paddlegen: 1 lossy note: the spec would not run as the input does; edit it, or "
+        "accept it with --lossy"
+    )
 
 
-def test_import_writes_a_file_that_renders(runner, tmp_path):
+def test_import_with_lossy_accepts_a_spec_that_runs_differently(runner):
+    result = runner.invoke(cli, ["import", "-", "--lossy"], input=JOB)
+    assert result.exit_code == 0, result.output
+    assert "hostNetwork = true: not carried over [import-lossy]" in result.stderr  # still said
+    assert "--lossy" not in result.stderr
+
+
+def test_import_of_what_maps_whole_exits_0_with_its_notes_as_information(runner, tmp_path):
+    source = tmp_path / "job.yaml"
+    source.write_text(JOB.replace("      hostNetwork: true\n", ""))
+    out = tmp_path / "jobs" / "demo.yaml"
+    result = runner.invoke(cli, ["import", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"{source}: info: Job/demo: container 'main' is named 'paddle'" in result.stderr
+    assert "warning: Job" not in result.stderr
+    assert renders(out) == ["Job"]
+
+
+def test_import_writes_a_lossy_spec_that_renders(runner, tmp_path):
     source = tmp_path / "job.yaml"
     source.write_text(JOB)
     out = tmp_path / "jobs" / "demo.yaml"
     result = runner.invoke(cli, ["import", str(source), "-o", str(out)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert renders(out) == ["Job"]
 
 
-def test_import_exits_1_when_the_spec_it_makes_is_invalid(runner):
-    result = runner.invoke(cli, ["import", "-"], input=JOB.replace('image: "r/demo:v1", ', ""))
+@pytest.mark.parametrize("lossy", [[], ["--lossy"]])
+def test_import_notes_are_json_findings(runner, lossy):
+    result = runner.invoke(cli, ["import", "-", "--format", "json", *lossy], input=JOB)
+    assert result.exit_code == (0 if lossy else 1)
+    found = json.loads(result.stderr)  # nothing but the findings: the verdict is the exit code
+    kinds = {(f["severity"], f["rule"]) for f in found if f["path"] == "Job/demo"}
+    assert kinds == {("warning", "import-lossy"), ("info", "import-note")}
+    hostnet = next(f for f in found if "hostNetwork" in f["message"])
+    assert (hostnet["file"], hostnet["severity"]) == ("<stdin>", "warning")
+
+
+def test_import_notes_as_github_annotations(runner):
+    result = runner.invoke(cli, ["import", "-", "--format", "github"], input=JOB)
     assert result.exit_code == 1
+    assert "::warning file=<stdin>,title=paddlegen import-lossy::Job/demo: spec.template" in (
+        result.stderr
+    )
+    assert "::notice file=<stdin>,title=paddlegen import-note::Job/demo: container" in (
+        result.stderr
+    )
+
+
+def test_import_exits_1_when_the_spec_it_makes_is_invalid(runner):
+    invalid = JOB.replace('image: "r/demo:v1", ', "")
+    result = runner.invoke(cli, ["import", "-", "--lossy"], input=invalid)
+    assert result.exit_code == 1  # --lossy accepts a spec that runs differently, not a broken one
     assert "image-required" in result.stderr
     assert yaml.safe_load(result.stdout)["metadata"]["name"] == "demo"  # written all the same
 

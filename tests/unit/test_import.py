@@ -6,6 +6,7 @@ import pytest
 
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.errors import InputError
+from tests.conftest import DATA
 
 POD = """\
     spec:
@@ -35,6 +36,11 @@ def imported(*texts: str):
     return import_manifests([(f"in{i}.yaml", t) for i, t in enumerate(texts)])
 
 
+def said(result) -> list[str]:
+    """The notes as the text report words them, without kind or file."""
+    return [str(note) for note in result.notes]
+
+
 def test_shared_values_move_to_the_spec_and_different_ones_stay_on_roles():
     spec = imported(kubeflow(worker_image="r/b:v1")).spec["spec"]
     assert "image" not in spec
@@ -60,9 +66,8 @@ def test_a_claim_outside_the_input_stays_a_claim_and_one_without_a_pv_is_dynamic
         "capacity": "5Gi",
         "accessModes": ["ReadWriteMany"],
     }
-    assert (
-        "PersistentVolumeClaim/data: renamed kf-data (paddlegen derives the name)"
-        in result.unmapped
+    assert "PersistentVolumeClaim/data: renamed kf-data (paddlegen derives the name)" in said(
+        result
     )
 
 
@@ -73,8 +78,8 @@ def test_objects_without_a_spec_counterpart_and_server_fields_are_listed():
         "metadata: {name: kf, namespace: ml, uid: x1, generation: 2}",
     )
     result = imported(job + "status: {conditions: []}\n", cm)
-    assert "ConfigMap/cfg: no spec counterpart; not imported" in result.unmapped
-    assert "PaddleJob/kf: server-set uid, generation, status ignored" in result.unmapped
+    assert "ConfigMap/cfg: no spec counterpart; not imported" in said(result)
+    assert "PaddleJob/kf: server-set uid, generation, status ignored" in said(result)
 
 
 def test_a_list_of_objects_is_read_item_by_item():
@@ -95,3 +100,302 @@ def test_a_list_of_objects_is_read_item_by_item():
 def test_what_cannot_become_one_spec_is_refused(texts, message):
     with pytest.raises(InputError, match=message):
         imported(*texts)
+
+
+IMPORT_DATA = DATA / "import"
+
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: demo}
+spec:
+  template:
+    spec:
+      containers: [{name: paddle, image: "r/demo:v1", command: [python3, train.py]}]
+      restartPolicy: Never
+"""
+
+
+def render(result) -> dict[str, dict]:
+    """The objects the imported spec renders, by kind."""
+    from paddlegen import api
+    from paddlegen.spec.loader import parse_spec
+
+    manifests = api.render_document(parse_spec(result.text, "imported.yaml")).manifests
+    return {m.obj["kind"]: m.obj for m in manifests}
+
+
+def imported_file(name: str):
+    path = IMPORT_DATA / name
+    return import_manifests([(path.name, path.read_text(encoding="utf-8"))])
+
+
+def lossy(result) -> list[str]:
+    return [str(note) for note in result.notes if note.kind == "lossy"]
+
+
+def test_a_note_is_a_finding_of_its_kind_in_the_file_that_held_the_object():
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
+    result = imported(kubeflow(), cm)
+    found = {(n.where, n.kind, n.file) for n in result.notes}
+    assert ("ConfigMap/cfg", "lossy", "in1.yaml") in found  # an object the spec will not make
+    assert ("PaddleJob/kf", "cosmetic", "in0.yaml") in found  # restricted: false, said so
+    rules = {(d.severity, d.rule) for d in (n.diagnostic() for n in result.notes)}
+    assert rules == {("warning", "import-lossy"), ("info", "import-note")}
+    assert result.lossy == [n for n in result.notes if n.kind == "lossy"]
+
+
+def test_an_indexed_job_of_three_pods_is_one_pod_and_says_so():
+    result = imported_file("indexed-job.yaml")
+    spec = result.spec["spec"]
+    assert (spec["workload"], spec["worker"]) == ("job", {"replicas": 1})
+    (note,) = lossy(result)  # the server's fields and defaults are cosmetic
+    assert note.startswith("Job/resnet: parallelism 3, completions 3, completionMode Indexed: ")
+    assert "the Job runs 3 pods with a completion index each" in note
+    assert "workload job runs exactly one" in note
+    assert not [d for d in result.diagnostics if d.is_error]
+
+
+def test_kubectl_output_leaves_server_set_fields_and_defaults_to_the_cluster():
+    result = imported_file("indexed-job.yaml")
+    # The uid labels would make the API server refuse the new Job (selector mismatch).
+    assert "labels" not in result.spec["metadata"]
+    notes = said(result)
+    server = next(n for n in notes if n.startswith("Job/resnet: server-set uid"))
+    assert "spec.selector.matchLabels.batch.kubernetes.io/controller-uid" in server
+    assert "spec.template.metadata.labels.job-name" in server
+    defaults = next(n for n in notes if n.startswith("Job/resnet: defaults"))
+    for field in ("spec.suspend", "spec.template.spec.dnsPolicy", "terminationMessagePolicy"):
+        assert field in defaults
+    rendered = render(result)
+    assert (
+        rendered["Job"]["spec"]["template"]["metadata"]["labels"]
+        .keys()
+        .isdisjoint({"controller-uid", "job-name", "batch.kubernetes.io/controller-uid"})
+    )
+
+
+def test_kubectl_apply_annotation_is_not_carried_over_to_every_object():
+    job = JOB.replace(
+        "metadata: {name: demo}",
+        "metadata:\n  name: demo\n  annotations:\n"
+        '    kubectl.kubernetes.io/last-applied-configuration: \'{"kind": "Job"}\'\n'
+        "    team: ads\n",
+    )
+    result = imported(job)
+    assert result.spec["metadata"]["annotations"] == {"team": "ads"}
+    assert any("server-set" in n and "last-applied-configuration" in n for n in said(result))
+    assert lossy(result) == []
+
+
+@pytest.mark.parametrize(
+    ("shape", "runs"),
+    [
+        ("parallelism: 2\n  completions: 4", "the Job runs 4 pods, 2 at a time;"),
+        ("completions: 3", "the Job runs 3 pods, 1 at a time;"),
+        ("parallelism: 5", "the Job runs 5 pods;"),
+        ("completionMode: Indexed", "the Job runs 1 pod with a completion index each"),
+    ],
+)
+def test_a_job_of_several_or_indexed_pods_is_lossy(shape, runs):
+    (note,) = lossy(imported(JOB.replace("spec:\n", f"spec:\n  {shape}\n", 1)))
+    assert runs in note
+
+
+def test_a_job_of_one_pod_is_not():
+    shape = "spec:\n  parallelism: 1\n  completions: 1\n  completionMode: NonIndexed\n"
+    result = imported(JOB.replace("spec:\n", shape, 1))
+    assert lossy(result) == []
+    assert result.spec["spec"]["worker"] == {"replicas": 1}
+
+
+def test_sidecars_init_containers_and_volumes_without_a_spec_form_are_lossy():
+    result = imported_file("sidecar-job.yaml")
+    assert sorted(lossy(result)) == sorted(
+        [
+            "Job/wide-deep: container 'log-shipper' (fluent/fluent-bit:3.1) is not carried "
+            "over: the spec's pods run one container, the training container",
+            "Job/wide-deep: init container 'fetch' (busybox:1.36) is not carried over: the "
+            "spec's pods have none",
+            "Job/wide-deep: volume 'creds' (secret) is not carried over: mounted at "
+            "/etc/creds, it has no spec volume form",
+            "Job/wide-deep: priorityClassName 'high' is not carried over: without Volcano the "
+            "spec has no place for it (spec.scheduling.priorityClassName is the Volcano "
+            "gang's); the pods run at the default priority",
+        ]
+    )
+
+
+def test_what_a_pod_holds_that_the_spec_can_express_is_mapped():
+    result = imported_file("sidecar-job.yaml")
+    spec = result.spec["spec"]
+    assert result.spec["metadata"] == {
+        "name": "wide-deep",
+        "namespace": "ml",
+        "labels": {"team": "ads"},
+    }
+    assert (spec["image"], spec["command"], spec["args"], spec["workingDir"]) == (
+        "registry.example.com/wide-deep:v2",
+        ["python3", "train.py"],
+        ["--epochs", "10"],
+        "/workspace",
+    )
+    assert spec["env"] == [
+        {"name": "EPOCHS", "value": "10"},
+        {"name": "S3_KEY", "valueFrom": {"secretKeyRef": {"name": "s3", "key": "access-key"}}},
+    ]
+    assert spec["resources"] == {
+        "requests": {"cpu": "4", "memory": "8Gi"},
+        "limits": {"memory": "8Gi"},
+    }
+    assert spec["nodeSelector"] == {"pool": "gpu"}
+    assert spec["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert spec["volumes"] == [
+        {"name": "data", "mountPath": "/data", "emptyDir": {}},
+        {"name": "logs", "mountPath": "/var/log/train", "emptyDir": {}},
+    ]
+    assert spec["run"] == {
+        "restartPolicy": "OnFailure",
+        "backoffLimit": 2,
+        "activeDeadlineSeconds": 86400,
+        "ttlSecondsAfterFinished": 3600,
+    }
+    # The pod's runAsUser and runAsNonRoot apply to the container: spec.security puts them there.
+    assert spec["security"] == {
+        "restricted": False,
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "fsGroup": 1000,
+    }
+
+
+def test_a_gang_scheduled_job_maps_whole_but_for_the_pods_own_priority():
+    result = imported_file("volcano-job.yaml")
+    spec = result.spec["spec"]
+    assert spec["scheduling"] == {
+        "scheduler": "volcano",
+        "minAvailable": 1,
+        "queue": "research",
+        "priorityClassName": "high",
+    }
+    assert (spec["gpus"], spec["shm"]) == (2, "8Gi")
+    assert spec["volumes"] == [
+        {"name": "data", "mountPath": "/data", "claim": {"name": "imagenet"}, "readOnly": True}
+    ]
+    # restricted: the container's settings and the pod's seccomp profile together
+    assert "security" not in spec
+    (note,) = lossy(result)
+    assert note.startswith("Job/resnet: priorityClassName 'high' becomes the gang's")
+    assert "the pods themselves get none" in note
+    assert render(result)["PodGroup"]["spec"]["priorityClassName"] == "high"
+
+
+def test_a_pod_priority_other_than_the_gangs_is_lossy():
+    text = (IMPORT_DATA / "volcano-job.yaml").read_text(encoding="utf-8")
+    result = imported(text.replace("priorityClassName: high\n---", "priorityClassName: low\n---"))
+    assert result.spec["spec"]["scheduling"]["priorityClassName"] == "low"
+    (note,) = lossy(result)
+    assert "priorityClassName 'high' is lost: the gang's is 'low'" in note
+
+
+def test_another_scheduler_is_lossy_the_default_one_is_not():
+    custom = imported(
+        JOB.replace("restartPolicy: Never", "restartPolicy: Never\n      schedulerName: kube-batch")
+    )
+    assert lossy(custom) == [
+        'Job/demo: spec.template.spec.schedulerName = "kube-batch": not carried over'
+    ]
+    default = imported(
+        JOB.replace(
+            "restartPolicy: Never", "restartPolicy: Never\n      schedulerName: default-scheduler"
+        )
+    )
+    assert lossy(default) == []
+
+
+def test_settings_that_differ_between_roles_are_lossy():
+    text = kubeflow().replace(
+        "      template:\n        spec:\n",
+        "      template:\n        spec:\n          priorityClassName: high\n",
+        1,
+    )
+    notes = lossy(imported(text))
+    assert any('priorityClassName differs between roles ("high", null)' in n for n in notes)
+
+
+def test_derived_names_are_cosmetic_and_a_gang_of_other_resources_is_lossy():
+    group = (
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+        "metadata: {name: kf, namespace: ml}\nspec: {minMember: 4, minResources: {cpu: '64'}}\n"
+    )
+    job = kubeflow().replace("name: paddle", "name: trainer")
+    kinds = {str(n): n.kind for n in imported(job, group).notes}
+    rename = (
+        "PaddleJob/kf Master: container 'trainer' is named 'paddle' (operators find it by name)"
+    )
+    gang = (
+        'PodGroup/kf: minResources {"cpu": "64"} becomes {"cpu": "2", "memory": "4Gi"} '
+        "(the sum of the pods' requests)"
+    )
+    assert (kinds[rename], kinds[gang]) == ("cosmetic", "lossy")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in IMPORT_DATA.glob("*.yaml")))
+def test_each_sample_imports_to_a_valid_spec_that_renders(name):
+    result = imported_file(name)
+    assert not [d for d in result.diagnostics if d.is_error], result.diagnostics
+    assert "Job" in render(result)
+
+
+@pytest.mark.parametrize(
+    ("pod_field", "kind", "said_"),
+    [
+        ("hostNetwork: true", "lossy", "spec.template.spec.hostNetwork = true: not carried over"),
+        ("imagePullSecrets: [{name: regcred}]", "lossy", "imagePullSecrets[0].name"),
+        ("automountServiceAccountToken: true", "lossy", "automountServiceAccountToken follows"),
+        ("dnsPolicy: ClusterFirst", "cosmetic", "defaults spec.template.spec.dnsPolicy left"),
+        ("dnsPolicy: None", "lossy", 'spec.template.spec.dnsPolicy = "None"'),
+        ("terminationGracePeriodSeconds: 30", "cosmetic", "terminationGracePeriodSeconds left"),
+    ],
+)
+def test_a_pod_field_is_lossy_unless_the_cluster_sets_it_anyway(pod_field, kind, said_):
+    result = imported(
+        JOB.replace("restartPolicy: Never", f"restartPolicy: Never\n      {pod_field}")
+    )
+    (note,) = [n for n in result.notes if said_ in str(n)]
+    assert note.kind == kind
+
+
+def test_a_data_job_of_its_own_priority_or_security_is_lossy():
+    data = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: kf-data, namespace: ml}
+spec:
+  template:
+    spec:
+      priorityClassName: low
+      restartPolicy: Never
+      containers:
+      - name: paddle
+        image: r/a:v1
+        env: [{name: OUT_DIR, value: /data/kf}, {name: SPLIT_COUNT, value: "2"}]
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities: {drop: [ALL]}
+          seccompProfile: {type: RuntimeDefault}
+        volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+"""
+    result = imported(kubeflow(), data)
+    assert result.spec["spec"]["dataPrep"] == {"volume": "data"}
+    assert lossy(result) == [
+        'Job/kf-data: security {} becomes the spec\'s {"restricted": false}: the data Job '
+        "takes spec.security",
+        "Job/kf-data: priorityClassName 'low' is not carried over: the data Job runs at the "
+        "default priority",
+    ]

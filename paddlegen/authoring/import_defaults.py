@@ -1,0 +1,80 @@
+"""`paddlegen import`, part three: what the cluster sets by itself in an object read back from
+it (`kubectl get -o yaml`): server-set identity and status, and the API's defaults. Leaving
+them out of the spec runs the same, so they are cosmetic notes, not lossy ones."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# metadata the API server assigns to every object
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+)
+# Annotations tools write about an object, not for it: kubectl apply's copy of the input, the
+# Job controller's tracking mark (Kubernetes 1.26 to 1.28).
+TOOL_ANNOTATIONS = (
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "batch.kubernetes.io/job-tracking",
+)
+# The labels the API server puts on a batch Job, its pod template and its selector: the uid
+# changes with every Job (a copy of an old one would not match the new Job's selector, and the
+# API server would refuse it), the job name is the Job's own.
+_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+_LABEL_PLACES = ("metadata.labels.", "spec.selector.matchLabels.")
+# Fields the API server fills in with a default when they are not given, as paths in the pod
+# template ([] for any list index) or in a batch Job's spec, and that default.
+_POD_DEFAULTS: dict[str, Any] = {
+    "spec.dnsPolicy": "ClusterFirst",
+    "spec.schedulerName": "default-scheduler",
+    "spec.terminationGracePeriodSeconds": 30,
+    "spec.enableServiceLinks": True,
+    "spec.hostNetwork": False,
+    "spec.containers[].terminationMessagePath": "/dev/termination-log",
+    "spec.containers[].terminationMessagePolicy": "File",
+    "spec.containers[].ports[].protocol": "TCP",
+}
+_JOB_DEFAULTS: dict[str, Any] = {
+    "spec.suspend": False,
+    "spec.manualSelector": False,
+    "spec.completionMode": "NonIndexed",
+    "spec.podReplacementPolicy": "TerminatingOrFailed",
+}
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def is_server_label(key: str, value: Any, job: str) -> bool:
+    """Whether a batch Job's label ``key: value`` is one the API server sets (Job ``job``)."""
+    return key in _UID_LABELS or (key in _NAME_LABELS and value == job)
+
+
+def set_by_cluster(path: str, value: Any, kind: str, name: str) -> str | None:
+    """Why the field ``path = value`` left in the object ``kind`` ``name`` makes no difference
+    ("server-set", "default" or "unused"), or None when it does (the field is lost)."""
+    # Relative to the pod template when inside one (a template sits at spec.template,
+    # spec.<role>.template or spec.paddleReplicaSpecs.<Type>.template).
+    local = _INDEX.sub("[]", path).rsplit("template.", 1)[-1]
+    in_template = local != _INDEX.sub("[]", path)
+    if in_template and local == "metadata.name":
+        return "unused"  # the controller names each pod itself
+    if _server_set(local, value, kind, name, in_template):
+        return "server-set"
+    defaults = _POD_DEFAULTS if in_template else _JOB_DEFAULTS if kind == "Job" else {}
+    if local in defaults and defaults[local] == value:
+        return "default"
+    return None
+
+
+def _server_set(local: str, value: Any, kind: str, name: str, in_template: bool) -> bool:
+    if in_template and local == "metadata.creationTimestamp":
+        return True  # null in every template read back
+    if local.startswith("metadata.annotations.") and not in_template:
+        return local.removeprefix("metadata.annotations.") in TOOL_ANNOTATIONS
+    place = next((p for p in _LABEL_PLACES if local.startswith(p)), None)
+    return kind == "Job" and place is not None and is_server_label(local[len(place) :], value, name)
