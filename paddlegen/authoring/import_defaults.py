@@ -17,11 +17,20 @@ SERVER_METADATA = (
     "selfLink",
 )
 # Annotations tools write about an object, not for it: kubectl apply's copy of the input, the
-# Job controller's tracking mark (Kubernetes 1.26 to 1.28).
+# Job controller's tracking mark (Kubernetes 1.26 to 1.28), the volume controllers' binding and
+# provisioning marks on PVs and PVCs.
 TOOL_ANNOTATIONS = (
     "kubectl.kubernetes.io/last-applied-configuration",
     "batch.kubernetes.io/job-tracking",
+    "pv.kubernetes.io/bind-completed",
+    "pv.kubernetes.io/bound-by-controller",
+    "pv.kubernetes.io/provisioned-by",
+    "volume.beta.kubernetes.io/storage-provisioner",
+    "volume.kubernetes.io/storage-provisioner",
+    "volume.kubernetes.io/selected-node",
 )
+# Finalizers the API server adds to keep a volume or claim in use from being deleted.
+_PROTECTION = {"kubernetes.io/pv-protection", "kubernetes.io/pvc-protection"}
 # The labels the API server puts on a batch Job, its pod template and its selector: the uid
 # changes with every Job (a copy of an old one would not match the new Job's selector, and the
 # API server would refuse it), the job name is the Job's own.
@@ -41,6 +50,10 @@ _POD_DEFAULTS: dict[str, Any] = {
     "spec.containers[].ports[].protocol": "TCP",
 }
 _JOB_DEFAULTS: dict[str, Any] = {
+    # The training Job's own are read into the spec; the data Job's are left to these.
+    "spec.parallelism": 1,
+    "spec.completions": 1,
+    "spec.backoffLimit": 6,
     "spec.suspend": False,
     "spec.manualSelector": False,
     "spec.completionMode": "NonIndexed",
@@ -76,5 +89,7 @@ def _server_set(local: str, value: Any, kind: str, name: str, in_template: bool)
         return True  # null in every template read back
     if local.startswith("metadata.annotations.") and not in_template:
         return local.removeprefix("metadata.annotations.") in TOOL_ANNOTATIONS
+    if local == "metadata.finalizers":
+        return set(value) <= _PROTECTION
     place = next((p for p in _LABEL_PLACES if local.startswith(p)), None)
     return kind == "Job" and place is not None and is_server_label(local[len(place) :], value, name)

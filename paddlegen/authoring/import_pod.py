@@ -179,6 +179,8 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
     if spec.get("schedulerName") == "volcano":  # any other scheduler stays, and is listed
         take(spec, "schedulerName")
         volcano = True
+    if spec.get("serviceAccount") == spec.get("serviceAccountName"):
+        take(spec, "serviceAccount")  # the deprecated alias the API server fills in
     security = _security(container, spec)
     volumes, shm = _volumes(container, spec, ctx, where)
     if take(spec, "automountServiceAccountToken") not in (None, "serviceAccountName" in spec):
