@@ -42,6 +42,7 @@ from paddlegen.output.writer import (
     output_lock,
     remove_job,
     stage_job,
+    sweep_staging,
     write_job,
 )
 from paddlegen.render.engine import Manifest, render_job
@@ -343,13 +344,22 @@ def write_rendered(
 
 @contextlib.contextmanager
 def _writing(out: Path) -> Iterator[None]:
-    """The output lock, held for a whole write. Any error leaves the output folder as it was:
-    a folder this call had to create is removed again."""
+    """The output lock, held for a whole write. However the write ends early (an error,
+    Ctrl-C, SIGTERM), jobs already swapped in stay and nothing else it made is left: the
+    staging directories are swept, and a folder this call had to create is removed again."""
     created = not os.path.lexists(out)
     try:
         with output_lock(out):  # a second render into `out` waits; no interleaved swaps
-            yield
-    except PaddlegenError:
+            try:
+                yield
+            except BaseException:
+                # Still under the lock, so every staging directory is this write's (or a dead
+                # one's), and the workers that staged them have ended (map_ordered waits for
+                # them; a second Ctrl-C that cuts the wait short may let one stage a folder
+                # after this sweep, which the next render's sweep removes).
+                sweep_staging(out)
+                raise
+    except BaseException:
         if created:
             with contextlib.suppress(OSError):
                 out.rmdir()  # only if empty: what the failed write made, and no more
@@ -360,18 +370,14 @@ def _write_all(
     rendered: Sequence[Rendered], out: Path, prune: bool
 ) -> list[tuple[str, WriteReport]]:
     """Swap every job in, in order (a staged tree, else its plan written now); if one fails,
-    the rest are discarded, not left for the next render's sweep."""
+    ``_writing`` sweeps the rest, not the next render."""
     reports = []
-    try:
-        for r in rendered:
-            if r.reused:
-                reports.append((r.name, r.reused.report()))
-            else:
-                written = commit(r.staged) if r.staged else write_job(out, r.name, with_stamp(r))
-                reports.append((r.name, without_stamp(written)))
-    except PaddlegenError:
-        _discard_staged(rendered)  # a committed one has nothing left to discard
-        raise
+    for r in rendered:
+        if r.reused:
+            reports.append((r.name, r.reused.report()))
+        else:
+            written = commit(r.staged) if r.staged else write_job(out, r.name, with_stamp(r))
+            reports.append((r.name, without_stamp(written)))
     if prune:
         reports += [(name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out)]
     return reports

@@ -198,11 +198,15 @@ def _swap(staging: Path, target: Path) -> None:
             == 0
         ):
             return  # one atomic exchange: no moment without a tree
-    # Elsewhere two renames; a crash between them leaves the old tree at a hidden sibling.
+    # Elsewhere three renames; a crash between them leaves the old tree at a hidden sibling
+    # (the next render's sweep puts it back), and an interrupt waits until all three are done.
+    from paddlegen.output.interrupts import deferred
+
     aside = staging.with_name(staging.name + ".old")
-    os.rename(target, aside)
-    os.rename(staging, target)
-    os.rename(aside, staging)
+    with deferred():
+        os.rename(target, aside)
+        os.rename(staging, target)
+        os.rename(aside, staging)
 
 
 def remove_job(out_dir: Path, name: str) -> WriteReport:
@@ -279,17 +283,30 @@ def _acquire(fd: int, out_dir: Path, timeout: float) -> None:
         time.sleep(0.02)
 
 
+def leftover_staging(out_dir: Path) -> list[str]:
+    """The staging directories a killed or interrupted render left in ``out_dir``."""
+    if not out_dir.is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in out_dir.iterdir()
+        if _STAGING.match(entry.name) and entry.is_dir() and not entry.is_symlink()
+    )
+
+
 def sweep_staging(out_dir: Path) -> list[str]:
-    """Delete staging directories left by a killed render (call only under ``output_lock``)."""
+    """Delete staging directories left by a killed render (call only under ``output_lock``).
+
+    Only hidden siblings are deleted, never a job directory, so an interrupt that cuts the
+    sweep short leaves nothing worse than staging directories for the next sweep.
+    """
     swept = []
-    for entry in sorted(out_dir.iterdir()):
-        found = _STAGING.match(entry.name)
-        if not found or not entry.is_dir() or entry.is_symlink():
-            continue
-        job = out_dir / entry.name[1:].split(".")[0]
+    for name in leftover_staging(out_dir):
+        entry = out_dir / name
+        job = out_dir / name[1:].split(".")[0]
         try:
-            if found.group(2) and not os.path.lexists(job):
-                # The two-rename fallback of _swap died between its renames: the old tree.
+            if name.endswith(".old") and not os.path.lexists(job):
+                # The rename fallback of _swap died between its renames: the old tree.
                 os.rename(entry, job)
                 continue
             shutil.rmtree(entry)
