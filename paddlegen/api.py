@@ -39,6 +39,7 @@ from paddlegen.output.writer import (
     WriteReport,
     commit,
     discard,
+    leftover_staging,
     output_lock,
     remove_job,
     stage_job,
@@ -392,11 +393,13 @@ def orphans(rendered: Sequence[Rendered], out: Path) -> list[str]:
 def drift(
     rendered: Sequence[Rendered], out_dir: str | Path, prune: bool = False
 ) -> list[tuple[str, Drift]]:
-    """How the output on disk differs from ``rendered`` (nothing is written)."""
+    """How the output on disk differs from ``rendered`` (nothing is written), staging
+    directories left by an interrupted render included (named as they are, ``leftover``)."""
     out = Path(out_dir)
     found = [(r.name, drift_of(out, r.name, r.plan)) for r in rendered if not r.reused]
     if prune:
         found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out)]
+    found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
     return [(name, d) for name, d in found if d]
 
 

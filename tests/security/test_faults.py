@@ -137,7 +137,7 @@ def test_a_render_killed_at_any_moment_leaves_old_or_new_trees(versions, tmp_pat
     assert check.returncode == 0, stderr
 
 
-def test_leftover_staging_directories_are_ignored_then_swept(versions, tmp_path, runner):
+def test_leftover_staging_directories_are_reported_then_swept(versions, tmp_path, runner):
     folders, trees = versions
     out = tmp_path / "deploy"
     render_good_tree(out, folders["a"])
@@ -147,11 +147,15 @@ def test_leftover_staging_directories_are_ignored_then_swept(versions, tmp_path,
     for rel, data in trees["b"]["job-00"].items():
         (stale / rel).parent.mkdir(parents=True, exist_ok=True)
         (stale / rel).write_bytes(data)
-    assert runner.invoke(cli, ["check", str(folders["a"]), "-o", str(out)]).exit_code == 0
+    check = runner.invoke(cli, ["check", str(folders["a"]), "-o", str(out)])
+    assert check.exit_code == 1, check.output
+    assert f"extra: {stale}/\n" in check.stderr
+    # Not a job: validation reads job directories only.
     assert runner.invoke(cli, ["validate", str(out)]).exit_code == 0
     result = runner.invoke(cli, ["render", str(folders["a"]), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert not stale.exists()
+    assert runner.invoke(cli, ["check", str(folders["a"]), "-o", str(out)]).exit_code == 0
 
 
 def test_a_dead_two_rename_swap_gets_its_old_tree_back(versions, tmp_path, runner):
