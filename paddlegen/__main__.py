@@ -51,7 +51,7 @@ def _exit_interrupted(exc: Interrupted) -> NoReturn:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
     name = signal.Signals(exc.signum).name
-    if isinstance(exc.__context__, Interrupted):
+    if _during(exc, Interrupted):
         # The second signal cut the cleanup of the first short (api._writing).
         sys.stderr.write(
             f"paddlegen: interrupted by {name} again while cleaning up; the next render "
@@ -60,6 +60,15 @@ def _exit_interrupted(exc: Interrupted) -> NoReturn:
     else:
         sys.stderr.write(f"paddlegen: interrupted by {name}\n")
     sys.exit(exc.exit_code)
+
+
+def _during(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` was raised while an exception of ``kind`` was being handled, however
+    deep (a cleanup step may be handling an error of its own, such as rmtree's OSErrors)."""
+    seen = exc.__context__
+    while seen is not None and not isinstance(seen, kind):
+        seen = seen.__context__
+    return seen is not None
 
 
 if __name__ == "__main__":

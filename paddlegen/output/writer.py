@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from paddlegen.errors import OutputError
+from paddlegen.output.interrupts import deferred
 from paddlegen.output.layout import STAMP, Plan, is_generated
 
 try:
@@ -84,7 +85,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
         _fill(staging, plan, old, report.unchanged, foreign)
     except OSError as exc:
         if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+            _remove_tree(staging, ignore_errors=True)
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     return Staged(target, staging, report)
 
@@ -104,7 +105,19 @@ def commit(staged: Staged) -> WriteReport:
 def discard(staged: Staged) -> None:
     """Remove a staged tree (or, after ``commit``, the old tree left in its place)."""
     if staged.staging is not None and staged.staging.exists():
-        shutil.rmtree(staged.staging, ignore_errors=True)
+        _remove_tree(staged.staging, ignore_errors=True)
+
+
+def _remove_tree(path: Path, ignore_errors: bool = False) -> None:
+    """``shutil.rmtree`` with SIGINT and SIGTERM held back until it is done.
+
+    rmtree is not safe against an exception raised between two of its steps: one raised
+    just after it closed a directory's descriptor makes it close that descriptor again, and
+    the EBADF replaces the interrupt (which a caller that tolerates OSError then loses). A
+    tree here is one job's few files, so the signal waits milliseconds.
+    """
+    with deferred():
+        shutil.rmtree(path, ignore_errors=ignore_errors)
 
 
 def _check_relative(target: Path, rel: str) -> None:
@@ -200,8 +213,6 @@ def _swap(staging: Path, target: Path) -> None:
             return  # one atomic exchange: no moment without a tree
     # Elsewhere three renames; a crash between them leaves the old tree at a hidden sibling
     # (the next render's sweep puts it back), and an interrupt waits until all three are done.
-    from paddlegen.output.interrupts import deferred
-
     aside = staging.with_name(staging.name + ".old")
     with deferred():
         os.rename(target, aside)
@@ -225,7 +236,7 @@ def remove_job(out_dir: Path, name: str) -> WriteReport:
     try:
         aside = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
         os.rename(target, aside / name)
-        shutil.rmtree(aside, ignore_errors=True)
+        _remove_tree(aside, ignore_errors=True)
     except OSError as exc:
         raise OutputError(f"{target}: cannot remove: {exc.strerror or exc}") from None
     return report
@@ -297,8 +308,9 @@ def leftover_staging(out_dir: Path) -> list[str]:
 def sweep_staging(out_dir: Path) -> list[str]:
     """Delete staging directories left by a killed render (call only under ``output_lock``).
 
-    Only hidden siblings are deleted, never a job directory, so an interrupt that cuts the
-    sweep short leaves nothing worse than staging directories for the next sweep.
+    Only hidden siblings are deleted, never a job directory, and an interrupt lands between
+    two of them (``_remove_tree``), so one that cuts the sweep short leaves nothing worse than
+    staging directories for the next sweep.
     """
     swept = []
     for name in leftover_staging(out_dir):
@@ -309,7 +321,7 @@ def sweep_staging(out_dir: Path) -> list[str]:
                 # The rename fallback of _swap died between its renames: the old tree.
                 os.rename(entry, job)
                 continue
-            shutil.rmtree(entry)
+            _remove_tree(entry)
             swept.append(entry.name)
         except OSError:
             pass  # best effort (a read-only output, say); the write itself will report

@@ -18,6 +18,7 @@ import pytest
 from paddlegen import api
 from paddlegen.output import pool
 from paddlegen.output import writer as kustomize
+from paddlegen.output.layout import HEADER
 from tests.helpers import job_spec
 from tests.security.trees import files_of, hidden, job_trees
 
@@ -77,6 +78,33 @@ def test_the_rename_fallback_of_a_swap_is_not_cut_in_two(tmp_path, monkeypatch):
     assert "img:2" in (out / "j0" / "batch_v1_job_j0.yaml").read_text()
 
 
+def test_an_interrupt_in_the_sweep_lands_between_two_folders(tmp_path, monkeypatch):
+    """An interrupt right after rmtree closed a folder's descriptor made rmtree close it again:
+    the EBADF replaced the interrupt and the sweep, which tolerates OSError, went on."""
+    for name in (".a.aaaaaaaa.tmp", ".b.bbbbbbbb.tmp", ".c.cccccccc.tmp"):
+        (tmp_path / name / "base").mkdir(parents=True)
+        (tmp_path / name / "base" / "job.yaml").write_text("kind: Job\n")
+    _interrupt_at(monkeypatch, os, "close", 1)
+    with pytest.raises(KeyboardInterrupt):
+        kustomize.sweep_staging(tmp_path)
+    monkeypatch.undo()
+    assert hidden(tmp_path) == [".b.bbbbbbbb.tmp", ".c.cccccccc.tmp"]
+    assert files_of(tmp_path / ".b.bbbbbbbb.tmp") == {"base/job.yaml": b"kind: Job\n"}
+
+
+def test_an_interrupt_while_the_old_tree_is_deleted_stays_an_interrupt(tmp_path, monkeypatch):
+    """The same inside commit, after the swap: it was an OSError there (an internal error)."""
+    out = tmp_path / "deploy"
+    text = HEADER + "resources: []\n"
+    kustomize.write_job(out, "demo", {"base/kustomization.yaml": text})  # a folder: a dirfd
+    _interrupt_at(monkeypatch, os, "close", 1)
+    with pytest.raises(KeyboardInterrupt):
+        kustomize.write_job(out, "demo", {"kustomization.yaml": text})
+    monkeypatch.undo()
+    assert hidden(out) == []
+    assert files_of(out / "demo") == {"kustomization.yaml": text.encode()}
+
+
 def _slow_item(item: tuple[Path, int]) -> int:
     """One item of work in a pool worker; item 5 interrupts the parent, then waits until the
     parent has told the workers to stop (so that the test does not depend on timing)."""
@@ -131,3 +159,24 @@ def test_a_pool_whose_worker_died_ends_the_others_at_once(tmp_path):
         pool.map_ordered(_dying_item, [(tmp_path, i) for i in range(400)], jobs=2)
     assert multiprocessing.active_children() == []
     assert max(int(p.name) for p in tmp_path.iterdir()) < 49  # the second chunk was cut short
+
+
+def test_a_signal_during_the_cleanup_of_another_is_recognised_however_deep():
+    """The command says "again while cleaning up" when a second signal cut the cleanup of the
+    first short, also when the cleanup step was handling an error of its own."""
+    from paddlegen.__main__ import _during
+    from paddlegen.errors import Interrupted
+
+    def second_during_cleanup() -> None:
+        try:
+            raise Interrupted(signal.SIGINT)
+        except Interrupted:
+            try:
+                raise OSError("a cleanup step's own error")
+            except OSError:
+                raise Interrupted(signal.SIGINT) from None
+
+    with pytest.raises(Interrupted) as raised:
+        second_during_cleanup()
+    assert _during(raised.value, Interrupted)
+    assert not _during(Interrupted(signal.SIGTERM), Interrupted)
