@@ -7,7 +7,6 @@ import errno
 import functools
 import os
 import re
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from paddlegen.errors import OutputError
-from paddlegen.output.interrupts import deferred
+from paddlegen.output.interrupts import deferred, remove_tree
 from paddlegen.output.layout import STAMP, Plan, is_generated
 
 try:
@@ -85,7 +84,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
         _fill(staging, plan, old, report.unchanged, foreign)
     except OSError as exc:
         if staging is not None:
-            _remove_tree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     return Staged(target, staging, report)
 
@@ -105,19 +104,7 @@ def commit(staged: Staged) -> WriteReport:
 def discard(staged: Staged) -> None:
     """Remove a staged tree (or, after ``commit``, the old tree left in its place)."""
     if staged.staging is not None and staged.staging.exists():
-        _remove_tree(staged.staging, ignore_errors=True)
-
-
-def _remove_tree(path: Path, ignore_errors: bool = False) -> None:
-    """``shutil.rmtree`` with SIGINT and SIGTERM held back until it is done.
-
-    rmtree is not safe against an exception raised between two of its steps: one raised
-    just after it closed a directory's descriptor makes it close that descriptor again, and
-    the EBADF replaces the interrupt (which a caller that tolerates OSError then loses). A
-    tree here is one job's few files, so the signal waits milliseconds.
-    """
-    with deferred():
-        shutil.rmtree(path, ignore_errors=ignore_errors)
+        remove_tree(staged.staging, ignore_errors=True)
 
 
 def _check_relative(target: Path, rel: str) -> None:
@@ -236,7 +223,7 @@ def remove_job(out_dir: Path, name: str) -> WriteReport:
     try:
         aside = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
         os.rename(target, aside / name)
-        _remove_tree(aside, ignore_errors=True)
+        remove_tree(aside, ignore_errors=True)
     except OSError as exc:
         raise OutputError(f"{target}: cannot remove: {exc.strerror or exc}") from None
     return report
@@ -309,7 +296,7 @@ def sweep_staging(out_dir: Path) -> list[str]:
     """Delete staging directories left by a killed render (call only under ``output_lock``).
 
     Only hidden siblings are deleted, never a job directory, and an interrupt lands between
-    two of them (``_remove_tree``), so one that cuts the sweep short leaves nothing worse than
+    two of them (``remove_tree``), so one that cuts the sweep short leaves nothing worse than
     staging directories for the next sweep.
     """
     swept = []
@@ -321,7 +308,7 @@ def sweep_staging(out_dir: Path) -> list[str]:
                 # The rename fallback of _swap died between its renames: the old tree.
                 os.rename(entry, job)
                 continue
-            _remove_tree(entry)
+            remove_tree(entry)
             swept.append(entry.name)
         except OSError:
             pass  # best effort (a read-only output, say); the write itself will report

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from paddlegen import api
-from paddlegen.output import pool
+from paddlegen.output import interrupts, pool
 from paddlegen.output import writer as kustomize
 from paddlegen.output.layout import HEADER
 from tests.helpers import job_spec
@@ -103,6 +103,19 @@ def test_an_interrupt_while_the_old_tree_is_deleted_stays_an_interrupt(tmp_path,
     monkeypatch.undo()
     assert hidden(out) == []
     assert files_of(out / "demo") == {"kustomization.yaml": text.encode()}
+
+
+def test_a_scratch_folder_interrupted_while_removed_is_removed_and_stays_an_interrupt(
+    monkeypatch,
+):
+    """kubeconform's scratch folder (the schemas and manifests it reads): tempfile's
+    TemporaryDirectory removes it with a bare rmtree, where the interrupt could become EBADF."""
+    with pytest.raises(KeyboardInterrupt), interrupts.scratch_folder("paddlegen-t-") as scratch:
+        (scratch / "k8s").mkdir()
+        (scratch / "k8s" / "job.json").write_text("{}")
+        _interrupt_at(monkeypatch, os, "close", 1)
+    monkeypatch.undo()
+    assert not scratch.exists()
 
 
 def _slow_item(item: tuple[Path, int]) -> int:
