@@ -4,18 +4,71 @@
 for it often, and it should cost no more than starting Python. Its text is click's.
 """
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from paddlegen import __version__
+
+if TYPE_CHECKING:
+    from paddlegen.errors import Interrupted
 
 
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(f"paddlegen, version {__version__}\n")
         return
-    from paddlegen.cli import main as cli_main
+    import signal
 
-    cli_main()
+    from paddlegen.errors import Interrupted
+
+    # Installed before the CLI loads, so that no moment of a run ends in a traceback. Both
+    # signals raise, in the main thread, where the run is: what is being written cleans up on
+    # the way out (see api._writing), then this function exits with the signal's code.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _interrupt)
+    try:
+        from paddlegen.cli import main as cli_main
+
+        cli_main()
+    except Interrupted as exc:
+        _exit_interrupted(exc)
+
+
+def _interrupt(signum: int, _frame: Any) -> NoReturn:
+    from paddlegen.errors import Interrupted
+
+    raise Interrupted(signum)
+
+
+def _exit_interrupted(exc: Interrupted) -> NoReturn:
+    """One line on stderr and the signal's exit code; a third signal changes neither."""
+    import signal
+
+    from paddlegen.errors import Interrupted
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    name = signal.Signals(exc.signum).name
+    if _during(exc, Interrupted):
+        # The second signal cut the cleanup of the first short (api._writing).
+        sys.stderr.write(
+            f"paddlegen: interrupted by {name} again while cleaning up; the next render "
+            "removes any staging folder left in the output folder (check lists them)\n"
+        )
+    else:
+        sys.stderr.write(f"paddlegen: interrupted by {name}\n")
+    sys.exit(exc.exit_code)
+
+
+def _during(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` was raised while an exception of ``kind`` was being handled, however
+    deep (a cleanup step may be handling an error of its own, such as rmtree's OSErrors)."""
+    seen = exc.__context__
+    while seen is not None and not isinstance(seen, kind):
+        seen = seen.__context__
+    return seen is not None
 
 
 if __name__ == "__main__":

@@ -39,9 +39,11 @@ from paddlegen.output.writer import (
     WriteReport,
     commit,
     discard,
+    leftover_staging,
     output_lock,
     remove_job,
     stage_job,
+    sweep_staging,
     write_job,
 )
 from paddlegen.render.engine import Manifest, render_job
@@ -384,13 +386,22 @@ def write_rendered(
 
 @contextlib.contextmanager
 def _writing(out: Path) -> Iterator[None]:
-    """The output lock, held for a whole write. Any error leaves the output folder as it was:
-    a folder this call had to create is removed again."""
+    """The output lock, held for a whole write. However the write ends early (an error,
+    Ctrl-C, SIGTERM), jobs already swapped in stay and nothing else it made is left: the
+    staging directories are swept, and a folder this call had to create is removed again."""
     created = not os.path.lexists(out)
     try:
         with output_lock(out):  # a second render into `out` waits; no interleaved swaps
-            yield
-    except PaddlegenError:
+            try:
+                yield
+            except BaseException:
+                # Still under the lock, so every staging directory is this write's (or a dead
+                # one's), and the workers that staged them have ended (map_ordered waits for
+                # them; a second Ctrl-C that cuts the wait short may let one stage a folder
+                # after this sweep, which the next render's sweep removes).
+                sweep_staging(out)
+                raise
+    except BaseException:
         if created:
             with contextlib.suppress(OSError):
                 out.rmdir()  # only if empty: what the failed write made, and no more
@@ -401,18 +412,14 @@ def _write_all(
     rendered: Sequence[Rendered], out: Path, prune: bool
 ) -> list[tuple[str, WriteReport]]:
     """Swap every job in, in order (a staged tree, else its plan written now); if one fails,
-    the rest are discarded, not left for the next render's sweep."""
+    ``_writing`` sweeps the rest, not the next render."""
     reports = []
-    try:
-        for r in rendered:
-            if r.reused:
-                reports.append((r.name, r.reused.report()))
-            else:
-                written = commit(r.staged) if r.staged else write_job(out, r.name, with_stamp(r))
-                reports.append((r.name, without_stamp(written)))
-    except PaddlegenError:
-        _discard_staged(rendered)  # a committed one has nothing left to discard
-        raise
+    for r in rendered:
+        if r.reused:
+            reports.append((r.name, r.reused.report()))
+        else:
+            written = commit(r.staged) if r.staged else write_job(out, r.name, with_stamp(r))
+            reports.append((r.name, without_stamp(written)))
     if prune:
         reports += [(name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out)]
     return reports
@@ -427,11 +434,13 @@ def orphans(rendered: Sequence[Rendered], out: Path) -> list[str]:
 def drift(
     rendered: Sequence[Rendered], out_dir: str | Path, prune: bool = False
 ) -> list[tuple[str, Drift]]:
-    """How the output on disk differs from ``rendered`` (nothing is written)."""
+    """How the output on disk differs from ``rendered`` (nothing is written), staging
+    directories left by an interrupted render included (named as they are, ``leftover``)."""
     out = Path(out_dir)
     found = [(r.name, drift_of(out, r.name, r.plan)) for r in rendered if not r.reused]
     if prune:
         found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out)]
+    found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
     return [(name, d) for name, d in found if d]
 
 

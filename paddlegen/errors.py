@@ -66,6 +66,21 @@ class PaddlegenError(Exception):
         return type(self), (self.message, self.diagnostics)
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM ended the run (raised by the handlers ``python -m paddlegen`` and
+    the ``paddlegen`` command install; the library installs none).
+
+    A BaseException, like KeyboardInterrupt: no ``except Exception`` takes it for an error,
+    only cleanup runs on its way out. Its exit code is the one a shell reports for a process
+    that signal ended: 130 for SIGINT, 143 for SIGTERM.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
 class SpecError(PaddlegenError):
     """The spec is invalid: carries every finding."""
 

@@ -40,7 +40,13 @@ settings.load_profile(os.environ.get("PADDLEGEN_HYPOTHESIS_PROFILE", "ci"))
 # What the fast loop (`python3 -m pytest -m "not slow"`) leaves out: property tests, the
 # end-to-end tests that run real tools, and the fault tests that kill real processes. They
 # take about three quarters of the full run; the README's test command runs everything.
-SLOW = ("property/", "e2e/", "security/test_faults.py", "security/test_pool.py")
+SLOW = (
+    "property/",
+    "e2e/",
+    "security/test_faults.py",
+    "security/test_interrupts.py",
+    "security/test_pool.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

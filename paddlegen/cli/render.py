@@ -204,8 +204,14 @@ def check(
         note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
         return
     if fix:
-        api.write_rendered(rendered, out_dir, prune=whole_set)
-        click.echo(f"paddlegen: rewrote {len(drifts)} stale job(s)", err=True)
+        api.write_rendered(rendered, out_dir, prune=whole_set)  # sweeps the leftovers too
+        stale = sum(not found.leftover for _, found in drifts)
+        left = len(drifts) - stale
+        click.echo(
+            f"paddlegen: rewrote {stale} stale job(s)"
+            + (f", removed {left} leftover staging folder(s)" if left else ""),
+            err=True,
+        )
     raise click.exceptions.Exit(1)
 
 
@@ -236,9 +242,12 @@ def diff(
 
 
 def _show_drift(drifts: list[Any], out_dir: str) -> None:
-    for name, found in drifts:
-        from paddlegen.report import printable
+    from paddlegen.report import printable
 
+    for name, found in drifts:
+        if found.leftover:
+            note(f"extra: {Path(out_dir) / name}/")
+            continue
         # A committed file may hold anything: each line escaped, the line breaks kept.
         click.echo(
             "".join(
@@ -250,3 +259,9 @@ def _show_drift(drifts: list[Any], out_dir: str) -> None:
         for label in ("stale", "missing", "extra"):
             for rel in getattr(found, label):
                 note(f"{label}: {Path(out_dir) / name / rel}")
+    leftovers = sum(found.leftover for _, found in drifts)
+    if leftovers:
+        note(
+            f"paddlegen: {leftovers} staging folder(s) left in {out_dir} by an interrupted or "
+            "killed render; the next render removes them"
+        )

@@ -18,9 +18,12 @@ class Drift:
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)  # generated files the render no longer has
     diff: str = ""
+    # A staging directory a killed or interrupted render left (the next render removes it):
+    # committed, its files would land in git, its kustomization.yaml in an ApplicationSet.
+    leftover: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.stale or self.missing or self.extra)
+        return bool(self.stale or self.missing or self.extra or self.leftover)
 
 
 def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:

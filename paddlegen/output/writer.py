@@ -7,7 +7,6 @@ import errno
 import functools
 import os
 import re
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from paddlegen.errors import OutputError
+from paddlegen.output.interrupts import deferred, remove_tree
 from paddlegen.output.layout import STAMP, Plan, is_generated
 
 try:
@@ -84,7 +84,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
         _fill(staging, plan, old, report.unchanged, foreign)
     except OSError as exc:
         if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     return Staged(target, staging, report)
 
@@ -104,7 +104,7 @@ def commit(staged: Staged) -> WriteReport:
 def discard(staged: Staged) -> None:
     """Remove a staged tree (or, after ``commit``, the old tree left in its place)."""
     if staged.staging is not None and staged.staging.exists():
-        shutil.rmtree(staged.staging, ignore_errors=True)
+        remove_tree(staged.staging, ignore_errors=True)
 
 
 def _check_relative(target: Path, rel: str) -> None:
@@ -198,11 +198,13 @@ def _swap(staging: Path, target: Path) -> None:
             == 0
         ):
             return  # one atomic exchange: no moment without a tree
-    # Elsewhere two renames; a crash between them leaves the old tree at a hidden sibling.
+    # Elsewhere three renames; a crash between them leaves the old tree at a hidden sibling
+    # (the next render's sweep puts it back), and an interrupt waits until all three are done.
     aside = staging.with_name(staging.name + ".old")
-    os.rename(target, aside)
-    os.rename(staging, target)
-    os.rename(aside, staging)
+    with deferred():
+        os.rename(target, aside)
+        os.rename(staging, target)
+        os.rename(aside, staging)
 
 
 def remove_job(out_dir: Path, name: str) -> WriteReport:
@@ -221,7 +223,7 @@ def remove_job(out_dir: Path, name: str) -> WriteReport:
     try:
         aside = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
         os.rename(target, aside / name)
-        shutil.rmtree(aside, ignore_errors=True)
+        remove_tree(aside, ignore_errors=True)
     except OSError as exc:
         raise OutputError(f"{target}: cannot remove: {exc.strerror or exc}") from None
     return report
@@ -279,20 +281,34 @@ def _acquire(fd: int, out_dir: Path, timeout: float) -> None:
         time.sleep(0.02)
 
 
+def leftover_staging(out_dir: Path) -> list[str]:
+    """The staging directories a killed or interrupted render left in ``out_dir``."""
+    if not out_dir.is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in out_dir.iterdir()
+        if _STAGING.match(entry.name) and entry.is_dir() and not entry.is_symlink()
+    )
+
+
 def sweep_staging(out_dir: Path) -> list[str]:
-    """Delete staging directories left by a killed render (call only under ``output_lock``)."""
+    """Delete staging directories left by a killed render (call only under ``output_lock``).
+
+    Only hidden siblings are deleted, never a job directory, and an interrupt lands between
+    two of them (``remove_tree``), so one that cuts the sweep short leaves nothing worse than
+    staging directories for the next sweep.
+    """
     swept = []
-    for entry in sorted(out_dir.iterdir()):
-        found = _STAGING.match(entry.name)
-        if not found or not entry.is_dir() or entry.is_symlink():
-            continue
-        job = out_dir / entry.name[1:].split(".")[0]
+    for name in leftover_staging(out_dir):
+        entry = out_dir / name
+        job = out_dir / name[1:].split(".")[0]
         try:
-            if found.group(2) and not os.path.lexists(job):
-                # The two-rename fallback of _swap died between its renames: the old tree.
+            if name.endswith(".old") and not os.path.lexists(job):
+                # The rename fallback of _swap died between its renames: the old tree.
                 os.rename(entry, job)
                 continue
-            shutil.rmtree(entry)
+            remove_tree(entry)
             swept.append(entry.name)
         except OSError:
             pass  # best effort (a read-only output, say); the write itself will report

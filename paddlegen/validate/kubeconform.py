@@ -7,11 +7,11 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from paddlegen.errors import Diagnostic, ToolError
+from paddlegen.output.interrupts import scratch_folder
 from paddlegen.resources import data_path
 from paddlegen.validate import k8s_schemas as k8sschemas
 
@@ -231,11 +231,11 @@ def run_kubeconform(
     )
     if not files and not expect_objects:  # kubeconform would read stdin instead
         return []
-    with tempfile.TemporaryDirectory(prefix="paddlegen-kubeconform-") as tmp:
-        k8s_dir = k8sschemas.export(Path(tmp) / "k8s", version)
+    with scratch_folder("paddlegen-kubeconform-") as tmp:
+        k8s_dir = k8sschemas.export(tmp / "k8s", version)
         # Numbered copies in one folder: names may be relative or repeated, and a folder keeps the
         # command line short however many manifests there are; the report maps back.
-        inputs = Path(tmp) / "manifests"
+        inputs = tmp / "manifests"
         inputs.mkdir()
         names = {}
         for index, (name, text) in enumerate(files):

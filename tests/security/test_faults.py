@@ -12,7 +12,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,31 +21,21 @@ import pytest
 from paddlegen.cli import cli
 from paddlegen.output.writer import output_lock
 from tests.security.specsets import write_spec_set
-from tests.security.trees import files_of, render_good_tree, tree_state
+from tests.security.trees import (
+    assert_each_job_is_old_or_new,
+    hidden,
+    inodes,
+    job_trees,
+    paddlegen_process,
+    render_good_tree,
+    swapped,
+    tree_state,
+)
 
 LONG = os.environ.get("PADDLEGEN_LONG_TESTS") == "1"
 KILLS = 60 if LONG else 6
 RACES = 30 if LONG else 4
 JOBS = 50
-
-
-def _paddlegen(*args: str) -> subprocess.Popen[str]:
-    # A session of its own, so that a kill can take its worker processes (-j) along with it.
-    return subprocess.Popen(
-        [sys.executable, "-m", "paddlegen", *args],
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-
-
-def _job_trees(out: Path) -> dict[str, dict[str, bytes]]:
-    return {
-        p.name: files_of(p)
-        for p in sorted(out.iterdir())
-        if p.is_dir() and not p.name.startswith(".")
-    }
 
 
 @pytest.fixture(scope="module")
@@ -57,37 +46,9 @@ def versions(tmp_path_factory):
     for version in ("a", "b"):
         folders[version] = write_spec_set(root / version, JOBS, version)
         render_good_tree(root / f"out-{version}", folders[version])
-        trees[version] = _job_trees(root / f"out-{version}")
+        trees[version] = job_trees(root / f"out-{version}")
     assert all(trees["a"][job] != trees["b"][job] for job in trees["a"])
     return folders, trees
-
-
-def _assert_each_job_is_old_or_new(out: Path, trees) -> dict[str, str]:
-    """Every job directory is exactly tree a or exactly tree b; returns which, per job."""
-    found = _job_trees(out)
-    assert sorted(found) == sorted(trees["a"]), "a job directory is missing or extra"
-    which = {}
-    for job, files in found.items():
-        if files == trees["a"][job]:
-            which[job] = "a"
-        elif files == trees["b"][job]:
-            which[job] = "b"
-        else:
-            pytest.fail(f"{job} is a mix of two renders: {sorted(files)}")
-    return which
-
-
-def _swapped(out: Path, before: dict[str, int]) -> int:
-    """How many job directories are no longer the ones in ``before`` (a swap gives a new inode).
-
-    The inode of a replaced directory cannot come back: the new tree is built while the old one
-    still exists. A job missing for a moment (the two-rename fallback) counts as not swapped.
-    """
-    count = 0
-    for job, inode in before.items():
-        with contextlib.suppress(FileNotFoundError):
-            count += os.stat(out / job).st_ino != inode
-    return count
 
 
 def _kill_at(args: list[str], out: Path, swaps: int | None, when: float) -> str:
@@ -100,15 +61,15 @@ def _kill_at(args: list[str], out: Path, swaps: int | None, when: float) -> str:
     write phase is found by watching the output, not by timing a render beforehand, so a kill
     lands mid-write however fast or slow the render and however loaded the machine.
     """
-    before = {job: os.stat(out / job).st_ino for job in sorted(_job_trees(out))}
-    hidden = {name for name in os.listdir(out) if name.startswith(".")}
-    proc = _paddlegen(*args)
+    before = inodes(out)
+    hidden_before = set(hidden(out))
+    proc = paddlegen_process(*args)
     stop = time.monotonic() + (when if swaps is None else 60)
     staged = 0.0
     while proc.poll() is None and time.monotonic() < stop:
-        if not staged and {n for n in os.listdir(out) if n.startswith(".")} - hidden:
+        if not staged and set(hidden(out)) - hidden_before:
             staged = time.monotonic()  # the write phase began: a staging directory
-        if staged and (swaps is None or _swapped(out, before) >= swaps):
+        if staged and (swaps is None or swapped(out, before) >= swaps):
             if swaps:
                 time.sleep(when * (time.monotonic() - staged) / swaps)
             break
@@ -160,23 +121,23 @@ def test_a_render_killed_at_any_moment_leaves_old_or_new_trees(versions, tmp_pat
         else:
             point = points.pop() if points else rng.random()
             outcomes.append(_kill_at(args, out, int(point * max(todo - 1, 0)), rng.random()))
-        previous, which = which, _assert_each_job_is_old_or_new(out, trees)
+        previous, which = which, assert_each_job_is_old_or_new(out, trees)
         # Killed between two swaps: this render changed some jobs, and both trees occur.
         mixed += which != previous and len(set(which.values())) == 2
     assert outcomes.count("killed") >= KILLS // 2, outcomes
     assert mixed, f"no kill landed between two swaps in {len(outcomes)} runs: proves nothing"
     # The next render is not disturbed by what the killed ones left, and cleans it up.
-    proc = _paddlegen("render", str(folders["b"]), "-o", str(out))
+    proc = paddlegen_process("render", str(folders["b"]), "-o", str(out))
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
-    assert _job_trees(out) == trees["b"]
+    assert job_trees(out) == trees["b"]
     assert not [n for n in os.listdir(out) if n.startswith(".")], os.listdir(out)
-    check = _paddlegen("check", str(folders["b"]), "-o", str(out))
+    check = paddlegen_process("check", str(folders["b"]), "-o", str(out))
     _, stderr = check.communicate(timeout=60)
     assert check.returncode == 0, stderr
 
 
-def test_leftover_staging_directories_are_ignored_then_swept(versions, tmp_path, runner):
+def test_leftover_staging_directories_are_reported_then_swept(versions, tmp_path, runner):
     folders, trees = versions
     out = tmp_path / "deploy"
     render_good_tree(out, folders["a"])
@@ -186,11 +147,15 @@ def test_leftover_staging_directories_are_ignored_then_swept(versions, tmp_path,
     for rel, data in trees["b"]["job-00"].items():
         (stale / rel).parent.mkdir(parents=True, exist_ok=True)
         (stale / rel).write_bytes(data)
-    assert runner.invoke(cli, ["check", str(folders["a"]), "-o", str(out)]).exit_code == 0
+    check = runner.invoke(cli, ["check", str(folders["a"]), "-o", str(out)])
+    assert check.exit_code == 1, check.output
+    assert f"extra: {stale}/\n" in check.stderr
+    # Not a job: validation reads job directories only.
     assert runner.invoke(cli, ["validate", str(out)]).exit_code == 0
     result = runner.invoke(cli, ["render", str(folders["a"]), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert not stale.exists()
+    assert runner.invoke(cli, ["check", str(folders["a"]), "-o", str(out)]).exit_code == 0
 
 
 def test_a_dead_two_rename_swap_gets_its_old_tree_back(versions, tmp_path, runner):
@@ -201,7 +166,7 @@ def test_a_dead_two_rename_swap_gets_its_old_tree_back(versions, tmp_path, runne
     os.rename(out / "job-03", out / ".job-03.x1y2z3w4.tmp.old")
     result = runner.invoke(cli, ["render", str(folders["a"]), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert _job_trees(out) == trees["a"]
+    assert job_trees(out) == trees["a"]
     assert not [n for n in os.listdir(out) if n.startswith(".")]
 
 
@@ -211,11 +176,11 @@ def test_two_renders_at_once_do_not_corrupt_the_output(versions, tmp_path):
         out = tmp_path / f"deploy-{i}"
         if i % 2:
             render_good_tree(out, folders["a"])  # also race on an existing tree
-        procs = [_paddlegen("render", str(folders[v]), "-o", str(out)) for v in ("a", "b")]
+        procs = [paddlegen_process("render", str(folders[v]), "-o", str(out)) for v in ("a", "b")]
         for proc in procs:
             _, stderr = proc.communicate(timeout=120)
             assert proc.returncode == 0, stderr
-        which = _assert_each_job_is_old_or_new(out, trees)
+        which = assert_each_job_is_old_or_new(out, trees)
         assert len(set(which.values())) == 1, "two renders interleaved their jobs"
         assert not [n for n in os.listdir(out) if n.startswith(".")]
 
@@ -226,13 +191,13 @@ def test_a_render_waits_for_the_lock(versions, tmp_path):
     render_good_tree(out, folders["a"])
     before = tree_state(out)
     with output_lock(out):
-        proc = _paddlegen("render", str(folders["b"]), "-o", str(out))
+        proc = paddlegen_process("render", str(folders["b"]), "-o", str(out))
         time.sleep(1.5)
         assert proc.poll() is None, proc.communicate()
         assert tree_state(out) == before
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
-    assert _job_trees(out) == trees["b"]
+    assert job_trees(out) == trees["b"]
 
 
 # ---- a full disk and a read-only output: exit 2, the old tree kept ------------------------

@@ -1,12 +1,18 @@
-"""Helpers for the reliability tests: an exact picture of a directory tree, and good renders."""
+"""Helpers for the reliability tests: an exact picture of a directory tree, good renders, and
+paddlegen processes to kill or interrupt."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from paddlegen.cli import cli
@@ -59,3 +65,63 @@ def render_good_tree(out: Path, spec: Path = GOOD_SPEC) -> None:
 
 def copy_tree(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest, symlinks=True, copy_function=shutil.copy2)
+
+
+def paddlegen_process(
+    *args: str, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE
+) -> subprocess.Popen[str]:
+    # A session of its own, so that a kill can take its worker processes (-j) along with it.
+    return subprocess.Popen(
+        [sys.executable, "-m", "paddlegen", *args],
+        text=True,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
+
+
+def job_trees(out: Path) -> dict[str, dict[str, bytes]]:
+    """Job name -> its files, for every job directory in ``out`` (hidden folders left out)."""
+    return {
+        p.name: files_of(p)
+        for p in sorted(out.iterdir())
+        if p.is_dir() and not p.name.startswith(".")
+    }
+
+
+def hidden(out: Path) -> list[str]:
+    """What paddlegen stages beside the jobs (and must not leave behind)."""
+    return sorted(name for name in os.listdir(out) if name.startswith("."))
+
+
+def assert_each_job_is_old_or_new(out: Path, trees) -> dict[str, str]:
+    """Every job directory is exactly tree a or exactly tree b; returns which, per job."""
+    found = job_trees(out)
+    assert sorted(found) == sorted(trees["a"]), "a job directory is missing or extra"
+    which = {}
+    for job, files in found.items():
+        if files == trees["a"][job]:
+            which[job] = "a"
+        elif files == trees["b"][job]:
+            which[job] = "b"
+        else:
+            pytest.fail(f"{job} is a mix of two renders: {sorted(files)}")
+    return which
+
+
+def inodes(out: Path) -> dict[str, int]:
+    """Job name -> the inode of its directory, to count swaps with ``swapped``."""
+    return {job: os.stat(out / job).st_ino for job in sorted(job_trees(out))}
+
+
+def swapped(out: Path, before: dict[str, int]) -> int:
+    """How many job directories are no longer the ones in ``before`` (a swap gives a new inode).
+
+    The inode of a replaced directory cannot come back: the new tree is built while the old one
+    still exists. A job missing for a moment (the two-rename fallback) counts as not swapped.
+    """
+    count = 0
+    for job, inode in before.items():
+        with contextlib.suppress(FileNotFoundError):
+            count += os.stat(out / job).st_ino != inode
+    return count

@@ -128,6 +128,8 @@ def test_every_error_the_package_raises_is_a_paddlegen_error():
     for name, path in MODULES.items():
         if name.startswith("paddlegen.cli"):
             continue  # the CLI speaks click's exceptions: they are how it exits
+        if name == "paddlegen.__main__":
+            continue  # its signal handlers raise Interrupted, which it turns into an exit
         module = None
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):

@@ -1,0 +1,86 @@
+"""Staging folders a killed or interrupted render left: `check` and `diff` list them, the next
+`render` (or `check --fix`) removes them under the output lock.
+
+Here the leftovers are made by hand; tests/security/test_interrupts.py makes them by killing
+real renders.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from paddlegen.cli import cli
+from tests.helpers import job_spec
+
+HINT = "staging folder(s) left in {out} by an interrupted or killed render; the next render"
+
+
+@pytest.fixture
+def rendered(runner, tmp_path):
+    """Two specs rendered into deploy/, plus what an interrupted render leaves beside them: a
+    staging folder, and an old tree put aside by the rename fallback of a swap."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for name in ("a", "b"):
+        (jobs / f"{name}.yaml").write_text(job_spec(name))
+    out = tmp_path / "deploy"
+    assert runner.invoke(cli, ["render", str(jobs), "-o", str(out)]).exit_code == 0
+    leftovers = [out / ".a.k2_9xq1m.tmp", out / ".b.0abc_def.tmp.old"]
+    for folder in leftovers:
+        (folder / "overlays").mkdir(parents=True)
+        (folder / "kustomization.yaml").write_text("resources: []\n")
+    # Hidden entries that are not paddlegen's staging: never reported, never removed.
+    (out / ".git").mkdir()
+    (out / ".a.not-random.tmp").mkdir()
+    (out / ".gitkeep").write_text("")
+    return jobs, out, leftovers
+
+
+def test_check_lists_leftovers_as_drift(runner, rendered):
+    jobs, out, leftovers = rendered
+    result = runner.invoke(cli, ["check", str(jobs), "-o", str(out)])
+    assert result.exit_code == 1
+    assert result.stdout == ""  # no diff: what a staging folder holds is nobody's output
+    assert result.stderr.splitlines() == [
+        f"extra: {leftovers[0]}/",
+        f"extra: {leftovers[1]}/",
+        "paddlegen: 2 " + HINT.format(out=out) + " removes them",
+    ]
+
+
+def test_diff_lists_leftovers_without_failing(runner, rendered):
+    jobs, out, leftovers = rendered
+    result = runner.invoke(cli, ["diff", str(jobs), "-o", str(out)])
+    assert result.exit_code == 0
+    assert f"extra: {leftovers[0]}/\n" in result.stderr
+    assert f"extra: {leftovers[1]}/\n" in result.stderr
+
+
+def test_a_single_spec_check_sees_every_leftover_in_the_output(runner, rendered):
+    """Any render into the folder removes them all, so any check of it reports them all."""
+    jobs, out, leftovers = rendered
+    result = runner.invoke(cli, ["check", str(jobs / "a.yaml"), "-o", str(out)])
+    assert result.exit_code == 1
+    assert f"extra: {leftovers[1]}/\n" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["render"], ["check", "--fix"]])
+def test_the_next_write_removes_them(runner, rendered, command):
+    jobs, out, leftovers = rendered
+    result = runner.invoke(cli, [*command, str(jobs), "-o", str(out)])
+    assert result.exit_code == (1 if "--fix" in command else 0), result.output
+    if "--fix" in command:
+        assert result.stderr.endswith(
+            "paddlegen: rewrote 0 stale job(s), removed 2 leftover staging folder(s)\n"
+        )
+    assert not any(folder.exists() for folder in leftovers)
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".a.not-random.tmp",
+        ".git",
+        ".gitkeep",
+        "a",
+        "b",
+    ]
+    check = runner.invoke(cli, ["check", str(jobs), "-o", str(out)])
+    assert check.exit_code == 0, check.output
+    assert check.stderr == f"2 jobs in {out}: up to date\n"
