@@ -62,7 +62,8 @@ def _plan(
         jobs=jobs,
         ignore=ignore,
     )
-    emit([w for p in planned for w in p.warnings], fmt)
+    if fmt == "text":  # other formats print the warnings with the drift, in one report
+        emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
 
 
@@ -199,7 +200,7 @@ def check(
 
     rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
     drifts = api.drift(rendered, out_dir, prune=whole_set)
-    _show_drift(drifts, out_dir)
+    _show_drift(rendered, drifts, out_dir, fmt)
     if not drifts:
         note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
         return
@@ -238,15 +239,33 @@ def diff(
     from paddlegen import api
 
     rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
-    _show_drift(api.drift(rendered, out_dir, prune=whole_set), out_dir)
+    _show_drift(rendered, api.drift(rendered, out_dir, prune=whole_set), out_dir, fmt)
 
 
-def _show_drift(drifts: list[Any], out_dir: str) -> None:
+# What each kind of drift means, for --format json and github (one finding per file).
+_DRIFT = {
+    "stale": "differs from what the specs render to",
+    "missing": "a render writes it, and it is not there",
+    "extra": "paddlegen generated it, and a render no longer would",
+}
+
+
+def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) -> None:
+    """The diff on stdout; on stderr the files, as lines, or in json and github form as
+    findings reported with the specs' warnings, in one report."""
+    from paddlegen.errors import Diagnostic
     from paddlegen.report import printable
 
+    findings: list[Diagnostic] = [w for r in rendered for w in r.warnings]
     for name, found in drifts:
         if found.leftover:
-            note(f"extra: {Path(out_dir) / name}/")
+            if fmt == "text":
+                note(f"extra: {Path(out_dir) / name}/")
+            else:
+                message = "a staging folder an interrupted render left; the next render removes it"
+                findings.append(
+                    Diagnostic(f"{Path(out_dir) / name}/", message=message, rule="leftover")
+                )
             continue
         # A committed file may hold anything: each line escaped, the line breaks kept.
         click.echo(
@@ -258,7 +277,14 @@ def _show_drift(drifts: list[Any], out_dir: str) -> None:
         )
         for label in ("stale", "missing", "extra"):
             for rel in getattr(found, label):
-                note(f"{label}: {Path(out_dir) / name / rel}")
+                if fmt == "text":
+                    note(f"{label}: {Path(out_dir) / name / rel}")
+                else:
+                    path = str(Path(out_dir) / name / rel)
+                    findings.append(Diagnostic(path, message=_DRIFT[label], rule=label))
+    if fmt != "text":
+        emit(findings, fmt)
+        return
     leftovers = sum(found.leftover for _, found in drifts)
     if leftovers:
         note(

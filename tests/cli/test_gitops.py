@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -106,3 +107,18 @@ def test_an_output_folder_given_with_a_trailing_slash_is_shown_without_a_double_
     assert result.exit_code == 0, result.output
     assert f"kept {deploy}/b/NOTES.md" in result.stderr
     assert "//" not in result.stderr
+
+
+def test_check_in_json_reports_the_stale_files_as_findings_with_the_warnings(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
+    os.remove(tmp_path / "deploy" / "b" / "kustomization.yaml")
+    result = runner.invoke(cli, ["check", jobs, "-o", deploy, "--format", "json"])
+    assert result.exit_code == 1
+    report = json.loads(result.stderr)  # one JSON document, nothing else on stderr
+    assert [(d["file"], d["rule"]) for d in report] == [
+        (f"{deploy}/a/batch_v1_job_a.yaml", "stale"),
+        (f"{deploy}/b/kustomization.yaml", "missing"),
+    ]
+    assert "+        image: img:2" in result.stdout  # the diff stays on stdout
