@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from paddlegen.errors import (
     Diagnostic,
@@ -49,6 +50,16 @@ from paddlegen.output.writer import (
 from paddlegen.render.engine import Manifest, render_job
 from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
+
+
+class Events(Protocol):
+    """What a long call tells its caller as it goes (the library itself never prints)."""
+
+    def progress(self, done: int, total: int) -> None:
+        """``done`` of the ``total`` specs that needed rendering are finished."""
+
+    def waiting_for_lock(self) -> None:
+        """Another paddlegen holds the output folder; this call waits for it."""
 
 
 @dataclass(frozen=True)
@@ -222,6 +233,7 @@ def render_specs(
     jobs: int = 1,
     stage_in: str | Path | None = None,
     ignore: Iterable[str] = (),
+    events: Events | None = None,
 ) -> list[Rendered]:
     """Every spec validated and rendered; all errors reported together, nothing rendered twice.
 
@@ -251,7 +263,13 @@ def render_specs(
     results = dict(
         zip(
             todo,
-            map_ordered(_render_one, work, 1 if objects else jobs, warm=lambda: _warm(templates)),
+            map_ordered(
+                _render_one,
+                work,
+                1 if objects else jobs,
+                warm=lambda: _warm(templates),
+                done=events.progress if events else None,
+            ),
             strict=True,
         )
     )
@@ -356,11 +374,12 @@ def render_into(
     jobs: int = 1,
     prune: bool = False,
     ignore: Iterable[str] = (),
+    events: Events | None = None,
 ) -> tuple[list[Rendered], list[tuple[str, WriteReport]]]:
     """``paddlegen render``: unchanged jobs skipped, the rest rendered and staged on up to
     ``jobs`` processes, then swapped in, in order, all under the output lock."""
     out = Path(out_dir)
-    with _writing(out):  # held while workers stage: a second render waits
+    with _writing(out, events):  # held while workers stage: a second render waits
         rendered = render_specs(
             paths,
             workload,
@@ -371,27 +390,32 @@ def render_into(
             jobs=jobs,
             stage_in=out,
             ignore=ignore,
+            events=events,
         )
         return rendered, _write_all(rendered, out, prune)
 
 
 def write_rendered(
-    rendered: Sequence[Rendered], out_dir: str | Path, prune: bool = False
+    rendered: Sequence[Rendered],
+    out_dir: str | Path,
+    prune: bool = False,
+    events: Events | None = None,
 ) -> list[tuple[str, WriteReport]]:
     """Write every job (with its stamp); with ``prune``, remove generated jobs not rendered."""
     out = Path(out_dir)
-    with _writing(out):
+    with _writing(out, events):
         return _write_all(rendered, out, prune)
 
 
 @contextlib.contextmanager
-def _writing(out: Path) -> Iterator[None]:
+def _writing(out: Path, events: Events | None = None) -> Iterator[None]:
     """The output lock, held for a whole write. However the write ends early (an error,
     Ctrl-C, SIGTERM), jobs already swapped in stay and nothing else it made is left: the
     staging directories are swept, and a folder this call had to create is removed again."""
     created = not os.path.lexists(out)
     try:
-        with output_lock(out):  # a second render into `out` waits; no interleaved swaps
+        wait = events.waiting_for_lock if events else None
+        with output_lock(out, on_wait=wait):  # a second render waits; no interleaved swaps
             try:
                 yield
             except BaseException:

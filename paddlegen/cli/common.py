@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -185,3 +186,38 @@ def note_backend(used: str | None) -> None:
     """Say so when manifests were validated in process: kubeconform was not found."""
     if used == "in-process":
         note("paddlegen: kubeconform not found; validating in process against the same schemas")
+
+
+# Fewer specs than this finish before a progress line would help.
+PROGRESS_FROM = 20
+
+
+class TerminalEvents:
+    """What a long call tells a person: a progress line, redrawn in place and only at a
+    terminal with text output (never in a pipe, a CI log or --format json), and why it waits
+    when another paddlegen holds the output folder (always said)."""
+
+    def __init__(self, out_dir: str, fmt: str) -> None:
+        self.out_dir = out_dir
+        self.live = fmt == "text" and sys.stderr.isatty()
+        self.shown = False
+
+    def progress(self, done: int, total: int) -> None:
+        if self.live and total >= PROGRESS_FROM:
+            click.echo(f"\rpaddlegen: {done}/{total} specs rendered", nl=False, err=True)
+            self.shown = True
+
+    def waiting_for_lock(self) -> None:
+        self.clear()
+        note(f"paddlegen: waiting for another paddlegen writing to {self.out_dir}")
+
+    def clear(self) -> None:
+        if self.shown:
+            click.echo("\r\033[K", nl=False, err=True)  # the line is gone before what follows
+            self.shown = False
+
+    def __enter__(self) -> TerminalEvents:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.clear()

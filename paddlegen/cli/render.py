@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from paddlegen.cli.common import (
+    TerminalEvents,
     emit,
     format_option,
     note,
@@ -52,16 +53,18 @@ def _plan(
     from paddlegen import api
 
     paths, whole_set = spec_paths(specs)
-    planned = api.render_specs(
-        paths,
-        workload,
-        templates,
-        argocd=argocd,
-        objects=False,
-        reuse=out_dir,
-        jobs=jobs,
-        ignore=ignore,
-    )
+    with TerminalEvents(out_dir, fmt) as events:
+        planned = api.render_specs(
+            paths,
+            workload,
+            templates,
+            argocd=argocd,
+            objects=False,
+            reuse=out_dir,
+            jobs=jobs,
+            ignore=ignore,
+            events=events,
+        )
     if fmt == "text":  # other formats print the warnings with the drift, in one report
         emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
@@ -125,16 +128,18 @@ def render(
     if not to_stdout and not validate_output:
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         paths, whole_set = spec_paths(specs)
-        planned, reports = api.render_into(
-            paths,
-            out_dir,
-            workload,
-            templates,
-            argocd=argocd,
-            jobs=jobs,
-            prune=whole_set,
-            ignore=ignore,
-        )
+        with TerminalEvents(out_dir, fmt) as events:
+            planned, reports = api.render_into(
+                paths,
+                out_dir,
+                workload,
+                templates,
+                argocd=argocd,
+                jobs=jobs,
+                prune=whole_set,
+                ignore=ignore,
+                events=events,
+            )
         emit([w for p in planned for w in p.warnings], fmt)
         _summary(len(planned), out_dir, reports)
         return
@@ -156,7 +161,11 @@ def render(
     if to_stdout:
         click.echo(api.manifest_stream(rendered, env), nl=False)
         return
-    _summary(len(rendered), out_dir, api.write_rendered(rendered, out_dir, prune=whole_set))
+    _summary(
+        len(rendered),
+        out_dir,
+        api.write_rendered(rendered, out_dir, prune=whole_set, events=TerminalEvents(out_dir, fmt)),
+    )
 
 
 def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
@@ -205,7 +214,9 @@ def check(
         note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
         return
     if fix:
-        api.write_rendered(rendered, out_dir, prune=whole_set)  # sweeps the leftovers too
+        api.write_rendered(
+            rendered, out_dir, prune=whole_set, events=TerminalEvents(out_dir, fmt)
+        )  # sweeps the leftovers too
         stale = sum(not found.leftover for _, found in drifts)
         left = len(drifts) - stale
         click.echo(

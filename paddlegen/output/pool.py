@@ -26,7 +26,11 @@ def default_jobs() -> int:
 
 
 def map_ordered(
-    fn: Callable[[T], R], items: Sequence[T], jobs: int, warm: Callable[[], None] | None = None
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    jobs: int,
+    warm: Callable[[], None] | None = None,
+    done: Callable[[int, int], None] | None = None,
 ) -> list[R]:
     """``[fn(item) for item in items]``, on up to ``jobs`` processes, results in input order.
 
@@ -34,15 +38,16 @@ def map_ordered(
     (compiled templates, the schema validator) instead of each building its own. Where fork is
     not available (macOS, Windows spawn fresh interpreters) the work stays in this process.
     However the call ends (Ctrl-C, SIGTERM, an error), its workers have ended when it returns
-    or raises: none goes on writing after the caller cleaned up.
+    or raises: none goes on writing after the caller cleaned up. ``done(n, total)`` is told
+    how many of the items are finished, as they finish (for a progress line).
     """
     workers = min(jobs, len(items) // MIN_PER_WORKER)
     if workers <= 1:
-        return [fn(item) for item in items]
+        return _in_process(fn, items, done)
     import multiprocessing  # ~5 ms: not for the single spec of a pre-commit hook
 
     if "fork" not in multiprocessing.get_all_start_methods():
-        return [fn(item) for item in items]
+        return _in_process(fn, items, done)
     if warm is not None:
         warm()
     import mmap
@@ -73,7 +78,12 @@ def map_ordered(
                 executor.submit(_apply, fn, items[i : i + chunk])
                 for i in range(0, len(items), chunk)
             ]
-        return [result for part in parts for result in part.result()]
+        results: list[R] = []
+        for part in parts:
+            results += part.result()
+            if done is not None:
+                done(len(results), len(items))
+        return results
     except BrokenProcessPool:
         # A worker died (the OOM killer, say); the pool ends the others with SIGTERM, which
         # they ignore (see _start_worker), so end them here.
@@ -146,3 +156,14 @@ def _die_with(parent: int) -> None:
         return
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
+
+
+def _in_process(
+    fn: Callable[[T], R], items: Sequence[T], done: Callable[[int, int], None] | None
+) -> list[R]:
+    results = []
+    for item in items:
+        results.append(fn(item))
+        if done is not None:
+            done(len(results), len(items))
+    return results

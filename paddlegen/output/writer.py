@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -237,12 +237,15 @@ LOCK_TIMEOUT = 120.0  # seconds to wait for another paddlegen writing the same o
 
 
 @contextlib.contextmanager
-def output_lock(out_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+def output_lock(
+    out_dir: Path, timeout: float = LOCK_TIMEOUT, on_wait: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Hold an exclusive lock on ``out_dir`` (flock on the directory itself, no lock file).
 
     Two renders into one output wait for each other instead of interleaving their swaps and
     prunes. The kernel drops the lock when a process dies, so a killed render never blocks the
     next; that one also deletes the staging directories the killed one left behind.
+    ``on_wait`` is called once if another holds the lock (so a caller can say why it waits).
     """
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -257,7 +260,7 @@ def output_lock(out_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         raise OutputError(f"{out_dir}: cannot write: {exc.strerror or exc}") from None
     try:
         if fd is not None:
-            _acquire(fd, out_dir, timeout)
+            _acquire(fd, out_dir, timeout, on_wait)
         sweep_staging(out_dir)
         yield
     finally:
@@ -265,8 +268,9 @@ def output_lock(out_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             os.close(fd)  # releases the lock
 
 
-def _acquire(fd: int, out_dir: Path, timeout: float) -> None:
+def _acquire(fd: int, out_dir: Path, timeout: float, on_wait: Callable[[], None] | None) -> None:
     deadline = time.monotonic() + timeout
+    waited = False
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -278,6 +282,9 @@ def _acquire(fd: int, out_dir: Path, timeout: float) -> None:
             raise OutputError(
                 f"{out_dir}: another paddlegen has been writing here for {timeout:.0f} s"
             )
+        if not waited and on_wait is not None:
+            on_wait()
+        waited = True
         time.sleep(0.02)
 
 
