@@ -23,6 +23,16 @@ from tests.helpers import job_spec
 from tests.security.trees import files_of, hidden, job_trees
 
 
+@pytest.fixture(autouse=True)
+def python_sigint_handler():
+    """Python's own SIGINT handling, whatever this test process inherited: a shell starts a
+    background job (CI's runner may) with SIGINT ignored, and Python then installs no
+    handler, so no KeyboardInterrupt would come."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _interrupt_at(monkeypatch, module, name: str, call: int) -> None:
     """SIGINT this process right after the ``call``-th call of ``module.name``."""
     real = getattr(module, name)
