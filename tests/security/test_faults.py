@@ -20,7 +20,6 @@ import pytest
 
 from paddlegen.cli import cli
 from paddlegen.output.writer import output_lock
-from tests.security.specsets import write_spec_set
 from tests.security.trees import (
     assert_each_job_is_old_or_new,
     hidden,
@@ -28,6 +27,7 @@ from tests.security.trees import (
     job_trees,
     paddlegen_process,
     render_good_tree,
+    spec_versions,
     swapped,
     tree_state,
 )
@@ -42,11 +42,7 @@ JOBS = 50
 def versions(tmp_path_factory):
     """Spec folders a and b, and the job trees each renders to when nothing goes wrong."""
     root = tmp_path_factory.mktemp("versions")
-    folders, trees = {}, {}
-    for version in ("a", "b"):
-        folders[version] = write_spec_set(root / version, JOBS, version)
-        render_good_tree(root / f"out-{version}", folders[version])
-        trees[version] = job_trees(root / f"out-{version}")
+    folders, trees = spec_versions(root, JOBS)
     assert all(trees["a"][job] != trees["b"][job] for job in trees["a"])
     return folders, trees
 

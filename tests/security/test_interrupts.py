@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.specsets import write_spec_set
 from tests.security.trees import (
     assert_each_job_is_old_or_new,
     copy_tree,
@@ -28,7 +27,7 @@ from tests.security.trees import (
     inodes,
     job_trees,
     paddlegen_process,
-    render_good_tree,
+    spec_versions,
     swapped,
 )
 
@@ -45,11 +44,7 @@ pytestmark = pytest.mark.skipif(
 def versions(tmp_path_factory):
     """Spec folders a and b, the job trees each renders to, and a rendered copy of a."""
     root = tmp_path_factory.mktemp("versions")
-    folders, trees = {}, {}
-    for version in ("a", "b"):
-        folders[version] = write_spec_set(root / version, JOBS, version)
-        render_good_tree(root / f"out-{version}", folders[version])
-        trees[version] = job_trees(root / f"out-{version}")
+    folders, trees = spec_versions(root, JOBS)
     return folders, trees, root / "out-a"
 
 

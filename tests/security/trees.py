@@ -125,3 +125,16 @@ def swapped(out: Path, before: dict[str, int]) -> int:
         with contextlib.suppress(FileNotFoundError):
             count += os.stat(out / job).st_ino != inode
     return count
+
+
+def spec_versions(root: Path, jobs: int) -> tuple[dict[str, Path], dict[str, Any]]:
+    """Spec folders `a` and `b` of ``jobs`` specs each (every job's image differs between
+    them), rendered into `out-a` and `out-b`: the folders and the job trees of each."""
+    from tests.security.specsets import write_spec_set
+
+    folders, trees = {}, {}
+    for version in ("a", "b"):
+        folders[version] = write_spec_set(root / version, jobs, version)
+        render_good_tree(root / f"out-{version}", folders[version])
+        trees[version] = job_trees(root / f"out-{version}")
+    return folders, trees
