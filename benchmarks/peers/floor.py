@@ -17,18 +17,13 @@ from pathlib import Path
 import jinja2
 import yaml
 
+from paddlegen.render.engine import EFS_MOUNT_OPTIONS  # the same mount options as paddlegen
 from paddlegen.spec.model import build_job
+from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.base import common_context
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"
-EFS_MOUNT_OPTIONS = [
-    "nfsvers=4.1",
-    "rsize=1048576",
-    "wsize=1048576",
-    "hard",
-    "timeo=600",
-    "retrans=2",
-]
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -68,8 +63,10 @@ def main(spec_dir: str, out_dir: str) -> None:
                 ]
             folder = out / job.name / where
             folder.mkdir(parents=True, exist_ok=True)
+            # The values templates lay out are computed in Python (the workload registry).
+            context = {**common_context(job), **WORKLOADS[job.workload].context(job)}
             for name in names[job.workload]:
-                text = env.get_template(name).render(job=job)
+                text = env.get_template(name).render(job=job, **context)
                 for obj in yaml.load_all(text, Loader=Loader):
                     if obj is None:
                         continue
