@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import posixpath
 import types
 from functools import cache
 from typing import Any
@@ -401,6 +402,11 @@ def _role(workload: str, replicas: st.SearchStrategy[int]) -> st.SearchStrategy[
     )
 
 
+def _mount_point(path: str) -> str:
+    """The directory a mount path names, as the volume-unique check reads it."""
+    return "/" + posixpath.normpath(path).lstrip("/")
+
+
 @st.composite
 def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
     source = draw(
@@ -516,10 +522,11 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
     names = draw(st.lists(dns_labels, max_size=3, unique=True))
     mounts = draw(
         st.lists(
-            abs_paths.filter(lambda p: p.rstrip("/") != "/dev/shm"),
+            abs_paths.filter(lambda p: _mount_point(p) != "/dev/shm"),
             min_size=len(names),
             max_size=len(names),
-            unique_by=lambda p: p,
+            # the check compares directories ('/a' and '/a/' are one): unique as it sees them
+            unique_by=_mount_point,
         )
     )
     if names:
