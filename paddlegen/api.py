@@ -190,11 +190,18 @@ def render_document(
     from paddlegen.spec.overlays import base_document, env_document
 
     job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
-    environments = {
-        env: _render_data(env_document(doc, env).data, workload, templates, argocd)[1]
+    env_jobs = {
+        env: _render_data(env_document(doc, env).data, workload, templates, argocd)
         for env in sorted(doc.data.get("overlays", {}))
     }
-    plan = plan_overlays(job, manifests, environments) if environments else plan_job(job, manifests)
+    environments = {env: env_manifests for env, (_, env_manifests) in env_jobs.items()}
+    plan = (
+        plan_overlays(
+            job, manifests, environments, {env: j.namespace for env, (j, _) in env_jobs.items()}
+        )
+        if environments
+        else plan_job(job, manifests)
+    )
     return Rendered(
         doc.file,
         job.name,

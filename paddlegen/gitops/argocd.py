@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
 from paddlegen.output.layout import (
@@ -19,7 +22,7 @@ from paddlegen.output.layout import (
 from paddlegen.output.writer import WriteReport
 from paddlegen.resources import templates_dir
 from paddlegen.spec.model import MANAGED_BY
-from paddlegen.yamlio import dump_yaml
+from paddlegen.yamlio import dump_yaml, load_all
 
 ARGOCD_NAMESPACE = "argocd"
 API_VERSION = "argoproj.io/v1alpha1"
@@ -44,6 +47,15 @@ _MAX_NAME = 63  # Argo CD writes the Application name into the app.kubernetes.io
 
 Plan = dict[str, str]  # relative path in the output folder -> file text
 Jobs = dict[str, list[str]]  # job directory -> its environments (empty: flat layout)
+Namespaces = dict[str, str | None]  # deployable folder (as in application_sources) -> namespace
+
+
+@dataclass(frozen=True)
+class Destination:
+    """The cluster an Application deploys to, and the namespace for objects that name none."""
+
+    server: str = IN_CLUSTER
+    namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,12 +69,60 @@ class Target:
     dest_namespace: str | None = None
     project: str = "default"
     auto_sync: bool = True
+    # Environment -> its destination; an environment not listed (and a flat job when no
+    # --env is given) deploys to dest_server / dest_namespace.
+    destinations: Mapping[str, Destination] = field(default_factory=dict)
 
     @property
     def prefix(self) -> str:
         """``path_prefix`` as a clean relative POSIX path; "" for the repository root."""
         cleaned = posixpath.normpath(self.path_prefix.strip().strip("/") or ".")
         return "" if cleaned == "." else cleaned
+
+    def destination(self, env: str | None) -> Destination:
+        """Where an Application of environment ``env`` (None: no environment) deploys."""
+        default = Destination(self.dest_server, self.dest_namespace)
+        return self.destinations.get(env, default) if env is not None else default
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def parse_destination(text: str) -> tuple[str, Destination]:
+    """``ENV=SERVER[,NAMESPACE]`` (the --destination option) as an environment and where it
+    deploys."""
+    env, sep, rest = text.partition("=")
+    server, _, namespace = rest.partition(",")
+    if not sep or not server.strip():
+        raise InvalidValueError(f"{text!r} is not ENV=SERVER[,NAMESPACE]")
+    for what, value in (("environment", env), ("namespace", namespace)):
+        if (value or what == "environment") and not _DNS_LABEL.fullmatch(value):
+            raise InvalidValueError(f"{what} {value!r} in {text!r} is not a DNS-1123 label")
+    return env, Destination(server.strip(), namespace or None)
+
+
+def rendered_namespaces(deploy: Path, jobs: Jobs) -> Namespaces:
+    """The namespace each deployable folder's kustomization gives its objects (an overlay
+    without one keeps its base's; None: the objects name none)."""
+
+    def namespace(folder: str) -> str | None:
+        try:
+            docs = load_all((deploy / folder / KUSTOMIZATION).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None  # `paddlegen check` reports a damaged tree; here it names no namespace
+        data = docs[0] if docs else None
+        value = data.get("namespace") if isinstance(data, dict) else None
+        return value if isinstance(value, str) else None
+
+    found: Namespaces = {}
+    for job, envs in jobs.items():
+        if not envs:
+            found[job] = namespace(job)
+            continue
+        found[f"{job}/base"] = base = namespace(f"{job}/base")
+        for env in envs:
+            found[f"{job}/overlays/{env}"] = namespace(f"{job}/overlays/{env}") or base
+    return found
 
 
 def rendered_jobs(deploy: Path) -> Jobs:
@@ -83,11 +143,11 @@ def _header(purpose: str) -> str:
     return HEADER + "".join(f"# {line}\n" for line in purpose.splitlines())
 
 
-def _sync_policy(target: Target) -> dict[str, Any]:
+def _sync_policy(target: Target, dest: Destination) -> dict[str, Any]:
     # ApplyOutOfSyncOnly: a sync started by one changed object leaves finished Jobs alone
     # (re-applying them with Replace=true would fail on their immutable, generated fields).
     options = ["ApplyOutOfSyncOnly=true"]
-    if target.dest_namespace:
+    if dest.namespace:
         options.append("CreateNamespace=true")  # only a named destination can be created
     policy: dict[str, Any] = {}
     if target.auto_sync:
@@ -96,16 +156,22 @@ def _sync_policy(target: Target) -> dict[str, Any]:
     return policy
 
 
-def _app_spec(target: Target, path: str) -> dict[str, Any]:
-    destination = {"server": target.dest_server}
-    if target.dest_namespace:
-        destination["namespace"] = target.dest_namespace
+def _app_spec(target: Target, dest: Destination, path: str) -> dict[str, Any]:
+    destination = {"server": dest.server}
+    if dest.namespace:
+        destination["namespace"] = dest.namespace
     return {
         "project": target.project,
         "source": {"repoURL": target.repo_url, "targetRevision": target.revision, "path": path},
         "destination": destination,
-        "syncPolicy": _sync_policy(target),
+        "syncPolicy": _sync_policy(target, dest),
     }
+
+
+def _folder_env(folder: str, env: str | None) -> str | None:
+    """The environment an Application of ``folder`` deploys: its overlay's, else ``env``."""
+    parts = folder.split("/")
+    return parts[2] if len(parts) == 3 and parts[1] == "overlays" else env
 
 
 def _metadata(name: str) -> dict[str, Any]:
@@ -143,6 +209,26 @@ def application_sources(jobs: Jobs, env: str | None = None) -> dict[str, str]:
     return sources
 
 
+def renamed_applications(job: str, report: WriteReport) -> tuple[list[str], list[str]] | None:
+    """The Application names of ``job`` (as Argo CD files written without --env name them)
+    before and after a render that moved it between the flat and the overlay layout; None
+    when its layout stayed. Such a rename deletes the old Application, and with it, by its
+    resources finalizer, the live objects the new one then creates again."""
+
+    def envs(paths: list[str]) -> list[str]:
+        parts = (p.split("/") for p in paths)
+        return sorted(
+            {p[1] for p in parts if len(p) == 3 and p[0] == "overlays" and p[2] == KUSTOMIZATION}
+        )
+
+    now = report.written + report.unchanged
+    if KUSTOMIZATION in report.removed and envs(now):
+        return [job], [f"{job}-{env}" for env in envs(now)]
+    if f"base/{KUSTOMIZATION}" in report.removed and KUSTOMIZATION in now:
+        return [f"{job}-{env}" for env in envs(report.removed)], [job]
+    return None
+
+
 def applications(jobs: Jobs, target: Target, env: str | None = None) -> Plan:
     """``applications/<name>.yaml``: one Application per job (per environment with overlays)."""
     files: Plan = {}
@@ -151,7 +237,11 @@ def applications(jobs: Jobs, target: Target, env: str | None = None) -> Plan:
             "apiVersion": API_VERSION,
             "kind": "Application",
             "metadata": _metadata(name),
-            "spec": _app_spec(target, posixpath.join(target.prefix, folder)),
+            "spec": _app_spec(
+                target,
+                target.destination(_folder_env(folder, env)),
+                posixpath.join(target.prefix, folder),
+            ),
         }
         files[f"applications/{name}.yaml"] = _header(
             f"Argo CD Application for {folder}; apply it in namespace {ARGOCD_NAMESPACE}."
@@ -160,9 +250,9 @@ def applications(jobs: Jobs, target: Target, env: str | None = None) -> Plan:
 
 
 def application_set(target: Target, env: str | None = None, fallbacks: Sequence[str] = ()) -> Plan:
-    """``applicationset.yaml``: one ApplicationSet over every rendered job, now and later.
+    """``applicationset.yaml``: ApplicationSets over every rendered job, now and later.
 
-    It uses the git *files* generator on each job's ``kustomization.yaml`` rather than the
+    They use the git *files* generator on each job's ``kustomization.yaml`` rather than the
     directory generator on ``<deploy>/*``: a job with overlays has no kustomization at its
     root (only in ``base/`` and ``overlays/<env>/``), so a directory generator would make an
     empty Application for it. Matching the kustomizations picks exactly the deployable
@@ -170,23 +260,50 @@ def application_set(target: Target, env: str | None = None, fallbacks: Sequence[
     the jobs that lack that overlay (``fallbacks``, known when this is written) deploy their
     base: a glob cannot say "base only where overlays/<env> is missing", so they are listed,
     and a job added later without that overlay needs `paddlegen argocd` run again.
+
+    Without ``env``, each environment with a destination of its own (``target.destinations``)
+    gets an ApplicationSet of its own, and the one for the rest excludes its overlays: one
+    template has one destination, and a generator's template would merge field by field.
     """
     root = f"{target.prefix}/" if target.prefix else ""
     depth = len(target.prefix.split("/")) if target.prefix else 0
-    job = f"index .path.segments {depth}"
-    if env is None:  # <job> for a flat job, <job>-<env> for an overlay: as in applications()
-        name = (
-            f"{{{{ {job} }}}}{{{{ if gt (len .path.segments) {depth + 1} }}}}"
-            "-{{ .path.basename }}{{ end }}"
-        )
+    job = f"{{{{ index .path.segments {depth} }}}}"
+    flat = {"path": f"{root}*/{KUSTOMIZATION}"}
+
+    def overlays(name: str) -> dict[str, Any]:
+        return {"path": f"{root}*/overlays/{name}/{KUSTOMIZATION}"}
+
+    if env is not None:
+        files = [
+            flat,
+            overlays(env),
+            *({"path": f"{root}{j}/base/{KUSTOMIZATION}"} for j in fallbacks),
+        ]
+        sets = [_appset(target, env, f"{job}-{env}", files)]
     else:
-        name = f"{{{{ {job} }}}}-{env}"
-    files = [
-        {"path": f"{root}*/{KUSTOMIZATION}"},
-        {"path": f"{root}*/overlays/{env or '*'}/{KUSTOMIZATION}"},
-        *({"path": f"{root}{job}/base/{KUSTOMIZATION}"} for job in fallbacks),
-    ]
-    appset = {
+        own = sorted(target.destinations)
+        # <job> for a flat job, <job>-<env> for an overlay: as in applications()
+        is_overlay = f"gt (len .path.segments) {depth + 1}"
+        name = f"{job}{{{{ if {is_overlay} }}}}-{{{{ .path.basename }}}}{{{{ end }}}}"
+        rest = [flat, overlays("*"), *({**overlays(e), "exclude": True} for e in own)]
+        sets = [_appset(target, None, name, rest)]
+        sets += [_appset(target, e, f"{job}-{e}", [overlays(e)]) for e in own]
+    where = f"{root or './'}*" + (f" (environment {env})" if env else "")
+    return {
+        APPLICATIONSET_FILE: _header(
+            f"Argo CD ApplicationSet: an Application per rendered job in {where};\n"
+            f"apply it in namespace {ARGOCD_NAMESPACE}."
+        )
+        + "---\n".join(dump_yaml(appset) for appset in sets)
+    }
+
+
+def _appset(
+    target: Target, env: str | None, name: str, files: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """One ApplicationSet: the git files generator over ``files``, its Applications named by
+    the template ``name`` and deploying to ``env``'s destination."""
+    return {
         "apiVersion": API_VERSION,
         "kind": "ApplicationSet",
         "metadata": {
@@ -202,17 +319,9 @@ def application_set(target: Target, env: str | None = None, fallbacks: Sequence[
             ],
             "template": {
                 "metadata": _metadata(name),
-                "spec": _app_spec(target, "{{ .path.path }}"),
+                "spec": _app_spec(target, target.destination(env), "{{ .path.path }}"),
             },
         },
-    }
-    where = f"{root or './'}*" + (f" (environment {env})" if env else "")
-    return {
-        APPLICATIONSET_FILE: _header(
-            f"Argo CD ApplicationSet: an Application per rendered job in {where};\n"
-            f"apply it in namespace {ARGOCD_NAMESPACE}."
-        )
-        + dump_yaml(appset)
     }
 
 
@@ -289,10 +398,52 @@ or list it under `patches:` in the kustomization that installs Argo CD.""")
     }
 
 
-def plan(mode: str, target: Target, jobs: Jobs, env: str | None = None) -> Plan:
-    """Every file of the output folder, in memory."""
+def shared_objects(
+    target: Target, jobs: Jobs, env: str | None = None, namespaces: Namespaces | None = None
+) -> list[str]:
+    """Pairs of Applications that would deploy the same job's objects into one namespace of
+    one cluster, each as a sentence. Both would own them: Argo CD reports them as shared,
+    each sync undoes the other's changes, and deleting either deletes them (finalizer)."""
+    owner: dict[tuple[str, str, str], str] = {}
+    clashes = []
+    for name, folder in application_sources(jobs, env).items():
+        dest = target.destination(_folder_env(folder, env))
+        namespace = (namespaces or {}).get(folder) or dest.namespace or ""
+        key = (dest.server, namespace, folder.split("/")[0])
+        if key in owner:
+            where = f"namespace {namespace}" if namespace else "the same namespace"
+            clashes.append(
+                f"Applications {owner[key]} and {name} would both deploy the objects of "
+                f"{key[2]} into {where} of {dest.server}"
+            )
+        owner.setdefault(key, name)
+    return clashes
+
+
+def plan(
+    mode: str,
+    target: Target,
+    jobs: Jobs,
+    env: str | None = None,
+    namespaces: Namespaces | None = None,
+) -> Plan:
+    """Every file of the output folder, in memory; ``namespaces`` (from the rendered tree)
+    tells which Applications would share objects."""
     if mode not in MODES:
         raise InvalidValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    unknown = sorted(set(target.destinations) - {e for envs in jobs.values() for e in envs})
+    if jobs and unknown:
+        raise InputError(
+            f"--destination names environments no job has: {', '.join(unknown)} "
+            f"(environments: {', '.join(sorted({e for v in jobs.values() for e in v})) or 'none'})"
+        )
+    clashes = shared_objects(target, jobs, env, namespaces)
+    if clashes:
+        raise OutputError(
+            "; ".join(clashes) + ". Give each environment its own namespace "
+            "(overlays.<env>.metadata.namespace in the spec) or cluster "
+            "(--destination ENV=SERVER[,NAMESPACE]), or deploy one environment (--env ENV)"
+        )
     if mode == "applications":
         if not jobs:
             raise InputError("no rendered jobs found (run `paddlegen render` first)")
@@ -319,5 +470,6 @@ def generate(
     """Read the rendered tree, plan the Argo CD files and write them; also return the jobs
     that deploy their base for lack of the overlay ``env`` (for the caller to say so)."""
     jobs = rendered_jobs(Path(deploy))
-    report = write(out_dir, plan(mode, target, jobs, env))
+    namespaces = rendered_namespaces(Path(deploy), jobs)
+    report = write(out_dir, plan(mode, target, jobs, env, namespaces))
     return report, base_fallbacks(env, jobs) if env is not None and jobs else []

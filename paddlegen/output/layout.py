@@ -39,15 +39,26 @@ def plan_job(job: Job, manifests: list[Manifest]) -> Plan:
 
 
 def plan_overlays(
-    job: Job, manifests: list[Manifest], environments: dict[str, list[Manifest]]
+    job: Job,
+    manifests: list[Manifest],
+    environments: dict[str, list[Manifest]],
+    namespaces: Mapping[str, str | None],
 ) -> Plan:
-    """`base/` (the flat layout of the base spec) plus `overlays/<env>/` per environment."""
+    """`base/` (the flat layout of the base spec) plus `overlays/<env>/` per environment;
+    ``namespaces`` is the job's namespace in each environment."""
     files = {f"base/{rel}": text for rel, text in plan_job(job, manifests).items()}
     base_objects = {m.filename: m.obj for m in manifests}
     for env, env_manifests in environments.items():
         kustomization, extra = overlay_kustomization(
             base_objects, {m.filename: m.obj for m in env_manifests}
         )
+        namespace = namespaces.get(env)
+        if namespace != job.namespace and namespace:
+            # Also in the patches (every object, and references such as a PV's claimRef);
+            # said here too so that `paddlegen argocd` and readers see the environment's
+            # namespace without reading patches.
+            head = {k: kustomization.pop(k) for k in ("apiVersion", "kind")}
+            kustomization = {**head, "namespace": namespace, **kustomization}
         files[f"overlays/{env}/{KUSTOMIZATION}"] = HEADER + dump_yaml(kustomization)
         for rel, content in extra.items():
             files[f"overlays/{env}/{rel}"] = HEADER + dump_yaml(content)

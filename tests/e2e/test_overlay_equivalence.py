@@ -124,11 +124,13 @@ overlays = st.dictionaries(
         {"spec": overlay_specs},
         optional={
             "metadata": st.fixed_dictionaries(
-                {
+                {},
+                optional={
                     "labels": st.dictionaries(
                         st.sampled_from(["env", "team"]), st.sampled_from(["x", "y"]), max_size=2
-                    )
-                }
+                    ),
+                    "namespace": st.sampled_from(["ml", "ml-prod"]),
+                },
             )
         },
     ),
@@ -145,3 +147,41 @@ def test_any_overlay_builds_to_the_merged_render(tmp_path_factory, envs):
     spec = out / "spec.yaml"
     spec.write_text(yaml.safe_dump({**BASE, "overlays": envs}))
     assert_overlays_equal_direct_renders(spec, out / "deploy")
+
+
+NAMESPACED = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: ns-demo%s}
+spec:
+  workload: distributed-job
+  image: img:1
+  worker: {replicas: 2}
+  resources: {limits: {memory: 1Gi}}
+  volumes:
+    - {name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /x}, capacity: 1Gi}
+  distributed: {volume: data, trainConfigDir: quick_start, hostPorts: false}
+overlays:
+  prod: {metadata: {namespace: ml-prod}}
+  dev: {metadata: {namespace: ml-dev}, spec: {worker: {replicas: 1}}}
+"""
+
+
+@pytest.mark.parametrize("base_namespace", ["", ", namespace: ml"], ids=["none", "ml"])
+def test_an_overlay_moves_every_object_and_reference_to_its_namespace(base_namespace, tmp_path):
+    spec = tmp_path / "ns-demo.yaml"
+    spec.write_text(NAMESPACED % base_namespace)
+    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    for env in ("prod", "dev"):
+        objects = built_objects(tmp_path / "deploy" / "ns-demo" / "overlays" / env)
+        namespaced = [o for o in objects if o["kind"] != "PersistentVolume"]
+        assert {o["metadata"]["namespace"] for o in namespaced} == {f"ml-{env}"}
+        (binding,) = (o for o in objects if o["kind"] == "RoleBinding")
+        assert binding["subjects"][0]["namespace"] == f"ml-{env}"
+        (volume,) = (o for o in objects if o["kind"] == "PersistentVolume")
+        assert volume["spec"]["claimRef"]["namespace"] == f"ml-{env}"
+        assert volume["metadata"]["name"].startswith(f"ml-{env}-")  # PVs are cluster-wide
+        kustomization = yaml.safe_load(
+            (tmp_path / "deploy" / "ns-demo" / "overlays" / env / "kustomization.yaml").read_text()
+        )
+        assert kustomization["namespace"] == f"ml-{env}"
