@@ -49,10 +49,18 @@ SLOW = (
 )
 
 
+# Tests against the local control plane (hack/local-cluster, started once per session).
+CLUSTER = "cluster/"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests = Path(__file__).resolve().parent
     for item in items:
-        if item.path.relative_to(tests).as_posix().startswith(SLOW):
+        where = item.path.relative_to(tests).as_posix()
+        if where.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+        if where.startswith(CLUSTER):
+            item.add_marker(pytest.mark.cluster)
             item.add_marker(pytest.mark.slow)
 
 

@@ -18,12 +18,7 @@ COMMITTED = Path(__file__).resolve().parents[2] / "schemas" / "crds"
 
 @pytest.fixture(scope="module")
 def crds_dir() -> Path:
-    # The vendored CRDs live next to the checkout; CI must have them, a bare clone may not.
-    if not crdschema.DEFAULT_CRDS_DIR.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"vendored CRDs missing: {crdschema.DEFAULT_CRDS_DIR}")
-        pytest.skip(f"vendored CRDs not present at {crdschema.DEFAULT_CRDS_DIR}")
-    return crdschema.DEFAULT_CRDS_DIR
+    return crdschema.DEFAULT_CRDS_DIR  # in the repository: hack/crds
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -131,3 +126,28 @@ def test_output_is_deterministic_text():
     text = (COMMITTED / "scheduling.volcano.sh" / "podgroup_v1beta1.json").read_text("utf-8")
     assert text == crdschema.dumps(json.loads(text))
     assert text.endswith("}\n") and '\n  "additionalProperties": false,' in text
+
+
+def test_the_repository_crds_are_the_shared_upstream_copies_byte_for_byte(crds_dir):
+    # ../shared/crds is the project's reference copy; a user's clone has only hack/crds.
+    shared = Path(
+        os.environ.get("PADDLEGEN_SHARED_CRDS", crdschema._REPO_ROOT.parent / "shared" / "crds")
+    )
+    if not shared.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"reference CRDs missing: {shared}")
+        pytest.skip(f"reference CRDs not present at {shared}")
+    ours = {rel: data for rel, data in _tree(crds_dir).items() if rel != "SHA256SUMS"}
+    assert ours == _tree(shared)
+
+
+def test_sha256sums_lists_every_crd_file(crds_dir):
+    # `sha256sum -c SHA256SUMS` in hack/crds checks a copy by hand.
+    listed = dict(
+        reversed(line.split("  ", 1))
+        for line in (crds_dir / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    )
+    files = sorted(p.relative_to(crds_dir).as_posix() for p in crds_dir.rglob("*.yaml"))
+    assert sorted(listed) == files
+    for rel in files:
+        assert hashlib.sha256((crds_dir / rel).read_bytes()).hexdigest() == listed[rel], rel

@@ -1,0 +1,461 @@
+"""A local Kubernetes control plane on loopback, built from pinned sources (hack/local-cluster).
+
+etcd, kube-apiserver, kube-controller-manager and kube-scheduler (and kubectl) are built once
+from the Go modules in hack/tools into a cache keyed by version; `up` starts them with free
+ports under a state folder, installs the upstream CRDs of hack/crds and waits until the API
+server is ready; `down` stops exactly the processes `up` started. The pytest fixture of the
+`cluster` tests (tests/cluster.py) runs the same code. Standard library only: it runs before
+any package is installed, and in CI before the virtualenv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HACK = Path(__file__).resolve().parent
+TOOLS = HACK / "tools"
+CRDS = HACK / "crds"
+K8S_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+DEFAULT_STATE = "/tmp/paddlegen-cluster"
+READY_TIMEOUT = 60.0  # seconds; the API server is ready in about 4 s on 2 cores
+
+
+class ClusterError(Exception):
+    """What went wrong, said for a person: no traceback."""
+
+
+def pinned(module: str, tools: str) -> str:
+    """The version of ``module`` that hack/tools/<tools>/go.mod requires (the one place the
+    control plane's version is written)."""
+    text = (TOOLS / tools / "go.mod").read_text(encoding="utf-8")
+    found = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", text, re.MULTILINE)
+    if not found:
+        raise ClusterError(f"hack/tools/{tools}/go.mod requires no {module}")
+    return found.group(1)
+
+
+def kubernetes_version() -> str:
+    return pinned("k8s.io/kubernetes", "k8s")
+
+
+def etcd_version() -> str:
+    return pinned("go.etcd.io/etcd/server/v3", "etcd")
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("PADDLEGEN_TOOLS_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "paddlegen"
+
+
+def k8s_bin() -> Path:
+    return cache_root() / "k8s" / kubernetes_version() / "bin"
+
+
+def etcd_bin() -> Path:
+    return cache_root() / "etcd" / etcd_version() / "bin"
+
+
+def binaries() -> dict[str, Path]:
+    """Every binary the control plane needs, by name, where `build` puts it."""
+    found = {name: k8s_bin() / name for name in K8S_COMMANDS}
+    found["etcd"] = etcd_bin() / "etcd"
+    return found
+
+
+def missing() -> list[str]:
+    return [name for name, path in binaries().items() if not os.access(path, os.X_OK)]
+
+
+def _ldflags(version: str) -> str:
+    # Without them the binaries report gitVersion v0.0.0-master (kubectl version, /version).
+    major, minor = version.lstrip("v").split(".")[:2]
+    flags = ["-s", "-w"]
+    for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [
+            f"-X {package}.gitVersion={version}",
+            f"-X {package}.gitMajor={major}",
+            f"-X {package}.gitMinor={minor}",
+            f"-X {package}.gitTreeState=clean",
+            f"-X {package}.buildDate=1970-01-01T00:00:00Z",
+        ]
+    return " ".join(flags)
+
+
+def _go_build(module_dir: Path, packages: list[str], bin_dir: Path, ldflags: str = "") -> None:
+    """Build ``packages`` into ``bin_dir``: into a temporary folder beside it first, then
+    renamed, so an interrupted build never leaves a binary that looks finished."""
+    go = shutil.which("go")
+    if go is None:
+        raise ClusterError("`go` is not on PATH: it builds the control plane (hack/tools)")
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=bin_dir, prefix=".build-") as tmp:
+        command = [go, "build", "-trimpath", "-ldflags", ldflags, "-o", tmp + "/", *packages]
+        started = time.monotonic()
+        done = subprocess.run(command, cwd=module_dir, check=False)
+        if done.returncode != 0:
+            raise ClusterError(f"go build in {module_dir} failed (exit {done.returncode})")
+        names = sorted(p.name for p in Path(tmp).iterdir())
+        for name in names:
+            os.replace(Path(tmp) / name, bin_dir / name)
+        took = time.monotonic() - started
+        print(f"built {', '.join(names)} in {took:.0f} s", file=sys.stderr)
+
+
+def build() -> dict[str, Path]:
+    """Build what is missing from the cache; nothing when every binary is there."""
+    absent = missing()
+    k8s = [f"k8s.io/kubernetes/cmd/{name}" for name in K8S_COMMANDS if name in absent]
+    if k8s:
+        _go_build(TOOLS / "k8s", k8s, k8s_bin(), _ldflags(kubernetes_version()))
+    if "etcd" in absent:
+        _go_build(TOOLS / "etcd", ["."], etcd_bin())  # the module's last element: etcd
+    return binaries()
+
+
+@dataclass
+class Cluster:
+    """A running control plane, as `up` records it in <state>/cluster.json."""
+
+    state: str
+    kubeconfig: str
+    server: str
+    token: str
+    bin_dirs: list[str]
+    pids: dict[str, int]
+
+    @property
+    def kubectl(self) -> str:
+        return str(Path(self.bin_dirs[0]) / "kubectl")
+
+    def env(self) -> dict[str, str]:
+        """The environment a kubectl of this cluster needs."""
+        path = os.pathsep.join([*self.bin_dirs, os.environ.get("PATH", "")])
+        return {**os.environ, "KUBECONFIG": self.kubeconfig, "PATH": path}
+
+
+def state_dir(explicit: str | Path | None = None) -> Path:
+    return Path(explicit or os.environ.get("PADDLEGEN_CLUSTER_DIR") or DEFAULT_STATE)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _alive(pid: int, binary: str) -> bool:
+    """``pid`` runs ``binary`` (a recycled pid running something else is not ours)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except OSError:
+        return False
+    return cmdline == binary
+
+
+# The processes this Python process started, kept so that they are waited for, not reported
+# as still running when garbage-collected (the pytest fixture runs `up` and `down` in-process).
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def _start(name: str, argv: list[str], state: Path) -> int:
+    log = open(state / f"{name}.log", "ab")  # noqa: SIM115 - the child keeps it open
+    with log:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C in the terminal that ran `up` does not stop it
+        )
+    _CHILDREN[process.pid] = process
+    return process.pid
+
+
+def _wait_ready(cluster: Cluster, binaries_: dict[str, Path], timeout: float) -> None:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the API server's own self-signed loopback cert
+    request = urllib.request.Request(
+        cluster.server + "/readyz", headers={"Authorization": f"Bearer {cluster.token}"}
+    )
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    while time.monotonic() < deadline:
+        for name in ("etcd", "kube-apiserver"):
+            if not _alive(cluster.pids[name], str(binaries_[name])):
+                raise ClusterError(
+                    f"{name} exited:\n{_tail(Path(cluster.state) / (name + '.log'))}"
+                )
+        try:
+            with urllib.request.urlopen(request, timeout=2, context=context) as answer:
+                if answer.status == 200:
+                    return
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code}"
+        except OSError as exc:
+            last = str(exc)
+        time.sleep(0.2)
+    raise ClusterError(
+        f"the API server was not ready in {timeout:.0f} s ({last}):\n"
+        + _tail(Path(cluster.state) / "kube-apiserver.log")
+    )
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _kubeconfig(path: Path, server: str, token: str) -> None:
+    # JSON is YAML: kubectl reads it, and no YAML library is needed here.
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "local", "cluster": {"server": server, "insecure-skip-tls-verify": True}}
+        ],
+        "users": [{"name": "admin", "user": {"token": token}}],
+        "contexts": [{"name": "local", "context": {"cluster": "local", "user": "admin"}}],
+        "current-context": "local",
+    }
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    path.chmod(0o600)
+
+
+def load(state: Path) -> Cluster | None:
+    """The cluster recorded in ``state``, if every process of it still runs."""
+    try:
+        cluster = Cluster(**json.loads((state / "cluster.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+    paths = binaries()
+    if all(_alive(pid, str(paths[name])) for name, pid in cluster.pids.items()):
+        return cluster
+    return None
+
+
+def up(state: Path | None = None, timeout: float = READY_TIMEOUT) -> Cluster:
+    """Build if needed, start the control plane, install the CRDs, wait until it is ready."""
+    state = state_dir(state)
+    running = load(state)
+    if running:
+        return running
+    if (state / "cluster.json").exists():
+        down(state)  # a half-dead cluster from before: stop what is left, start afresh
+    paths = build()
+    state.mkdir(parents=True, exist_ok=True)
+    state.chmod(0o700)  # holds the admin token and the service-account key
+    key = state / "sa.key"
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise ClusterError("`openssl` is not on PATH: it makes the service-account key")
+    subprocess.run([openssl, "genrsa", "-out", str(key), "2048"], check=True, capture_output=True)
+    token = secrets.token_hex(16)
+    (state / "tokens.csv").write_text(f"{token},admin,admin,system:masters\n", encoding="utf-8")
+    etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
+    server = f"https://127.0.0.1:{api_port}"
+    kubeconfig = state / "kubeconfig"
+    _kubeconfig(kubeconfig, server, token)
+    pids: dict[str, int] = {}
+    cluster = Cluster(
+        str(state), str(kubeconfig), server, token, [str(k8s_bin()), str(etcd_bin())], pids
+    )
+    etcd_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"
+    try:
+        pids["etcd"] = _start(
+            "etcd",
+            [
+                str(paths["etcd"]),
+                "--name=local",
+                f"--data-dir={state / 'etcd'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=local={peer_url}",
+                "--unsafe-no-fsync",  # a throwaway test store: no fsync, much faster
+                "--log-level=warn",
+            ],
+            state,
+        )
+        pids["kube-apiserver"] = _start(
+            "kube-apiserver",
+            [
+                str(paths["kube-apiserver"]),
+                f"--etcd-servers={etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                # No kubernetes Service endpoints: the reconciler refuses a loopback address,
+                # and nothing in this cluster runs in a pod that would call the API by it.
+                "--endpoint-reconciler-type=none",
+                f"--secure-port={api_port}",
+                f"--cert-dir={state / 'pki'}",
+                f"--token-auth-file={state / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                f"--service-account-key-file={key}",
+                f"--service-account-signing-key-file={key}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--enable-priority-and-fairness=false",
+            ],
+            state,
+        )
+        _wait_ready(cluster, paths, timeout)
+        pids["kube-controller-manager"] = _start(
+            "kube-controller-manager",
+            [
+                str(paths["kube-controller-manager"]),
+                f"--kubeconfig={kubeconfig}",
+                f"--service-account-private-key-file={key}",
+                "--use-service-account-credentials=true",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--secure-port=0",
+                "--controllers=*",
+            ],
+            state,
+        )
+        pids["kube-scheduler"] = _start(
+            "kube-scheduler",
+            [
+                str(paths["kube-scheduler"]),
+                f"--kubeconfig={kubeconfig}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--secure-port=0",
+            ],
+            state,
+        )
+        (state / "cluster.json").write_text(json.dumps(asdict(cluster), indent=2) + "\n")
+        install_crds(cluster)
+    except BaseException:
+        (state / "cluster.json").write_text(json.dumps(asdict(cluster), indent=2) + "\n")
+        down(state)
+        raise
+    return cluster
+
+
+def install_crds(cluster: Cluster) -> None:
+    """Apply the top-level CRDs of hack/crds and wait until the API server serves them."""
+    files = sorted(CRDS.glob("*.yaml"))  # variants/ holds alternatives of the same kinds
+    argv = [cluster.kubectl, "apply", "--server-side", "--field-manager=local-cluster"]
+    for file in files:
+        argv += ["-f", str(file)]
+    _kubectl(cluster, argv)
+    _kubectl(
+        cluster,
+        [cluster.kubectl, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"],
+    )
+
+
+def _kubectl(cluster: Cluster, argv: list[str]) -> None:
+    done = subprocess.run(argv, env=cluster.env(), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ClusterError(f"{' '.join(argv[1:3])} failed: {done.stderr.strip()}")
+
+
+def down(state: Path | None = None) -> None:
+    """Stop the processes `up` recorded in ``state`` (by pid, only if they still run our
+    binary) and remove the state folder."""
+    state = state_dir(state)
+    try:
+        recorded = json.loads((state / "cluster.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = {}
+    paths = binaries()
+    pids = list(recorded.get("pids", {}).items())
+    ours = [pid for name, pid in reversed(pids) if name in paths and _alive(pid, str(paths[name]))]
+    for pid in ours:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    for pid in ours:
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+    for _, pid in pids:  # reap what this process started, ended by us or by itself
+        child = _CHILDREN.pop(pid, None)
+        if child is not None:
+            child.wait()
+    if (state / "cluster.json").exists():  # never remove a folder `up` did not make
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        if child.poll() is None:
+            return True
+        del _CHILDREN[pid]
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hack/local-cluster",
+        description="A local Kubernetes control plane on loopback, from pinned sources.",
+    )
+    parser.add_argument(
+        "command",
+        choices=["build", "up", "env", "down", "status"],
+        help="build: the binaries, once per version; up: start (builds if needed); "
+        "env: print the exports for a shell; down: stop and remove the state; "
+        "status: say whether it runs",
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            for name, path in build().items():
+                print(f"{name}: {path}")
+        elif args.command == "up":
+            cluster = up()
+            print(
+                f"up: {cluster.server} (state in {cluster.state}); "
+                f'`eval "$(hack/local-cluster env)"` to use it'
+            )
+        elif args.command == "env":
+            cluster = load(state_dir())
+            if cluster is None:
+                raise ClusterError("no cluster is running (hack/local-cluster up)")
+            print(f"export KUBECONFIG={cluster.kubeconfig}")
+            print(f"export PATH={os.pathsep.join(cluster.bin_dirs)}:$PATH")
+        elif args.command == "status":
+            cluster = load(state_dir())
+            print(f"running: {cluster.server}" if cluster else "not running")
+            return 0 if cluster else 1
+        else:
+            down()
+    except ClusterError as exc:
+        print(f"local-cluster: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The `cluster` tests' control plane: hack/cluster.py's own `up`, once per session."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def local_cluster() -> ModuleType:
+    """hack/cluster.py, the code behind hack/local-cluster (not a package: loaded by path)."""
+    spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "hack" / "cluster.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Kube:
+    """A running local control plane and the pinned kubectl that talks to it."""
+
+    kubectl: str
+    env: dict[str, str]
+    server: str
+    token: str
+
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [self.kubectl, *args],
+            input=stdin,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            pytest.fail(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
+        return done
+
+
+@pytest.fixture(scope="session")
+def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
+    hack = local_cluster()
+    absent = hack.missing()
+    if absent:
+        message = f"control plane not built ({', '.join(absent)}): run hack/local-cluster build"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    state = tmp_path_factory.mktemp("cluster")
+    try:
+        cluster = hack.up(state)
+    except hack.ClusterError as exc:
+        pytest.fail(f"hack/local-cluster up: {exc}")
+    try:
+        yield Kube(cluster.kubectl, cluster.env(), cluster.server, cluster.token)
+    finally:
+        hack.down(state)

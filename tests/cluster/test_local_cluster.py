@@ -1,0 +1,71 @@
+"""hack/local-cluster itself: versions kept together, `up`/`env`/`down` on a state of its own,
+and `down` stopping only what `up` started."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from paddlegen.validate.k8s_schemas import DEFAULT_KUBERNETES_VERSION
+from tests.cluster.conftest import Kube, local_cluster
+from tests.conftest import ROOT
+
+SCRIPT = ROOT / "hack" / "local-cluster"
+
+
+def test_the_control_plane_is_the_minor_paddlegen_validates_for():
+    pinned = local_cluster().kubernetes_version().lstrip("v").split(".")[:2]
+    assert pinned == DEFAULT_KUBERNETES_VERSION.split(".")[:2]
+
+
+def test_the_server_reports_the_pinned_version(kube: Kube):
+    version = json.loads(kube.run("version", "-o", "json").stdout)
+    pinned = local_cluster().kubernetes_version()
+    assert version["serverVersion"]["gitVersion"] == pinned
+    assert version["clientVersion"]["gitVersion"] == pinned
+
+
+def test_up_env_down_on_a_state_folder_of_their_own(kube: Kube, tmp_path: Path):
+    # `kube` ensures the binaries exist (or skips/fails); this starts a second cluster.
+    state = tmp_path / "state"
+    env = {**os.environ, "PADDLEGEN_CLUSTER_DIR": str(state)}
+    bystander = subprocess.Popen(["sleep", "60"])  # a process `down` must leave alone
+    try:
+        up = subprocess.run([sys.executable, SCRIPT, "up"], env=env, capture_output=True, text=True)
+        assert up.returncode == 0, up.stderr
+        recorded = json.loads((state / "cluster.json").read_text())
+        assert sorted(recorded["pids"]) == [
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+        ]
+        exports = subprocess.run(
+            [sys.executable, SCRIPT, "env"], env=env, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        assert exports[0] == f"export KUBECONFIG={state / 'kubeconfig'}"
+        assert exports[1].startswith("export PATH=") and exports[1].endswith(":$PATH")
+        # A pid that is not one of ours (recycled, or written by hand) is never signalled.
+        recorded["pids"]["etcd-impostor"] = bystander.pid
+        (state / "cluster.json").write_text(json.dumps(recorded))
+        down = subprocess.run([sys.executable, SCRIPT, "down"], env=env, capture_output=True)
+        assert down.returncode == 0, down.stderr
+        assert not state.exists()
+        for pid in recorded["pids"].values():
+            if pid != bystander.pid:
+                assert not Path(f"/proc/{pid}").exists() or _zombie(pid), pid
+        assert bystander.poll() is None
+        status = subprocess.run([sys.executable, SCRIPT, "status"], env=env, capture_output=True)
+        assert status.returncode == 1
+    finally:
+        bystander.kill()
+        bystander.wait()
+        local_cluster().down(state)
+
+
+def _zombie(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return any(line.split()[1] == "Z" for line in status.splitlines() if line.startswith("State:"))
