@@ -44,6 +44,8 @@ _NO_NAMESPACE = re.compile(r'namespaces "([^"]+)" not found')
 # `Job.batch "demo" is invalid: <field>: <message>` or `... is invalid: [<f>: <m>, <f>: <m>]`
 _INVALID = re.compile(r'(?:The )?([A-Za-z0-9]+)(?:\.[a-z0-9.-]+)? "([^"]+)" is invalid: (.*)$')
 _FIELD = re.compile(r"(?:^|, )([A-Za-z0-9_.\[\]/-]+): ")
+# A whole pod template as the rejected value says nothing a person reads: keep its outline.
+_BIG_VALUE = re.compile(r"Invalid value: ([{\[])[^\n]{200,}([}\]]): ")
 _PREFIX = re.compile(r"^Error from server \([A-Za-z]+\): (?:error when [a-z]+ \"[^\"]*\": )?")
 
 
@@ -128,10 +130,27 @@ def _apply(kubectl: str, server: Server, variants: list[_Variant]) -> list[str]:
         raise ToolError(f"kubectl did not answer in {server.timeout:g} s") from None
     except OSError as exc:
         raise ToolError(f"kubectl could not be run: {exc.strerror or exc}") from None
-    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    lines = _one_per_error(done.stderr.splitlines())
     _raise_for_cluster(lines, server)
     if done.returncode != 0 and not lines:
         raise ToolError(f"kubectl exited {done.returncode} and said nothing")
+    return lines
+
+
+def _one_per_error(raw: list[str]) -> list[str]:
+    """kubectl lists several errors of one object as `... is invalid: ` and then a `* field:
+    message` line each: one line per error, with the object's head."""
+    lines: list[str] = []
+    head = ""
+    for line in (line.strip() for line in raw):
+        if line.startswith("* ") and head:
+            lines.append(head + line[2:])
+        elif line:
+            head = line if line.endswith("is invalid:") else ""
+            if not head:
+                lines.append(line)
+            else:
+                head += " "
     return lines
 
 
@@ -226,7 +245,6 @@ def _invalid(variant: _Variant, kind: str, name: str, rest: str) -> list[Diagnos
     for field, message in errors:
         where = f"{kind}/{name} {field}".strip()
         origin = origin_path(variant.doc, manifest.obj, field_tokens(where)) if manifest else None
-        found.append(
-            _diagnostic(variant, origin or ("metadata", "name"), where, message.strip(), "error")
-        )
+        message = _BIG_VALUE.sub(r"Invalid value: \1…\2: ", message.strip())
+        found.append(_diagnostic(variant, origin or ("metadata", "name"), where, message, "error"))
     return found

@@ -57,3 +57,23 @@ def test_kubectl_gets_the_context_kubeconfig_and_no_shell(tmp_path, monkeypatch,
         "-",
     ]
     assert "kind: Job" in (tmp_path / "stdin").read_text()
+
+
+def test_each_error_of_a_several_error_refusal_is_a_finding(tmp_path, monkeypatch, rendered):
+    # kubectl's form for an object with several errors: a head line, then one `* ` line each.
+    fake_kubectl(
+        tmp_path,
+        "/bin/cat >/dev/null\n"
+        "echo 'The Job \"a\" is invalid: ' >&2\n"
+        "echo '* spec.completions: Invalid value: 4: field is immutable' >&2\n"
+        f'echo \'* spec.template: Invalid value: {{"x": "{"x" * 300}"}}: '
+        "field is immutable' >&2\n"
+        "exit 1",
+    )
+    monkeypatch.setenv("PATH", str(tmp_path))
+    found = dry_run(rendered, Server())
+    assert [(d.path, d.message) for d in found] == [
+        ("Job/a spec.completions", "Invalid value: 4: field is immutable"),
+        ("Job/a spec.template", "Invalid value: {…}: field is immutable"),  # not 300 x
+    ]
+    assert {d.rule for d in found} == {"server"}
