@@ -7,6 +7,7 @@ import yaml
 
 from paddlegen.errors import InvalidArgumentError, SpecError
 from paddlegen.sdk import KUBEFLOW_INDEX_LABEL, CephFSVolume, PaddleJob
+from tests.conftest import ROOT
 from tests.seeds import code_blocks, seed_text
 
 SEED_IMPORT = "import paddle.job as job"
@@ -192,6 +193,13 @@ def test_cephfs_with_a_cluster_id_and_fs_name_is_the_csi_driver(tmp_path):
     (pv,) = [o for o in found.values() if o.get("kind") == "PersistentVolume"]
     assert pv["spec"]["csi"]["driver"] == "cephfs.csi.ceph.com"
     assert pv["spec"]["csi"]["nodeStageSecretRef"] == {"name": "cephfs-secret", "namespace": "team"}
+
+
+def test_the_example_of_seed_002_holds_the_sdks_csi_volume():
+    """examples/README.md says which CephFSVolume call makes sdk-cephfs.yaml's volume."""
+    example = yaml.safe_load((ROOT / "examples" / "sdk-cephfs.yaml").read_text())
+    (volume,) = example["spec"]["volumes"]
+    assert volume == CephFSVolume(cluster_id="ceph-seed-002", fs_name="cephfs").to_volume()
 
 
 def test_cephfs_secret_namespace_is_passed_on():
