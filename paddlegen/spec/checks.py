@@ -10,6 +10,7 @@ from typing import Any
 from paddlegen.errors import Diagnostic
 from paddlegen.spec.loader import Document, FieldPath, format_path
 from paddlegen.spec.model import (
+    CEPHFS_CSI_DRIVER,
     CLAIM_SOURCES,
     DISTRIBUTED_DEFAULTS,
     ROLE_NAMES,
@@ -180,6 +181,38 @@ def _volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
                 f"no volume named '{ref}' in spec.volumes",
                 "volume-reference",
                 "defined: " + (", ".join(names) or "none"),
+            )
+
+
+def _cephfs(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """The schema holds each form of a cephfs volume to its fields; what it cannot see: that the
+    in-tree form no longer works, and whether the CSI form's Secret has a namespace."""
+    namespace = ctx.data["metadata"].get("namespace")
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        cephfs = volume.get("cephfs")
+        if not isinstance(cephfs, dict):
+            continue
+        if cephfs.get("inTree"):
+            yield ctx.error(
+                ("spec", "volumes", i),
+                f"volume '{volume['name']}' uses the in-tree CephFS plugin (PV spec.cephfs): "
+                "Kubernetes deprecated it in 1.28, and from 1.31 it does nothing (pods cannot "
+                "mount the volume)",
+                "cephfs-in-tree",
+                f"use the CephFS CSI driver, {CEPHFS_CSI_DRIVER}: drop inTree, monitors and "
+                "user, and set clusterID, fsName and secretName, a Secret with userID and userKey",
+                severity="warning",
+            )
+        elif "secretNamespace" not in cephfs and not namespace:
+            # A cluster-scoped PV names its Secret's namespace. The API server takes a reference
+            # without one, but the kubelet then looks the Secret up in no namespace: the volume
+            # never mounts.
+            yield ctx.error(
+                ("spec", "volumes", i, "cephfs", "secretName"),
+                f"the CephFS CSI volume '{volume['name']}' needs the namespace of its Secret "
+                f"'{cephfs['secretName']}', and the job has none to default to",
+                "cephfs-secret-namespace",
+                "set cephfs.secretNamespace (where the Secret is), or metadata.namespace",
             )
 
 
@@ -595,6 +628,7 @@ CHECKS: tuple[Check, ...] = (
     _image,
     _derived_names,
     _volumes,
+    _cephfs,
     _env,
     _image_tags,
     _limits,
@@ -621,6 +655,8 @@ RULES: tuple[str, ...] = (
     "volume-capacity",
     "volume-unique",
     "volume-reference",
+    "cephfs-in-tree",
+    "cephfs-secret-namespace",
     "env-unique",
     "env-value",
     "secret-literal",

@@ -15,7 +15,7 @@ STORAGE = [
     "none",
     "nfs://10.12.201.10/nas",
     "efs://fs-2cbf7385.us-west-2/",
-    "cephfs://172.19.32.166:6789,172.19.32.167:6789/",
+    "cephfs://5e5b7ae6-2f4e-4c2a-9f0e-3b1d2c6a7f10/cephfs/volumes/training",
     "pvc://existing",
     "hostpath:///home/work/mfs",
     "dynamic://standard",
@@ -53,6 +53,8 @@ def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     runner, tmp_path, workload, roles, storage
 ):
     args = ["--workload", workload, "--image", "registry.example.com/demo:v1", "--gpus", "1"]
+    if storage.startswith("cephfs"):
+        args += ["--namespace", "team"]  # where the CSI driver's Secret is
     result, path = init(
         runner, tmp_path, "--no-input", *args, "--volcano", "--storage", storage, *roles
     )
@@ -94,6 +96,38 @@ def test_init_distributed_job_without_storage_names_the_flag_to_give(runner, tmp
     spec = yaml.safe_load(path.read_text())["spec"]
     assert spec["distributed"]["volume"] == spec["volumes"][0]["name"] == "data"
     assert "# the shared volume with the trainer config and data (JOB_PATH)" in path.read_text()
+
+
+def test_init_cephfs_is_the_csi_driver_and_says_what_it_needs(runner, tmp_path):
+    base = ["--no-input", "--image", "r/d:v1", "--namespace", "team"]
+    result, path = init(runner, tmp_path, *base, "--storage", "cephfs://ceph-a/cephfs/vol")
+    assert result.exit_code == 0, result.output
+    (volume,) = yaml.safe_load(path.read_text())["spec"]["volumes"]
+    assert volume["cephfs"] == {
+        "clusterID": "ceph-a",
+        "fsName": "cephfs",
+        "secretName": "cephfs-secret",
+        "path": "/vol",
+    }
+    assert "# userID and userKey, in the job's namespace" in path.read_text()
+    # Monitors are the in-tree plugin's: refused, with the form that works.
+    result, path = init(
+        runner, tmp_path, *base, "--storage", "cephfs://172.19.32.166:6789/", name="mon.yaml"
+    )
+    assert result.exit_code == 2 and not path.exists()
+    assert "Invalid value for '--storage': storage 'cephfs://172.19.32.166:6789/' names Ceph " in (
+        result.stderr
+    )
+    assert "use cephfs://CLUSTER-ID/FS-NAME[/PATH]" in result.stderr
+    # The Secret's namespace is the job's: without one, init names the flag to give.
+    result, path = init(
+        runner, tmp_path, "--no-input", "--image", "r/d:v1", "--storage", "cephfs://c/fs",
+        name="nons.yaml",
+    )  # fmt: skip
+    assert result.exit_code == 2 and not path.exists()
+    assert "Invalid value for '--namespace' (default None): cephfs storage needs a namespace" in (
+        result.stderr
+    )
 
 
 def prompted(runner, tmp_path, answers, *args):

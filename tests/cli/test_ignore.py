@@ -34,6 +34,11 @@ TRIGGERS = {
     "volume-unique": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
     "emptyDir: {}}, {name: a, mountPath: /b, emptyDir: {}}]\n",
     "volume-reference": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: nope}\n",
+    "cephfs-in-tree": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "cephfs: {inTree: true, monitors: ['m:6789']}, capacity: 1Gi}]\n",
+    # metadata has no namespace, so the Secret has none
+    "cephfs-secret-namespace": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, "
+    "mountPath: /a, cephfs: {clusterID: c, fsName: f, secretName: s}, capacity: 1Gi}]\n",
     "env-unique": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, value: '1'}, "
     "{name: A, value: '2'}]\n",
     "env-value": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, value: '1', "

@@ -15,8 +15,8 @@ from paddlegen.resources import spec_schema_path
 from paddlegen.spec.secrets import is_secret_name
 
 # Volume fields whose absence the templates cannot render yet: the generators always set them.
-# Empty since the PVC (dynamic without storageClassName) and PV (cephfs without secretName)
-# templates were fixed; test_regressions.py pins both.
+# Empty since the PVC (dynamic without storageClassName) and PV (in-tree cephfs without
+# secretName) templates were fixed; test_regressions.py pins both.
 KNOWN_TEMPLATE_BUGS: dict[str, str] = {}
 
 # --- from the published schema --------------------------------------------------------------
@@ -46,8 +46,23 @@ _GENERATED_KEYWORDS = {
     "minProperties",
     "maxProperties",
     "definitions",
+    # a cephfs volume's two forms (draft-07 has them too)
+    "if",
+    "then",
+    "else",
+    "not",
+    "anyOf",
 }
-_ANNOTATIONS = {"$id", "$comment", "title", "description", "examples", "default", "x-error"}
+_ANNOTATIONS = {
+    "$id",
+    "$comment",
+    "title",
+    "description",
+    "examples",
+    "default",
+    "x-error",
+    "x-hint",
+}
 
 
 def _convert(node: Any, under_properties: bool = False) -> Any:
@@ -423,15 +438,32 @@ def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
             },
             optional={"path": abs_paths},
         ),
-        "cephfs": st.fixed_dictionaries(
-            {
-                "monitors": st.lists(
-                    st.sampled_from(["172.19.32.166:6789", "[::1]:6789", "ceph-mon:6789"]),
-                    min_size=1,
-                    max_size=3,
-                )
-            },
-            optional={"user": st.sampled_from(["admin", "paddle"]), "path": abs_paths},
+        "cephfs": st.one_of(
+            # the CSI driver's static volume; the Secret's namespace defaults to the job's
+            st.fixed_dictionaries(
+                {
+                    "clusterID": st.sampled_from(["ceph-a", "5e5b7ae6-2f4e-4c2a-9f0e"]),
+                    "fsName": st.sampled_from(["cephfs", "myfs"]),
+                    "secretName": dns_labels,
+                },
+                optional={"path": abs_paths, "secretNamespace": dns_labels},
+            ),
+            # the in-tree plugin, asked for (a warning, not an error)
+            st.fixed_dictionaries(
+                {
+                    "inTree": st.just(True),
+                    "monitors": st.lists(
+                        st.sampled_from(["172.19.32.166:6789", "[::1]:6789", "ceph-mon:6789"]),
+                        min_size=1,
+                        max_size=3,
+                    ),
+                },
+                optional={
+                    "user": st.sampled_from(["admin", "paddle"]),
+                    "path": abs_paths,
+                    "secretName": dns_labels,
+                },
+            ),
         ),
         "hostPath": st.fixed_dictionaries(
             {"path": abs_paths},
@@ -634,6 +666,11 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
             )
         ),
     }
+    if "namespace" not in metadata:
+        # A CSI volume's Secret is in the job's namespace unless it names its own.
+        for volume in spec.get("volumes", []):
+            if "clusterID" in volume.get("cephfs", {}):
+                volume["cephfs"].setdefault("secretNamespace", "ceph-csi")
     doc = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
     if draw(st.booleans()):
         doc["overlays"] = draw(st.dictionaries(dns_labels, _overlay(spec), min_size=1, max_size=2))
