@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import Workload, pod, replica_pod_names
+from paddlegen.workloads.base import Workload, one_pod_per_node, pod, replica_pod_names
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -22,7 +22,24 @@ def context(job: Job) -> dict[str, Any]:
     given = {key: getattr(job.paddlejob, key) for key in SETTINGS}
     return {
         "settings": {key: value for key, value in given.items() if value is not None},
-        "pods": {name: pod(job, role, restart_policy=restart) for name, role in job.roles.items()},
+        "pods": {
+            name: pod(job, role, restart_policy=restart, **_host_network(job, role.affinity))
+            for name, role in job.roles.items()
+        },
+    }
+
+
+def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
+    """`intranet: Host`: the operator sets hostNetwork (paddle-operator v0.3.5
+    controllers/paddlejob_helper.go:360) but leaves dnsPolicy alone, and a host-network pod with
+    the default policy uses the node's resolver, which cannot resolve the headless Services its
+    init container looks up (helper.go:38): ClusterFirstWithHostNet. Every pod of the job listens
+    on the same port (helper.go:227, 237), so two of them on one node collide: one per node."""
+    if job.paddlejob.intranet != "Host":
+        return {}
+    return {
+        "dns_policy": "ClusterFirstWithHostNet",
+        "affinity": one_pod_per_node(affinity, {"app.kubernetes.io/instance": job.name}),
     }
 
 

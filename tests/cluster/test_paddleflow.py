@@ -133,3 +133,53 @@ def assert_resources_kept(ours: dict, pod: dict) -> None:
     for kind, values in ours.items():
         for resource, value in values.items():
             assert parse(pod[kind][resource]) == parse(value), (kind, resource)
+
+
+def test_host_network_pods_get_cluster_dns_and_a_node_each(operators: Kube) -> None:
+    # paddle-operator sets hostNetwork for intranet Host and keeps paddlegen's dnsPolicy and
+    # anti-affinity: with the node's resolver its init container could not resolve the job's
+    # Services, and two pods on one node would bind the same port.
+    kube = operators
+    namespace = "pf-host-network"
+    kube.run("create", "namespace", namespace)
+    spec = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: host-net, namespace: pf-host-network}
+spec:
+  workload: paddlejob
+  image: img:1
+  resources: {limits: {memory: 1Gi}}
+  ps: {replicas: 2}
+  worker: {replicas: 3}
+  paddlejob: {intranet: Host}
+"""
+    rendered = api.render_document(parse_spec(spec.encode(), "host-net.yaml"))
+    kube.run(
+        "apply",
+        "--server-side",
+        "--field-manager=paddlegen",
+        "-f",
+        "-",
+        stdin=api.manifest_stream([rendered]),
+    )
+    wait_for(
+        "5 running pods",
+        lambda: (
+            [
+                p
+                for p in get(kube, namespace, "pods")["items"]
+                if p["status"].get("phase") == "Running"
+            ]
+            if len(get(kube, namespace, "pods")["items"]) == 5
+            else None
+        ),
+    )
+    pods = get(kube, namespace, "pods")["items"]
+    assert {p["spec"].get("hostNetwork") for p in pods} == {True}  # the operator's doing
+    assert {p["spec"]["dnsPolicy"] for p in pods} == {"ClusterFirstWithHostNet"}
+    assert len({p["spec"]["nodeName"] for p in pods}) == 5  # one node each
+    for pod in pods:  # and by rule, not by the scheduler's spreading
+        anti = pod["spec"]["affinity"]["podAntiAffinity"]
+        (term,) = anti["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert term["topologyKey"] == "kubernetes.io/hostname"

@@ -215,3 +215,40 @@ def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
         "v1_persistentvolumeclaim_wide-and-deep-data.yaml",
     ]
     assert validate_in_process(manifests) == []
+
+
+def test_host_network_pods_resolve_cluster_names_and_take_a_node_each(tmp_path):
+    # The operator sets hostNetwork for intranet Host; without ClusterFirstWithHostNet its
+    # init container cannot resolve the job's Services, and equal ports need a node each.
+    job = paddlejob(
+        tmp_path,
+        """\
+metadata: {name: host-net}
+spec:
+  workload: paddlejob
+  image: img:1
+  ps: {replicas: 1}
+  worker:
+    replicas: 2
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [a]}]}]
+  paddlejob: {intranet: Host}
+""",
+    )
+    apart = {
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "host-net"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    for role in ("ps", "worker"):
+        spec = pod(job, role)
+        assert spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+        assert spec["affinity"]["podAntiAffinity"] == {
+            "requiredDuringSchedulingIgnoredDuringExecution": [apart]
+        }
+        assert "hostNetwork" not in spec  # the operator's to set
+    assert "nodeAffinity" in pod(job, "worker")["affinity"]  # the role's own terms stay
+    assert "nodeAffinity" not in pod(job, "ps")["affinity"]
+    podip = paddlejob(tmp_path, PS_MODE)
+    assert "dnsPolicy" not in pod(podip, "worker")
