@@ -371,6 +371,16 @@ def _ignored_settings(ctx: _Ctx) -> Iterator[Diagnostic]:
                 key=True,
                 severity="warning",
             )
+    batch_jobs = ctx.workload in ("job", "distributed-job") or "dataPrep" in ctx.spec
+    if ctx.spec.get("run", {}).get("recreateOnChange") and not batch_jobs:
+        yield ctx.error(
+            ("spec", "run", "recreateOnChange"),
+            f"run.recreateOnChange applies to batch Jobs; workload '{ctx.workload}' renders "
+            "none here (its custom resource takes changes in place)",
+            "workload-setting",
+            key=True,
+            severity="warning",
+        )
     for key in RUN_KEYS:
         if key in ctx.spec.get("run", {}) and key not in workload.run_keys:
             yield ctx.error(

@@ -108,6 +108,7 @@ class Run:
     backoffLimit: int | None = None
     activeDeadlineSeconds: int | None = None
     ttlSecondsAfterFinished: int | None = None
+    recreateOnChange: bool = False  # Argo CD deletes and recreates changed batch Jobs
 
     @property
     def restart_policy(self) -> str:

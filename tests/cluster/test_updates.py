@@ -112,3 +112,38 @@ def test_each_change_is_accepted_or_refused_as_documented(kube: Kube, workload: 
 def test_every_change_is_covered() -> None:
     assert {c for _, changes in EXPECTED.values() for c in changes} == set(CHANGES)
     assert Path(EXAMPLES).is_dir()
+
+
+def test_replace_refuses_what_apply_takes_and_force_recreates(kube: Kube) -> None:
+    # Why Jobs carry no Replace=true by default: Argo CD's Replace=true is `kubectl replace`,
+    # which must repeat the selector the server generated at creation, so it refuses even a
+    # change a plain apply takes (activeDeadlineSeconds); Force=true,Replace=true (what
+    # run.recreateOnChange asks for) deletes the Job and creates it again.
+    original = yaml.safe_load((EXAMPLES / "quickstart.yaml").read_text())
+    original["metadata"]["namespace"] = "update-replace"
+    kube.run("create", "namespace", "update-replace")
+    assert outcome(kube, render(original)) == "accepted"
+    changed = copy.deepcopy(original)
+    changed["spec"].setdefault("run", {})["activeDeadlineSeconds"] = 600
+    stream = render(changed)
+    replaced = kube.run("replace", "-f", "-", stdin=stream, check=False)
+    assert replaced.returncode != 0
+    assert "spec.selector: Required value" in replaced.stderr
+    assert outcome(kube, stream) == "accepted"
+    name = original["metadata"]["name"]
+
+    def uid() -> str:
+        return kube.run(
+            "get", "job", name, "-n", "update-replace", "-o", "jsonpath={.metadata.uid}"
+        ).stdout
+
+    before = uid()
+    changed["spec"]["image"] = "registry.invalid/other:2"
+    jobs_only = "".join(
+        f"---\n{yaml.safe_dump(o)}"
+        for o in yaml.safe_load_all(render(changed))
+        if o and o["kind"] == "Job"
+    )
+    forced = kube.run("replace", "--force", "-f", "-", stdin=jobs_only)
+    assert "replaced" in forced.stdout
+    assert uid() not in ("", before)  # a new Job: the old one is gone

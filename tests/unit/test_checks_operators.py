@@ -170,6 +170,22 @@ def test_run_fields_the_paddleflow_crd_lacks_are_reported():
     ]
 
 
+def test_recreate_on_change_without_batch_jobs_is_reported():
+    assert findings("spec: {image: img:1, run: {recreateOnChange: true}}\n") == [
+        "spec.yaml:4:28: warning: $.spec.run.recreateOnChange: run.recreateOnChange applies to "
+        "batch Jobs; workload 'paddlejob' renders none here (its custom resource takes changes "
+        "in place) [workload-setting]"
+    ]
+    # a dataPrep Job is a batch Job: then it applies
+    prep = (
+        "dataPrep: {image: img:1, command: [x]}, volumes: [{name: d, mountPath: /d, emptyDir: {}}]"
+    )
+    assert not any(
+        "recreateOnChange" in line
+        for line in findings(f"spec: {{image: img:1, run: {{recreateOnChange: true}}, {prep}}}\n")
+    )
+
+
 def test_errors_stop_the_render(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + "spec: {image: x, heter: {replicas: 1}, paddlejob: {withGloo: 1}}\n")
