@@ -55,6 +55,12 @@ class Kube:
             pytest.fail(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
         return done
 
+    def apply(self, stream: str) -> subprocess.CompletedProcess[str]:
+        """A real server-side apply of ``stream`` as paddlegen's field manager."""
+        return self.run(
+            "apply", "--server-side", "--field-manager=paddlegen", "-f", "-", stdin=stream
+        )
+
 
 @pytest.fixture(scope="session")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:

@@ -57,14 +57,7 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
     for key, value in data["spec"].get("nodeSelector", {}).items():  # the pool it asks for
         kube.run("label", "nodes", "--all", "--overwrite", f"{key}={value}")
     rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
-    kube.run(
-        "apply",
-        "--server-side",
-        "--field-manager=paddlegen",
-        "-f",
-        "-",
-        stdin=api.manifest_stream([rendered]),
-    )
+    kube.apply(api.manifest_stream([rendered]))
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
     name = paddlejob["metadata"]["name"]
     roles = {
@@ -155,14 +148,7 @@ spec:
   paddlejob: {intranet: Host}
 """
     rendered = api.render_document(parse_spec(spec.encode(), "host-net.yaml"))
-    kube.run(
-        "apply",
-        "--server-side",
-        "--field-manager=paddlegen",
-        "-f",
-        "-",
-        stdin=api.manifest_stream([rendered]),
-    )
+    kube.apply(api.manifest_stream([rendered]))
     wait_for(
         "5 running pods",
         lambda: (
