@@ -333,15 +333,62 @@ def _paddlejob_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
             "paddlejob-gloo",
             "add spec.ps, or remove withGloo",
         )
-    elif gloo and settings.get("intranet") == "Service":
+    # (withGloo works with every intranet: the operator sets Gloo up whenever ps exists,
+    # paddle-operator v0.3.5 paddlejob_helper.go:268-275, and its own wide_and_deep_service
+    # example combines it with intranet Service.)
+    yield from _paddlejob_elastic(ctx, settings, has_ps)
+
+
+def _paddlejob_elastic(ctx: _Ctx, settings: dict[str, Any], has_ps: bool) -> Iterator[Diagnostic]:
+    """The operator turns elastic mode on when the field is present, whatever its value
+    (paddlejob_helper.go:331, 364): then the pods do not get its endpoints ConfigMap (no
+    envFrom), which PS mode needs, and every pod runs with restartPolicy OnFailure."""
+    if "elastic" not in settings:
+        return
+    where = ("spec", "paddlejob", "elastic")
+    if settings["elastic"] == 0:
         yield ctx.error(
-            ("spec", "paddlejob", "withGloo"),
-            f"withGloo {gloo} has no effect with "
-            "intranet Service: the operator only sets Gloo up for PodIP and Host",
-            "paddlejob-gloo",
-            "use intranet PodIP (the default) or Host",
+            where,
+            "elastic: 0 turns elastic mode on: the operator only checks that the field is there",
+            "paddlejob-elastic",
+            "remove paddlejob.elastic to turn it off",
             severity="warning",
         )
+    if has_ps:
+        yield ctx.error(
+            where,
+            "elastic mode has no PS mode: the operator then gives the pods no endpoints "
+            "(its ConfigMap is not passed on), which ps and worker pods need to find each other",
+            "paddlejob-elastic",
+            "remove spec.ps (collective training), or remove elastic",
+        )
+    restart = ctx.spec.get("run", {}).get("restartPolicy")
+    if restart and restart != "OnFailure":
+        yield ctx.error(
+            ("spec", "run", "restartPolicy"),
+            f"elastic mode runs every pod with restartPolicy OnFailure; {restart} is overridden",
+            "paddlejob-elastic",
+            "remove run.restartPolicy",
+            severity="warning",
+        )
+
+
+def _operator_env(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Env an operator sets itself: the spec's value would override it or be replaced."""
+    workload = WORKLOADS[ctx.workload]
+    if not workload.operator_env:
+        return
+    for base in [("spec",), *(("spec", role) for role, _ in ctx.roles())]:
+        body = ctx.spec if len(base) == 1 else ctx.spec[str(base[1])]
+        for i, entry in enumerate(body.get("env", [])):
+            how = workload.operator_env.get(entry["name"])
+            if how:
+                yield ctx.error(
+                    (*base, "env", i, "name"),
+                    f"env '{entry['name']}' is set by {how}",
+                    "operator-env",
+                    f"remove it here; workload '{ctx.workload}' gets it from its operator",
+                )
 
 
 def _kubeflow_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -644,6 +691,7 @@ CHECKS: tuple[Check, ...] = (
     _limits,
     _min_available,
     _paddlejob_roles,
+    _operator_env,
     _kubeflow_roles,
     _ignored_settings,
     _distributed_job,
@@ -675,6 +723,8 @@ RULES: tuple[str, ...] = (
     "min-available",
     "paddlejob-heter",
     "paddlejob-gloo",
+    "paddlejob-elastic",
+    "operator-env",
     "kubeflow-heter",
     "workload-setting",
     "distributed-roles",

@@ -44,6 +44,8 @@ class Workload:
     run_policy: str | None = None
     scheduling_policy: str | None = None
     explain: Mapping[str, list[str]] = field(default_factory=dict)
+    # Env the operator gives the training container itself: name -> how (for the message).
+    operator_env: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def folder(self) -> str:

@@ -12,6 +12,40 @@ if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
 ROLES = {"ps": "ps", "worker": "worker", "heter": "heter"}
+# paddle-operator v0.3.5 controllers/paddlejob_helper.go. Its ConfigMap reaches the container
+# by envFrom, which the spec's env overrides (constructConfigMap, 240-277); the pod env it
+# appends after the spec's replaces it (constructPod, 300-340).
+_FROM_CONFIGMAP = "the operator's ConfigMap (yours would override the operator's)"
+_APPENDED = "the operator, after the spec's env (it would replace yours)"
+OPERATOR_ENV = {
+    **dict.fromkeys(
+        (
+            "PADDLE_PORT",
+            "TRAINER_PORTS_NUM",
+            "PADDLE_PSERVERS_IP_PORT_LIST",
+            "PADDLE_TRAINER_ENDPOINTS",
+            "PADDLE_TRAINERS",
+            "PADDLE_TRAINERS_NUM",
+            "PADDLE_HETER_ENDPOINTS",
+            "PADDLE_WITH_GLOO",
+            "PADDLE_GLOO_RENDEZVOUS",
+            "PADDLE_GLOO_HTTP_ENDPOINT",
+        ),
+        _FROM_CONFIGMAP,
+    ),
+    **dict.fromkeys(
+        (
+            "POD_IP",
+            "PADDLE_TRAINER_ID",
+            "TRAINING_ROLE",
+            "PADDLE_TRAINING_ROLE",
+            "PADDLE_ELASTIC_JOB_ID",
+            "PADDLE_ELASTIC_NP",
+            "PADDLE_ELASTIC_TIMEOUT",
+        ),
+        _APPENDED,
+    ),
+}
 SETTINGS = ("cleanPodPolicy", "withGloo", "intranet", "elastic")  # spec.paddlejob -> spec
 
 
@@ -62,4 +96,5 @@ WORKLOAD = Workload(
         "spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"],
         **{f"spec.paddlejob.{key}": [f"PaddleJob spec.{key}"] for key in SETTINGS},
     },
+    operator_env=OPERATOR_ENV,
 )

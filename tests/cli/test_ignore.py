@@ -50,6 +50,8 @@ TRIGGERS = {
     "min-available": "spec:\n  image: x:1\n" + LIMITS + "  scheduling: {minAvailable: 5}\n",
     "paddlejob-heter": "spec:\n  image: x:1\n" + LIMITS + "  heter: {replicas: 1}\n",
     "paddlejob-gloo": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {withGloo: 1}\n",
+    "paddlejob-elastic": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {elastic: 0}\n",
+    "operator-env": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: PADDLE_PORT, value: '1'}]\n",
     "kubeflow-heter": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
     + LIMITS
     + "  ps: {replicas: 1}\n  heter: {replicas: 1}\n",

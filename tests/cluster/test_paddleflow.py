@@ -169,3 +169,61 @@ spec:
         anti = pod["spec"]["affinity"]["podAntiAffinity"]
         (term,) = anti["requiredDuringSchedulingIgnoredDuringExecution"]
         assert term["topologyKey"] == "kubernetes.io/hostname"
+
+
+def test_what_the_paddlejob_checks_rely_on_holds_for_the_real_operator(operators: Kube) -> None:
+    """paddlejob-gloo, paddlejob-elastic and operator-env read the operator's sources; here the
+    running operator confirms them. The objects are patched after rendering: paddlegen itself
+    refuses the elastic and env cases."""
+    kube = operators
+    namespace = "pf-checks"
+    kube.run("create", "namespace", namespace)
+    base = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: NAME, namespace: pf-checks}
+spec:
+  workload: paddlejob
+  image: img:1
+  resources: {limits: {memory: 1Gi}}
+  worker: {replicas: 2}
+"""
+
+    def paddlejob(name: str, extra: str) -> dict[str, Any]:
+        text = base.replace("NAME", name) + extra
+        rendered = api.render_document(parse_spec(text.encode(), f"{name}.yaml"))
+        (obj,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
+        return obj
+
+    # withGloo with intranet Service: the operator does set Gloo up (no warning is due)
+    gloo = paddlejob(
+        "gloo-svc", "  ps: {replicas: 1}\n  paddlejob: {withGloo: 1, intranet: Service}\n"
+    )
+    # elastic: 0 is elastic mode: the pods get no endpoints, and restartPolicy OnFailure
+    elastic = paddlejob("elastic-zero", "")
+    elastic["spec"]["elastic"] = 0
+    # env the operator appends after the spec's replaces the spec's value
+    env = paddlejob("env-clash", "")
+    env["spec"]["worker"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "PADDLE_TRAINER_ID", "value": "mine"}
+    ]
+    kube.apply("".join(f"---\n{json.dumps(o)}\n" for o in (gloo, elastic, env)))
+
+    def pods(job: str) -> list[dict[str, Any]]:
+        found = get(kube, namespace, "pods", "-l", f"app.kubernetes.io/instance={job}")
+        return found["items"] if found else []
+
+    wait_for("the gloo job's ConfigMap", lambda: get(kube, namespace, "configmap", "gloo-svc"))
+    assert get(kube, namespace, "configmap", "gloo-svc")["data"]["PADDLE_WITH_GLOO"] == "1"
+    wait_for("the elastic job's pods", lambda: len(pods("elastic-zero")) == 2)
+    for pod in pods("elastic-zero"):  # and no endpoints: the ConfigMap is not passed on
+        assert pod["spec"]["restartPolicy"] == "OnFailure"
+        assert "envFrom" not in pod["spec"]["containers"][0]
+    wait_for("the env job's pods", lambda: len(pods("env-clash")) == 2)
+    for pod in pods("env-clash"):
+        values = [
+            e.get("value")
+            for e in pod["spec"]["containers"][0]["env"]
+            if e["name"] == "PADDLE_TRAINER_ID"
+        ]
+        assert values[0] == "mine" and len(values) == 2  # the operator's comes last, and wins

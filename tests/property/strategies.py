@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from paddlegen.resources import spec_schema_path
 from paddlegen.spec.secrets import is_secret_name
+from paddlegen.workloads import WORKLOADS as REGISTRY
 
 # Volume fields whose absence the templates cannot render yet: the generators always set them.
 # Empty since the PVC (dynamic without storageClassName) and PV (in-tree cephfs without
@@ -283,7 +284,9 @@ string_lists = st.lists(free_text, max_size=4)
 def _env_names(workload: str) -> st.SearchStrategy[str]:
     return st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,12}", fullmatch=True).filter(
         lambda n: (
-            not is_secret_name(n) and not (workload == "distributed-job" and n in DISTRIBUTED_ENV)
+            not is_secret_name(n)
+            and not (workload == "distributed-job" and n in DISTRIBUTED_ENV)
+            and n not in REGISTRY[workload].operator_env
         )
     )
 
@@ -602,6 +605,7 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
         )
         if "ps" in spec:
             spec["paddlejob"]["withGloo"] = draw(st.sampled_from([0, 1, 2]))
+            spec["paddlejob"].pop("elastic", None)  # elastic mode has no PS mode
     if workload == "kubeflow-paddlejob" and draw(st.booleans()):
         spec["kubeflow"] = draw(
             st.fixed_dictionaries(

@@ -36,7 +36,7 @@ spec:
   ps: {replicas: 2}
   worker: {replicas: 3}
   heter: {replicas: 1, gpus: 1}
-  paddlejob: {cleanPodPolicy: OnCompletion, withGloo: 1, intranet: PodIP, elastic: 1}
+  paddlejob: {cleanPodPolicy: OnCompletion, withGloo: 1, intranet: PodIP}
 """
 
 
@@ -50,9 +50,9 @@ def test_ps_mode_roles_and_settings(tmp_path):
     assert (job["apiVersion"], job["kind"]) == ("batch.paddlepaddle.org/v1", "PaddleJob")
     assert job["metadata"]["name"] == "wide-and-deep"
     spec = job["spec"]
-    # The operator's own values, exactly: withGloo and elastic are integers, not strings.
+    # The operator's own values, exactly: withGloo (and elastic, below) are integers.
     assert spec["cleanPodPolicy"] == "OnCompletion"
-    assert spec["withGloo"] == 1 and spec["elastic"] == 1
+    assert spec["withGloo"] == 1 and "elastic" not in spec
     assert spec["intranet"] == "PodIP"
     assert [key for key in spec if key in ("ps", "worker", "heter")] == ["ps", "worker", "heter"]
     assert {role: spec[role]["replicas"] for role in ("ps", "worker", "heter")} == {
@@ -252,3 +252,12 @@ spec:
     assert "nodeAffinity" not in pod(job, "ps")["affinity"]
     podip = paddlejob(tmp_path, PS_MODE)
     assert "dnsPolicy" not in pod(podip, "worker")
+
+
+def test_elastic_is_copied_as_the_operators_integer(tmp_path):
+    job = paddlejob(
+        tmp_path,
+        "metadata: {name: el}\nspec: {workload: paddlejob, image: img:1, worker: {replicas: 2},"
+        " paddlejob: {elastic: 1}}\n",
+    )
+    assert job["spec"]["elastic"] == 1
