@@ -4,9 +4,10 @@ mode from the roles (ps -> PS, several workers -> Collective, else Single) and i
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import Workload, one_pod_per_node, pod, replica_pod_names
+from paddlegen.workloads.base import Pod, Workload, one_pod_per_node, pod, replica_pod_names
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -57,10 +58,22 @@ def context(job: Job) -> dict[str, Any]:
     return {
         "settings": {key: value for key, value in given.items() if value is not None},
         "pods": {
-            name: pod(job, role, restart_policy=restart, **_host_network(job, role.affinity))
+            name: _default_scheduler(
+                pod(job, role, restart_policy=restart, **_host_network(job, role.affinity))
+            )
             for name, role in job.roles.items()
         },
     }
+
+
+def _default_scheduler(role_pod: Pod) -> Pod:
+    """A pod that is not Volcano's names the default scheduler: an operator started with
+    --scheduling=volcano gang-schedules every PaddleJob whose pods name no other scheduler
+    (paddle-operator v0.3.5 paddlejob_helper.go:470-487, withVolcano), waiting for a PodGroup
+    that nothing creates Inqueue when the spec did not ask for Volcano."""
+    if role_pod.scheduler:
+        return role_pod
+    return dataclasses.replace(role_pod, scheduler="default-scheduler")
 
 
 def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:

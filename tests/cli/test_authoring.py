@@ -74,7 +74,8 @@ def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     assert text.startswith("# yaml-language-server: $schema=https://paddlegen.dev/schemas/")
     assert "  # " in text  # commented
     kinds = renders(path)
-    assert "PodGroup" in kinds
+    # The gang: a PodGroup of paddlegen's only where no operator builds one from its policy
+    assert ("PodGroup" in kinds) == (workload in ("job", "distributed-job"))
     assert ("PersistentVolume" in kinds) == any(s in storage for s in ("nfs", "efs", "ceph"))
 
 
@@ -290,10 +291,12 @@ def test_init_refuses_every_bad_flag_at_once_even_when_it_would_ask(runner, tmp_
     assert "Invalid value for '--name' (default 'My_Job'): 'My_Job' is not" in result.stderr
 
 
-def podgroup_min_resources(path) -> dict:
+def gang_min_resources(path) -> dict:
+    """minResources of the scheduling policy the operator builds its PodGroup from."""
     doc, _ = api.load_valid(path)
-    (group,) = [m for m in api.render_document(doc).manifests if m.kind == "PodGroup"]
-    return group.obj["spec"]["minResources"]
+    (job,) = [m.obj for m in api.render_document(doc).manifests if m.kind == "PaddleJob"]
+    policy = job["spec"].get("schedulingPolicy") or job["spec"]["runPolicy"]["schedulingPolicy"]
+    return policy["minResources"]
 
 
 @pytest.mark.parametrize(
@@ -307,7 +310,7 @@ def test_init_gives_gpus_to_trainers_and_to_parameter_servers_only_when_asked(
     args = ["--workload", workload, "--image", "r/x:v1", "--ps", "2", "--workers", "4"]
     result, path = init(runner, tmp_path, "--no-input", *args, "--gpus", "1", "--volcano", *ps_gpus)
     assert result.exit_code == 0, result.output
-    assert podgroup_min_resources(path) == {"cpu": "6", "memory": "12Gi", "nvidia.com/gpu": gpus}
+    assert gang_min_resources(path) == {"cpu": "6", "memory": "12Gi", "nvidia.com/gpu": gpus}
 
 
 def test_init_prints_to_stdout_and_never_replaces_a_file_unasked(runner, tmp_path):
