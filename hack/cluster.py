@@ -11,6 +11,7 @@ any package is installed, and in CI before the virtualenv exists.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -77,7 +78,51 @@ EXTRAS = {
         "github.com/paddleflow/paddle-operator",
         "paddle-operator",
     ),
+    "training-operator": Extra(
+        "training-operator",
+        "github.com/kubeflow/training-operator",
+        "github.com/kubeflow/training-operator/cmd/training-operator.v1",
+        "training-operator.v1",
+    ),
 }
+# training-operator v1.9.0 starts its controllers only once its certificate rotator has found
+# the webhook Secret and the ValidatingWebhookConfiguration of its release (pkg/cert/cert.go).
+# Its webhook server cannot be reached from this API server (no Service, no pod network), so
+# the configuration registered here matches no request: the operator's admission checks do not
+# run, the controllers do.
+TRAINING_OPERATOR_NAMESPACE = "kubeflow"
+TRAINING_OPERATOR_SETUP = [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TRAINING_OPERATOR_NAMESPACE}},
+    {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "training-operator-webhook-cert",
+            "namespace": TRAINING_OPERATOR_NAMESPACE,
+        },
+    },
+    {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "validator.training-operator.kubeflow.org"},
+        "webhooks": [
+            {
+                "name": "validator.paddlejob.training-operator.kubeflow.org",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Ignore",
+                "clientConfig": {
+                    "service": {
+                        "name": "training-operator",
+                        "namespace": TRAINING_OPERATOR_NAMESPACE,
+                        "path": "/validate-kubeflow-org-v1-paddlejob",
+                    }
+                },
+                "rules": [],
+            }
+        ],
+    },
+]
 # The fake nodes `--with kwok` adds: room for every example's pods, one per node where host
 # ports or anti-affinity ask for it.
 FAKE_NODES = 8
@@ -441,6 +486,17 @@ def _start_extras(cluster: Cluster, extras: list[str]) -> None:
             # A fake kubelet for every node: pods get scheduled, Running and an IP; pods of a
             # batch Job complete by themselves (KWOK's default stages).
             argv = [str(paths[name]), *kubeconfig, "--manage-all-nodes=true", "--node-port=0"]
+        elif name == "training-operator":  # PaddleJob only, gangs through Volcano
+            _apply(cluster, TRAINING_OPERATOR_SETUP)
+            argv = [
+                str(paths[name]),
+                *kubeconfig,
+                "--metrics-bind-address=0",
+                "--health-probe-bind-address=0",
+                f"--webhook-server-port={_free_port()}",
+                "--enable-scheme=paddlejob",
+                "--gang-scheduler-name=volcano",
+            ]
         else:  # paddle-operator: PaddleFlow's controller, with the flag that turns gangs on
             argv = [
                 str(paths[name]),
@@ -451,8 +507,60 @@ def _start_extras(cluster: Cluster, extras: list[str]) -> None:
             ]
         cluster.pids[name] = _start(name, argv, state)
         _save(cluster)
+        if name == "training-operator":
+            _mount_webhook_certs(cluster)
     if "kwok" in extras:
         _fake_nodes(cluster)
+
+
+# Where training-operator's webhook server reads its certificate (pkg/cert/cert.go, certDir):
+# in a pod, the kubelet mounts the Secret there; its rotator waits for the files.
+WEBHOOK_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+
+
+def _mount_webhook_certs(cluster: Cluster, timeout: float = 30.0) -> None:
+    """Do what the kubelet's Secret volume would: copy the certificate the operator's rotator
+    wrote into its Secret to the folder its webhook server reads."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = subprocess.run(
+            [
+                cluster.kubectl,
+                "get",
+                "secret",
+                "training-operator-webhook-cert",
+                "-n",
+                TRAINING_OPERATOR_NAMESPACE,
+                "-o",
+                "json",
+            ],
+            env=cluster.env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        data = json.loads(done.stdout).get("data", {}) if done.returncode == 0 else {}
+        if {"tls.crt", "tls.key"} <= set(data):
+            WEBHOOK_CERT_DIR.mkdir(parents=True, exist_ok=True)
+            for file in ("tls.crt", "tls.key"):
+                (WEBHOOK_CERT_DIR / file).write_bytes(base64.b64decode(data[file]))
+            return
+        time.sleep(0.2)
+    raise ClusterError("training-operator wrote no webhook certificate into its Secret")
+
+
+def _apply(cluster: Cluster, objects: list[dict[str, object]]) -> None:
+    stream = "".join(f"---\n{json.dumps(obj)}\n" for obj in objects)
+    done = subprocess.run(
+        [cluster.kubectl, "apply", "-f", "-"],
+        input=stream,
+        env=cluster.env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ClusterError(f"kubectl apply failed: {done.stderr.strip()}")
 
 
 def _fake_nodes(cluster: Cluster) -> None:
@@ -469,17 +577,7 @@ def _fake_nodes(cluster: Cluster) -> None:
         }
         for i in range(FAKE_NODES)
     ]
-    stream = "".join(f"---\n{json.dumps(node)}\n" for node in nodes)
-    done = subprocess.run(
-        [cluster.kubectl, "apply", "-f", "-"],
-        input=stream,
-        env=cluster.env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise ClusterError(f"adding the fake nodes failed: {done.stderr.strip()}")
+    _apply(cluster, nodes)
 
 
 def install_crds(cluster: Cluster) -> None:

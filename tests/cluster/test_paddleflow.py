@@ -66,7 +66,7 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
     total = sum(r["replicas"] for r in roles.values())
 
     def phase() -> str:
-        job = get(kube, namespace, "paddlejob", name)
+        job = get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", name)
         return (job or {}).get("status", {}).get("phase", "")
 
     wait_for("phase Running", lambda: phase() == "Running")
@@ -294,9 +294,12 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube
             json.dumps({"status": {"phase": "Succeeded"}}),
         )
     wait_for("the PodGroup to go with the job", lambda: not get(kube, namespace, "podgroup", name))
-    job = get(kube, namespace, "paddlejob", name)
+    job = get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", name)
     assert job["status"]["phase"] == "Completed"
     kube.apply(stream)  # a self-heal after the job: nothing to recreate
     time.sleep(2)
     assert get(kube, namespace, "podgroup", name) is None
-    assert get(kube, namespace, "paddlejob", name)["status"]["phase"] == "Completed"
+    assert (
+        get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", name)["status"]["phase"]
+        == "Completed"
+    )
