@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import yaml
