@@ -1006,6 +1006,123 @@ def _env_downward_api(ctx: _Ctx) -> Iterator[Diagnostic]:
                         )
 
 
+_LABEL_VALUE = re.compile(r"^(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def _tolerations(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Tolerations as the API server takes them (ValidateTolerations): a key is a label key;
+    an empty key needs operator Exists (it matches every taint); Exists takes no value, Equal
+    (the default) a label value; tolerationSeconds only with effect NoExecute."""
+    for place, section in _container_places(ctx, "tolerations"):
+        for i, toleration in enumerate(section["tolerations"]):
+            here: FieldPath = (*place, "tolerations", i)
+            key = toleration.get("key", "")
+            operator = toleration.get("operator", "Equal")
+            value = toleration.get("value", "")
+            if key and not _is_qualified_name(key):
+                yield ctx.error(
+                    (*here, "key"),
+                    f"toleration key '{key}' is not a taint key ([prefix/]name: letters, digits, "
+                    "'-', '_' and '.', starting and ending with a letter or digit)",
+                    "toleration",
+                )
+            if not key and operator != "Exists":
+                yield ctx.error(
+                    (*here, "operator") if "operator" in toleration else here,
+                    "a toleration without a key matches every taint, so its operator must be "
+                    f"Exists, not {operator}",
+                    "toleration",
+                    "set operator: Exists, or name the taint's key",
+                )
+            if operator == "Exists" and value:
+                yield ctx.error(
+                    (*here, "value"),
+                    f"operator Exists matches any value: the value '{value}' must be left out",
+                    "toleration",
+                )
+            elif operator == "Equal" and not (len(value) <= 63 and _LABEL_VALUE.match(value)):
+                yield ctx.error(
+                    (*here, "value"),
+                    f"toleration value '{value}' is not a taint value (at most 63 letters, "
+                    "digits, '-', '_' and '.', starting and ending with a letter or digit)",
+                    "toleration",
+                )
+            if "tolerationSeconds" in toleration and toleration.get("effect") != "NoExecute":
+                yield ctx.error(
+                    (*here, "tolerationSeconds"),
+                    "tolerationSeconds needs effect NoExecute: only a NoExecute taint evicts "
+                    "after a while",
+                    "toleration",
+                    "set effect: NoExecute, or drop tolerationSeconds",
+                )
+
+
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+def _env_key_refs(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """secretKeyRef and configMapKeyRef name a key a Secret or ConfigMap can hold
+    (IsConfigMapKey)."""
+    for place, section in _container_places(ctx, "env"):
+        for i, entry in enumerate(section["env"]):
+            for source in ("secretKeyRef", "configMapKeyRef"):
+                ref = entry.get("valueFrom", {}).get(source)
+                if ref is None:
+                    continue
+                key = ref["key"]
+                if not _CONFIG_KEY.match(key) or len(key) > 253:
+                    problem = (
+                        "holds only letters, digits, '-', '_' and '.' (at most 253 characters)"
+                    )
+                elif key.startswith(".."):
+                    problem = "does not start with '..'"
+                elif key == ".":
+                    problem = "is not '.'"
+                else:
+                    continue
+                yield ctx.error(
+                    (*place, "env", i, "valueFrom", source, "key"),
+                    f"'{key}' is not a key a Secret or ConfigMap can hold: a key {problem}",
+                    "env-key-ref",
+                )
+
+
+def _host_paths(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A hostPath names its directory without '..' (validatePathNoBacksteps)."""
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        path = volume.get("hostPath", {}).get("path")
+        if path is not None and ".." in path.split("/"):
+            yield ctx.error(
+                ("spec", "volumes", i, "hostPath", "path"),
+                f"hostPath '{path}' steps up with '..', which the API server refuses",
+                "host-path",
+                "write the directory without '..'",
+            )
+
+
+def _image_whitespace(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """An image starts and ends with a visible character: the API server refuses pods whose
+    image does not (the Job is accepted, its controller can create no pod)."""
+    places: list[FieldPath] = [
+        ("spec",),
+        *(("spec", role) for role, _ in ctx.roles()),
+        ("spec", "dataPrep"),
+    ]
+    for place in places:
+        section: Any = ctx.data
+        for part in place:
+            section = section.get(part, {})
+        image = section.get("image")
+        if isinstance(image, str) and image != image.strip():
+            yield ctx.error(
+                (*place, "image"),
+                f"image '{image}' has leading or trailing whitespace: the API server refuses "
+                "the pods",
+                "image-whitespace",
+                "remove the whitespace",
+            )
+
+
 def _volume_server_rules(ctx: _Ctx) -> Iterator[Diagnostic]:
     """What the API server refuses, or warns about, in the PersistentVolumes and claims that
     volumes become."""
@@ -1086,6 +1203,10 @@ CHECKS: tuple[Check, ...] = (
     _requests_within_limits,
     _env_downward_api,
     _volume_server_rules,
+    _tolerations,
+    _env_key_refs,
+    _host_paths,
+    _image_whitespace,
 )
 
 
@@ -1127,6 +1248,10 @@ RULES: tuple[str, ...] = (
     "request-limit",
     "env-downward-api",
     "nfs-recycle",
+    "toleration",
+    "env-key-ref",
+    "host-path",
+    "image-whitespace",
 )
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

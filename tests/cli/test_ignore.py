@@ -80,6 +80,12 @@ TRIGGERS = {
     "{resourceFieldRef: {resource: limits.cpu, divisor: 500m}}}]\n",
     "nfs-recycle": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
     "nfs: {server: s, path: /x}, capacity: 1Gi, reclaimPolicy: Recycle}]\n",
+    "toleration": "spec:\n  image: x:1\n" + LIMITS + "  tolerations: [{operator: Equal}]\n",
+    "env-key-ref": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, valueFrom: "
+    "{secretKeyRef: {name: s, key: a/b}}}]\n",
+    "host-path": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "hostPath: {path: /a/../b}}]\n",
+    "image-whitespace": "spec:\n  image: 'x:1 '\n" + LIMITS,
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

@@ -500,7 +500,7 @@ def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
             optional={"user": st.sampled_from(["admin", "paddle"]), "path": abs_paths},
         ),
         "hostPath": st.fixed_dictionaries(
-            {"path": abs_paths},
+            {"path": abs_paths.filter(lambda p: ".." not in p.split("/"))},  # host-path
             optional={"type": st.sampled_from(["", "DirectoryOrCreate", "Directory"])},
         ),
         "claim": st.fixed_dictionaries({"name": dns_labels}),

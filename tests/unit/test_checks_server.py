@@ -544,3 +544,101 @@ def test_server_value_rounds_up_to_nanos_and_caps_binary_quantities():
     assert server_value("1e-10") == server_value("1n") == server_value("0.9n")
     assert server_value("100Ei") == 2**63 - 1
     assert server_value("1e19") == 10**19
+
+
+# --- toleration, env-key-ref, host-path, image-whitespace --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "toleration",
+    [
+        "{operator: Exists}",
+        "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}",
+        "{key: dedicated, value: ml-team}",
+        "{key: dedicated, operator: Equal, value: ''}",
+        "{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, "
+        "tolerationSeconds: 60}",
+    ],
+)
+def test_tolerations_the_api_server_takes_pass(toleration):
+    assert findings(JOB + f"  tolerations: [{toleration}]\n") == []
+
+
+def test_tolerations_the_api_server_refuses_are_errors_where_they_go_wrong():
+    body = (
+        JOB
+        + "  tolerations:\n"
+        + "    - {key: 'a b', operator: Exists}\n"
+        + "    - {value: x}\n"
+        + "    - {key: a, operator: Exists, value: x}\n"
+        + "    - {key: a, value: 'a b'}\n"
+        + "    - {key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}\n"
+        + "  worker: {tolerations: [{operator: Equal}]}\n"
+    )
+    assert findings(body) == [
+        "spec.yaml:8:13: error: $.spec.tolerations[0].key: toleration key 'a b' is not a taint "
+        "key ([prefix/]name: letters, digits, '-', '_' and '.', starting and ending with a "
+        "letter or digit) [toleration]",
+        "spec.yaml:9:7: error: $.spec.tolerations[1]: a toleration without a key matches every "
+        "taint, so its operator must be Exists, not Equal (set operator: Exists, or name the "
+        "taint's key) [toleration]",
+        "spec.yaml:10:41: error: $.spec.tolerations[2].value: operator Exists matches any "
+        "value: the value 'x' must be left out [toleration]",
+        "spec.yaml:11:23: error: $.spec.tolerations[3].value: toleration value 'a b' is not a "
+        "taint value (at most 63 letters, digits, '-', '_' and '.', starting and ending with a "
+        "letter or digit) [toleration]",
+        "spec.yaml:12:73: error: $.spec.tolerations[4].tolerationSeconds: tolerationSeconds "
+        "needs effect NoExecute: only a NoExecute taint evicts after a while (set effect: "
+        "NoExecute, or drop tolerationSeconds) [toleration]",
+        "spec.yaml:13:37: error: $.spec.worker.tolerations[0].operator: a toleration without a "
+        "key matches every taint, so its operator must be Exists, not Equal (set operator: "
+        "Exists, or name the taint's key) [toleration]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "problem"),
+    [
+        ("a/b", "holds only letters, digits, '-', '_' and '.' (at most 253 characters)"),
+        ("a b", "holds only letters, digits, '-', '_' and '.' (at most 253 characters)"),
+        ("..a", "does not start with '..'"),
+        ("..", "does not start with '..'"),
+        (".", "is not '.'"),
+    ],
+)
+def test_a_key_no_secret_or_config_map_can_hold_is_an_error(key, problem):
+    body = (
+        JOB + f"  env: [{{name: A, valueFrom: {{configMapKeyRef: {{name: c, key: '{key}'}}}}}}]\n"
+    )
+    assert findings(body) == [
+        "spec.yaml:7:63: error: $.spec.env[0].valueFrom.configMapKeyRef.key: "
+        f"'{key}' is not a key a Secret or ConfigMap can hold: a key {problem} [env-key-ref]"
+    ]
+    assert findings(body.replace(f"'{key}'", "'.a-b_C.9'")) == []
+
+
+def test_a_host_path_stepping_up_is_an_error():
+    body = JOB + "  volumes: [{name: a, mountPath: /a, hostPath: {path: /data/../etc}}]\n"
+    assert findings(body) == [
+        "spec.yaml:7:55: error: $.spec.volumes[0].hostPath.path: hostPath '/data/../etc' steps "
+        "up with '..', which the API server refuses (write the directory without '..') "
+        "[host-path]"
+    ]
+    assert findings(body.replace("/data/../etc", "/data/..etc/x..")) == []
+
+
+def test_an_image_with_surrounding_whitespace_is_an_error_wherever_it_is_set():
+    body = (
+        "spec:\n  workload: job\n  image: 'img:1 '\n"
+        + "  worker: {image: ' img:2'}\n"
+        + "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n"
+        + '  dataPrep: {volume: d, image: "img:3\\t"}\n'
+    )
+    assert only(body, "image-whitespace") == [
+        "spec.yaml:6:10: error: $.spec.image: image 'img:1 ' has leading or trailing "
+        "whitespace: the API server refuses the pods (remove the whitespace) [image-whitespace]",
+        "spec.yaml:7:19: error: $.spec.worker.image: image ' img:2' has leading or trailing "
+        "whitespace: the API server refuses the pods (remove the whitespace) [image-whitespace]",
+        "spec.yaml:9:32: error: $.spec.dataPrep.image: image 'img:3\\t' has leading or trailing "
+        "whitespace: the API server refuses the pods (remove the whitespace) [image-whitespace]",
+    ]
