@@ -733,7 +733,8 @@ def _fractional_bytes(ctx: _Ctx) -> Iterator[Diagnostic]:
             yield ctx.error(
                 path,
                 f"{what} '{text}' is more bytes than the API server counts exactly (at most "
-                f"{_MAX_MILLI_WHOLE}, about 8 PiB): it calls the value fractional",
+                f"{_MAX_MILLI_WHOLE}, about 8 PiB): past that its thousandths overflow, and it "
+                "may call the value fractional",
                 "quantity-fractional-bytes",
                 "use a size the cluster can hold",
                 severity="warning",
@@ -784,11 +785,19 @@ def _resource_quantities(ctx: _Ctx) -> Iterator[Diagnostic]:
     for path, name, quantity in _resource_lists(ctx):
         value = server_value(quantity)
         text = spelling(quantity)
-        if _is_extended(name) and (value.denominator != 1 or value > _MAX_MILLI_WHOLE):
+        if _is_extended(name) and value.denominator != 1:
             yield ctx.error(
                 path,
-                f"{name} '{text}' is not a whole number: an extended resource counts devices"
-                + (f" (at most {_MAX_MILLI_WHOLE})" if value.denominator == 1 else ""),
+                f"{name} '{text}' is not a whole number: an extended resource counts devices",
+                "resource-quantity",
+                "use a whole number such as 1 or 8",
+            )
+        elif _is_extended(name) and value > _MAX_MILLI_WHOLE:
+            yield ctx.error(
+                path,
+                f"{name} '{text}' is more than the API server counts exactly (at most "
+                f"{_MAX_MILLI_WHOLE}): past that its thousandths overflow, and it may refuse "
+                "the value as not a whole number",
                 "resource-quantity",
                 "use a whole number such as 1 or 8",
             )

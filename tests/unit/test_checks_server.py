@@ -131,8 +131,9 @@ def test_bytes_past_what_the_api_server_counts_in_thousandths_warn():
     body = JOB + "  resources: {limits: {memory: 1e16}}\n"
     assert only(body, "quantity-fractional-bytes") == [
         "spec.yaml:7:32: warning: $.spec.resources.limits.memory: memory '1e16' is more bytes "
-        "than the API server counts exactly (at most 9223372036854775, about 8 PiB): it calls "
-        "the value fractional (use a size the cluster can hold) [quantity-fractional-bytes]"
+        "than the API server counts exactly (at most 9223372036854775, about 8 PiB): past that "
+        "its thousandths overflow, and it may call the value fractional (use a size the cluster "
+        "can hold) [quantity-fractional-bytes]"
     ]
     assert only(JOB + "  resources: {limits: {memory: 9223372036854775}}\n", "quantity") == []
 
@@ -175,8 +176,9 @@ def test_an_extended_resource_counts_whole_devices():
         "'500m' is not a whole number: an extended resource counts devices (use a whole number "
         "such as 1 or 8) [resource-quantity]",
         "spec.yaml:7:64: error: $.spec.resources.limits.nvidia.com/gpu: nvidia.com/gpu '1e16' "
-        "is not a whole number: an extended resource counts devices (at most 9223372036854775) "
-        "(use a whole number such as 1 or 8) [resource-quantity]",
+        "is more than the API server counts exactly (at most 9223372036854775): past that its "
+        "thousandths overflow, and it may refuse the value as not a whole number (use a whole "
+        "number such as 1 or 8) [resource-quantity]",
     ]
 
 
