@@ -29,9 +29,13 @@ def _volume(rng: random.Random, source: str, index: int) -> dict[str, Any]:
             "region": rng.choice(["us-west-2", "eu-central-1", "ap-southeast-1"]),
         }
     elif source == "cephfs":
+        # The CSI driver's static volume, its Secret in the driver's namespace (a job may have
+        # none); one draw, as the monitor address was before.
         v["cephfs"] = {
-            "monitors": [f"172.19.32.{rng.randint(1, 254)}:6789"],
+            "clusterID": f"ceph-{rng.randint(1, 254)}",
+            "fsName": "cephfs",
             "secretName": "cephfs-secret",
+            "secretNamespace": "ceph-csi",
             "path": "/",
         }
     elif source == "hostPath":

@@ -25,6 +25,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -58,6 +59,31 @@ def etcd_version() -> str:
     return pinned("go.etcd.io/etcd/server/v3", "etcd")
 
 
+@dataclass(frozen=True)
+class Extra:
+    """A controller `up --with NAME` starts besides the control plane."""
+
+    tools: str  # its module under hack/tools
+    module: str  # the module whose version go.mod pins
+    package: str  # what `go build` builds
+    binary: str
+
+
+EXTRAS = {
+    "kwok": Extra("kwok", "sigs.k8s.io/kwok", "sigs.k8s.io/kwok/cmd/kwok", "kwok"),
+    "paddle-operator": Extra(
+        "paddle-operator",
+        "github.com/paddleflow/paddle-operator",
+        "github.com/paddleflow/paddle-operator",
+        "paddle-operator",
+    ),
+}
+# The fake nodes `--with kwok` adds: room for every example's pods, one per node where host
+# ports or anti-affinity ask for it.
+FAKE_NODES = 8
+FAKE_NODE_CAPACITY = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+
+
 def cache_root() -> Path:
     explicit = os.environ.get("PADDLEGEN_TOOLS_CACHE")
     if explicit:
@@ -74,15 +100,22 @@ def etcd_bin() -> Path:
     return cache_root() / "etcd" / etcd_version() / "bin"
 
 
-def binaries() -> dict[str, Path]:
-    """Every binary the control plane needs, by name, where `build` puts it."""
+def extra_bin(name: str) -> Path:
+    extra = EXTRAS[name]
+    return cache_root() / name / pinned(extra.module, extra.tools) / "bin"
+
+
+def binaries(extras: Sequence[str] = ()) -> dict[str, Path]:
+    """Every binary the control plane (and ``extras``) needs, by name, where `build` puts it."""
     found = {name: k8s_bin() / name for name in K8S_COMMANDS}
     found["etcd"] = etcd_bin() / "etcd"
+    for name in extras:
+        found[name] = extra_bin(name) / EXTRAS[name].binary
     return found
 
 
-def missing() -> list[str]:
-    return [name for name, path in binaries().items() if not os.access(path, os.X_OK)]
+def missing(extras: Sequence[str] = ()) -> list[str]:
+    return [name for name, path in binaries(extras).items() if not os.access(path, os.X_OK)]
 
 
 def _ldflags(version: str) -> str:
@@ -120,15 +153,25 @@ def _go_build(module_dir: Path, packages: list[str], bin_dir: Path, ldflags: str
         print(f"built {', '.join(names)} in {took:.0f} s", file=sys.stderr)
 
 
-def build() -> dict[str, Path]:
+def _known(extras: Sequence[str]) -> None:
+    unknown = sorted(set(extras) - set(EXTRAS))
+    if unknown:
+        raise ClusterError(f"no such component: {', '.join(unknown)} (known: {', '.join(EXTRAS)})")
+
+
+def build(extras: Sequence[str] = ()) -> dict[str, Path]:
     """Build what is missing from the cache; nothing when every binary is there."""
-    absent = missing()
+    _known(extras)
+    absent = missing(extras)
     k8s = [f"k8s.io/kubernetes/cmd/{name}" for name in K8S_COMMANDS if name in absent]
     if k8s:
         _go_build(TOOLS / "k8s", k8s, k8s_bin(), _ldflags(kubernetes_version()))
     if "etcd" in absent:
         _go_build(TOOLS / "etcd", ["."], etcd_bin())  # the module's last element: etcd
-    return binaries()
+    for name in extras:
+        if name in absent:
+            _go_build(TOOLS / EXTRAS[name].tools, [EXTRAS[name].package], extra_bin(name))
+    return binaries(extras)
 
 
 @dataclass
@@ -141,6 +184,10 @@ class Cluster:
     token: str
     bin_dirs: list[str]
     pids: dict[str, int]
+
+    @property
+    def extras(self) -> list[str]:
+        return [name for name in self.pids if name in EXTRAS]
 
     @property
     def kubectl(self) -> str:
@@ -249,21 +296,27 @@ def load(state: Path) -> Cluster | None:
         cluster = Cluster(**json.loads((state / "cluster.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         return None
-    paths = binaries()
+    paths = binaries(cluster.extras)
     if all(_alive(pid, str(paths[name])) for name, pid in cluster.pids.items()):
         return cluster
     return None
 
 
-def up(state: Path | None = None, timeout: float = READY_TIMEOUT) -> Cluster:
-    """Build if needed, start the control plane, install the CRDs, wait until it is ready."""
+def up(
+    state: Path | None = None, timeout: float = READY_TIMEOUT, extras: Sequence[str] = ()
+) -> Cluster:
+    """Build if needed, start the control plane, install the CRDs, wait until it is ready;
+    then start ``extras`` (see EXTRAS) that are not running yet."""
+    _known(extras)
     state = state_dir(state)
     running = load(state)
     if running:
+        _start_extras(running, [e for e in extras if e not in running.pids])
         return running
     if (state / "cluster.json").exists():
         down(state)  # a half-dead cluster from before: stop what is left, start afresh
-    paths = build()
+    build(extras)
+    paths = binaries()
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)  # holds the admin token and the service-account key
     key = state / "sa.key"
@@ -347,13 +400,71 @@ def up(state: Path | None = None, timeout: float = READY_TIMEOUT) -> Cluster:
             ],
             state,
         )
-        (state / "cluster.json").write_text(json.dumps(asdict(cluster), indent=2) + "\n")
+        _save(cluster)
         install_crds(cluster)
+        _start_extras(cluster, list(extras))
     except BaseException:
-        (state / "cluster.json").write_text(json.dumps(asdict(cluster), indent=2) + "\n")
+        _save(cluster)
         down(state)
         raise
     return cluster
+
+
+def _save(cluster: Cluster) -> None:
+    (Path(cluster.state) / "cluster.json").write_text(json.dumps(asdict(cluster), indent=2) + "\n")
+
+
+def _start_extras(cluster: Cluster, extras: list[str]) -> None:
+    """Start each of ``extras`` on a running control plane (built if needed), recorded in
+    the state so that `down` stops them too."""
+    if not extras:
+        return
+    paths = build(extras)
+    state = Path(cluster.state)
+    kubeconfig = ["--kubeconfig", cluster.kubeconfig]
+    for name in extras:
+        if name == "kwok":
+            # A fake kubelet for every node: pods get scheduled, Running and an IP; pods of a
+            # batch Job complete by themselves (KWOK's default stages).
+            argv = [str(paths[name]), *kubeconfig, "--manage-all-nodes=true", "--node-port=0"]
+        else:  # paddle-operator: PaddleFlow's controller, gang scheduling off
+            argv = [
+                str(paths[name]),
+                *kubeconfig,
+                "--metrics-bind-address=0",
+                "--health-probe-bind-address=0",
+            ]
+        cluster.pids[name] = _start(name, argv, state)
+        _save(cluster)
+    if "kwok" in extras:
+        _fake_nodes(cluster)
+
+
+def _fake_nodes(cluster: Cluster) -> None:
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": f"kwok-node-{i}",
+                "labels": {"kubernetes.io/hostname": f"kwok-node-{i}", "type": "kwok"},
+                "annotations": {"kwok.x-k8s.io/node": "fake"},
+            },
+            "status": {"capacity": FAKE_NODE_CAPACITY, "allocatable": FAKE_NODE_CAPACITY},
+        }
+        for i in range(FAKE_NODES)
+    ]
+    stream = "".join(f"---\n{json.dumps(node)}\n" for node in nodes)
+    done = subprocess.run(
+        [cluster.kubectl, "apply", "-f", "-"],
+        input=stream,
+        env=cluster.env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ClusterError(f"adding the fake nodes failed: {done.stderr.strip()}")
 
 
 def install_crds(cluster: Cluster) -> None:
@@ -383,8 +494,8 @@ def down(state: Path | None = None) -> None:
         recorded = json.loads((state / "cluster.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         recorded = {}
-    paths = binaries()
     pids = list(recorded.get("pids", {}).items())
+    paths = binaries([name for name, _ in pids if name in EXTRAS])
     ours = [pid for name, pid in reversed(pids) if name in paths and _alive(pid, str(paths[name]))]
     for pid in ours:
         os.kill(pid, signal.SIGTERM)
@@ -428,13 +539,21 @@ def main(argv: list[str] | None = None) -> int:
         "env: print the exports for a shell; down: stop and remove the state; "
         "status: say whether it runs",
     )
+    parser.add_argument(
+        "--with",
+        dest="extras",
+        default="",
+        metavar="NAMES",
+        help=f"build/up: also these, comma-separated: {', '.join(EXTRAS)}",
+    )
     args = parser.parse_args(argv)
+    extras = [name for name in args.extras.split(",") if name]
     try:
         if args.command == "build":
-            for name, path in build().items():
+            for name, path in build(extras).items():
                 print(f"{name}: {path}")
         elif args.command == "up":
-            cluster = up()
+            cluster = up(extras=extras)
             print(
                 f"up: {cluster.server} (state in {cluster.state}); "
                 f'`eval "$(hack/local-cluster env)"` to use it'

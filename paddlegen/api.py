@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from paddlegen.errors import (
     Diagnostic,
@@ -50,6 +50,9 @@ from paddlegen.output.writer import (
 from paddlegen.render.engine import Manifest, render_job
 from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
+
+if TYPE_CHECKING:
+    from paddlegen.validate.server import Server
 
 
 class Events(Protocol):
@@ -225,7 +228,7 @@ def _render_data(
     if argocd:
         from paddlegen.render.syncwaves import annotate
 
-        manifests = annotate(manifests)
+        manifests = annotate(manifests, recreate_jobs=job.run.recreateOnChange)
     return job, manifests
 
 
@@ -579,11 +582,13 @@ def validate_inputs(
     kubeconform: str | None = None,
     ignore: Iterable[str] = (),
     prefer_binary: bool = True,
+    server: Server | None = None,
 ) -> Validation:
     """``paddlegen validate``: spec files and folders of them checked against the schema and
     the rules (with ``manifests``, the manifests they render to as well, in memory), and
     rendered job directories validated as manifests; every finding collected. ``ignore``
-    silences rules in every spec, as for ``render_specs``."""
+    silences rules in every spec, as for ``render_specs``. With ``server``, the specs'
+    objects also go to that API server as a server-side apply dry-run."""
     trees: list[Path] = []
     spec_inputs = []
     for item in items:
@@ -607,16 +612,27 @@ def validate_inputs(
         [(doc.file, doc.data["metadata"]["name"], at.line, at.col) for doc, at in names]
     )
     backend = None
+    rendered = (
+        [render_document(doc, workload, warnings=w) for doc, w in valid]
+        if manifests or server
+        else []
+    )
     if (manifests and valid) or trees:
-        rendered = (
-            [render_document(doc, workload, warnings=w) for doc, w in valid] if manifests else []
-        )
         # Trees are what kubeconform reads best (in place); a handful of specs is faster in
         # process than a kubeconform start.
         more, backend = validate_rendered(
-            rendered, "", kubernetes_version, kubeconform, prefer_binary or bool(trees), trees
+            rendered if manifests else [],
+            "",
+            kubernetes_version,
+            kubeconform,
+            prefer_binary or bool(trees),
+            trees,
         )
         found.extend(more)
+    if server and rendered and not any(d.is_error for d in found):
+        from paddlegen.validate.server import dry_run
+
+        found.extend(dry_run(rendered, server))
     return Validation(found, len(paths), len(trees), backend)
 
 

@@ -26,31 +26,75 @@ SDK_WORKLOADS = ("paddlejob", "kubeflow-paddlejob", "job")
 
 @dataclass(frozen=True)
 class CephFSVolume:
-    """A CephFS share mounted into every pod (seed parameters, plus a nominal capacity)."""
+    """A CephFS share mounted into every pod (seed parameters, plus a nominal capacity).
 
-    monitors_addr: str | Sequence[str]  # "host:port", comma-separated or a list
-    user: str = "admin"
+    With ``cluster_id`` and ``fs_name`` the PersistentVolume uses the CephFS CSI driver (a
+    static volume): the driver finds the monitors by ``cluster_id`` in its own configuration,
+    and the Secret holds ``userID`` and ``userKey``. With the seed's ``monitors_addr`` instead,
+    it is the seed's in-tree CephFS volume (``inTree: true``), which Kubernetes deprecated in
+    1.28 and which does nothing from 1.31: ``PaddleJob.validate()`` warns (cephfs-in-tree).
+    """
+
+    monitors_addr: str | Sequence[str] | None = None  # in-tree: "host:port", comma-separated
+    user: str | None = None  # in-tree only (default admin); CSI: the Secret's userID
     secret_name: str = "cephfs-secret"  # only the Secret's name lands in the manifests
     mount_path: str = "/mnt/cephfs"
-    path: str = "/"
+    path: str = "/"  # inside the file system; the CSI driver's rootPath
     capacity: str = "10Gi"  # a PersistentVolume needs one; CephFS does not enforce it
+    cluster_id: str | None = None  # CSI: the cluster's clusterID in the driver's configuration
+    fs_name: str | None = None  # CSI: the CephFS file system's name
+    secret_namespace: str | None = None  # default: the job's namespace
+
+    def __post_init__(self) -> None:
+        csi = self.cluster_id is not None or self.fs_name is not None
+        if csi and (self.cluster_id is None or self.fs_name is None):
+            raise InvalidArgumentError(
+                "CephFSVolume needs both cluster_id and fs_name for the CephFS CSI driver"
+            )
+        if csi and self.monitors_addr is not None:
+            raise InvalidArgumentError(
+                "CephFSVolume got monitors_addr and cluster_id: monitors_addr is for the "
+                "in-tree plugin, the CSI driver finds the monitors by cluster_id"
+            )
+        if csi and self.user is not None:
+            raise InvalidArgumentError(
+                "CephFSVolume got user and cluster_id: user is for the in-tree plugin, the CSI "
+                "driver takes the user from the Secret's userID"
+            )
+        if not csi and self.monitors_addr is None:
+            raise InvalidArgumentError(
+                "CephFSVolume needs cluster_id and fs_name (the CephFS CSI driver), or "
+                "monitors_addr (the in-tree plugin, which does nothing from Kubernetes 1.31)"
+            )
 
     def to_volume(self) -> dict[str, Any]:
         """The spec.volumes entry."""
-        monitors = (
-            self.monitors_addr.split(",")
-            if isinstance(self.monitors_addr, str)
-            else list(self.monitors_addr)
-        )
+        if self.monitors_addr is None:
+            cephfs: dict[str, Any] = {
+                "clusterID": self.cluster_id,
+                "fsName": self.fs_name,
+                "secretName": self.secret_name,
+                "path": self.path,
+            }
+        else:
+            monitors = (
+                self.monitors_addr.split(",")
+                if isinstance(self.monitors_addr, str)
+                else list(self.monitors_addr)
+            )
+            cephfs = {
+                "inTree": True,
+                "monitors": [m.strip() for m in monitors if m.strip()],
+                "user": self.user or "admin",
+                "secretName": self.secret_name,
+                "path": self.path,
+            }
+        if self.secret_namespace is not None:
+            cephfs["secretNamespace"] = self.secret_namespace
         return {
             "name": "cephfs",
             "mountPath": self.mount_path,
-            "cephfs": {
-                "monitors": [m.strip() for m in monitors if m.strip()],
-                "user": self.user,
-                "secretName": self.secret_name,
-                "path": self.path,
-            },
+            "cephfs": cephfs,
             "capacity": self.capacity,
             "accessModes": ["ReadWriteMany"],
         }

@@ -17,10 +17,11 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from paddlegen.render.engine import EFS_MOUNT_OPTIONS  # the same mount options as paddlegen
+from paddlegen.render.engine import (  # the same mount options and context as paddlegen
+    EFS_MOUNT_OPTIONS,
+    template_context,
+)
 from paddlegen.spec.model import build_job
-from paddlegen.workloads import WORKLOADS
-from paddlegen.workloads.base import common_context
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"
@@ -64,7 +65,7 @@ def main(spec_dir: str, out_dir: str) -> None:
             folder = out / job.name / where
             folder.mkdir(parents=True, exist_ok=True)
             # The values templates lay out are computed in Python (the workload registry).
-            context = {**common_context(job), **WORKLOADS[job.workload].context(job)}
+            context = template_context(job)
             for name in names[job.workload]:
                 text = env.get_template(name).render(job=job, **context)
                 for obj in yaml.load_all(text, Loader=Loader):

@@ -28,11 +28,12 @@ def _each(workloads: tuple[str, ...], *places: str) -> dict[str, list[str]]:
 
 
 def _gang(field: str) -> dict[str, list[str]]:
-    """The PodGroup's field, and the same in the operators' schedulingPolicy."""
+    """The PodGroup's field, or where an operator builds the PodGroup, its schedulingPolicy's."""
     return {
         w.name: [
-            f"PodGroup spec.{'minMember' if field == 'minAvailable' else field}",
-            *([f"{w.scheduling_policy}.{field}"] if w.scheduling_policy else []),
+            f"{w.scheduling_policy}.{field}"
+            if w.scheduling_policy
+            else f"PodGroup spec.{'minMember' if field == 'minAvailable' else field}"
         ]
         for w in WORKLOADS.values()
     }

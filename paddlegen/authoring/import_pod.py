@@ -13,7 +13,13 @@ from typing import Any, Literal
 
 from paddlegen.errors import Diagnostic
 from paddlegen.render.engine import EFS_MOUNT_OPTIONS
-from paddlegen.spec.model import DEFAULT_REQUESTS, GPU_RESOURCE, MANAGED_BY, recommended_labels
+from paddlegen.spec.model import (
+    CEPHFS_CSI_DRIVER,
+    DEFAULT_REQUESTS,
+    GPU_RESOURCE,
+    MANAGED_BY,
+    recommended_labels,
+)
 
 EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
 RESTRICTED = {
@@ -361,7 +367,7 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
             "cluster would match them by size and access mode)",
         )
     pv = ctx.pvs.get(pv_name or "")
-    if pv is not None and not {"nfs", "cephfs"} & set(pv.get("spec", {})):
+    if pv is not None and _pv_kind(pv.get("spec", {})) is None:
         return {"claim": {"name": name}}, None  # a PV source paddlegen cannot make: both listed
     ctx.consumed.append((label, ctx.pvcs.pop(name)))
     take(spec, "volumeName")
@@ -392,23 +398,48 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
     return source, pv_name
 
 
+def _pv_kind(spec: dict[str, Any]) -> str | None:
+    """The PV source paddlegen makes that ``spec`` has (nfs also for EFS; csi: a static volume
+    of the CephFS CSI driver, with every field paddlegen writes), or None."""
+    for kind in ("nfs", "cephfs"):
+        if isinstance(spec.get(kind), dict):
+            return kind
+    csi = spec.get("csi")
+    if not isinstance(csi, dict) or csi.get("driver") != CEPHFS_CSI_DRIVER:
+        return None
+    attributes = csi.get("volumeAttributes", {})
+    static = attributes.get("staticVolume") == "true"
+    fields = all(attributes.get(k) for k in ("clusterID", "fsName", "rootPath"))
+    return "csi" if static and fields and csi.get("nodeStageSecretRef", {}).get("name") else None
+
+
 def _pv_source(name: str, pv: dict[str, Any], ctx: Context) -> dict[str, Any]:
     ctx.consumed.append((f"PersistentVolume/{name}", ctx.pvs.pop(name)))
     spec = pv["spec"]
-    kind = "nfs" if "nfs" in spec else "cephfs"
-    present = [k for k in ("server", "path", "monitors", "user", "readOnly") if k in spec[kind]]
-    fields = {key: take(spec, kind, key) for key in present}
+    kind = _pv_kind(spec) or "nfs"
     out: dict[str, Any] = {}
-    secret = take(spec, kind, "secretRef", "name")
-    efs = EFS_SERVER.match(fields["server"]) if kind == "nfs" else None
-    if efs:
-        out["efs"] = {"fileSystemId": efs[1], "region": efs[2], "path": fields.get("path", "/")}
-    elif kind == "nfs":
-        out["nfs"] = {"server": fields["server"], "path": fields["path"]}
+    if kind == "csi":
+        out["cephfs"] = _cephfs_csi(name, spec, ctx)
+        fields = {"readOnly": take(spec, "csi", "readOnly")}
     else:
-        out["cephfs"] = {k: fields[k] for k in ("monitors", "user", "path") if k in fields}
-        if secret:
-            out["cephfs"]["secretName"] = secret
+        present = [k for k in ("server", "path", "monitors", "user", "readOnly") if k in spec[kind]]
+        fields = {key: take(spec, kind, key) for key in present}
+        secret = take(spec, kind, "secretRef", "name")
+        secret_namespace = take(spec, kind, "secretRef", "namespace")
+        efs = EFS_SERVER.match(fields["server"]) if kind == "nfs" else None
+        if efs:
+            out["efs"] = {"fileSystemId": efs[1], "region": efs[2], "path": fields.get("path", "/")}
+        elif kind == "nfs":
+            out["nfs"] = {"server": fields["server"], "path": fields["path"]}
+        else:
+            out["cephfs"] = {
+                "inTree": True,
+                **{k: fields[k] for k in ("monitors", "user", "path") if k in fields},
+            }
+            if secret:
+                out["cephfs"]["secretName"] = secret
+            if secret_namespace:
+                out["cephfs"]["secretNamespace"] = secret_namespace
     if fields.get("readOnly"):
         out["readOnly"] = True
     out["capacity"] = take(spec, "capacity", "storage")
@@ -420,8 +451,32 @@ def _pv_source(name: str, pv: dict[str, Any], ctx: Context) -> dict[str, Any]:
         out["reclaimPolicy"] = policy
     out["storageClassName"] = take(spec, "storageClassName") or None
     options = take(spec, "mountOptions")
-    if not (efs and options == EFS_MOUNT_OPTIONS):
+    if not ("efs" in out and options == EFS_MOUNT_OPTIONS):
         out["mountOptions"] = options
     if spec.get("claimRef", {}).get("name"):
         take(spec, "claimRef")  # paddlegen binds the PV to its own claim
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _cephfs_csi(name: str, spec: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """The cephfs fields of a static CephFS CSI volume (``_pv_kind`` checked they are there)."""
+    take(spec, "csi", "driver")
+    handle = take(spec, "csi", "volumeHandle")
+    if handle != name:
+        ctx.note(
+            COSMETIC,
+            f"PersistentVolume/{name}",
+            f"volumeHandle {json.dumps(handle)} not kept: paddlegen uses the "
+            "PersistentVolume's name as the handle, unique among the driver's volumes",
+        )
+    take(spec, "csi", "volumeAttributes", "staticVolume")
+    out = {
+        "clusterID": take(spec, "csi", "volumeAttributes", "clusterID"),
+        "fsName": take(spec, "csi", "volumeAttributes", "fsName"),
+        "secretName": take(spec, "csi", "nodeStageSecretRef", "name"),
+        "path": take(spec, "csi", "volumeAttributes", "rootPath"),
+    }
+    namespace = take(spec, "csi", "nodeStageSecretRef", "namespace")
+    if namespace and namespace != ctx.namespace:
+        out["secretNamespace"] = namespace
+    return out

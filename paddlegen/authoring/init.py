@@ -22,7 +22,7 @@ STORAGE_FORMS = (
     "none",
     "nfs://SERVER/PATH",
     "efs://FS-ID.REGION/PATH",
-    "cephfs://MONITOR:PORT[,MONITOR:PORT]/PATH",
+    "cephfs://CLUSTER-ID/FS-NAME[/PATH]",
     "pvc://CLAIM",
     "hostpath:///PATH",
     "dynamic://[STORAGECLASS]",
@@ -75,13 +75,20 @@ def storage_volume(url: str, mount_path: str, capacity: str) -> dict[str, Any] |
     elif parts.scheme == "efs" and "." in where:
         fs_id, region = where.split(".", 1)
         source = {"efs": {"fileSystemId": fs_id, "region": region, "path": path}}
-    elif parts.scheme == "cephfs" and where:
+    elif parts.scheme == "cephfs" and (":" in where or "," in where):
+        raise InputError(
+            f"storage '{url}' names Ceph monitors, which only the in-tree CephFS plugin takes: "
+            "it does nothing from Kubernetes 1.31; for the CSI driver use "
+            "cephfs://CLUSTER-ID/FS-NAME[/PATH] (the driver finds the monitors by CLUSTER-ID)"
+        )
+    elif parts.scheme == "cephfs" and where and path.strip("/"):
+        fs_name, _, root = path.strip("/").partition("/")
         source = {
             "cephfs": {
-                "monitors": where.split(","),
-                "user": "admin",
+                "clusterID": where,
+                "fsName": fs_name,
                 "secretName": "cephfs-secret",
-                "path": path,
+                "path": "/" + root,
             }
         }
     elif parts.scheme == "pvc" and where:
@@ -185,19 +192,27 @@ _OWNERS = (
     ("$.spec.image", "image"),
     ("$.spec.ps", "ps"),
 )
-_RULE_OWNERS = {"image-required": "image"}  # reported on $.spec itself
+# Rules whose finding another answer fixes than the one its path names.
+_RULE_OWNERS = {
+    "image-required": "image",  # reported on $.spec itself
+    "cephfs-secret-namespace": "namespace",  # on the cephfs volume: its Secret's namespace
+}
 # Where the checks' wording speaks of the spec, and init's user answered a question.
 _REASONS = {
     "volume-reference": "workload 'distributed-job' needs storage: its image reads the "
     "trainer config and the data from a shared volume (JOB_PATH)",
+    "cephfs-secret-namespace": "cephfs storage needs a namespace: the CSI driver reads the "
+    "Secret cephfs-secret (userID and userKey) from the job's namespace",
 }
 
 
 def _owner(d: Diagnostic) -> str | None:
+    if d.rule in _RULE_OWNERS:
+        return _RULE_OWNERS[d.rule]
     for path, owner in _OWNERS:
         if d.path == path or d.path.startswith((f"{path}.", f"{path}[")):
             return owner
-    return _RULE_OWNERS.get(d.rule)
+    return None
 
 
 def _reason(d: Diagnostic) -> str:
@@ -282,6 +297,9 @@ _COMMENTS = {
     "spec.worker.gpus": "per trainer pod -> limits nvidia.com/gpu",
     "spec.volumes": "mounted into every training pod",
     "spec.volumes.[].capacity": "PV/PVC size",
+    "spec.volumes.[].cephfs": "a static volume of the CephFS CSI driver",
+    "spec.volumes.[].cephfs.clusterID": "the cluster's entry in the driver's ceph-csi-config",
+    "spec.volumes.[].cephfs.secretName": "userID and userKey, in the job's namespace",
     "spec.scheduling": "Volcano gang scheduling: a PodGroup; every pod starts or none",
     "spec.paddlejob.cleanPodPolicy": "Never keeps pods for debugging",
     "spec.paddlejob.withGloo": "1: Gloo on the workers (needs ps)",

@@ -113,7 +113,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     default="none",
     show_default=True,
     help="none (not for distributed-job, whose image reads from the volume), "
-    "nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, pvc://CLAIM, "
+    "nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, "
     "hostpath:///PATH or dynamic://[CLASS].",
 )
 @click.option(
@@ -232,7 +232,7 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
     ask(
         "storage",
         "Storage (" + ("" if needs_storage else "none, ") + "nfs://SERVER/PATH, "
-        "efs://FS-ID.REGION/PATH, cephfs://MON:PORT/PATH, pvc://CLAIM, hostpath:///PATH, "
+        "efs://FS-ID.REGION/PATH, cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, hostpath:///PATH, "
         "dynamic://CLASS)",
         default=None if needs_storage else answers["storage"],
     )

@@ -182,6 +182,40 @@ def validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def server_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--server and the kubectl settings it takes (combined by ``server_target``)."""
+    for option in reversed(
+        [
+            click.option(
+                "--server",
+                is_flag=True,
+                help="Also send the objects to the API server of the current kubectl context "
+                "as a server-side apply dry-run (kubectl apply --server-side --dry-run=server).",
+            ),
+            click.option("--context", metavar="NAME", help="With --server: this kubectl context."),
+            click.option(
+                "--kubeconfig",
+                metavar="PATH",
+                type=click.Path(dir_okay=False),
+                help="With --server: this kubeconfig (default: kubectl's).",
+            ),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def server_target(server: bool, context: str | None, kubeconfig: str | None) -> Any:
+    """The ``Server`` that --server asks for; None without it (and then no kubectl setting)."""
+    if not server:
+        if context or kubeconfig:
+            raise usage_error("--context and --kubeconfig go with --server")
+        return None
+    from paddlegen.validate.server import Server
+
+    return Server(context, kubeconfig)
+
+
 def note_backend(used: str | None) -> None:
     """Say so when manifests were validated in process: kubeconform was not found."""
     if used == "in-process":

@@ -16,6 +16,8 @@ from paddlegen.cli.common import (
     note,
     note_backend,
     render_options,
+    server_options,
+    server_target,
     spec_paths,
     specs_argument,
     validation_options,
@@ -88,9 +90,11 @@ def _plan(
     "--validate",
     "validate_output",
     is_flag=True,
-    help="Validate the manifests (kubeconform) first; write nothing if they fail.",
+    help="Validate the manifests (kubeconform) first, and with --server against an API "
+    "server; write nothing if they fail.",
 )
 @validation_options
+@server_options
 @format_option
 def render(
     specs: tuple[str, ...],
@@ -105,6 +109,9 @@ def render(
     validate_output: bool,
     kubeconform: str | None,
     kubernetes_version: str | None,
+    server: bool,
+    context: str | None,
+    kubeconfig: str | None,
     fmt: str,
 ) -> None:
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
@@ -120,6 +127,9 @@ def render(
     """
     from paddlegen import api
 
+    target = server_target(server, context, kubeconfig)
+    if target and not validate_output:
+        raise click.UsageError("--server goes with --validate")
     if env and not to_stdout:
         raise click.UsageError("--env needs --stdout (written output has every environment)")
     output_given = click.get_current_context().get_parameter_source("out_dir")
@@ -149,8 +159,14 @@ def render(
 
         found, used = api.validate_rendered(rendered, out_dir, kubernetes_version, kubeconform)
         note_backend(used)
+        if target and not any(d.is_error for d in found):
+            from paddlegen.validate.server import dry_run
+
+            found += dry_run(rendered, target)
         if any(d.is_error for d in found):
             raise ManifestError("invalid manifests", found)
+        if found:
+            emit(found, fmt)  # the server's warnings
     if env:
         from paddlegen.output.layout import base_fallbacks
 

@@ -12,6 +12,8 @@ from paddlegen.cli.common import (
     ignore_option,
     no_specs_error,
     note_backend,
+    server_options,
+    server_target,
     specs_argument,
     validation_options,
 )
@@ -30,6 +32,7 @@ from paddlegen.cli.common import (
 )
 @ignore_option
 @validation_options
+@server_options
 @format_option
 def validate(
     specs: tuple[str, ...],
@@ -38,6 +41,9 @@ def validate(
     ignore: list[str],
     kubeconform: str | None,
     kubernetes_version: str | None,
+    server: bool,
+    context: str | None,
+    kubeconfig: str | None,
     fmt: str,
 ) -> None:
     """Check SPEC files (or folders of them) against the schema and paddlegen's rules, and the
@@ -49,9 +55,15 @@ def validate(
     explicit --manifests or --kubeconform PATH use kubeconform (strict, offline schemas) when
     it is installed, and say so when it is not.
 
+    --server also sends every spec's objects (base and overlays) to an API server with your
+    kubectl, as a server-side apply dry-run: nothing is created; each refusal or warning is a
+    finding at the spec position it maps to. A cluster that cannot answer (no kubectl, not
+    reachable, CRDs missing) is exit 2.
+
     \b
     Examples:
       paddlegen validate examples/*.yaml
+      paddlegen validate --server --context staging jobs/
       paddlegen validate --no-manifests jobs/
       paddlegen validate deploy/
       paddlegen validate --format github jobs/*.yaml
@@ -60,6 +72,12 @@ def validate(
 
     source = click.get_current_context().get_parameter_source
     asked = source("manifests") is not click.core.ParameterSource.DEFAULT or kubeconform
+    target = server_target(server, context, kubeconfig)
+    if target and any(api.rendered_trees(spec) is not None for spec in specs):
+        raise click.UsageError(
+            "--server validates specs; for a rendered tree run "
+            "kubectl apply --server-side --dry-run=server -k DIR"
+        )
     result = api.validate_inputs(
         specs,
         manifests=manifests,
@@ -68,6 +86,7 @@ def validate(
         kubeconform=kubeconform,
         ignore=ignore,
         prefer_binary=bool(asked),
+        server=target,
     )
     if not result.specs and not result.trees:
         raise no_specs_error(specs)

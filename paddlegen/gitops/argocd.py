@@ -144,8 +144,8 @@ def _header(purpose: str) -> str:
 
 
 def _sync_policy(target: Target, dest: Destination) -> dict[str, Any]:
-    # ApplyOutOfSyncOnly: a sync started by one changed object leaves finished Jobs alone
-    # (re-applying them with Replace=true would fail on their immutable, generated fields).
+    # ApplyOutOfSyncOnly: a sync started by one changed object leaves the others alone (a
+    # Job asked to be recreated on change, run.recreateOnChange, is recreated only if it changed).
     options = ["ApplyOutOfSyncOnly=true"]
     if dest.namespace:
         options.append("CreateNamespace=true")  # only a named destination can be created

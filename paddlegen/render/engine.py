@@ -156,11 +156,27 @@ def _roots(extra_dir: str | None) -> list[Path]:
     return [Path(extra_dir), templates_dir()] if extra_dir else [templates_dir()]
 
 
+def template_context(job: Job) -> dict[str, Any]:
+    """What the templates lay out, computed in Python: the workload's, plus the common
+    objects'."""
+    workload = WORKLOADS[job.workload]
+    return {
+        **common_context(job),
+        # A workload whose operator has a scheduling policy gets no PodGroup from paddlegen:
+        # the operator builds it from that policy, owns it and deletes it when the job ends
+        # (PaddleFlow with --scheduling=volcano, training-operator with
+        # --gang-scheduler-name=volcano). One in Git as well would be fought over, and
+        # recreated by Argo CD after every finished job, holding queue capacity for no pod.
+        "podgroup": job.scheduling.scheduler == "volcano" and not workload.scheduling_policy,
+        **workload.context(job),
+    }
+
+
 def render_job(job: Job, extra_dir: str | None = None) -> list[Manifest]:
     """Every manifest of a job, in apply order."""
     env = environment(extra_dir)
     # What the templates lay out, computed in Python: the workload's, plus the common objects'.
-    context = {**common_context(job), **WORKLOADS[job.workload].context(job)}
+    context = template_context(job)
     manifests: list[Manifest] = []
     for name in template_names(job.workload, extra_dir):
         text = _render_template(env, name, job, context)

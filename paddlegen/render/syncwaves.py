@@ -29,10 +29,14 @@ def _wave(manifest: Manifest) -> int:
     return _TRAINING_WAVE
 
 
-def _options(manifest: Manifest) -> list[str]:
+def _options(manifest: Manifest, recreate_jobs: bool) -> list[str]:
     options = []
-    if manifest.kind == "Job":
-        options.append("Replace=true")  # a Job's pod template is immutable: patching fails
+    if manifest.kind == "Job" and recreate_jobs:
+        # Asked for (run.recreateOnChange): a changed Job is deleted and created again. Not by
+        # default: Replace=true alone fails on any existing Job (a replace must repeat the
+        # selector the API server generated), so it would refuse even the changes a plain
+        # apply takes; and Force=true stops a running training.
+        options += ["Force=true", "Replace=true"]
     if manifest.kind == "PersistentVolumeClaim":
         options.append("Delete=false")  # data must survive deleting the Application
     if manifest.obj["apiVersion"] not in _CORE_GROUPS:
@@ -41,8 +45,9 @@ def _options(manifest: Manifest) -> list[str]:
     return options
 
 
-def annotate(manifests: list[Manifest]) -> list[Manifest]:
-    """Copies of ``manifests`` carrying the sync-wave and sync-options annotations."""
+def annotate(manifests: list[Manifest], recreate_jobs: bool = False) -> list[Manifest]:
+    """Copies of ``manifests`` carrying the sync-wave and sync-options annotations;
+    ``recreate_jobs``: Argo CD deletes and recreates a changed batch Job."""
     out = []
     for manifest in manifests:
         # Copied along the path written to; the rest is shared with the original, unchanged.
@@ -50,7 +55,7 @@ def annotate(manifests: list[Manifest]) -> list[Manifest]:
         annotations = metadata["annotations"] = dict(metadata.get("annotations") or {})
         obj = {**manifest.obj, "metadata": metadata}
         annotations[WAVE] = str(_wave(manifest))
-        options = _options(manifest)
+        options = _options(manifest, recreate_jobs)
         if options:
             annotations[OPTIONS] = ",".join(options)
         out.append(Manifest(obj, manifest.template))

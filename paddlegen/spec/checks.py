@@ -12,6 +12,7 @@ from typing import Any
 from paddlegen.errors import Diagnostic, InvalidValueError
 from paddlegen.spec.loader import Document, FieldPath, format_path
 from paddlegen.spec.model import (
+    CEPHFS_CSI_DRIVER,
     CLAIM_SOURCES,
     DISTRIBUTED_DEFAULTS,
     GPU_RESOURCE,
@@ -188,6 +189,38 @@ def _volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
             )
 
 
+def _cephfs(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """The schema holds each form of a cephfs volume to its fields; what it cannot see: that the
+    in-tree form no longer works, and whether the CSI form's Secret has a namespace."""
+    namespace = ctx.data["metadata"].get("namespace")
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        cephfs = volume.get("cephfs")
+        if not isinstance(cephfs, dict):
+            continue
+        if cephfs.get("inTree"):
+            yield ctx.error(
+                ("spec", "volumes", i),
+                f"volume '{volume['name']}' uses the in-tree CephFS plugin (PV spec.cephfs): "
+                "Kubernetes deprecated it in 1.28, and from 1.31 it does nothing (pods cannot "
+                "mount the volume)",
+                "cephfs-in-tree",
+                f"use the CephFS CSI driver, {CEPHFS_CSI_DRIVER}: drop inTree, monitors and "
+                "user, and set clusterID, fsName and secretName, a Secret with userID and userKey",
+                severity="warning",
+            )
+        elif "secretNamespace" not in cephfs and not namespace:
+            # A cluster-scoped PV names its Secret's namespace. The API server takes a reference
+            # without one, but the kubelet then looks the Secret up in no namespace: the volume
+            # never mounts.
+            yield ctx.error(
+                ("spec", "volumes", i, "cephfs", "secretName"),
+                f"the CephFS CSI volume '{volume['name']}' needs the namespace of its Secret "
+                f"'{cephfs['secretName']}', and the job has none to default to",
+                "cephfs-secret-namespace",
+                "set cephfs.secretNamespace (where the Secret is), or metadata.namespace",
+            )
+
+
 def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
     lists: list[FieldPath] = [("spec", "env")]
     lists += [("spec", role, "env") for role, _ in ctx.roles()]
@@ -305,15 +338,62 @@ def _paddlejob_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
             "paddlejob-gloo",
             "add spec.ps, or remove withGloo",
         )
-    elif gloo and settings.get("intranet") == "Service":
+    # (withGloo works with every intranet: the operator sets Gloo up whenever ps exists,
+    # paddle-operator v0.3.5 paddlejob_helper.go:268-275, and its own wide_and_deep_service
+    # example combines it with intranet Service.)
+    yield from _paddlejob_elastic(ctx, settings, has_ps)
+
+
+def _paddlejob_elastic(ctx: _Ctx, settings: dict[str, Any], has_ps: bool) -> Iterator[Diagnostic]:
+    """The operator turns elastic mode on when the field is present, whatever its value
+    (paddlejob_helper.go:331, 364): then the pods do not get its endpoints ConfigMap (no
+    envFrom), which PS mode needs, and every pod runs with restartPolicy OnFailure."""
+    if "elastic" not in settings:
+        return
+    where = ("spec", "paddlejob", "elastic")
+    if settings["elastic"] == 0:
         yield ctx.error(
-            ("spec", "paddlejob", "withGloo"),
-            f"withGloo {gloo} has no effect with "
-            "intranet Service: the operator only sets Gloo up for PodIP and Host",
-            "paddlejob-gloo",
-            "use intranet PodIP (the default) or Host",
+            where,
+            "elastic: 0 turns elastic mode on: the operator only checks that the field is there",
+            "paddlejob-elastic",
+            "remove paddlejob.elastic to turn it off",
             severity="warning",
         )
+    if has_ps:
+        yield ctx.error(
+            where,
+            "elastic mode has no PS mode: the operator then gives the pods no endpoints "
+            "(its ConfigMap is not passed on), which ps and worker pods need to find each other",
+            "paddlejob-elastic",
+            "remove spec.ps (collective training), or remove elastic",
+        )
+    restart = ctx.spec.get("run", {}).get("restartPolicy")
+    if restart and restart != "OnFailure":
+        yield ctx.error(
+            ("spec", "run", "restartPolicy"),
+            f"elastic mode runs every pod with restartPolicy OnFailure; {restart} is overridden",
+            "paddlejob-elastic",
+            "remove run.restartPolicy",
+            severity="warning",
+        )
+
+
+def _operator_env(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Env an operator sets itself: the spec's value would override it or be replaced."""
+    workload = WORKLOADS[ctx.workload]
+    if not workload.operator_env:
+        return
+    for base in [("spec",), *(("spec", role) for role, _ in ctx.roles())]:
+        body = ctx.spec if len(base) == 1 else ctx.spec[str(base[1])]
+        for i, entry in enumerate(body.get("env", [])):
+            how = workload.operator_env.get(entry["name"])
+            if how:
+                yield ctx.error(
+                    (*base, "env", i, "name"),
+                    f"env '{entry['name']}' is set by {how}",
+                    "operator-env",
+                    f"remove it here; workload '{ctx.workload}' gets it from its operator",
+                )
 
 
 def _kubeflow_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -343,6 +423,16 @@ def _ignored_settings(ctx: _Ctx) -> Iterator[Diagnostic]:
                 key=True,
                 severity="warning",
             )
+    batch_jobs = ctx.workload in ("job", "distributed-job") or "dataPrep" in ctx.spec
+    if ctx.spec.get("run", {}).get("recreateOnChange") and not batch_jobs:
+        yield ctx.error(
+            ("spec", "run", "recreateOnChange"),
+            f"run.recreateOnChange applies to batch Jobs; workload '{ctx.workload}' renders "
+            "none here (its custom resource takes changes in place)",
+            "workload-setting",
+            key=True,
+            severity="warning",
+        )
     for key in RUN_KEYS:
         if key in ctx.spec.get("run", {}) and key not in workload.run_keys:
             yield ctx.error(
@@ -1192,11 +1282,13 @@ CHECKS: tuple[Check, ...] = (
     _image,
     _derived_names,
     _volumes,
+    _cephfs,
     _env,
     _image_tags,
     _limits,
     _min_available,
     _paddlejob_roles,
+    _operator_env,
     _kubeflow_roles,
     _ignored_settings,
     _distributed_job,
@@ -1230,6 +1322,8 @@ RULES: tuple[str, ...] = (
     "volume-capacity",
     "volume-unique",
     "volume-reference",
+    "cephfs-in-tree",
+    "cephfs-secret-namespace",
     "env-unique",
     "env-value",
     "secret-literal",
@@ -1238,6 +1332,8 @@ RULES: tuple[str, ...] = (
     "min-available",
     "paddlejob-heter",
     "paddlejob-gloo",
+    "paddlejob-elastic",
+    "operator-env",
     "kubeflow-heter",
     "workload-setting",
     "distributed-roles",

@@ -17,6 +17,8 @@ MANAGED_BY = "paddlegen"
 PV_SOURCES = ("nfs", "efs", "cephfs")  # backed by a PersistentVolume paddlegen creates
 CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a PersistentVolumeClaim
 VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir")
+# The CSI driver of a cephfs volume's PV (templates/_partials/pv_source.yaml.j2 writes it too).
+CEPHFS_CSI_DRIVER = "cephfs.csi.ceph.com"
 ROLE_FIELDS = (
     "image",
     "imagePullPolicy",
@@ -106,6 +108,7 @@ class Run:
     backoffLimit: int | None = None
     activeDeadlineSeconds: int | None = None
     ttlSecondsAfterFinished: int | None = None
+    recreateOnChange: bool = False  # Argo CD deletes and recreates changed batch Jobs
 
     @property
     def restart_policy(self) -> str:

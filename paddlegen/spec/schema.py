@@ -86,22 +86,26 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
         pos = doc.where(path, key=True) if path else doc.where(())
         yield _diag(doc, pos, path, f"missing required field {error.message.split()[0]}")
         return
+    own = error.schema if isinstance(error.schema, dict) else {}
     if "propertyNames" in error.relative_schema_path:
         path = (*path, error.instance)  # the key itself is wrong: point at it
         pos = doc.where(path, key=True)
     else:
-        pos = doc.where(path)
+        # A failed `not` on an object speaks of its fields (a cephfs volume's form): its key.
+        pos = doc.where(path, key=kind == "not" and isinstance(error.instance, dict))
     message = error.message
     if _is_secret(doc, path, error.instance):
         message = redact(message, error.instance)
-    custom = error.schema.get("x-error") if isinstance(error.schema, dict) else None
-    if custom:
+    custom = own.get("x-error")
+    if custom and kind == "not":
+        message = custom  # the node names the fields; the value is the whole object
+    elif custom:
         message = f"{error.instance!r} {custom}"
         if _is_secret(doc, path, error.instance):
             message = redact(message, error.instance)
     if kind == "const":
         message = f"expected {error.validator_value!r}, not {error.instance!r}"
-    hint = ""
+    hint = own.get("x-hint", "") if custom else ""
     if kind == "type" and error.instance is None:
         # `spec:` with nothing under it at a deeper indent: YAML reads it as null, and the
         # fields meant for it usually sit one level too far left.

@@ -34,11 +34,19 @@ def _lookup(obj: Any, tokens: Sequence[object]) -> Any:
 
 
 def spec_origin(doc: Document, manifest: dict[str, Any], tokens: Sequence[object]) -> str:
-    """`file:line:col` of the spec field that most likely produced ``manifest`` at ``tokens``.
+    """`file:line:col` of ``origin_path``; empty when there is none."""
+    path = origin_path(doc, manifest, tokens)
+    return _where(doc, path) if path is not None else ""
+
+
+def origin_path(
+    doc: Document, manifest: dict[str, Any], tokens: Sequence[object]
+) -> FieldPath | None:
+    """The spec field that most likely produced ``manifest`` at ``tokens``.
 
     Templates copy spec values through unchanged, so the spec field holding the same value
     (preferring one with the same key name) is its source; with no such value, a spec field
-    named like the output field (or its nearest named ancestor) is the best pointer. Empty
+    named like the output field (or its nearest named ancestor) is the best pointer. None
     when nothing in the spec matches: the field was derived by paddlegen itself.
     """
     value = _lookup(manifest, tokens)
@@ -50,14 +58,14 @@ def spec_origin(doc: Document, manifest: dict[str, Any], tokens: Sequence[object
     ]
     if candidates:
         named = [p for p in candidates if names and p[-1] == names[-1]]
-        return _where(doc, (named or candidates)[0])
+        return (named or candidates)[0]
     for name in reversed(names):
         if name in _STRUCTURAL:
             continue
         named = [p for p, _ in leaves if p and p[-1] == name]
         if named:
-            return _where(doc, named[0])
-    return ""
+            return named[0]
+    return None
 
 
 def _where(doc: Document, path: FieldPath) -> str:

@@ -44,6 +44,8 @@ class Workload:
     run_policy: str | None = None
     scheduling_policy: str | None = None
     explain: Mapping[str, list[str]] = field(default_factory=dict)
+    # Env the operator gives the training container itself: name -> how (for the message).
+    operator_env: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def folder(self) -> str:
@@ -69,6 +71,7 @@ class Pod:
     ports: list[dict[str, Any]]
     volumes: list[Volume]  # mounted, and listed as pod volumes
     shm: str | None  # the /dev/shm size limit, None for none
+    dns_policy: str | None = None  # spec.dnsPolicy, None: Kubernetes' default
 
 
 def pod(
@@ -84,6 +87,7 @@ def pod(
     affinity: dict[str, Any] | None = None,
     volumes: list[Volume] | None = None,
     shm: bool = True,
+    dns_policy: str | None = None,
 ) -> Pod:
     """The pod of ``role``: the workload's own env, ports and command come before the role's.
 
@@ -106,7 +110,21 @@ def pod(
         ports=list(ports or []),
         volumes=job.volumes if volumes is None else volumes,
         shm=job.shm if shm else None,
+        dns_policy=dns_policy,
     )
+
+
+def one_pod_per_node(given: dict[str, Any] | None, selector: dict[str, str]) -> dict[str, Any]:
+    """``given`` affinity plus a required anti-affinity that keeps the pods ``selector``
+    matches on different nodes (pods that bind the same host ports must)."""
+    term = {"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}
+    given = given or {}
+    anti = given.get("podAntiAffinity", {})
+    required = [*anti.get("requiredDuringSchedulingIgnoredDuringExecution", []), term]
+    return {
+        **given,
+        "podAntiAffinity": {**anti, "requiredDuringSchedulingIgnoredDuringExecution": required},
+    }
 
 
 def run_fields(job: Job, keys: tuple[str, ...] = RUN_KEYS) -> dict[str, Any]:

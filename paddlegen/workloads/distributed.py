@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import RUN_KEYS, Workload, pod, run_fields
+from paddlegen.workloads.base import RUN_KEYS, Workload, one_pod_per_node, pod, run_fields
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -55,17 +55,7 @@ def affinity(job: Job) -> dict[str, Any] | None:
     own IP, so pods may share a node (and the role's own affinity applies)."""
     if not job.distributed.hostPorts:
         return None
-    term = {
-        "labelSelector": {"matchLabels": {"job-name": job.name}},
-        "topologyKey": "kubernetes.io/hostname",
-    }
-    given = job.roles["worker"].affinity or {}
-    anti = given.get("podAntiAffinity", {})
-    required = [*anti.get("requiredDuringSchedulingIgnoredDuringExecution", []), term]
-    return {
-        **given,
-        "podAntiAffinity": {**anti, "requiredDuringSchedulingIgnoredDuringExecution": required},
-    }
+    return one_pod_per_node(job.roles["worker"].affinity, {"job-name": job.name})
 
 
 def run(job: Job) -> dict[str, Any]:

@@ -12,6 +12,20 @@ if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
 ROLES = {"ps": "Master", "worker": "Worker"}
+# training-operator v1.9.0 pkg/controller.v1/paddlepaddle/envvar.go (setPodEnv) appends these
+# after the spec's env, so a value of the spec's own would be replaced.
+OPERATOR_ENV = dict.fromkeys(
+    (
+        "PYTHONUNBUFFERED",
+        "PADDLE_JOB_ID",
+        "PADDLE_NNODES",
+        "POD_IP_DUMMY",
+        "PADDLE_MASTER",
+        "PADDLE_SERVER_NUM",
+        "PADDLE_TRAINER_NUM",
+    ),
+    "the operator, after the spec's env (it would replace yours)",
+)
 
 
 def context(job: Job) -> dict[str, Any]:
@@ -53,4 +67,5 @@ WORKLOAD = Workload(
         "spec.kubeflow.cleanPodPolicy": ["PaddleJob spec.runPolicy.cleanPodPolicy"],
         "spec.kubeflow.port": ["{tmpl}.spec.containers[paddle].ports[master].containerPort"],
     },
+    operator_env=OPERATOR_ENV,
 )

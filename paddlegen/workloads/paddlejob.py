@@ -4,14 +4,49 @@ mode from the roles (ps -> PS, several workers -> Collective, else Single) and i
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import Workload, pod, replica_pod_names
+from paddlegen.workloads.base import Pod, Workload, one_pod_per_node, pod, replica_pod_names
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
 ROLES = {"ps": "ps", "worker": "worker", "heter": "heter"}
+# paddle-operator v0.3.5 controllers/paddlejob_helper.go. Its ConfigMap reaches the container
+# by envFrom, which the spec's env overrides (constructConfigMap, 240-277); the pod env it
+# appends after the spec's replaces it (constructPod, 300-340).
+_FROM_CONFIGMAP = "the operator's ConfigMap (yours would override the operator's)"
+_APPENDED = "the operator, after the spec's env (it would replace yours)"
+OPERATOR_ENV = {
+    **dict.fromkeys(
+        (
+            "PADDLE_PORT",
+            "TRAINER_PORTS_NUM",
+            "PADDLE_PSERVERS_IP_PORT_LIST",
+            "PADDLE_TRAINER_ENDPOINTS",
+            "PADDLE_TRAINERS",
+            "PADDLE_TRAINERS_NUM",
+            "PADDLE_HETER_ENDPOINTS",
+            "PADDLE_WITH_GLOO",
+            "PADDLE_GLOO_RENDEZVOUS",
+            "PADDLE_GLOO_HTTP_ENDPOINT",
+        ),
+        _FROM_CONFIGMAP,
+    ),
+    **dict.fromkeys(
+        (
+            "POD_IP",
+            "PADDLE_TRAINER_ID",
+            "TRAINING_ROLE",
+            "PADDLE_TRAINING_ROLE",
+            "PADDLE_ELASTIC_JOB_ID",
+            "PADDLE_ELASTIC_NP",
+            "PADDLE_ELASTIC_TIMEOUT",
+        ),
+        _APPENDED,
+    ),
+}
 SETTINGS = ("cleanPodPolicy", "withGloo", "intranet", "elastic")  # spec.paddlejob -> spec
 
 
@@ -22,7 +57,36 @@ def context(job: Job) -> dict[str, Any]:
     given = {key: getattr(job.paddlejob, key) for key in SETTINGS}
     return {
         "settings": {key: value for key, value in given.items() if value is not None},
-        "pods": {name: pod(job, role, restart_policy=restart) for name, role in job.roles.items()},
+        "pods": {
+            name: _default_scheduler(
+                pod(job, role, restart_policy=restart, **_host_network(job, role.affinity))
+            )
+            for name, role in job.roles.items()
+        },
+    }
+
+
+def _default_scheduler(role_pod: Pod) -> Pod:
+    """A pod that is not Volcano's names the default scheduler: an operator started with
+    --scheduling=volcano gang-schedules every PaddleJob whose pods name no other scheduler
+    (paddle-operator v0.3.5 paddlejob_helper.go:470-487, withVolcano), waiting for a PodGroup
+    that nothing creates Inqueue when the spec did not ask for Volcano."""
+    if role_pod.scheduler:
+        return role_pod
+    return dataclasses.replace(role_pod, scheduler="default-scheduler")
+
+
+def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
+    """`intranet: Host`: the operator sets hostNetwork (paddle-operator v0.3.5
+    controllers/paddlejob_helper.go:360) but leaves dnsPolicy alone, and a host-network pod with
+    the default policy uses the node's resolver, which cannot resolve the headless Services its
+    init container looks up (helper.go:38): ClusterFirstWithHostNet. Every pod of the job listens
+    on the same port (helper.go:227, 237), so two of them on one node collide: one per node."""
+    if job.paddlejob.intranet != "Host":
+        return {}
+    return {
+        "dns_policy": "ClusterFirstWithHostNet",
+        "affinity": one_pod_per_node(affinity, {"app.kubernetes.io/instance": job.name}),
     }
 
 
@@ -45,4 +109,5 @@ WORKLOAD = Workload(
         "spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"],
         **{f"spec.paddlejob.{key}": [f"PaddleJob spec.{key}"] for key in SETTINGS},
     },
+    operator_env=OPERATOR_ENV,
 )

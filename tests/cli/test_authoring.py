@@ -15,7 +15,7 @@ STORAGE = [
     "none",
     "nfs://10.12.201.10/nas",
     "efs://fs-2cbf7385.us-west-2/",
-    "cephfs://172.19.32.166:6789,172.19.32.167:6789/",
+    "cephfs://5e5b7ae6-2f4e-4c2a-9f0e-3b1d2c6a7f10/cephfs/volumes/training",
     "pvc://existing",
     "hostpath:///home/work/mfs",
     "dynamic://standard",
@@ -53,6 +53,8 @@ def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     runner, tmp_path, workload, roles, storage
 ):
     args = ["--workload", workload, "--image", "registry.example.com/demo:v1", "--gpus", "1"]
+    if storage.startswith("cephfs"):
+        args += ["--namespace", "team"]  # where the CSI driver's Secret is
     result, path = init(
         runner, tmp_path, "--no-input", *args, "--volcano", "--storage", storage, *roles
     )
@@ -72,7 +74,8 @@ def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     assert text.startswith("# yaml-language-server: $schema=https://paddlegen.dev/schemas/")
     assert "  # " in text  # commented
     kinds = renders(path)
-    assert "PodGroup" in kinds
+    # The gang: a PodGroup of paddlegen's only where no operator builds one from its policy
+    assert ("PodGroup" in kinds) == (workload in ("job", "distributed-job"))
     assert ("PersistentVolume" in kinds) == any(s in storage for s in ("nfs", "efs", "ceph"))
 
 
@@ -94,6 +97,38 @@ def test_init_distributed_job_without_storage_names_the_flag_to_give(runner, tmp
     spec = yaml.safe_load(path.read_text())["spec"]
     assert spec["distributed"]["volume"] == spec["volumes"][0]["name"] == "data"
     assert "# the shared volume with the trainer config and data (JOB_PATH)" in path.read_text()
+
+
+def test_init_cephfs_is_the_csi_driver_and_says_what_it_needs(runner, tmp_path):
+    base = ["--no-input", "--image", "r/d:v1", "--namespace", "team"]
+    result, path = init(runner, tmp_path, *base, "--storage", "cephfs://ceph-a/cephfs/vol")
+    assert result.exit_code == 0, result.output
+    (volume,) = yaml.safe_load(path.read_text())["spec"]["volumes"]
+    assert volume["cephfs"] == {
+        "clusterID": "ceph-a",
+        "fsName": "cephfs",
+        "secretName": "cephfs-secret",
+        "path": "/vol",
+    }
+    assert "# userID and userKey, in the job's namespace" in path.read_text()
+    # Monitors are the in-tree plugin's: refused, with the form that works.
+    result, path = init(
+        runner, tmp_path, *base, "--storage", "cephfs://172.19.32.166:6789/", name="mon.yaml"
+    )
+    assert result.exit_code == 2 and not path.exists()
+    assert "Invalid value for '--storage': storage 'cephfs://172.19.32.166:6789/' names Ceph " in (
+        result.stderr
+    )
+    assert "use cephfs://CLUSTER-ID/FS-NAME[/PATH]" in result.stderr
+    # The Secret's namespace is the job's: without one, init names the flag to give.
+    result, path = init(
+        runner, tmp_path, "--no-input", "--image", "r/d:v1", "--storage", "cephfs://c/fs",
+        name="nons.yaml",
+    )  # fmt: skip
+    assert result.exit_code == 2 and not path.exists()
+    assert "Invalid value for '--namespace' (default None): cephfs storage needs a namespace" in (
+        result.stderr
+    )
 
 
 def prompted(runner, tmp_path, answers, *args):
@@ -256,10 +291,12 @@ def test_init_refuses_every_bad_flag_at_once_even_when_it_would_ask(runner, tmp_
     assert "Invalid value for '--name' (default 'My_Job'): 'My_Job' is not" in result.stderr
 
 
-def podgroup_min_resources(path) -> dict:
+def gang_min_resources(path) -> dict:
+    """minResources of the scheduling policy the operator builds its PodGroup from."""
     doc, _ = api.load_valid(path)
-    (group,) = [m for m in api.render_document(doc).manifests if m.kind == "PodGroup"]
-    return group.obj["spec"]["minResources"]
+    (job,) = [m.obj for m in api.render_document(doc).manifests if m.kind == "PaddleJob"]
+    policy = job["spec"].get("schedulingPolicy") or job["spec"]["runPolicy"]["schedulingPolicy"]
+    return policy["minResources"]
 
 
 @pytest.mark.parametrize(
@@ -273,7 +310,7 @@ def test_init_gives_gpus_to_trainers_and_to_parameter_servers_only_when_asked(
     args = ["--workload", workload, "--image", "r/x:v1", "--ps", "2", "--workers", "4"]
     result, path = init(runner, tmp_path, "--no-input", *args, "--gpus", "1", "--volcano", *ps_gpus)
     assert result.exit_code == 0, result.output
-    assert podgroup_min_resources(path) == {"cpu": "6", "memory": "12Gi", "nvidia.com/gpu": gpus}
+    assert gang_min_resources(path) == {"cpu": "6", "memory": "12Gi", "nvidia.com/gpu": gpus}
 
 
 def test_init_prints_to_stdout_and_never_replaces_a_file_unasked(runner, tmp_path):

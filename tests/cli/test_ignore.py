@@ -34,6 +34,11 @@ TRIGGERS = {
     "volume-unique": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
     "emptyDir: {}}, {name: a, mountPath: /b, emptyDir: {}}]\n",
     "volume-reference": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: nope}\n",
+    "cephfs-in-tree": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "cephfs: {inTree: true, monitors: ['m:6789']}, capacity: 1Gi}]\n",
+    # metadata has no namespace, so the Secret has none
+    "cephfs-secret-namespace": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, "
+    "mountPath: /a, cephfs: {clusterID: c, fsName: f, secretName: s}, capacity: 1Gi}]\n",
     "env-unique": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, value: '1'}, "
     "{name: A, value: '2'}]\n",
     "env-value": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, value: '1', "
@@ -45,6 +50,8 @@ TRIGGERS = {
     "min-available": "spec:\n  image: x:1\n" + LIMITS + "  scheduling: {minAvailable: 5}\n",
     "paddlejob-heter": "spec:\n  image: x:1\n" + LIMITS + "  heter: {replicas: 1}\n",
     "paddlejob-gloo": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {withGloo: 1}\n",
+    "paddlejob-elastic": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {elastic: 0}\n",
+    "operator-env": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: PADDLE_PORT, value: '1'}]\n",
     "kubeflow-heter": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
     + LIMITS
     + "  ps: {replicas: 1}\n  heter: {replicas: 1}\n",

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -16,7 +17,10 @@ from tests.conftest import ROOT
 
 
 def local_cluster() -> ModuleType:
-    """hack/cluster.py, the code behind hack/local-cluster (not a package: loaded by path)."""
+    """hack/cluster.py, the code behind hack/local-cluster (not a package: loaded by path),
+    once: its record of the processes it started is shared by every fixture."""
+    if "local_cluster" in sys.modules:
+        return sys.modules["local_cluster"]
     spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "hack" / "cluster.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -33,6 +37,7 @@ class Kube:
     env: dict[str, str]
     server: str
     token: str
+    state: Path  # hack/cluster.py's state folder of this cluster
 
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True
@@ -50,6 +55,12 @@ class Kube:
             pytest.fail(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
         return done
 
+    def apply(self, stream: str) -> subprocess.CompletedProcess[str]:
+        """A real server-side apply of ``stream`` as paddlegen's field manager."""
+        return self.run(
+            "apply", "--server-side", "--field-manager=paddlegen", "-f", "-", stdin=stream
+        )
+
 
 @pytest.fixture(scope="session")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
@@ -66,6 +77,26 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
     except hack.ClusterError as exc:
         pytest.fail(f"hack/local-cluster up: {exc}")
     try:
-        yield Kube(cluster.kubectl, cluster.env(), cluster.server, cluster.token)
+        yield Kube(cluster.kubectl, cluster.env(), cluster.server, cluster.token, state)
     finally:
         hack.down(state)
+
+
+@pytest.fixture(scope="session")
+def operators(kube: Kube) -> Kube:
+    """The same cluster with KWOK (fake nodes that run pods) and the PaddleFlow operator."""
+    hack = local_cluster()
+    extras = ["kwok", "paddle-operator"]
+    absent = hack.missing(extras)
+    if absent:
+        message = (
+            f"not built ({', '.join(absent)}): hack/local-cluster build --with {','.join(extras)}"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        hack.up(kube.state, extras=extras)
+    except hack.ClusterError as exc:
+        pytest.fail(f"hack/local-cluster up --with: {exc}")
+    return kube

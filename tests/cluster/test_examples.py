@@ -20,12 +20,6 @@ EXAMPLES = example_specs()  # the snapshot cases, examples/gitops/jobs among the
 # Also dry-run (not applied: its job shares a name with an example's)
 SPECS = [*EXAMPLES, *sorted((DATA / "specs" / "valid").glob("*.yaml"))]
 FIELD_MANAGER = "--field-manager=paddlegen"
-# What the server may still warn about, each with the slice of the control-plane issue that
-# removes it: nothing else may appear.
-KNOWN_WARNINGS = {
-    # (d): in-tree CephFS is deprecated in 1.28 and does nothing from 1.31; the CSI form comes
-    "sdk-cephfs.yaml": ["spec.cephfs: deprecated in v1.28, non-functional in v1.31+"],
-}
 
 
 def spec_id(path: Path) -> str:
@@ -91,7 +85,7 @@ def test_the_server_accepts_every_base_and_overlay_by_server_side_dry_run(
             )
             where = f"{folder.relative_to(deploy)} ({'server' if mode else 'client'}-side apply)"
             assert done.returncode == 0, f"{where} refused:\n{done.stderr}"
-            assert warnings(done.stderr) == KNOWN_WARNINGS.get(spec.name, []), where
+            assert warnings(done.stderr) == [], where  # not even a deprecation
 
 
 def live(kube: Kube, manifests: str) -> dict[str, str]:

@@ -16,10 +16,11 @@ from paddlegen.resources import spec_schema_path
 from paddlegen.spec.overlays import deep_merge
 from paddlegen.spec.quantity import server_value
 from paddlegen.spec.secrets import is_secret_name
+from paddlegen.workloads import WORKLOADS as REGISTRY
 
 # Volume fields whose absence the templates cannot render yet: the generators always set them.
-# Empty since the PVC (dynamic without storageClassName) and PV (cephfs without secretName)
-# templates were fixed; test_regressions.py pins both.
+# Empty since the PVC (dynamic without storageClassName) and PV (in-tree cephfs without
+# secretName) templates were fixed; test_regressions.py pins both.
 KNOWN_TEMPLATE_BUGS: dict[str, str] = {}
 
 # --- from the published schema --------------------------------------------------------------
@@ -49,8 +50,23 @@ _GENERATED_KEYWORDS = {
     "minProperties",
     "maxProperties",
     "definitions",
+    # a cephfs volume's two forms (draft-07 has them too)
+    "if",
+    "then",
+    "else",
+    "not",
+    "anyOf",
 }
-_ANNOTATIONS = {"$id", "$comment", "title", "description", "examples", "default", "x-error"}
+_ANNOTATIONS = {
+    "$id",
+    "$comment",
+    "title",
+    "description",
+    "examples",
+    "default",
+    "x-error",
+    "x-hint",
+}
 
 
 def _convert(node: Any, under_properties: bool = False) -> Any:
@@ -274,7 +290,9 @@ string_lists = st.lists(free_text, max_size=4)
 def _env_names(workload: str) -> st.SearchStrategy[str]:
     return st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,12}", fullmatch=True).filter(
         lambda n: (
-            not is_secret_name(n) and not (workload == "distributed-job" and n in DISTRIBUTED_ENV)
+            not is_secret_name(n)
+            and not (workload == "distributed-job" and n in DISTRIBUTED_ENV)
+            and n not in REGISTRY[workload].operator_env
         )
     )
 
@@ -489,15 +507,32 @@ def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
             },
             optional={"path": abs_paths},
         ),
-        "cephfs": st.fixed_dictionaries(
-            {
-                "monitors": st.lists(
-                    st.sampled_from(["172.19.32.166:6789", "[::1]:6789", "ceph-mon:6789"]),
-                    min_size=1,
-                    max_size=3,
-                )
-            },
-            optional={"user": st.sampled_from(["admin", "paddle"]), "path": abs_paths},
+        "cephfs": st.one_of(
+            # the CSI driver's static volume; the Secret's namespace defaults to the job's
+            st.fixed_dictionaries(
+                {
+                    "clusterID": st.sampled_from(["ceph-a", "5e5b7ae6-2f4e-4c2a-9f0e"]),
+                    "fsName": st.sampled_from(["cephfs", "myfs"]),
+                    "secretName": dns_labels,
+                },
+                optional={"path": abs_paths, "secretNamespace": dns_labels},
+            ),
+            # the in-tree plugin, asked for (a warning, not an error)
+            st.fixed_dictionaries(
+                {
+                    "inTree": st.just(True),
+                    "monitors": st.lists(
+                        st.sampled_from(["172.19.32.166:6789", "[::1]:6789", "ceph-mon:6789"]),
+                        min_size=1,
+                        max_size=3,
+                    ),
+                },
+                optional={
+                    "user": st.sampled_from(["admin", "paddle"]),
+                    "path": abs_paths,
+                    "secretName": dns_labels,
+                },
+            ),
         ),
         "hostPath": st.fixed_dictionaries(
             {"path": abs_paths.filter(lambda p: ".." not in p.split("/"))},  # host-path
@@ -641,6 +676,7 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
         )
         if "ps" in spec:
             spec["paddlejob"]["withGloo"] = draw(st.sampled_from([0, 1, 2]))
+            spec["paddlejob"].pop("elastic", None)  # elastic mode has no PS mode
     if workload == "kubeflow-paddlejob" and draw(st.booleans()):
         spec["kubeflow"] = draw(
             st.fixed_dictionaries(
@@ -705,6 +741,11 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
             )
         ),
     }
+    if "namespace" not in metadata:
+        # A CSI volume's Secret is in the job's namespace unless it names its own.
+        for volume in spec.get("volumes", []):
+            if "clusterID" in volume.get("cephfs", {}):
+                volume["cephfs"].setdefault("secretNamespace", "ceph-csi")
     doc = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
     if draw(st.booleans()):
         doc["overlays"] = draw(st.dictionaries(dns_labels, _overlay(spec), min_size=1, max_size=2))

@@ -119,7 +119,7 @@ def test_dynamic_volume_without_a_storage_class_uses_the_default_class():
     assert "storageClassName" not in objs["PersistentVolumeClaim"]["spec"]
 
 
-def test_cephfs_volume_without_a_secret_renders():
+def test_in_tree_cephfs_volume_without_a_secret_renders():
     objs = render(
         {
             "volumes": [
@@ -127,7 +127,7 @@ def test_cephfs_volume_without_a_secret_renders():
                     "name": "c",
                     "mountPath": "/c",
                     "capacity": "1Gi",
-                    "cephfs": {"monitors": ["10.0.0.1:6789"]},
+                    "cephfs": {"inTree": True, "monitors": ["10.0.0.1:6789"]},
                 }
             ]
         }

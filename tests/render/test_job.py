@@ -78,11 +78,7 @@ def test_every_job_field_reaches_the_manifest(tmp_path):
     ]
     job = files["batch_v1_job_demo.yaml"]
     assert job["metadata"]["namespace"] == "ml"
-    assert job["metadata"]["annotations"] == {
-        "owner": "me",
-        "argocd.argoproj.io/sync-wave": "3",
-        "argocd.argoproj.io/sync-options": "Replace=true",
-    }
+    assert job["metadata"]["annotations"] == {"owner": "me", "argocd.argoproj.io/sync-wave": "3"}
     for labels in (job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]):
         assert labels["team"] == "ads"
         assert {
@@ -145,3 +141,15 @@ def test_output_is_byte_stable(tmp_path):
     first = api.render_specs([spec])[0].plan
     second = api.render_specs([spec])[0].plan
     assert first == second
+
+
+def test_recreate_on_change_asks_argo_cd_to_delete_and_create_changed_jobs(tmp_path):
+    spec = FULL.replace(
+        "ttlSecondsAfterFinished: 3600}",
+        "ttlSecondsAfterFinished: 3600,\n        recreateOnChange: true}",
+    )
+    assert "recreateOnChange" in spec
+    job = render(tmp_path, spec)["batch_v1_job_demo.yaml"]
+    assert job["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == (
+        "Force=true,Replace=true"
+    )

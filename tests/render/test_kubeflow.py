@@ -108,8 +108,13 @@ spec:
         )
     )
     policy = found["PaddleJob"]["spec"]["runPolicy"]["schedulingPolicy"]
-    assert policy == {"minAvailable": 3, "queue": "training", "priorityClass": "high"}
-    assert found["PodGroup"]["spec"]["minMember"] == 3
+    assert policy == {
+        "minAvailable": 3,
+        "queue": "training",
+        "priorityClass": "high",
+        "minResources": {"cpu": "1500m", "memory": "3Gi"},
+    }
+    assert "PodGroup" not in found  # training-operator builds it from the policy
 
 
 def test_shm_node_selection_and_volumes_reach_every_replica(tmp_path):
@@ -154,6 +159,5 @@ def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
     manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "kubeflow.org_v1_paddlejob_wide-and-deep.yaml",
-        "scheduling.volcano.sh_v1beta1_podgroup_wide-and-deep.yaml",
     ]
     assert validate_in_process(manifests) == []

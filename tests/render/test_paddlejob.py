@@ -36,7 +36,7 @@ spec:
   ps: {replicas: 2}
   worker: {replicas: 3}
   heter: {replicas: 1, gpus: 1}
-  paddlejob: {cleanPodPolicy: OnCompletion, withGloo: 1, intranet: PodIP, elastic: 1}
+  paddlejob: {cleanPodPolicy: OnCompletion, withGloo: 1, intranet: PodIP}
 """
 
 
@@ -50,9 +50,9 @@ def test_ps_mode_roles_and_settings(tmp_path):
     assert (job["apiVersion"], job["kind"]) == ("batch.paddlepaddle.org/v1", "PaddleJob")
     assert job["metadata"]["name"] == "wide-and-deep"
     spec = job["spec"]
-    # The operator's own values, exactly: withGloo and elastic are integers, not strings.
+    # The operator's own values, exactly: withGloo (and elastic, below) are integers.
     assert spec["cleanPodPolicy"] == "OnCompletion"
-    assert spec["withGloo"] == 1 and spec["elastic"] == 1
+    assert spec["withGloo"] == 1 and "elastic" not in spec
     assert spec["intranet"] == "PodIP"
     assert [key for key in spec if key in ("ps", "worker", "heter")] == ["ps", "worker", "heter"]
     assert {role: spec[role]["replicas"] for role in ("ps", "worker", "heter")} == {
@@ -174,8 +174,13 @@ spec:
     )
     policy = found["PaddleJob"]["spec"]["schedulingPolicy"]
     # The CRD spells it priorityClass (not priorityClassName as pods and PodGroups do).
-    assert policy == {"minAvailable": 4, "queue": "training", "priorityClass": "high"}
-    assert found["PodGroup"]["spec"]["minMember"] == policy["minAvailable"]
+    assert policy == {
+        "minAvailable": 4,
+        "queue": "training",
+        "priorityClass": "high",
+        "minResources": {"cpu": "2", "memory": "4Gi"},
+    }
+    assert "PodGroup" not in found  # the operator builds it from the policy, and owns it
 
 
 def test_volcano_min_available_is_the_users(tmp_path):
@@ -190,7 +195,11 @@ spec:
   scheduling: {scheduler: volcano, minAvailable: 3}
 """,
     )
-    assert job["spec"]["schedulingPolicy"] == {"minAvailable": 3, "queue": "default"}
+    policy = job["spec"]["schedulingPolicy"]
+    assert {k: policy[k] for k in ("minAvailable", "queue")} == {
+        "minAvailable": 3,
+        "queue": "default",
+    }
 
 
 def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
@@ -210,8 +219,53 @@ def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
     manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml",
-        "scheduling.volcano.sh_v1beta1_podgroup_wide-and-deep.yaml",
         "v1_persistentvolume_paddlecloud-wide-and-deep-data.yaml",
         "v1_persistentvolumeclaim_wide-and-deep-data.yaml",
     ]
     assert validate_in_process(manifests) == []
+
+
+def test_host_network_pods_resolve_cluster_names_and_take_a_node_each(tmp_path):
+    # The operator sets hostNetwork for intranet Host; without ClusterFirstWithHostNet its
+    # init container cannot resolve the job's Services, and equal ports need a node each.
+    job = paddlejob(
+        tmp_path,
+        """\
+metadata: {name: host-net}
+spec:
+  workload: paddlejob
+  image: img:1
+  ps: {replicas: 1}
+  worker:
+    replicas: 2
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [a]}]}]
+  paddlejob: {intranet: Host}
+""",
+    )
+    apart = {
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "host-net"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    for role in ("ps", "worker"):
+        spec = pod(job, role)
+        assert spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+        assert spec["affinity"]["podAntiAffinity"] == {
+            "requiredDuringSchedulingIgnoredDuringExecution": [apart]
+        }
+        assert "hostNetwork" not in spec  # the operator's to set
+    assert "nodeAffinity" in pod(job, "worker")["affinity"]  # the role's own terms stay
+    assert "nodeAffinity" not in pod(job, "ps")["affinity"]
+    podip = paddlejob(tmp_path, PS_MODE)
+    assert "dnsPolicy" not in pod(podip, "worker")
+
+
+def test_elastic_is_copied_as_the_operators_integer(tmp_path):
+    job = paddlejob(
+        tmp_path,
+        "metadata: {name: el}\nspec: {workload: paddlejob, image: img:1, worker: {replicas: 2},"
+        " paddlejob: {elastic: 1}}\n",
+    )
+    assert job["spec"]["elastic"] == 1

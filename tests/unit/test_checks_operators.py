@@ -44,18 +44,67 @@ def test_with_gloo_off_is_fine_without_ps():
     assert findings("spec: {workload: paddlejob, image: img:1, paddlejob: {withGloo: 0}}\n") == []
 
 
-def test_with_gloo_is_ignored_with_service_intranet():
-    assert findings("""\
+def test_with_gloo_works_with_service_intranet():
+    # paddle-operator sets Gloo up whenever ps exists (paddlejob_helper.go:268-275); its own
+    # deploy/examples/wide_and_deep_service.yaml combines the two.
+    assert (
+        findings("""\
 spec:
   workload: paddlejob
   image: img:1
   ps: {replicas: 1}
   paddlejob: {withGloo: 2, intranet: Service}
+""")
+        == []
+    )
+
+
+def test_elastic_mode_is_on_whenever_the_field_is_there():
+    assert findings("""\
+spec:
+  image: img:1
+  ps: {replicas: 1}
+  run: {restartPolicy: Never}
+  paddlejob: {elastic: 0}
 """) == [
-        "spec.yaml:8:25: warning: $.spec.paddlejob.withGloo: withGloo 2 has no effect with "
-        "intranet Service: the operator only sets Gloo up for PodIP and Host (use intranet "
-        "PodIP (the default) or Host) [paddlejob-gloo]"
+        "spec.yaml:7:24: warning: $.spec.run.restartPolicy: elastic mode runs every pod with "
+        "restartPolicy OnFailure; Never is overridden (remove run.restartPolicy) "
+        "[paddlejob-elastic]",
+        "spec.yaml:8:24: error: $.spec.paddlejob.elastic: elastic mode has no PS mode: the "
+        "operator then gives the pods no endpoints (its ConfigMap is not passed on), which ps "
+        "and worker pods need to find each other (remove spec.ps (collective training), or "
+        "remove elastic) [paddlejob-elastic]",
+        "spec.yaml:8:24: warning: $.spec.paddlejob.elastic: elastic: 0 turns elastic mode on: "
+        "the operator only checks that the field is there (remove paddlejob.elastic to turn it "
+        "off) [paddlejob-elastic]",
     ]
+    assert findings("spec: {image: img:1, worker: {replicas: 2}, paddlejob: {elastic: 1}}\n") == []
+
+
+@pytest.mark.parametrize(
+    ("workload", "name", "how"),
+    [
+        ("paddlejob", "PADDLE_TRAINERS_NUM", "the operator's ConfigMap (yours would override"),
+        ("paddlejob", "PADDLE_TRAINER_ID", "the operator, after the spec's env (it would replace"),
+        ("kubeflow-paddlejob", "PADDLE_MASTER", "the operator, after the spec's env"),
+    ],
+)
+def test_env_the_operator_sets_is_an_error(workload, name, how):
+    found = findings(
+        f"spec: {{workload: {workload}, image: img:1, worker: {{replicas: 2, env: "
+        f"[{{name: {name}, value: '1'}}]}}}}\n"
+    )
+    assert len(found) == 1
+    assert f"error: $.spec.worker.env[0].name: env '{name}' is set by {how}" in found[0]
+    assert found[0].endswith("[operator-env]")
+    # the other operator does not set it: no finding there
+    other = "kubeflow-paddlejob" if workload == "paddlejob" else "paddlejob"
+    assert (
+        findings(
+            f"spec: {{workload: {other}, image: img:1, env: [{{name: {name}, value: '1'}}]}}\n"
+        )
+        == []
+    )
 
 
 def test_heter_needs_ps():
@@ -168,6 +217,22 @@ def test_run_fields_the_paddleflow_crd_lacks_are_reported():
         "backoffLimit; workload 'paddlejob' ignores it (workload 'kubeflow-paddlejob' supports "
         "it (runPolicy)) [workload-setting]"
     ]
+
+
+def test_recreate_on_change_without_batch_jobs_is_reported():
+    assert findings("spec: {image: img:1, run: {recreateOnChange: true}}\n") == [
+        "spec.yaml:4:28: warning: $.spec.run.recreateOnChange: run.recreateOnChange applies to "
+        "batch Jobs; workload 'paddlejob' renders none here (its custom resource takes changes "
+        "in place) [workload-setting]"
+    ]
+    # a dataPrep Job is a batch Job: then it applies
+    prep = (
+        "dataPrep: {image: img:1, command: [x]}, volumes: [{name: d, mountPath: /d, emptyDir: {}}]"
+    )
+    assert not any(
+        "recreateOnChange" in line
+        for line in findings(f"spec: {{image: img:1, run: {{recreateOnChange: true}}, {prep}}}\n")
+    )
 
 
 def test_errors_stop_the_render(tmp_path):

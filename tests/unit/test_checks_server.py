@@ -483,17 +483,25 @@ def test_recycle_warns_on_nfs_volumes(source):
     assert line.startswith(f"spec.yaml:7:{body.splitlines()[3].index('Recycle') + 1}:")
 
 
-def test_recycle_on_cephfs_also_says_it_cannot_recycle():
+@pytest.mark.parametrize(
+    "cephfs",
+    [
+        "{clusterID: c1, fsName: fs, secretName: s, secretNamespace: ceph}",
+        "{monitors: ['m:1'], inTree: true}",
+    ],
+)
+def test_recycle_on_cephfs_also_says_it_cannot_recycle(cephfs):
     body = (
-        JOB + "  volumes: [{name: a, mountPath: /a, cephfs: {monitors: ['m:1']}, capacity: 1Gi, "
+        JOB + f"  volumes: [{{name: a, mountPath: /a, cephfs: {cephfs}, capacity: 1Gi, "
         "reclaimPolicy: Recycle}]\n"
     )
+    column = body.splitlines()[3].index("Recycle}") + 1
     assert only(body, "nfs-recycle") == [
-        "spec.yaml:7:97: warning: $.spec.volumes[0].reclaimPolicy: reclaimPolicy Recycle is "
-        "deprecated (the API server warns about it): it empties the volume with rm -rf for the "
-        "next claim, and Kubernetes recycles only NFS and hostPath volumes: the released cephfs "
-        "volume would fail to recycle (use Retain and clean up yourself, or a dynamic volume, "
-        "which its StorageClass deletes) [nfs-recycle]"
+        f"spec.yaml:7:{column}: warning: $.spec.volumes[0].reclaimPolicy: reclaimPolicy Recycle "
+        "is deprecated (the API server warns about it): it empties the volume with rm -rf for "
+        "the next claim, and Kubernetes recycles only NFS and hostPath volumes: the released "
+        "cephfs volume would fail to recycle (use Retain and clean up yourself, or a dynamic "
+        "volume, which its StorageClass deletes) [nfs-recycle]"
     ]
 
 

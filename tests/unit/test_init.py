@@ -90,7 +90,7 @@ RIGHT = {
         "none",
         "nfs://10.0.0.5/data",
         "efs://fs-2cbf7385.us-west-2/",
-        "cephfs://172.19.32.166:6789,172.19.32.167:6789/",
+        "cephfs://5e5b7ae6-2f4e-4c2a-9f0e-3b1d2c6a7f10/cephfs/",  # needs a namespace
         "pvc://existing",
         "hostpath:///mnt",
         "dynamic://",
@@ -112,7 +112,14 @@ WRONG = {
     "gpus": [-1, 65],
     "ps_gpus": [-1, 65],
     "volcano": [],
-    "storage": ["efs://fs-x.us-west-2/", "cephfs://mon a:6789/", "pvc://Bad", "s3://b"],
+    "storage": [
+        "efs://fs-x.us-west-2/",
+        "cephfs://mon a:6789/",
+        "cephfs://172.19.32.166:6789,172.19.32.167:6789/",  # the in-tree plugin's monitors
+        "cephfs://ceph-a/",  # no file system
+        "pvc://Bad",
+        "s3://b",
+    ],
     "mount_path": ["data", "/dev/shm"],
     "capacity": ["1 Gi", "-1"],
     "cpu": ["two", ""],

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen.errors import SpecError
+from paddlegen.errors import InvalidArgumentError, SpecError
 from paddlegen.sdk import KUBEFLOW_INDEX_LABEL, CephFSVolume, PaddleJob
+from tests.conftest import ROOT
 from tests.seeds import code_blocks, seed_text
 
 SEED_IMPORT = "import paddle.job as job"
@@ -39,14 +40,19 @@ def test_the_seed_readme_example_runs_and_makes_a_valid_spec():
     assert body["workingDir"] == "/example/word2vec"  # trainer_package_path
     assert body["args"][0].endswith("exec python train.py")  # entry_point
     (volume,) = body["volumes"]
+    # The seed's monitors_addr: its in-tree volume, asked for, with the warning that says so.
     assert volume["cephfs"] == {
+        "inTree": True,
         "monitors": ["172.19.32.166:6789"],
         "user": "admin",
         "secretName": "cephfs-secret",
         "path": "/",
     }
     assert volume["mountPath"] == "/mnt/cephfs"
-    assert not [d for d in paddle_job.validate() if d.is_error]
+    found = paddle_job.validate()
+    assert not [d for d in found if d.is_error]
+    (in_tree,) = [d for d in found if d.rule == "cephfs-in-tree"]
+    assert in_tree.severity == "warning" and in_tree.path == "$.spec.volumes[0]"
 
 
 def test_the_seed_example_renders_a_kustomize_directory_with_trainer_env(tmp_path):
@@ -164,6 +170,61 @@ def test_job_with_the_seeds_default_pservers_is_refused():
     with pytest.raises(SpecError) as info:
         job.to_spec()  # pservers defaults to 2, as in the seed; workload job has no ps role
     assert "job-replicas" in {d.rule for d in info.value.diagnostics}
+
+
+def test_cephfs_with_a_cluster_id_and_fs_name_is_the_csi_driver(tmp_path):
+    volume = CephFSVolume(cluster_id="ceph-a", fs_name="cephfs", path="/volumes/g/sub")
+    assert volume.to_volume()["cephfs"] == {
+        "clusterID": "ceph-a",
+        "fsName": "cephfs",
+        "secretName": "cephfs-secret",
+        "path": "/volumes/g/sub",
+    }
+    job = PaddleJob(
+        job_name="demo",
+        entry_point="python train.py",
+        runtime_image="r/d:v1",
+        memory="1Gi",
+        namespace="team",
+        cephfs_volume=volume,
+    )
+    assert job.validate() == []  # valid, and no warning
+    found = objects(job.render(tmp_path).parent, "demo")
+    (pv,) = [o for o in found.values() if o.get("kind") == "PersistentVolume"]
+    assert pv["spec"]["csi"]["driver"] == "cephfs.csi.ceph.com"
+    assert pv["spec"]["csi"]["nodeStageSecretRef"] == {"name": "cephfs-secret", "namespace": "team"}
+
+
+def test_the_example_of_seed_002_holds_the_sdks_csi_volume():
+    """examples/README.md says which CephFSVolume call makes sdk-cephfs.yaml's volume."""
+    example = yaml.safe_load((ROOT / "examples" / "sdk-cephfs.yaml").read_text())
+    (volume,) = example["spec"]["volumes"]
+    assert volume == CephFSVolume(cluster_id="ceph-seed-002", fs_name="cephfs").to_volume()
+
+
+def test_cephfs_secret_namespace_is_passed_on():
+    volume = CephFSVolume(cluster_id="c", fs_name="f", secret_namespace="ceph-csi")
+    assert volume.to_volume()["cephfs"]["secretNamespace"] == "ceph-csi"
+    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1", cephfs_volume=volume)
+    assert "cephfs-secret-namespace" not in {d.rule for d in job.validate()}
+    without = CephFSVolume(cluster_id="c", fs_name="f")
+    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1", cephfs_volume=without)
+    assert "cephfs-secret-namespace" in {d.rule for d in job.validate() if d.is_error}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"cluster_id": "c"}, "needs both cluster_id and fs_name"),
+        ({"fs_name": "f"}, "needs both cluster_id and fs_name"),
+        ({"monitors_addr": "m:6789", "cluster_id": "c", "fs_name": "f"}, "monitors_addr and"),
+        ({"user": "paddle", "cluster_id": "c", "fs_name": "f"}, "got user and cluster_id"),
+        ({}, "needs cluster_id and fs_name .* or monitors_addr"),
+    ],
+)
+def test_cephfs_volume_arguments_that_mix_or_miss_a_form_are_refused(kwargs, message):
+    with pytest.raises(InvalidArgumentError, match=message):
+        CephFSVolume(**kwargs)
 
 
 def test_cephfs_monitors_may_be_a_comma_separated_string_or_a_list():

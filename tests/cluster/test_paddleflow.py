@@ -1,0 +1,229 @@
+"""The PaddleFlow operator (paddle-operator v0.3.5, built from its sources) runs every
+`paddlejob` example on KWOK's fake nodes: the pods and Services it creates carry paddlegen's
+container intact, the job reaches Running with its endpoints ConfigMap, then Completed when the
+pods succeed, and cleanPodPolicy removes the pods or keeps them as the README says."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from paddlegen import api
+from paddlegen.spec.loader import parse_spec
+from paddlegen.spec.quantity import parse
+from tests.cluster.conftest import Kube
+from tests.conftest import example_specs
+
+# Gang-scheduled examples wait for Volcano, which this operator mode does not run.
+EXAMPLES = [
+    p
+    for p in example_specs()
+    if "workload: paddlejob" in p.read_text() and "scheduler: volcano" not in p.read_text()
+]
+TIMEOUT = 60.0
+
+
+def wait_for(what: str, probe, timeout: float = TIMEOUT) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = probe()
+        if found:
+            return found
+        time.sleep(0.3)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def get(kube: Kube, namespace: str, *what: str) -> Any:
+    done = kube.run("get", "-n", namespace, *what, "-o", "json", check=False)
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
+def test_there_are_paddlejob_examples() -> None:
+    assert len(EXAMPLES) >= 4
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) -> None:
+    kube = operators
+    data = yaml.safe_load(example.read_text())
+    namespace = f"pf-{example.stem}"[:63]
+    data["metadata"]["namespace"] = namespace
+    kube.run("create", "namespace", namespace)
+    for key, value in data["spec"].get("nodeSelector", {}).items():  # the pool it asks for
+        kube.run("label", "nodes", "--all", "--overwrite", f"{key}={value}")
+    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
+    kube.apply(api.manifest_stream([rendered]))
+    (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
+    name = paddlejob["metadata"]["name"]
+    roles = {
+        role: paddlejob["spec"][role] for role in ("ps", "worker") if role in paddlejob["spec"]
+    }
+    total = sum(r["replicas"] for r in roles.values())
+
+    def phase() -> str:
+        job = get(kube, namespace, "paddlejob", name)
+        return (job or {}).get("status", {}).get("phase", "")
+
+    wait_for("phase Running", lambda: phase() == "Running")
+    pods = get(kube, namespace, "pods")["items"]
+    assert sorted(p["metadata"]["name"] for p in pods) == sorted(
+        f"{name}-{role}-{i}" for role, r in roles.items() for i in range(r["replicas"])
+    )
+    for pod in pods:
+        role = pod["metadata"]["name"][len(name) + 1 :].rsplit("-", 1)[0]
+        ours = roles[role]["template"]["spec"]["containers"][0]
+        first = pod["spec"]["containers"][0]  # paddlegen's container comes first, intact
+        assert first["name"] == ours["name"]
+        assert first["image"] == ours["image"]
+        assert_resources_kept(ours.get("resources", {}), first.get("resources", {}))
+        assert [e for e in first.get("env", []) if e in ours.get("env", [])] == ours.get("env", [])
+        for mount in ours.get("volumeMounts", []):
+            assert mount in first.get("volumeMounts", []), mount
+        assert pod["status"]["phase"] == "Running" and pod["status"].get("podIP")
+    services = get(kube, namespace, "services")["items"]
+    # ctrl:157-175: a headless Service per pod whatever `intranet` says (the check is commented out)
+    assert sorted(s["metadata"]["name"] for s in services) == sorted(
+        p["metadata"]["name"] for p in pods
+    )
+    endpoints = get(kube, namespace, "configmap", name)
+    assert endpoints and endpoints["data"]["PADDLE_TRAINERS_NUM"] == str(
+        roles["worker"]["replicas"]
+    )
+
+    for pod in pods:  # KWOK keeps them Running; the training "finishes" here
+        kube.run(
+            "patch",
+            "pod",
+            "-n",
+            namespace,
+            pod["metadata"]["name"],
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps({"status": {"phase": "Succeeded"}}),
+        )
+    wait_for("phase Completed", lambda: phase() == "Completed")
+    policy = paddlejob["spec"].get("cleanPodPolicy", "")
+    left = lambda: len(get(kube, namespace, "pods")["items"])  # noqa: E731
+    if policy in ("", "Always", "OnCompletion"):  # ctrl:194-199: one pod, then Service, a pass
+        wait_for("the pods to be cleaned up", lambda: left() == 0)
+        wait_for(
+            "the Services to be cleaned up", lambda: not get(kube, namespace, "services")["items"]
+        )
+    else:
+        time.sleep(2)
+        assert left() == total, f"cleanPodPolicy {policy} removed pods"
+
+
+def assert_resources_kept(ours: dict, pod: dict) -> None:
+    """Every request and limit paddlegen set is on the pod, as a quantity (the server writes
+    `0.5` as `500m` and fills requests from limits, which is fine)."""
+    for kind, values in ours.items():
+        for resource, value in values.items():
+            assert parse(pod[kind][resource]) == parse(value), (kind, resource)
+
+
+def test_host_network_pods_get_cluster_dns_and_a_node_each(operators: Kube) -> None:
+    # paddle-operator sets hostNetwork for intranet Host and keeps paddlegen's dnsPolicy and
+    # anti-affinity: with the node's resolver its init container could not resolve the job's
+    # Services, and two pods on one node would bind the same port.
+    kube = operators
+    namespace = "pf-host-network"
+    kube.run("create", "namespace", namespace)
+    spec = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: host-net, namespace: pf-host-network}
+spec:
+  workload: paddlejob
+  image: img:1
+  resources: {limits: {memory: 1Gi}}
+  ps: {replicas: 2}
+  worker: {replicas: 3}
+  paddlejob: {intranet: Host}
+"""
+    rendered = api.render_document(parse_spec(spec.encode(), "host-net.yaml"))
+    kube.apply(api.manifest_stream([rendered]))
+    wait_for(
+        "5 running pods",
+        lambda: (
+            [
+                p
+                for p in get(kube, namespace, "pods")["items"]
+                if p["status"].get("phase") == "Running"
+            ]
+            if len(get(kube, namespace, "pods")["items"]) == 5
+            else None
+        ),
+    )
+    pods = get(kube, namespace, "pods")["items"]
+    assert {p["spec"].get("hostNetwork") for p in pods} == {True}  # the operator's doing
+    assert {p["spec"]["dnsPolicy"] for p in pods} == {"ClusterFirstWithHostNet"}
+    assert len({p["spec"]["nodeName"] for p in pods}) == 5  # one node each
+    for pod in pods:  # and by rule, not by the scheduler's spreading
+        anti = pod["spec"]["affinity"]["podAntiAffinity"]
+        (term,) = anti["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert term["topologyKey"] == "kubernetes.io/hostname"
+
+
+def test_what_the_paddlejob_checks_rely_on_holds_for_the_real_operator(operators: Kube) -> None:
+    """paddlejob-gloo, paddlejob-elastic and operator-env read the operator's sources; here the
+    running operator confirms them. The objects are patched after rendering: paddlegen itself
+    refuses the elastic and env cases."""
+    kube = operators
+    namespace = "pf-checks"
+    kube.run("create", "namespace", namespace)
+    base = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: NAME, namespace: pf-checks}
+spec:
+  workload: paddlejob
+  image: img:1
+  resources: {limits: {memory: 1Gi}}
+  worker: {replicas: 2}
+"""
+
+    def paddlejob(name: str, extra: str) -> dict[str, Any]:
+        text = base.replace("NAME", name) + extra
+        rendered = api.render_document(parse_spec(text.encode(), f"{name}.yaml"))
+        (obj,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
+        return obj
+
+    # withGloo with intranet Service: the operator does set Gloo up (no warning is due)
+    gloo = paddlejob(
+        "gloo-svc", "  ps: {replicas: 1}\n  paddlejob: {withGloo: 1, intranet: Service}\n"
+    )
+    # elastic: 0 is elastic mode: the pods get no endpoints, and restartPolicy OnFailure
+    elastic = paddlejob("elastic-zero", "")
+    elastic["spec"]["elastic"] = 0
+    # env the operator appends after the spec's replaces the spec's value
+    env = paddlejob("env-clash", "")
+    env["spec"]["worker"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "PADDLE_TRAINER_ID", "value": "mine"}
+    ]
+    kube.apply("".join(f"---\n{json.dumps(o)}\n" for o in (gloo, elastic, env)))
+
+    def pods(job: str) -> list[dict[str, Any]]:
+        found = get(kube, namespace, "pods", "-l", f"app.kubernetes.io/instance={job}")
+        return found["items"] if found else []
+
+    wait_for("the gloo job's ConfigMap", lambda: get(kube, namespace, "configmap", "gloo-svc"))
+    assert get(kube, namespace, "configmap", "gloo-svc")["data"]["PADDLE_WITH_GLOO"] == "1"
+    wait_for("the elastic job's pods", lambda: len(pods("elastic-zero")) == 2)
+    for pod in pods("elastic-zero"):  # and no endpoints: the ConfigMap is not passed on
+        assert pod["spec"]["restartPolicy"] == "OnFailure"
+        assert "envFrom" not in pod["spec"]["containers"][0]
+    wait_for("the env job's pods", lambda: len(pods("env-clash")) == 2)
+    for pod in pods("env-clash"):
+        values = [
+            e.get("value")
+            for e in pod["spec"]["containers"][0]["env"]
+            if e["name"] == "PADDLE_TRAINER_ID"
+        ]
+        assert values[0] == "mine" and len(values) == 2  # the operator's comes last, and wins
