@@ -389,12 +389,13 @@ def up(
             ],
             state,
         )
+        scheduler_config = state / "kube-scheduler.json"
+        scheduler_config.write_text(json.dumps(_scheduler_config(kubeconfig)), encoding="utf-8")
         pids["kube-scheduler"] = _start(
             "kube-scheduler",
             [
                 str(paths["kube-scheduler"]),
-                f"--kubeconfig={kubeconfig}",
-                "--leader-elect=false",
+                f"--config={scheduler_config}",
                 "--bind-address=127.0.0.1",
                 "--secure-port=0",
             ],
@@ -408,6 +409,19 @@ def up(
         down(state)
         raise
     return cluster
+
+
+def _scheduler_config(kubeconfig: Path) -> dict[str, object]:
+    """kube-scheduler's configuration: the default profile, and one named `volcano` that
+    stands in for Volcano's scheduler (which does not build here): it places the pods that
+    name it, one by one, with no gang semantics; the tests set PodGroup phases themselves."""
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(kubeconfig)},
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "volcano"}],
+    }
 
 
 def _save(cluster: Cluster) -> None:
@@ -427,12 +441,13 @@ def _start_extras(cluster: Cluster, extras: list[str]) -> None:
             # A fake kubelet for every node: pods get scheduled, Running and an IP; pods of a
             # batch Job complete by themselves (KWOK's default stages).
             argv = [str(paths[name]), *kubeconfig, "--manage-all-nodes=true", "--node-port=0"]
-        else:  # paddle-operator: PaddleFlow's controller, gang scheduling off
+        else:  # paddle-operator: PaddleFlow's controller, with the flag that turns gangs on
             argv = [
                 str(paths[name]),
                 *kubeconfig,
                 "--metrics-bind-address=0",
                 "--health-probe-bind-address=0",
+                "--scheduling=volcano",
             ]
         cluster.pids[name] = _start(name, argv, state)
         _save(cluster)

@@ -330,8 +330,11 @@ def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]
             out["requests"][res] = quantity  # a limit alone implies an equal request
     out["requests"] = dict(sorted(out["requests"].items()))
     if gpus:
-        # Extended resources are set as limits; Kubernetes copies them to requests.
-        out["limits"][GPU_RESOURCE] = gpus
+        # Extended resources are set as limits; Kubernetes copies them to requests. A string,
+        # as every quantity: an operator that writes the object back (PaddleFlow adds its
+        # finalizer with an update) turns 1 into "1", and then owns the containers list, so
+        # the next server-side apply of the job conflicts with it.
+        out["limits"][GPU_RESOURCE] = str(gpus)
     return {kind: values for kind, values in out.items() if values}
 
 

@@ -70,6 +70,9 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
         return (job or {}).get("status", {}).get("phase", "")
 
     wait_for("phase Running", lambda: phase() == "Running")
+    # The operator wrote the job back (its finalizer); the same render applied again, as a
+    # GitOps sync does, meets no conflict: the operator took over no field of paddlegen's.
+    kube.apply(api.manifest_stream([rendered]))
     pods = get(kube, namespace, "pods")["items"]
     assert sorted(p["metadata"]["name"] for p in pods) == sorted(
         f"{name}-{role}-{i}" for role, r in roles.items() for i in range(r["replicas"])
@@ -227,3 +230,73 @@ spec:
             if e["name"] == "PADDLE_TRAINER_ID"
         ]
         assert values[0] == "mine" and len(values) == 2  # the operator's comes last, and wins
+
+
+def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube) -> None:
+    """PodGroup ownership (operators issue, item 2): paddlegen renders none for a PaddleJob;
+    the operator (with --scheduling=volcano) builds it from the schedulingPolicy as the job's
+    controller child, starts the pods once Volcano would admit it (Inqueue, set here: Volcano
+    does not run, a kube-scheduler profile named volcano places its pods), and deletes it when
+    the job ends. Applying the same render again, as Argo CD's self-heal does, brings none
+    back."""
+    kube = operators
+    example = next(p for p in example_specs() if p.name == "paddlejob-volcano.yaml")
+    data = yaml.safe_load(example.read_text())
+    namespace = data["metadata"]["namespace"] = "pf-gang"
+    kube.run("create", "namespace", namespace)
+    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
+    assert "PodGroup" not in [m.kind for m in rendered.manifests]
+    stream = api.manifest_stream([rendered])
+    kube.apply(stream)
+    (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
+    name, policy = paddlejob["metadata"]["name"], paddlejob["spec"]["schedulingPolicy"]
+    total = sum(paddlejob["spec"][role]["replicas"] for role in ("ps", "worker"))
+
+    group = wait_for("the operator's PodGroup", lambda: get(kube, namespace, "podgroup", name))
+    (owner,) = group["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("PaddleJob", name, True)
+    assert group["spec"]["minMember"] == policy["minAvailable"]
+    assert group["spec"]["queue"] == policy["queue"]
+    assert {k: parse(v) for k, v in group["spec"]["minResources"].items()} == {
+        k: parse(v) for k, v in policy["minResources"].items()
+    }
+    time.sleep(1)
+    assert get(kube, namespace, "pods")["items"] == []  # not admitted yet: no pod
+    # (Volcano's PodGroup CRD has no status subresource: the status is patched in place.)
+    kube.run(
+        "patch",
+        "podgroup",
+        name,
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        json.dumps({"status": {"phase": "Inqueue"}}),
+    )
+
+    def running() -> list[dict[str, Any]]:
+        pods = get(kube, namespace, "pods")["items"]
+        return [p for p in pods if p["status"].get("phase") == "Running"]
+
+    wait_for(f"{total} running pods", lambda: len(running()) == total)
+    for pod in running():
+        assert pod["spec"]["schedulerName"] == "volcano"
+        assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == name
+        kube.run(
+            "patch",
+            "pod",
+            "-n",
+            namespace,
+            pod["metadata"]["name"],
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps({"status": {"phase": "Succeeded"}}),
+        )
+    wait_for("the PodGroup to go with the job", lambda: not get(kube, namespace, "podgroup", name))
+    job = get(kube, namespace, "paddlejob", name)
+    assert job["status"]["phase"] == "Completed"
+    kube.apply(stream)  # a self-heal after the job: nothing to recreate
+    time.sleep(2)
+    assert get(kube, namespace, "podgroup", name) is None
+    assert get(kube, namespace, "paddlejob", name)["status"]["phase"] == "Completed"

@@ -105,7 +105,7 @@ def test_every_job_field_reaches_the_manifest(tmp_path):
     assert container["env"] == [{"name": "EPOCHS", "value": "10"}]
     assert container["resources"] == {
         "requests": {"cpu": "2", "memory": "4Gi"},
-        "limits": {"memory": "8Gi", "nvidia.com/gpu": 2},
+        "limits": {"memory": "8Gi", "nvidia.com/gpu": "2"},
     }
     assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {
         "/scratch": "scratch",

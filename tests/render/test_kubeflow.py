@@ -48,7 +48,7 @@ def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
     worker = replicas["Worker"]["template"]["spec"]["containers"][0]
     assert worker["resources"] == {
         "requests": {"cpu": "500m", "memory": "1Gi"},
-        "limits": {"nvidia.com/gpu": 1},
+        "limits": {"nvidia.com/gpu": "1"},
     }
     assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
 

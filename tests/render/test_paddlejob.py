@@ -66,7 +66,7 @@ def test_ps_mode_roles_and_settings(tmp_path):
         assert pod(job, role)["containers"][0]["name"] == "paddle"
     assert pod(job, "heter")["containers"][0]["resources"] == {
         "requests": {"cpu": "500m", "memory": "1Gi"},
-        "limits": {"nvidia.com/gpu": 1},
+        "limits": {"nvidia.com/gpu": "1"},
     }
     assert pod(job, "ps")["containers"][0]["resources"] == {  # the defaults only
         "requests": {"cpu": "500m", "memory": "1Gi"}
@@ -123,7 +123,7 @@ spec:
     assert container["args"] == ["-m", "paddle.distributed.launch", "train_fleet.py"]
     assert container["resources"] == {
         "requests": {"cpu": "500m", "memory": "1Gi"},
-        "limits": {"nvidia.com/gpu": 1},
+        "limits": {"nvidia.com/gpu": "1"},
     }
     assert spec["nodeSelector"] == {"accelerator": "nvidia-tesla-p100"}
     assert spec["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
@@ -153,7 +153,7 @@ spec:
     assert ps["containers"][0]["resources"] == {"requests": {"cpu": "2", "memory": "1Gi"}}
     assert worker["containers"][0]["resources"] == {
         "requests": {"cpu": "2", "memory": "1Gi"},
-        "limits": {"nvidia.com/gpu": 2},
+        "limits": {"nvidia.com/gpu": "2"},
     }
 
 
