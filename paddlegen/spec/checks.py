@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import Any
 
-from paddlegen.errors import Diagnostic
+from paddlegen.errors import Diagnostic, InvalidValueError
 from paddlegen.spec.loader import Document, FieldPath, format_path
 from paddlegen.spec.model import (
     CEPHFS_CSI_DRIVER,
     CLAIM_SOURCES,
     DISTRIBUTED_DEFAULTS,
+    GPU_RESOURCE,
+    PV_SOURCES,
     ROLE_NAMES,
     VOLUME_SOURCES,
     role_value,
 )
+from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.secrets import is_literal_credential
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS, Workload
@@ -680,6 +685,598 @@ def _argocd_ttl(ctx: _Ctx) -> Iterator[Diagnostic]:
         )
 
 
+# --- what the API server refuses (or warns about) in the rendered objects -------------------
+
+# YAML's printable characters (YAML 1.2 c-printable). Go's YAML reader, which reads the body of a
+# server-side apply, refuses any other raw character ("control characters are not allowed"), and
+# JSON, which kubectl sends, leaves DEL, the C1 controls and U+FFFE/U+FFFF raw. PyYAML refuses
+# the same characters raw in a spec file; escaped ("\x01") they load, and this rule refuses them.
+_NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _character_kind(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return "a C0 control character"
+    if code == 0x7F:
+        return "the control character DEL"
+    if code < 0xA0:
+        return "a C1 control character"
+    if 0xD800 <= code < 0xE000:
+        return "a lone surrogate"
+    return "a noncharacter"
+
+
+def _unprintable(text: str) -> str:
+    """What the message says of the characters of ``text`` YAML cannot hold ("" if none)."""
+    found = _NOT_PRINTABLE.findall(text)
+    if not found:
+        return ""
+    more = len(found) - 1
+    return f"U+{ord(found[0]):04X} ({_character_kind(found[0])})" + (
+        f" and {more} more such character{'s' if more > 1 else ''}" if more else ""
+    )
+
+
+def _control_characters(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Every string that reaches a manifest (the metadata and the spec, but not the image build
+    settings), and every mapping key, holds only characters YAML can hold."""
+    hint = "remove it: a manifest may hold tabs, line breaks and printable characters only"
+
+    def walk(node: Any, path: FieldPath) -> Iterator[Diagnostic]:
+        if path == ("spec", "build"):
+            return  # paddlegen dockerfile's input, never rendered into a manifest
+        if isinstance(node, str):
+            what = _unprintable(node)
+            if what:
+                yield ctx.error(
+                    path,
+                    f"the value holds {what}, which the API server refuses: a server-side "
+                    "apply sends YAML, which cannot hold it",
+                    "control-character",
+                    hint,
+                )
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                what = _unprintable(key)
+                if what:
+                    yield ctx.error(
+                        (*path, key),
+                        f"the key holds {what}, which the API server refuses: a server-side "
+                        "apply sends YAML, which cannot hold it",
+                        "control-character",
+                        hint,
+                        key=True,
+                    )
+                yield from walk(value, (*path, key))
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                yield from walk(item, (*path, i))
+
+    for section in ("metadata", "spec"):
+        yield from walk(ctx.data.get(section), (section,))
+
+
+def _container_places(ctx: _Ctx, key: str) -> Iterator[tuple[FieldPath, dict[str, Any]]]:
+    """Where the spec sets a container field ``key``: spec-wide and per role, as written."""
+    if key in ctx.spec:
+        yield ("spec",), ctx.spec
+    for role, body in ctx.roles():
+        if key in body:
+            yield ("spec", role), body
+
+
+def _resource_lists(ctx: _Ctx) -> Iterator[tuple[FieldPath, str, Any]]:
+    """(path, resource name, quantity) of every request and limit the spec sets."""
+    for place, section in _container_places(ctx, "resources"):
+        for kind in ("requests", "limits"):
+            for name, quantity in section["resources"].get(kind, {}).items():
+                yield (*place, "resources", kind, name), name, quantity
+
+
+_BYTE_RESOURCES = ("memory", "ephemeral-storage")
+# The API server reads quantities in thousandths, in a 64-bit integer: past this it overflows,
+# and calls a whole number of bytes (or devices) fractional.
+_MAX_MILLI_WHOLE = (2**63 - 1) // 1000
+_MAX_INT64 = 2**63 - 1
+
+
+def _is_hugepages(name: str) -> bool:
+    return name.startswith("hugepages-")
+
+
+def _fractional_bytes(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Byte quantities are whole bytes: the API server warns about fractional ones (memory,
+    ephemeral-storage, a claim's storage) and Kubernetes rounds them up."""
+    places: list[tuple[FieldPath, Any, str]] = [
+        (path, quantity, name)
+        for path, name, quantity in _resource_lists(ctx)
+        if name in _BYTE_RESOURCES or _is_hugepages(name)
+    ]
+    if "shm" in ctx.spec:
+        places.append((("spec", "shm"), ctx.spec["shm"], "shm"))
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        sized = any(s in volume for s in _SIZED_SOURCES)
+        if sized and "capacity" in volume and server_value(volume["capacity"]) <= _MAX_INT64:
+            # (larger, it is a volume-capacity error)
+            places.append((("spec", "volumes", i, "capacity"), volume["capacity"], "capacity"))
+        size = volume.get("emptyDir", {}).get("sizeLimit")
+        if size is not None:
+            places.append((("spec", "volumes", i, "emptyDir", "sizeLimit"), size, "sizeLimit"))
+    for path, quantity, what in places:
+        value = server_value(quantity)
+        text = spelling(quantity)
+        if value.denominator != 1:
+            hint = "write whole bytes, e.g. 512Mi or 2G"
+            if text.endswith("m"):
+                hint = "'m' means thousandths, not mega: " + hint
+            up = -(-value.numerator // value.denominator)
+            yield ctx.error(
+                path,
+                f"{what} '{text}' is not a whole number of bytes: the API server warns, "
+                f"and Kubernetes rounds it up to {up}",
+                "quantity-fractional-bytes",
+                hint,
+                severity="warning",
+            )
+        elif value > _MAX_MILLI_WHOLE:
+            yield ctx.error(
+                path,
+                f"{what} '{text}' is more bytes than the API server counts exactly (at most "
+                f"{_MAX_MILLI_WHOLE}, about 8 PiB): past that its thousandths overflow, and it "
+                "may call the value fractional",
+                "quantity-fractional-bytes",
+                "use a size the cluster can hold",
+                severity="warning",
+            )
+
+
+def _is_native(name: str) -> bool:
+    """A resource in Kubernetes' own namespace (no domain, or a kubernetes.io one)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _is_extended(name: str) -> bool:
+    """An extended resource (nvidia.com/gpu): a domain of its own, not a quota's 'requests.'."""
+    return not _is_native(name) and not name.startswith("requests.")
+
+
+def _overcommits(name: str) -> bool:
+    """Whether a request may be below the limit (helper.IsOvercommitAllowed)."""
+    return _is_native(name) and not _is_hugepages(name)
+
+
+_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def _resource_names(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A container can ask only for cpu, memory, ephemeral-storage, hugepages-<size> and
+    resources with a domain (ValidateContainerResourceName)."""
+    for path, name, _ in _resource_lists(ctx):
+        if "/" not in name and name not in _CONTAINER_RESOURCES and not _is_hugepages(name):
+            problem = f"'{name}' is not a resource a container can ask for"
+            hint = (
+                "use cpu, memory, ephemeral-storage, hugepages-<page size>, or a resource "
+                "with a domain such as nvidia.com/gpu"
+            )
+        elif name.startswith("requests."):
+            problem = f"'{name}' is a quota's name for a resource, not the resource itself"
+            hint = f"use '{name.removeprefix('requests.')}'"
+        elif len("requests." + name.split("/")[0]) > 253:
+            problem = f"the domain of '{name[:40]}...' is longer than 244 characters"
+            hint = "Kubernetes counts quotas of it as 'requests.<domain>', which must fit 253"
+        else:
+            continue
+        yield ctx.error(path, problem, "resource-name", hint, key=True)
+
+
+def _resource_quantities(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Extended resources count whole devices; hugepages come in whole pages."""
+    for path, name, quantity in _resource_lists(ctx):
+        value = server_value(quantity)
+        text = spelling(quantity)
+        if _is_extended(name) and value.denominator != 1:
+            yield ctx.error(
+                path,
+                f"{name} '{text}' is not a whole number: an extended resource counts devices",
+                "resource-quantity",
+                "use a whole number such as 1 or 8",
+            )
+        elif _is_extended(name) and value > _MAX_MILLI_WHOLE:
+            yield ctx.error(
+                path,
+                f"{name} '{text}' is more than the API server counts exactly (at most "
+                f"{_MAX_MILLI_WHOLE}): past that its thousandths overflow, and it may refuse "
+                "the value as not a whole number",
+                "resource-quantity",
+                "use a whole number such as 1 or 8",
+            )
+        elif _is_hugepages(name):
+            page_text = name.removeprefix("hugepages-")
+            try:
+                page = server_value(page_text)
+            except InvalidValueError:
+                page = Fraction(0)
+            if page <= 0 or page.denominator != 1:
+                yield ctx.error(
+                    path,
+                    f"'{name}' names no page size: '{page_text}' is not a whole, positive quantity",
+                    "resource-quantity",
+                    "name the node's page size, e.g. hugepages-2Mi or hugepages-1Gi",
+                    key=True,
+                )
+            elif math.ceil(value) % page:
+                yield ctx.error(
+                    path,
+                    f"{name} '{text}' is not a whole number of {page_text} pages",
+                    "resource-quantity",
+                    f"use a multiple of {page_text}",
+                )
+
+
+def _role_resources(
+    ctx: _Ctx,
+) -> Iterator[tuple[FieldPath, dict[str, Any], FieldPath, int]]:
+    """Each distinct (resources, gpus) pair the pods get, with where each is set: a role's own
+    resources replace the spec's, and its gpus override the spec's."""
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    seen: set[tuple[FieldPath, FieldPath]] = set()
+    for role, body in roles.items():
+        where: FieldPath = ("spec", role) if "resources" in body else ("spec",)
+        gpus_at: FieldPath = ("spec", role, "gpus") if "gpus" in body else ("spec", "gpus")
+        if (where, gpus_at) in seen:
+            continue
+        seen.add((where, gpus_at))
+        resources = role_value(ctx.spec, body, "resources", {})
+        yield (*where, "resources"), resources, gpus_at, role_value(ctx.spec, body, "gpus", 0)
+
+
+def _gpus_override(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """gpus writes the nvidia.com/gpu limit, over any limit resources gives it."""
+    for where, resources, gpus_at, gpus in _role_resources(ctx):
+        limit = resources.get("limits", {}).get(GPU_RESOURCE)
+        if gpus and limit is not None and server_value(limit) != gpus:
+            yield ctx.error(
+                (*where, "limits", GPU_RESOURCE),
+                f"this limit is replaced by {format_path(gpus_at)[2:]}: {gpus}, which "
+                f"sets the {GPU_RESOURCE} limit",
+                "gpus-override",
+                "set the number of GPUs in one place",
+                severity="warning",
+            )
+
+
+def _requests_within_limits(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A request is at most its limit; a resource that cannot be overcommitted (an extended
+    resource, hugepages) has a limit, and its request equals it (validateResourceRequirements)."""
+    said: set[tuple[FieldPath, str]] = set()
+    for where, resources, gpus_at, gpus in _role_resources(ctx):
+        limits: dict[str, tuple[Any, str]] = {
+            name: (quantity, "") for name, quantity in resources.get("limits", {}).items()
+        }
+        if gpus:
+            limits[GPU_RESOURCE] = (gpus, f" (from {format_path(gpus_at)[2:]})")
+        for name, quantity in resources.get("requests", {}).items():
+            path: FieldPath = (*where, "requests", name)
+            text = spelling(quantity)
+            if name not in limits:
+                if _overcommits(name):
+                    continue
+                message = (
+                    f"{name} has a request but no limit: it cannot be overcommitted, so "
+                    "its limit must be set (equal to the request)"
+                )
+                hint = f"set limits['{name}'] instead: the request defaults to the limit"
+            else:
+                limit, source = limits[name]
+                asked, allowed = server_value(quantity), server_value(limit)
+                if not _overcommits(name) and asked != allowed:
+                    message = (
+                        f"the {name} request '{text}' differs from its limit "
+                        f"'{spelling(limit)}'{source}: {name} cannot be overcommitted, "
+                        "so the two must be equal"
+                    )
+                    hint = "set only the limit: the request defaults to it"
+                elif asked > allowed:
+                    message = (
+                        f"the {name} request '{text}' is more than its limit "
+                        f"'{spelling(limit)}'{source}"
+                    )
+                    hint = "lower the request or raise the limit"
+                else:
+                    continue
+            if (path, message) not in said:
+                said.add((path, message))
+                yield ctx.error(path, message, "request-limit", hint)
+
+
+_FIELD_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+)
+_RESOURCE_FIELDS = tuple(
+    f"{kind}.{r}" for kind in ("limits", "requests") for r in _CONTAINER_RESOURCES
+)
+_BYTE_DIVISORS = ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
+_QUALIFIED_NAME = re.compile(
+    r"^(?:(?P<prefix>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*)/)?"
+    r"(?P<name>[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)$"
+)
+
+
+def _is_qualified_name(text: str) -> bool:
+    match = _QUALIFIED_NAME.match(text)
+    if not match:
+        return False
+    return len(match["name"]) <= 63 and len(match["prefix"] or "") <= 253
+
+
+def _field_path_problem(field_path: str) -> str:
+    """Why the API server refuses ``field_path`` in an env fieldRef ("" if it does not)."""
+    if field_path.endswith("']") and "['" in field_path and not field_path.startswith("['"):
+        path, _, key = field_path[:-2].partition("['")
+        if path not in ("metadata.labels", "metadata.annotations"):
+            return f"'{path}' takes no ['key'] (only metadata.labels and metadata.annotations do)"
+        if not _is_qualified_name(key.lower() if path == "metadata.annotations" else key):
+            return f"'{key}' is not a label or annotation key"
+        return ""
+    if field_path in (*_FIELD_PATHS, "spec.host"):
+        return ""
+    return f"'{field_path}' is not a pod field env can read"
+
+
+def _divisor_problem(resource: str, divisor: Any) -> str:
+    """Why the API server refuses ``divisor`` for ``resource`` ("" if it does not): it compares
+    the divisor's canonical spelling, so 1024 is not 1Ki and 1e3 is not 1k."""
+    if server_value(divisor) == 0:
+        return ""  # an unset divisor: 1
+    spelled = canonical(divisor)
+    kind = resource.partition(".")[2]
+    if kind == "cpu":
+        allowed: tuple[str, ...] = ("1m", "1")
+    elif kind in ("memory", "ephemeral-storage") or kind.startswith("hugepages-"):
+        allowed = _BYTE_DIVISORS
+    else:
+        return ""
+    if spelled in allowed:
+        return ""
+    read = f" (the API server reads it as '{spelled}')" if spelled != spelling(divisor) else ""
+    return (
+        f"divisor '{spelling(divisor)}'{read} is not one of {', '.join(allowed)}, "
+        f"the divisors of {kind}"
+    )
+
+
+def _env_downward_api(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """fieldRef and resourceFieldRef name what the API server lets env read, in its units."""
+    for place, section in _container_places(ctx, "env"):
+        for i, entry in enumerate(section["env"]):
+            source = entry.get("valueFrom", {})
+            here: FieldPath = (*place, "env", i, "valueFrom")
+            if "fieldRef" in source:
+                ref = source["fieldRef"]
+                version = ref.get("apiVersion") or "v1"
+                if version != "v1":
+                    yield ctx.error(
+                        (*here, "fieldRef", "apiVersion"),
+                        f"fieldRef apiVersion '{version}' is not v1, the only version of pods",
+                        "env-downward-api",
+                        "leave apiVersion out",
+                    )
+                problem = _field_path_problem(ref["fieldPath"])
+                if problem:
+                    yield ctx.error(
+                        (*here, "fieldRef", "fieldPath"),
+                        problem,
+                        "env-downward-api",
+                        "one of " + ", ".join(_FIELD_PATHS) + ", metadata.labels['KEY'] "
+                        "or metadata.annotations['KEY']",
+                    )
+            if "resourceFieldRef" in source:
+                ref = source["resourceFieldRef"]
+                resource = ref["resource"]
+                known = resource in _RESOURCE_FIELDS or resource.startswith(
+                    ("limits.hugepages-", "requests.hugepages-")
+                )
+                if not known:
+                    yield ctx.error(
+                        (*here, "resourceFieldRef", "resource"),
+                        f"'{resource}' is not a resource env can read",
+                        "env-downward-api",
+                        "one of " + ", ".join(_RESOURCE_FIELDS) + " or "
+                        "limits.hugepages-<size>, requests.hugepages-<size>",
+                    )
+                if "divisor" in ref:
+                    problem = _divisor_problem(resource, ref["divisor"])
+                    if problem:
+                        yield ctx.error(
+                            (*here, "resourceFieldRef", "divisor"),
+                            problem,
+                            "env-downward-api",
+                            "leave divisor out for 1",
+                        )
+
+
+_LABEL_VALUE = re.compile(r"^(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def _tolerations(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Tolerations as the API server takes them (ValidateTolerations): a key is a label key;
+    an empty key needs operator Exists (it matches every taint); Exists takes no value, Equal
+    (the default) a label value; tolerationSeconds only with effect NoExecute."""
+    for place, section in _container_places(ctx, "tolerations"):
+        for i, toleration in enumerate(section["tolerations"]):
+            here: FieldPath = (*place, "tolerations", i)
+            key = toleration.get("key", "")
+            operator = toleration.get("operator", "Equal")
+            value = toleration.get("value", "")
+            if key and not _is_qualified_name(key):
+                yield ctx.error(
+                    (*here, "key"),
+                    f"toleration key '{key}' is not a taint key ([prefix/]name: letters, digits, "
+                    "'-', '_' and '.', starting and ending with a letter or digit)",
+                    "toleration",
+                )
+            if not key and operator != "Exists":
+                yield ctx.error(
+                    (*here, "operator") if "operator" in toleration else here,
+                    "a toleration without a key matches every taint, so its operator must be "
+                    f"Exists, not {operator}",
+                    "toleration",
+                    "set operator: Exists, or name the taint's key",
+                )
+            if operator == "Exists" and value:
+                yield ctx.error(
+                    (*here, "value"),
+                    f"operator Exists matches any value: the value '{value}' must be left out",
+                    "toleration",
+                )
+            elif operator == "Equal" and not (len(value) <= 63 and _LABEL_VALUE.match(value)):
+                yield ctx.error(
+                    (*here, "value"),
+                    f"toleration value '{value}' is not a taint value (at most 63 letters, "
+                    "digits, '-', '_' and '.', starting and ending with a letter or digit)",
+                    "toleration",
+                )
+            if "tolerationSeconds" in toleration and toleration.get("effect") != "NoExecute":
+                yield ctx.error(
+                    (*here, "tolerationSeconds"),
+                    "tolerationSeconds needs effect NoExecute: only a NoExecute taint evicts "
+                    "after a while",
+                    "toleration",
+                    "set effect: NoExecute, or drop tolerationSeconds",
+                )
+
+
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+def _env_key_refs(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """secretKeyRef and configMapKeyRef name a key a Secret or ConfigMap can hold
+    (IsConfigMapKey)."""
+    for place, section in _container_places(ctx, "env"):
+        for i, entry in enumerate(section["env"]):
+            for source in ("secretKeyRef", "configMapKeyRef"):
+                ref = entry.get("valueFrom", {}).get(source)
+                if ref is None:
+                    continue
+                key = ref["key"]
+                if not _CONFIG_KEY.match(key) or len(key) > 253:
+                    problem = (
+                        "holds only letters, digits, '-', '_' and '.' (at most 253 characters)"
+                    )
+                elif key.startswith(".."):
+                    problem = "does not start with '..'"
+                elif key == ".":
+                    problem = "is not '.'"
+                else:
+                    continue
+                yield ctx.error(
+                    (*place, "env", i, "valueFrom", source, "key"),
+                    f"'{key}' is not a key a Secret or ConfigMap can hold: a key {problem}",
+                    "env-key-ref",
+                )
+
+
+def _host_paths(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A hostPath names its directory without '..' (validatePathNoBacksteps)."""
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        path = volume.get("hostPath", {}).get("path")
+        if path is not None and ".." in path.split("/"):
+            yield ctx.error(
+                ("spec", "volumes", i, "hostPath", "path"),
+                f"hostPath '{path}' steps up with '..', which the API server refuses",
+                "host-path",
+                "write the directory without '..'",
+            )
+
+
+def _image_whitespace(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """An image starts and ends with a visible character: the API server refuses pods whose
+    image does not (the Job is accepted, its controller can create no pod)."""
+    places: list[FieldPath] = [
+        ("spec",),
+        *(("spec", role) for role, _ in ctx.roles()),
+        ("spec", "dataPrep"),
+    ]
+    for place in places:
+        section: Any = ctx.data
+        for part in place:
+            section = section.get(part, {})
+        image = section.get("image")
+        if isinstance(image, str) and image != image.strip():
+            yield ctx.error(
+                (*place, "image"),
+                f"image '{image}' has leading or trailing whitespace: the API server refuses "
+                "the pods",
+                "image-whitespace",
+                "remove the whitespace",
+            )
+
+
+def _volume_server_rules(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """What the API server refuses, or warns about, in the PersistentVolumes and claims that
+    volumes become."""
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        here: FieldPath = ("spec", "volumes", i)
+        sources = [s for s in VOLUME_SOURCES if s in volume]
+        if len(sources) != 1:
+            continue  # volume-source says so
+        source = sources[0]
+        modes = volume.get("accessModes", [])
+        if source in _SIZED_SOURCES and "ReadWriteOncePod" in modes and len(modes) > 1:
+            yield ctx.error(
+                (*here, "accessModes"),
+                "ReadWriteOncePod cannot be combined with other access modes: the API server "
+                "refuses the claim" + (" and the PersistentVolume" if source in PV_SOURCES else ""),
+                "volume-access-mode",
+                "keep ReadWriteOncePod alone, or drop it",
+            )
+        if source in _SIZED_SOURCES and "capacity" in volume:
+            value = server_value(volume["capacity"])
+            text = spelling(volume["capacity"])
+            if value == 0:
+                yield ctx.error(
+                    (*here, "capacity"),
+                    f"capacity '{text}' is zero: the API server wants a claim's storage "
+                    "request (and a PersistentVolume's capacity) greater than zero",
+                    "volume-capacity",
+                    "for example capacity: 10Gi",
+                )
+            elif value > _MAX_INT64:
+                yield ctx.error(
+                    (*here, "capacity"),
+                    f"capacity '{text}' is more bytes than Kubernetes can hold "
+                    f"(at most {_MAX_INT64}, 8 EiB)",
+                    "volume-capacity",
+                    "for example capacity: 10Gi",
+                )
+        if source in PV_SOURCES and volume.get("reclaimPolicy") == "Recycle":
+            cannot = (
+                ", and Kubernetes recycles only NFS and hostPath volumes: the released "
+                f"{source} volume would fail to recycle"
+                if source == "cephfs"
+                else ""
+            )
+            yield ctx.error(
+                (*here, "reclaimPolicy"),
+                "reclaimPolicy Recycle is deprecated (the API server warns about it): it "
+                f"empties the volume with rm -rf for the next claim{cannot}",
+                "nfs-recycle",
+                "use Retain and clean up yourself, or a dynamic volume, which its StorageClass "
+                "deletes",
+                severity="warning",
+            )
+
+
 CHECKS: tuple[Check, ...] = (
     _single_node_job,
     _image,
@@ -699,6 +1296,18 @@ CHECKS: tuple[Check, ...] = (
     _data_prep,
     _single_mount_volumes,
     _argocd_ttl,
+    _control_characters,
+    _fractional_bytes,
+    _resource_names,
+    _resource_quantities,
+    _gpus_override,
+    _requests_within_limits,
+    _env_downward_api,
+    _volume_server_rules,
+    _tolerations,
+    _env_key_refs,
+    _host_paths,
+    _image_whitespace,
 )
 
 
@@ -736,6 +1345,18 @@ RULES: tuple[str, ...] = (
     "dataprep-layout",
     "volume-access-mode",
     "argocd-ttl",
+    "control-character",
+    "quantity-fractional-bytes",
+    "resource-name",
+    "resource-quantity",
+    "gpus-override",
+    "request-limit",
+    "env-downward-api",
+    "nfs-recycle",
+    "toleration",
+    "env-key-ref",
+    "host-path",
+    "image-whitespace",
 )
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

@@ -170,7 +170,7 @@ def _compose_single(text: str, name: str) -> yaml.Node:
             name,
             line,
             col,
-            f"YAML: {exc.reason} (character 0x{exc.character:x})"
+            f"YAML: {exc.reason} (U+{exc.character:04X})"
             if isinstance(exc.character, int)
             else f"YAML: {exc.reason}",
             "yaml",

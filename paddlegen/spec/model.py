@@ -351,12 +351,9 @@ def _env_var(entry: dict[str, Any]) -> dict[str, Any]:
 
 def _quantity(value: Any) -> Any:
     """Quantities are written as strings (`2`, `4Gi`) so no YAML reader retypes them."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        # repr is the shortest exact spelling; format "g" kept 6 digits (1234567.0 -> 1.23457e+06)
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-    return str(value)
+    from paddlegen.spec.quantity import spelling
+
+    return None if value is None else spelling(value)
 
 
 def _volume(v: dict[str, Any], job: str, namespace: str | None) -> Volume:

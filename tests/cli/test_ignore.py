@@ -73,6 +73,26 @@ TRIGGERS = {
     "argocd-ttl": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  run: {ttlSecondsAfterFinished: 60}\n",
+    "control-character": "spec:\n  image: x:1\n" + LIMITS + '  args: ["a\\x01b"]\n',
+    "quantity-fractional-bytes": "spec:\n  image: x:1\n  resources: {limits: {memory: 500m}}\n",
+    "resource-name": "spec:\n  image: x:1\n" + LIMITS + "  worker: {resources: {limits: "
+    "{memory: 1Gi, storage: 1Gi}}}\n",
+    "resource-quantity": "spec:\n  image: x:1\n  resources: {limits: {memory: 1Gi, "
+    "example.com/fpga: 500m}}\n",
+    "gpus-override": "spec:\n  image: x:1\n  gpus: 2\n  resources: {limits: {memory: 1Gi, "
+    "nvidia.com/gpu: 1}}\n",
+    "request-limit": "spec:\n  image: x:1\n  resources: {requests: {memory: 2Gi}, limits: "
+    "{memory: 1Gi}}\n",
+    "env-downward-api": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, valueFrom: "
+    "{resourceFieldRef: {resource: limits.cpu, divisor: 500m}}}]\n",
+    "nfs-recycle": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "nfs: {server: s, path: /x}, capacity: 1Gi, reclaimPolicy: Recycle}]\n",
+    "toleration": "spec:\n  image: x:1\n" + LIMITS + "  tolerations: [{operator: Equal}]\n",
+    "env-key-ref": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, valueFrom: "
+    "{secretKeyRef: {name: s, key: a/b}}}]\n",
+    "host-path": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "hostPath: {path: /a/../b}}]\n",
+    "image-whitespace": "spec:\n  image: 'x:1 '\n" + LIMITS,
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import posixpath
+import re
 import types
 from functools import cache
 from typing import Any
@@ -12,6 +13,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from paddlegen.resources import spec_schema_path
+from paddlegen.spec.overlays import deep_merge
+from paddlegen.spec.quantity import server_value
 from paddlegen.spec.secrets import is_secret_name
 from paddlegen.workloads import WORKLOADS as REGISTRY
 
@@ -190,6 +193,8 @@ DISTRIBUTED_ENV = {
     "TRAINER_COUNT",
 }
 
+# What YAML cannot hold (the control-character rule refuses it): see paddlegen/spec/checks.py.
+_NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 job_names = st.from_regex(r"[a-z][a-z0-9]{0,12}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)
 dns_labels = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?", fullmatch=True)
 label_keys = st.one_of(
@@ -237,7 +242,8 @@ free_text = st.one_of(
             "@x",
         ]
     ),
-    st.text(max_size=30),
+    # YAML's printable characters only: any other is a control-character error.
+    st.text(st.characters().filter(lambda c: not _NOT_PRINTABLE.match(c)), max_size=30),
 )
 images = st.one_of(
     st.sampled_from(
@@ -307,14 +313,7 @@ def _env_var(name: str) -> st.SearchStrategy[dict[str, Any]]:
                 )
             }
         ),
-        st.fixed_dictionaries(
-            {
-                "resourceFieldRef": st.fixed_dictionaries(
-                    {"resource": st.sampled_from(["limits.cpu", "requests.memory"])},
-                    optional={"containerName": st.just("paddle"), "divisor": quantities},
-                )
-            }
-        ),
+        st.fixed_dictionaries({"resourceFieldRef": _resource_field_refs()}),
     )
     return st.one_of(
         st.just({"name": name}),
@@ -323,20 +322,87 @@ def _env_var(name: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+# Divisors the API server accepts (it compares the canonical spelling: 1000m is 1, 1024Ki is 1Mi;
+# 0 means unset), in several spellings.
+_DIVISORS = {
+    "limits.cpu": ["1", "1m", 1, "1000m", "0.001", "0"],
+    "requests.memory": ["1", 1, "1k", "1000", "1Mi", "1024Ki", "1Gi", "1E", "0"],
+}
+
+
+@st.composite
+def _resource_field_refs(draw: Any) -> dict[str, Any]:
+    resource = draw(st.sampled_from(sorted(_DIVISORS)))
+    return {
+        "resource": resource,
+        **draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "containerName": st.just("paddle"),
+                    "divisor": st.sampled_from(_DIVISORS[resource]),
+                },
+            )
+        ),
+    }
+
+
 @st.composite
 def _env(draw: Any, workload: str) -> list[dict[str, Any]]:
     names = draw(st.lists(_env_names(workload), max_size=4, unique=True))
     return [draw(_env_var(name)) for name in names]
 
 
-resource_lists = st.dictionaries(
-    st.sampled_from(["cpu", "memory", "ephemeral-storage", "nvidia.com/gpu", "example.com/fpga"]),
-    quantities,
-    max_size=3,
-)
-resources = st.fixed_dictionaries(
-    {}, optional={"requests": resource_lists, "limits": resource_lists}
-)
+_EXTENDED = ("nvidia.com/gpu", "example.com/fpga")  # counted in whole devices, never overcommitted
+device_counts = st.one_of(st.integers(0, 16), st.sampled_from(["1", "8", "+2", "1e1", "2k"]))
+
+
+def fit_resources(given: dict[str, Any]) -> dict[str, Any]:
+    """``resources`` with every request within its limit, as the request-limit rule wants: an
+    overcommittable request at most its limit, an extended resource's request equal to it."""
+    requests = dict(given.get("requests", {}))
+    limits = dict(given.get("limits", {}))
+    for name, quantity in requests.items():
+        if name in _EXTENDED:
+            limits[name] = limits.get(name, quantity)
+            requests[name] = limits[name]
+        elif name in limits and server_value(quantity) > server_value(limits[name]):
+            requests[name] = limits[name]
+    fitted = {**given}
+    if "requests" in given:
+        fitted["requests"] = requests
+    if "limits" in given or limits:
+        fitted["limits"] = limits
+    return fitted
+
+
+@st.composite
+def resources(draw: Any) -> dict[str, Any]:
+    """Requests and limits the request-limit rule accepts. nvidia.com/gpu only as a limit: gpus,
+    spec-wide or a role's, replaces it (a warning), and a request would have to equal gpus."""
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    names = st.sampled_from(["cpu", "memory", "ephemeral-storage", *_EXTENDED])
+    for name in draw(st.lists(names, max_size=3, unique=True)):
+        if name in _EXTENDED:
+            limits[name] = draw(device_counts)
+            if name != "nvidia.com/gpu" and draw(st.booleans()):
+                requests[name] = limits[name]
+            continue
+        kind = draw(st.sampled_from(["requests", "limits", "both"]))
+        if kind == "both":
+            low, high = sorted((draw(quantities), draw(quantities)), key=server_value)
+            requests[name], limits[name] = low, high
+        else:
+            (requests if kind == "requests" else limits)[name] = draw(quantities)
+    out: dict[str, Any] = {}
+    if requests or draw(st.booleans()):
+        out["requests"] = requests
+    if limits or draw(st.booleans()):
+        out["limits"] = limits
+    return out
+
+
 tolerations = st.lists(
     st.one_of(
         st.fixed_dictionaries(
@@ -406,7 +472,7 @@ def _container_fields(workload: str) -> dict[str, st.SearchStrategy[Any]]:
         "args": string_lists,
         "workingDir": abs_paths,
         "env": _env(workload),
-        "resources": resources,
+        "resources": resources(),
         "gpus": st.integers(0, 8),
         "nodeSelector": node_selectors,
         "tolerations": tolerations,
@@ -469,7 +535,7 @@ def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
             ),
         ),
         "hostPath": st.fixed_dictionaries(
-            {"path": abs_paths},
+            {"path": abs_paths.filter(lambda p: ".." not in p.split("/"))},  # host-path
             optional={"type": st.sampled_from(["", "DirectoryOrCreate", "Directory"])},
         ),
         "claim": st.fixed_dictionaries({"name": dns_labels}),
@@ -483,19 +549,24 @@ def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
         config[KNOWN_TEMPLATE_BUGS[source]] = draw(dns_labels)
     volume = {"name": name, "mountPath": mount, source: config}
     if source in ("nfs", "efs", "cephfs", "dynamic"):
-        volume["capacity"] = draw(quantities)
+        # more than zero and at most 2^63-1 bytes (volume-capacity)
+        volume["capacity"] = draw(quantities.filter(lambda q: 0 < server_value(q) < 2**63))
     volume.update(
         draw(
             st.fixed_dictionaries(
                 {},
                 optional={
                     "readOnly": st.booleans(),
-                    # ReadWriteMany always: single-node modes only warn, but keep them in the mix
-                    "accessModes": st.lists(
-                        st.sampled_from(["ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod"]),
-                        max_size=2,
-                        unique=True,
-                    ).map(lambda m: ["ReadWriteMany", *m]),
+                    # ReadWriteMany, or ReadWriteOncePod alone (it takes no other mode): the
+                    # single-node modes only warn, but keep them in the mix
+                    "accessModes": st.one_of(
+                        st.lists(
+                            st.sampled_from(["ReadWriteOnce", "ReadOnlyMany"]),
+                            max_size=2,
+                            unique=True,
+                        ).map(lambda m: ["ReadWriteMany", *m]),
+                        st.just(["ReadWriteOncePod"]),
+                    ),
                     "storageClassName": st.one_of(st.just(""), dns_labels),
                     "reclaimPolicy": st.sampled_from(["Retain", "Delete", "Recycle"]),
                     "mountOptions": st.lists(
@@ -681,6 +752,19 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
     return doc
 
 
+def _overlay_resources(spec: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """``overlay`` with what keeps the merged resources within their limits: a base request
+    may meet an overlay limit (and the other way round)."""
+    merged = deep_merge(spec.get("resources", {}), overlay)
+    fitted = fit_resources(merged)
+    out = {kind: dict(values) for kind, values in overlay.items()}
+    for kind in ("requests", "limits"):
+        for name, quantity in fitted.get(kind, {}).items():
+            if merged.get(kind, {}).get(name) != quantity:
+                out.setdefault(kind, {})[name] = quantity
+    return out
+
+
 def _overlay(spec: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     """Overlay changes that keep the merged spec valid."""
     workload = spec.get("workload", "paddlejob")
@@ -689,7 +773,7 @@ def _overlay(spec: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
         "gpus": st.integers(0, 8),
         "shm": st.one_of(st.none(), quantities),
         "env": _env(workload),
-        "resources": st.one_of(st.none(), resources),
+        "resources": st.one_of(st.none(), resources().map(lambda r: _overlay_resources(spec, r))),
         "nodeSelector": node_selectors,
         "tolerations": tolerations,
         "run": st.fixed_dictionaries(

@@ -57,11 +57,20 @@ def test_gpus_go_to_the_trainers_and_to_parameter_servers_only_when_asked():
 
 
 def test_characters_yaml_cannot_hold_raw_are_written_escaped():
-    """DEL and C1 controls are refused raw by YAML readers; NEL and U+2028 would break lines."""
-    command = "python3 \x7f \x85 \x9b \u2028 \u2029 镜像 \U0001f600"
+    """NEL and U+2028 would break lines raw: written escaped, they read back as given."""
+    command = "python3 \x85 \u2028 \u2029 镜像 \U0001f600"
     text = init_spec(InitOptions(name="demo", image="r/demo:v1", command=command))
-    assert "\\u007f" in text and "镜像" in text
+    assert "\\u0085" in text and "\\u2028" in text and "镜像" in text
     assert yaml.safe_load(text)["spec"]["command"] == command.split(" ")
+
+
+def test_characters_yaml_cannot_hold_at_all_are_a_problem_of_the_command():
+    """DEL and the C1 controls: the API server refuses them (control-character)."""
+    problems = answer_problems({**GOOD, "command": "python3 \x7f \x9b"})
+    assert list(problems) == ["command"]
+    assert problems["command"].startswith(
+        "the value holds U+007F (the control character DEL), which the API server refuses"
+    )
 
 
 _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
