@@ -122,6 +122,8 @@ class Context:
     # spec volume name -> (claim name, PV name) as the input named them
     storage_names: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     pod_priority: str | None = None  # the training pods' priorityClassName
+    # an operator's schedulingPolicy.minResources: derived, compared with what paddlegen sums
+    gang_min_resources: dict[str, Any] | None = None
 
     def note(self, kind: NoteKind, where: str, message: str) -> None:
         self.notes.append(Note(kind, where, message))

@@ -302,8 +302,11 @@ def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:
             )
 
 
-def _scheduling_policy(spec: Spec, policy: dict[str, Any]) -> None:
-    """The operators' schedulingPolicy: the Volcano gang."""
+def _scheduling_policy(spec: Spec, policy: dict[str, Any], ctx: Context) -> None:
+    """The operators' schedulingPolicy: the Volcano gang (its minResources paddlegen derives,
+    as for a PodGroup: the importer compares them)."""
+    if "minResources" in policy:
+        ctx.gang_min_resources = take(policy, "minResources")
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
     for theirs, mine in (
         ("minAvailable", "minAvailable"),
@@ -317,6 +320,12 @@ def _scheduling_policy(spec: Spec, policy: dict[str, Any]) -> None:
 def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A PaddleFlow PaddleJob (batch.paddlepaddle.org/v1)."""
     body = obj.setdefault("spec", {})
+    for role in ("ps", "worker", "heter"):
+        template_spec = body.get(role, {}).get("template", {}).get("spec", {})
+        if template_spec.get("schedulerName") == "default-scheduler":
+            # paddlegen writes it on every PaddleFlow pod that is not Volcano's
+            # (workloads/paddlejob.py): nothing to carry over, nothing lost.
+            take(template_spec, "schedulerName")
     pods = {
         role: (
             take(body, role, "replicas", default=1),
@@ -334,7 +343,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if settings:
         spec["paddlejob"] = settings
     if "schedulingPolicy" in body:
-        _scheduling_policy(spec, body["schedulingPolicy"])
+        _scheduling_policy(spec, body["schedulingPolicy"], ctx)
     return spec
 
 
@@ -374,7 +383,7 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         spec.setdefault("kubeflow", {})["cleanPodPolicy"] = take(run_policy, "cleanPodPolicy")
     _run(spec, run_policy)
     if "schedulingPolicy" in run_policy:
-        _scheduling_policy(spec, run_policy["schedulingPolicy"])
+        _scheduling_policy(spec, run_policy["schedulingPolicy"], ctx)
     return spec
 
 

@@ -350,11 +350,14 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
                 renamed = f"renamed {mine} (paddlegen derives the name)"
                 notes.append(Note(COSMETIC, f"{kind}/{theirs}", renamed))
     given = (group or {}).get("spec", {}).pop("minResources", None)
+    where = f"PodGroup/{ctx.name}"
+    if given is None and ctx.gang_min_resources is not None:
+        given, where = ctx.gang_min_resources, f"{job.workload} schedulingPolicy"
     if given is not None and {k: str(v) for k, v in given.items()} != job.min_resources:
         notes.append(
             Note(
                 LOSSY,
-                f"PodGroup/{ctx.name}",
+                where,
                 f"minResources {json.dumps(given)} becomes {json.dumps(job.min_resources)} "
                 "(the sum of the pods' requests)",
             )
