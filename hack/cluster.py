@@ -612,7 +612,7 @@ def down(state: Path | None = None) -> None:
     ours = [pid for name, pid in reversed(pids) if name in paths and _alive(pid, str(paths[name]))]
     for pid in ours:
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 3  # a throwaway cluster: no long graceful shutdown
     for pid in ours:
         while _running(pid) and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -161,6 +161,9 @@ def test_a_missing_crd_is_exit_2_naming_the_kind(kube: Kube, namespaces, tmp_pat
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # `kubectl wait` fails before status exists
             done = kube.run("get", "crd", crd, "-o", "jsonpath={.status.conditions}", check=False)
-            if '"Established","status":"True"' in done.stdout.replace(" ", ""):
+            conditions = json.loads(done.stdout or "null") or []
+            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
                 break
             time.sleep(0.2)
+        else:
+            pytest.fail(f"{crd} was not served again within 60 s")
