@@ -251,8 +251,8 @@ def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
                 )
 
 
-def _image_tags(ctx: _Ctx) -> Iterator[Diagnostic]:
-    """GitOps promises that a commit pins what runs; an untagged or `latest` image breaks that."""
+def _images(ctx: _Ctx) -> Iterator[tuple[FieldPath, str]]:
+    """Every image the spec names (spec, roles, dataPrep), with the place that names it."""
     places: list[FieldPath] = [
         ("spec",),
         *(("spec", role) for role, _ in ctx.roles()),
@@ -263,7 +263,14 @@ def _image_tags(ctx: _Ctx) -> Iterator[Diagnostic]:
         for part in place:
             section = section.get(part, {})
         image = section.get("image")
-        if not isinstance(image, str) or "@" in image:
+        if isinstance(image, str):
+            yield place, image
+
+
+def _image_tags(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """GitOps promises that a commit pins what runs; an untagged or `latest` image breaks that."""
+    for place, image in _images(ctx):
+        if "@" in image:
             continue  # a digest pins it exactly
         name, _, tag = image.rpartition(":")
         if not name or "/" in tag or tag == "latest":
@@ -1202,17 +1209,8 @@ def _host_paths(ctx: _Ctx) -> Iterator[Diagnostic]:
 def _image_whitespace(ctx: _Ctx) -> Iterator[Diagnostic]:
     """An image starts and ends with a visible character: the API server refuses pods whose
     image does not (the Job is accepted, its controller can create no pod)."""
-    places: list[FieldPath] = [
-        ("spec",),
-        *(("spec", role) for role, _ in ctx.roles()),
-        ("spec", "dataPrep"),
-    ]
-    for place in places:
-        section: Any = ctx.data
-        for part in place:
-            section = section.get(part, {})
-        image = section.get("image")
-        if isinstance(image, str) and image != image.strip():
+    for place, image in _images(ctx):
+        if image != image.strip():
             yield ctx.error(
                 (*place, "image"),
                 f"image '{image}' has leading or trailing whitespace: the API server refuses "

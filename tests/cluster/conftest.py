@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -55,6 +56,21 @@ class Kube:
             pytest.fail(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
         return done
 
+    def succeed(self, namespace: str, pod: str) -> None:
+        """Mark a pod Succeeded, as its training finishing would (KWOK keeps pods Running)."""
+        self.run(
+            "patch", "pod", "-n", namespace, pod, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"phase": "Succeeded"}}),
+        )  # fmt: skip
+
+    def admit(self, namespace: str, podgroup: str) -> None:
+        """Set a PodGroup Inqueue, as Volcano admitting the gang would (Volcano does not run
+        here; its PodGroup CRD has no status subresource, so the status is patched in place)."""
+        self.run(
+            "patch", "podgroup", podgroup, "-n", namespace, "--type=merge",
+            "-p", json.dumps({"status": {"phase": "Inqueue"}}),
+        )  # fmt: skip
+
     def apply(self, stream: str) -> subprocess.CompletedProcess[str]:
         """A real server-side apply of ``stream`` as paddlegen's field manager."""
         return self.run(
@@ -82,15 +98,14 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         hack.down(state)
 
 
-@pytest.fixture(scope="session")
-def operators(kube: Kube) -> Kube:
-    """The same cluster with KWOK (fake nodes that run pods) and the PaddleFlow operator."""
+def with_extras(kube: Kube, extras: list[str]) -> Kube:
+    """``kube`` with ``extras`` of hack/cluster.py started too (skipped when not built on a
+    developer machine, failed under CI=true)."""
     hack = local_cluster()
-    extras = ["kwok", "paddle-operator"]
     absent = hack.missing(extras)
     if absent:
-        message = (
-            f"not built ({', '.join(absent)}): hack/local-cluster build --with {','.join(extras)}"
+        message = f"not built ({', '.join(absent)}): hack/local-cluster build --with " + ",".join(
+            extras
         )
         if os.environ.get("CI") == "true":
             pytest.fail(message)
@@ -100,3 +115,9 @@ def operators(kube: Kube) -> Kube:
     except hack.ClusterError as exc:
         pytest.fail(f"hack/local-cluster up --with: {exc}")
     return kube
+
+
+@pytest.fixture(scope="session")
+def operators(kube: Kube) -> Kube:
+    """The same cluster with KWOK (fake nodes that run pods) and the PaddleFlow operator."""
+    return with_extras(kube, ["kwok", "paddle-operator"])

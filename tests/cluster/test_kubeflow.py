@@ -5,8 +5,6 @@ the operator builds the gang's PodGroup from runPolicy.schedulingPolicy and owns
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 import pytest
@@ -14,7 +12,7 @@ import yaml
 
 from paddlegen import api
 from paddlegen.spec.loader import parse_spec
-from tests.cluster.conftest import Kube, local_cluster
+from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_paddleflow import assert_resources_kept, get, wait_for
 from tests.conftest import example_specs
 
@@ -23,18 +21,7 @@ EXAMPLES = [p for p in example_specs() if "workload: kubeflow-paddlejob" in p.re
 
 @pytest.fixture(scope="module")
 def training_operator(kube: Kube) -> Kube:
-    hack = local_cluster()
-    extras = ["kwok", "training-operator"]
-    absent = hack.missing(extras)
-    if absent:
-        message = (
-            f"not built ({', '.join(absent)}): hack/local-cluster build --with {','.join(extras)}"
-        )
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    hack.up(kube.state, extras=extras)
-    return kube
+    return with_extras(kube, ["kwok", "training-operator"])
 
 
 def condition(job: dict[str, Any] | None) -> str:
@@ -66,16 +53,7 @@ def run_to_success(
     # With --gang-scheduler-name=volcano the operator gangs every job, asked for or not: it
     # makes a PodGroup and creates no pod until Volcano admits it (set here, as Volcano would).
     wait_for("the operator's PodGroup", lambda: get(kube, namespace, "podgroup", name))
-    kube.run(
-        "patch",
-        "podgroup",
-        name,
-        "-n",
-        namespace,
-        "--type=merge",
-        "-p",
-        json.dumps({"status": {"phase": "Inqueue"}}),
-    )
+    kube.admit(namespace, name)
     wait_for(f"{total} running pods", lambda: len(running()) == total, timeout=90)
     for pod in running():
         kind = pod["metadata"]["labels"]["training.kubeflow.org/replica-type"]
@@ -93,17 +71,7 @@ def run_to_success(
     if running_check:
         running_check(job)
     for pod in running():
-        kube.run(
-            "patch",
-            "pod",
-            "-n",
-            namespace,
-            pod["metadata"]["name"],
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps({"status": {"phase": "Succeeded"}}),
-        )
+        kube.succeed(namespace, pod["metadata"]["name"])
     wait_for(
         "condition Succeeded",
         lambda: condition(get(kube, namespace, "paddlejobs.kubeflow.org", name)) == "Succeeded",

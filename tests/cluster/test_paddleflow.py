@@ -99,17 +99,7 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
     )
 
     for pod in pods:  # KWOK keeps them Running; the training "finishes" here
-        kube.run(
-            "patch",
-            "pod",
-            "-n",
-            namespace,
-            pod["metadata"]["name"],
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps({"status": {"phase": "Succeeded"}}),
-        )
+        kube.succeed(namespace, pod["metadata"]["name"])
     wait_for("phase Completed", lambda: phase() == "Completed")
     policy = paddlejob["spec"].get("cleanPodPolicy", "")
     left = lambda: len(get(kube, namespace, "pods")["items"])  # noqa: E731
@@ -262,17 +252,7 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube
     }
     time.sleep(1)
     assert get(kube, namespace, "pods")["items"] == []  # not admitted yet: no pod
-    # (Volcano's PodGroup CRD has no status subresource: the status is patched in place.)
-    kube.run(
-        "patch",
-        "podgroup",
-        name,
-        "-n",
-        namespace,
-        "--type=merge",
-        "-p",
-        json.dumps({"status": {"phase": "Inqueue"}}),
-    )
+    kube.admit(namespace, name)
 
     def running() -> list[dict[str, Any]]:
         pods = get(kube, namespace, "pods")["items"]
@@ -282,17 +262,7 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube
     for pod in running():
         assert pod["spec"]["schedulerName"] == "volcano"
         assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == name
-        kube.run(
-            "patch",
-            "pod",
-            "-n",
-            namespace,
-            pod["metadata"]["name"],
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps({"status": {"phase": "Succeeded"}}),
-        )
+        kube.succeed(namespace, pod["metadata"]["name"])
     wait_for("the PodGroup to go with the job", lambda: not get(kube, namespace, "podgroup", name))
     job = get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", name)
     assert job["status"]["phase"] == "Completed"
