@@ -5,7 +5,7 @@ refused, and every warning the server gives is one paddlegen gave for that spec 
 
 Counts: each strategy draws PADDLEGEN_SERVER_SPECS examples (default 300; all plausible ones
 and about a third of the schema ones are accepted, so about 400 are sent); the long run sets it
-to 4000 (over 5,000 sent). The test prints what it sent; PADDLEGEN_SERVER_REPORT=FILE writes
+to 4500 (over 5,000 sent). The test prints what it sent; PADDLEGEN_SERVER_REPORT=FILE writes
 every problem to FILE.
 """
 
