@@ -12,7 +12,7 @@ from typing import Any
 
 from paddlegen.errors import InputError
 from paddlegen.workloads import WORKLOADS
-from paddlegen.workloads.base import RUN_KEYS
+from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, RUN_KEYS
 
 # Where a role's pod template sits in each workload's main object ({tmpl} below); <role> is
 # ps, worker or heter, <Role> Master or Worker. The workloads' own entries say.
@@ -28,12 +28,29 @@ def _each(workloads: tuple[str, ...], *places: str) -> dict[str, list[str]]:
 
 
 def _gang(field: str) -> dict[str, list[str]]:
-    """The PodGroup's field, or where an operator builds the PodGroup, its schedulingPolicy's."""
+    """Where an operator builds the PodGroup, its schedulingPolicy's field; for a batch Job,
+    the annotation Volcano's podgroup controller reads it from (workloads/base.py)."""
+    batch = {
+        "minAvailable": f"{{kind}} metadata.annotations[{GROUP_MIN_MEMBER}]",
+        "queue": f"{{{{tmpl}}}}.metadata.annotations[{QUEUE_NAME}]",
+    }[field]
     return {
         w.name: [
             f"{w.scheduling_policy}.{field}"
             if w.scheduling_policy
-            else f"PodGroup spec.{'minMember' if field == 'minAvailable' else field}"
+            else batch.format(kind=w.kind_name)
+        ]
+        for w in WORKLOADS.values()
+    }
+
+
+def _gang_member() -> dict[str, list[str]]:
+    """What makes a pod Volcano's: its scheduler, and the group it joins (an operator's) or
+    the queue Volcano's group for its Job takes."""
+    return {
+        w.name: [
+            "{tmpl}.spec.schedulerName",
+            f"{{tmpl}}.metadata.annotations[{GROUP_NAME if w.scheduling_policy else QUEUE_NAME}]",
         ]
         for w in WORKLOADS.values()
     }
@@ -62,11 +79,7 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
             "PersistentVolume spec.capacity.storage",
             "PersistentVolumeClaim spec.resources.requests.storage",
         ),
-        "spec.scheduling.scheduler": _each(
-            _ALL,
-            "{tmpl}.spec.schedulerName",
-            "{tmpl}.metadata.annotations[scheduling.k8s.io/group-name]",
-        ),
+        "spec.scheduling.scheduler": _gang_member(),
         "spec.scheduling.minAvailable": _gang("minAvailable"),
         "spec.scheduling.queue": _gang("queue"),
         **{

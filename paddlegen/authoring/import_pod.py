@@ -20,6 +20,7 @@ from paddlegen.spec.model import (
     MANAGED_BY,
     recommended_labels,
 )
+from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME
 
 EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
 RESTRICTED = {
@@ -30,7 +31,6 @@ RESTRICTED = {
 SECURITY_KEYS = ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem")
 # What a pod's securityContext sets for every container that does not set its own.
 POD_WIDE = ("runAsNonRoot", "runAsUser", "runAsGroup", "seccompProfile")
-GROUP_NAME = "scheduling.k8s.io/group-name"
 ARGOCD_PREFIX = "argocd.argoproj.io/"  # sync annotations paddlegen writes itself
 
 
@@ -159,13 +159,15 @@ class Pod:
     restart_policy: str | None = None
     security: dict[str, Any] = field(default_factory=dict)
     priority_class: str | None = None
+    queue: str | None = None  # the queue Volcano's group for a batch Job takes
 
 
 def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
     """Map a pod template (popping what is used) to a role and its volumes."""
     strip_meta(template.setdefault("metadata", {}), ctx)
     annotations = template["metadata"].get("annotations", {})
-    volcano = annotations.pop(GROUP_NAME, None) is not None
+    queue = annotations.pop(QUEUE_NAME, None)
+    volcano = annotations.pop(GROUP_NAME, None) is not None or queue is not None
     if not template["metadata"]:
         template.pop("metadata")
     spec = template.setdefault("spec", {})
@@ -208,6 +210,7 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
         take(spec, "restartPolicy"),
         security,
         take(spec, "priorityClassName"),
+        queue,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
 from paddlegen.spec.model import DISTRIBUTED_DEFAULTS, ROLE_FIELDS
 from paddlegen.workloads import kubeflow
-from paddlegen.workloads.base import RUN_KEYS
+from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS
 
 Spec = dict[str, Any]
 # The legacy image's env and the distributed settings each comes from (see the template).
@@ -121,7 +121,8 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
         else:
             spec[key] = given[0]
     if any(p.volcano for p in pods):
-        spec["scheduling"] = {"scheduler": "volcano"}
+        queue = next((p.queue for p in pods if p.queue), None)
+        spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}
     if spec.get("security", {}).get("restricted") is False:
         ctx.note(
             COSMETIC,
@@ -169,7 +170,16 @@ def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
                 "JOB_PATH is not the mountPath of any volume; set spec.distributed.volume",
             )
     _run(spec, body)
+    _gang_size(obj, spec, ctx)
     return spec
+
+
+def _gang_size(obj: dict[str, Any], spec: Spec, ctx: Context) -> None:
+    """The Job's annotation that sizes the PodGroup Volcano makes for its pods."""
+    given = ctx.annotations.get(GROUP_MIN_MEMBER, "")
+    if "scheduling" in spec and given.isdigit() and int(given) > 0:
+        spec["scheduling"]["minAvailable"] = int(ctx.annotations.pop(GROUP_MIN_MEMBER))
+        take(obj, "metadata", "annotations", GROUP_MIN_MEMBER)
 
 
 def _one_pod(body: dict[str, Any], ctx: Context, where: str) -> None:

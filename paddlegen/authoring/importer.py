@@ -232,10 +232,10 @@ def _map(
 
 def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
     """The training pods' priorityClassName. The spec's scheduling.priorityClassName is the
-    Volcano gang's priority (PodGroup, operators' schedulingPolicy), which orders and preempts
-    whole jobs; paddlegen gives the pods themselves none, so they run at the cluster's default
-    priority (kubelet eviction, the default scheduler's preemption), and without Volcano the
-    spec has no place for it at all."""
+    Volcano gang's priority, which orders and preempts whole jobs. A batch Job's pods carry it
+    (Volcano's group for them takes it from the pods); an operator's pods get none, so they run
+    at the cluster's default priority (kubelet eviction, the default scheduler's preemption);
+    and without Volcano the spec has no place for it at all."""
     given = ctx.pod_priority
     if given is None:
         return
@@ -250,13 +250,16 @@ def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
         )
         return
     gang = scheduling.setdefault("priorityClassName", given)
+    batch = not WORKLOADS[spec["workload"]].scheduling_policy
+    if batch and gang == given:
+        return
     ctx.note(
         LOSSY,
         where,
         f"priorityClassName {given!r} "
         + ("becomes the gang's" if gang == given else f"is lost: the gang's is {gang!r}")
-        + " (spec.scheduling.priorityClassName, by which Volcano orders and preempts jobs); "
-        "the pods themselves get none and run at the default priority",
+        + " (spec.scheduling.priorityClassName, by which Volcano orders and preempts jobs)"
+        + ("" if batch else "; the pods themselves get none and run at the default priority"),
     )
 
 

@@ -21,7 +21,7 @@ from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import common_context
 from paddlegen.yamlio import dump_yaml, load_all
 
-COMMON_FOLDER = "_common"  # objects every workload may need: PV, PVC, PodGroup, data Job
+COMMON_FOLDER = "_common"  # objects every workload may need: PV, PVC, data Job
 # Apply order: what others refer to comes first; the training object comes last.
 KIND_ORDER = (
     "Namespace",
@@ -159,17 +159,9 @@ def _roots(extra_dir: str | None) -> list[Path]:
 def template_context(job: Job) -> dict[str, Any]:
     """What the templates lay out, computed in Python: the workload's, plus the common
     objects'."""
-    workload = WORKLOADS[job.workload]
-    return {
-        **common_context(job),
-        # A workload whose operator has a scheduling policy gets no PodGroup from paddlegen:
-        # the operator builds it from that policy, owns it and deletes it when the job ends
-        # (PaddleFlow with --scheduling=volcano, training-operator with
-        # --gang-scheduler-name=volcano). One in Git as well would be fought over, and
-        # recreated by Argo CD after every finished job, holding queue capacity for no pod.
-        "podgroup": job.scheduling.scheduler == "volcano" and not workload.scheduling_policy,
-        **workload.context(job),
-    }
+    # No PodGroup among them: whoever makes a job's pods makes its gang's group, and deletes it
+    # with the job (paddlegen/workloads/base.py, GROUP_NAME).
+    return {**common_context(job), **WORKLOADS[job.workload].context(job)}
 
 
 def render_job(job: Job, extra_dir: str | None = None) -> list[Manifest]:

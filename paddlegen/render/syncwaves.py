@@ -7,7 +7,8 @@ from paddlegen.render.engine import COMMON_FOLDER, Manifest
 WAVE = "argocd.argoproj.io/sync-wave"
 OPTIONS = "argocd.argoproj.io/sync-options"
 
-# Storage and RBAC first, then the gang, then the data Job, then training.
+# Storage and RBAC first, then a PodGroup (only a --templates one: paddlegen renders none),
+# then the data Job, then training.
 _WAVES = {
     "ServiceAccount": 0,
     "Role": 0,

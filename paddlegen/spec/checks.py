@@ -322,6 +322,25 @@ def _min_available(ctx: _Ctx) -> Iterator[Diagnostic]:
             "min-available",
             "the job could never be scheduled",
         )
+    elif wanted < total and ctx.workload == "paddlejob" and not _elastic(ctx):
+        # paddle-operator v0.3.5: the endpoints ConfigMap is made once every pod has an IP
+        # (paddlejob_controller.go:250, paddlejob_helper.go:41 isAllPodsReady), and each
+        # container takes its env from it (envFrom, not optional: paddlejob_helper.go:346).
+        yield ctx.error(
+            ("spec", "scheduling", "minAvailable"),
+            f"minAvailable {wanted} of {total} pods can deadlock: Volcano may start "
+            f"{wanted} pods while the rest wait for room, and the started ones cannot run "
+            "until the operator's endpoints ConfigMap exists, which it makes only once every "
+            "pod has an IP; the job then holds what it got and never trains",
+            "paddlejob-min-available",
+            "leave minAvailable out (all pods start together)",
+            severity="warning",
+        )
+
+
+def _elastic(ctx: _Ctx) -> bool:
+    """Elastic mode: the operator's pods take no endpoints ConfigMap (paddlejob_helper.go:331)."""
+    return "elastic" in ctx.spec.get("paddlejob", {})
 
 
 def _paddlejob_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -1328,6 +1347,7 @@ RULES: tuple[str, ...] = (
     "image-tag",
     "limits-missing",
     "min-available",
+    "paddlejob-min-available",
     "paddlejob-heter",
     "paddlejob-gloo",
     "paddlejob-elastic",

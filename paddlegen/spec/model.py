@@ -194,14 +194,32 @@ class Job:
 
     @property
     def min_resources(self) -> dict[str, str]:
-        """Requests of all replicas summed (limits where no request is set, as Kubernetes does)."""
+        """What the gang's first ``min_member`` pods request, roles in spec order (a limit
+        where no request is set, as Kubernetes defaults it): the resources Volcano reserves in
+        the queue before it starts any pod.
+
+        Whose first pods: Volcano's job controller sums the first minAvailable pods of its
+        tasks sorted by priority, equal priorities in task order (v1.15.1
+        pkg/controllers/job/job_controller_actions.go calcPGMinResources,
+        job_controller_util.go CalcFirstCountResources); training-operator v1.9.0 does the
+        same over its replica types (pkg/controller.v1/common/util.go CalcPGMinResources),
+        but for equal priorities in Go's random map order, so each reconcile may count other
+        pods. All of a job's pods share one priority here, so spec role order (ps, worker,
+        heter; Master, Worker) is the order. PaddleFlow v0.3.5 sums every pod
+        (paddlejob_helper.go getPGMinResource), and both operators take this sum as given.
+        """
         from paddlegen.spec.quantity import total
 
         parts: dict[str, list[tuple[Any, int]]] = {}
+        left = self.min_member
         for role in self.roles.values():
+            counted = min(role.replicas, left)
+            left -= counted
+            if not counted:
+                break
             asked = {**role.resources.get("limits", {}), **role.resources.get("requests", {})}
             for resource, quantity in asked.items():
-                parts.setdefault(resource, []).append((quantity, role.replicas))
+                parts.setdefault(resource, []).append((quantity, counted))
         return {resource: total(pairs) for resource, pairs in sorted(parts.items())}
 
     def volume(self, name: str) -> Volume:

@@ -19,7 +19,15 @@ if TYPE_CHECKING:
 Spec = dict[str, Any]
 # spec.run fields a main object may carry (the restart policy goes to the pods instead).
 RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
-GROUP_NAME = "scheduling.k8s.io/group-name"  # Volcano reads it whatever the operator's flags
+# Volcano's annotations (volcano.sh/apis scheduling/v1beta1 labels.go). A pod naming its group
+# joins a PodGroup someone else made (an operator's, named after the job). A pod naming none is
+# grouped by Volcano's own podgroup controller, one PodGroup per owner (the Job), owned by it
+# and so deleted with it: its queue from the pod's annotation, its priority from the pod, its
+# minMember from the owner's annotation (Volcano >= v1.12, controller flag
+# --inherit-owner-annotations, on by default; pkg/controllers/podgroup/pg_controller_handler.go).
+GROUP_NAME = "scheduling.k8s.io/group-name"
+QUEUE_NAME = "scheduling.volcano.sh/queue-name"
+GROUP_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class Pod:
     volumes: list[Volume]  # mounted, and listed as pod volumes
     shm: str | None  # the /dev/shm size limit, None for none
     dns_policy: str | None = None  # spec.dnsPolicy, None: Kubernetes' default
+    priority_class: str | None = None  # spec.priorityClassName
 
 
 def pod(
@@ -84,6 +93,7 @@ def pod(
     command: list[str] | None = None,
     service_account: str | None = None,
     gang: bool = True,
+    operator_group: bool = False,
     affinity: dict[str, Any] | None = None,
     volumes: list[Volume] | None = None,
     shm: bool = True,
@@ -92,13 +102,19 @@ def pod(
     """The pod of ``role``: the workload's own env, ports and command come before the role's.
 
     A helper pod such as the data Job (``gang=False``) stays out of the Volcano gang, or
-    minMember could never be met. ``affinity`` replaces the role's (a workload merges its own
-    terms into it); ``volumes`` limits the mounts (default: every job volume).
+    minMember could never be met. With ``operator_group`` the pods join the PodGroup their
+    operator makes; without, Volcano groups them by their Job (``batch_job_annotations``).
+    ``affinity`` replaces the role's (a workload merges its own terms into it); ``volumes``
+    limits the mounts (default: every job volume).
     """
     volcano = gang and job.scheduling.scheduler == "volcano"
     annotations = dict(job.annotations)
-    if volcano:
+    priority_class = None
+    if volcano and operator_group:
         annotations[GROUP_NAME] = job.name
+    elif volcano:
+        annotations[QUEUE_NAME] = job.scheduling.queue
+        priority_class = job.scheduling.priorityClassName
     return Pod(
         annotations=annotations,
         scheduler="volcano" if volcano else None,
@@ -111,7 +127,17 @@ def pod(
         volumes=job.volumes if volumes is None else volumes,
         shm=job.shm if shm else None,
         dns_policy=dns_policy,
+        priority_class=priority_class,
     )
+
+
+def batch_job_annotations(job: Job) -> dict[str, str]:
+    """A batch Job's own annotations: under Volcano, the gang's size, which Volcano's podgroup
+    controller gives the PodGroup it makes for the Job's pods. paddlegen renders no PodGroup:
+    one in Git would outlive the Job's pods and, re-created by a sync, hold queue capacity."""
+    if job.scheduling.scheduler != "volcano":
+        return {}
+    return {GROUP_MIN_MEMBER: str(job.min_member)}
 
 
 def one_pod_per_node(given: dict[str, Any] | None, selector: dict[str, str]) -> dict[str, Any]:

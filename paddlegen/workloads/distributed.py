@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import RUN_KEYS, Workload, one_pod_per_node, pod, run_fields
+from paddlegen.workloads.base import (
+    RUN_KEYS,
+    Workload,
+    batch_job_annotations,
+    one_pod_per_node,
+    pod,
+    run_fields,
+)
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -71,6 +78,7 @@ def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     return {
         "run": run(job),
+        "job_annotations": batch_job_annotations(job),
         "pod": pod(
             job,
             worker,

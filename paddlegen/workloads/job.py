@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import RUN_KEYS, Workload, pod, run_fields
+from paddlegen.workloads.base import RUN_KEYS, Workload, batch_job_annotations, pod, run_fields
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 def context(job: Job) -> dict[str, Any]:
     return {
         "run": run_fields(job),
+        "job_annotations": batch_job_annotations(job),
         "pod": pod(job, job.roles["worker"], restart_policy=job.run.restart_policy),
     }
 

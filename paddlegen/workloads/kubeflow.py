@@ -38,7 +38,7 @@ def context(job: Job) -> dict[str, Any]:
         # Job default (Never) that job.run carries.
         "restart_policy": job.run.restartPolicy or "OnFailure",
         "replicas": [  # (replica type, role, pod), Master first
-            (ROLES[name], role, pod(job, role, ports=ports))
+            (ROLES[name], role, pod(job, role, ports=ports, operator_group=True))
             for name, role in job.roles.items()
             if name in ROLES
         ],

@@ -59,7 +59,13 @@ def context(job: Job) -> dict[str, Any]:
         "settings": {key: value for key, value in given.items() if value is not None},
         "pods": {
             name: _default_scheduler(
-                pod(job, role, restart_policy=restart, **_host_network(job, role.affinity))
+                pod(
+                    job,
+                    role,
+                    restart_policy=restart,
+                    operator_group=True,
+                    **_host_network(job, role.affinity),
+                )
             )
             for name, role in job.roles.items()
         },

@@ -74,8 +74,8 @@ def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     assert text.startswith("# yaml-language-server: $schema=https://paddlegen.dev/schemas/")
     assert "  # " in text  # commented
     kinds = renders(path)
-    # The gang: a PodGroup of paddlegen's only where no operator builds one from its policy
-    assert ("PodGroup" in kinds) == (workload in ("job", "distributed-job"))
+    # The gang's PodGroup is made by whoever makes the pods (an operator, or Volcano for a Job)
+    assert "PodGroup" not in kinds
     assert ("PersistentVolume" in kinds) == any(s in storage for s in ("nfs", "efs", "ceph"))
 
 

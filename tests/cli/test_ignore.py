@@ -48,6 +48,8 @@ TRIGGERS = {
     "image-tag": "spec:\n  image: x\n" + LIMITS,
     "limits-missing": "spec:\n  image: x:1\n",
     "min-available": "spec:\n  image: x:1\n" + LIMITS + "  scheduling: {minAvailable: 5}\n",
+    "paddlejob-min-available": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n"
+    "  scheduling: {scheduler: volcano, minAvailable: 1}\n",
     "paddlejob-heter": "spec:\n  image: x:1\n" + LIMITS + "  heter: {replicas: 1}\n",
     "paddlejob-gloo": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {withGloo: 1}\n",
     "paddlejob-elastic": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {elastic: 0}\n",

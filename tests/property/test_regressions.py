@@ -35,16 +35,18 @@ def render(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {m.kind: m.obj for m in result.manifests}
 
 
-def test_nano_and_micro_quantities_sum_into_the_podgroup():
+def test_nano_and_micro_quantities_sum_into_the_gangs_min_resources():
     # The schema allows the n and u suffixes; summing them for minResources raised ValueError.
     assert parse("100n") * 10**9 == 100 and parse("3u") * 10**6 == 3
     objs = render(
         {
+            "workload": "paddlejob",
             "resources": {"requests": {"cpu": "100n", "memory": "3u"}},
             "scheduling": {"scheduler": "volcano"},
         }
     )
-    assert objs["PodGroup"]["spec"]["minResources"] == {"cpu": "1e-07", "memory": "3e-06"}
+    policy = objs["PaddleJob"]["spec"]["schedulingPolicy"]
+    assert policy["minResources"] == {"cpu": "1e-07", "memory": "3e-06"}
 
 
 @pytest.mark.parametrize("value", ["a\x7fb", "c\x85d", "e\u2028f", "\x9f", "g\ufffe"])
@@ -87,7 +89,7 @@ def test_env_resource_divisors_are_written_as_quantity_strings(divisor):
 
 @pytest.mark.parametrize("quantity", ["1e999999999", "1" * 65])
 def test_quantities_too_large_to_sum_are_rejected_with_a_position(quantity):
-    # The schema allowed any exponent: the PodGroup's exact sum of 1e999999999 never finished.
+    # The schema allowed any exponent: the gang's exact sum of 1e999999999 never finished.
     spec = {
         **BASE["spec"],
         "scheduling": {"scheduler": "volcano"},

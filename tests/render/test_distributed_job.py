@@ -279,3 +279,26 @@ def test_kustomize_builds_it_and_kubeconform_accepts_it(tmp_path, schema_dir):
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "Valid: 7, Invalid: 0, Errors: 0, Skipped: 0" in checked.stdout
+
+
+def test_volcano_gangs_every_pod_of_the_job_and_no_data_pod(tmp_path):
+    rendered = render(
+        tmp_path,
+        SEED_004.replace(
+            "  run:", "  scheduling: {scheduler: volcano, queue: research}\n  run:"
+        ).replace(
+            "    trainerCount: 3\n", "    trainerCount: 3\n  dataPrep: {image: d:1, volume: efs}\n"
+        ),
+    )
+    found = objects(rendered)
+    assert not [kind for kind, _ in found if kind == "PodGroup"]
+    job = found[("Job", "paddle-cluster-job")]
+    # Volcano's podgroup controller sizes the Job's group from this annotation
+    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "3"
+    assert job["spec"]["template"]["metadata"]["annotations"] == {
+        "scheduling.volcano.sh/queue-name": "research"
+    }
+    assert pod_of(rendered)["schedulerName"] == "volcano"
+    data = found[("Job", "paddle-cluster-job-data")]
+    assert "schedulerName" not in data["spec"]["template"]["spec"]
+    assert "scheduling.volcano.sh/group-min-member" not in data["metadata"].get("annotations", {})

@@ -153,3 +153,26 @@ def test_recreate_on_change_asks_argo_cd_to_delete_and_create_changed_jobs(tmp_p
     assert job["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == (
         "Force=true,Replace=true"
     )
+
+
+def test_volcano_groups_the_job_by_its_own_podgroup_sized_by_annotation(tmp_path):
+    """No PodGroup of paddlegen's: Volcano's podgroup controller makes one for the Job's pods,
+    owned by the Job (deleted with it), sized by the Job's annotation, queued and prioritised
+    by the pods'."""
+    objects = render(
+        tmp_path,
+        """\
+metadata: {name: gang}
+spec:
+  workload: job
+  image: img:1
+  resources: {limits: {memory: 1Gi}}
+  scheduling: {scheduler: volcano, queue: research, priorityClassName: high}
+""",
+    )
+    assert sorted(objects) == ["batch_v1_job_gang.yaml", "kustomization.yaml"]
+    job = objects["batch_v1_job_gang.yaml"]
+    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "1"
+    pod = job["spec"]["template"]
+    assert pod["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
+    assert (pod["spec"]["schedulerName"], pod["spec"]["priorityClassName"]) == ("volcano", "high")

@@ -117,6 +117,24 @@ spec:
     assert "PodGroup" not in found  # training-operator builds it from the policy
 
 
+def test_min_resources_count_the_first_min_available_pods_master_first(tmp_path):
+    job = paddlejob(
+        tmp_path,
+        """\
+metadata: {name: gang}
+spec:
+  workload: kubeflow-paddlejob
+  image: img:1
+  ps: {replicas: 2, resources: {requests: {cpu: "1", memory: 1Gi}}}
+  worker: {replicas: 3, resources: {requests: {cpu: "4", memory: 8Gi}, limits: {nvidia.com/gpu: 1}}}
+  scheduling: {scheduler: volcano, minAvailable: 3}
+""",
+    )
+    policy = job["spec"]["runPolicy"]["schedulingPolicy"]
+    # 2 Master pods and the first Worker: what Volcano must reserve before starting any pod
+    assert policy["minResources"] == {"cpu": "6", "memory": "10Gi", "nvidia.com/gpu": "1"}
+
+
 def test_shm_node_selection_and_volumes_reach_every_replica(tmp_path):
     job = paddlejob(
         tmp_path,

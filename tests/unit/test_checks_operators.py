@@ -107,6 +107,31 @@ def test_env_the_operator_sets_is_an_error(workload, name, how):
     )
 
 
+def test_a_paddleflow_gang_smaller_than_the_job_can_deadlock():
+    body = """\
+spec:
+  workload: {workload}
+  image: img:1
+  worker: {{replicas: 4}}
+  scheduling: {{scheduler: volcano, minAvailable: {wanted}}}
+"""
+    (line,) = findings(body.format(workload="paddlejob", wanted=3))
+    assert line.startswith(
+        "spec.yaml:8:50: warning: $.spec.scheduling.minAvailable: minAvailable 3 of 4 pods can "
+        "deadlock"
+    )
+    assert line.endswith(
+        "(leave minAvailable out (all pods start together)) [paddlejob-min-available]"
+    )
+    assert findings(body.format(workload="paddlejob", wanted=4)) == []
+    # training-operator gives its pods their env without waiting for every pod
+    assert findings(body.format(workload="kubeflow-paddlejob", wanted=3)) == []
+    # elastic pods take no endpoints ConfigMap
+    assert (
+        findings(body.format(workload="paddlejob", wanted=3) + "  paddlejob: {elastic: 1}\n") == []
+    )
+
+
 def test_heter_needs_ps():
     assert findings("""\
 spec:

@@ -273,7 +273,7 @@ def test_what_a_pod_holds_that_the_spec_can_express_is_mapped():
     }
 
 
-def test_a_gang_scheduled_job_maps_whole_but_for_the_pods_own_priority():
+def test_a_gang_scheduled_job_with_its_podgroup_maps_whole():
     result = imported_file("volcano-job.yaml")
     spec = result.spec["spec"]
     assert spec["scheduling"] == {
@@ -288,10 +288,36 @@ def test_a_gang_scheduled_job_maps_whole_but_for_the_pods_own_priority():
     ]
     # restricted: the container's settings and the pod's seccomp profile together
     assert "security" not in spec
-    (note,) = lossy(result)
-    assert note.startswith("Job/resnet: priorityClassName 'high' becomes the gang's")
-    assert "the pods themselves get none" in note
-    assert render(result)["PodGroup"]["spec"]["priorityClassName"] == "high"
+    assert lossy(result) == []
+    # rendered, the gang is Volcano's own group for the Job: no PodGroup of paddlegen's
+    objects = render(result)
+    assert "PodGroup" not in objects
+    job = objects["Job"]
+    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "1"
+    pod = job["spec"]["template"]
+    assert pod["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] == "research"
+    assert pod["spec"]["priorityClassName"] == "high"
+
+
+def test_a_gang_scheduled_job_as_paddlegen_renders_it_maps_back_whole():
+    text = (IMPORT_DATA / "volcano-job.yaml").read_text(encoding="utf-8")
+    job = text[text.index("apiVersion: batch/v1") :].replace(
+        "metadata: {name: resnet, namespace: ml}",
+        "metadata:\n  name: resnet\n  namespace: ml\n"
+        "  annotations: {scheduling.volcano.sh/group-min-member: '1'}",
+    )
+    job = job.replace(
+        "scheduling.k8s.io/group-name: resnet", "scheduling.volcano.sh/queue-name: research"
+    )
+    result = imported(job)
+    assert result.spec["spec"]["scheduling"] == {
+        "scheduler": "volcano",
+        "minAvailable": 1,
+        "queue": "research",
+        "priorityClassName": "high",
+    }
+    assert "annotations" not in result.spec["metadata"]
+    assert lossy(result) == []
 
 
 def test_a_pod_priority_other_than_the_gangs_is_lossy():

@@ -1,0 +1,101 @@
+"""`distributed-job` on the real control plane and KWOK's fake nodes: the Job makes N pods with
+the legacy image's env contract and host ports, one per node, whose ServiceAccount may list
+the Job's pods (the image's peer discovery), and the data Job runs apart from the gang."""
+
+from __future__ import annotations
+
+import yaml
+
+from paddlegen import api
+from paddlegen.spec.loader import parse_spec
+from tests.cluster.conftest import Kube
+from tests.cluster.test_paddleflow import get, wait_for
+from tests.conftest import EXAMPLES
+
+EXAMPLE = EXAMPLES / "distributed-hostpath.yaml"
+
+
+def render(namespace: str, scheduling: dict | None = None) -> api.Rendered:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["metadata"]["namespace"] = namespace
+    if scheduling:
+        data["spec"]["scheduling"] = scheduling
+    return api.render_document(parse_spec(yaml.safe_dump(data).encode(), str(EXAMPLE)))
+
+
+def env(container: dict) -> dict[str, str]:
+    return {
+        e["name"]: e.get("value", e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath"))
+        for e in container["env"]
+    }
+
+
+def job_pods(kube: Kube, namespace: str, job: str) -> list[dict]:
+    return get(kube, namespace, "pods", "-l", f"job-name={job}")["items"]
+
+
+def test_the_job_runs_a_pod_per_node_with_the_images_contract(operators: Kube) -> None:
+    kube, namespace = operators, "dist-hostports"
+    kube.run("create", "namespace", namespace)
+    rendered = render(namespace)
+    kube.apply(api.manifest_stream([rendered]))
+    jobs = {m.name: m.obj for m in rendered.manifests if m.kind == "Job"}
+    name = rendered.job.name
+    ours = jobs[name]["spec"]["template"]["spec"]["containers"][0]
+    replicas = jobs[name]["spec"]["parallelism"]
+
+    pods = wait_for(
+        f"{replicas} pods on nodes",
+        lambda: (
+            [p for p in job_pods(kube, namespace, name) if p["spec"].get("nodeName")]
+            if len(job_pods(kube, namespace, name)) == replicas
+            else None
+        ),
+    )
+    # host ports: one pod per node, each listening on every port the image opens
+    assert len({p["spec"]["nodeName"] for p in pods}) == replicas
+    for pod in pods:
+        first = pod["spec"]["containers"][0]
+        # JOB_NAME, JOB_PATH, CONF_PADDLE_* as rendered (the server adds fieldRef apiVersion)
+        assert env(first) == env(ours)
+        assert [(p["containerPort"], p["hostPort"]) for p in first["ports"]] == [
+            (7164 + i, 7164 + i) for i in range(4)
+        ]
+        assert pod["spec"]["serviceAccountName"] == name
+    # start_paddle.py lists the Job's pods through the API server with that ServiceAccount
+    allowed = kube.run(
+        "auth", "can-i", "list", "pods", "-n", namespace,
+        f"--as=system:serviceaccount:{namespace}:{name}", check=False,
+    )  # fmt: skip
+    assert allowed.stdout.strip() == "yes", allowed.stderr
+    # the data Job runs on its own, outside any gang
+    (data,) = job_pods(kube, namespace, f"{name}-data")
+    assert "schedulerName" not in jobs[f"{name}-data"]["spec"]["template"]["spec"]
+    assert data["spec"]["schedulerName"] == "default-scheduler"
+
+    for pod in pods:  # the training "finishes"
+        kube.succeed(namespace, pod["metadata"]["name"])
+    wait_for(
+        "the Job to complete",
+        lambda: (
+            (get(kube, namespace, "job", name) or {}).get("status", {}).get("succeeded") == replicas
+        ),
+    )
+
+
+def test_under_volcano_the_pods_name_its_queue_and_no_podgroup_is_applied(
+    operators: Kube,
+) -> None:
+    kube, namespace = operators, "dist-volcano"
+    kube.run("create", "namespace", namespace)
+    rendered = render(namespace, {"scheduler": "volcano", "queue": "default"})
+    assert not [m for m in rendered.manifests if m.kind == "PodGroup"]
+    kube.apply(api.manifest_stream([rendered]))
+    name = rendered.job.name
+    job = get(kube, namespace, "job", name)
+    # what Volcano's podgroup controller sizes the Job's own PodGroup by, kept by the server
+    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "3"
+    wait_for("3 pods", lambda: len(job_pods(kube, namespace, name)) == 3)
+    for pod in job_pods(kube, namespace, name):
+        assert pod["spec"]["schedulerName"] == "volcano"
+        assert pod["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] == "default"
