@@ -368,10 +368,13 @@ def _env_var(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _quantity(value: Any) -> Any:
-    """Quantities are written as strings (`2`, `4Gi`) so no YAML reader retypes them."""
-    from paddlegen.spec.quantity import spelling
+    """Quantities are written as the API server spells them (`0.5` as `500m`, `1024Mi` as
+    `1Gi`), and as strings so no YAML reader retypes them. An operator that writes its job back
+    (PaddleFlow adds its finalizer with an update) writes that spelling; any other would then
+    differ from Git, and the next server-side apply would conflict with the operator."""
+    from paddlegen.spec.quantity import canonical
 
-    return None if value is None else spelling(value)
+    return None if value is None else canonical(value)
 
 
 def _volume(v: dict[str, Any], job: str, namespace: str | None) -> Volume:

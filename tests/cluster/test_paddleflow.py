@@ -273,3 +273,35 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube
         get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", name)["status"]["phase"]
         == "Completed"
     )
+
+
+def test_quantities_as_the_user_wrote_them_meet_no_conflict_with_the_operator(
+    operators: Kube,
+) -> None:
+    """The operator writes its job back (finalizer) in the server's spelling of every quantity;
+    paddlegen writes that spelling too, so a spec's `0.5` or `1024Mi` is no field the operator
+    then owns, and the next apply (a GitOps sync) goes through."""
+    kube = operators
+    namespace = "pf-quantities"
+    kube.run("create", "namespace", namespace)
+    spec = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: quantities, namespace: pf-quantities}
+spec:
+  workload: paddlejob
+  image: img:1
+  resources: {requests: {cpu: 0.5}, limits: {memory: 1024Mi}}
+  shm: 0.5Gi
+"""
+    rendered = api.render_document(parse_spec(spec.encode(), "quantities.yaml"))
+    kube.apply(api.manifest_stream([rendered]))
+    wait_for(
+        "the operator's finalizer",
+        lambda: (
+            (get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", "quantities") or {})
+            .get("metadata", {})
+            .get("finalizers")
+        ),
+    )
+    kube.apply(api.manifest_stream([rendered]))  # fails on a conflict

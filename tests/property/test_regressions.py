@@ -68,15 +68,17 @@ def test_values_with_characters_yaml_cannot_hold_raw_render_unchanged(value):
 
 
 def test_float_quantities_are_written_exactly():
-    # format(value, "g") kept six significant digits: 1234567.0 became 1.23457e+06.
+    # format(value, "g") kept six significant digits: 1234567.0 became 1.23457e+06. Written
+    # exactly, in the API server's own spelling.
     objs = render({"resources": {"requests": {"cpu": 0.1234567, "memory": 1234567.0}}})
     (container,) = objs["Job"]["spec"]["template"]["spec"]["containers"]
-    assert container["resources"]["requests"] == {"cpu": "0.1234567", "memory": "1234567"}
+    assert container["resources"]["requests"] == {"cpu": "123456700n", "memory": "1234567"}
 
 
-@pytest.mark.parametrize("divisor", [0.001, 1, "1m"])
-def test_env_resource_divisors_are_written_as_quantity_strings(divisor):
-    # A float divisor reached the manifest as a number; the API wants an int or a string.
+@pytest.mark.parametrize(("divisor", "written"), [(0.001, "1m"), (1, "1"), ("1m", "1m")])
+def test_env_resource_divisors_are_written_as_quantity_strings(divisor, written):
+    # A float divisor reached the manifest as a number; the API wants an int or a string (and
+    # spells 0.001 as 1m).
     env = [
         {
             "name": "CPU",
@@ -84,7 +86,7 @@ def test_env_resource_divisors_are_written_as_quantity_strings(divisor):
         }
     ]
     (container,) = render({"env": env})["Job"]["spec"]["template"]["spec"]["containers"]
-    assert container["env"][0]["valueFrom"]["resourceFieldRef"]["divisor"] == str(divisor)
+    assert container["env"][0]["valueFrom"]["resourceFieldRef"]["divisor"] == written
 
 
 @pytest.mark.parametrize("quantity", ["1e999999999", "1" * 65])
@@ -110,7 +112,8 @@ def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
     }
     files = api.manifest_files([rendered(spec)], "deploy")
     job = next(text for name, text in files if "_job_" in name)
-    for quoted in ("'1e3'", "'0o17'", "'1_000'", "'1e-05'", "'1E3'"):
+    # (the quantities in the API server's spelling: 1e-05 is 10e-6)
+    for quoted in ("'1e3'", "'0o17'", "'1_000'", "'10e-6'", "'1E3'"):
         assert quoted in job
     found, used = validate_manifests(files, kubeconform=require_tool("kubeconform"))
     assert (found, used) == ([], "kubeconform")
