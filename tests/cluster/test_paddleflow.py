@@ -43,6 +43,15 @@ def get(kube: Kube, namespace: str, *what: str) -> Any:
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
+def paddlejob_spec(name: str, namespace: str, body: str) -> str:
+    """A `paddlejob` spec of image img:1 with ``body`` (indented spec fields) after it."""
+    return (
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
+        f"metadata: {{name: {name}, namespace: {namespace}}}\n"
+        "spec:\n  workload: paddlejob\n  image: img:1\n" + body
+    )
+
+
 def test_there_are_paddlejob_examples() -> None:
     assert len(EXAMPLES) >= 4
 
@@ -171,19 +180,10 @@ def test_what_the_paddlejob_checks_rely_on_holds_for_the_real_operator(operators
     kube = operators
     namespace = "pf-checks"
     kube.run("create", "namespace", namespace)
-    base = """\
-apiVersion: paddlegen/v1
-kind: TrainingJob
-metadata: {name: NAME, namespace: pf-checks}
-spec:
-  workload: paddlejob
-  image: img:1
-  resources: {limits: {memory: 1Gi}}
-  worker: {replicas: 2}
-"""
+    base = paddlejob_spec("NAME", namespace, "  resources: {limits: {memory: 1Gi}}\n")
 
     def paddlejob(name: str, extra: str) -> dict[str, Any]:
-        text = base.replace("NAME", name) + extra
+        text = base.replace("NAME", name) + "  worker: {replicas: 2}\n" + extra
         rendered = api.render_document(parse_spec(text.encode(), f"{name}.yaml"))
         (obj,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
         return obj
@@ -284,16 +284,11 @@ def test_quantities_as_the_user_wrote_them_meet_no_conflict_with_the_operator(
     kube = operators
     namespace = "pf-quantities"
     kube.run("create", "namespace", namespace)
-    spec = """\
-apiVersion: paddlegen/v1
-kind: TrainingJob
-metadata: {name: quantities, namespace: pf-quantities}
-spec:
-  workload: paddlejob
-  image: img:1
-  resources: {requests: {cpu: 0.5}, limits: {memory: 1024Mi}}
-  shm: 0.5Gi
-"""
+    spec = paddlejob_spec(
+        "quantities",
+        namespace,
+        "  resources: {requests: {cpu: 0.5}, limits: {memory: 1024Mi}}\n  shm: 0.5Gi\n",
+    )
     rendered = api.render_document(parse_spec(spec.encode(), "quantities.yaml"))
     kube.apply(api.manifest_stream([rendered]))
     wait_for(
