@@ -62,29 +62,50 @@ def etcd_version() -> str:
 
 @dataclass(frozen=True)
 class Extra:
-    """A controller `up --with NAME` starts besides the control plane."""
+    """What `up --with NAME` starts besides the control plane: one process per package."""
 
     tools: str  # its module under hack/tools
     module: str  # the module whose version go.mod pins
-    package: str  # what `go build` builds
-    binary: str
+    packages: tuple[str, ...]  # what `go build` builds, one binary each
+    processes: tuple[str, ...]  # the name each binary runs under (state, logs), in that order
+
+    @property
+    def binaries(self) -> dict[str, str]:
+        """Process name -> binary name (`go build` names a binary after its package)."""
+        pairs = zip(self.processes, self.packages, strict=True)
+        return {process: package.rsplit("/", 1)[-1] for process, package in pairs}
 
 
 EXTRAS = {
-    "kwok": Extra("kwok", "sigs.k8s.io/kwok", "sigs.k8s.io/kwok/cmd/kwok", "kwok"),
+    "kwok": Extra("kwok", "sigs.k8s.io/kwok", ("sigs.k8s.io/kwok/cmd/kwok",), ("kwok",)),
     "paddle-operator": Extra(
         "paddle-operator",
         "github.com/paddleflow/paddle-operator",
-        "github.com/paddleflow/paddle-operator",
-        "paddle-operator",
+        ("github.com/paddleflow/paddle-operator",),
+        ("paddle-operator",),
     ),
     "training-operator": Extra(
         "training-operator",
         "github.com/kubeflow/training-operator",
-        "github.com/kubeflow/training-operator/cmd/training-operator.v1",
-        "training-operator.v1",
+        ("github.com/kubeflow/training-operator/cmd/training-operator.v1",),
+        ("training-operator",),
+    ),
+    # Real gang scheduling: vc-scheduler admits and places whole PodGroups; the controller
+    # manager keeps Queues' state and makes PodGroups for plain pods that name the scheduler.
+    "volcano": Extra(
+        "volcano",
+        "volcano.sh/volcano",
+        ("volcano.sh/volcano/cmd/scheduler", "volcano.sh/volcano/cmd/controller-manager"),
+        ("vc-scheduler", "vc-controller-manager"),
     ),
 }
+
+
+def extras_of(processes: Sequence[str]) -> list[str]:
+    """The extras whose processes are among ``processes`` (a cluster's recorded pids)."""
+    return [name for name, extra in EXTRAS.items() if set(extra.processes) & set(processes)]
+
+
 # training-operator v1.9.0 starts its controllers only once its certificate rotator has found
 # the webhook Secret and the ValidatingWebhookConfiguration of its release (pkg/cert/cert.go).
 # Its webhook server cannot be reached from this API server (no Service, no pod network), so
@@ -155,7 +176,8 @@ def binaries(extras: Sequence[str] = ()) -> dict[str, Path]:
     found = {name: k8s_bin() / name for name in K8S_COMMANDS}
     found["etcd"] = etcd_bin() / "etcd"
     for name in extras:
-        found[name] = extra_bin(name) / EXTRAS[name].binary
+        for process, binary in EXTRAS[name].binaries.items():
+            found[process] = extra_bin(name) / binary
     return found
 
 
@@ -214,8 +236,14 @@ def build(extras: Sequence[str] = ()) -> dict[str, Path]:
     if "etcd" in absent:
         _go_build(TOOLS / "etcd", ["."], etcd_bin())  # the module's last element: etcd
     for name in extras:
-        if name in absent:
-            _go_build(TOOLS / EXTRAS[name].tools, [EXTRAS[name].package], extra_bin(name))
+        extra = EXTRAS[name]
+        packages = [
+            package
+            for package, process in zip(extra.packages, extra.processes, strict=True)
+            if process in absent
+        ]
+        if packages:
+            _go_build(TOOLS / extra.tools, packages, extra_bin(name))
     return binaries(extras)
 
 
@@ -232,7 +260,7 @@ class Cluster:
 
     @property
     def extras(self) -> list[str]:
-        return [name for name in self.pids if name in EXTRAS]
+        return extras_of(list(self.pids))
 
     @property
     def kubectl(self) -> str:
@@ -356,7 +384,7 @@ def up(
     state = state_dir(state)
     running = load(state)
     if running:
-        _start_extras(running, [e for e in extras if e not in running.pids])
+        _start_extras(running, [e for e in extras if e not in running.extras])
         return running
     if (state / "cluster.json").exists():
         down(state)  # a half-dead cluster from before: stop what is left, start afresh
@@ -434,18 +462,7 @@ def up(
             ],
             state,
         )
-        scheduler_config = state / "kube-scheduler.json"
-        scheduler_config.write_text(json.dumps(_scheduler_config(kubeconfig)), encoding="utf-8")
-        pids["kube-scheduler"] = _start(
-            "kube-scheduler",
-            [
-                str(paths["kube-scheduler"]),
-                f"--config={scheduler_config}",
-                "--bind-address=127.0.0.1",
-                "--secure-port=0",
-            ],
-            state,
-        )
+        _start_kube_scheduler(cluster, stand_in="volcano" not in extras)
         _save(cluster)
         install_crds(cluster)
         _start_extras(cluster, list(extras))
@@ -456,17 +473,42 @@ def up(
     return cluster
 
 
-def _scheduler_config(kubeconfig: Path) -> dict[str, object]:
-    """kube-scheduler's configuration: the default profile, and one named `volcano` that
-    stands in for Volcano's scheduler (which does not build here): it places the pods that
-    name it, one by one, with no gang semantics; the tests set PodGroup phases themselves."""
+def _scheduler_config(kubeconfig: Path, stand_in: bool) -> dict[str, object]:
+    """kube-scheduler's configuration: the default profile, and, unless Volcano runs
+    (`--with volcano`), one named `volcano` that stands in for Volcano's scheduler: it places
+    the pods that name it, one by one, with no gang semantics, and nothing moves a PodGroup
+    out of Pending (an operator waiting for Inqueue waits until someone sets it)."""
+    profiles = [{"schedulerName": "default-scheduler"}]
+    if stand_in:
+        profiles.append({"schedulerName": "volcano"})
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": str(kubeconfig)},
         "leaderElection": {"leaderElect": False},
-        "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "volcano"}],
+        "profiles": profiles,
     }
+
+
+def _start_kube_scheduler(cluster: Cluster, stand_in: bool) -> None:
+    """Start kube-scheduler, with the stand-in `volcano` profile or without it; a running one
+    configured the other way is stopped first (two schedulers of one name would race for the
+    same pods)."""
+    state = Path(cluster.state)
+    config = state / "kube-scheduler.json"
+    wanted = _scheduler_config(Path(cluster.kubeconfig), stand_in)
+    binary = str(binaries()["kube-scheduler"])
+    pid = cluster.pids.get("kube-scheduler")
+    if pid is not None and _alive(pid, binary):
+        if json.loads(config.read_text(encoding="utf-8")) == wanted:
+            return
+        _stop([pid])
+    config.write_text(json.dumps(wanted), encoding="utf-8")
+    cluster.pids["kube-scheduler"] = _start(
+        "kube-scheduler",
+        [binary, f"--config={config}", "--bind-address=127.0.0.1", "--secure-port=0"],
+        state,
+    )
 
 
 def _save(cluster: Cluster) -> None:
@@ -482,6 +524,9 @@ def _start_extras(cluster: Cluster, extras: list[str]) -> None:
     state = Path(cluster.state)
     kubeconfig = ["--kubeconfig", cluster.kubeconfig]
     for name in extras:
+        if name == "volcano":
+            _start_volcano(cluster, paths)
+            continue
         if name == "kwok":
             # A fake kubelet for every node: pods get scheduled, Running and an IP; pods of a
             # batch Job complete by themselves (KWOK's default stages).
@@ -511,6 +556,92 @@ def _start_extras(cluster: Cluster, extras: list[str]) -> None:
             _mount_webhook_certs(cluster)
     if "kwok" in extras:
         _fake_nodes(cluster)
+
+
+# vc-scheduler's configuration: Volcano's own default, its Helm chart's
+# installer/helm/chart/volcano/config/volcano-scheduler.conf at the pinned tag. `enqueue`
+# admits a PodGroup (Pending -> Inqueue) only when its minResources fit what the queue and the
+# cluster have left; `gang` lets `allocate` bind a job's pods only when minMember of them fit.
+VOLCANO_SCHEDULER_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+# The Volcano CRDs only Volcano itself needs (PodGroup is in hack/crds with the others).
+VOLCANO_CRDS = TOOLS / "volcano" / "crds"
+
+
+def _start_volcano(cluster: Cluster, paths: dict[str, Path]) -> None:
+    """vc-scheduler and vc-controller-manager, the way Volcano's chart runs them, minus what
+    needs a pod network or more CRDs: no webhook manager (its admission checks do not run),
+    no metrics or health ports, and only the PodGroup and Queue controllers."""
+    install_crds(cluster, sorted(VOLCANO_CRDS.glob("*.yaml")))
+    _start_kube_scheduler(cluster, stand_in=False)  # vc-scheduler alone answers to `volcano`
+    state = Path(cluster.state)
+    conf = state / "vc-scheduler.conf"
+    conf.write_text(VOLCANO_SCHEDULER_CONF, encoding="utf-8")
+    kubeconfig = f"--kubeconfig={cluster.kubeconfig}"
+    cluster.pids["vc-scheduler"] = _start(
+        "vc-scheduler",
+        [
+            str(paths["vc-scheduler"]),
+            kubeconfig,
+            f"--scheduler-conf={conf}",
+            "--leader-elect=false",
+            "--cache-dumper=false",
+            # Numatopology objects come from Volcano's node agent, which does not run here
+            # (nor does its CRD: an informer on a missing CRD never syncs).
+            "--feature-gates=ResourceTopology=false",
+        ],
+        state,
+    )
+    _save(cluster)
+    cluster.pids["vc-controller-manager"] = _start(
+        "vc-controller-manager",
+        [
+            str(paths["vc-controller-manager"]),
+            kubeconfig,
+            "--leader-elect=false",
+            # PodGroups for pods and Jobs that name the scheduler; Queue state and counts.
+            "--controllers=pg-controller,queue-controller",
+            "--feature-gates=QueueCommandSync=false",  # no bus.volcano.sh Command CRD here
+        ],
+        state,
+    )
+    _save(cluster)
+    _wait_open_queue(cluster, paths)
+
+
+def _wait_open_queue(cluster: Cluster, paths: dict[str, Path], timeout: float = 60.0) -> None:
+    """Wait for the `default` Queue (vc-scheduler creates it, the queue controller opens it):
+    a PodGroup in a queue that is not there yet is not scheduled."""
+    deadline = time.monotonic() + timeout
+    argv = [cluster.kubectl, "get", "queue", "default", "-o", "jsonpath={.status.state}"]
+    while time.monotonic() < deadline:
+        for process in ("vc-scheduler", "vc-controller-manager"):
+            if not _alive(cluster.pids[process], str(paths[process])):
+                log = _tail(Path(cluster.state) / f"{process}.log")
+                raise ClusterError(f"{process} exited:\n{log}")
+        done = subprocess.run(argv, env=cluster.env(), capture_output=True, text=True, check=False)
+        if done.returncode == 0 and done.stdout == "Open":
+            return
+        time.sleep(0.2)
+    raise ClusterError(
+        f"Volcano's default Queue was not Open in {timeout:.0f} s:\n"
+        + _tail(Path(cluster.state) / "vc-scheduler.log")
+    )
 
 
 # Where training-operator's webhook server reads its certificate (pkg/cert/cert.go, certDir):
@@ -580,9 +711,10 @@ def _fake_nodes(cluster: Cluster) -> None:
     _apply(cluster, nodes)
 
 
-def install_crds(cluster: Cluster) -> None:
-    """Apply the top-level CRDs of hack/crds and wait until the API server serves them."""
-    files = sorted(CRDS.glob("*.yaml"))  # variants/ holds alternatives of the same kinds
+def install_crds(cluster: Cluster, files: Sequence[Path] = ()) -> None:
+    """Apply ``files`` (by default the top-level CRDs of hack/crds; variants/ holds
+    alternatives of the same kinds) and wait until the API server serves them."""
+    files = files or sorted(CRDS.glob("*.yaml"))
     argv = [cluster.kubectl, "apply", "--server-side", "--field-manager=local-cluster"]
     for file in files:
         argv += ["-f", str(file)]
@@ -608,22 +740,32 @@ def down(state: Path | None = None) -> None:
     except (OSError, ValueError):
         recorded = {}
     pids = list(recorded.get("pids", {}).items())
-    paths = binaries([name for name, _ in pids if name in EXTRAS])
+    paths = binaries(extras_of([name for name, _ in pids]))
     ours = [pid for name, pid in reversed(pids) if name in paths and _alive(pid, str(paths[name]))]
-    for pid in ours:
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 3  # a throwaway cluster: no long graceful shutdown
-    for pid in ours:
-        while _running(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if _running(pid):
-            os.kill(pid, signal.SIGKILL)
+    _stop(ours)
     for _, pid in pids:  # reap what this process started, ended by us or by itself
         child = _CHILDREN.pop(pid, None)
         if child is not None:
             child.wait()
     if (state / "cluster.json").exists():  # never remove a folder `up` did not make
         shutil.rmtree(state, ignore_errors=True)
+
+
+def _stop(pids: list[int]) -> None:
+    """SIGTERM ``pids`` (checked to be ours by the caller), SIGKILL what still runs after 3 s,
+    and wait (a little) until those are gone too."""
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 3  # a throwaway cluster: no long graceful shutdown
+    for pid in pids:
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 2
+    for pid in pids:
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _running(pid: int) -> bool:
