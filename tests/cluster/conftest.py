@@ -63,14 +63,6 @@ class Kube:
             "-p", json.dumps({"status": {"phase": "Succeeded"}}),
         )  # fmt: skip
 
-    def admit(self, namespace: str, podgroup: str) -> None:
-        """Set a PodGroup Inqueue, as Volcano admitting the gang would (Volcano does not run
-        here; its PodGroup CRD has no status subresource, so the status is patched in place)."""
-        self.run(
-            "patch", "podgroup", podgroup, "-n", namespace, "--type=merge",
-            "-p", json.dumps({"status": {"phase": "Inqueue"}}),
-        )  # fmt: skip
-
     def apply(self, stream: str) -> subprocess.CompletedProcess[str]:
         """A real server-side apply of ``stream`` as paddlegen's field manager."""
         return self.run(
@@ -119,5 +111,6 @@ def with_extras(kube: Kube, extras: list[str]) -> Kube:
 
 @pytest.fixture(scope="session")
 def operators(kube: Kube) -> Kube:
-    """The same cluster with KWOK (fake nodes that run pods) and the PaddleFlow operator."""
-    return with_extras(kube, ["kwok", "paddle-operator"])
+    """The same cluster with KWOK (fake nodes that run pods), Volcano (which admits and
+    places the operator's gangs) and the PaddleFlow operator."""
+    return with_extras(kube, ["kwok", "volcano", "paddle-operator"])

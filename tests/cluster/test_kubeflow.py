@@ -1,7 +1,8 @@
 """The Kubeflow training-operator (v1.9.0, built from its sources, gang scheduling through
-Volcano) runs `kubeflow-paddlejob` specs on KWOK's fake nodes: pods per replica with
-paddlegen's container first and intact, the job Running then Succeeded; with Volcano asked for,
-the operator builds the gang's PodGroup from runPolicy.schedulingPolicy and owns it."""
+Volcano, which runs too) runs `kubeflow-paddlejob` specs on KWOK's fake nodes: pods per
+replica with paddlegen's container first and intact, the job Running then Succeeded; with
+Volcano asked for, the operator builds the gang's PodGroup from runPolicy.schedulingPolicy and
+owns it."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ EXAMPLES = [p for p in example_specs() if "workload: kubeflow-paddlejob" in p.re
 
 @pytest.fixture(scope="module")
 def training_operator(kube: Kube) -> Kube:
-    return with_extras(kube, ["kwok", "training-operator"])
+    return with_extras(kube, ["kwok", "volcano", "training-operator"])
 
 
 def condition(job: dict[str, Any] | None) -> str:
@@ -51,9 +52,8 @@ def run_to_success(
         return [p for p in pods if p["status"].get("phase") == "Running"]
 
     # With --gang-scheduler-name=volcano the operator gangs every job, asked for or not: it
-    # makes a PodGroup and creates no pod until Volcano admits it (set here, as Volcano would).
+    # makes a PodGroup, which Volcano admits and whose pods it places as one gang.
     wait_for("the operator's PodGroup", lambda: get(kube, namespace, "podgroup", name))
-    kube.admit(namespace, name)
     wait_for(f"{total} running pods", lambda: len(running()) == total, timeout=90)
     for pod in running():
         kind = pod["metadata"]["labels"]["training.kubeflow.org/replica-type"]

@@ -19,12 +19,8 @@ from paddlegen.spec.quantity import parse
 from tests.cluster.conftest import Kube
 from tests.conftest import example_specs
 
-# Gang-scheduled examples wait for Volcano, which this operator mode does not run.
-EXAMPLES = [
-    p
-    for p in example_specs()
-    if "workload: paddlejob" in p.read_text() and "scheduler: volcano" not in p.read_text()
-]
+# The gang-scheduled one (paddlejob-volcano) too: Volcano runs beside the operator.
+EXAMPLES = [p for p in example_specs() if "workload: paddlejob" in p.read_text()]
 TIMEOUT = 60.0
 
 
@@ -225,10 +221,9 @@ def test_what_the_paddlejob_checks_rely_on_holds_for_the_real_operator(operators
 def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube) -> None:
     """PodGroup ownership (operators issue, item 2): paddlegen renders none for a PaddleJob;
     the operator (with --scheduling=volcano) builds it from the schedulingPolicy as the job's
-    controller child, starts the pods once Volcano would admit it (Inqueue, set here: Volcano
-    does not run, a kube-scheduler profile named volcano places its pods), and deletes it when
-    the job ends. Applying the same render again, as Argo CD's self-heal does, brings none
-    back."""
+    controller child, starts the pods once Volcano has admitted it (Inqueue; vc-scheduler
+    then places them as one gang), and deletes it when the job ends. Applying the same render
+    again, as Argo CD's self-heal does, brings none back."""
     kube = operators
     example = next(p for p in example_specs() if p.name == "paddlejob-volcano.yaml")
     data = yaml.safe_load(example.read_text())
@@ -250,9 +245,6 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube
     assert {k: parse(v) for k, v in group["spec"]["minResources"].items()} == {
         k: parse(v) for k, v in policy["minResources"].items()
     }
-    time.sleep(1)
-    assert get(kube, namespace, "pods")["items"] == []  # not admitted yet: no pod
-    kube.admit(namespace, name)
 
     def running() -> list[dict[str, Any]]:
         pods = get(kube, namespace, "pods")["items"]
