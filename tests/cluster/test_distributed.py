@@ -10,6 +10,7 @@ from paddlegen import api
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube
 from tests.cluster.test_paddleflow import get, wait_for
+from tests.cluster.test_volcano import scheduled_by
 from tests.conftest import EXAMPLES
 
 EXAMPLE = EXAMPLES / "distributed-hostpath.yaml"
@@ -99,3 +100,23 @@ def test_under_volcano_the_pods_name_its_queue_and_no_podgroup_is_applied(
     for pod in job_pods(kube, namespace, name):
         assert pod["spec"]["schedulerName"] == "volcano"
         assert pod["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] == "default"
+
+    # Volcano's podgroup controller makes the Job's PodGroup, owned by the Job and sized by
+    # that annotation; vc-scheduler admits it and binds the three pods as one gang (which KWOK
+    # then runs to completion by itself: a batch Job's pods finish at once).
+    def group() -> dict | None:
+        found = get(kube, namespace, "podgroups")["items"]
+        done = [g for g in found if g.get("status", {}).get("phase") in ("Running", "Completed")]
+        return done[0] if done else None
+
+    podgroup = wait_for("the Job's PodGroup Running or Completed", group)
+    (owner,) = podgroup["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("Job", name, job["metadata"]["uid"])
+    assert podgroup["spec"]["minMember"] == 3
+    assert podgroup["spec"]["queue"] == "default"
+    pods = job_pods(kube, namespace, name)
+    assert {p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] for p in pods} == {
+        podgroup["metadata"]["name"]
+    }
+    assert len({p["spec"]["nodeName"] for p in pods}) == 3  # host ports: a node each
+    assert scheduled_by(kube, namespace) == {"volcano", "default-scheduler"}  # data Job: default
