@@ -45,14 +45,13 @@ def test_the_job_runs_a_pod_per_node_with_the_images_contract(operators: Kube) -
     ours = jobs[name]["spec"]["template"]["spec"]["containers"][0]
     replicas = jobs[name]["spec"]["parallelism"]
 
-    pods = wait_for(
-        f"{replicas} pods on nodes",
-        lambda: (
-            [p for p in job_pods(kube, namespace, name) if p["spec"].get("nodeName")]
-            if len(job_pods(kube, namespace, name)) == replicas
-            else None
-        ),
-    )
+    def bound() -> list[dict] | None:
+        pods = job_pods(kube, namespace, name)
+        on_nodes = [p for p in pods if p["spec"].get("nodeName")]
+        return on_nodes if len(pods) == len(on_nodes) == replicas else None
+
+    # every pod bound (three pods with one still unbound are not yet "on nodes")
+    pods = wait_for(f"{replicas} pods on nodes", bound)
     # host ports: one pod per node, each listening on every port the image opens
     assert len({p["spec"]["nodeName"] for p in pods}) == replicas
     for pod in pods:
