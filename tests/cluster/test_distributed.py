@@ -4,16 +4,24 @@ the Job's pods (the image's peer discovery), and the data Job runs apart from th
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from paddlegen import api
 from paddlegen.spec.loader import parse_spec
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_paddleflow import get, wait_for
 from tests.cluster.test_volcano import scheduled_by
 from tests.conftest import EXAMPLES
 
 EXAMPLE = EXAMPLES / "distributed-hostpath.yaml"
+
+
+@pytest.fixture(scope="module")
+def nodes(kube: Kube) -> Kube:
+    """KWOK's nodes and Volcano; no operator: a batch Job needs none, and one running before
+    test_examples would change its PaddleJobs' status under that module's diff."""
+    return with_extras(kube, ["kwok", "volcano"])
 
 
 def render(namespace: str, scheduling: dict | None = None) -> api.Rendered:
@@ -35,8 +43,8 @@ def job_pods(kube: Kube, namespace: str, job: str) -> list[dict]:
     return get(kube, namespace, "pods", "-l", f"job-name={job}")["items"]
 
 
-def test_the_job_runs_a_pod_per_node_with_the_images_contract(operators: Kube) -> None:
-    kube, namespace = operators, "dist-hostports"
+def test_the_job_runs_a_pod_per_node_with_the_images_contract(nodes: Kube) -> None:
+    kube, namespace = nodes, "dist-hostports"
     kube.run("create", "namespace", namespace)
     rendered = render(namespace)
     kube.apply(api.manifest_stream([rendered]))
@@ -84,9 +92,9 @@ def test_the_job_runs_a_pod_per_node_with_the_images_contract(operators: Kube) -
 
 
 def test_under_volcano_the_pods_name_its_queue_and_no_podgroup_is_applied(
-    operators: Kube,
+    nodes: Kube,
 ) -> None:
-    kube, namespace = operators, "dist-volcano"
+    kube, namespace = nodes, "dist-volcano"
     kube.run("create", "namespace", namespace)
     rendered = render(namespace, {"scheduler": "volcano", "queue": "default"})
     assert not [m for m in rendered.manifests if m.kind == "PodGroup"]
