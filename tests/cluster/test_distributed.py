@@ -127,3 +127,12 @@ def test_under_volcano_the_pods_name_its_queue_and_no_podgroup_is_applied(
     }
     assert len({p["spec"]["nodeName"] for p in pods}) == 3  # host ports: a node each
     assert scheduled_by(kube, namespace) == {"volcano", "default-scheduler"}  # data Job: default
+
+    # the job done, a sync applies the same render again: no second PodGroup, and the Job's
+    # goes with the Job (garbage collection), so none is left to hold queue capacity
+    kube.apply(api.manifest_stream([rendered]))
+    assert len(get(kube, namespace, "podgroups")["items"]) == 1
+    kube.run("delete", "job", "-n", namespace, name, "--cascade=foreground", "--wait=true")
+    wait_for(
+        "the PodGroup to go with the Job", lambda: not get(kube, namespace, "podgroups")["items"]
+    )
