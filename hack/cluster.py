@@ -68,12 +68,13 @@ class Extra:
     module: str  # the module whose version go.mod pins
     packages: tuple[str, ...]  # what `go build` builds, one binary each
     processes: tuple[str, ...]  # the name each binary runs under (state, logs), in that order
+    names: tuple[str, ...] = ()  # the binaries' names, if not their packages' (one package)
 
     @property
     def binaries(self) -> dict[str, str]:
         """Process name -> binary name (`go build` names a binary after its package)."""
-        pairs = zip(self.processes, self.packages, strict=True)
-        return {process: package.rsplit("/", 1)[-1] for process, package in pairs}
+        names = self.names or tuple(package.rsplit("/", 1)[-1] for package in self.packages)
+        return dict(zip(self.processes, names, strict=True))
 
 
 EXTRAS = {
@@ -98,12 +99,39 @@ EXTRAS = {
         ("volcano.sh/volcano/cmd/scheduler", "volcano.sh/volcano/cmd/controller-manager"),
         ("vc-scheduler", "vc-controller-manager"),
     ),
+    # One binary for every component; ARGOCD_BINARY_NAME picks one (cmd/main.go).
+    # (its components run as argocd-repo-server, ...: ARGOCD_COMPONENTS below)
+    "argocd": Extra(
+        "argocd",
+        "github.com/argoproj/argo-cd/v3",
+        ("github.com/argoproj/argo-cd/v3/cmd",),
+        ("argocd",),
+        ("argocd",),
+    ),
 }
+# What `--with argocd` runs, by the names `up` records them under: Debian's redis-server (Argo
+# CD's cache, shared by the components) and three components of the one binary. No API
+# server, UI, Dex or notifications: the tests read and write Applications with kubectl.
+ARGOCD_NAMESPACE = "argocd"
+ARGOCD_REDIS = "argocd-redis"
+ARGOCD_COMPONENTS = (
+    "argocd-repo-server",
+    "argocd-application-controller",
+    "argocd-applicationset-controller",
+)
+# The extra each process that is not named after its extra belongs to.
+_PROCESS_EXTRA = {name: "argocd" for name in (ARGOCD_REDIS, *ARGOCD_COMPONENTS)}
+ARGOCD_TOOLS = TOOLS / "argocd"
+# The AppProject CRD, from the same release as hack/crds' Application and ApplicationSet; it
+# lives here, not in hack/crds, because only a running Argo CD needs it (no paddlegen output is
+# an AppProject, so it gets no schema in schemas/crds).
+ARGOCD_CRDS = ARGOCD_TOOLS / "crds"
 
 
 def extras_of(processes: Sequence[str]) -> list[str]:
     """The extras whose processes are among ``processes`` (a cluster's recorded pids)."""
-    return [name for name, extra in EXTRAS.items() if set(extra.processes) & set(processes)]
+    owners = {_PROCESS_EXTRA.get(name, name) for name in processes}
+    return [name for name, extra in EXTRAS.items() if (set(extra.processes) | {name}) & owners]
 
 
 # training-operator v1.9.0 starts its controllers only once its certificate rotator has found
@@ -178,7 +206,38 @@ def binaries(extras: Sequence[str] = ()) -> dict[str, Path]:
     for name in extras:
         for process, binary in EXTRAS[name].binaries.items():
             found[process] = extra_bin(name) / binary
+    if "argocd" in extras:  # not built here: Debian's package (README)
+        found["redis-server"] = _redis_server()
     return found
+
+
+def _redis_server() -> Path:
+    """redis-server on PATH, its folder resolved (/bin is /usr/bin on Debian) but not the
+    file: it is a link to redis-check-rdb, which acts by the name it is run as."""
+    found = shutil.which("redis-server")
+    if found is None:
+        return Path("redis-server (not on PATH)")
+    return Path(os.path.realpath(Path(found).parent)) / "redis-server"
+
+
+def _argv0(process: str, paths: dict[str, Path]) -> str | None:
+    """The executable that `up` started the process recorded as ``process`` with."""
+    if process in paths:
+        return str(paths[process])
+    if process == ARGOCD_REDIS:
+        return str(paths.get("redis-server", ""))
+    if process in ARGOCD_COMPONENTS:
+        return str(paths.get("argocd", ""))
+    return None
+
+
+def _argocd_ldflags(version: str) -> str:
+    # What `argocd version` and the components' startup lines report (common/version.go).
+    package = "github.com/argoproj/argo-cd/v3/common"
+    return (
+        f"-s -w -X {package}.version={version.lstrip('v')} -X {package}.gitTag={version} "
+        f"-X {package}.gitTreeState=clean"
+    )
 
 
 def missing(extras: Sequence[str] = ()) -> list[str]:
@@ -200,15 +259,19 @@ def _ldflags(version: str) -> str:
     return " ".join(flags)
 
 
-def _go_build(module_dir: Path, packages: list[str], bin_dir: Path, ldflags: str = "") -> None:
-    """Build ``packages`` into ``bin_dir``: into a temporary folder beside it first, then
-    renamed, so an interrupted build never leaves a binary that looks finished."""
+def _go_build(
+    module_dir: Path, packages: list[str], bin_dir: Path, ldflags: str = "", name: str = ""
+) -> None:
+    """Build ``packages`` into ``bin_dir`` (one package as ``name``, when given): into a
+    temporary folder beside it first, then renamed, so an interrupted build never leaves a
+    binary that looks finished."""
     go = shutil.which("go")
     if go is None:
         raise ClusterError("`go` is not on PATH: it builds the control plane (hack/tools)")
     bin_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=bin_dir, prefix=".build-") as tmp:
-        command = [go, "build", "-trimpath", "-ldflags", ldflags, "-o", tmp + "/", *packages]
+        output = f"{tmp}/{name}" if name else tmp + "/"
+        command = [go, "build", "-trimpath", "-ldflags", ldflags, "-o", output, *packages]
         started = time.monotonic()
         done = subprocess.run(command, cwd=module_dir, check=False)
         if done.returncode != 0:
@@ -235,6 +298,10 @@ def build(extras: Sequence[str] = ()) -> dict[str, Path]:
         _go_build(TOOLS / "k8s", k8s, k8s_bin(), _ldflags(kubernetes_version()))
     if "etcd" in absent:
         _go_build(TOOLS / "etcd", ["."], etcd_bin())  # the module's last element: etcd
+    if "redis-server" in absent:
+        raise ClusterError(
+            "`redis-server` is not on PATH: Argo CD's cache (Debian: apt-get install redis-server)"
+        )
     for name in extras:
         extra = EXTRAS[name]
         packages = [
@@ -243,7 +310,9 @@ def build(extras: Sequence[str] = ()) -> dict[str, Path]:
             if process in absent
         ]
         if packages:
-            _go_build(TOOLS / extra.tools, packages, extra_bin(name))
+            ldflags = _argocd_ldflags(pinned(extra.module, extra.tools)) if name == "argocd" else ""
+            output = extra.names[0] if extra.names else ""  # names a single binary
+            _go_build(TOOLS / extra.tools, packages, extra_bin(name), ldflags, output)
     return binaries(extras)
 
 
@@ -296,11 +365,12 @@ def _alive(pid: int, binary: str) -> bool:
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
-def _start(name: str, argv: list[str], state: Path) -> int:
+def _start(name: str, argv: list[str], state: Path, env: dict[str, str] | None = None) -> int:
     log = open(state / f"{name}.log", "ab")  # noqa: SIM115 - the child keeps it open
     with log:
         process = subprocess.Popen(
             argv,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -370,7 +440,7 @@ def load(state: Path) -> Cluster | None:
     except (OSError, ValueError, TypeError):
         return None
     paths = binaries(cluster.extras)
-    if all(_alive(pid, str(paths[name])) for name, pid in cluster.pids.items()):
+    if all(_alive(pid, _argv0(name, paths) or "") for name, pid in cluster.pids.items()):
         return cluster
     return None
 
@@ -527,6 +597,9 @@ def _start_extras(cluster: Cluster, extras: list[str]) -> None:
         if name == "volcano":
             _start_volcano(cluster, paths)
             continue
+        if name == "argocd":
+            _start_argocd(cluster, paths)
+            continue
         if name == "kwok":
             # A fake kubelet for every node: pods get scheduled, Running and an IP; pods of a
             # batch Job complete by themselves (KWOK's default stages).
@@ -680,6 +753,159 @@ def _mount_webhook_certs(cluster: Cluster, timeout: float = 30.0) -> None:
     raise ClusterError("training-operator wrote no webhook certificate into its Secret")
 
 
+def _argocd_setup(cluster: Cluster) -> list[dict[str, object]]:
+    """What Argo CD's components read besides their flags: the settings ConfigMap and Secret
+    (found by the part-of label), the project every Application names by default, and the
+    local API server as a destination. Argo CD's own install also has argocd-rbac-cm and more,
+    read by the API server, which does not run here."""
+    part_of = {"app.kubernetes.io/part-of": "argocd"}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ARGOCD_NAMESPACE}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "argocd-cm", "namespace": ARGOCD_NAMESPACE, "labels": part_of},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": "argocd-secret",
+                "namespace": ARGOCD_NAMESPACE,
+                "labels": part_of,
+            },
+            # Without it the settings are "incomplete" (util/settings/settings.go).
+            "stringData": {"server.secretkey": secrets.token_hex(16)},
+        },
+        {
+            # What Argo CD's API server creates at its start; open to every repository and
+            # destination, as there.
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "AppProject",
+            "metadata": {"name": "default", "namespace": ARGOCD_NAMESPACE},
+            "spec": {
+                "sourceRepos": ["*"],
+                "destinations": [{"server": "*", "namespace": "*"}],
+                "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+            },
+        },
+        {
+            # The local API server as a destination (https://127.0.0.1:PORT): the in-cluster
+            # one, https://kubernetes.default.svc, needs a pod's service-account mount.
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": "cluster-local",
+                "namespace": ARGOCD_NAMESPACE,
+                "labels": {"argocd.argoproj.io/secret-type": "cluster"},
+            },
+            "stringData": {
+                "name": "local",
+                "server": cluster.server,
+                # the kubeconfig's credentials: the admin token, the self-signed loopback cert
+                "config": json.dumps(
+                    {"bearerToken": cluster.token, "tlsClientConfig": {"insecure": True}}
+                ),
+            },
+        },
+    ]
+
+
+def _start_argocd(cluster: Cluster, paths: dict[str, Path], timeout: float = 30.0) -> None:
+    """Argo CD's CRDs and settings, then redis and the repo-server, application controller and
+    ApplicationSet controller, on loopback ports, without TLS between them; wait until the
+    repo-server answers."""
+    state = Path(cluster.state)
+    crds = sorted(ARGOCD_CRDS.glob("*.yaml"))
+    argv = [cluster.kubectl, "apply", "--server-side", "--field-manager=local-cluster"]
+    _kubectl(cluster, [*argv, *(f"--filename={file}" for file in crds)])
+    _kubectl(
+        cluster,
+        [cluster.kubectl, "wait", "--for=condition=Established", "--timeout=60s"]
+        + [f"--filename={file}" for file in crds],
+    )
+    _apply(cluster, _argocd_setup(cluster))
+    redis_port, repo_port = _free_port(), _free_port()
+    redis = f"127.0.0.1:{redis_port}"
+    repo_server = f"127.0.0.1:{repo_port}"
+    cluster.pids[ARGOCD_REDIS] = _start(
+        ARGOCD_REDIS,
+        [
+            str(paths["redis-server"]),
+            "--bind", "127.0.0.1",
+            "--port", str(redis_port),
+            "--save", "",  # a cache: nothing on disk
+            "--appendonly", "no",
+            "--set-proc-title", "no",  # keep the command line `down` recognises it by
+            "--dir", str(state),
+        ],
+        state,
+    )  # fmt: skip
+    _save(cluster)
+    tmp = state / "argocd-tmp"  # the repo-server's checkouts
+    tmp.mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "ARGOCD_GPG_ENABLED": "false",
+        "ARGOCD_ASK_PASS_SOCK": str(state / "argocd-askpass.sock"),  # not the shared /tmp one
+        "TMPDIR": str(tmp),
+        # the ApplicationSet controller's client (controller-runtime's) ignores --kubeconfig
+        "KUBECONFIG": cluster.kubeconfig,
+        # git-verify-wrapper.sh (see there); git and kustomize come from PATH
+        "PATH": os.pathsep.join([str(ARGOCD_TOOLS / "path"), os.environ.get("PATH", "")]),
+    }
+    common = ["--logformat=text", "--loglevel=info"]
+    kube = [f"--kubeconfig={cluster.kubeconfig}", f"--namespace={ARGOCD_NAMESPACE}"]
+    argvs = {
+        "argocd-repo-server": [
+            "--address=127.0.0.1",
+            f"--port={repo_port}",
+            "--metrics-address=127.0.0.1",
+            f"--metrics-port={_free_port()}",
+            "--disable-tls",
+            "--client-ca-path=",  # no mTLS (its default path fails with --disable-tls)
+            f"--redis={redis}",
+        ],
+        "argocd-application-controller": [
+            *kube,
+            f"--repo-server={repo_server}",
+            "--repo-server-plaintext",
+            f"--redis={redis}",
+            f"--metrics-port={_free_port()}",
+        ],
+        "argocd-applicationset-controller": [
+            *kube,
+            f"--argocd-repo-server={repo_server}",
+            "--repo-server-plaintext",
+            "--metrics-addr=0",  # off
+            "--probe-addr=0",  # off
+            f"--webhook-addr=127.0.0.1:{_free_port()}",
+        ],
+    }
+    for name in ARGOCD_COMPONENTS:
+        cluster.pids[name] = _start(
+            name,
+            [str(paths["argocd"]), *argvs[name], *common],
+            state,
+            {**env, "ARGOCD_BINARY_NAME": name},
+        )
+        _save(cluster)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for name in (ARGOCD_REDIS, *ARGOCD_COMPONENTS):
+            if not _alive(cluster.pids[name], _argv0(name, paths) or ""):
+                raise ClusterError(f"{name} exited:\n{_tail(state / (name + '.log'))}")
+        try:
+            with socket.create_connection(("127.0.0.1", repo_port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise ClusterError(
+        f"argocd-repo-server did not listen in {timeout:.0f} s:\n"
+        + _tail(state / "argocd-repo-server.log")
+    )
+
+
 def _apply(cluster: Cluster, objects: list[dict[str, object]]) -> None:
     stream = "".join(f"---\n{json.dumps(obj)}\n" for obj in objects)
     done = subprocess.run(
@@ -741,7 +967,9 @@ def down(state: Path | None = None) -> None:
         recorded = {}
     pids = list(recorded.get("pids", {}).items())
     paths = binaries(extras_of([name for name, _ in pids]))
-    ours = [pid for name, pid in reversed(pids) if name in paths and _alive(pid, str(paths[name]))]
+    ours = [
+        pid for name, pid in reversed(pids) if (argv0 := _argv0(name, paths)) and _alive(pid, argv0)
+    ]
     _stop(ours)
     for _, pid in pids:  # reap what this process started, ended by us or by itself
         child = _CHILDREN.pop(pid, None)

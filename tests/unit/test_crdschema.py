@@ -151,3 +151,14 @@ def test_sha256sums_lists_every_crd_file(crds_dir):
     assert sorted(listed) == files
     for rel in files:
         assert hashlib.sha256((crds_dir / rel).read_bytes()).hexdigest() == listed[rel], rel
+
+
+def test_argocd_appproject_crd_is_the_recorded_upstream_file():
+    # hack/local-cluster --with argocd installs it; SOURCES.md there says where it comes from.
+    folder = crdschema._REPO_ROOT / "hack" / "tools" / "argocd" / "crds"
+    lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    listed = dict(reversed(line.split("  ", 1)) for line in lines)
+    assert sorted(listed) == sorted(p.name for p in folder.glob("*.yaml"))
+    for name, digest in listed.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+        assert f"| `{name}` | argoproj/argo-cd |" in (folder / "SOURCES.md").read_text("utf-8")

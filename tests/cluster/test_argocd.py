@@ -1,0 +1,195 @@
+"""Argo CD v3.5.1 (built from its sources, `hack/local-cluster --with argocd`) syncs what
+paddlegen renders from a Git repository: the Application `paddlegen argocd` writes, applied as
+a platform team would, syncs the job's folder (Synced, operation Succeeded, the PaddleJob
+created), and with the health checks of `paddlegen argocd` in argocd-cm, the PaddleFlow
+operator and KWOK running, the Application is Progressing while the job runs and Healthy once
+the operator marks it Completed; a later commit is synced within 30 s of a hard refresh."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from paddlegen.cli import cli
+from tests.cluster.conftest import Kube, local_cluster, with_extras
+from tests.cluster.test_paddleflow import get, wait_for
+from tests.conftest import EXAMPLES, require_tool
+
+EXAMPLE = EXAMPLES / "paddlejob-wide-and-deep.yaml"  # 2 ps + 2 workers, PaddleFlow's operator
+NAMESPACE = "acd-wide-and-deep"
+SYNC_TIMEOUT = 30.0  # the issue's bound: a commit is live within 30 s of a hard refresh
+
+
+@pytest.fixture(scope="module")
+def argocd(kube: Kube) -> Kube:
+    require_tool("kustomize")  # the repo-server builds the rendered kustomizations with it
+    return with_extras(kube, ["kwok", "paddle-operator", "argocd"])
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def paddlegen(*args: str) -> None:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, result.output
+
+
+def render_and_commit(repo: Path, spec: dict[str, Any], message: str) -> str:
+    """Write the spec, render it into deploy/ and commit both; the new commit's sha."""
+    (repo / "jobs" / EXAMPLE.name).write_text(yaml.safe_dump(spec, sort_keys=False))
+    paddlegen("render", str(repo / "jobs"), "-o", str(repo / "deploy"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def application(kube: Kube, name: str) -> dict[str, Any]:
+    return get(kube, "argocd", "applications.argoproj.io", name) or {}
+
+
+def synced_at(app: dict[str, Any], revision: str) -> bool:
+    status = app.get("status", {})
+    operation = status.get("operationState", {})
+    return (
+        status.get("sync", {}).get("status") == "Synced"
+        and status["sync"].get("revision") == revision
+        and operation.get("phase") == "Succeeded"
+        and operation.get("syncResult", {}).get("revision") == revision
+    )
+
+
+def health(app: dict[str, Any]) -> str:
+    return app.get("status", {}).get("health", {}).get("status", "")
+
+
+def test_the_components_run_and_the_local_server_is_a_destination(argocd: Kube) -> None:
+    kube = argocd
+    recorded = json.loads((kube.state / "cluster.json").read_text())["pids"]
+    hack = local_cluster()
+    assert {hack.ARGOCD_REDIS, *hack.ARGOCD_COMPONENTS} <= set(recorded)
+    clusters = get(kube, "argocd", "secrets", "-l", "argocd.argoproj.io/secret-type=cluster")
+    assert [base64_text(s["data"]["server"]) for s in clusters["items"]] == [kube.server]
+    crds = kube.run("get", "crd", "-o", "name").stdout.split()
+    assert {
+        "customresourcedefinition.apiextensions.k8s.io/applications.argoproj.io",
+        "customresourcedefinition.apiextensions.k8s.io/applicationsets.argoproj.io",
+        "customresourcedefinition.apiextensions.k8s.io/appprojects.argoproj.io",
+    } <= set(crds)
+
+
+def base64_text(value: str) -> str:
+    import base64
+
+    return base64.b64decode(value).decode()
+
+
+def test_a_rendered_job_syncs_runs_healthy_and_follows_a_commit(
+    argocd: Kube, tmp_path: Path
+) -> None:
+    kube = argocd
+    repo = tmp_path / "jobs-repo"
+    (repo / "jobs").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@paddlegen.invalid")
+    git(repo, "config", "user.name", "paddlegen tests")
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    spec["metadata"]["namespace"] = NAMESPACE
+    first = render_and_commit(repo, spec, "wide-and-deep")
+    job = spec["metadata"]["name"]
+
+    # What a platform team installs: paddlegen's Application and its health checks.
+    paddlegen(
+        "argocd", "--mode", "applications",
+        "--deploy", str(repo / "deploy"), "-o", str(repo / "argocd"),
+        "--repo-url", f"file://{repo}", "--revision", "main",
+        "--dest-server", kube.server, "--dest-namespace", NAMESPACE,
+    )  # fmt: skip
+    started = time.monotonic()
+    kube.run("apply", "-f", str(repo / "argocd" / "applications" / f"{job}.yaml"))
+
+    # Auto-sync: the namespace is created (CreateNamespace), the PaddleJob applied.
+    wait_for(
+        f"{job} Synced at {first[:7]}",
+        lambda: synced_at(application(kube, job), first),
+        timeout=SYNC_TIMEOUT,
+    )
+    print(f"first sync: {time.monotonic() - started:.1f} s")
+    paddlejob = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job)
+    assert paddlejob is not None
+    tracking = paddlejob["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"]
+    assert tracking.startswith(f"{job}:batch.paddlepaddle.org/PaddleJob:"), tracking
+
+    wait_for("4 running pods", lambda: len(running(kube)) == 4)
+    wait_for("the job Running", lambda: phase(kube, job) == "Running")
+    # Argo CD has no health check of its own for this kind: the PaddleJob counts for nothing,
+    # and the Application is Healthy while the job is still running.
+    wait_for_health(kube, job, "Healthy")
+    # With paddlegen's health checks in argocd-cm: Progressing while the operator runs it ...
+    kube.run(
+        "-n", "argocd", "patch", "configmap", "argocd-cm", "--type", "merge",
+        "--patch-file", str(repo / "argocd" / "argocd-cm-health.yaml"),
+    )  # fmt: skip
+    wait_for_health(kube, job, "Progressing")
+    # ... Healthy once its pods succeed and the operator marks it Completed.
+    for pod in running(kube):
+        kube.succeed(NAMESPACE, pod["metadata"]["name"])
+    wait_for("the job Completed", lambda: phase(kube, job) == "Completed")
+    wait_for_health(kube, job, "Healthy")
+
+    # A commit, then a hard refresh (as a webhook would ask): live within 30 s.
+    spec["metadata"].setdefault("labels", {})["team"] = "ads"
+    second = render_and_commit(repo, spec, "label the job")
+    started = time.monotonic()
+    refresh(kube, job)
+    wait_for(
+        f"{job} Synced at {second[:7]}",
+        lambda: synced_at(application(kube, job), second),
+        timeout=SYNC_TIMEOUT,
+    )
+    print(f"commit to sync: {time.monotonic() - started:.1f} s")
+    paddlejob = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job)
+    assert paddlejob["metadata"]["labels"]["team"] == "ads"
+
+
+def refresh(kube: Kube, app: str) -> None:
+    """Ask for a hard refresh, as a Git webhook or `argocd app get --hard-refresh` would."""
+    kube.run(
+        "-n", "argocd", "annotate", "application", app, "argocd.argoproj.io/refresh=hard",
+        "--overwrite",
+    )  # fmt: skip
+
+
+def wait_for_health(kube: Kube, app: str, status: str) -> None:
+    """Wait until ``app`` reports health ``status``, asking for a hard refresh whenever the
+    controller has taken the last request: one made before the controller read a changed
+    argocd-cm would be answered with the old health checks."""
+
+    def probe() -> bool:
+        found = application(kube, app)
+        if health(found) == status:
+            return True
+        if "argocd.argoproj.io/refresh" not in found.get("metadata", {}).get("annotations", {}):
+            refresh(kube, app)
+        return False
+
+    wait_for(f"{app} health {status}", probe)
+
+
+def running(kube: Kube) -> list[dict[str, Any]]:
+    pods = (get(kube, NAMESPACE, "pods") or {}).get("items", [])
+    return [p for p in pods if p["status"].get("phase") == "Running"]
+
+
+def phase(kube: Kube, job: str) -> str:
+    found = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job) or {}
+    return found.get("status", {}).get("phase", "")
