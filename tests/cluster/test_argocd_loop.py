@@ -40,6 +40,7 @@ PADDLEJOB = "paddlejob-demo-1"  # examples/paddlejob-nfs.yaml: 2 ps + 2 workers 
 FAILING = "paddlejob-failing"  # the same job under another name, whose pod fails
 DISTRIBUTED = "paddle-cluster-job"  # examples/distributed-hostpath.yaml: data Job, then training
 DATA_JOB = f"{DISTRIBUTED}-data"
+RENAMED = "paddle-cluster-run-2"  # the distributed job under a new metadata.name: a new run
 PADDLEJOBS = "paddlejobs.batch.paddlepaddle.org"
 
 
@@ -180,7 +181,7 @@ def test_the_applicationset_syncs_every_job_wave_by_wave_with_health(loop: Loop)
 
     # paddlegen's Lua, run by Argo CD: Healthy once the pods succeed, Degraded once one fails.
     for app in (PADDLEJOB, FAILING):
-        wait_for(f"{app}: 4 pods running", lambda: running(kube, app) == 4)
+        wait_for(f"{app}: 4 pods running", lambda job=app: running(kube, job) == 4)
     for pod in pods(kube, PADDLEJOB):
         kube.succeed(NAMESPACE, pod["metadata"]["name"])
     kube.succeed(NAMESPACE, pods(kube, FAILING)[0]["metadata"]["name"], phase="Failed")
@@ -247,3 +248,18 @@ def test_a_committed_change_per_workload(loop: Loop) -> None:
     wait_synced(kube, DISTRIBUTED, revision)
     assert obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"] != old
     assert obj(kube, "jobs", DATA_JOB)["metadata"]["uid"] == data_uid
+
+    # Renaming the run: its folder in deploy/ is renamed, so the ApplicationSet makes a new
+    # Application (which creates the new Jobs) and deletes the old one, whose resources
+    # finalizer deletes the old Jobs.
+    loop.specs["distributed-hostpath.yaml"]["metadata"]["name"] = RENAMED
+    revision = loop.commit("a new run")
+    kube.run(
+        "-n", "argocd", "annotate", "applicationset", "paddlegen-jobs",
+        "argocd.argoproj.io/application-set-refresh=true", "--overwrite",
+    )  # fmt: skip  # the generator polls Git every 3 minutes; a webhook would say so too
+    wait_synced(kube, RENAMED, revision)
+    assert obj(kube, "jobs", f"{RENAMED}-data")["status"]["completionTime"]
+    wait_for(f"{DISTRIBUTED} deleted", lambda: application(kube, DISTRIBUTED) == {})
+    for job in (DISTRIBUTED, DATA_JOB):
+        assert get(kube, NAMESPACE, "jobs", job) is None, job
