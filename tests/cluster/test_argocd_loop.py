@@ -5,7 +5,9 @@ Job. Every generated Application syncs; the objects land wave by wave (RBAC and 
 the data Job, then training, each only once the wave before is healthy); paddlegen's health
 checks in argocd-cm report Progressing, then Healthy or Degraded. Then a committed change, per
 workload: a PaddleJob takes it; a Job refuses it (immutable pod template) and the automated
-sync retries; with `run.recreateOnChange: true` Argo CD deletes and recreates the Job."""
+sync retries; deleted by hand, the Job comes back on a sync by hand; with
+`run.recreateOnChange: true` Argo CD deletes and recreates the Job; a renamed run gets a new
+Application from the ApplicationSet, the old one deleted with its Jobs."""
 
 from __future__ import annotations
 
@@ -106,6 +108,20 @@ def results(app: str, kube: Kube) -> dict[tuple[str, str], dict[str, Any]]:
     """The last sync operation's result per (kind, name)."""
     found = operation(app, kube).get("syncResult", {}).get("resources", [])
     return {(r["kind"], r["name"]): r for r in found}
+
+
+def sync(kube: Kube, app: str, revision: str) -> None:
+    """Start a sync of ``app`` to ``revision`` as `argocd app sync` does: an operation with the
+    Application's own sync options."""
+    options = application(kube, app)["spec"]["syncPolicy"]["syncOptions"]
+    sync = {"revision": revision, "prune": True, "syncOptions": options}
+    patch_app(kube, app, {"operation": {"initiatedBy": {"username": "tests"}, "sync": sync}})
+
+
+def patch_app(kube: Kube, app: str, patch: dict[str, Any]) -> None:
+    kube.run(
+        "-n", "argocd", "patch", "application", app, "--type", "merge", "-p", json.dumps(patch)
+    )  # fmt: skip
 
 
 def obj(kube: Kube, what: str, name: str) -> dict[str, Any]:
@@ -226,24 +242,35 @@ def test_a_committed_change_per_workload(loop: Loop) -> None:
     assert obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"] == old
 
     # The retrying operation keeps its revision: a new commit waits for it to end. End it as
-    # `argocd app terminate-op` does, then opt in to delete-and-recreate.
-    kube.run(
-        "-n", "argocd", "patch", "application", DISTRIBUTED, "--type", "merge",
-        "-p", json.dumps({"status": {"operationState": {"phase": "Terminating"}}}),
-    )  # fmt: skip
+    # `argocd app terminate-op` does.
+    patch_app(kube, DISTRIBUTED, {"status": {"operationState": {"phase": "Terminating"}}})
     wait_for("terminated", lambda: operation(DISTRIBUTED, kube)["phase"] != "Running")
-    loop.specs["distributed-hostpath.yaml"]["spec"]["run"]["recreateOnChange"] = True
-    revision = loop.commit("recreate the Job on change", DISTRIBUTED)
+    # Deleting the Job by hand, then a sync by hand: the Job is created from the commit. The
+    # automated sync does not do it: it never retries a revision whose sync failed, self-heal
+    # or not ("Skipping auto-sync: failed previous sync attempt").
+    kube.run("-n", NAMESPACE, "delete", "job", DISTRIBUTED)
+    sync(kube, DISTRIBUTED, revision)
     wait_synced(kube, DISTRIBUTED, revision)
     job = obj(kube, "jobs", DISTRIBUTED)
     assert job["metadata"]["uid"] != old
     assert job["spec"]["template"]["spec"]["containers"][0]["image"] == image
+
+    # Opting in to delete-and-recreate, with another image.
+    old = job["metadata"]["uid"]
+    spec = loop.specs["distributed-hostpath.yaml"]["spec"]
+    spec["run"]["recreateOnChange"] = True
+    spec["image"] += "-r"
+    revision = loop.commit("recreate the Job on change", DISTRIBUTED)
+    wait_synced(kube, DISTRIBUTED, revision)
+    job = obj(kube, "jobs", DISTRIBUTED)
+    assert job["metadata"]["uid"] != old
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == spec["image"]
     # Turning the option on changes every Job's sync-options: the data Job is recreated too.
     assert obj(kube, "jobs", DATA_JOB)["metadata"]["uid"] != data_uid
 
     # From then on a change recreates only the Job it changes (ApplyOutOfSyncOnly).
     old, data_uid = job["metadata"]["uid"], obj(kube, "jobs", DATA_JOB)["metadata"]["uid"]
-    loop.specs["distributed-hostpath.yaml"]["spec"]["image"] += "-3"
+    spec["image"] += "-3"
     revision = loop.commit("another image", DISTRIBUTED)
     wait_synced(kube, DISTRIBUTED, revision)
     assert obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"] != old
