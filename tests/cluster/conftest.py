@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_tool
 
 
 def local_cluster() -> ModuleType:
@@ -56,11 +56,12 @@ class Kube:
             pytest.fail(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
         return done
 
-    def succeed(self, namespace: str, pod: str) -> None:
-        """Mark a pod Succeeded, as its training finishing would (KWOK keeps pods Running)."""
+    def succeed(self, namespace: str, pod: str, phase: str = "Succeeded") -> None:
+        """Mark a pod Succeeded, as its training finishing would (KWOK keeps pods Running),
+        or with ``phase="Failed"`` as its training crashing would."""
         self.run(
             "patch", "pod", "-n", namespace, pod, "--subresource=status", "--type=merge",
-            "-p", json.dumps({"status": {"phase": "Succeeded"}}),
+            "-p", json.dumps({"status": {"phase": phase}}),
         )  # fmt: skip
 
     def apply(self, stream: str) -> subprocess.CompletedProcess[str]:
@@ -114,3 +115,10 @@ def operators(kube: Kube) -> Kube:
     """The same cluster with KWOK (fake nodes that run pods), Volcano (which admits and
     places the operator's gangs) and the PaddleFlow operator."""
     return with_extras(kube, ["kwok", "volcano", "paddle-operator"])
+
+
+@pytest.fixture(scope="session")
+def argocd(kube: Kube) -> Kube:
+    """The same cluster with KWOK, the PaddleFlow operator and Argo CD."""
+    require_tool("kustomize")  # the repo-server builds the rendered kustomizations with it
+    return with_extras(kube, ["kwok", "paddle-operator", "argocd"])

@@ -13,24 +13,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from click.testing import CliRunner
 
 from paddlegen.cli import cli
-from tests.cluster.conftest import Kube, local_cluster, with_extras
+from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_paddleflow import get, wait_for
-from tests.conftest import EXAMPLES, require_tool
+from tests.conftest import EXAMPLES
 
 EXAMPLE = EXAMPLES / "paddlejob-wide-and-deep.yaml"  # 2 ps + 2 workers, PaddleFlow's operator
 NAMESPACE = "acd-wide-and-deep"
 SYNC_TIMEOUT = 30.0  # the issue's bound: a commit is live within 30 s of a hard refresh
-
-
-@pytest.fixture(scope="module")
-def argocd(kube: Kube) -> Kube:
-    require_tool("kustomize")  # the repo-server builds the rendered kustomizations with it
-    return with_extras(kube, ["kwok", "paddle-operator", "argocd"])
 
 
 def git(repo: Path, *args: str) -> str:
@@ -44,9 +37,20 @@ def paddlegen(*args: str) -> None:
     assert result.exit_code == 0, result.output
 
 
-def render_and_commit(repo: Path, spec: dict[str, Any], message: str) -> str:
-    """Write the spec, render it into deploy/ and commit both; the new commit's sha."""
-    (repo / "jobs" / EXAMPLE.name).write_text(yaml.safe_dump(spec, sort_keys=False))
+def init_repo(repo: Path) -> Path:
+    """An empty Git repository with a jobs/ folder, branch main."""
+    (repo / "jobs").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@paddlegen.invalid")
+    git(repo, "config", "user.name", "paddlegen tests")
+    return repo
+
+
+def render_and_commit(repo: Path, specs: dict[str, dict[str, Any]], message: str) -> str:
+    """Write the specs (file name -> spec) into jobs/, render them into deploy/ and commit
+    all; the new commit's sha."""
+    for name, spec in specs.items():
+        (repo / "jobs" / name).write_text(yaml.safe_dump(spec, sort_keys=False))
     paddlegen("render", str(repo / "jobs"), "-o", str(repo / "deploy"))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
@@ -97,14 +101,10 @@ def test_a_rendered_job_syncs_runs_healthy_and_follows_a_commit(
     argocd: Kube, tmp_path: Path
 ) -> None:
     kube = argocd
-    repo = tmp_path / "jobs-repo"
-    (repo / "jobs").mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@paddlegen.invalid")
-    git(repo, "config", "user.name", "paddlegen tests")
+    repo = init_repo(tmp_path / "jobs-repo")
     spec = yaml.safe_load(EXAMPLE.read_text())
     spec["metadata"]["namespace"] = NAMESPACE
-    first = render_and_commit(repo, spec, "wide-and-deep")
+    first = render_and_commit(repo, {EXAMPLE.name: spec}, "wide-and-deep")
     job = spec["metadata"]["name"]
 
     # What a platform team installs: paddlegen's Application and its health checks.
@@ -148,7 +148,7 @@ def test_a_rendered_job_syncs_runs_healthy_and_follows_a_commit(
 
     # A commit, then a hard refresh (as a webhook would ask): live within 30 s.
     spec["metadata"].setdefault("labels", {})["team"] = "ads"
-    second = render_and_commit(repo, spec, "label the job")
+    second = render_and_commit(repo, {EXAMPLE.name: spec}, "label the job")
     started = time.monotonic()
     refresh(kube, job)
     wait_for(

@@ -1,0 +1,292 @@
+"""The GitOps loop through the ApplicationSet `paddlegen argocd` writes by default (Argo CD
+v3.5.1, `hack/local-cluster --with argocd`), on a `file://` Git repository with three jobs: a
+PaddleJob on an NFS PV/PVC (succeeds), a copy of it (fails) and a `distributed-job` with a data
+Job. Every generated Application syncs; the objects land wave by wave (RBAC and storage, then
+the data Job, then training, each only once the wave before is healthy); paddlegen's health
+checks in argocd-cm report Progressing, then Healthy or Degraded. Then a committed change, per
+workload: a PaddleJob takes it; a Job refuses it (immutable pod template) and the automated
+sync retries; deleted by hand, the Job comes back on a sync by hand; with
+`run.recreateOnChange: true` Argo CD deletes and recreates the Job; a renamed run gets a new
+Application from the ApplicationSet, the old one deleted with its Jobs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cluster.conftest import Kube
+from tests.cluster.test_argocd import (
+    SYNC_TIMEOUT,
+    application,
+    init_repo,
+    paddlegen,
+    refresh,
+    render_and_commit,
+    synced_at,
+    wait_for_health,
+)
+from tests.cluster.test_paddleflow import get, wait_for
+from tests.conftest import EXAMPLES
+
+NAMESPACE = "acd-loop"
+PADDLEJOB = "paddlejob-demo-1"  # examples/paddlejob-nfs.yaml: 2 ps + 2 workers on an NFS PV
+FAILING = "paddlejob-failing"  # the same job under another name, whose pod fails
+DISTRIBUTED = "paddle-cluster-job"  # examples/distributed-hostpath.yaml: data Job, then training
+DATA_JOB = f"{DISTRIBUTED}-data"
+RENAMED = "paddle-cluster-run-2"  # the distributed job under a new metadata.name: a new run
+PADDLEJOBS = "paddlejobs.batch.paddlepaddle.org"
+
+
+@dataclass
+class Loop:
+    kube: Kube
+    repo: Path
+    specs: dict[str, dict[str, Any]]  # jobs/ file name -> spec
+
+    def commit(self, message: str, *refreshed: str) -> str:
+        """Render and commit the specs, then ask for a hard refresh of the ``refreshed``
+        Applications (as a Git webhook would); the commit's sha."""
+        revision = render_and_commit(self.repo, self.specs, message)
+        for app in refreshed:
+            refresh(self.kube, app)
+        return revision
+
+
+def wait_synced(kube: Kube, app: str, revision: str) -> None:
+    wait_for(
+        f"{app} Synced at {revision[:7]}",
+        lambda: synced_at(application(kube, app), revision),
+        timeout=SYNC_TIMEOUT,
+    )
+
+
+def spec(example: str, name: str | None = None) -> dict[str, Any]:
+    found = yaml.safe_load((EXAMPLES / example).read_text())
+    found["metadata"]["namespace"] = NAMESPACE
+    if name:
+        found["metadata"]["name"] = name
+    return found
+
+
+@pytest.fixture(scope="module")
+def loop(argocd: Kube, tmp_path_factory: pytest.TempPathFactory) -> Loop:
+    repo = init_repo(tmp_path_factory.mktemp("loop") / "jobs-repo")
+    specs = {
+        "paddlejob-nfs.yaml": spec("paddlejob-nfs.yaml"),
+        "paddlejob-failing.yaml": spec("paddlejob-nfs.yaml", FAILING),
+        "distributed-hostpath.yaml": spec("distributed-hostpath.yaml"),
+    }
+    return Loop(argocd, repo, specs)
+
+
+@contextmanager
+def kwok_paused(kube: Kube) -> Iterator[None]:
+    """KWOK stopped (SIGSTOP): pods are bound but never start, so a batch Job does not
+    complete and Argo CD stays at its wave."""
+    pid = json.loads((kube.state / "cluster.json").read_text())["pids"]["kwok"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def operation(app: str, kube: Kube) -> dict[str, Any]:
+    return application(kube, app).get("status", {}).get("operationState", {})
+
+
+def results(app: str, kube: Kube) -> dict[tuple[str, str], dict[str, Any]]:
+    """The last sync operation's result per (kind, name)."""
+    found = operation(app, kube).get("syncResult", {}).get("resources", [])
+    return {(r["kind"], r["name"]): r for r in found}
+
+
+def sync(kube: Kube, app: str, revision: str) -> None:
+    """Start a sync of ``app`` to ``revision`` as `argocd app sync` does: an operation with the
+    Application's own sync options."""
+    options = application(kube, app)["spec"]["syncPolicy"]["syncOptions"]
+    sync = {"revision": revision, "prune": True, "syncOptions": options}
+    patch_app(kube, app, {"operation": {"initiatedBy": {"username": "tests"}, "sync": sync}})
+
+
+def patch_app(kube: Kube, app: str, patch: dict[str, Any]) -> None:
+    kube.run(
+        "-n", "argocd", "patch", "application", app, "--type", "merge", "-p", json.dumps(patch)
+    )  # fmt: skip
+
+
+def obj(kube: Kube, what: str, name: str) -> dict[str, Any]:
+    found = get(kube, NAMESPACE, what, name)
+    assert found is not None, f"{what}/{name} not found"
+    return found
+
+
+def created(kube: Kube, what: str, name: str) -> str:
+    return obj(kube, what, name)["metadata"]["creationTimestamp"]
+
+
+def pods(kube: Kube, job: str) -> list[dict[str, Any]]:
+    """A PaddleJob's pods (the operator keeps the labels paddlegen gives the template)."""
+    selector = f"app.kubernetes.io/instance={job}"
+    return (get(kube, NAMESPACE, "pods", "-l", selector) or {}).get("items", [])
+
+
+def test_the_applicationset_syncs_every_job_wave_by_wave_with_health(loop: Loop) -> None:
+    kube = loop.kube
+    revision = loop.commit("three jobs")
+    # The default mode: one ApplicationSet (git files generator) over deploy/.
+    paddlegen(
+        "argocd", "--deploy", str(loop.repo / "deploy"), "-o", str(loop.repo / "argocd"),
+        "--repo-url", f"file://{loop.repo}", "--revision", "main",
+        "--dest-server", kube.server, "--dest-namespace", NAMESPACE,
+    )  # fmt: skip
+    assert not (loop.repo / "argocd" / "applications").exists()
+    kube.run(
+        "-n", "argocd", "patch", "configmap", "argocd-cm", "--type", "merge",
+        "--patch-file", str(loop.repo / "argocd" / "argocd-cm-health.yaml"),
+    )  # fmt: skip
+    apps = sorted([DISTRIBUTED, PADDLEJOB, FAILING])
+
+    with kwok_paused(kube):
+        kube.run("apply", "-f", str(loop.repo / "argocd" / "applicationset.yaml"))
+        # Wave 0 (ServiceAccount, Role, RoleBinding) applied and healthy, wave 2 (the data
+        # Job) applied; Argo CD waits for the data Job, whose pod cannot run: no training Job.
+        waiting = f"waiting for healthy state of batch/Job/{DATA_JOB}"
+        wait_for(waiting, lambda: operation(DISTRIBUTED, kube).get("message") == waiting)
+        done = results(DISTRIBUTED, kube)
+        # CreateNamespace: the Application that finds the namespace missing creates it first.
+        namespace = done.pop(("Namespace", NAMESPACE), {"syncPhase": "PreSync"})
+        assert namespace["syncPhase"] == "PreSync"
+        assert sorted(done) == [
+            ("Job", DATA_JOB), ("Role", DISTRIBUTED), ("RoleBinding", DISTRIBUTED),
+            ("ServiceAccount", DISTRIBUTED),
+        ]  # fmt: skip
+        assert {r["syncPhase"] for r in done.values()} == {"Sync"}
+        assert done.pop(("Job", DATA_JOB))["hookPhase"] == "Running"
+        assert {r["hookPhase"] for r in done.values()} == {"Succeeded"}  # wave 0: healthy
+        assert get(kube, NAMESPACE, "jobs", DISTRIBUTED) is None
+        # The PaddleJobs, past their PV and PVC (bound), wait for pods: Progressing.
+        for app in (PADDLEJOB, FAILING):
+            wait_for_health(kube, app, "Progressing")
+            assert obj(kube, "pvc", f"{app}-data")["status"]["phase"] == "Bound"
+
+    generated = get(kube, "argocd", "applicationsets", "paddlegen-jobs")["status"]["resources"]
+    assert sorted(r["name"] for r in generated) == apps
+    for app in apps:
+        wait_synced(kube, app, revision)
+    # Each wave after the one before it was healthy: the data Job completed before training
+    # was created; storage and RBAC before what uses them (timestamps have 1 s resolution).
+    data_job = obj(kube, "jobs", DATA_JOB)
+    assert data_job["status"]["completionTime"] <= created(kube, "jobs", DISTRIBUTED)
+    for kind in ("serviceaccounts", "roles", "rolebindings"):
+        assert created(kube, kind, DISTRIBUTED) <= data_job["metadata"]["creationTimestamp"]
+    for app in (PADDLEJOB, FAILING):
+        started = created(kube, PADDLEJOBS, app)
+        assert created(kube, "pvc", f"{app}-data") <= started
+        assert created(kube, "pv", f"{NAMESPACE}-{app}-data") <= started  # cluster-scoped
+    wait_for_health(kube, DISTRIBUTED, "Healthy")  # Argo CD's own Job health: complete
+
+    # paddlegen's Lua, run by Argo CD: Healthy once the pods succeed, Degraded once one fails.
+    for app in (PADDLEJOB, FAILING):
+        wait_for(f"{app}: 4 pods running", lambda job=app: running(kube, job) == 4)
+    for pod in pods(kube, PADDLEJOB):
+        kube.succeed(NAMESPACE, pod["metadata"]["name"])
+    kube.succeed(NAMESPACE, pods(kube, FAILING)[0]["metadata"]["name"], phase="Failed")
+    wait_for_health(kube, PADDLEJOB, "Healthy")
+    wait_for_health(kube, FAILING, "Degraded")
+    assert obj(kube, PADDLEJOBS, FAILING)["status"]["phase"] == "Failed"
+
+
+def running(kube: Kube, job: str) -> int:
+    return sum(p["status"].get("phase") == "Running" for p in pods(kube, job))
+
+
+def test_a_committed_change_per_workload(loop: Loop) -> None:
+    kube = loop.kube
+    old = obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"]
+    data_uid = obj(kube, "jobs", DATA_JOB)["metadata"]["uid"]
+    # A new image for the PaddleJob and for the Job's training pods, default sync options.
+    loop.specs["paddlejob-nfs.yaml"]["spec"]["image"] += "-2"
+    loop.specs["distributed-hostpath.yaml"]["spec"]["image"] += "-2"
+    image = loop.specs["distributed-hostpath.yaml"]["spec"]["image"]
+    revision = loop.commit("new images", PADDLEJOB, DISTRIBUTED)
+
+    # The PaddleJob: applied.
+    wait_synced(kube, PADDLEJOB, revision)
+    live = obj(kube, PADDLEJOBS, PADDLEJOB)["spec"]["worker"]["template"]["spec"]
+    assert live["containers"][0]["image"] == loop.specs["paddlejob-nfs.yaml"]["spec"]["image"]
+
+    # The Job: refused (immutable pod template); the automated sync retries (5 times, 5 s
+    # doubling) and the old Job stays.
+    def refused() -> bool:
+        result = results(DISTRIBUTED, kube).get(("Job", DISTRIBUTED), {})
+        return result.get("status") == "SyncFailed"
+
+    wait_for(f"{DISTRIBUTED} refused", refused, timeout=SYNC_TIMEOUT)
+    result = results(DISTRIBUTED, kube)[("Job", DISTRIBUTED)]
+    assert "spec.template: Invalid value" in result["message"], result["message"]
+    assert "field is immutable" in result["message"]
+    state = operation(DISTRIBUTED, kube)
+    assert state["phase"] == "Running" and "Retrying attempt" in state["message"], state
+    status = application(kube, DISTRIBUTED)["status"]["sync"]
+    assert (status["status"], status["revision"]) == ("OutOfSync", revision)
+    assert obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"] == old
+
+    # The retrying operation keeps its revision: a new commit waits for it to end. End it as
+    # `argocd app terminate-op` does.
+    patch_app(kube, DISTRIBUTED, {"status": {"operationState": {"phase": "Terminating"}}})
+    wait_for("terminated", lambda: operation(DISTRIBUTED, kube)["phase"] != "Running")
+    # Deleting the Job by hand, then a sync by hand: the Job is created from the commit. The
+    # automated sync does not do it: it never retries a revision whose sync failed, self-heal
+    # or not ("Skipping auto-sync: failed previous sync attempt").
+    kube.run("-n", NAMESPACE, "delete", "job", DISTRIBUTED)
+    sync(kube, DISTRIBUTED, revision)
+    wait_synced(kube, DISTRIBUTED, revision)
+    job = obj(kube, "jobs", DISTRIBUTED)
+    assert job["metadata"]["uid"] != old
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == image
+
+    # Opting in to delete-and-recreate, with another image.
+    old = job["metadata"]["uid"]
+    spec = loop.specs["distributed-hostpath.yaml"]["spec"]
+    spec["run"]["recreateOnChange"] = True
+    spec["image"] += "-r"
+    revision = loop.commit("recreate the Job on change", DISTRIBUTED)
+    wait_synced(kube, DISTRIBUTED, revision)
+    job = obj(kube, "jobs", DISTRIBUTED)
+    assert job["metadata"]["uid"] != old
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == spec["image"]
+    # Turning the option on changes every Job's sync-options: the data Job is recreated too.
+    assert obj(kube, "jobs", DATA_JOB)["metadata"]["uid"] != data_uid
+
+    # From then on a change recreates only the Job it changes (ApplyOutOfSyncOnly).
+    old, data_uid = job["metadata"]["uid"], obj(kube, "jobs", DATA_JOB)["metadata"]["uid"]
+    spec["image"] += "-3"
+    revision = loop.commit("another image", DISTRIBUTED)
+    wait_synced(kube, DISTRIBUTED, revision)
+    assert obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"] != old
+    assert obj(kube, "jobs", DATA_JOB)["metadata"]["uid"] == data_uid
+
+    # Renaming the run: its folder in deploy/ is renamed, so the ApplicationSet makes a new
+    # Application (which creates the new Jobs) and deletes the old one, whose resources
+    # finalizer deletes the old Jobs.
+    loop.specs["distributed-hostpath.yaml"]["metadata"]["name"] = RENAMED
+    revision = loop.commit("a new run")
+    kube.run(
+        "-n", "argocd", "annotate", "applicationset", "paddlegen-jobs",
+        "argocd.argoproj.io/application-set-refresh=true", "--overwrite",
+    )  # fmt: skip  # the generator polls Git every 3 minutes; a webhook would say so too
+    wait_synced(kube, RENAMED, revision)
+    assert obj(kube, "jobs", f"{RENAMED}-data")["status"]["completionTime"]
+    wait_for(f"{DISTRIBUTED} deleted", lambda: application(kube, DISTRIBUTED) == {})
+    for job in (DISTRIBUTED, DATA_JOB):
+        assert get(kube, NAMESPACE, "jobs", job) is None, job
