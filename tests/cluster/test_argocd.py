@@ -61,6 +61,14 @@ def application(kube: Kube, name: str) -> dict[str, Any]:
     return get(kube, "argocd", "applications.argoproj.io", name) or {}
 
 
+def wait_synced(kube: Kube, app: str, revision: str) -> None:
+    wait_for(
+        f"{app} Synced at {revision[:7]}",
+        lambda: synced_at(application(kube, app), revision),
+        timeout=SYNC_TIMEOUT,
+    )
+
+
 def synced_at(app: dict[str, Any], revision: str) -> bool:
     status = app.get("status", {})
     operation = status.get("operationState", {})
@@ -118,11 +126,7 @@ def test_a_rendered_job_syncs_runs_healthy_and_follows_a_commit(
     kube.run("apply", "-f", str(repo / "argocd" / "applications" / f"{job}.yaml"))
 
     # Auto-sync: the namespace is created (CreateNamespace), the PaddleJob applied.
-    wait_for(
-        f"{job} Synced at {first[:7]}",
-        lambda: synced_at(application(kube, job), first),
-        timeout=SYNC_TIMEOUT,
-    )
+    wait_synced(kube, job, first)
     print(f"first sync: {time.monotonic() - started:.1f} s")
     paddlejob = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job)
     assert paddlejob is not None
@@ -151,11 +155,7 @@ def test_a_rendered_job_syncs_runs_healthy_and_follows_a_commit(
     second = render_and_commit(repo, {EXAMPLE.name: spec}, "label the job")
     started = time.monotonic()
     refresh(kube, job)
-    wait_for(
-        f"{job} Synced at {second[:7]}",
-        lambda: synced_at(application(kube, job), second),
-        timeout=SYNC_TIMEOUT,
-    )
+    wait_synced(kube, job, second)
     print(f"commit to sync: {time.monotonic() - started:.1f} s")
     paddlejob = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job)
     assert paddlejob["metadata"]["labels"]["team"] == "ads"

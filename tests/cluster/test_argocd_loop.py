@@ -31,8 +31,8 @@ from tests.cluster.test_argocd import (
     paddlegen,
     refresh,
     render_and_commit,
-    synced_at,
     wait_for_health,
+    wait_synced,
 )
 from tests.cluster.test_paddleflow import get, wait_for
 from tests.conftest import EXAMPLES
@@ -59,14 +59,6 @@ class Loop:
         for app in refreshed:
             refresh(self.kube, app)
         return revision
-
-
-def wait_synced(kube: Kube, app: str, revision: str) -> None:
-    wait_for(
-        f"{app} Synced at {revision[:7]}",
-        lambda: synced_at(application(kube, app), revision),
-        timeout=SYNC_TIMEOUT,
-    )
 
 
 def spec(example: str, name: str | None = None) -> dict[str, Any]:
