@@ -368,6 +368,18 @@ def _alive(pid: int, binary: str) -> bool:
     return cmdline == binary
 
 
+def _gone(cluster: Cluster, name: str) -> ClusterError:
+    """The error for a process of ``cluster`` that ended: how (its exit status, or the signal
+    that killed it: one killed before it logged anything leaves nothing else to go by) and
+    the end of its log."""
+    child = _CHILDREN.get(cluster.pids[name])
+    code = None if child is None else child.poll()
+    how = "exited"
+    if code is not None:
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    return ClusterError(f"{name} {how}:\n{_tail(Path(cluster.state) / (name + '.log'))}")
+
+
 # The processes this Python process started, kept so that they are waited for, not reported
 # as still running when garbage-collected (the pytest fixture runs `up` and `down` in-process).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
@@ -400,9 +412,7 @@ def _wait_ready(cluster: Cluster, binaries_: dict[str, Path], timeout: float) ->
     while time.monotonic() < deadline:
         for name in ("etcd", "kube-apiserver"):
             if not _alive(cluster.pids[name], str(binaries_[name])):
-                raise ClusterError(
-                    f"{name} exited:\n{_tail(Path(cluster.state) / (name + '.log'))}"
-                )
+                raise _gone(cluster, name)
         try:
             with urllib.request.urlopen(request, timeout=2, context=context) as answer:
                 if answer.status == 200:
@@ -713,8 +723,7 @@ def _wait_open_queue(cluster: Cluster, paths: dict[str, Path], timeout: float = 
     while time.monotonic() < deadline:
         for process in ("vc-scheduler", "vc-controller-manager"):
             if not _alive(cluster.pids[process], str(paths[process])):
-                log = _tail(Path(cluster.state) / f"{process}.log")
-                raise ClusterError(f"{process} exited:\n{log}")
+                raise _gone(cluster, process)
         done = subprocess.run(argv, env=cluster.env(), capture_output=True, text=True, check=False)
         if done.returncode == 0 and done.stdout == "Open":
             return
@@ -902,7 +911,7 @@ def _start_argocd(cluster: Cluster, paths: dict[str, Path], timeout: float = 30.
     while time.monotonic() < deadline:
         for name in (ARGOCD_REDIS, *ARGOCD_COMPONENTS):
             if not _alive(cluster.pids[name], _argv0(name, paths) or ""):
-                raise ClusterError(f"{name} exited:\n{_tail(state / (name + '.log'))}")
+                raise _gone(cluster, name)
         try:
             with socket.create_connection(("127.0.0.1", repo_port), timeout=1):
                 return
