@@ -106,7 +106,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     "--volcano/--no-volcano",
     default=False,
     show_default=True,
-    help="Gang-schedule with a Volcano PodGroup.",
+    help="Gang-schedule with Volcano (the operator's PodGroup, or Volcano's own for a Job).",
 )
 @click.option(
     "--storage",
