@@ -132,7 +132,7 @@ ARGOCD_CRDS = ARGOCD_TOOLS / "crds"
 def extras_of(processes: Sequence[str]) -> list[str]:
     """The extras whose processes are among ``processes`` (a cluster's recorded pids)."""
     owners = {_PROCESS_EXTRA.get(name, name) for name in processes}
-    return [name for name, extra in EXTRAS.items() if (set(extra.processes) | {name}) & owners]
+    return [name for name, extra in EXTRAS.items() if set(extra.processes) & owners]
 
 
 # training-operator v1.9.0 starts its controllers only once its certificate rotator has found

@@ -374,7 +374,7 @@ def _paddlejob_elastic(ctx: _Ctx, settings: dict[str, Any], has_ps: bool) -> Ite
     """The operator turns elastic mode on when the field is present, whatever its value
     (paddlejob_helper.go:331, 364): then the pods do not get its endpoints ConfigMap (no
     envFrom), which PS mode needs, and every pod runs with restartPolicy OnFailure."""
-    if "elastic" not in settings:
+    if not _elastic(ctx):
         return
     where = ("spec", "paddlejob", "elastic")
     if settings["elastic"] == 0:
