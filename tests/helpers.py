@@ -1,7 +1,8 @@
-"""Small helpers shared by the render tests."""
+"""Small helpers shared by the tests."""
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,32 @@ def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
         f"{HEADER}metadata:\n  name: {name}\nspec:\n  workload: job\n  image: {image}\n"
         f"  resources: {{limits: {{memory: 1Gi}}}}\n{extra}"
     )
+
+
+def _git_glob(path: str, pattern: str) -> bool:
+    # `git ls-files -- PATTERN` (Argo CD's default file globbing): `*` matches `/` too.
+    return fnmatchcase(path, pattern)
+
+
+def _segment_glob(path: str, pattern: str) -> bool:
+    # doublestar (--enable-new-git-file-globbing): `*` stays within one path segment.
+    parts, globs = path.split("/"), pattern.split("/")
+    return len(parts) == len(globs) and all(map(fnmatchcase, parts, globs))
+
+
+GLOBBINGS = {"git ls-files": _git_glob, "doublestar": _segment_glob}
+
+
+def generated_paths(appset: dict[str, Any], tree: list[str], globbing: str) -> list[str]:
+    """The files an ApplicationSet's git files generators pick from ``tree`` (paths in the
+    repository), as Argo CD v3.5.1 does (applicationset/generators/git.go): per generator,
+    the union of its includes less anything any of its excludes match; then every generator's
+    results, one Application each."""
+    match = GLOBBINGS[globbing]
+    picked = []
+    for generator in appset["spec"]["generators"]:
+        files = generator["git"]["files"]
+        included = {p for p in tree for f in files if not f.get("exclude") and match(p, f["path"])}
+        excluded = {p for p in tree for f in files if f.get("exclude") and match(p, f["path"])}
+        picked += sorted(included - excluded)
+    return picked

@@ -27,9 +27,13 @@ from paddlegen.yamlio import dump_yaml, load_all
 ARGOCD_NAMESPACE = "argocd"
 API_VERSION = "argoproj.io/v1alpha1"
 IN_CLUSTER = "https://kubernetes.default.svc"
-# Deleting an Application (or the ApplicationSet dropping one) deletes its objects too; PVCs
-# stay, they carry Delete=false.
-FINALIZER = "resources-finalizer.argocd.argoproj.io"
+# Deleting an Application (or the ApplicationSet dropping one) deletes its objects too; PVs
+# and PVCs stay, they carry Delete=false. In the background, as pruning does
+# (PrunePropagationPolicy below): the PaddleFlow operator creates missing pods for a PaddleJob
+# even while it is being deleted (v0.3.5's Reconcile never looks at its deletionTimestamp), so
+# a foreground deletion, which keeps the job until its pods are gone, can wait on it for good
+# (seen live: tests/cluster/test_argocd_envs.py).
+FINALIZER = "resources-finalizer.argocd.argoproj.io/background"
 MODES = ("applicationset", "applications")
 APPLICATIONSET_FILE = "applicationset.yaml"
 CMP_FILE = "cmp-plugin.yaml"
@@ -143,12 +147,14 @@ def _header(purpose: str) -> str:
     return HEADER + "".join(f"# {line}\n" for line in purpose.splitlines())
 
 
-def _sync_policy(target: Target, dest: Destination) -> dict[str, Any]:
+def _sync_policy(target: Target, namespace: str | None) -> dict[str, Any]:
     # ApplyOutOfSyncOnly: a sync started by one changed object leaves the others alone (a
     # Job asked to be recreated on change, run.recreateOnChange, is recreated only if it changed).
-    options = ["ApplyOutOfSyncOnly=true"]
-    if dest.namespace:
-        options.append("CreateNamespace=true")  # only a named destination can be created
+    options = ["ApplyOutOfSyncOnly=true", "PrunePropagationPolicy=background"]  # FINALIZER
+    if namespace:
+        # Only the destination's namespace is created (Argo CD skips an empty one), and only
+        # when missing: one that exists keeps its labels and owner.
+        options.append("CreateNamespace=true")
     policy: dict[str, Any] = {}
     if target.auto_sync:
         policy["automated"] = {"prune": True, "selfHeal": True}
@@ -156,15 +162,18 @@ def _sync_policy(target: Target, dest: Destination) -> dict[str, Any]:
     return policy
 
 
-def _app_spec(target: Target, dest: Destination, path: str) -> dict[str, Any]:
-    destination = {"server": dest.server}
-    if dest.namespace:
-        destination["namespace"] = dest.namespace
+def _app_spec(target: Target, server: str, namespace: str | None, path: str) -> dict[str, Any]:
+    """An Application's spec; ``namespace`` is the one its objects go to (the folder's
+    kustomization's, else the destination's), made the destination so that Argo CD creates
+    it: the rendered tree has no Namespace object."""
+    destination = {"server": server}
+    if namespace:
+        destination["namespace"] = namespace
     return {
         "project": target.project,
         "source": {"repoURL": target.repo_url, "targetRevision": target.revision, "path": path},
         "destination": destination,
-        "syncPolicy": _sync_policy(target, dest),
+        "syncPolicy": _sync_policy(target, namespace),
     }
 
 
@@ -229,18 +238,21 @@ def renamed_applications(job: str, report: WriteReport) -> tuple[list[str], list
     return None
 
 
-def applications(jobs: Jobs, target: Target, env: str | None = None) -> Plan:
-    """``applications/<name>.yaml``: one Application per job (per environment with overlays)."""
+def applications(
+    jobs: Jobs, target: Target, env: str | None = None, namespaces: Namespaces | None = None
+) -> Plan:
+    """``applications/<name>.yaml``: one Application per job (per environment with overlays);
+    ``namespaces`` (from the rendered tree) are their destination namespaces."""
     files: Plan = {}
     for name, folder in application_sources(jobs, env).items():
+        dest = target.destination(_folder_env(folder, env))
+        namespace = (namespaces or {}).get(folder) or dest.namespace
         app = {
             "apiVersion": API_VERSION,
             "kind": "Application",
             "metadata": _metadata(name),
             "spec": _app_spec(
-                target,
-                target.destination(_folder_env(folder, env)),
-                posixpath.join(target.prefix, folder),
+                target, dest.server, namespace, posixpath.join(target.prefix, folder)
             ),
         }
         files[f"applications/{name}.yaml"] = _header(
@@ -264,30 +276,45 @@ def application_set(target: Target, env: str | None = None, fallbacks: Sequence[
     Without ``env``, each environment with a destination of its own (``target.destinations``)
     gets an ApplicationSet of its own, and the one for the rest excludes its overlays: one
     template has one destination, and a generator's template would merge field by field.
+
+    Flat jobs, overlays and listed bases are separate generators, because Argo CD's default
+    file globbing (`git ls-files`) lets ``*`` match ``/`` as well: ``<deploy>/*/kustomization.yaml``
+    also matches every base and overlay, so the flat generator excludes those, and a
+    generator's excludes apply to all its includes. With the opt-in globbing
+    (``--enable-new-git-file-globbing``), ``*`` stops at ``/`` and the excludes match nothing
+    more: the same Applications either way.
+
+    The files generator also makes each kustomization's fields parameters: an Application's
+    destination namespace is its kustomization's ``namespace`` (paddlegen writes it in every
+    kustomization of a job that has one), else the destination's.
     """
     root = f"{target.prefix}/" if target.prefix else ""
     depth = len(target.prefix.split("/")) if target.prefix else 0
     job = f"{{{{ index .path.segments {depth} }}}}"
-    flat = {"path": f"{root}*/{KUSTOMIZATION}"}
+    flat: list[dict[str, Any]] = [
+        {"path": f"{root}*/{KUSTOMIZATION}"},
+        {"path": f"{root}*/base/{KUSTOMIZATION}", "exclude": True},
+        {"path": f"{root}*/overlays/*/{KUSTOMIZATION}", "exclude": True},
+    ]
 
     def overlays(name: str) -> dict[str, Any]:
         return {"path": f"{root}*/overlays/{name}/{KUSTOMIZATION}"}
 
     if env is not None:
-        files = [
-            flat,
-            overlays(env),
-            *({"path": f"{root}{j}/base/{KUSTOMIZATION}"} for j in fallbacks),
-        ]
-        sets = [_appset(target, env, f"{job}-{env}", files)]
+        bases = [{"path": f"{root}{j}/base/{KUSTOMIZATION}"} for j in fallbacks]
+        generators = [flat, [overlays(env)], *([bases] if bases else [])]
+        sets = [_appset(target, env, f"{job}-{env}", generators)]
     else:
         own = sorted(target.destinations)
         # <job> for a flat job, <job>-<env> for an overlay: as in applications()
         is_overlay = f"gt (len .path.segments) {depth + 1}"
         name = f"{job}{{{{ if {is_overlay} }}}}-{{{{ .path.basename }}}}{{{{ end }}}}"
-        rest = [flat, overlays("*"), *({**overlays(e), "exclude": True} for e in own)]
-        sets = [_appset(target, None, name, rest)]
-        sets += [_appset(target, e, f"{job}-{e}", [overlays(e)]) for e in own]
+        rest: list[dict[str, Any]] = [
+            overlays("*"),
+            *({**overlays(e), "exclude": True} for e in own),
+        ]
+        sets = [_appset(target, None, name, [flat, rest])]
+        sets += [_appset(target, e, f"{job}-{e}", [[overlays(e)]]) for e in own]
     where = f"{root or './'}*" + (f" (environment {env})" if env else "")
     return {
         APPLICATIONSET_FILE: _header(
@@ -299,10 +326,16 @@ def application_set(target: Target, env: str | None = None, fallbacks: Sequence[
 
 
 def _appset(
-    target: Target, env: str | None, name: str, files: list[dict[str, Any]]
+    target: Target, env: str | None, name: str, generators: list[list[dict[str, Any]]]
 ) -> dict[str, Any]:
-    """One ApplicationSet: the git files generator over ``files``, its Applications named by
-    the template ``name`` and deploying to ``env``'s destination."""
+    """One ApplicationSet: a git files generator per list of file patterns in
+    ``generators``, its Applications named by the template ``name`` and deploying to
+    ``env``'s destination."""
+    dest = target.destination(env)
+    # `index` yields nothing for a missing key where `.namespace` would fail (missingkey=error).
+    namespace = (
+        '{{ with index . "namespace" }}{{ . }}{{ else }}' + (dest.namespace or "") + "{{ end }}"
+    )
     return {
         "apiVersion": API_VERSION,
         "kind": "ApplicationSet",
@@ -316,10 +349,11 @@ def _appset(
             "goTemplateOptions": ["missingkey=error"],
             "generators": [
                 {"git": {"repoURL": target.repo_url, "revision": target.revision, "files": files}}
+                for files in generators
             ],
             "template": {
                 "metadata": _metadata(name),
-                "spec": _app_spec(target, target.destination(env), "{{ .path.path }}"),
+                "spec": _app_spec(target, dest.server, namespace, "{{ .path.path }}"),
             },
         },
     }
@@ -447,7 +481,7 @@ def plan(
     if mode == "applications":
         if not jobs:
             raise InputError("no rendered jobs found (run `paddlegen render` first)")
-        files = applications(jobs, target, env)
+        files = applications(jobs, target, env, namespaces)
     else:
         fallbacks = base_fallbacks(env, jobs) if env is not None and jobs else []
         files = application_set(target, env, fallbacks)

@@ -53,10 +53,11 @@ def plan_overlays(
             base_objects, {m.filename: m.obj for m in env_manifests}
         )
         namespace = namespaces.get(env)
-        if namespace != job.namespace and namespace:
-            # Also in the patches (every object, and references such as a PV's claimRef);
-            # said here too so that `paddlegen argocd` and readers see the environment's
-            # namespace without reading patches.
+        if namespace:
+            # Also in the patches (every object, and references such as a PV's claimRef) when
+            # it differs from the base's; said here always, so that Argo CD's git files
+            # generator (the ApplicationSet of `paddlegen argocd`), `paddlegen argocd` and
+            # readers find the environment's namespace in this one file.
             head = {k: kustomization.pop(k) for k in ("apiVersion", "kind")}
             kustomization = {**head, "namespace": namespace, **kustomization}
         files[f"overlays/{env}/{KUSTOMIZATION}"] = HEADER + dump_yaml(kustomization)

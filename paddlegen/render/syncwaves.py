@@ -38,8 +38,11 @@ def _options(manifest: Manifest, recreate_jobs: bool) -> list[str]:
         # selector the API server generated), so it would refuse even the changes a plain
         # apply takes; and Force=true stops a running training.
         options += ["Force=true", "Replace=true"]
-    if manifest.kind == "PersistentVolumeClaim":
-        options.append("Delete=false")  # data must survive deleting the Application
+    if manifest.kind in ("PersistentVolume", "PersistentVolumeClaim"):
+        # Data must survive deleting the Application, and a claim keeps its volume: a PV
+        # deleted under a kept, bound claim would wait on its pv-protection finalizer for
+        # good, and the Application's deletion (resources finalizer) with it.
+        options.append("Delete=false")
     if manifest.obj["apiVersion"] not in _CORE_GROUPS:
         # The CRD may be installed by the same sync; a dry run would fail before it exists.
         options.append("SkipDryRunOnMissingResource=true")

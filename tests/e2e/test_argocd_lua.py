@@ -288,10 +288,15 @@ import (
 
 func main() {
 \tt := template.Must(template.New("name").Option("missingkey=error").Parse(os.Args[1]))
-\tfor _, dir := range os.Args[2:] {
+\tfor _, arg := range os.Args[2:] {
+\t\t// FOLDER[@NAMESPACE]: the kustomization's folder and its namespace field, if any
+\t\tdir, namespace, named := strings.Cut(arg, "@")
 \t\tsegments := strings.Split(dir, "/")
 \t\tparams := map[string]any{"path": map[string]any{
 \t\t\t"path": dir, "basename": segments[len(segments)-1], "segments": segments}}
+\t\tif named {
+\t\t\tparams["namespace"] = namespace
+\t\t}
 \t\tif err := t.Execute(os.Stdout, params); err != nil {
 \t\t\tpanic(err)
 \t\t}
@@ -352,3 +357,19 @@ def test_applicationset_names_match_the_applications_mode(go_names, prefix, env,
     assert result.stdout.splitlines() == names
     jobs = {"flat": [], "staged": [d.rsplit("/", 1)[1] for d in dirs if "/overlays/" in d]}
     assert sorted(argo.application_sources(jobs, env)) == names
+
+
+@pytest.mark.parametrize("fallback", [None, "ml-default"])
+def test_applicationset_namespace_is_the_kustomizations_else_the_destinations(go_names, fallback):
+    """The destination namespace template, run by Go's text/template with missingkey=error on
+    the parameters the files generator gives: a kustomization's `namespace` field when it has
+    one, else the destination's namespace (or none)."""
+    target = argo.Target("r", dest_namespace=fallback)
+    appset = yaml.safe_load(argo.application_set(target)[argo.APPLICATIONSET_FILE])
+    template = appset["spec"]["template"]["spec"]["destination"]["namespace"]
+    dirs = ["deploy/a@ml", "deploy/b", "deploy/c/overlays/prod@ml-prod"]
+    result = subprocess.run(
+        [go_names, template, *dirs], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["ml", fallback or "", "ml-prod"]

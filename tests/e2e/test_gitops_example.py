@@ -4,25 +4,18 @@ test_precommit.py.)"""
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-
 import yaml
 
 from paddlegen.cli import cli
 from paddlegen.validate.inprocess import validate_in_process
 from tests.conftest import EXAMPLES, example_specs
+from tests.helpers import GLOBBINGS, generated_paths
 
 GITOPS = EXAMPLES / "gitops"
 ARGOCD_FILES = ["applicationset.yaml", "argocd-cm-health.yaml"]
 # The command in examples/gitops/README.md that wrote argocd/ (cmp-plugin.yaml deleted: this
 # repository commits its output, so Argo CD needs no plugin).
 ARGOCD = ["argocd", "--env", "prod", "--repo-url", "https://git.example.com/ml/training-jobs.git"]
-
-
-def glob_match(path: str, pattern: str) -> bool:
-    """Argo CD's glob: `*` matches within one path segment."""
-    parts, globs = path.split("/"), pattern.split("/")
-    return len(parts) == len(globs) and all(map(fnmatchcase, parts, globs))
 
 
 def test_committed_output_is_fresh(runner):
@@ -55,11 +48,9 @@ def test_argocd_files_are_what_paddlegen_argocd_writes(runner, tmp_path):
 def test_applicationset_deploys_every_job_once():
     appset = yaml.safe_load((GITOPS / "argocd" / "applicationset.yaml").read_text())
     assert appset["apiVersion"] == "argoproj.io/v1alpha1" and appset["kind"] == "ApplicationSet"
-    (generator,) = appset["spec"]["generators"]
-    patterns = [entry["path"] for entry in generator["git"]["files"]]
     tree = [str(p.relative_to(GITOPS)) for p in (GITOPS / "deploy").rglob("kustomization.yaml")]
-    deployed = sorted(path for path in tree if any(glob_match(path, pat) for pat in patterns))
-    assert deployed == [
-        "deploy/gitops-mnist/kustomization.yaml",
-        "deploy/gitops-wide-and-deep/overlays/prod/kustomization.yaml",
-    ]
+    for globbing in GLOBBINGS:
+        assert generated_paths(appset, tree, globbing) == [
+            "deploy/gitops-mnist/kustomization.yaml",
+            "deploy/gitops-wide-and-deep/overlays/prod/kustomization.yaml",
+        ], globbing

@@ -185,3 +185,18 @@ def test_an_overlay_moves_every_object_and_reference_to_its_namespace(base_names
             (tmp_path / "deploy" / "ns-demo" / "overlays" / env / "kustomization.yaml").read_text()
         )
         assert kustomization["namespace"] == f"ml-{env}"
+
+
+@pytest.mark.parametrize(("base_namespace", "stated"), [("", None), (", namespace: ml", "ml")])
+def test_every_overlay_kustomization_states_the_namespace_it_deploys_to(
+    base_namespace, stated, tmp_path
+):
+    """Also an overlay that keeps its base's namespace: Argo CD's git files generator (the
+    ApplicationSet's destination namespace) reads only that one file."""
+    spec = tmp_path / "ns-demo.yaml"
+    spec.write_text(
+        NAMESPACED.replace("prod: {metadata: {namespace: ml-prod}}", "prod: {}") % base_namespace
+    )
+    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    overlay = tmp_path / "deploy" / "ns-demo" / "overlays" / "prod" / "kustomization.yaml"
+    assert yaml.safe_load(overlay.read_text()).get("namespace") == stated

@@ -176,3 +176,31 @@ spec:
     pod = job["spec"]["template"]
     assert pod["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
     assert (pod["spec"]["schedulerName"], pod["spec"]["priorityClassName"]) == ("volcano", "high")
+
+
+def test_deleting_the_application_keeps_the_data_volume_and_its_claim(tmp_path):
+    """Delete=false on both: a PV deleted under its kept, bound claim would hang on its
+    pv-protection finalizer, and the Application's deletion with it (verified live in
+    tests/cluster/test_argocd_envs.py)."""
+    objects = render(
+        tmp_path,
+        """\
+metadata: {name: keep}
+spec:
+  workload: job
+  image: img:1
+  resources: {limits: {memory: 1Gi}}
+  volumes:
+    - {name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /x}, capacity: 1Gi}
+""",
+    )
+    options = {
+        obj["kind"]: obj["metadata"]["annotations"].get("argocd.argoproj.io/sync-options")
+        for obj in objects.values()
+        if obj.get("kind") != "Kustomization"
+    }
+    assert options == {
+        "PersistentVolume": "Delete=false",
+        "PersistentVolumeClaim": "Delete=false",
+        "Job": None,
+    }

@@ -16,7 +16,7 @@ from paddlegen.errors import InputError, OutputError
 from paddlegen.gitops import argocd as argo
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
-from tests.helpers import job_spec
+from tests.helpers import GLOBBINGS, generated_paths, job_spec
 
 REPO = "https://git.example.com/ml/jobs.git"
 OVERLAYS = """\
@@ -70,7 +70,7 @@ def test_an_application_per_flat_job_and_per_environment():
     app = apps["applications/staged-prod.yaml"]
     assert app["metadata"]["name"] == "staged-prod"
     assert app["metadata"]["namespace"] == "argocd"
-    assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+    assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io/background"]
     assert app["spec"]["source"] == {
         "repoURL": REPO,
         "targetRevision": "main",
@@ -95,8 +95,22 @@ def test_a_job_without_the_environment_deploys_its_base():
     }
     files = argo.plan("applicationset", argo.Target(REPO), jobs, "prod")
     appset = yaml.safe_load(files[argo.APPLICATIONSET_FILE])
-    paths = [f["path"] for f in appset["spec"]["generators"][0]["git"]["files"]]
-    assert paths[-1] == "deploy/devonly/base/kustomization.yaml"
+    for globbing in GLOBBINGS:
+        assert generated_paths(appset, tree("deploy", jobs), globbing) == [
+            "deploy/flat/kustomization.yaml",
+            "deploy/staged/overlays/prod/kustomization.yaml",
+            "deploy/devonly/base/kustomization.yaml",
+        ], globbing
+
+
+def tree(prefix: str, jobs: dict[str, list[str]]) -> list[str]:
+    """The kustomization.yaml files of a rendered tree at ``prefix`` in the repository."""
+    root = f"{prefix}/" if prefix else ""
+    found = []
+    for job, envs in jobs.items():
+        folders = [f"{job}/base", *(f"{job}/overlays/{e}" for e in envs)] if envs else [job]
+        found += [f"{root}{folder}/kustomization.yaml" for folder in folders]
+    return found
 
 
 def test_an_environment_no_job_has_is_an_error_listing_those_that_exist():
@@ -116,53 +130,89 @@ def test_sync_policy_follows_auto_sync_and_destination_namespace():
     spec = objects(argo.applications({"a": []}, auto))["applications/a.yaml"]["spec"]
     assert spec["syncPolicy"] == {
         "automated": {"prune": True, "selfHeal": True},
-        "syncOptions": ["ApplyOutOfSyncOnly=true", "CreateNamespace=true"],
+        "syncOptions": [
+            "ApplyOutOfSyncOnly=true",
+            "PrunePropagationPolicy=background",
+            "CreateNamespace=true",
+        ],
     }
     assert spec["destination"]["namespace"] == "ml"
     manual = argo.Target(REPO, auto_sync=False)
     spec = objects(argo.applications({"a": []}, manual))["applications/a.yaml"]["spec"]
-    assert spec["syncPolicy"] == {"syncOptions": ["ApplyOutOfSyncOnly=true"]}
+    assert spec["syncPolicy"] == {
+        "syncOptions": ["ApplyOutOfSyncOnly=true", "PrunePropagationPolicy=background"]
+    }
     assert "namespace" not in spec["destination"]
 
 
+def test_an_application_deploys_to_and_creates_its_rendered_namespace():
+    """The rendered tree has no Namespace: each Application names the one its kustomization
+    gives its objects, which Argo CD then creates (CreateNamespace) when it is missing."""
+    target = argo.Target(REPO, dest_namespace="fallback")
+    jobs = {"a": [], "b": [], "c": ["dev", "prod"]}
+    namespaces = {"a": "ml", "b": None, "c/overlays/dev": "ml-dev", "c/overlays/prod": "ml-prod"}
+    files = objects(argo.applications(jobs, target, namespaces=namespaces))
+    found = {
+        name: (app["spec"]["destination"]["namespace"], app["spec"]["syncPolicy"]["syncOptions"])
+        for name, app in files.items()
+    }
+    created = [
+        "ApplyOutOfSyncOnly=true",
+        "PrunePropagationPolicy=background",
+        "CreateNamespace=true",
+    ]
+    assert found == {
+        "applications/a.yaml": ("ml", created),
+        "applications/b.yaml": ("fallback", created),
+        "applications/c-dev.yaml": ("ml-dev", created),
+        "applications/c-prod.yaml": ("ml-prod", created),
+    }
+
+
 @pytest.mark.parametrize(
-    ("prefix", "env", "patterns", "name"),
+    ("prefix", "env", "picked", "name"),
     [
         (
             "deploy",
             None,
-            ["deploy/*/kustomization.yaml", "deploy/*/overlays/*/kustomization.yaml"],
+            ["flat", "staged/overlays/dev", "staged/overlays/prod"],
             "{{ index .path.segments 1 }}{{ if gt (len .path.segments) 2 }}-{{ .path.basename }}"
             "{{ end }}",
         ),
         (
             "/gitops/deploy/",
             "prod",
-            [
-                "gitops/deploy/*/kustomization.yaml",
-                "gitops/deploy/*/overlays/prod/kustomization.yaml",
-            ],
+            ["flat", "staged/overlays/prod"],
             "{{ index .path.segments 2 }}-prod",
         ),
         (
             ".",
             None,
-            ["*/kustomization.yaml", "*/overlays/*/kustomization.yaml"],
+            ["flat", "staged/overlays/dev", "staged/overlays/prod"],
             "{{ index .path.segments 0 }}{{ if gt (len .path.segments) 1 }}-{{ .path.basename }}"
             "{{ end }}",
         ),
     ],
     ids=["deploy", "nested-prefix-with-env", "repository-root"],
 )
-def test_applicationset_generates_from_every_kustomization(prefix, env, patterns, name):
-    files = argo.application_set(argo.Target(REPO, path_prefix=prefix), env)
+@pytest.mark.parametrize("globbing", GLOBBINGS)
+def test_applicationset_generates_from_every_deployable_kustomization(
+    prefix, env, picked, name, globbing
+):
+    """Flat jobs and overlays, never a base that has them (nor an overlay twice), with either
+    of Argo CD's file globbings."""
+    target = argo.Target(REPO, path_prefix=prefix)
+    files = argo.application_set(target, env)
     assert_valid(files)
     appset = objects(files)[argo.APPLICATIONSET_FILE]
     assert appset["kind"] == "ApplicationSet"
     assert appset["metadata"]["name"] == ("paddlegen-jobs-prod" if env else "paddlegen-jobs")
-    (generator,) = appset["spec"]["generators"]
-    assert generator["git"]["files"] == [{"path": p} for p in patterns]
-    assert generator["git"]["revision"] == "HEAD"
+    root = f"{target.prefix}/" if target.prefix else ""
+    jobs = {"flat": [], "staged": ["dev", "prod"]}
+    assert generated_paths(appset, tree(target.prefix, jobs), globbing) == [
+        f"{root}{folder}/kustomization.yaml" for folder in picked
+    ]
+    assert {g["git"]["revision"] for g in appset["spec"]["generators"]} == {"HEAD"}
     template = appset["spec"]["template"]
     assert template["metadata"]["name"] == name
     assert template["spec"]["source"]["path"] == "{{ .path.path }}"
@@ -451,19 +501,27 @@ def test_the_applicationset_gives_an_environment_with_a_destination_a_set_of_its
     assert_valid(files)
     rest, prod = yaml.safe_load_all(files[argo.APPLICATIONSET_FILE])
     assert rest["metadata"]["name"] == "paddlegen-jobs"
-    assert rest["spec"]["generators"][0]["git"]["files"] == [
-        {"path": "deploy/*/kustomization.yaml"},
-        {"path": "deploy/*/overlays/*/kustomization.yaml"},
-        {"path": "deploy/*/overlays/prod/kustomization.yaml", "exclude": True},
-    ]
-    assert rest["spec"]["template"]["spec"]["destination"] == {"server": argo.IN_CLUSTER}
+    jobs = tree("deploy", {"flat": [], "staged": ["dev", "prod"]})
+    for globbing in GLOBBINGS:
+        assert generated_paths(rest, jobs, globbing) == [
+            "deploy/flat/kustomization.yaml",
+            "deploy/staged/overlays/dev/kustomization.yaml",
+        ]
+        assert generated_paths(prod, jobs, globbing) == [
+            "deploy/staged/overlays/prod/kustomization.yaml"
+        ]
+    # The kustomization's namespace (a parameter of the files generator), else none.
+    assert rest["spec"]["template"]["spec"]["destination"] == {
+        "server": argo.IN_CLUSTER,
+        "namespace": '{{ with index . "namespace" }}{{ . }}{{ else }}{{ end }}',
+    }
     assert prod["metadata"]["name"] == "paddlegen-jobs-prod"
-    assert prod["spec"]["generators"][0]["git"]["files"] == [
-        {"path": "deploy/*/overlays/prod/kustomization.yaml"}
-    ]
     assert prod["spec"]["template"]["metadata"]["name"] == "{{ index .path.segments 1 }}-prod"
     spec = prod["spec"]["template"]["spec"]
-    assert spec["destination"] == {"server": PROD.server, "namespace": "ml-prod"}
+    assert spec["destination"] == {
+        "server": PROD.server,
+        "namespace": '{{ with index . "namespace" }}{{ . }}{{ else }}ml-prod{{ end }}',
+    }
     assert "CreateNamespace=true" in spec["syncPolicy"]["syncOptions"]
     # with --env prod: one set, deploying to prod's destination
     (only,) = yaml.safe_load_all(argo.application_set(target, "prod")[argo.APPLICATIONSET_FILE])
