@@ -111,15 +111,21 @@ EXTRAS = {
     ),
 }
 # What `--with argocd` runs, by the names `up` records them under: Debian's redis-server (Argo
-# CD's cache, shared by the components) and three components of the one binary. No API
+# CD's cache, shared by the components) and four components of the one binary, the plugin
+# sidecar (argocd-cmp-server, running paddlegen's Config Management Plugin) among them. No API
 # server, UI, Dex or notifications: the tests read and write Applications with kubectl.
 ARGOCD_NAMESPACE = "argocd"
 ARGOCD_REDIS = "argocd-redis"
+ARGOCD_CMP_SERVER = "argocd-cmp-server"
 ARGOCD_COMPONENTS = (
+    ARGOCD_CMP_SERVER,
     "argocd-repo-server",
     "argocd-application-controller",
     "argocd-applicationset-controller",
 )
+# The socket the plugin sidecar listens on, in the folder both it and the repo-server are
+# given as ARGOCD_PLUGINSOCKFILEPATH (in a pod: a shared emptyDir): <plugin name>.sock.
+ARGOCD_PLUGIN_SOCKET = "argocd-plugins/paddlegen.sock"
 # The extra each process that is not named after its extra belongs to.
 _PROCESS_EXTRA = {name: "argocd" for name in (ARGOCD_REDIS, *ARGOCD_COMPONENTS)}
 ARGOCD_TOOLS = TOOLS / "argocd"
@@ -829,9 +835,9 @@ def _argocd_setup(cluster: Cluster) -> list[dict[str, object]]:
 
 
 def _start_argocd(cluster: Cluster, paths: dict[str, Path], timeout: float = 30.0) -> None:
-    """Argo CD's CRDs and settings, then redis and the repo-server, application controller and
-    ApplicationSet controller, on loopback ports, without TLS between them; wait until the
-    repo-server answers."""
+    """Argo CD's CRDs and settings, then redis, the plugin sidecar and the repo-server,
+    application controller and ApplicationSet controller, on loopback ports and a socket,
+    without TLS between them; wait until the repo-server answers and the sidecar listens."""
     state = Path(cluster.state)
     crds = sorted(ARGOCD_CRDS.glob("*.yaml"))
     argv = [cluster.kubectl, "apply", "--server-side", "--field-manager=local-cluster"]
@@ -859,10 +865,16 @@ def _start_argocd(cluster: Cluster, paths: dict[str, Path], timeout: float = 30.
         state,
     )  # fmt: skip
     _save(cluster)
-    tmp = state / "argocd-tmp"  # the repo-server's checkouts
+    tmp = state / "argocd-tmp"  # the repo-server's checkouts, the sidecar's _cmp_server/
     tmp.mkdir(exist_ok=True)
+    socket_path = state / ARGOCD_PLUGIN_SOCKET
+    if len(str(socket_path)) > _MAX_SOCKET_PATH:
+        raise ClusterError(f"{socket_path}: too long for a unix socket; use a shorter state path")
+    socket_path.parent.mkdir(exist_ok=True)
+    paddlegen = _paddlegen()
     env = {
         **os.environ,
+        "ARGOCD_PLUGINSOCKFILEPATH": str(socket_path.parent),
         "ARGOCD_GPG_ENABLED": "false",
         "ARGOCD_ASK_PASS_SOCK": str(state / "argocd-askpass.sock"),  # not the shared /tmp one
         "TMPDIR": str(tmp),
@@ -874,6 +886,7 @@ def _start_argocd(cluster: Cluster, paths: dict[str, Path], timeout: float = 30.
     common = ["--logformat=text", "--loglevel=info"]
     kube = [f"--kubeconfig={cluster.kubeconfig}", f"--namespace={ARGOCD_NAMESPACE}"]
     argvs = {
+        ARGOCD_CMP_SERVER: [f"--config-dir-path={_cmp_config(state, paddlegen)}"],
         "argocd-repo-server": [
             "--address=127.0.0.1",
             f"--port={repo_port}",
@@ -899,12 +912,18 @@ def _start_argocd(cluster: Cluster, paths: dict[str, Path], timeout: float = 30.
             f"--webhook-addr=127.0.0.1:{_free_port()}",
         ],
     }
+    # The plugin's commands run with the sidecar's environment: the paddlegen it names first.
+    path = os.pathsep.join([str(paddlegen.parent), env["PATH"]])
     for name in ARGOCD_COMPONENTS:
         cluster.pids[name] = _start(
             name,
             [str(paths["argocd"]), *argvs[name], *common],
             state,
-            {**env, "ARGOCD_BINARY_NAME": name},
+            {
+                **env,
+                "ARGOCD_BINARY_NAME": name,
+                **({"PATH": path} if name == ARGOCD_CMP_SERVER else {}),
+            },
         )
         _save(cluster)
     deadline = time.monotonic() + timeout
@@ -914,13 +933,72 @@ def _start_argocd(cluster: Cluster, paths: dict[str, Path], timeout: float = 30.
                 raise _gone(cluster, name)
         try:
             with socket.create_connection(("127.0.0.1", repo_port), timeout=1):
-                return
+                if socket_path.is_socket():
+                    return
         except OSError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
+    waiting = "argocd-repo-server" if socket_path.is_socket() else ARGOCD_CMP_SERVER
     raise ClusterError(
-        f"argocd-repo-server did not listen in {timeout:.0f} s:\n"
-        + _tail(state / "argocd-repo-server.log")
+        f"{waiting} did not listen in {timeout:.0f} s:\n" + _tail(state / f"{waiting}.log")
     )
+
+
+# sockaddr_un's sun_path holds 108 bytes, the terminating NUL among them.
+_MAX_SOCKET_PATH = 107
+
+
+def _paddlegen() -> Path:
+    """The paddlegen the plugin sidecar runs: the one installed beside this Python (the
+    virtualenv `up` runs in), else the one on PATH."""
+    beside = Path(sys.executable).parent / "paddlegen"
+    found = beside if beside.is_file() else shutil.which("paddlegen")
+    if not found:
+        raise ClusterError(
+            f"paddlegen is not installed beside {sys.executable} nor on PATH, and Argo CD's "
+            "plugin sidecar runs it (pip install -e . in this checkout)"
+        )
+    return Path(found)
+
+
+def _cmp_config(state: Path, paddlegen: Path) -> Path:
+    """The sidecar's configuration folder: plugin.yaml, the cmp-plugin.yaml that `paddlegen
+    argocd` writes (the plugin is the same whatever the repository: none is read here)."""
+    written = state / "argocd-paddlegen"
+    done = subprocess.run(
+        [str(paddlegen), "argocd", "--repo-url", "file:///", "--deploy", str(state / "no-deploy"),
+         "-o", str(written)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise ClusterError(f"paddlegen argocd: exit {done.returncode}\n{done.stderr}")
+    config = state / "argocd-cmp"
+    config.mkdir(exist_ok=True)
+    shutil.copyfile(written / "cmp-plugin.yaml", config / "plugin.yaml")
+    return config
+
+
+def install(folder: Path, state: Path | None = None) -> list[Path]:
+    """Install what `paddlegen argocd` wrote in ``folder`` into the running Argo CD, as a
+    platform team would: the health checks merged into argocd-cm (the `kubectl patch` of the
+    file's header), then the ApplicationSet, or the Applications. The plugin sidecar already
+    runs the same plugin configuration (`up`). The files installed, in order."""
+    cluster = load(state_dir(state))
+    if cluster is None or "argocd" not in cluster.extras:
+        raise ClusterError(
+            "no cluster with Argo CD is running (hack/local-cluster up --with argocd)"
+        )
+    health = folder / "argocd-cm-health.yaml"
+    if not health.is_file():
+        raise ClusterError(f"{health}: missing; is {folder} a folder `paddlegen argocd` wrote?")
+    appset = folder / "applicationset.yaml"
+    apps = [appset] if appset.is_file() else sorted((folder / "applications").glob("*.yaml"))
+    argocd = [cluster.kubectl, f"--namespace={ARGOCD_NAMESPACE}"]
+    _kubectl(cluster, [*argocd, "patch", "configmap", "argocd-cm", "--type=merge",
+                       f"--patch-file={health}"])  # fmt: skip
+    for file in apps:
+        _kubectl(cluster, [*argocd, "apply", f"--filename={file}"])
+    return [health, *apps]
 
 
 def _apply(cluster: Cluster, objects: list[dict[str, object]]) -> None:
@@ -1034,11 +1112,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "command",
-        choices=["build", "up", "env", "down", "status"],
+        choices=["build", "up", "env", "install", "down", "status"],
         help="build: the binaries, once per version; up: start (builds if needed); "
-        "env: print the exports for a shell; down: stop and remove the state; "
+        "env: print the exports for a shell; install: put what `paddlegen argocd` wrote "
+        "in FOLDER into the running Argo CD; down: stop and remove the state; "
         "status: say whether it runs",
     )
+    parser.add_argument("folder", nargs="?", metavar="FOLDER", help="install: the folder")
     parser.add_argument(
         "--with",
         dest="extras",
@@ -1064,6 +1144,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise ClusterError("no cluster is running (hack/local-cluster up)")
             print(f"export KUBECONFIG={cluster.kubeconfig}")
             print(f"export PATH={os.pathsep.join(cluster.bin_dirs)}:$PATH")
+        elif args.command == "install":
+            if args.folder is None:
+                parser.error("install needs the FOLDER `paddlegen argocd -o` wrote")
+            for file in install(Path(args.folder)):
+                print(f"installed {file}")
         elif args.command == "status":
             cluster = load(state_dir())
             print(f"running: {cluster.server}" if cluster else "not running")

@@ -119,6 +119,6 @@ def operators(kube: Kube) -> Kube:
 
 @pytest.fixture(scope="session")
 def argocd(kube: Kube) -> Kube:
-    """The same cluster with KWOK, the PaddleFlow operator and Argo CD."""
+    """The same cluster with KWOK, Volcano, the PaddleFlow operator and Argo CD."""
     require_tool("kustomize")  # the repo-server builds the rendered kustomizations with it
-    return with_extras(kube, ["kwok", "paddle-operator", "argocd"])
+    return with_extras(kube, ["kwok", "volcano", "paddle-operator", "argocd"])

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -57,16 +59,39 @@ def render_and_commit(repo: Path, specs: dict[str, dict[str, Any]], message: str
     return git(repo, "rev-parse", "HEAD")
 
 
+@dataclass
+class Loop:
+    """A `file://` Git repository: specs in jobs/, their render in deploy/, and a cluster
+    whose Argo CD reads it."""
+
+    kube: Kube
+    repo: Path
+    specs: dict[str, dict[str, Any]]  # jobs/ file name -> spec
+
+    def commit(self, message: str, *refreshed: str) -> str:
+        """Render and commit the specs, then ask for a hard refresh of the ``refreshed``
+        Applications (as a Git webhook would); the commit's sha."""
+        revision = render_and_commit(self.repo, self.specs, message)
+        for app in refreshed:
+            refresh(self.kube, app)
+        return revision
+
+
 def application(kube: Kube, name: str) -> dict[str, Any]:
     return get(kube, "argocd", "applications.argoproj.io", name) or {}
 
 
 def wait_synced(kube: Kube, app: str, revision: str) -> None:
-    wait_for(
-        f"{app} Synced at {revision[:7]}",
-        lambda: synced_at(application(kube, app), revision),
-        timeout=SYNC_TIMEOUT,
-    )
+    deadline = time.monotonic() + SYNC_TIMEOUT
+    while not synced_at(found := application(kube, app), revision):
+        if time.monotonic() > deadline:
+            status = found.get("status", {})
+            said = {k: status.get(k) for k in ("sync", "conditions", "operationState")}
+            pytest.fail(
+                f"{app} not Synced at {revision[:7]} in {SYNC_TIMEOUT:.0f} s: "
+                + json.dumps(said, indent=1)[:3000]
+            )
+        time.sleep(0.3)
 
 
 def synced_at(app: dict[str, Any], revision: str) -> bool:

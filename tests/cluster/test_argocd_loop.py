@@ -16,21 +16,18 @@ import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_argocd import (
     SYNC_TIMEOUT,
+    Loop,
     application,
     init_repo,
     paddlegen,
-    refresh,
-    render_and_commit,
     wait_for_health,
     wait_synced,
 )
@@ -44,21 +41,6 @@ DISTRIBUTED = "paddle-cluster-job"  # examples/distributed-hostpath.yaml: data J
 DATA_JOB = f"{DISTRIBUTED}-data"
 RENAMED = "paddle-cluster-run-2"  # the distributed job under a new metadata.name: a new run
 PADDLEJOBS = "paddlejobs.batch.paddlepaddle.org"
-
-
-@dataclass
-class Loop:
-    kube: Kube
-    repo: Path
-    specs: dict[str, dict[str, Any]]  # jobs/ file name -> spec
-
-    def commit(self, message: str, *refreshed: str) -> str:
-        """Render and commit the specs, then ask for a hard refresh of the ``refreshed``
-        Applications (as a Git webhook would); the commit's sha."""
-        revision = render_and_commit(self.repo, self.specs, message)
-        for app in refreshed:
-            refresh(self.kube, app)
-        return revision
 
 
 def spec(example: str, name: str | None = None) -> dict[str, Any]:
@@ -142,14 +124,11 @@ def test_the_applicationset_syncs_every_job_wave_by_wave_with_health(loop: Loop)
         "--dest-server", kube.server, "--dest-namespace", NAMESPACE,
     )  # fmt: skip
     assert not (loop.repo / "argocd" / "applications").exists()
-    kube.run(
-        "-n", "argocd", "patch", "configmap", "argocd-cm", "--type", "merge",
-        "--patch-file", str(loop.repo / "argocd" / "argocd-cm-health.yaml"),
-    )  # fmt: skip
     apps = sorted([DISTRIBUTED, PADDLEJOB, FAILING])
 
     with kwok_paused(kube):
-        kube.run("apply", "-f", str(loop.repo / "argocd" / "applicationset.yaml"))
+        # As a platform team would: the health checks into argocd-cm, the ApplicationSet.
+        local_cluster().install(loop.repo / "argocd", kube.state)
         # Wave 0 (ServiceAccount, Role, RoleBinding) applied and healthy, wave 2 (the data
         # Job) applied; Argo CD waits for the data Job, whose pod cannot run: no training Job.
         waiting = f"waiting for healthy state of batch/Job/{DATA_JOB}"
