@@ -69,3 +69,20 @@ def test_up_env_down_on_a_state_folder_of_their_own(kube: Kube, tmp_path: Path):
 def _zombie(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status").read_text()
     return any(line.split()[1] == "Z" for line in status.splitlines() if line.startswith("State:"))
+
+
+def test_install_needs_a_running_argocd_and_a_folder_paddlegen_argocd_wrote(argocd: Kube, tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "install", str(tmp_path)],
+        env={**os.environ, "PADDLEGEN_CLUSTER_DIR": str(tmp_path / "none")},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "no cluster with Argo CD is running (hack/local-cluster up --with argocd)" in done.stderr
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "install", str(tmp_path)],
+        env={**os.environ, "PADDLEGEN_CLUSTER_DIR": str(argocd.state)},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"{tmp_path}/argocd-cm-health.yaml: missing" in done.stderr
