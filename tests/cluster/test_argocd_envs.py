@@ -191,9 +191,8 @@ def test_deleted_specs_and_dropped_volumes_are_pruned(repo: Loop) -> None:
     spec = repo.specs["paddlejob-nfs.yaml"]["spec"]
     volumes, command = spec.pop("volumes"), (spec["command"], spec["args"])
     spec["command"], spec["args"] = ["sleep"], ["60"]  # its training read /nas
-    revision = repo.commit("no data volume")
-    for env in ENVS:
-        refresh(kube, app_name(NFS, env))
+    nfs_apps = [app_name(NFS, env) for env in ENVS]
+    revision = repo.commit("no data volume", *nfs_apps)
     # The claim is still in use by the job's running pods (the operator does not restart them
     # for a changed spec): Kubernetes deletes it once they end, and the sync waits until then.
     for env, namespace in ENVS.items():
@@ -210,9 +209,8 @@ def test_deleted_specs_and_dropped_volumes_are_pruned(repo: Loop) -> None:
 
     # The volume back: a new PV and claim, bound.
     spec["volumes"], (spec["command"], spec["args"]) = volumes, command
-    revision = repo.commit("the data volume back")
+    revision = repo.commit("the data volume back", *nfs_apps)
     for env, namespace in ENVS.items():
-        refresh(kube, app_name(NFS, env))
         wait_synced(kube, app_name(NFS, env), revision)
         wait_for(f"{namespace}: the claim bound", lambda ns=namespace: bound(kube, ns))
 
