@@ -228,7 +228,7 @@ def _render_data(
     if argocd:
         from paddlegen.render.syncwaves import annotate
 
-        manifests = annotate(manifests, recreate_jobs=job.run.recreateOnChange)
+        manifests = annotate(job.name, job.workload, manifests)
     return job, manifests
 
 

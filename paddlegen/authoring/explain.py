@@ -93,6 +93,7 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
         "spec.dataPrep.image": _each(_ALL, f"{_DATA_CONTAINER}.image"),
         "spec.dataPrep.splitCount": _each(_ALL, f"{_DATA_CONTAINER}.env[SPLIT_COUNT].value"),
         "spec.dataPrep.outDir": _each(_ALL, f"{_DATA_CONTAINER}.env[OUT_DIR].value"),
+        "spec.dataPrep.backoffLimit": _each(_ALL, "DataJob spec.backoffLimit"),
     }
     for w in WORKLOADS.values():
         for field, places in w.explain.items():

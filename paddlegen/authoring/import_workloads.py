@@ -416,6 +416,8 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     if image is not None and image != spec.get("image"):
         prep["image"] = image
     prep.update({key: role.pop(key) for key in ("command", "args") if key in role})
+    if "backoffLimit" in obj["spec"]:
+        prep["backoffLimit"] = obj["spec"].pop("backoffLimit")
     mount = p.volumes[0]["mountPath"].rstrip("/")
     if out_dir and (out_dir + "/").startswith(mount + "/") and mount != volume["mountPath"]:
         moved = volume["mountPath"].rstrip("/") + out_dir[len(mount) :]

@@ -42,7 +42,7 @@ from paddlegen.authoring.import_workloads import (
     is_distributed,
 )
 from paddlegen.errors import Diagnostic, InputError
-from paddlegen.spec.model import MANAGED_BY, recommended_labels
+from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
 from paddlegen.workloads import WORKLOADS
 from paddlegen.yamlio import load_all
 
@@ -63,6 +63,7 @@ IMPORTERS = _importers()
 # The operators' objects: a PaddleJob beats any batch Job in the same stream.
 OPERATOR_JOBS = {kind: mapper for kind, mapper in IMPORTERS.items() if kind != BATCH_JOB}
 PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
+CONFIGMAP = ("v1", "ConfigMap")
 # distributed-job renders these for the image's peer discovery; importing them is a no-op.
 RBAC = {
     ("v1", "ServiceAccount"),
@@ -226,6 +227,7 @@ def _map(
     _pod_priority(spec, ctx, _label(main))
     if spec["workload"] == "distributed-job":
         used += [o for o in objects if _key(o) in RBAC and _rbac_is_derived(o, job)]
+    used += [o for o in objects if _is_run_record(o, job)]
     used += [obj for _, obj in ctx.consumed]
     return spec, used, group
 
@@ -295,6 +297,15 @@ def _podgroup(group: dict[str, Any], spec: Spec, ctx: Context) -> None:
 
 
 _ROLE_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+
+
+def _is_run_record(obj: dict[str, Any], name: str) -> bool:
+    """The run record paddlegen renders beside a job (paddlegen/render/syncwaves.py): a digest
+    of the job's objects, made again by every render."""
+    if _key(obj) != CONFIGMAP or obj["metadata"]["name"] != name + RUN_RECORD_SUFFIX:
+        return False
+    take(obj, "data")
+    return True
 
 
 def _rbac_is_derived(obj: dict[str, Any], name: str) -> bool:

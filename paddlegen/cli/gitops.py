@@ -118,9 +118,16 @@ def argocd(
         auto_sync,
         destinations,
     )
-    report, fallbacks = argocd_setup.generate(deploy, out_dir, mode, target, env)
-    for job in fallbacks:
+    generated = argocd_setup.generate(deploy, out_dir, mode, target, env)
+    report = generated.report
+    for job in generated.fallbacks:
         note(f"paddlegen: {job} has no overlay '{env}': its base is deployed")
+    for app in generated.without_namespace:
+        note(
+            f"paddlegen: warning: Application {app}: its objects name no namespace and it "
+            "deploys to none, so Argo CD cannot sync them (\"Namespace for ... is missing\"): "
+            "set metadata.namespace in the job's spec, or pass --dest-namespace"
+        )
     for rel in report.removed:
         if rel.startswith("applications/"):
             note(

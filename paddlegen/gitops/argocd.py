@@ -148,9 +148,9 @@ def _header(purpose: str) -> str:
 
 
 def _sync_policy(target: Target, namespace: str | None) -> dict[str, Any]:
-    # ApplyOutOfSyncOnly: a sync started by one changed object leaves the others alone (a
-    # Job asked to be recreated on change, run.recreateOnChange, is recreated only if it changed).
-    options = ["ApplyOutOfSyncOnly=true", "PrunePropagationPolicy=background"]  # FINALIZER
+    # Background deletion, as for the Application itself (FINALIZER): also how a sync deletes
+    # the previous run's hooks (BeforeHookCreation, paddlegen/render/syncwaves.py).
+    options = ["PrunePropagationPolicy=background"]
     if namespace:
         # Only the destination's namespace is created (Argo CD skips an empty one), and only
         # when missing: one that exists keeps its labels and owner.
@@ -158,6 +158,11 @@ def _sync_policy(target: Target, namespace: str | None) -> dict[str, Any]:
     policy: dict[str, Any] = {}
     if target.auto_sync:
         policy["automated"] = {"prune": True, "selfHeal": True}
+        # No automated retry of a failed sync (Argo CD's default is 5, controller/
+        # appcontroller.go:2383): each retry runs the hooks again, that is a failed job's data
+        # preparation and training, beyond the retries its own backoffLimit allowed. Argo CD
+        # never retries a failed revision otherwise; a new commit or a sync by hand does.
+        policy["retry"] = {"limit": 0}
     policy["syncOptions"] = options
     return policy
 
@@ -454,6 +459,20 @@ def shared_objects(
     return clashes
 
 
+def without_namespace(
+    target: Target, jobs: Jobs, env: str | None = None, namespaces: Namespaces | None = None
+) -> list[str]:
+    """The Applications whose objects name no namespace and get none from their destination.
+    Argo CD reports "Namespace for <object> is missing" for each and cannot sync it
+    (controller/state.go:1006-1007 at v3.5.1)."""
+    return [
+        name
+        for name, folder in application_sources(jobs, env).items()
+        if not (namespaces or {}).get(folder)
+        and not target.destination(_folder_env(folder, env)).namespace
+    ]
+
+
 def plan(
     mode: str,
     target: Target,
@@ -498,12 +517,24 @@ def write(out_dir: str | Path, files: Plan) -> WriteReport:
     return write_job(target.parent, target.name, files)
 
 
+@dataclass(frozen=True)
+class Generated:
+    """What `paddlegen argocd` wrote, and what its caller should say about it."""
+
+    report: WriteReport
+    fallbacks: list[str]  # jobs that deploy their base for lack of the overlay asked for
+    without_namespace: list[str]  # Applications whose objects land in no namespace
+
+
 def generate(
     deploy: str | Path, out_dir: str | Path, mode: str, target: Target, env: str | None = None
-) -> tuple[WriteReport, list[str]]:
-    """Read the rendered tree, plan the Argo CD files and write them; also return the jobs
-    that deploy their base for lack of the overlay ``env`` (for the caller to say so)."""
+) -> Generated:
+    """Read the rendered tree, plan the Argo CD files and write them."""
     jobs = rendered_jobs(Path(deploy))
     namespaces = rendered_namespaces(Path(deploy), jobs)
     report = write(out_dir, plan(mode, target, jobs, env, namespaces))
-    return report, base_fallbacks(env, jobs) if env is not None and jobs else []
+    return Generated(
+        report,
+        base_fallbacks(env, jobs) if env is not None and jobs else [],
+        without_namespace(target, jobs, env, namespaces),
+    )

@@ -368,6 +368,28 @@ def _paddlejob_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
     # paddle-operator v0.3.5 paddlejob_helper.go:268-275, and its own wide_and_deep_service
     # example combines it with intranet Service.)
     yield from _paddlejob_elastic(ctx, settings, has_ps)
+    yield from _paddlejob_clean_pod_policy(ctx, settings)
+
+
+def _paddlejob_clean_pod_policy(ctx: _Ctx, settings: dict[str, Any]) -> Iterator[Diagnostic]:
+    """paddle-operator v0.3.5 deletes the pods of a Completed job only under "", Always or
+    OnCompletion (controllers/paddlejob_controller.go:188-199); otherwise every reconcile
+    creates each missing pod (:239-247), Completed or not, even while the job is being deleted.
+    A pod gone after the job finished then trains again, with the endpoints of the first run
+    (the ConfigMap is never updated, :250-251), and under Volcano waits Pending for ever: the
+    job's PodGroup was deleted when it finished (:121-125)."""
+    policy = settings.get("cleanPodPolicy")
+    if policy in ("Never", "OnFailure"):
+        yield ctx.error(
+            ("spec", "paddlejob", "cleanPodPolicy"),
+            f"cleanPodPolicy {policy} keeps the pods of a completed PaddleJob, and the "
+            "operator creates any of them that goes later (node scale-down, pod garbage "
+            "collection, a delete by hand): it trains again, with the first run's endpoints",
+            "paddlejob-clean-pod-policy",
+            "use OnCompletion (or leave it unset): logs stay readable until the job ends; "
+            "keep them longer with a log collector",
+            severity="warning",
+        )
 
 
 def _paddlejob_elastic(ctx: _Ctx, settings: dict[str, Any], has_ps: bool) -> Iterator[Diagnostic]:
@@ -449,13 +471,13 @@ def _ignored_settings(ctx: _Ctx) -> Iterator[Diagnostic]:
                 key=True,
                 severity="warning",
             )
-    batch_jobs = ctx.workload in ("job", "distributed-job") or "dataPrep" in ctx.spec
-    if ctx.spec.get("run", {}).get("recreateOnChange") and not batch_jobs:
+    if "recreateOnChange" in ctx.spec.get("run", {}):
         yield ctx.error(
             ("spec", "run", "recreateOnChange"),
-            f"run.recreateOnChange applies to batch Jobs; workload '{ctx.workload}' renders "
-            "none here (its custom resource takes changes in place)",
-            "workload-setting",
+            "run.recreateOnChange no longer does anything: under Argo CD every change to a "
+            "job's objects deletes the last run and starts a new one (they are Sync hooks)",
+            "deprecated",
+            "remove it",
             key=True,
             severity="warning",
         )
@@ -688,27 +710,6 @@ def _single_mount_volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
                 "use accessModes: [ReadWriteMany] (NFS, EFS and CephFS support it)",
                 severity="warning",
             )
-
-
-def _argocd_ttl(ctx: _Ctx) -> Iterator[Diagnostic]:
-    """Argo CD sees a deleted object as Missing: the app goes OutOfSync, and an auto-synced app
-    creates it again, so the training runs again. The spec cannot know whether the app
-    auto-syncs, hence a warning."""
-    workload = WORKLOADS[ctx.workload]
-    kind = workload.kind_name
-    if workload.ttl_deletes and "ttlSecondsAfterFinished" in ctx.spec.get("run", {}):
-        yield ctx.error(
-            ("spec", "run", "ttlSecondsAfterFinished"),
-            f"the finished {kind} is "
-            "deleted after ttlSecondsAfterFinished; in an Argo CD app it then flaps "
-            "OutOfSync, and an auto-synced app creates it again, running the "
-            "training again",
-            "argocd-ttl",
-            "drop the TTL and delete a finished job "
-            "by removing its spec, which Argo CD prunes; ignoreDifferences cannot "
-            "help: the object is gone, not different",
-            severity="warning",
-        )
 
 
 # --- what the API server refuses (or warns about) in the rendered objects -------------------
@@ -1312,7 +1313,6 @@ CHECKS: tuple[Check, ...] = (
     _host_port_nodes,
     _data_prep,
     _single_mount_volumes,
-    _argocd_ttl,
     _control_characters,
     _fractional_bytes,
     _resource_names,
@@ -1351,6 +1351,7 @@ RULES: tuple[str, ...] = (
     "paddlejob-heter",
     "paddlejob-gloo",
     "paddlejob-elastic",
+    "paddlejob-clean-pod-policy",
     "operator-env",
     "kubeflow-heter",
     "workload-setting",
@@ -1362,7 +1363,7 @@ RULES: tuple[str, ...] = (
     "hostport-nodes",
     "dataprep-layout",
     "volume-access-mode",
-    "argocd-ttl",
+    "deprecated",
     "control-character",
     "quantity-fractional-bytes",
     "resource-name",

@@ -13,6 +13,8 @@ DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
 ROLE_NAMES = ("ps", "worker", "heter")  # the order roles appear in every output
 GPU_RESOURCE = "nvidia.com/gpu"
 MANAGED_BY = "paddlegen"
+# The ConfigMap <job>-run that records what a job runs (paddlegen/render/syncwaves.py).
+RUN_RECORD_SUFFIX = "-run"
 
 PV_SOURCES = ("nfs", "efs", "cephfs")  # backed by a PersistentVolume paddlegen creates
 CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a PersistentVolumeClaim
@@ -86,6 +88,7 @@ class DataPrep:
     volume: Volume
     outDir: str
     splitCount: int
+    backoffLimit: int | None = None  # None: Kubernetes' default
 
 
 @dataclass(frozen=True)
@@ -335,6 +338,7 @@ def _data_prep(
         # The layout the distributed image reads: <JOB_PATH>/<JOB_NAME>/<trainer id>/data.
         outDir=prep.get("outDir", f"{volume.mountPath.rstrip('/')}/{job}"),
         splitCount=prep.get("splitCount", trainers),  # one part per trainer
+        backoffLimit=prep.get("backoffLimit"),
     )
 
 

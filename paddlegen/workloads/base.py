@@ -44,8 +44,6 @@ class Workload:
     importer: str  # "module:function" reading the main object back (paddlegen import)
     settings: str | None = None  # the spec section only this workload reads
     run_keys: tuple[str, ...] = ()  # the spec.run fields its main object carries
-    # The cluster deletes the finished main object once run.ttlSecondsAfterFinished passed.
-    ttl_deletes: bool = False
     # explain: where a role's pod template sits ({tmpl}), where run_keys and the gang's
     # policy go, and the outputs of the spec fields only this workload renders.
     pod_template: str = ""

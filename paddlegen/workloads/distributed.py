@@ -104,7 +104,6 @@ WORKLOAD = Workload(
     importer="paddlegen.authoring.import_workloads:batch_job",
     settings="distributed",
     run_keys=RUN_KEYS,
-    ttl_deletes=True,
     pod_template="Job spec.template",
     run_policy="Job spec",
     explain={

@@ -28,7 +28,6 @@ WORKLOAD = Workload(
     context=context,
     importer="paddlegen.authoring.import_workloads:batch_job",
     run_keys=RUN_KEYS,
-    ttl_deletes=True,
     pod_template="Job spec.template",
     run_policy="Job spec",
     explain={"spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"]},

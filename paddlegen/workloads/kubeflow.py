@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
 ROLES = {"ps": "Master", "worker": "Worker"}
+JOB_BACKOFF_LIMIT = 6  # a batch/v1 Job's default spec.backoffLimit
 # training-operator v1.9.0 pkg/controller.v1/paddlepaddle/envvar.go (setPodEnv) appends these
 # after the spec's env, so a value of the spec's own would be replaced.
 OPERATOR_ENV = dict.fromkeys(
@@ -32,8 +33,12 @@ def context(job: Job) -> dict[str, Any]:
     # The operator finds its container by the name `paddle` and its rendezvous port by the
     # name `master` in every replica type.
     ports = [{"name": "master", "containerPort": job.kubeflow.port}]
+    # training-operator v1.9.0 bounds restarts only when runPolicy.backoffLimit is set
+    # (pkg/controller.v1/common/job.go:192-204): without it a crashing trainer restarts in
+    # place for ever (OnFailure), holding its node. Bounded as a batch Job is by default.
+    run = {"backoffLimit": JOB_BACKOFF_LIMIT, **run_fields(job)}
     return {
-        "run": run_fields(job),
+        "run": run,
         # The operator copies this onto the pods; OnFailure is its own default, not the batch
         # Job default (Never) that job.run carries.
         "restart_policy": job.run.restartPolicy or "OnFailure",
@@ -56,7 +61,6 @@ WORKLOAD = Workload(
     importer="paddlegen.authoring.import_workloads:kubeflow_job",
     settings="kubeflow",
     run_keys=RUN_KEYS,
-    ttl_deletes=True,  # the training operator honours runPolicy.ttlSecondsAfterFinished
     pod_template="PaddleJob spec.paddleReplicaSpecs.<Role>.template",
     run_policy="PaddleJob spec.runPolicy",
     scheduling_policy="PaddleJob spec.runPolicy.schedulingPolicy",

@@ -162,7 +162,7 @@ def test_init_asks_for_what_flags_leave_out(runner, tmp_path):
     )
     assert spec["spec"]["volumes"][0]["mountPath"] == "/data"
     assert spec["spec"]["scheduling"]["scheduler"] == "volcano"
-    assert renders(path)[-1] == "PaddleJob"
+    assert renders(path)[-2:] == ["PaddleJob", "ConfigMap"]  # the job, its run record
 
 
 # Each wrong answer, the reason shown at once, and the question asked again.
@@ -403,7 +403,7 @@ def test_import_of_what_maps_whole_exits_0_with_its_notes_as_information(runner,
     assert result.exit_code == 0, result.output
     assert f"{source}: info: Job/demo: container 'main' is named 'paddle'" in result.stderr
     assert "warning: Job" not in result.stderr
-    assert renders(out) == ["Job"]
+    assert renders(out) == ["Job", "ConfigMap"]
 
 
 def test_import_writes_a_lossy_spec_that_renders(runner, tmp_path):
@@ -412,7 +412,7 @@ def test_import_writes_a_lossy_spec_that_renders(runner, tmp_path):
     out = tmp_path / "jobs" / "demo.yaml"
     result = runner.invoke(cli, ["import", str(source), "-o", str(out)])
     assert result.exit_code == 1, result.output
-    assert renders(out) == ["Job"]
+    assert renders(out) == ["Job", "ConfigMap"]
 
 
 @pytest.mark.parametrize("lossy", [[], ["--lossy"]])

@@ -50,9 +50,10 @@ def test_render_writes_a_kustomize_directory(runner, tmp_path):
         ".paddlegen-stamp",
         "batch_v1_job_demo.yaml",
         "kustomization.yaml",
+        "v1_configmap_demo-run.yaml",  # the run record (Argo CD)
     ]
     assert result.stdout == ""
-    assert result.stderr.endswith("deploy: 2 written, 0 unchanged, 0 removed\n")
+    assert result.stderr.endswith("deploy: 3 written, 0 unchanged, 0 removed\n")
 
 
 def test_several_specs_render_side_by_side(runner, tmp_path):
@@ -71,7 +72,7 @@ def test_stdout_prints_one_stream_in_apply_order(runner, tmp_path):
     result = runner.invoke(cli, ["render", str(spec), "--stdout"])
     assert result.exit_code == 0, result.output
     docs = list(yaml.safe_load_all(result.stdout))
-    assert [d["kind"] for d in docs] == ["PersistentVolumeClaim", "Job"]
+    assert [d["kind"] for d in docs] == ["PersistentVolumeClaim", "Job", "ConfigMap"]
     assert not (tmp_path / "deploy").exists()
 
 
@@ -149,7 +150,7 @@ def test_workload_override(runner, tmp_path):
     spec.write_text(job_spec("demo", "mypaddle/paddle:quickstart").replace("  workload: job\n", ""))
     result = runner.invoke(cli, ["render", str(spec), "--stdout", "--workload", "job"])
     assert result.exit_code == 0, result.output
-    assert yaml.safe_load(result.stdout)["kind"] == "Job"
+    assert [d["kind"] for d in yaml.safe_load_all(result.stdout)] == ["Job", "ConfigMap"]
 
 
 def test_a_bug_is_exit_2_with_a_traceback(runner, tmp_path, monkeypatch):
@@ -225,6 +226,7 @@ def test_stdout_env_renders_the_base_of_a_job_without_that_overlay_and_says_so(r
     images = [
         d["spec"]["template"]["spec"]["containers"][0]["image"]
         for d in yaml.safe_load_all(result.stdout)
+        if d["kind"] == "Job"
     ]
     assert images == ["img:2", "img:1", "img:1"]  # a's prod, b's and c's base
     assert (

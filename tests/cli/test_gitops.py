@@ -32,10 +32,10 @@ def test_folder_render_then_check_is_clean(runner, tmp_path):
     jobs, deploy = repo(tmp_path, a="1", b="1")
     result = runner.invoke(cli, ["render", jobs, "-o", deploy])
     assert result.exit_code == 0, result.output
-    assert result.stderr == f"2 jobs in {deploy}: 4 written, 0 unchanged, 0 removed\n"
+    assert result.stderr == f"2 jobs in {deploy}: 6 written, 0 unchanged, 0 removed\n"
     before = snapshot(tmp_path / "deploy")
     again = runner.invoke(cli, ["render", jobs, "-o", deploy])
-    assert again.stderr == f"2 jobs in {deploy}: 0 written, 4 unchanged, 0 removed\n"
+    assert again.stderr == f"2 jobs in {deploy}: 0 written, 6 unchanged, 0 removed\n"
     assert snapshot(tmp_path / "deploy") == before  # bytes and mtimes
     check = runner.invoke(cli, ["check", jobs, "-o", deploy])
     assert check.exit_code == 0 and check.stderr == f"2 jobs in {deploy}: up to date\n"
@@ -119,6 +119,7 @@ def test_check_in_json_reports_the_stale_files_as_findings_with_the_warnings(run
     report = json.loads(result.stderr)  # one JSON document, nothing else on stderr
     assert [(d["file"], d["rule"]) for d in report] == [
         (f"{deploy}/a/batch_v1_job_a.yaml", "stale"),
+        (f"{deploy}/a/v1_configmap_a-run.yaml", "stale"),  # its digest
         (f"{deploy}/b/kustomization.yaml", "missing"),
     ]
     assert "+        image: img:2" in result.stdout  # the diff stays on stdout

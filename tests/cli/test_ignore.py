@@ -53,6 +53,9 @@ TRIGGERS = {
     "paddlejob-heter": "spec:\n  image: x:1\n" + LIMITS + "  heter: {replicas: 1}\n",
     "paddlejob-gloo": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {withGloo: 1}\n",
     "paddlejob-elastic": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {elastic: 0}\n",
+    "paddlejob-clean-pod-policy": "spec:\n  image: x:1\n"
+    + LIMITS
+    + "  paddlejob: {cleanPodPolicy: Never}\n",
     "operator-env": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: PADDLE_PORT, value: '1'}]\n",
     "kubeflow-heter": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
     + LIMITS
@@ -72,9 +75,9 @@ TRIGGERS = {
     "volume-access-mode": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n"
     "  volumes: [{name: a, mountPath: /a, dynamic: {}, capacity: 1Gi, "
     "accessModes: [ReadWriteOnce]}]\n",
-    "argocd-ttl": "spec:\n  workload: job\n  image: x:1\n"
+    "deprecated": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
-    + "  run: {ttlSecondsAfterFinished: 60}\n",
+    + "  run: {recreateOnChange: true}\n",
     "control-character": "spec:\n  image: x:1\n" + LIMITS + '  args: ["a\\x01b"]\n',
     "quantity-fractional-bytes": "spec:\n  image: x:1\n  resources: {limits: {memory: 500m}}\n",
     "resource-name": "spec:\n  image: x:1\n" + LIMITS + "  worker: {resources: {limits: "
@@ -327,7 +330,7 @@ def test_a_reused_job_cannot_skip_past_an_error_another_run_silenced(runner, tmp
         assert "[secret-literal]" in again.stderr
     # with the same rules the job is reused
     same = render(runner, spec, deploy, "--ignore", "secret-literal")
-    assert same.exit_code == 0 and same.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+    assert same.exit_code == 0 and same.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
 
 
 def test_a_reused_job_replays_the_warnings_of_this_run_only(runner, tmp_path):
@@ -344,7 +347,7 @@ def test_a_reused_job_replays_the_warnings_of_this_run_only(runner, tmp_path):
     # a second run with the same rules reuses the job and replays its (silenced: no) warnings
     reused = render(runner, spec, deploy, "--ignore", "image-tag")
     assert "[image-tag]" not in reused.stderr
-    assert reused.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+    assert reused.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
 
 
 def test_ignore_completes_the_rules_that_can_be_silenced(runner):

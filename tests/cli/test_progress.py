@@ -42,7 +42,7 @@ def test_a_render_at_a_terminal_shows_its_progress_and_clears_it(tmp_path):
     assert "\rpaddlegen: 1/25 specs rendered" in text
     assert "\rpaddlegen: 25/25 specs rendered" in text
     assert text.index("\r\x1b[K") > text.index("25/25")  # cleared before the summary
-    assert text.rstrip().endswith("25 jobs in " + deploy + ": 50 written, 0 unchanged, 0 removed")
+    assert text.rstrip().endswith("25 jobs in " + deploy + ": 75 written, 0 unchanged, 0 removed")
 
 
 def test_no_progress_in_a_pipe(tmp_path):
@@ -50,7 +50,7 @@ def test_no_progress_in_a_pipe(tmp_path):
     result = subprocess.run(
         [*PADDLEGEN, "render", jobs, "-o", deploy], capture_output=True, text=True, check=True
     )
-    assert result.stderr == f"25 jobs in {deploy}: 50 written, 0 unchanged, 0 removed\n"
+    assert result.stderr == f"25 jobs in {deploy}: 75 written, 0 unchanged, 0 removed\n"
 
 
 def test_a_render_says_when_it_waits_for_another_writing_the_same_output(tmp_path):
@@ -67,4 +67,4 @@ def test_a_render_says_when_it_waits_for_another_writing_the_same_output(tmp_pat
     assert first == f"paddlegen: waiting for another paddlegen writing to {deploy}\n"
     assert proc.wait(timeout=60) == 0  # and it went on once the lock was free
     with proc.stderr:
-        assert proc.stderr.read() == f"1 job in {deploy}: 2 written, 0 unchanged, 0 removed\n"
+        assert proc.stderr.read() == f"1 job in {deploy}: 3 written, 0 unchanged, 0 removed\n"

@@ -46,7 +46,7 @@ def test_an_unchanged_job_is_skipped_and_keeps_every_byte_and_mtime(runner, tmp_
     _render(runner, jobs, deploy)
     before = snapshot(tmp_path / "deploy")
     again = _render(runner, jobs, deploy)
-    assert again.stderr.endswith("0 written, 4 unchanged, 0 removed\n")
+    assert again.stderr.endswith("0 written, 6 unchanged, 0 removed\n")
     assert snapshot(tmp_path / "deploy") == before
 
 
@@ -56,7 +56,11 @@ def test_the_stamp_records_input_and_file_digests(runner, tmp_path):
     text = (tmp_path / "deploy" / "a" / STAMP).read_text()
     assert text.startswith(HEADER)
     body = json.loads(text[len(HEADER) :])
-    assert sorted(body["files"]) == ["batch_v1_job_a.yaml", "kustomization.yaml"]
+    assert sorted(body["files"]) == [
+        "batch_v1_job_a.yaml",
+        "kustomization.yaml",
+        "v1_configmap_a-run.yaml",
+    ]
     assert len(body["input"]) == 64
 
 
@@ -67,7 +71,7 @@ def test_an_edited_spec_renders_again(runner, tmp_path):
     check = runner.invoke(cli, ["check", jobs, "-o", deploy])
     assert check.exit_code == 1 and "\n+        image: img:2\n" in check.stdout
     result = _render(runner, jobs, deploy)
-    assert result.stderr.endswith("1 written, 3 unchanged, 0 removed\n")
+    assert result.stderr.endswith("2 written, 4 unchanged, 0 removed\n")  # the Job, its record
     assert _bytes(tmp_path / "deploy") == _fresh(runner, tmp_path, jobs)
 
 
@@ -95,7 +99,7 @@ def test_a_file_paddlegen_did_not_make_does_not_stop_reuse(runner, tmp_path):
     (tmp_path / "deploy" / "a" / "NOTES.md").write_text("ours\n")
     again = _render(runner, jobs, deploy)
     assert "kept" in again.stderr and "NOTES.md" in again.stderr
-    assert again.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+    assert again.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
 
 
 def test_an_edited_template_renders_again(runner, tmp_path):
@@ -111,7 +115,7 @@ def test_an_edited_template_renders_again(runner, tmp_path):
     )
     assert check.exit_code == 1 and "\n-  completions: 1\n" in check.stdout
     result = _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
-    assert result.stderr.endswith("1 written, 1 unchanged, 0 removed\n")
+    assert result.stderr.endswith("2 written, 1 unchanged, 0 removed\n")  # the Job, its record
 
 
 def test_different_options_do_not_reuse(runner, tmp_path):
@@ -141,7 +145,7 @@ def test_a_stale_stamp_alone_is_not_drift(runner, tmp_path):
     check = runner.invoke(cli, ["check", jobs, "-o", deploy])
     assert check.exit_code == 0, check.output
     again = _render(runner, jobs, deploy)  # rewrites the stamp, counts no manifest
-    assert again.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+    assert again.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
     assert '"input": "stale' not in path.read_text()
 
 
@@ -171,7 +175,7 @@ def test_a_moved_spec_reuses_its_output(runner, tmp_path):
     (tmp_path / "jobs" / "team").mkdir()
     (tmp_path / "jobs" / "a.yaml").rename(tmp_path / "jobs" / "team" / "a.yaml")
     again = _render(runner, jobs, deploy)
-    assert again.stderr.endswith("0 written, 2 unchanged, 0 removed\n")
+    assert again.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
 
 
 # ---- -j/--jobs ---------------------------------------------------------------------------
@@ -188,7 +192,7 @@ def test_several_processes_write_the_same_bytes_as_one(runner, tmp_path):
     two = tmp_path / "two"
     _render(runner, jobs, str(one), "-j", "1")
     _render(runner, jobs, str(two), "-j", "2")
-    assert _bytes(one) == _bytes(two) and len(_bytes(one)) == 120
+    assert _bytes(one) == _bytes(two) and len(_bytes(one)) == 160
 
 
 def test_errors_from_worker_processes_keep_their_positions(runner, tmp_path):

@@ -2,8 +2,9 @@
 paddlegen renders from a Git repository: the Application `paddlegen argocd` writes, applied as
 a platform team would, syncs the job's folder (Synced, operation Succeeded, the PaddleJob
 created), and with the health checks of `paddlegen argocd` in argocd-cm, the PaddleFlow
-operator and KWOK running, the Application is Progressing while the job runs and Healthy once
-the operator marks it Completed; a later commit is synced within 30 s of a hard refresh."""
+operator and KWOK running, the sync waits while the job runs (a Sync hook) and succeeds once the
+operator marks it Completed; a later commit is a new run of the changed job within 30 s of a
+hard refresh."""
 
 from __future__ import annotations
 
@@ -147,43 +148,63 @@ def test_a_rendered_job_syncs_runs_healthy_and_follows_a_commit(
         "--repo-url", f"file://{repo}", "--revision", "main",
         "--dest-server", kube.server, "--dest-namespace", NAMESPACE,
     )  # fmt: skip
-    started = time.monotonic()
-    kube.run("apply", "-f", str(repo / "argocd" / "applications" / f"{job}.yaml"))
-
-    # Auto-sync: the namespace is created (CreateNamespace), the PaddleJob applied.
-    wait_synced(kube, job, first)
-    print(f"first sync: {time.monotonic() - started:.1f} s")
-    paddlejob = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job)
-    assert paddlejob is not None
-    tracking = paddlejob["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"]
-    assert tracking.startswith(f"{job}:batch.paddlepaddle.org/PaddleJob:"), tracking
-
-    wait_for("4 running pods", lambda: len(running(kube)) == 4)
-    wait_for("the job Running", lambda: phase(kube, job) == "Running")
-    # Argo CD has no health check of its own for this kind: the PaddleJob counts for nothing,
-    # and the Application is Healthy while the job is still running.
-    wait_for_health(kube, job, "Healthy")
-    # With paddlegen's health checks in argocd-cm: Progressing while the operator runs it ...
+    # The health checks first: with them Argo CD waits for the PaddleJob (a Sync hook) to
+    # complete; without them it has no health for the kind and counts the hook done at once.
     kube.run(
         "-n", "argocd", "patch", "configmap", "argocd-cm", "--type", "merge",
         "--patch-file", str(repo / "argocd" / "argocd-cm-health.yaml"),
     )  # fmt: skip
-    wait_for_health(kube, job, "Progressing")
-    # ... Healthy once its pods succeed and the operator marks it Completed.
+    started = time.monotonic()
+    kube.run("apply", "-f", str(repo / "argocd" / "applications" / f"{job}.yaml"))
+
+    # Auto-sync: the namespace is created (CreateNamespace), the run record applied, the
+    # PaddleJob created; the sync then waits while the job runs.
+    wait_running(kube, job, f"batch.paddlepaddle.org/PaddleJob/{job}")
+    print(f"first sync to the running job: {time.monotonic() - started:.1f} s")
+    paddlejob = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job)
+    tracking = paddlejob["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"]
+    assert tracking.startswith(f"{job}:batch.paddlepaddle.org/PaddleJob:"), tracking
+    assert application(kube, job)["status"]["sync"]["status"] == "Synced"  # the run record
+    wait_for("4 running pods", lambda: len(running(kube)) == 4)
+    wait_for("the job Running", lambda: phase(kube, job) == "Running")
+    # Its pods succeed, the operator marks it Completed, and the sync succeeds with it.
     for pod in running(kube):
         kube.succeed(NAMESPACE, pod["metadata"]["name"])
     wait_for("the job Completed", lambda: phase(kube, job) == "Completed")
-    wait_for_health(kube, job, "Healthy")
+    wait_synced(kube, job, first)
 
-    # A commit, then a hard refresh (as a webhook would ask): live within 30 s.
+    # A commit, then a hard refresh (as a webhook would ask): within 30 s a new run of the
+    # changed job, whose pods carry the change.
+    old = paddlejob["metadata"]["uid"]
     spec["metadata"].setdefault("labels", {})["team"] = "ads"
     second = render_and_commit(repo, {EXAMPLE.name: spec}, "label the job")
     started = time.monotonic()
     refresh(kube, job)
-    wait_synced(kube, job, second)
-    print(f"commit to sync: {time.monotonic() - started:.1f} s")
+
+    def rerun() -> bool:
+        found = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job) or {}
+        return found.get("metadata", {}).get("uid") not in (None, old)
+
+    wait_for("the changed job", rerun, timeout=SYNC_TIMEOUT)
+    print(f"commit to the new run: {time.monotonic() - started:.1f} s")
     paddlejob = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job)
     assert paddlejob["metadata"]["labels"]["team"] == "ads"
+    wait_for("4 new pods running", lambda: len(running(kube)) == 4)
+    assert {p["metadata"]["labels"]["team"] for p in running(kube)} == {"ads"}
+    for pod in running(kube):
+        kube.succeed(NAMESPACE, pod["metadata"]["name"])
+    wait_synced(kube, job, second)
+
+
+def operation(kube: Kube, app: str) -> dict[str, Any]:
+    return application(kube, app).get("status", {}).get("operationState", {})
+
+
+def wait_running(kube: Kube, app: str, hook: str) -> None:
+    """Wait until ``app``'s sync waits for its hook ``hook`` (group/Kind/name) to complete:
+    what Argo CD says while a job paddlegen rendered runs."""
+    waiting = f"waiting for completion of hook {hook}"
+    wait_for(f"{app} {waiting}", lambda: operation(kube, app).get("message") == waiting)
 
 
 def refresh(kube: Kube, app: str) -> None:

@@ -24,11 +24,12 @@ from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_argocd import (
     Loop,
     application,
+    git,
     init_repo,
     paddlegen,
     refresh,
     render_and_commit,
-    wait_for_health,
+    wait_running,
     wait_synced,
 )
 from tests.cluster.test_paddleflow import get, wait_for
@@ -90,9 +91,12 @@ def test_each_environment_syncs_into_its_own_namespace(repo: Loop) -> None:
         assert [p.name for p in installed] == ["argocd-cm-health.yaml", "applicationset.yaml"]
     for env, namespace in ENVS.items():
         for job in (GANG, NFS):
-            wait_synced(kube, app_name(job, env), revision)
+            # Synced (the run record), the sync running while the job runs.
+            wait_running(kube, app_name(job, env), f"batch.paddlepaddle.org/PaddleJob/{job}")
+            status = application(kube, app_name(job, env))["status"]
+            assert (status["sync"]["status"], status["sync"]["revision"]) == ("Synced", revision)
             # The plugin sidecar runs too, and its discover command leaves rendered trees alone.
-            assert application(kube, app_name(job, env))["status"]["sourceType"] == "Kustomize"
+            assert status["sourceType"] == "Kustomize"
         workers = 3 if env == "prod" else 2
         for job in (GANG, NFS):
             live = get(kube, namespace, PADDLEJOBS, job)
@@ -122,12 +126,13 @@ def test_a_finished_gang_stays_synced_with_self_heal_and_no_podgroup(repo: Loop)
             f"{namespace}: {total} pods running",
             lambda ns=namespace, n=total: len(running(kube, ns)) == n,
         )
-        wait_for_health(kube, app, "Progressing")
         for pod in running(kube, namespace):
             kube.succeed(namespace, pod["metadata"]["name"])
         wait_for(f"{namespace}: the job Completed", lambda ns=namespace: completed(kube, ns))
         wait_for(f"{namespace}: its PodGroup deleted", lambda ns=namespace: not podgroup(kube, ns))
-        wait_for_health(kube, app, "Healthy")
+        wait_synced(kube, app, head(repo))
+        # The NFS job too, so that later commits are not held by its running sync.
+        finish_nfs(kube, env, head(repo))
 
     # Then, for every environment, two more comparisons of Git with the cluster: the operator
     # has written the job back (its finalizer, its status) and deleted its PodGroup, yet the
@@ -144,12 +149,29 @@ def test_a_finished_gang_stays_synced_with_self_heal_and_no_podgroup(repo: Loop)
         assert podgroup(kube, namespace) is None
 
 
+def head(repo: Loop) -> str:
+    return git(repo.repo, "rev-parse", "HEAD")
+
+
+def finish_nfs(kube: Kube, env: str, revision: str) -> None:
+    """Succeed the NFS job's pods in ``env`` once they run; its sync then succeeds."""
+    namespace = ENVS[env]
+    wait_for(f"{namespace}: {NFS} running", lambda: len(running_pods(kube, namespace, NFS)) > 1)
+    for pod in running_pods(kube, namespace, NFS):
+        kube.succeed(namespace, pod["metadata"]["name"])
+    wait_synced(kube, app_name(NFS, env), revision)
+
+
+def running_pods(kube: Kube, namespace: str, job: str) -> list[dict[str, Any]]:
+    return [p for p in pods(kube, namespace, job) if p["status"].get("phase") == "Running"]
+
+
 def podgroup(kube: Kube, namespace: str) -> dict[str, Any] | None:
     return get(kube, namespace, "podgroups.scheduling.volcano.sh", GANG)
 
 
 def running(kube: Kube, namespace: str) -> list[dict[str, Any]]:
-    return [p for p in pods(kube, namespace, GANG) if p["status"].get("phase") == "Running"]
+    return running_pods(kube, namespace, GANG)
 
 
 def completed(kube: Kube, namespace: str) -> bool:
@@ -193,17 +215,9 @@ def test_deleted_specs_and_dropped_volumes_are_pruned(repo: Loop) -> None:
     spec["command"], spec["args"] = ["sleep"], ["60"]  # its training read /nas
     nfs_apps = [app_name(NFS, env) for env in ENVS]
     revision = repo.commit("no data volume", *nfs_apps)
-    # The claim is still in use by the job's running pods (the operator does not restart them
-    # for a changed spec): Kubernetes deletes it once they end, and the sync waits until then.
+    # The changed job runs anew (its finished pods were cleaned: OnCompletion) without them.
     for env, namespace in ENVS.items():
-        app = app_name(NFS, env)
-        waiting = f"waiting for deletion of /PersistentVolume/{namespace}-{NFS}-data"
-        wait_for(f"{app} {waiting}", lambda a=app, w=waiting: w in operation_message(kube, a))
-        assert get(kube, namespace, "pvc", f"{NFS}-data")["metadata"]["deletionTimestamp"]
-        for pod in pods(kube, namespace, NFS):
-            kube.succeed(namespace, pod["metadata"]["name"])
-    for env, namespace in ENVS.items():
-        wait_synced(kube, app_name(NFS, env), revision)
+        finish_nfs(kube, env, revision)
         assert get(kube, namespace, "pvc", f"{NFS}-data") is None, namespace
         wait_for(f"{namespace}: the PV pruned", lambda ns=namespace: not volume_of(kube, ns))
 
@@ -211,7 +225,7 @@ def test_deleted_specs_and_dropped_volumes_are_pruned(repo: Loop) -> None:
     spec["volumes"], (spec["command"], spec["args"]) = volumes, command
     revision = repo.commit("the data volume back", *nfs_apps)
     for env, namespace in ENVS.items():
-        wait_synced(kube, app_name(NFS, env), revision)
+        finish_nfs(kube, env, revision)
         wait_for(f"{namespace}: the claim bound", lambda ns=namespace: bound(kube, ns))
 
     # A deleted spec: its folder leaves deploy/, the ApplicationSets drop its Applications and
@@ -253,10 +267,6 @@ def wait_deleted(kube: Kube, app: str, timeout: float = 60.0) -> None:
         time.sleep(0.3)
 
 
-def operation_message(kube: Kube, app: str) -> str:
-    return application(kube, app).get("status", {}).get("operationState", {}).get("message", "")
-
-
 def volume_of(kube: Kube, namespace: str) -> dict[str, Any] | None:
     return get(kube, namespace, "pv", f"{namespace}-{NFS}-data")  # cluster-scoped
 
@@ -289,11 +299,15 @@ def test_the_plugin_sidecar_renders_what_the_committed_tree_holds(
         },
     }
     kube.run("apply", "-f", "-", stdin=json.dumps(app))
+    wait_running(kube, job, f"batch.paddlepaddle.org/PaddleJob/{job}")
+    wait_for(f"{job}: 5 pods running", lambda: len(running_pods(kube, namespace, job)) == 5)
+    for pod in running_pods(kube, namespace, job):
+        kube.succeed(namespace, pod["metadata"]["name"])
     wait_synced(kube, job, revision)
     status = application(kube, job)["status"]
     assert status.get("sourceType") == "Plugin", status.get("conditions")
     objects = resources(status)
-    assert ("PaddleJob", namespace, job) in objects
+    assert ("ConfigMap", namespace, f"{job}-run") in objects
     assert ("PersistentVolume", "", f"{namespace}-{job}-data") in objects
     assert get(kube, namespace, PADDLEJOBS, job)["spec"]["worker"]["replicas"] == 3
 
@@ -311,9 +325,14 @@ def test_the_plugin_sidecar_renders_what_the_committed_tree_holds(
     assert status.get("sourceType") == "Kustomize", status.get("conditions")
     assert status["sync"]["status"] == "Synced", status["resources"]
     assert resources(status) == objects
-    assert {r["status"] for r in status["resources"]} == {"Synced"}
+    assert {r["status"] for r in status["resources"] if not r.get("hook")} == {"Synced"}
     assert status["operationState"]["syncResult"]["revision"] == revision  # no sync since
 
 
 def resources(status: dict[str, Any]) -> list[tuple[str, str, str]]:
-    return sorted((r["kind"], r.get("namespace", ""), r["name"]) for r in status["resources"])
+    """The objects Argo CD compares (hooks, the PaddleJob here, are not compared)."""
+    return sorted(
+        (r["kind"], r.get("namespace", ""), r["name"])
+        for r in status["resources"]
+        if not r.get("hook")
+    )

@@ -1,13 +1,12 @@
 """The GitOps loop through the ApplicationSet `paddlegen argocd` writes by default (Argo CD
 v3.5.1, `hack/local-cluster --with argocd`), on a `file://` Git repository with three jobs: a
 PaddleJob on an NFS PV/PVC (succeeds), a copy of it (fails) and a `distributed-job` with a data
-Job. Every generated Application syncs; the objects land wave by wave (RBAC and storage, then
-the data Job, then training, each only once the wave before is healthy); paddlegen's health
-checks in argocd-cm report Progressing, then Healthy or Degraded. Then a committed change, per
-workload: a PaddleJob takes it; a Job refuses it (immutable pod template) and the automated
-sync retries; deleted by hand, the Job comes back on a sync by hand; with
-`run.recreateOnChange: true` Argo CD deletes and recreates the Job; a renamed run gets a new
-Application from the ApplicationSet, the old one deleted with its Jobs."""
+Job. Every generated Application syncs; the objects land wave by wave (the run record, RBAC and
+storage, then the data Job, then training, each Sync hook only once the wave before is
+healthy); each sync lasts as long as its job runs (paddlegen's health checks in argocd-cm) and
+succeeds or fails with it. Then a committed change, per workload, is a new run: the finished
+Job, data Job and PaddleJob are deleted and new ones run with the change; a renamed run gets a
+new Application from the ApplicationSet, the old one deleted with its Jobs."""
 
 from __future__ import annotations
 
@@ -23,12 +22,11 @@ import yaml
 
 from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_argocd import (
-    SYNC_TIMEOUT,
     Loop,
     application,
+    health,
     init_repo,
     paddlegen,
-    wait_for_health,
     wait_synced,
 )
 from tests.cluster.test_paddleflow import get, wait_for
@@ -129,31 +127,34 @@ def test_the_applicationset_syncs_every_job_wave_by_wave_with_health(loop: Loop)
     with kwok_paused(kube):
         # As a platform team would: the health checks into argocd-cm, the ApplicationSet.
         local_cluster().install(loop.repo / "argocd", kube.state)
-        # Wave 0 (ServiceAccount, Role, RoleBinding) applied and healthy, wave 2 (the data
-        # Job) applied; Argo CD waits for the data Job, whose pod cannot run: no training Job.
-        waiting = f"waiting for healthy state of batch/Job/{DATA_JOB}"
+        # Wave 0 (the run record, ServiceAccount, Role, RoleBinding) applied and healthy, wave
+        # 2 (the data Job, a Sync hook) created; Argo CD waits for the data Job, whose pod
+        # cannot run: no training Job.
+        waiting = f"waiting for completion of hook batch/Job/{DATA_JOB}"
         wait_for(waiting, lambda: operation(DISTRIBUTED, kube).get("message") == waiting)
         done = results(DISTRIBUTED, kube)
         # CreateNamespace: the Application that finds the namespace missing creates it first.
         namespace = done.pop(("Namespace", NAMESPACE), {"syncPhase": "PreSync"})
         assert namespace["syncPhase"] == "PreSync"
         assert sorted(done) == [
-            ("Job", DATA_JOB), ("Role", DISTRIBUTED), ("RoleBinding", DISTRIBUTED),
-            ("ServiceAccount", DISTRIBUTED),
+            ("ConfigMap", f"{DISTRIBUTED}-run"), ("Job", DATA_JOB), ("Role", DISTRIBUTED),
+            ("RoleBinding", DISTRIBUTED), ("ServiceAccount", DISTRIBUTED),
         ]  # fmt: skip
         assert {r["syncPhase"] for r in done.values()} == {"Sync"}
         assert done.pop(("Job", DATA_JOB))["hookPhase"] == "Running"
         assert {r["hookPhase"] for r in done.values()} == {"Succeeded"}  # wave 0: healthy
         assert get(kube, NAMESPACE, "jobs", DISTRIBUTED) is None
-        # The PaddleJobs, past their PV and PVC (bound), wait for pods: Progressing.
+        # The PaddleJobs, past their PV and PVC (bound), are created: each sync waits for its
+        # job, as paddlegen's health check says it runs.
         for app in (PADDLEJOB, FAILING):
-            wait_for_health(kube, app, "Progressing")
+            hook = f"waiting for completion of hook batch.paddlepaddle.org/PaddleJob/{app}"
+            wait_for(hook, lambda a=app, h=hook: operation(a, kube).get("message") == h)
             assert obj(kube, "pvc", f"{app}-data")["status"]["phase"] == "Bound"
 
     generated = get(kube, "argocd", "applicationsets", "paddlegen-jobs")["status"]["resources"]
     assert sorted(r["name"] for r in generated) == apps
-    for app in apps:
-        wait_synced(kube, app, revision)
+    # KWOK completes a batch Job's pods by itself: the data Job, then the training Job.
+    wait_synced(kube, DISTRIBUTED, revision)
     # Each wave after the one before it was healthy: the data Job completed before training
     # was created; storage and RBAC before what uses them (timestamps have 1 s resolution).
     data_job = obj(kube, "jobs", DATA_JOB)
@@ -164,88 +165,62 @@ def test_the_applicationset_syncs_every_job_wave_by_wave_with_health(loop: Loop)
         started = created(kube, PADDLEJOBS, app)
         assert created(kube, "pvc", f"{app}-data") <= started
         assert created(kube, "pv", f"{NAMESPACE}-{app}-data") <= started  # cluster-scoped
-    wait_for_health(kube, DISTRIBUTED, "Healthy")  # Argo CD's own Job health: complete
 
-    # paddlegen's Lua, run by Argo CD: Healthy once the pods succeed, Degraded once one fails.
+    # paddlegen's Lua, run by Argo CD on the hook: the sync succeeds once the pods succeed,
+    # and fails, naming the job, once one fails.
     for app in (PADDLEJOB, FAILING):
         wait_for(f"{app}: 4 pods running", lambda job=app: running(kube, job) == 4)
     for pod in pods(kube, PADDLEJOB):
         kube.succeed(NAMESPACE, pod["metadata"]["name"])
     kube.succeed(NAMESPACE, pods(kube, FAILING)[0]["metadata"]["name"], phase="Failed")
-    wait_for_health(kube, PADDLEJOB, "Healthy")
-    wait_for_health(kube, FAILING, "Degraded")
+    wait_synced(kube, PADDLEJOB, revision)
+    wait_for(f"{FAILING}: sync failed", lambda: operation(FAILING, kube).get("phase") == "Failed")
+    assert results(FAILING, kube)[("PaddleJob", FAILING)]["hookPhase"] == "Failed"
     assert obj(kube, PADDLEJOBS, FAILING)["status"]["phase"] == "Failed"
+    # A hook does not count in the Application's health: the failure is the sync's.
+    assert health(application(kube, FAILING)) == "Healthy"
+    assert operation(FAILING, kube).get("retryCount", 0) == 0  # no retry runs it again
 
 
 def running(kube: Kube, job: str) -> int:
     return sum(p["status"].get("phase") == "Running" for p in pods(kube, job))
 
 
-def test_a_committed_change_per_workload(loop: Loop) -> None:
+def test_a_committed_change_per_workload_is_a_new_run(loop: Loop) -> None:
     kube = loop.kube
-    old = obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"]
-    data_uid = obj(kube, "jobs", DATA_JOB)["metadata"]["uid"]
-    # A new image for the PaddleJob and for the Job's training pods, default sync options.
+    old = {
+        DISTRIBUTED: obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"],
+        DATA_JOB: obj(kube, "jobs", DATA_JOB)["metadata"]["uid"],
+        PADDLEJOB: obj(kube, PADDLEJOBS, PADDLEJOB)["metadata"]["uid"],
+    }
+    # A new image for the PaddleJob and for the Job's training pods.
     loop.specs["paddlejob-nfs.yaml"]["spec"]["image"] += "-2"
     loop.specs["distributed-hostpath.yaml"]["spec"]["image"] += "-2"
     image = loop.specs["distributed-hostpath.yaml"]["spec"]["image"]
     revision = loop.commit("new images", PADDLEJOB, DISTRIBUTED)
 
-    # The PaddleJob: applied.
-    wait_synced(kube, PADDLEJOB, revision)
-    live = obj(kube, PADDLEJOBS, PADDLEJOB)["spec"]["worker"]["template"]["spec"]
-    assert live["containers"][0]["image"] == loop.specs["paddlejob-nfs.yaml"]["spec"]["image"]
-
-    # The Job: refused (immutable pod template); the automated sync retries (5 times, 5 s
-    # doubling) and the old Job stays.
-    def refused() -> bool:
-        result = results(DISTRIBUTED, kube).get(("Job", DISTRIBUTED), {})
-        return result.get("status") == "SyncFailed"
-
-    wait_for(f"{DISTRIBUTED} refused", refused, timeout=SYNC_TIMEOUT)
-    result = results(DISTRIBUTED, kube)[("Job", DISTRIBUTED)]
-    assert "spec.template: Invalid value" in result["message"], result["message"]
-    assert "field is immutable" in result["message"]
-    state = operation(DISTRIBUTED, kube)
-    assert state["phase"] == "Running" and "Retrying attempt" in state["message"], state
-    status = application(kube, DISTRIBUTED)["status"]["sync"]
-    assert (status["status"], status["revision"]) == ("OutOfSync", revision)
-    assert obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"] == old
-
-    # The retrying operation keeps its revision: a new commit waits for it to end. End it as
-    # `argocd app terminate-op` does.
-    patch_app(kube, DISTRIBUTED, {"status": {"operationState": {"phase": "Terminating"}}})
-    wait_for("terminated", lambda: operation(DISTRIBUTED, kube)["phase"] != "Running")
-    # Deleting the Job by hand, then a sync by hand: the Job is created from the commit. The
-    # automated sync does not do it: it never retries a revision whose sync failed, self-heal
-    # or not ("Skipping auto-sync: failed previous sync attempt").
-    kube.run("-n", NAMESPACE, "delete", "job", DISTRIBUTED)
-    sync(kube, DISTRIBUTED, revision)
+    # The Job: its run record changed, so the sync runs its hooks again: the finished Jobs
+    # are deleted (BeforeHookCreation) and new ones run, data preparation first. No refusal
+    # of an immutable pod template, no option to set.
     wait_synced(kube, DISTRIBUTED, revision)
     job = obj(kube, "jobs", DISTRIBUTED)
-    assert job["metadata"]["uid"] != old
+    assert job["metadata"]["uid"] != old[DISTRIBUTED]
     assert job["spec"]["template"]["spec"]["containers"][0]["image"] == image
+    assert obj(kube, "jobs", DATA_JOB)["metadata"]["uid"] != old[DATA_JOB]
 
-    # Opting in to delete-and-recreate, with another image.
-    old = job["metadata"]["uid"]
-    spec = loop.specs["distributed-hostpath.yaml"]["spec"]
-    spec["run"]["recreateOnChange"] = True
-    spec["image"] += "-r"
-    revision = loop.commit("recreate the Job on change", DISTRIBUTED)
-    wait_synced(kube, DISTRIBUTED, revision)
-    job = obj(kube, "jobs", DISTRIBUTED)
-    assert job["metadata"]["uid"] != old
-    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == spec["image"]
-    # Turning the option on changes every Job's sync-options: the data Job is recreated too.
-    assert obj(kube, "jobs", DATA_JOB)["metadata"]["uid"] != data_uid
+    # The PaddleJob: a new one, whose pods carry the new image (the operator never updates a
+    # pod, so a change in place would not have reached them).
+    def rerun() -> bool:
+        found = get(kube, NAMESPACE, PADDLEJOBS, PADDLEJOB) or {}
+        return found.get("metadata", {}).get("uid") not in (None, old[PADDLEJOB])
 
-    # From then on a change recreates only the Job it changes (ApplyOutOfSyncOnly).
-    old, data_uid = job["metadata"]["uid"], obj(kube, "jobs", DATA_JOB)["metadata"]["uid"]
-    spec["image"] += "-3"
-    revision = loop.commit("another image", DISTRIBUTED)
-    wait_synced(kube, DISTRIBUTED, revision)
-    assert obj(kube, "jobs", DISTRIBUTED)["metadata"]["uid"] != old
-    assert obj(kube, "jobs", DATA_JOB)["metadata"]["uid"] == data_uid
+    wait_for(f"{PADDLEJOB} run again", rerun)
+    wait_for(f"{PADDLEJOB}: 4 pods running", lambda: running(kube, PADDLEJOB) == 4)
+    want = loop.specs["paddlejob-nfs.yaml"]["spec"]["image"]
+    assert {p["spec"]["containers"][0]["image"] for p in pods(kube, PADDLEJOB)} == {want}
+    for pod in pods(kube, PADDLEJOB):
+        kube.succeed(NAMESPACE, pod["metadata"]["name"])
+    wait_synced(kube, PADDLEJOB, revision)
 
     # Renaming the run: its folder in deploy/ is renamed, so the ApplicationSet makes a new
     # Application (which creates the new Jobs) and deletes the old one, whose resources

@@ -137,7 +137,7 @@ def test_every_workload_gets_the_data_job_first(tmp_path, workload, roles):
     )
     rendered = render(tmp_path, body)
     names = [m.name for m in rendered.manifests]
-    assert names[0] == "demo-data" and names[-1] == "demo"
+    assert names[0] == "demo-data" and names[-2:] == ["demo", "demo-run"]
     trainers = {"job": 1, "paddlejob": 2, "kubeflow-paddlejob": 4}[workload]
     (container,) = data_job(rendered)["spec"]["template"]["spec"]["containers"]
     assert env_of(container) == {"OUT_DIR": "/home/jobpath/demo", "SPLIT_COUNT": str(trainers)}

@@ -267,6 +267,7 @@ def test_kustomize_builds_it_and_kubeconform_accepts_it(tmp_path, schema_dir):
             "PersistentVolumeClaim",
             "Job",
             "Job",
+            "ConfigMap",
         ]
     )
     location = str(schema_dir / "{{.ResourceKind}}{{.KindSuffix}}.json")
@@ -278,7 +279,7 @@ def test_kustomize_builds_it_and_kubeconform_accepts_it(tmp_path, schema_dir):
         timeout=60,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "Valid: 7, Invalid: 0, Errors: 0, Skipped: 0" in checked.stdout
+    assert "Valid: 8, Invalid: 0, Errors: 0, Skipped: 0" in checked.stdout
 
 
 def test_volcano_gangs_every_pod_of_the_job_and_no_data_pod(tmp_path):

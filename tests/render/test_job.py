@@ -17,7 +17,11 @@ def render(tmp_path, body: str) -> dict[str, dict]:
 
 def test_quickstart_reproduces_the_seed_job():
     (rendered,) = api.render_specs([EXAMPLES / "quickstart.yaml"])
-    assert list(rendered.plan) == ["kustomization.yaml", "batch_v1_job_quickstart.yaml"]
+    assert list(rendered.plan) == [
+        "kustomization.yaml",
+        "batch_v1_job_quickstart.yaml",
+        "v1_configmap_quickstart-run.yaml",
+    ]
     job = yaml.safe_load(rendered.plan["batch_v1_job_quickstart.yaml"])
     assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == (
         "batch/v1",
@@ -75,10 +79,16 @@ def test_every_job_field_reaches_the_manifest(tmp_path):
     assert kustomization["resources"] == [
         "v1_persistentvolumeclaim_demo-data.yaml",
         "batch_v1_job_demo.yaml",
+        "v1_configmap_demo-run.yaml",
     ]
     job = files["batch_v1_job_demo.yaml"]
     assert job["metadata"]["namespace"] == "ml"
-    assert job["metadata"]["annotations"] == {"owner": "me", "argocd.argoproj.io/sync-wave": "3"}
+    assert job["metadata"]["annotations"] == {
+        "owner": "me",
+        "argocd.argoproj.io/sync-wave": "3",
+        "argocd.argoproj.io/hook": "Sync",
+        "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
+    }
     for labels in (job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]):
         assert labels["team"] == "ads"
         assert {
@@ -143,18 +153,6 @@ def test_output_is_byte_stable(tmp_path):
     assert first == second
 
 
-def test_recreate_on_change_asks_argo_cd_to_delete_and_create_changed_jobs(tmp_path):
-    spec = FULL.replace(
-        "ttlSecondsAfterFinished: 3600}",
-        "ttlSecondsAfterFinished: 3600,\n        recreateOnChange: true}",
-    )
-    assert "recreateOnChange" in spec
-    job = render(tmp_path, spec)["batch_v1_job_demo.yaml"]
-    assert job["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == (
-        "Force=true,Replace=true"
-    )
-
-
 def test_volcano_groups_the_job_by_its_own_podgroup_sized_by_annotation(tmp_path):
     """No PodGroup of paddlegen's: Volcano's podgroup controller makes one for the Job's pods,
     owned by the Job (deleted with it), sized by the Job's annotation, queued and prioritised
@@ -170,7 +168,11 @@ spec:
   scheduling: {scheduler: volcano, queue: research, priorityClassName: high}
 """,
     )
-    assert sorted(objects) == ["batch_v1_job_gang.yaml", "kustomization.yaml"]
+    assert sorted(objects) == [
+        "batch_v1_job_gang.yaml",
+        "kustomization.yaml",
+        "v1_configmap_gang-run.yaml",
+    ]
     job = objects["batch_v1_job_gang.yaml"]
     assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "1"
     pod = job["spec"]["template"]
@@ -203,4 +205,5 @@ spec:
         "PersistentVolume": "Delete=false",
         "PersistentVolumeClaim": "Delete=false",
         "Job": None,
+        "ConfigMap": None,
     }

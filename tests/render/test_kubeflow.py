@@ -28,7 +28,11 @@ spec:
 
 def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
     plan = render_plan(tmp_path, PS_MODE)
-    assert list(plan) == ["kustomization.yaml", "kubeflow.org_v1_paddlejob_wide-and-deep.yaml"]
+    assert list(plan) == [
+        "kustomization.yaml",
+        "kubeflow.org_v1_paddlejob_wide-and-deep.yaml",
+        "v1_configmap_wide-and-deep-run.yaml",
+    ]
     job = objects_by_kind(plan)["PaddleJob"]
     assert (job["apiVersion"], job["kind"]) == ("kubeflow.org/v1", "PaddleJob")
     replicas = job["spec"]["paddleReplicaSpecs"]
@@ -50,10 +54,12 @@ def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
         "requests": {"cpu": "500m", "memory": "1Gi"},
         "limits": {"nvidia.com/gpu": "1"},
     }
-    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+    assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None", "backoffLimit": 6}
 
 
-def test_collective_has_only_workers_and_no_run_policy(tmp_path):
+def test_collective_has_only_workers_and_a_bounded_run_policy(tmp_path):
+    """training-operator v1.9.0 bounds restarts only when runPolicy.backoffLimit is set: a
+    crashing trainer would restart for ever; paddlegen bounds it as a Job's default does."""
     job = paddlejob(
         tmp_path,
         """\
@@ -65,7 +71,7 @@ spec:
   kubeflow: {port: 40000}
 """,
     )
-    assert list(job["spec"]) == ["paddleReplicaSpecs"]
+    assert job["spec"]["runPolicy"] == {"backoffLimit": 6}
     (worker,) = job["spec"]["paddleReplicaSpecs"].values()
     assert list(job["spec"]["paddleReplicaSpecs"]) == ["Worker"]
     assert worker["template"]["spec"]["containers"][0]["ports"] == [
@@ -177,5 +183,6 @@ def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
     manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "kubeflow.org_v1_paddlejob_wide-and-deep.yaml",
+        "v1_configmap_wide-and-deep-run.yaml",
     ]
     assert validate_in_process(manifests) == []

@@ -45,6 +45,7 @@ def test_ps_mode_roles_and_settings(tmp_path):
     assert list(plan) == [
         "kustomization.yaml",
         "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml",
+        "v1_configmap_wide-and-deep-run.yaml",
     ]
     job = objects_by_kind(plan)["PaddleJob"]
     assert (job["apiVersion"], job["kind"]) == ("batch.paddlepaddle.org/v1", "PaddleJob")
@@ -219,6 +220,7 @@ def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
     manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml",
+        "v1_configmap_wide-and-deep-run.yaml",
         "v1_persistentvolume_paddlecloud-wide-and-deep-data.yaml",
         "v1_persistentvolumeclaim_wide-and-deep-data.yaml",
     ]

@@ -244,20 +244,29 @@ def test_run_fields_the_paddleflow_crd_lacks_are_reported():
     ]
 
 
-def test_recreate_on_change_without_batch_jobs_is_reported():
-    assert findings("spec: {image: img:1, run: {recreateOnChange: true}}\n") == [
-        "spec.yaml:4:28: warning: $.spec.run.recreateOnChange: run.recreateOnChange applies to "
-        "batch Jobs; workload 'paddlejob' renders none here (its custom resource takes changes "
-        "in place) [workload-setting]"
-    ]
-    # a dataPrep Job is a batch Job: then it applies
-    prep = (
-        "dataPrep: {image: img:1, command: [x]}, volumes: [{name: d, mountPath: /d, emptyDir: {}}]"
-    )
-    assert not any(
-        "recreateOnChange" in line
-        for line in findings(f"spec: {{image: img:1, run: {{recreateOnChange: true}}, {prep}}}\n")
-    )
+def test_recreate_on_change_is_deprecated_for_every_workload():
+    """Every change runs the job anew under Argo CD now (its objects are Sync hooks)."""
+    for workload in ("paddlejob", "job"):
+        assert findings(
+            f"spec: {{workload: {workload}, image: img:1, run: {{recreateOnChange: true}}}}\n"
+        ) == [
+            f"spec.yaml:4:{40 + len(workload)}: warning: $.spec.run.recreateOnChange: "
+            "run.recreateOnChange no longer does anything: under Argo CD every change to a "
+            "job's objects deletes the last run and starts a new one (they are Sync hooks) "
+            "(remove it) [deprecated]"
+        ]
+
+
+@pytest.mark.parametrize("policy", ["Never", "OnFailure"])
+def test_a_clean_pod_policy_that_keeps_pods_is_reported(policy):
+    """paddle-operator v0.3.5 creates a missing pod of a completed PaddleJob again unless its
+    policy cleaned them; verified live in tests/cluster/test_runtime_safety.py."""
+    (line,) = findings(f"spec: {{image: img:1, paddlejob: {{cleanPodPolicy: {policy}}}}}\n")
+    assert line.startswith("spec.yaml:4:50: warning: $.spec.paddlejob.cleanPodPolicy: ")
+    assert "trains again, with the first run's endpoints" in line
+    assert line.endswith("[paddlejob-clean-pod-policy]")
+    for safe in ("OnCompletion", "Always"):
+        assert not findings(f"spec: {{image: img:1, paddlejob: {{cleanPodPolicy: {safe}}}}}\n")
 
 
 def test_errors_stop_the_render(tmp_path):

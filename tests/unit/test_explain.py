@@ -96,6 +96,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.dataPrep.image": "r/data:v2",
     "spec.dataPrep.splitCount": 7,
     "spec.dataPrep.outDir": "/data/elsewhere",
+    "spec.dataPrep.backoffLimit": 1,
 }
 # A single-pod job's gang is always 1: no legal minAvailable differs from the default.
 UNOBSERVABLE = {("spec.scheduling.minAvailable", "job")}

@@ -62,9 +62,10 @@ def test_an_interrupted_write_keeps_whole_jobs_and_leaves_no_staging(tmp_path, m
     api.write_rendered(_rendered(tmp_path, "img:1"), out)
     old = job_trees(out)
     new_rendered = _rendered(tmp_path, "img:2")
-    # Each job writes two files (its manifest and kustomization.yaml): the 7th write is the
-    # first file of the 4th job, so three jobs are swapped in and the 4th is half staged.
-    _interrupt_at(monkeypatch, kustomize, "_write_text", 7)
+    # Each job writes three files (its manifest, its run record and kustomization.yaml): the
+    # 10th write is the first file of the 4th job, so three jobs are swapped in and the 4th is
+    # half staged.
+    _interrupt_at(monkeypatch, kustomize, "_write_text", 10)
     with pytest.raises(KeyboardInterrupt):
         api.write_rendered(new_rendered, out)
     assert hidden(out) == []

@@ -62,14 +62,17 @@ def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
     assert sorted(rendered.plan) == [
         "base/batch_v1_job_demo.yaml",
         "base/kustomization.yaml",
+        "base/v1_configmap_demo-run.yaml",
         "overlays/dev/kustomization.yaml",
         "overlays/dev/patch-batch_v1_job_demo.yaml",
+        "overlays/dev/patch-v1_configmap_demo-run.yaml",  # the digest of the Job
         "overlays/prod/kustomization.yaml",
         "overlays/prod/patch-batch_v1_job_demo.yaml",
+        "overlays/prod/patch-v1_configmap_demo-run.yaml",
     ]
-    prod = rendered.environments["prod"][-1].obj
+    prod = rendered.environments["prod"][0].obj
     assert prod["spec"]["template"]["spec"]["containers"][0]["image"] == "img:2"
-    dev = rendered.environments["dev"][-1].obj
+    dev = rendered.environments["dev"][0].obj
     assert dev["spec"]["template"]["spec"]["containers"][0]["resources"] == {
         "requests": {"cpu": "500m", "memory": "1Gi"}
     }  # back to the defaults
@@ -77,7 +80,11 @@ def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
 
 def test_without_overlays_the_layout_stays_flat(tmp_path):
     _, rendered = render(tmp_path, "")
-    assert sorted(rendered.plan) == ["batch_v1_job_demo.yaml", "kustomization.yaml"]
+    assert sorted(rendered.plan) == [
+        "batch_v1_job_demo.yaml",
+        "kustomization.yaml",
+        "v1_configmap_demo-run.yaml",
+    ]
 
 
 def test_json_patch_is_exact_and_ordered():

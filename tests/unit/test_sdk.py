@@ -61,7 +61,13 @@ def test_the_seed_example_renders_a_kustomize_directory_with_trainer_env(tmp_pat
     found = objects(tmp_path, "paddle-job")
     assert "kustomization.yaml" in found
     kinds = sorted(obj["kind"] for obj in found.values() if "kind" in obj)
-    assert kinds == ["Kustomization", "PaddleJob", "PersistentVolume", "PersistentVolumeClaim"]
+    assert kinds == [
+        "ConfigMap",
+        "Kustomization",
+        "PaddleJob",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+    ]
     paddlejob = found["batch.paddlepaddle.org_v1_paddlejob_paddle-job.yaml"]
     container = paddlejob["spec"]["worker"]["template"]["spec"]["containers"][0]
     assert {"name": "TRAINERS", "value": "3"} in container["env"]

@@ -223,5 +223,5 @@ def test_the_issues_nlp_job_renders(runner, tmp_path):
     )
     result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
     assert result.exit_code == 0, result.output
-    assert result.stderr == f"1 job in {tmp_path / 'deploy'}: 2 written, 0 unchanged, 0 removed\n"
+    assert result.stderr == f"1 job in {tmp_path / 'deploy'}: 3 written, 0 unchanged, 0 removed\n"
     assert "LABEL_KEY" in (tmp_path / "deploy" / "demo" / "batch_v1_job_demo.yaml").read_text()
