@@ -312,9 +312,28 @@ def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:
             )
 
 
-def _scheduling_policy(spec: Spec, policy: dict[str, Any], ctx: Context) -> None:
+def _scheduling_policy(
+    spec: Spec, policy: dict[str, Any], ctx: Context, where: str, field: str
+) -> None:
     """The operators' schedulingPolicy: the Volcano gang (its minResources paddlegen derives,
-    as for a PodGroup: the importer compares them)."""
+    as for a PodGroup: the importer compares them), when a pod names Volcano.
+
+    Pods that name no scheduler run on the default one unless the operator was started to
+    gang every job (PaddleFlow --scheduling=volcano, training-operator
+    --gang-scheduler-name=volcano): which one runs them is the cluster's, not the input's. A
+    spec with Volcano would have the pods name it, and wait where it is not installed, so the
+    import never switches scheduler: the policy is lossy."""
+    if spec.get("scheduling", {}).get("scheduler") != "volcano":
+        ctx.note(
+            LOSSY,
+            where,
+            f"{field} {json.dumps(policy)} is not carried over: the pods name no scheduler, "
+            "so they run on the default scheduler unless the operator gang-schedules every "
+            "job; set spec.scheduling.scheduler: volcano (the pods then name Volcano) if this "
+            "job needs its gang",
+        )
+        policy.clear()
+        return
     if "minResources" in policy:
         ctx.gang_min_resources = take(policy, "minResources")
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
@@ -353,7 +372,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if settings:
         spec["paddlejob"] = settings
     if "schedulingPolicy" in body:
-        _scheduling_policy(spec, body["schedulingPolicy"], ctx)
+        _scheduling_policy(spec, body["schedulingPolicy"], ctx, where, "schedulingPolicy")
     return spec
 
 
@@ -393,7 +412,9 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         spec.setdefault("kubeflow", {})["cleanPodPolicy"] = take(run_policy, "cleanPodPolicy")
     _run(spec, run_policy)
     if "schedulingPolicy" in run_policy:
-        _scheduling_policy(spec, run_policy["schedulingPolicy"], ctx)
+        _scheduling_policy(
+            spec, run_policy["schedulingPolicy"], ctx, where, "runPolicy.schedulingPolicy"
+        )
     return spec
 
 

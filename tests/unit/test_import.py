@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.authoring.importer import import_manifests
+from paddlegen.cli import cli
 from paddlegen.errors import InputError
 from tests.conftest import DATA
 
@@ -18,9 +19,13 @@ POD = """\
 """
 
 
-def kubeflow(master_image="r/a:v1", worker_image="r/a:v1", claim="data") -> str:
+def kubeflow(
+    master_image="r/a:v1", worker_image="r/a:v1", claim="data", scheduler: str | None = "volcano"
+) -> str:
     def replicas(kind: str, image: str) -> str:
         pod = "\n".join("    " + line for line in POD.format(image=image, claim=claim).splitlines())
+        if scheduler:
+            pod += f"\n          schedulerName: {scheduler}"
         return f"    {kind}:\n      replicas: 2\n      template:\n{pod}\n"
 
     return (
@@ -48,6 +53,65 @@ def test_shared_values_move_to_the_spec_and_different_ones_stay_on_roles():
     assert spec["kubeflow"] == {"cleanPodPolicy": "All"}
     assert spec["run"] == {"backoffLimit": 3}
     assert spec["scheduling"] == {"scheduler": "volcano", "minAvailable": 3, "queue": "q1"}
+
+
+def test_a_scheduling_policy_without_volcano_pods_keeps_the_default_scheduler_and_says_so():
+    """The training-operator gangs a job through Volcano only when it runs with
+    --gang-scheduler-name=volcano; without it the pods, which name no scheduler, run on the
+    default one. Importing the policy as Volcano would make the pods name Volcano, and stay
+    Pending where it is not installed: the scheduler stays, the policy is lossy."""
+    result = imported(kubeflow(scheduler=None))
+    assert "scheduling" not in result.spec["spec"]
+    assert lossy(result) == [
+        'PaddleJob/kf: runPolicy.schedulingPolicy {"minAvailable": 3, "queue": "q1"} is not '
+        "carried over: the pods name no scheduler, so they run on the default scheduler unless "
+        "the operator gang-schedules every job; set spec.scheduling.scheduler: volcano (the "
+        "pods then name Volcano) if this job needs its gang"
+    ]
+    pods = [
+        r["template"]["spec"]
+        for r in render(result)["PaddleJob"]["spec"]["paddleReplicaSpecs"].values()
+    ]
+    assert [p.get("schedulerName") for p in pods] == [None, None]
+    assert "schedulingPolicy" not in render(result)["PaddleJob"]["spec"].get("runPolicy", {})
+
+
+def test_a_scheduling_policy_without_volcano_pods_is_an_import_that_exits_1(runner, tmp_path):
+    source = tmp_path / "kf.yaml"
+    source.write_text(kubeflow(scheduler=None))
+    out = tmp_path / "kf.spec.yaml"
+    result = runner.invoke(cli, ["import", str(source), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "runPolicy.schedulingPolicy" in result.stderr
+    assert "scheduler: volcano" not in out.read_text()
+    accepted = runner.invoke(cli, ["import", str(source), "-o", str(out), "--force", "--lossy"])
+    assert accepted.exit_code == 0, accepted.output
+
+
+def test_a_paddleflow_scheduling_policy_without_volcano_pods_is_lossy_too():
+    text = (
+        "apiVersion: batch.paddlepaddle.org/v1\nkind: PaddleJob\nmetadata: {name: pf}\n"
+        "spec:\n  schedulingPolicy: {queue: q1}\n  worker:\n    replicas: 2\n"
+        "    template: {spec: {containers: [{name: paddle, image: r/a:v1}]}}\n"
+    )
+    result = imported(text)
+    assert "scheduling" not in result.spec["spec"]
+    (note,) = lossy(result)
+    assert note.startswith('PaddleJob/pf: schedulingPolicy {"queue": "q1"} is not carried over')
+    volcano = text.replace("r/a:v1}]", "r/a:v1}], schedulerName: volcano")
+    with_volcano = imported(volcano)
+    assert with_volcano.spec["spec"]["scheduling"] == {"scheduler": "volcano", "queue": "q1"}
+    assert lossy(with_volcano) == []
+
+
+def test_a_scheduling_policy_with_volcano_pods_maps_whole():
+    result = imported(kubeflow())
+    assert result.spec["spec"]["scheduling"] == {
+        "scheduler": "volcano",
+        "minAvailable": 3,
+        "queue": "q1",
+    }
+    assert lossy(result) == []
 
 
 def test_a_claim_outside_the_input_stays_a_claim_and_one_without_a_pv_is_dynamic():
