@@ -285,9 +285,48 @@ def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context, wh
         }
         for i in range(count)
     ]
-    if [{"protocol": "TCP", **port} for port in ports] == derived:
-        take(container, "ports")
+    if [{"protocol": "TCP", **port} for port in ports] != derived:
+        _note_ports(ports, derived, ctx, where)
+    take(container, "ports")
     return host
+
+
+def _note_ports(
+    given: list[dict[str, Any]], derived: list[dict[str, Any]], ctx: Context, where: str
+) -> None:
+    """The input's ports next to the derived ones: lossy when the pods gain or lose a port (a
+    hostPort more is one more to find free on every node), cosmetic when only names differ."""
+
+    def key(port: dict[str, Any]) -> tuple[Any, Any, Any]:
+        return port.get("containerPort"), port.get("hostPort"), port.get("protocol", "TCP")
+
+    ours, theirs = {key(p) for p in derived}, {key(p) for p in given}
+    kept = [str(p["containerPort"]) for p in derived if key(p) in theirs]
+    added = [str(p["containerPort"]) for p in derived if key(p) not in theirs]
+    lost = [_described_port(p) for p in given if key(p) not in ours]
+    last = len(derived) - 1
+    host = "with equal hostPorts" if "hostPort" in derived[0] else "without hostPorts"
+    parts = [
+        f"{', '.join(ports)} {what}"
+        for ports, what in ((kept, "kept"), (added, "added"), (lost, "not carried over"))
+        if ports
+    ]
+    ctx.note(
+        LOSSY if added or lost else COSMETIC,
+        where,
+        f"ports {derived[0]['containerPort']}..{derived[last]['containerPort']} {host} "
+        f"(jobport0..jobport{last}, from distributed.port, portsNum and portsNumSparse): "
+        + (", ".join(parts) if added or lost else f"named jobport0..jobport{last}"),
+    )
+
+
+def _described_port(port: dict[str, Any]) -> str:
+    protocol = port.get("protocol", "TCP")
+    return (
+        f"{port.get('containerPort')}"
+        + (f"/{protocol}" if protocol != "TCP" else "")
+        + (f" (hostPort {port['hostPort']})" if "hostPort" in port else "")
+    )
 
 
 def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:

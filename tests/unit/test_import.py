@@ -489,3 +489,83 @@ spec:
         "Job/kf-data: priorityClassName 'low' is not carried over: the data Job runs at the "
         "default priority",
     ]
+
+
+LEGACY = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: legacy}
+spec:
+  parallelism: 3
+  template:
+    spec:
+      restartPolicy: Never
+      volumes: [{name: efs, persistentVolumeClaim: {claimName: efsvol}}]
+      containers:
+      - name: paddle
+        image: paddlepaddle/paddle-tutorial:k8s_train
+        command: ["bin/bash", "-c", "/root/start.sh"]
+        env:
+        - {name: JOB_NAME, value: legacy}
+        - {name: JOB_PATH, value: /home/jobpath}
+        - {name: TRAIN_CONFIG_DIR, value: quick_start}
+        - {name: CONF_PADDLE_PORT, value: "7164"}
+        - {name: CONF_PADDLE_PORTS_NUM, value: "2"}
+        - {name: CONF_PADDLE_PORTS_NUM_SPARSE, value: "2"}
+        - {name: CONF_PADDLE_GRADIENT_NUM, value: "3"}
+        - {name: TRAINER_COUNT, value: "3"}
+        volumeMounts: [{name: efs, mountPath: /home/jobpath}]
+        ports:
+        - {name: jobport, hostPort: 7164, containerPort: 7164}
+"""
+
+
+def test_a_legacy_job_declaring_only_its_first_port_says_what_the_render_declares():
+    """The legacy Job's one hostPort 7164 is no loss: the render declares it, with 7165-7167."""
+    result = imported(LEGACY)
+    assert result.spec["spec"]["distributed"]["hostPorts"] is True
+    notes = [n for n in said(result) if "port" in n.lower()]
+    assert notes == [
+        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
+        "distributed.port, portsNum and portsNumSparse): 7164 kept, 7165, 7166, 7167 added"
+    ]
+    assert lossy(result) == notes  # three more host ports to find free on each node
+    container = render(result)["Job"]["spec"]["template"]["spec"]["containers"][0]
+    assert [(p["containerPort"], p["hostPort"]) for p in container["ports"]] == [
+        (7164, 7164),
+        (7165, 7165),
+        (7166, 7166),
+        (7167, 7167),
+    ]
+
+
+def test_legacy_ports_outside_the_derived_range_are_named_as_not_carried_over():
+    text = LEGACY.replace(
+        "        - {name: jobport, hostPort: 7164, containerPort: 7164}\n",
+        "".join(
+            f"        - {{name: p{i}, hostPort: {port}, containerPort: {port}}}\n"
+            for i, port in enumerate((7164, 7165, 7166, 7167, 9090))
+        ),
+    )
+    (note,) = [n for n in lossy(imported(text)) if "port" in n.lower()]
+    assert note == (
+        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
+        "distributed.port, portsNum and portsNumSparse): 7164, 7165, 7166, 7167 kept, "
+        "9090 (hostPort 9090) not carried over"
+    )
+
+
+def test_legacy_ports_that_differ_only_in_their_names_are_cosmetic():
+    text = LEGACY.replace(
+        "        - {name: jobport, hostPort: 7164, containerPort: 7164}\n",
+        "".join(
+            f"        - {{name: p{i}, hostPort: {port}, containerPort: {port}}}\n"
+            for i, port in enumerate((7164, 7165, 7166, 7167))
+        ),
+    )
+    result = imported(text)
+    assert [n for n in lossy(result) if "port" in n.lower()] == []
+    assert (
+        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
+        "distributed.port, portsNum and portsNumSparse): named jobport0..jobport3"
+    ) in said(result)
