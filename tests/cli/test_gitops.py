@@ -116,9 +116,9 @@ def test_check_in_json_reports_the_stale_files_as_findings_with_the_warnings(run
     os.remove(tmp_path / "deploy" / "b" / "kustomization.yaml")
     result = runner.invoke(cli, ["check", jobs, "-o", deploy, "--format", "json"])
     assert result.exit_code == 1
-    report = json.loads(result.stderr)  # one JSON document, nothing else on stderr
+    report = json.loads(result.stdout)  # one JSON document, nothing else on stdout
     assert [(d["file"], d["rule"]) for d in report] == [
         (f"{deploy}/a/batch_v1_job_a.yaml", "stale"),
         (f"{deploy}/b/kustomization.yaml", "missing"),
     ]
-    assert "+        image: img:2" in result.stdout  # the diff stays on stdout
+    assert "+        image: img:2" in result.stderr  # the diff goes with the human text
