@@ -118,7 +118,9 @@ def render(
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
 
     A SPEC may be a folder (every *.yaml below it) or a glob; then the job directories of specs
-    that no longer exist are removed from OUTPUT (only files paddlegen generated).
+    that no longer exist are removed from OUTPUT (only files paddlegen generated). With spec
+    files listed one by one, only those whose stamp names a spec that is gone (or a listed
+    spec that names another job now) are.
 
     \b
     Examples:
