@@ -137,6 +137,28 @@ def test_a_moved_spec_renders_its_stamp_again_so_it_names_the_spec(runner, tmp_p
     assert runner.invoke(cli, ["check", *listed, "-o", deploy]).exit_code == 0
 
 
+def test_a_generated_file_that_lost_its_header_is_refused_with_the_way_out(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    manifest = tmp_path / "deploy" / "a" / "batch_v1_job_a.yaml"
+    manifest.write_text(manifest.read_text().split("\n", 1)[1])  # a tool dropped the header
+    (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
+    for command in (["render"], ["check", "--fix"]):
+        result = runner.invoke(cli, [*command, jobs, "-o", deploy])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.endswith(
+            f"paddlegen: error: {deploy}/a: refusing to overwrite files paddlegen did not "
+            "generate: batch_v1_job_a.yaml (they lack its header). If paddlegen wrote them, "
+            f"delete them and run again: rm {deploy}/a/batch_v1_job_a.yaml; if they are "
+            f"yours, move them out of {deploy}/a\n"
+        )
+        assert "img:2" not in manifest.read_text()
+    os.remove(manifest)  # the way out it names
+    assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
+    assert "img:2" in manifest.read_text()
+    assert runner.invoke(cli, ["check", jobs, "-o", deploy]).exit_code == 0
+
+
 def test_output_is_byte_stable_across_processes_and_hash_seeds(tmp_path):
     outputs = []
     for seed in ("0", "12345"):
