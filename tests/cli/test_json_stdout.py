@@ -14,18 +14,7 @@ import pytest
 import yaml
 
 from paddlegen.cli import cli
-from tests.helpers import job_spec
-
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: demo}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: paddle, image: r/a:v1}]
-"""
+from tests.helpers import LOSSY_JOB, job_spec
 
 
 @pytest.fixture()
@@ -73,7 +62,7 @@ def one_document(text: str) -> list[dict]:
 )
 def test_json_is_one_document_on_stdout(runner, repo, monkeypatch, args, code, rules):
     monkeypatch.chdir(repo)
-    (repo / "job.yaml").write_text(JOB.replace("restartPolicy: Never", "hostNetwork: true"))
+    (repo / "job.yaml").write_text(LOSSY_JOB)
     result = runner.invoke(cli, [*args, "--format", "json"])
     assert result.exit_code == code, result.output
     found = one_document(result.stdout)
@@ -102,10 +91,11 @@ def test_render_with_stdout_keeps_stdout_for_the_manifests(runner, repo, monkeyp
 
 
 def test_import_to_stdout_keeps_stdout_for_the_spec(runner, tmp_path):
-    result = runner.invoke(cli, ["import", "-", "--format", "json", "--lossy"], input=JOB)
+    result = runner.invoke(cli, ["import", "-", "--format", "json", "--lossy"], input=LOSSY_JOB)
     assert result.exit_code == 0, result.output
     assert yaml.safe_load(result.stdout)["kind"] == "TrainingJob"
-    assert {d["rule"] for d in one_document(result.stderr)} == {"import-note", "limits-missing"}
+    rules = {d["rule"] for d in one_document(result.stderr)}
+    assert rules == {"import-note", "import-lossy", "limits-missing"}
 
 
 def test_an_error_after_findings_joins_the_one_document(runner, repo, monkeypatch):
