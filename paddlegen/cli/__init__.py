@@ -49,10 +49,17 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        report = True
         try:
             return self._invoke_reporting(ctx)
+        except click.exceptions.Exit as exc:
+            # --help exits 0 before the command runs (no paddlegen command exits so): its text
+            # is what stdout is for. Every other end, findings or errors, is reported.
+            report = exc.exit_code != 0
+            raise
         finally:
-            print_json_report(ctx)  # however the command ended: one document
+            if report:
+                print_json_report(ctx)  # however the command ended: one document
 
     def _invoke_reporting(self, ctx: click.Context) -> Any:
         try:

@@ -113,3 +113,9 @@ def test_an_error_after_findings_joins_the_one_document(runner, repo, monkeypatc
     rules = {d["rule"] for d in one_document(result.stdout)}
     assert "image-tag" in rules and len(rules) >= 2
     assert not os.path.exists("deploy/c")
+
+
+def test_help_with_json_prints_the_help_alone(runner):
+    result = runner.invoke(cli, ["check", "--format", "json", "--help"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("Usage: ") and "[]" not in result.stdout
