@@ -314,7 +314,8 @@ def _render_one(
         if not objects:
             r = Rendered(r.file, r.name, r.plan, r.warnings, r.digest)
         if stage_in is not None:
-            r = dataclasses.replace(r, staged=stage_job(stage_in, r.name, with_stamp(r)))
+            staged = stage_job(stage_in, r.name, with_stamp(r, stage_in / r.name))
+            r = dataclasses.replace(r, staged=staged)
     except (InputError, SpecError, OutputError, TemplateError) as exc:
         return exc
     return r
@@ -411,7 +412,8 @@ def write_rendered(
     prune: bool = False,
     events: Events | None = None,
 ) -> list[tuple[str, WriteReport]]:
-    """Write every job (with its stamp); with ``prune``, remove generated jobs not rendered."""
+    """Write every job (with its stamp), and remove the generated jobs ``orphans`` names (with
+    ``prune``, the whole set of specs was given: every job not rendered)."""
     out = Path(out_dir)
     with _writing(out, events):
         return _write_all(rendered, out, prune)
@@ -452,17 +454,35 @@ def _write_all(
         if r.reused:
             reports.append((r.name, r.reused.report()))
         else:
-            written = commit(r.staged) if r.staged else write_job(out, r.name, with_stamp(r))
+            written = (
+                commit(r.staged)
+                if r.staged
+                else write_job(out, r.name, with_stamp(r, out / r.name))
+            )
             reports.append((r.name, without_stamp(written)))
-    if prune:
-        reports += [(name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out)]
+    reports += [
+        (name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out, prune)
+    ]
     return reports
 
 
-def orphans(rendered: Sequence[Rendered], out: Path) -> list[str]:
-    """Generated job directories in ``out`` that no rendered spec owns any more."""
+def orphans(rendered: Sequence[Rendered], out: Path, whole_set: bool = True) -> list[str]:
+    """Generated job directories in ``out`` that no rendered spec owns any more: with the
+    ``whole_set`` of specs, every other one; otherwise those whose stamp names a spec that is
+    gone or is among ``rendered`` (it names another job now). Others may be a spec's that was
+    not given."""
     names = {r.name for r in rendered}
-    return [name for name in generated_jobs(out) if name not in names]
+    given = {os.path.abspath(r.file) for r in rendered}
+    return [
+        name
+        for name in generated_jobs(out)
+        if name not in names and (whole_set or _spec_left(out / name, given))
+    ]
+
+
+def _spec_left(job_dir: Path, given: set[str]) -> bool:
+    spec = stamp.stamped_spec(job_dir)
+    return spec is not None and (spec in given or not os.path.exists(spec))
 
 
 def drift(
@@ -472,8 +492,7 @@ def drift(
     directories left by an interrupted render included (named as they are, ``leftover``)."""
     out = Path(out_dir)
     found = [(r.name, drift_of(out, r.name, r.plan)) for r in rendered if not r.reused]
-    if prune:
-        found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out)]
+    found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out, prune)]
     found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
     return [(name, d) for name, d in found if d]
 

@@ -66,3 +66,17 @@ def generated_paths(appset: dict[str, Any], tree: list[str], globbing: str) -> l
         excluded = {p for p in tree for f in files if f.get("exclude") and match(p, f["path"])}
         picked += sorted(included - excluded)
     return picked
+
+
+# A Job to import: its container's name is cosmetic, its hostNetwork lossy (exit 1 unless --lossy).
+LOSSY_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: demo}
+spec:
+  template:
+    spec:
+      containers: [{name: main, image: "r/demo:v1", command: [python3, train.py]}]
+      restartPolicy: Never
+      hostNetwork: true
+"""

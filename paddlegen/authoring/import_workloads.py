@@ -285,9 +285,48 @@ def _ports(container: dict[str, Any], settings: dict[str, Any], ctx: Context, wh
         }
         for i in range(count)
     ]
-    if [{"protocol": "TCP", **port} for port in ports] == derived:
-        take(container, "ports")
+    if [{"protocol": "TCP", **port} for port in ports] != derived:
+        _note_ports(ports, derived, ctx, where)
+    take(container, "ports")
     return host
+
+
+def _note_ports(
+    given: list[dict[str, Any]], derived: list[dict[str, Any]], ctx: Context, where: str
+) -> None:
+    """The input's ports next to the derived ones: lossy when the pods gain or lose a port (a
+    hostPort more is one more to find free on every node), cosmetic when only names differ."""
+
+    def key(port: dict[str, Any]) -> tuple[Any, Any, Any]:
+        return port.get("containerPort"), port.get("hostPort"), port.get("protocol", "TCP")
+
+    ours, theirs = {key(p) for p in derived}, {key(p) for p in given}
+    kept = [str(p["containerPort"]) for p in derived if key(p) in theirs]
+    added = [str(p["containerPort"]) for p in derived if key(p) not in theirs]
+    lost = [_described_port(p) for p in given if key(p) not in ours]
+    last = len(derived) - 1
+    host = "with equal hostPorts" if "hostPort" in derived[0] else "without hostPorts"
+    parts = [
+        f"{', '.join(ports)} {what}"
+        for ports, what in ((kept, "kept"), (added, "added"), (lost, "not carried over"))
+        if ports
+    ]
+    ctx.note(
+        LOSSY if added or lost else COSMETIC,
+        where,
+        f"ports {derived[0]['containerPort']}..{derived[last]['containerPort']} {host} "
+        f"(jobport0..jobport{last}, from distributed.port, portsNum and portsNumSparse): "
+        + (", ".join(parts) if added or lost else f"named jobport0..jobport{last}"),
+    )
+
+
+def _described_port(port: dict[str, Any]) -> str:
+    protocol = port.get("protocol", "TCP")
+    return (
+        f"{port.get('containerPort')}"
+        + (f"/{protocol}" if protocol != "TCP" else "")
+        + (f" (hostPort {port['hostPort']})" if "hostPort" in port else "")
+    )
 
 
 def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:
@@ -312,9 +351,28 @@ def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:
             )
 
 
-def _scheduling_policy(spec: Spec, policy: dict[str, Any], ctx: Context) -> None:
+def _scheduling_policy(
+    spec: Spec, policy: dict[str, Any], ctx: Context, where: str, field: str
+) -> None:
     """The operators' schedulingPolicy: the Volcano gang (its minResources paddlegen derives,
-    as for a PodGroup: the importer compares them)."""
+    as for a PodGroup: the importer compares them), when a pod names Volcano.
+
+    Pods that name no scheduler run on the default one unless the operator was started to
+    gang every job (PaddleFlow --scheduling=volcano, training-operator
+    --gang-scheduler-name=volcano): which one runs them is the cluster's, not the input's. A
+    spec with Volcano would have the pods name it, and wait where it is not installed, so the
+    import never switches scheduler: the policy is lossy."""
+    if spec.get("scheduling", {}).get("scheduler") != "volcano":
+        ctx.note(
+            LOSSY,
+            where,
+            f"{field} {json.dumps(policy)} is not carried over: the pods name no scheduler, "
+            "so they run on the default scheduler unless the operator gang-schedules every "
+            "job; set spec.scheduling.scheduler: volcano (the pods then name Volcano) if this "
+            "job needs its gang",
+        )
+        policy.clear()
+        return
     if "minResources" in policy:
         ctx.gang_min_resources = take(policy, "minResources")
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
@@ -353,7 +411,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if settings:
         spec["paddlejob"] = settings
     if "schedulingPolicy" in body:
-        _scheduling_policy(spec, body["schedulingPolicy"], ctx)
+        _scheduling_policy(spec, body["schedulingPolicy"], ctx, where, "schedulingPolicy")
     return spec
 
 
@@ -393,7 +451,9 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         spec.setdefault("kubeflow", {})["cleanPodPolicy"] = take(run_policy, "cleanPodPolicy")
     _run(spec, run_policy)
     if "schedulingPolicy" in run_policy:
-        _scheduling_policy(spec, run_policy["schedulingPolicy"], ctx)
+        _scheduling_policy(
+            spec, run_policy["schedulingPolicy"], ctx, where, "runPolicy.schedulingPolicy"
+        )
     return spec
 
 

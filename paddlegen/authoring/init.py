@@ -101,7 +101,11 @@ def storage_volume(url: str, mount_path: str, capacity: str) -> dict[str, Any] |
         raise InputError(f"storage '{url}' is not one of: {', '.join(STORAGE_FORMS)}")
     volume: dict[str, Any] = {"name": "data", "mountPath": mount_path, **source}
     if "claim" not in source and "hostPath" not in source:
-        volume.update(capacity=capacity, accessModes=["ReadWriteMany"])
+        volume["capacity"] = capacity
+    if "claim" not in source and "hostPath" not in source and "dynamic" not in source:
+        # A dynamic claim's default fits the job (ReadWriteOnce for one pod): most block and
+        # local StorageClasses cannot provide ReadWriteMany.
+        volume["accessModes"] = ["ReadWriteMany"]
     return volume
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from paddlegen import __version__
-from paddlegen.cli.common import emit, note
+from paddlegen.cli.common import emit, note, print_json_report
 from paddlegen.errors import EXIT_ERROR, Diagnostic, PaddlegenError
 
 # command name -> (module in this package, attribute)
@@ -49,6 +49,19 @@ class _Group(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        report = True
+        try:
+            return self._invoke_reporting(ctx)
+        except click.exceptions.Exit as exc:
+            # --help exits 0 before the command runs (no paddlegen command exits so): its text
+            # is what stdout is for. Every other end, findings or errors, is reported.
+            report = exc.exit_code != 0
+            raise
+        finally:
+            if report:
+                print_json_report(ctx)  # however the command ended: one document
+
+    def _invoke_reporting(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except PaddlegenError as exc:
@@ -60,11 +73,17 @@ class _Group(click.Group):
             else:  # a machine reading --format json or github gets the error in that form too
                 emit([Diagnostic(message=exc.message, rule=exc.rule)], fmt)
             ctx.exit(exc.exit_code)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except click.ClickException as exc:
+            if ctx.meta.get("paddlegen.format") == "json":  # click still says it on stderr
+                emit([Diagnostic(message=exc.format_message(), rule="usage")], "json")
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except Exception:  # noqa: BLE001 - a bug: keep the traceback, exit 2 not 1
             traceback.print_exc(file=sys.stderr)
             click.echo("paddlegen: internal error (a bug in paddlegen; please report it)", err=True)
+            if ctx.meta.get("paddlegen.format") == "json":
+                emit([Diagnostic(message="internal error", rule="internal")], "json")
             ctx.exit(EXIT_ERROR)
 
 

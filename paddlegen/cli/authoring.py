@@ -10,7 +10,14 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
-from paddlegen.cli.common import WORKLOAD_NAMES, emit, errors_format_option, format_option, note
+from paddlegen.cli.common import (
+    WORKLOAD_NAMES,
+    emit,
+    errors_format_option,
+    format_option,
+    note,
+    stdout_is_output,
+)
 from paddlegen.errors import InputError
 from paddlegen.workloads import WORKLOADS
 
@@ -40,6 +47,12 @@ def _complete_fields(
     from paddlegen.authoring.explain import field_paths
 
     return [CompletionItem(p) for p in field_paths() if p.startswith(incomplete)]
+
+
+def _printing(output: str | None) -> None:
+    """Without a file (or with -), stdout is the command's product."""
+    if not output or output == "-":
+        stdout_is_output()
 
 
 def _write_or_print(text: str, output: str | None, force: bool) -> None:
@@ -151,6 +164,7 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
     """
     from paddlegen.authoring.init import SCHEMA_ID, InitOptions, init_spec
 
+    _printing(path)
     answers["name"] = answers["name"] or (Path(path).stem if path != "-" else None)
     answers["schema"] = answers["schema"] or SCHEMA_ID
     if no_input and answers["image"] is None:
@@ -259,6 +273,7 @@ def explain(field: str | None) -> None:
     from paddlegen.authoring.explain import explain as explain_field
     from paddlegen.authoring.explain import format_doc
 
+    stdout_is_output()
     click.echo(format_doc(explain_field(field)), nl=False)
 
 
@@ -305,6 +320,7 @@ def import_command(
     """
     from paddlegen.authoring.importer import import_manifests
 
+    _printing(output)
     sources = [(name if name != "-" else "<stdin>", _read(name)) for name in files]
     imported = import_manifests(sources, output or "<stdout>")
     _write_or_print(imported.text, output, force)
@@ -353,4 +369,5 @@ def dockerfile(spec: str, output: str | None, force: bool) -> None:
     """
     from paddlegen.authoring.dockerfile import dockerfile_for_spec
 
+    _printing(output)
     _write_or_print(dockerfile_for_spec(spec), output, force)

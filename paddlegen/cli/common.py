@@ -29,11 +29,36 @@ def usage_error(message: str) -> click.UsageError:
     return click.UsageError(printable(message))
 
 
-def emit(diagnostics: Sequence[Diagnostic], fmt: str, *, err: bool = True) -> None:
+# A --format json run's findings, gathered in the click context and printed by the group as
+# one document when the command ends, whichever way it ends (stdout unless STDOUT_TAKEN).
+JSON_FINDINGS = "paddlegen.json"
+STDOUT_TAKEN = "paddlegen.stdout"
+
+
+def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
+    """Text and github on stderr at once; json joins the run's one document."""
     from paddlegen.report import REPORTERS
 
-    if diagnostics or fmt == "json":
-        click.echo(REPORTERS[fmt](diagnostics), nl=False, err=err)
+    ctx = click.get_current_context(silent=True)
+    if fmt == "json" and ctx is not None:
+        ctx.meta.setdefault(JSON_FINDINGS, []).extend(diagnostics)
+    elif diagnostics or fmt == "json":
+        click.echo(REPORTERS[fmt](diagnostics), nl=False, err=True)
+
+
+def stdout_is_output() -> None:
+    """The command prints what it makes on stdout (manifests, a spec, a schema): a --format
+    json document goes to stderr, so a pipe gets only the product."""
+    click.get_current_context().meta[STDOUT_TAKEN] = True
+
+
+def print_json_report(ctx: click.Context) -> None:
+    """The run's one JSON document, with --format json (``[]`` when nothing was found)."""
+    if ctx.meta.get("paddlegen.format") == "json":
+        from paddlegen.report import as_json
+
+        found = ctx.meta.pop(JSON_FINDINGS, [])
+        click.echo(as_json(found), nl=False, err=bool(ctx.meta.get(STDOUT_TAKEN)))
 
 
 def format_option(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -20,6 +20,7 @@ from paddlegen.cli.common import (
     server_target,
     spec_paths,
     specs_argument,
+    stdout_is_output,
     validation_options,
 )
 
@@ -117,7 +118,9 @@ def render(
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
 
     A SPEC may be a folder (every *.yaml below it) or a glob; then the job directories of specs
-    that no longer exist are removed from OUTPUT (only files paddlegen generated).
+    that no longer exist are removed from OUTPUT (only files paddlegen generated). With spec
+    files listed one by one, only those whose stamp names a spec that is gone (or a listed
+    spec that names another job now) are.
 
     \b
     Examples:
@@ -130,6 +133,8 @@ def render(
     target = server_target(server, context, kubeconfig)
     if target and not validate_output:
         raise click.UsageError("--server goes with --validate")
+    if to_stdout:
+        stdout_is_output()
     if env and not to_stdout:
         raise click.UsageError("--env needs --stdout (written output has every environment)")
     output_given = click.get_current_context().get_parameter_source("out_dir")
@@ -289,8 +294,9 @@ _DRIFT = {
 
 
 def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) -> None:
-    """The diff on stdout; on stderr the files, as lines, or in json and github form as
-    findings reported with the specs' warnings, in one report."""
+    """The diff on stdout (on stderr with --format json, whose report stdout holds); on
+    stderr the files, as lines, or in json and github form as findings reported with the
+    specs' warnings, in one report."""
     from paddlegen.errors import Diagnostic
     from paddlegen.report import printable
 
@@ -305,13 +311,15 @@ def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) 
                     Diagnostic(f"{Path(out_dir) / name}/", message=message, rule="leftover")
                 )
             continue
-        # A committed file may hold anything: each line escaped, the line breaks kept.
+        # A committed file may hold anything: each line escaped, the line breaks kept. With
+        # --format json stdout holds the report alone, and the diff goes with the human text.
         click.echo(
             "".join(
                 printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
                 for line in found.diff.splitlines(keepends=True)
             ),
             nl=False,
+            err=fmt == "json",
         )
         for label in ("stale", "missing", "extra"):
             for rel in getattr(found, label):

@@ -15,6 +15,7 @@ from paddlegen.cli.common import (
     server_options,
     server_target,
     specs_argument,
+    stdout_is_output,
     validation_options,
 )
 
@@ -93,7 +94,7 @@ def validate(
     if asked or result.trees:
         note_backend(result.backend)
     found = result.diagnostics
-    emit(found, fmt, err=fmt != "json")
+    emit(found, fmt)
     if any(d.is_error for d in found):
         raise click.exceptions.Exit(1)
     if fmt == "text":
@@ -116,6 +117,7 @@ def schema() -> None:
     """
     from paddlegen.resources import spec_schema_path
 
+    stdout_is_output()
     click.echo(spec_schema_path().read_text(encoding="utf-8"), nl=False)
 
 
@@ -146,5 +148,6 @@ def schemas_export(directory: str, kubernetes_version: str | None) -> None:
     """
     from paddlegen.validate.export import export_all
 
+    stdout_is_output()  # the kubeconform command line to run
     for line in export_all(directory, kubernetes_version):
         click.echo(line)

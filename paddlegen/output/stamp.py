@@ -9,9 +9,13 @@ Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) h
 - ``files``: the sha256 of every file the render wrote;
 - ``warnings``: the spec's warnings (those the run did not silence), so a skipped job still
   reports them.
+- ``spec``: the spec's path relative to the job directory, so that a run given the spec files
+  one by one (`jobs/*.yaml`, which the shell expands) still knows a job whose spec was deleted,
+  or now names another job, for an orphan (`spec_is_gone`).
 
-A later render or check skips a spec only when its input digest equals the stamp's and every
-file on disk still has its recorded digest, with no generated file added: editing the spec, a
+A later render or check skips a spec only when its input digest equals the stamp's, the stamp
+names that spec, and every file on disk still has its recorded digest, with no generated file
+added: editing the spec, a
 template, paddlegen itself or a rendered file all make the job render again. The stamp is a
 cache, never output: ``check`` does not count a stale stamp as drift.
 """
@@ -44,8 +48,11 @@ def input_digest(spec: bytes, options: Mapping[str, object], toolchain: str) -> 
     return _sha256(head.encode() + b"\0" + spec)
 
 
-def stamp_text(digest: str, plan: Mapping[str, str], warnings: Iterable[Diagnostic]) -> str:
+def stamp_text(
+    digest: str, plan: Mapping[str, str], warnings: Iterable[Diagnostic], spec: str | None = None
+) -> str:
     body = {
+        **({"spec": spec} if spec else {}),
         "input": digest,
         "files": {rel: _sha256(text.encode("utf-8")) for rel, text in sorted(plan.items())},
         "warnings": [{k: v for k, v in asdict(d).items() if k != "file"} for d in warnings],
@@ -81,6 +88,8 @@ class Inputs:
 
 class _Output(Protocol):
     @property
+    def file(self) -> str: ...
+    @property
     def plan(self) -> Mapping[str, str]: ...
     @property
     def digest(self) -> str: ...
@@ -88,11 +97,33 @@ class _Output(Protocol):
     def warnings(self) -> Sequence[Diagnostic]: ...
 
 
-def with_stamp(r: _Output) -> dict[str, str]:
+def with_stamp(r: _Output, job_dir: Path) -> dict[str, str]:
     """A rendered job's files plus its stamp (none for output with no input digest)."""
     if not r.digest:
         return dict(r.plan)
-    return {**r.plan, STAMP: stamp_text(r.digest, r.plan, r.warnings)}
+    return {**r.plan, STAMP: stamp_text(r.digest, r.plan, r.warnings, spec_ref(r.file, job_dir))}
+
+
+def spec_ref(spec_file: str, job_dir: Path) -> str | None:
+    """``spec_file`` relative to ``job_dir``, as the stamp records it; None when it is no file
+    (a spec the SDK made in memory)."""
+    if not os.path.isfile(spec_file):
+        return None
+    try:
+        return Path(
+            os.path.relpath(os.path.abspath(spec_file), os.path.abspath(job_dir))
+        ).as_posix()
+    except ValueError:  # another drive
+        return None
+
+
+def stamped_spec(job_dir: Path) -> str | None:
+    """The spec file a job directory's stamp names (absolute, lexically), if it names one."""
+    body = read_stamp(job_dir)
+    spec = body.get("spec") if body else None
+    if not isinstance(spec, str):
+        return None
+    return os.path.normpath(os.path.join(os.path.abspath(job_dir), spec))
 
 
 def without_stamp(report: WriteReport) -> WriteReport:
@@ -132,6 +163,8 @@ def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
     files = body.get("files")
     if not isinstance(files, dict):
         return None
+    if "spec" in body and body["spec"] != spec_ref(spec_file, job_dir):
+        return None  # the spec moved: its stamp must name it where it is
     seen: list[str] = []
     kept: list[str] = []
     try:

@@ -67,9 +67,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     # a foreign file (or symlink) where the plan has a file, or a folder the plan writes into
     clash = [p for p in foreign if p in plan or any(rel.startswith(p + "/") for rel in plan)]
     if clash:
-        raise OutputError(
-            f"{target}: refusing to overwrite files paddlegen did not generate: " + ", ".join(clash)
-        )
+        raise OutputError(_clash_message(target, clash))
     for rel, text in plan.items():
         current = old.get(rel)
         same = current is not None and current.read_bytes() == text.encode()
@@ -105,6 +103,23 @@ def discard(staged: Staged) -> None:
     """Remove a staged tree (or, after ``commit``, the old tree left in its place)."""
     if staged.staging is not None and staged.staging.exists():
         remove_tree(staged.staging, ignore_errors=True)
+
+
+def _clash_message(target: Path, clash: list[str]) -> str:
+    """The refusal, with both ways out: a file of paddlegen's that lost its header (an editor,
+    a formatter) is deleted and written anew; a file of the user's is moved away."""
+    import shlex
+
+    paths = [target / rel for rel in clash]
+    recursive = any(p.is_dir() and not p.is_symlink() for p in paths)
+    command = "rm -r " if recursive else "rm "
+    return (
+        f"{target}: refusing to overwrite files paddlegen did not generate: {', '.join(clash)} "
+        "(they lack its header). If paddlegen wrote them, delete them and run again: "
+        + command
+        + " ".join(shlex.quote(str(p)) for p in paths)
+        + f"; if they are yours, move them out of {target}"
+    )
 
 
 def _check_relative(target: Path, rel: str) -> None:

@@ -22,7 +22,7 @@ from paddlegen.spec.model import (
     role_value,
 )
 from paddlegen.spec.quantity import canonical, server_value, spelling
-from paddlegen.spec.secrets import is_literal_credential
+from paddlegen.spec.secrets import has_url_password, is_literal_credential
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS, Workload
 
@@ -247,7 +247,13 @@ def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
                     f"env '{name}' holds a literal credential; "
                     "it would be committed to Git in the rendered manifests",
                     "secret-literal",
-                    "use valueFrom.secretKeyRef with a Secret",
+                    "use valueFrom.secretKeyRef with a Secret"
+                    + (
+                        "; for a URL, the password in a variable of its own from a Secret, "
+                        "declared before this one, as $(NAME) in the URL"
+                        if has_url_password(entry["value"])
+                        else ""
+                    ),
                 )
 
 

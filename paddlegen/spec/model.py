@@ -273,7 +273,12 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         for role in ROLE_NAMES
         if role in spec or role == "worker"
     }
-    volumes = [_volume(v, name, namespace) for v in spec.get("volumes", [])]
+    pods = sum(role.replicas for role in roles.values())
+    data_volume = spec.get("dataPrep", {}).get("volume")
+    volumes = [
+        _volume(v, name, namespace, pods + (v["name"] == data_volume))
+        for v in spec.get("volumes", [])
+    ]
     return Job(
         name=name,
         namespace=namespace,
@@ -381,7 +386,16 @@ def _quantity(value: Any) -> Any:
     return None if value is None else canonical(value)
 
 
-def _volume(v: dict[str, Any], job: str, namespace: str | None) -> Volume:
+def _default_access_modes(source: str, pods: int) -> list[str]:
+    """What the job needs: a claim a StorageClass provisions (``dynamic``) for one pod asks for
+    ReadWriteOnce, which every class provides, where ReadWriteMany would leave it Pending on
+    most block and local storage; a shared one, and the file systems (NFS, EFS, CephFS, which
+    provide it), ReadWriteMany."""
+    return ["ReadWriteOnce"] if source == "dynamic" and pods == 1 else ["ReadWriteMany"]
+
+
+def _volume(v: dict[str, Any], job: str, namespace: str | None, pods: int) -> Volume:
+    """``pods``: how many pods mount the volume (trainers, and the data Job if it uses it)."""
     source = next(s for s in VOLUME_SOURCES if s in v)
     claim = None
     if source == "claim":
@@ -402,7 +416,7 @@ def _volume(v: dict[str, Any], job: str, namespace: str | None) -> Volume:
         source=source,
         config=config,
         capacity=_quantity(v.get("capacity")),
-        accessModes=list(v.get("accessModes", ["ReadWriteMany"])),
+        accessModes=list(v.get("accessModes", _default_access_modes(source, pods))),
         storageClassName=v.get("storageClassName"),
         reclaimPolicy=v.get("reclaimPolicy"),
         mountOptions=list(v.get("mountOptions", [])),

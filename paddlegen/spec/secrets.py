@@ -1,9 +1,9 @@
 """Credential detection: literal secrets never reach Git, and no message repeats one.
 
 An env variable is a literal credential when its value has the shape of a key (a PEM block,
-an AWS key id, a GitHub or Slack token, a JWT), whatever its name; or when its name says it
-holds a credential and its value could be one. The name alone is not enough: ``MAX_TOKENS=4096``,
-``LABEL_KEY=click`` and ``SECRET_SAUCE_ENABLED=true`` are settings.
+an AWS key id, a GitHub or Slack token, a JWT, a URL with a password), whatever its name; or
+when its name says it holds a credential and its value could be one. The name alone is not
+enough: ``MAX_TOKENS=4096``, ``LABEL_KEY=click`` and ``SECRET_SAUCE_ENABLED=true`` are settings.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ _SECRET_VALUE = re.compile(
     r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"  # Slack tokens
     r"|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"  # JWTs
 )
+# A password in a URL's userinfo (`scheme://user:password@host`, the user may be empty):
+# RFC 3986 allows no '/', '?' or '#' in it, but people write '@' and ':' unencoded, so the
+# last '@' before the host ends it. `user@host` and `user:@host` hold no password.
+_URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#]+)@")
 REDACTED = "<redacted>"
 
 # The words of a name, in any spelling: DB_PASSWORD, db-password, dbPassword, APIKey.
@@ -80,7 +84,14 @@ def _is_password_name(name: str) -> bool:
 
 
 def looks_like_secret(value: Any) -> bool:
-    return isinstance(value, str) and bool(_SECRET_VALUE.search(value))
+    return isinstance(value, str) and (bool(_SECRET_VALUE.search(value)) or has_url_password(value))
+
+
+def has_url_password(value: Any) -> bool:
+    """Whether ``value`` holds a URL with a literal password (`$(VAR)` is a reference)."""
+    return isinstance(value, str) and any(
+        not _REFERENCES.fullmatch(match.group(1)) for match in _URL_PASSWORD.finditer(value)
+    )
 
 
 def could_be_credential(value: Any, *, password: bool = False) -> bool:

@@ -10,6 +10,7 @@ import yaml
 from paddlegen import api
 from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
+from tests.helpers import LOSSY_JOB
 
 STORAGE = [
     "none",
@@ -354,17 +355,7 @@ def test_explain_an_unknown_field_is_exit_2(runner):
     assert "did you mean 'worker'" in result.stderr
 
 
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: demo}
-spec:
-  template:
-    spec:
-      containers: [{name: main, image: "r/demo:v1", command: [python3, train.py]}]
-      restartPolicy: Never
-      hostNetwork: true
-"""
+JOB = LOSSY_JOB
 
 
 def test_import_from_stdin_prints_the_spec_and_lists_what_it_left(runner):

@@ -284,17 +284,17 @@ def test_every_command_takes_format(runner, command):
 
 
 @pytest.mark.parametrize(
-    ("args", "rule"),
+    ("args", "rule", "stream"),
     [
-        (["explain", "nope"], "input"),
-        (["dockerfile", "/nonexistent.yaml"], "input"),
-        (["render", "/nonexistent.yaml", "-o", "out"], "input"),
+        (["explain", "nope"], "input", "stderr"),  # stdout is for what explain prints
+        (["dockerfile", "/nonexistent.yaml"], "input", "stderr"),  # and the Dockerfile
+        (["render", "/nonexistent.yaml", "-o", "out"], "input", "stdout"),
     ],
 )
-def test_an_error_is_reported_in_the_format_asked_for(runner, args, rule):
+def test_an_error_is_reported_in_the_format_asked_for(runner, args, rule, stream):
     as_json = runner.invoke(cli, [*args, "--format", "json"])
     assert as_json.exit_code == 2
-    (entry,) = json.loads(as_json.stderr)
+    (entry,) = json.loads(getattr(as_json, stream))
     assert (entry["severity"], entry["rule"]) == ("error", rule)
     as_github = runner.invoke(cli, [*args, "--format", "github"])
     assert as_github.stderr.startswith(f"::error title=paddlegen {rule}::")

@@ -81,6 +81,84 @@ def test_single_files_never_prune_other_jobs(runner, tmp_path):
     assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a", "b"]
 
 
+def test_listed_specs_find_the_job_of_a_deleted_spec_as_a_folder_does(runner, tmp_path):
+    """`check jobs/*.yaml` (the shell lists the files) fails like `check jobs` on the output
+    of a deleted spec: its stamp names the spec, which is gone."""
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    os.remove(os.path.join(jobs, "b.yaml"))
+    listed = [os.path.join(jobs, "a.yaml")]
+    for command in (["check", jobs], ["check", *listed]):
+        result = runner.invoke(cli, [*command, "-o", deploy])
+        assert result.exit_code == 1, result.output
+        assert f"extra: {deploy}/b/kustomization.yaml" in result.stderr
+    assert runner.invoke(cli, ["diff", *listed, "-o", deploy]).stdout.startswith("--- a/deploy/b/")
+    fixed = runner.invoke(cli, ["check", *listed, "-o", deploy, "--fix"])
+    assert fixed.exit_code == 1, fixed.output
+    assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a"]
+    assert runner.invoke(cli, ["check", *listed, "-o", deploy]).exit_code == 0
+
+
+def test_listed_specs_remove_the_job_of_a_deleted_spec_when_rendered(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    os.remove(os.path.join(jobs, "b.yaml"))
+    result = runner.invoke(cli, ["render", os.path.join(jobs, "a.yaml"), "-o", deploy])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.endswith("0 written, 2 unchanged, 2 removed\n")
+    assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a"]
+
+
+def test_listed_specs_find_the_old_job_of_a_spec_that_names_another_one(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    (tmp_path / "jobs" / "b.yaml").write_text(job_spec("c", "img:1"))
+    listed = [os.path.join(jobs, name) for name in ("a.yaml", "b.yaml")]
+    result = runner.invoke(cli, ["check", *listed, "-o", deploy])
+    assert result.exit_code == 1
+    assert f"extra: {deploy}/b/kustomization.yaml" in result.stderr
+    assert f"missing: {deploy}/c/kustomization.yaml" in result.stderr
+
+
+def test_a_check_of_some_specs_leaves_the_jobs_of_the_others_alone(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    result = runner.invoke(cli, ["check", os.path.join(jobs, "a.yaml"), "-o", deploy, "--fix"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a", "b"]
+
+
+def test_a_moved_spec_renders_its_stamp_again_so_it_names_the_spec(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    os.rename(os.path.join(jobs, "b.yaml"), os.path.join(jobs, "bee.yaml"))
+    assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
+    listed = [os.path.join(jobs, "a.yaml")]
+    assert runner.invoke(cli, ["check", *listed, "-o", deploy]).exit_code == 0
+
+
+def test_a_generated_file_that_lost_its_header_is_refused_with_the_way_out(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    manifest = tmp_path / "deploy" / "a" / "batch_v1_job_a.yaml"
+    manifest.write_text(manifest.read_text().split("\n", 1)[1])  # a tool dropped the header
+    (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
+    for command in (["render"], ["check", "--fix"]):
+        result = runner.invoke(cli, [*command, jobs, "-o", deploy])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.endswith(
+            f"paddlegen: error: {deploy}/a: refusing to overwrite files paddlegen did not "
+            "generate: batch_v1_job_a.yaml (they lack its header). If paddlegen wrote them, "
+            f"delete them and run again: rm {deploy}/a/batch_v1_job_a.yaml; if they are "
+            f"yours, move them out of {deploy}/a\n"
+        )
+        assert "img:2" not in manifest.read_text()
+    os.remove(manifest)  # the way out it names
+    assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
+    assert "img:2" in manifest.read_text()
+    assert runner.invoke(cli, ["check", jobs, "-o", deploy]).exit_code == 0
+
+
 def test_output_is_byte_stable_across_processes_and_hash_seeds(tmp_path):
     outputs = []
     for seed in ("0", "12345"):
@@ -116,10 +194,10 @@ def test_check_in_json_reports_the_stale_files_as_findings_with_the_warnings(run
     os.remove(tmp_path / "deploy" / "b" / "kustomization.yaml")
     result = runner.invoke(cli, ["check", jobs, "-o", deploy, "--format", "json"])
     assert result.exit_code == 1
-    report = json.loads(result.stderr)  # one JSON document, nothing else on stderr
+    report = json.loads(result.stdout)  # one JSON document, nothing else on stdout
     assert [(d["file"], d["rule"]) for d in report] == [
         (f"{deploy}/a/batch_v1_job_a.yaml", "stale"),
         (f"{deploy}/a/v1_configmap_a-run.yaml", "stale"),  # its digest
         (f"{deploy}/b/kustomization.yaml", "missing"),
     ]
-    assert "+        image: img:2" in result.stdout  # the diff stays on stdout
+    assert "+        image: img:2" in result.stderr  # the diff goes with the human text

@@ -4,11 +4,15 @@ test_precommit.py.)"""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
+import pytest
 import yaml
 
 from paddlegen.cli import cli
 from paddlegen.validate.inprocess import validate_in_process
-from tests.conftest import EXAMPLES, example_specs
+from tests.conftest import EXAMPLES, ROOT, example_specs
 from tests.helpers import GLOBBINGS, generated_paths
 
 GITOPS = EXAMPLES / "gitops"
@@ -54,3 +58,19 @@ def test_applicationset_deploys_every_job_once():
             "deploy/gitops-mnist/kustomization.yaml",
             "deploy/gitops-wide-and-deep/overlays/prod/kustomization.yaml",
         ], globbing
+
+
+def test_the_example_commits_no_stamp_as_its_readme_says():
+    """Stamps change with every commit to paddlegen (its code is in their digest): the example
+    leaves them out, and .gitignore keeps a regenerated one out too."""
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(
+        [git, "ls-files", "examples/gitops"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert [p for p in tracked if p.endswith(".paddlegen-stamp")] == []
+    for job in ("gitops-mnist", "gitops-wide-and-deep"):
+        stamp = f"examples/gitops/deploy/{job}/.paddlegen-stamp"
+        assert subprocess.run([git, "check-ignore", "-q", stamp], cwd=ROOT).returncode == 0
+    assert "This example leaves the stamps out" in (GITOPS / "README.md").read_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.authoring.importer import import_manifests
+from paddlegen.cli import cli
 from paddlegen.errors import InputError
 from tests.conftest import DATA
 
@@ -18,9 +19,13 @@ POD = """\
 """
 
 
-def kubeflow(master_image="r/a:v1", worker_image="r/a:v1", claim="data") -> str:
+def kubeflow(
+    master_image="r/a:v1", worker_image="r/a:v1", claim="data", scheduler: str | None = "volcano"
+) -> str:
     def replicas(kind: str, image: str) -> str:
         pod = "\n".join("    " + line for line in POD.format(image=image, claim=claim).splitlines())
+        if scheduler:
+            pod += f"\n          schedulerName: {scheduler}"
         return f"    {kind}:\n      replicas: 2\n      template:\n{pod}\n"
 
     return (
@@ -48,6 +53,65 @@ def test_shared_values_move_to_the_spec_and_different_ones_stay_on_roles():
     assert spec["kubeflow"] == {"cleanPodPolicy": "All"}
     assert spec["run"] == {"backoffLimit": 3}
     assert spec["scheduling"] == {"scheduler": "volcano", "minAvailable": 3, "queue": "q1"}
+
+
+def test_a_scheduling_policy_without_volcano_pods_keeps_the_default_scheduler_and_says_so():
+    """The training-operator gangs a job through Volcano only when it runs with
+    --gang-scheduler-name=volcano; without it the pods, which name no scheduler, run on the
+    default one. Importing the policy as Volcano would make the pods name Volcano, and stay
+    Pending where it is not installed: the scheduler stays, the policy is lossy."""
+    result = imported(kubeflow(scheduler=None))
+    assert "scheduling" not in result.spec["spec"]
+    assert lossy(result) == [
+        'PaddleJob/kf: runPolicy.schedulingPolicy {"minAvailable": 3, "queue": "q1"} is not '
+        "carried over: the pods name no scheduler, so they run on the default scheduler unless "
+        "the operator gang-schedules every job; set spec.scheduling.scheduler: volcano (the "
+        "pods then name Volcano) if this job needs its gang"
+    ]
+    pods = [
+        r["template"]["spec"]
+        for r in render(result)["PaddleJob"]["spec"]["paddleReplicaSpecs"].values()
+    ]
+    assert [p.get("schedulerName") for p in pods] == [None, None]
+    assert "schedulingPolicy" not in render(result)["PaddleJob"]["spec"].get("runPolicy", {})
+
+
+def test_a_scheduling_policy_without_volcano_pods_is_an_import_that_exits_1(runner, tmp_path):
+    source = tmp_path / "kf.yaml"
+    source.write_text(kubeflow(scheduler=None))
+    out = tmp_path / "kf.spec.yaml"
+    result = runner.invoke(cli, ["import", str(source), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "runPolicy.schedulingPolicy" in result.stderr
+    assert "scheduler: volcano" not in out.read_text()
+    accepted = runner.invoke(cli, ["import", str(source), "-o", str(out), "--force", "--lossy"])
+    assert accepted.exit_code == 0, accepted.output
+
+
+def test_a_paddleflow_scheduling_policy_without_volcano_pods_is_lossy_too():
+    text = (
+        "apiVersion: batch.paddlepaddle.org/v1\nkind: PaddleJob\nmetadata: {name: pf}\n"
+        "spec:\n  schedulingPolicy: {queue: q1}\n  worker:\n    replicas: 2\n"
+        "    template: {spec: {containers: [{name: paddle, image: r/a:v1}]}}\n"
+    )
+    result = imported(text)
+    assert "scheduling" not in result.spec["spec"]
+    (note,) = lossy(result)
+    assert note.startswith('PaddleJob/pf: schedulingPolicy {"queue": "q1"} is not carried over')
+    volcano = text.replace("r/a:v1}]", "r/a:v1}], schedulerName: volcano")
+    with_volcano = imported(volcano)
+    assert with_volcano.spec["spec"]["scheduling"] == {"scheduler": "volcano", "queue": "q1"}
+    assert lossy(with_volcano) == []
+
+
+def test_a_scheduling_policy_with_volcano_pods_maps_whole():
+    result = imported(kubeflow())
+    assert result.spec["spec"]["scheduling"] == {
+        "scheduler": "volcano",
+        "minAvailable": 3,
+        "queue": "q1",
+    }
+    assert lossy(result) == []
 
 
 def test_a_claim_outside_the_input_stays_a_claim_and_one_without_a_pv_is_dynamic():
@@ -425,3 +489,83 @@ spec:
         "Job/kf-data: priorityClassName 'low' is not carried over: the data Job runs at the "
         "default priority",
     ]
+
+
+LEGACY = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: legacy}
+spec:
+  parallelism: 3
+  template:
+    spec:
+      restartPolicy: Never
+      volumes: [{name: efs, persistentVolumeClaim: {claimName: efsvol}}]
+      containers:
+      - name: paddle
+        image: paddlepaddle/paddle-tutorial:k8s_train
+        command: ["bin/bash", "-c", "/root/start.sh"]
+        env:
+        - {name: JOB_NAME, value: legacy}
+        - {name: JOB_PATH, value: /home/jobpath}
+        - {name: TRAIN_CONFIG_DIR, value: quick_start}
+        - {name: CONF_PADDLE_PORT, value: "7164"}
+        - {name: CONF_PADDLE_PORTS_NUM, value: "2"}
+        - {name: CONF_PADDLE_PORTS_NUM_SPARSE, value: "2"}
+        - {name: CONF_PADDLE_GRADIENT_NUM, value: "3"}
+        - {name: TRAINER_COUNT, value: "3"}
+        volumeMounts: [{name: efs, mountPath: /home/jobpath}]
+        ports:
+        - {name: jobport, hostPort: 7164, containerPort: 7164}
+"""
+
+
+def test_a_legacy_job_declaring_only_its_first_port_says_what_the_render_declares():
+    """The legacy Job's one hostPort 7164 is no loss: the render declares it, with 7165-7167."""
+    result = imported(LEGACY)
+    assert result.spec["spec"]["distributed"]["hostPorts"] is True
+    notes = [n for n in said(result) if "port" in n.lower()]
+    assert notes == [
+        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
+        "distributed.port, portsNum and portsNumSparse): 7164 kept, 7165, 7166, 7167 added"
+    ]
+    assert lossy(result) == notes  # three more host ports to find free on each node
+    container = render(result)["Job"]["spec"]["template"]["spec"]["containers"][0]
+    assert [(p["containerPort"], p["hostPort"]) for p in container["ports"]] == [
+        (7164, 7164),
+        (7165, 7165),
+        (7166, 7166),
+        (7167, 7167),
+    ]
+
+
+def test_legacy_ports_outside_the_derived_range_are_named_as_not_carried_over():
+    text = LEGACY.replace(
+        "        - {name: jobport, hostPort: 7164, containerPort: 7164}\n",
+        "".join(
+            f"        - {{name: p{i}, hostPort: {port}, containerPort: {port}}}\n"
+            for i, port in enumerate((7164, 7165, 7166, 7167, 9090))
+        ),
+    )
+    (note,) = [n for n in lossy(imported(text)) if "port" in n.lower()]
+    assert note == (
+        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
+        "distributed.port, portsNum and portsNumSparse): 7164, 7165, 7166, 7167 kept, "
+        "9090 (hostPort 9090) not carried over"
+    )
+
+
+def test_legacy_ports_that_differ_only_in_their_names_are_cosmetic():
+    text = LEGACY.replace(
+        "        - {name: jobport, hostPort: 7164, containerPort: 7164}\n",
+        "".join(
+            f"        - {{name: p{i}, hostPort: {port}, containerPort: {port}}}\n"
+            for i, port in enumerate((7164, 7165, 7166, 7167))
+        ),
+    )
+    result = imported(text)
+    assert [n for n in lossy(result) if "port" in n.lower()] == []
+    assert (
+        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
+        "distributed.port, portsNum and portsNumSparse): named jobport0..jobport3"
+    ) in said(result)

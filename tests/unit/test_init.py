@@ -149,3 +149,19 @@ def test_answers_without_problems_make_a_spec_without_findings(answers):
     if not problems:
         text = init_spec(InitOptions(**answers))
         assert api.validate_document(parse_spec(text, "spec.yaml")) == []
+
+
+def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():
+    """init wrote accessModes: [ReadWriteMany] for every sized volume, which a claim of most
+    block and local StorageClasses cannot get (Pending): a dynamic one takes the default,
+    ReadWriteOnce for one pod."""
+    for workers, modes in ((1, ["ReadWriteOnce"]), (2, ["ReadWriteMany"])):
+        options = InitOptions(
+            **GOOD, workload="paddlejob", workers=workers, storage="dynamic://fast"
+        )
+        text = init_spec(options, "demo.yaml")
+        (volume,) = yaml.safe_load(text)["spec"]["volumes"]
+        assert "accessModes" not in volume
+        (rendered,) = [api.render_document(parse_spec(text, "demo.yaml"))]
+        (claim,) = [m.obj for m in rendered.manifests if m.obj["kind"] == "PersistentVolumeClaim"]
+        assert claim["spec"]["accessModes"] == modes

@@ -43,3 +43,41 @@ def test_a_section_type_has_the_schemas_fields_and_defaults(section):
             assert (actual, instance.restart_policy) == (None, documented)
         else:
             assert actual == documented, name
+
+
+def _claim_modes(tmp_path, body: str, env: str | None = None) -> list[str]:
+    from tests.helpers import objects_by_kind, render_plan
+
+    plan = render_plan(tmp_path, "metadata: {name: demo}\n" + body)
+    return objects_by_kind(plan)["PersistentVolumeClaim"]["spec"]["accessModes"]
+
+
+DYNAMIC = "  volumes: [{name: data, mountPath: /data, dynamic: {}, capacity: 10Gi}]\n"
+JOB = "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+
+
+def test_a_dynamic_volume_of_one_pod_defaults_to_read_write_once(tmp_path):
+    """Most block and local StorageClasses provide no ReadWriteMany: a claim asking for it
+    stays Pending. One pod needs no more than ReadWriteOnce."""
+    assert _claim_modes(tmp_path, JOB + DYNAMIC) == ["ReadWriteOnce"]
+    one_worker = JOB.replace("workload: job", "workload: paddlejob")
+    assert _claim_modes(tmp_path, one_worker + DYNAMIC) == ["ReadWriteOnce"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        JOB.replace("workload: job", "workload: paddlejob") + "  worker: {replicas: 2}\n",
+        JOB.replace("workload: job", "workload: paddlejob") + "  ps: {replicas: 1}\n",
+        JOB + "  dataPrep: {image: prep:1, volume: data}\n",  # the data Job mounts it too
+    ],
+)
+def test_a_dynamic_volume_several_pods_mount_defaults_to_read_write_many(tmp_path, body):
+    assert _claim_modes(tmp_path, body + DYNAMIC) == ["ReadWriteMany"]
+
+
+def test_given_access_modes_and_the_pv_sources_default_stay(tmp_path):
+    given = DYNAMIC.replace("capacity: 10Gi", "capacity: 10Gi, accessModes: [ReadWriteOncePod]")
+    assert _claim_modes(tmp_path, JOB + given) == ["ReadWriteOncePod"]
+    nfs = DYNAMIC.replace("dynamic: {}", "nfs: {server: 10.0.0.1, path: /d}")
+    assert _claim_modes(tmp_path, JOB + nfs) == ["ReadWriteMany"]

@@ -131,8 +131,30 @@ def test_even_a_password_name_passes_an_empty_value_a_boolean_a_path_or_a_refere
         ("MAX_TOKENS", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N"),
         ("NOTES", "-----BEGIN OPENSSH PRIVATE KEY-----"),
         ("SLACK", "xoxb-1234567890-abcdefghij"),
+        # a password in a URL's userinfo, whatever the variable is called
+        ("MLFLOW_TRACKING_URI", "https://user:s3cr3tPass@mlflow.example.com"),
+        ("DATABASE_URL", "postgres://admin:hunter2@db:5432/x"),
+        ("BROKER", "redis://:letmein@redis:6379/0"),  # a password without a user
+        ("NOTES", "see amqp://guest:guest@rabbit/ for the queue"),
+        ("PROXY", "http://bob:p@ss:w0rd@proxy:3128"),  # an unencoded '@' or ':' in it
     ],
 )
 def test_a_value_shaped_like_a_key_is_a_credential_whatever_the_name(name, value):
     assert not is_secret_name(name)
     assert is_literal_credential(name, value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://mlflow.example.com",
+        "https://user@mlflow.example.com",  # a user, no password
+        "https://user:@mlflow.example.com",  # an empty password
+        "postgres://admin:$(DB_PASSWORD)@db:5432/x",  # Kubernetes expands the reference
+        "http://[::1]:8080/path",  # a port, not a password
+        "http://proxy:3128/a@b",  # an '@' in the path
+        "user:pass@host",  # no scheme: not a URL
+    ],
+)
+def test_urls_without_a_literal_password_are_not_credentials(value):
+    assert not is_literal_credential("MLFLOW_TRACKING_URI", value)

@@ -162,6 +162,30 @@ def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, valu
 @pytest.mark.parametrize(
     ("name", "value"),
     [
+        ("MLFLOW_TRACKING_URI", "https://user:s3cr3tPass@mlflow.example.com"),
+        ("DATABASE_URL", "postgres://admin:hunter2@db:5432/x"),
+    ],
+)
+def test_a_password_in_a_url_is_rejected_never_printed_and_the_way_out_named(
+    runner, tmp_path, name, value
+):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        HEADER + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        f"  env: [{{name: {name}, value: '{value}'}}]\n"
+    )
+    result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
+    assert result.exit_code == 1
+    assert value not in result.output + result.stderr
+    assert value.split("@")[0].split(":")[-1] not in result.stderr  # the password alone
+    assert f"$.spec.env[0].value: env '{name}' holds a literal credential" in result.stderr
+    assert "as $(NAME) in the URL) [secret-literal]" in result.stderr
+    assert not (tmp_path / "deploy").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
         # the five: NLP jobs could not be rendered
         ("MAX_TOKENS", "4096"),
         ("TOKENIZER_PATH", "/mnt/tok"),

@@ -1,0 +1,121 @@
+"""--format json: one JSON document per run, on stdout; human text, if any, on stderr.
+
+Where stdout is the command's product (render --stdout, and import, init, dockerfile without
+a file, explain, schema, schemas export), the document goes to stderr instead: the product
+stays what a pipe expects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import yaml
+
+from paddlegen.cli import cli
+from tests.helpers import LOSSY_JOB, job_spec
+
+
+@pytest.fixture()
+def repo(tmp_path, runner):
+    """jobs/{a,b}.yaml rendered into deploy/; then a.yaml changed (stale output)."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for name in ("a", "b"):
+        (jobs / f"{name}.yaml").write_text(job_spec(name, "img:1"))
+    assert runner.invoke(cli, ["render", str(jobs), "-o", str(tmp_path / "deploy")]).exit_code == 0
+    (jobs / "a.yaml").write_text(job_spec("a", "img:2"))
+    (jobs / "bad.yaml").write_text(job_spec("bad", "img:1") + "  wokrer: {}\n")
+    return tmp_path
+
+
+def one_document(text: str) -> list[dict]:
+    """The findings; fails unless ``text`` is exactly one JSON document."""
+    found = json.loads(text)
+    assert isinstance(found, list)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "rules"),
+    [
+        (["check", "jobs/a.yaml", "jobs/b.yaml", "-o", "deploy"], 1, ["stale"]),
+        (["check", "jobs/b.yaml", "-o", "deploy"], 0, []),
+        (["diff", "jobs/a.yaml", "jobs/b.yaml", "-o", "deploy"], 0, ["stale"]),
+        (["render", "jobs/a.yaml", "-o", "deploy"], 0, []),
+        (["render", "jobs/bad.yaml", "-o", "deploy"], 1, ["schema"]),
+        (["render", "jobs/a.yaml", "--validate", "-o", "deploy"], 0, []),
+        (["render", "missing.yaml", "-o", "deploy"], 2, ["input"]),
+        (["validate", "jobs/a.yaml"], 0, []),
+        (["validate", "jobs/bad.yaml"], 1, ["schema"]),
+        (["validate", "missing.yaml"], 2, ["input"]),
+        (["check", "jobs/bad.yaml", "-o", "deploy"], 1, ["schema"]),
+        (
+            ["import", "job.yaml", "-o", "imported.yaml"],
+            1,
+            ["import-note", "import-lossy", "limits-missing"],
+        ),
+        (["argocd", "--repo-url", "https://git.example.com/r.git"], 0, []),
+        (["check", "jobs/a.yaml", "-o", "deploy", "--workload", "nope"], 2, ["usage"]),
+    ],
+)
+def test_json_is_one_document_on_stdout(runner, repo, monkeypatch, args, code, rules):
+    monkeypatch.chdir(repo)
+    (repo / "job.yaml").write_text(LOSSY_JOB)
+    result = runner.invoke(cli, [*args, "--format", "json"])
+    assert result.exit_code == code, result.output
+    found = one_document(result.stdout)
+    assert sorted({d["rule"] for d in found}) == sorted(rules)
+    assert not result.stderr.lstrip().startswith(("[", "{"))  # no JSON among the human text
+
+
+def test_the_diff_of_check_and_diff_goes_to_stderr_in_json(runner, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    for command in ("check", "diff"):
+        result = runner.invoke(cli, [command, "jobs/a.yaml", "-o", "deploy", "--format", "json"])
+        (finding,) = one_document(result.stdout)
+        assert (finding["file"], finding["rule"]) == ("deploy/a/batch_v1_job_a.yaml", "stale")
+        assert "+        image: img:2" in result.stderr
+    # text keeps the diff on stdout, for a pager or patch
+    text = runner.invoke(cli, ["diff", "jobs/a.yaml", "-o", "deploy"])
+    assert "+        image: img:2" in text.stdout
+
+
+def test_render_with_stdout_keeps_stdout_for_the_manifests(runner, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    result = runner.invoke(cli, ["render", "jobs/a.yaml", "--stdout", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert [d["kind"] for d in yaml.safe_load_all(result.stdout)] == ["Job"]
+    assert one_document(result.stderr) == []
+
+
+def test_import_to_stdout_keeps_stdout_for_the_spec(runner, tmp_path):
+    result = runner.invoke(cli, ["import", "-", "--format", "json", "--lossy"], input=LOSSY_JOB)
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout)["kind"] == "TrainingJob"
+    rules = {d["rule"] for d in one_document(result.stderr)}
+    assert rules == {"import-note", "import-lossy", "limits-missing"}
+
+
+def test_an_error_after_findings_joins_the_one_document(runner, repo, monkeypatch):
+    """render --validate: the warnings and the manifests' errors are one report."""
+    monkeypatch.chdir(repo)
+    (repo / "jobs" / "c.yaml").write_text(
+        job_spec("c", "img")  # no tag: a warning [image-tag]
+        + "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:"
+        " {nodeSelectorTerm: []}}}\n"
+    )
+    result = runner.invoke(
+        cli, ["render", "jobs/c.yaml", "--validate", "-o", "deploy", "--format", "json"]
+    )
+    assert result.exit_code == 1, result.output
+    rules = {d["rule"] for d in one_document(result.stdout)}
+    assert "image-tag" in rules and len(rules) >= 2
+    assert not os.path.exists("deploy/c")
+
+
+def test_help_with_json_prints_the_help_alone(runner):
+    result = runner.invoke(cli, ["check", "--format", "json", "--help"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("Usage: ") and "[]" not in result.stdout
