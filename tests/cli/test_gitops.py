@@ -105,7 +105,7 @@ def test_listed_specs_remove_the_job_of_a_deleted_spec_when_rendered(runner, tmp
     os.remove(os.path.join(jobs, "b.yaml"))
     result = runner.invoke(cli, ["render", os.path.join(jobs, "a.yaml"), "-o", deploy])
     assert result.exit_code == 0, result.output
-    assert result.stderr.endswith("0 written, 2 unchanged, 2 removed\n")
+    assert result.stderr.endswith("0 written, 3 unchanged, 3 removed\n")
     assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a"]
 
 

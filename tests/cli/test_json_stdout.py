@@ -74,8 +74,11 @@ def test_the_diff_of_check_and_diff_goes_to_stderr_in_json(runner, repo, monkeyp
     monkeypatch.chdir(repo)
     for command in ("check", "diff"):
         result = runner.invoke(cli, [command, "jobs/a.yaml", "-o", "deploy", "--format", "json"])
-        (finding,) = one_document(result.stdout)
-        assert (finding["file"], finding["rule"]) == ("deploy/a/batch_v1_job_a.yaml", "stale")
+        found = [(f["file"], f["rule"]) for f in one_document(result.stdout)]
+        assert found == [
+            ("deploy/a/batch_v1_job_a.yaml", "stale"),
+            ("deploy/a/v1_configmap_a-run.yaml", "stale"),  # its digest
+        ]
         assert "+        image: img:2" in result.stderr
     # text keeps the diff on stdout, for a pager or patch
     text = runner.invoke(cli, ["diff", "jobs/a.yaml", "-o", "deploy"])
@@ -86,7 +89,7 @@ def test_render_with_stdout_keeps_stdout_for_the_manifests(runner, repo, monkeyp
     monkeypatch.chdir(repo)
     result = runner.invoke(cli, ["render", "jobs/a.yaml", "--stdout", "--format", "json"])
     assert result.exit_code == 0, result.output
-    assert [d["kind"] for d in yaml.safe_load_all(result.stdout)] == ["Job"]
+    assert [d["kind"] for d in yaml.safe_load_all(result.stdout)] == ["Job", "ConfigMap"]
     assert one_document(result.stderr) == []
 
 

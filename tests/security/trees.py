@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from paddlegen.cli import cli
+from paddlegen.output.layout import STAMP
 from tests.conftest import EXAMPLES
 
 GOOD_SPEC = EXAMPLES / "quickstart.yaml"
@@ -81,12 +83,20 @@ def paddlegen_process(
 
 
 def job_trees(out: Path) -> dict[str, dict[str, bytes]]:
-    """Job name -> its files, for every job directory in ``out`` (hidden folders left out)."""
+    """Job name -> its files, for every job directory in ``out`` (hidden folders left out).
+    A stamp's ``spec`` (the spec's path from the job folder) is left out: the same render into
+    another output folder names it by another path."""
     return {
-        p.name: files_of(p)
+        p.name: {
+            rel: _SPEC_REF.sub(b"", data) if rel == STAMP else data
+            for rel, data in files_of(p).items()
+        }
         for p in sorted(out.iterdir())
         if p.is_dir() and not p.name.startswith(".")
     }
+
+
+_SPEC_REF = re.compile(rb'\n "spec": "[^"\n]*",')
 
 
 def hidden(out: Path) -> list[str]:
