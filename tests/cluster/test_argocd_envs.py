@@ -57,6 +57,8 @@ def repo(argocd: Kube, tmp_path_factory: pytest.TempPathFactory) -> Loop:
         "paddlejob-volcano.yaml": with_environments("paddlejob-volcano.yaml"),
         "paddlejob-nfs.yaml": with_environments("paddlejob-nfs.yaml"),
     }
+    for namespace in ENVS.values():  # two Applications per namespace: see test_argocd_loop
+        argocd.run("create", "namespace", namespace)
     return Loop(argocd, path, specs)
 
 
@@ -155,8 +157,11 @@ def head(repo: Loop) -> str:
 
 def finish_nfs(kube: Kube, env: str, revision: str) -> None:
     """Succeed the NFS job's pods in ``env`` once they run; its sync then succeeds."""
-    namespace = ENVS[env]
-    wait_for(f"{namespace}: {NFS} running", lambda: len(running_pods(kube, namespace, NFS)) > 1)
+    namespace, total = ENVS[env], 5 if env == "prod" else 4  # prod has a third worker
+    wait_for(
+        f"{namespace}: {total} pods of {NFS} running",
+        lambda: len(running_pods(kube, namespace, NFS)) == total,
+    )
     for pod in running_pods(kube, namespace, NFS):
         kube.succeed(namespace, pod["metadata"]["name"])
     wait_synced(kube, app_name(NFS, env), revision)

@@ -48,6 +48,7 @@ def loop(kube: Kube, tmp_path_factory: pytest.TempPathFactory) -> Loop:
     cluster = with_extras(
         kube, ["kwok", "volcano", "paddle-operator", "training-operator", "argocd"]
     )
+    cluster.run("create", "namespace", NAMESPACE)  # as test_argocd_loop says why
     return Loop(cluster, init_repo(tmp_path_factory.mktemp("safety") / "jobs-repo"), {})
 
 
@@ -86,10 +87,21 @@ def finish(kube: Kube, selector: str, count: int = 1, phase: str = "Succeeded") 
         kube.succeed(NAMESPACE, pod["metadata"]["name"], phase=phase)
 
 
+def fail_data_job(kube: Kube, job: str) -> None:
+    """With KWOK paused: mark the data Job's pod Failed once the scheduler placed it, and wait
+    for the Job controller to count the failure (KWOK's default stages, resumed, would start
+    the pod again and make it succeed)."""
+    fail_scheduled_pod(kube, f"job-name={job}")
+
+    def failed() -> bool:
+        conditions = (get(kube, NAMESPACE, "jobs", job) or {}).get("status", {}).get("conditions")
+        return any(c["type"] == "Failed" and c["status"] == "True" for c in conditions or [])
+
+    wait_for(f"{job} Failed", failed)
+
+
 def fail_scheduled_pod(kube: Kube, selector: str) -> None:
-    """With KWOK paused: mark the first pod of ``selector`` that the scheduler placed Failed,
-    with an IP, so that KWOK, resumed, neither starts it nor completes it (its default stages
-    make a batch Job's running pods succeed)."""
+    """Mark the first pod of ``selector`` that the scheduler placed Failed."""
 
     def placed() -> list[dict[str, Any]]:
         return [p for p in pods(kube, selector) if p["spec"].get("nodeName")]
@@ -126,7 +138,7 @@ def settle(kube: Kube, app: str, revision: str) -> None:
 
 def test_a_failed_data_job_stops_training_until_a_commit_fixes_it(loop: Loop) -> None:
     kube, job = loop.kube, "prep-fails"
-    data, data_pods = f"{job}-data", f"job-name={job}-data"
+    data = f"{job}-data"
     loop.specs[f"{job}.yaml"] = spec(
         job,
         command=["python3", "train.py"],
@@ -136,7 +148,7 @@ def test_a_failed_data_job_stops_training_until_a_commit_fixes_it(loop: Loop) ->
     with kwok_paused(kube):
         first = loop.commit("a job whose data preparation fails")
         install(loop)
-        fail_scheduled_pod(kube, data_pods)
+        fail_data_job(kube, data)
 
     # The sync fails at the data Job's wave, saying which Job and why; no retry, no training.
     wait_for("the sync failed", lambda: operation(job, kube).get("phase") == "Failed")
@@ -156,7 +168,7 @@ def test_a_failed_data_job_stops_training_until_a_commit_fixes_it(loop: Loop) ->
     with kwok_paused(kube):
         sync(kube, job, first)
         wait_for("a new data Job", lambda: uid(kube, "jobs", data) not in (None, before))
-        fail_scheduled_pod(kube, data_pods)
+        fail_data_job(kube, data)
     wait_for("the sync failed again", lambda: operation(job, kube).get("phase") == "Failed")
     assert get(kube, NAMESPACE, "jobs", job) is None
 
@@ -259,7 +271,8 @@ def test_a_crash_looping_kubeflow_trainer_fails_the_job_and_the_sync(loop: Loop)
     loop.specs[f"{job}.yaml"] = spec(job, "kubeflow-paddlejob", worker={"replicas": 1})
     loop.commit("a Kubeflow PaddleJob")
     install(loop)
-    assert get(kube, NAMESPACE, KUBEFLOW, job)["spec"]["runPolicy"]["backoffLimit"] == 6
+    created = wait_for("the PaddleJob", lambda: get(kube, NAMESPACE, KUBEFLOW, job))
+    assert created["spec"]["runPolicy"]["backoffLimit"] == 6
     selector = f"training.kubeflow.org/job-name={job}"
     (pod,) = wait_for("its pod running", lambda: running(kube, selector))
     # The kubelet's record of a container that crashed and restarted six times.
@@ -298,7 +311,6 @@ def test_paddleflow_creates_a_lost_pod_of_a_completed_job_again_unless_cleaned(
     job = f"pods-{policy.lower()}"
     data = spec(job, "paddlejob", worker={"replicas": 2}, paddlejob={"cleanPodPolicy": policy})
     rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), f"{job}.yaml"))
-    kube.run("create", "namespace", NAMESPACE, check=False)  # Argo CD's tests may not have
     kube.apply(api.manifest_stream([rendered]))
     selector = f"app.kubernetes.io/instance={job}"
     finish(kube, selector, count=2)

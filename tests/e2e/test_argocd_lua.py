@@ -57,7 +57,11 @@ def health(script: str, obj: dict[str, Any]) -> tuple[str, str]:
     return hs["status"], hs["message"]
 
 
-def paddleflow(phase: str | None = None, **roles: dict[str, int]) -> dict[str, Any]:
+def paddleflow(
+    phase: str | None = None, policy: str | None = "Never", **roles: dict[str, int]
+) -> dict[str, Any]:
+    """A PaddleFlow PaddleJob; cleanPodPolicy Never (its pods kept) unless ``policy`` says
+    otherwise (None: unset)."""
     status: dict[str, Any] = dict(roles)
     if phase is not None:
         status["phase"] = phase
@@ -65,6 +69,7 @@ def paddleflow(phase: str | None = None, **roles: dict[str, int]) -> dict[str, A
         "apiVersion": "batch.paddlepaddle.org/v1",
         "kind": "PaddleJob",
         "metadata": {"name": "job"},
+        "spec": {} if policy is None else {"cleanPodPolicy": policy},
         "status": status,
     }
 
@@ -92,6 +97,36 @@ def test_paddleflow_paddlejob_phases(phase, status, message):
     state = message.split("(worker: ")[1].rstrip(")")
     counts = {part.split()[1]: int(part.split()[0]) for part in state.split(", ")}
     assert health(PADDLEFLOW, paddleflow(phase, worker=counts)) == (status, message)
+
+
+@pytest.mark.parametrize(
+    ("phase", "policy", "cleaned"),
+    [
+        ("Completed", None, True),
+        ("Completed", "OnCompletion", True),
+        ("Completed", "Always", True),
+        ("Completed", "OnFailure", False),
+        ("Failed", "OnFailure", True),
+        ("Failed", "Always", True),
+        ("Failed", "OnCompletion", False),
+        ("Failed", None, False),
+    ],
+)
+def test_a_finished_paddleflow_job_is_done_once_the_operator_deleted_its_pods(
+    phase, policy, cleaned
+):
+    """The operator writes the job after each pod it deletes; Argo CD, removing its hook
+    finalizer from a done job, fails the sync if the job changed under it (seen live)."""
+    done = "Healthy" if phase == "Completed" else "Degraded"
+    cleaning = health(PADDLEFLOW, paddleflow(phase, policy, worker={"succeeded": 2}))
+    if cleaned:
+        assert cleaning == (
+            "Progressing",
+            f"{phase}, the operator deleting its pods (worker: 2 succeeded)",
+        )
+    else:
+        assert cleaning == (done, f"{phase} (worker: 2 succeeded)")
+    assert health(PADDLEFLOW, paddleflow(phase, policy)) == (done, phase)  # no pods left
 
 
 def test_paddleflow_message_lists_every_role_in_order():

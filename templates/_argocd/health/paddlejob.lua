@@ -14,6 +14,12 @@ local HEALTH = {
   Unknown = "Unknown",
 }
 local STATES = {"pending", "starting", "running", "succeeded", "failed", "unknown"}
+-- The cleanPodPolicy values under which the operator deletes a finished job's pods, by
+-- health (paddle-operator v0.3.5 controllers/paddlejob_controller.go:188-199).
+local CLEANS = {
+  Healthy = {[""] = true, Always = true, OnCompletion = true},
+  Degraded = {Always = true, OnFailure = true},
+}
 
 -- "worker: 2 running, 1 pending; ps: 1 running" from status.<role>.<state> counts.
 local function pods()
@@ -49,5 +55,14 @@ end
 local counts = pods()
 if counts ~= "" then
   hs.message = hs.message .. " (" .. counts .. ")"
+end
+-- A finished job whose pods the operator deletes is done once they are gone: it writes the
+-- job's status after each, and Argo CD, which removes its hook finalizer from the job as soon
+-- as it is done, fails the sync when the job changed under it five times in a row
+-- (gitops-engine pkg/sync/sync_context.go:849-893 at v3.5.1; seen live).
+local cleans = CLEANS[hs.status]
+if cleans ~= nil and cleans[(obj.spec or {}).cleanPodPolicy or ""] and counts ~= "" then
+  hs.status = "Progressing"
+  hs.message = phase .. ", the operator deleting its pods (" .. counts .. ")"
 end
 return hs
