@@ -1,4 +1,4 @@
-"""The `cluster` tests' control plane: hack/cluster.py's own `up`, once per session."""
+"""The `cluster` tests' control plane: hack/localcluster's own `up`, once per session."""
 
 from __future__ import annotations
 
@@ -18,14 +18,18 @@ from tests.conftest import ROOT, require_tool
 
 
 def local_cluster() -> ModuleType:
-    """hack/cluster.py, the code behind hack/local-cluster (not a package: loaded by path),
-    once: its record of the processes it started is shared by every fixture."""
-    if "local_cluster" in sys.modules:
-        return sys.modules["local_cluster"]
-    spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "hack" / "cluster.py")
+    """hack/localcluster, the package behind hack/local-cluster (not installed: loaded by
+    path), once: its record of the processes it started is shared by every fixture. Its
+    modules are attributes of it (``local_cluster().kwok.FAKE_NODES``)."""
+    if "localcluster" in sys.modules:
+        return sys.modules["localcluster"]
+    package = ROOT / "hack" / "localcluster"
+    spec = importlib.util.spec_from_file_location(
+        "localcluster", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    sys.modules[spec.name] = module  # its modules and dataclasses look it up by name
     spec.loader.exec_module(module)
     return module
 
@@ -38,7 +42,7 @@ class Kube:
     env: dict[str, str]
     server: str
     token: str
-    state: Path  # hack/cluster.py's state folder of this cluster
+    state: Path  # hack/localcluster's state folder of this cluster
 
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True
@@ -92,7 +96,7 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
 
 
 def with_extras(kube: Kube, extras: list[str]) -> Kube:
-    """``kube`` with ``extras`` of hack/cluster.py started too (skipped when not built on a
+    """``kube`` with ``extras`` of hack/localcluster started too (skipped when not built on a
     developer machine, failed under CI=true)."""
     hack = local_cluster()
     absent = hack.missing(extras)
