@@ -9,12 +9,13 @@ one module each, listed in `components.COMPONENTS`. The pytest fixture of the `c
 package is installed, and in CI before the virtualenv exists.
 
 Modules: `base` (errors, the tools cache, Go builds, processes, the recorded `Cluster`),
-`controlplane`, one per component (`kwok`, `volcano`, `paddle_operator`, `training_operator`,
-`argocd`), `components` (the registry), `cluster` (build, up, down), `cli`.
+`controlplane`, one per component (`node`, `kwok`, `volcano`, `paddle_operator`,
+`training_operator`, `argocd`), `images` (the node's), `components` (the registry), `cluster`
+(build, up, down), `cli`.
 """
 
 from .base import ClusterError
-from .cluster import build, down, install, load, missing, up
+from .cluster import build, down, install, load, missing, unusable, up
 from .controlplane import kubernetes_version
 
 __all__ = [
@@ -25,5 +26,6 @@ __all__ = [
     "kubernetes_version",
     "load",
     "missing",
+    "unusable",
     "up",
 ]

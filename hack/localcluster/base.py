@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -83,6 +83,14 @@ def _children_cpu() -> float:
     """User and system time of the finished child processes (go build and its compilers)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run ``argv``; its output, or a ClusterError with the end of what it said."""
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ClusterError(f"{' '.join(argv[:3])}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    return done.stdout
 
 
 def on_path(command: str, package: str) -> Path:
@@ -173,7 +181,7 @@ class Cluster:
             how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         return ClusterError(f"{name} {how}:\n{tail(Path(self.state) / (name + '.log'))}")
 
-    def check_alive(self, processes: dict[str, Path]) -> None:
+    def check_alive(self, processes: Mapping[str, Path]) -> None:
         """Raise the error of the first of ``processes`` (name -> executable) that ended."""
         for name, binary in processes.items():
             if not alive(self.pids[name], str(binary)):
@@ -212,11 +220,17 @@ def free_port() -> int:
 
 def alive(pid: int, binary: str) -> bool:
     """``pid`` runs ``binary`` (a recycled pid running something else is not ours)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
-    except OSError:
-        return False
-    return cmdline == binary
+    # A process just started can show an empty command line for a moment (its exec is not
+    # complete in /proc yet); a zombie shows one for good.
+    for _ in range(50):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        if cmdline:
+            return cmdline.split(b"\0")[0].decode() == binary
+        time.sleep(0.002)
+    return False
 
 
 # The processes this Python process started, kept so that they are waited for, not reported
@@ -305,5 +319,17 @@ class Component:
         """The processes `up` records for it, by name -> the executable each runs."""
         return self.go.binaries() if self.go else {}
 
+    def images(self) -> dict[str, Path]:
+        """The image archives it needs, by name, where `build` puts them."""
+        return {}
+
+    def unusable(self) -> list[str]:
+        """What this machine lacks to run it (`up` refuses before it starts anything)."""
+        return []
+
     def start(self, cluster: Cluster) -> None:
         raise NotImplementedError
+
+    def stop(self, state: Path, pids: Mapping[str, int]) -> None:
+        """Undo what it changed beyond its processes, given the pids `up` recorded (`down`
+        stops the processes it has not stopped, by pid, after)."""

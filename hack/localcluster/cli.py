@@ -7,8 +7,9 @@ import os
 import sys
 from pathlib import Path
 
+from . import images
 from .base import ClusterError, state_dir
-from .cluster import build, down, install, load, up
+from .cluster import build, down, install, load, running_extras, up
 from .components import COMPONENTS
 
 
@@ -51,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise ClusterError("no cluster is running (hack/local-cluster up)")
             print(f"export KUBECONFIG={loaded.kubeconfig}")
             print(f"export PATH={os.pathsep.join(loaded.bin_dirs)}:$PATH")
+            if "node" in running_extras(loaded):  # what a spec names, imagePullPolicy: Never
+                print(f"export PADDLEGEN_PADDLE_IMAGE={images.PADDLE.reference}")
         elif args.command == "install":
             if args.folder is None:
                 parser.error("install needs the FOLDER `paddlegen argocd -o` wrote")

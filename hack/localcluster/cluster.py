@@ -29,8 +29,21 @@ def binaries(extras: Sequence[str] = ()) -> dict[str, Path]:
     return found
 
 
+def image_archives(extras: Sequence[str] = ()) -> dict[str, Path]:
+    """Every image ``extras`` need, by name, where `build` puts it."""
+    return {key: path for name in extras for key, path in COMPONENTS[name].images().items()}
+
+
 def missing(extras: Sequence[str] = ()) -> list[str]:
-    return [name for name, path in binaries(extras).items() if not os.access(path, os.X_OK)]
+    return [
+        *(name for name, path in binaries(extras).items() if not os.access(path, os.X_OK)),
+        *(name for name, path in image_archives(extras).items() if not path.is_file()),
+    ]
+
+
+def unusable(extras: Sequence[str] = ()) -> list[str]:
+    """What this machine lacks to run ``extras`` (the node needs root, overlayfs, cgroups)."""
+    return [lack for name in extras for lack in COMPONENTS[name].unusable()]
 
 
 def build(extras: Sequence[str] = ()) -> dict[str, Path]:
@@ -40,7 +53,7 @@ def build(extras: Sequence[str] = ()) -> dict[str, Path]:
     controlplane.build(absent)
     for name in extras:
         COMPONENTS[name].build(absent)
-    return binaries(extras)
+    return {**binaries(extras), **image_archives(extras)}
 
 
 def extras_of(processes: Sequence[str]) -> list[str]:
@@ -84,6 +97,11 @@ def up(
     """Build if needed, start the control plane, install the CRDs, wait until it is ready;
     then start ``extras`` (see COMPONENTS) that are not running yet."""
     known(extras)
+    lacking = unusable(extras)
+    if lacking:  # before anything starts: nothing to undo
+        raise ClusterError(
+            "this machine cannot run " + ", ".join(extras) + ": no " + "; no ".join(lacking)
+        )
     state = state_dir(state)
     running = load(state)
     if running:
@@ -108,7 +126,21 @@ def start_extras(cluster: Cluster, extras: list[str]) -> None:
         return
     build(extras)
     for name in extras:
-        COMPONENTS[name].start(cluster)
+        try:
+            COMPONENTS[name].start(cluster)
+        except BaseException:
+            # on a running cluster nothing else would: stop what it started, undo its host
+            # changes, and leave the rest of the cluster running and recorded
+            component = COMPONENTS[name]
+            component.stop(Path(cluster.state), cluster.pids)
+            processes = component.processes()
+            started = {p: pid for p, pid in cluster.pids.items() if p in processes}
+            stop([pid for p, pid in started.items() if alive(pid, str(processes[p]))])
+            reap(started.values())
+            for process in started:
+                del cluster.pids[process]
+            cluster.save()
+            raise
 
 
 def install(folder: Path, state: Path | None = None) -> list[Path]:
@@ -130,6 +162,8 @@ def down(state: Path | None = None) -> None:
     except (OSError, ValueError):
         recorded = {}
     pids = list(recorded.get("pids", {}).items())
+    for name in reversed(extras_of([name for name, _ in pids])):
+        COMPONENTS[name].stop(state, dict(pids))
     paths = executables([name for name, _ in pids])
     ours = [pid for name, pid in reversed(pids) if name in paths and alive(pid, str(paths[name]))]
     stop(ours)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from .argocd import ArgoCD
 from .base import Component
 from .kwok import Kwok
+from .node import Node
 from .paddle_operator import PaddleOperator
 from .training_operator import TrainingOperator
 from .volcano import Volcano
 
 COMPONENTS: dict[str, Component] = {
     component.name: component
-    for component in (Kwok(), PaddleOperator(), TrainingOperator(), Volcano(), ArgoCD())
+    for component in (Node(), Kwok(), PaddleOperator(), TrainingOperator(), Volcano(), ArgoCD())
 }

@@ -117,6 +117,9 @@ def start(state: Path, stand_in: bool, timeout: float = READY_TIMEOUT) -> Cluste
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range=10.96.0.0/16",
             "--enable-priority-and-fairness=false",
+            # `kubectl logs` and `exec` reach a real node (`--with node`) by its IP: it has
+            # no name the host resolves.
+            "--kubelet-preferred-address-types=InternalIP",
         ],
     )
     wait_ready(cluster, {name: paths[name] for name in ("etcd", "kube-apiserver")}, timeout)
@@ -126,6 +129,9 @@ def start(state: Path, stand_in: bool, timeout: float = READY_TIMEOUT) -> Cluste
             str(paths["kube-controller-manager"]),
             f"--kubeconfig={kubeconfig}",
             f"--service-account-private-key-file={key}",
+            # publishes the kube-root-ca.crt ConfigMap, which every pod's service-account
+            # volume projects: a real kubelet does not start a pod without it
+            f"--root-ca-file={state / 'pki' / 'apiserver.crt'}",
             "--use-service-account-credentials=true",
             "--leader-elect=false",
             "--bind-address=127.0.0.1",

@@ -15,15 +15,17 @@ class Kwok(Component):
     go = GoBuild("kwok", "sigs.k8s.io/kwok", ("sigs.k8s.io/kwok/cmd/kwok",), ("kwok",))
 
     def start(self, cluster: Cluster) -> None:
-        # A fake kubelet for every node: pods get scheduled, Running and an IP; pods of a
-        # batch Job complete by themselves (KWOK's default stages).
+        # A fake kubelet for every fake node: pods get scheduled, Running and an IP; pods of
+        # a batch Job complete by themselves (KWOK's default stages). Only the fake ones: a
+        # real node (`--with node`) has its kubelet.
         cluster.start(
             "kwok",
             [
                 str(self.binaries()["kwok"]),
                 "--kubeconfig",
                 cluster.kubeconfig,
-                "--manage-all-nodes=true",
+                "--manage-all-nodes=false",
+                "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
                 "--node-port=0",
             ],
         )
