@@ -97,17 +97,26 @@ class Node(Component):
         return {name: paths[name] for name in ("containerd", "coredns", "kubelet")}
 
     def unusable(self) -> list[str]:
-        """What this machine lacks to run a node (nothing: it can)."""
+        """What this machine lacks to run a node (empty: it can)."""
         lacking = []
         if os.geteuid() != 0:
             lacking.append("root (containerd, the kubelet and the bridge need it)")
         if "overlay" not in Path("/proc/filesystems").read_text():
             lacking.append("overlayfs (containerd's snapshotter)")
-        controllers = cgroup_mounts()
-        wanted = ("cpu", "cpuacct", "cpuset", "memory", "pids", "devices")
-        if not set(wanted) <= set(controllers):
-            absent = sorted(set(wanted) - set(controllers))
-            lacking.append(f"cgroup v1 hierarchies of {', '.join(absent)} (the kubelet's)")
+        # The kubelet's controllers: as cgroup v1 hierarchies (this machine kind: its cgroup2
+        # mount has none of them) or on a cgroup2 mounted at /sys/fs/cgroup.
+        mounts = cgroup_mounts()
+        v1 = {"cpu", "cpuacct", "cpuset", "memory", "pids", "devices"}
+        v2 = Path("/sys/fs/cgroup/cgroup.controllers")
+        if not v1 <= set(mounts) and not (
+            mounts.get("unified") == Path("/sys/fs/cgroup")
+            and {"cpu", "cpuset", "memory", "pids"} <= set(v2.read_text().split())
+        ):
+            absent = ", ".join(sorted(v1 - set(mounts)))
+            lacking.append(
+                "usable cgroups (neither a cgroup2 at /sys/fs/cgroup with cpu, cpuset, memory "
+                f"and pids nor cgroup v1 hierarchies of {absent})"
+            )
         if Path(f"/sys/class/net/{BRIDGE}").exists():
             lacking.append(f"a free bridge name: {BRIDGE} exists (another node running?)")
         return lacking
