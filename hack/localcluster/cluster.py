@@ -97,15 +97,18 @@ def up(
     """Build if needed, start the control plane, install the CRDs, wait until it is ready;
     then start ``extras`` (see COMPONENTS) that are not running yet."""
     known(extras)
-    lacking = unusable(extras)
-    if lacking:  # before anything starts: nothing to undo
-        raise ClusterError(
-            "this machine cannot run " + ", ".join(extras) + ": no " + "; no ".join(lacking)
-        )
     state = state_dir(state)
     running = load(state)
+    starting = [e for e in extras if running is None or e not in running_extras(running)]
+    said = "; ".join(
+        f"{name}: no {'; no '.join(lacking)}"
+        for name in starting
+        if (lacking := COMPONENTS[name].unusable())
+    )
+    if said:  # before anything starts: nothing to undo
+        raise ClusterError(f"this machine cannot run {said}")
     if running:
-        start_extras(running, [e for e in extras if e not in running_extras(running)])
+        start_extras(running, starting)
         return running
     if (state / "cluster.json").exists():
         down(state)  # a half-dead cluster from before: stop what is left, start afresh

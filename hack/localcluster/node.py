@@ -118,7 +118,7 @@ class Node(Component):
                 f"and pids nor cgroup v1 hierarchies of {absent})"
             )
         if Path(f"/sys/class/net/{BRIDGE}").exists():
-            lacking.append(f"a free bridge name: {BRIDGE} exists (another node running?)")
+            lacking.append(f"free bridge name ({BRIDGE} exists: another node running?)")
         return lacking
 
     def start(self, cluster: Cluster) -> None:
