@@ -145,6 +145,8 @@ def paddle_rootfs(rootfs: Path) -> None:
     image."""
     if shutil.which("debootstrap") is None:
         raise ClusterError("`debootstrap` is not on PATH: it makes the Paddle image (Debian)")
+    if os.geteuid() != 0:
+        raise ClusterError("debootstrap, which makes the Paddle image, needs root")
     debs = cache_root() / "images" / "debs"  # the downloaded packages, for the next build
     debs.mkdir(parents=True, exist_ok=True)
     run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
