@@ -82,6 +82,16 @@ class Image:
         report(f"image {self.reference}")
 
 
+def build_all(pending: list[Image]) -> None:
+    """Build ``pending``, as a process of its own: exit 2 saying why when one fails."""
+    try:
+        for image in pending:
+            image.build()
+    except ClusterError as exc:
+        print(f"local-cluster: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
 def unmount_under(folder: Path) -> None:
     """Unmount whatever is mounted at or below ``folder``, deepest first."""
     for point in reversed(mounts_under(folder)):

@@ -6,6 +6,7 @@ makes: the bridge, the kubelet's sysctls and iptables chains, mounts, cgroups, f
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shlex
 import shutil
@@ -87,10 +88,22 @@ class Node(Component):
                 f"not installed: {', '.join(debian)} (Debian: apt-get install "
                 f"--no-install-recommends {' '.join(debian)})"
             )
-        self.kubelet.build(absent)
-        self.coredns.build(absent)
-        for image in images.IMAGES:
-            image.build()
+        # The images wait on downloads and the disk more than on the CPU: they build beside
+        # the kubelet and CoreDNS, in a process of their own (which reports its own CPU).
+        pending = [image for image in images.IMAGES if not image.archive().is_file()]
+        builder = multiprocessing.get_context("fork").Process(
+            target=images.build_all, args=(pending,)
+        )
+        if pending:
+            builder.start()
+        try:
+            self.kubelet.build(absent)
+            self.coredns.build(absent)
+        finally:
+            if pending:
+                builder.join()  # it cleans up after itself (mounts, folders): let it end
+        if pending and builder.exitcode != 0:
+            raise ClusterError("the node's images were not built (its error is above)")
 
     def processes(self) -> dict[str, Path]:
         paths = self.binaries()
