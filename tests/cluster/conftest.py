@@ -1,12 +1,14 @@
-"""The `cluster` tests' control plane: hack/cluster.py's own `up`, once per session."""
+"""The `cluster` tests' control plane: hack/localcluster's own `up`, once per session."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +20,18 @@ from tests.conftest import ROOT, require_tool
 
 
 def local_cluster() -> ModuleType:
-    """hack/cluster.py, the code behind hack/local-cluster (not a package: loaded by path),
-    once: its record of the processes it started is shared by every fixture."""
-    if "local_cluster" in sys.modules:
-        return sys.modules["local_cluster"]
-    spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "hack" / "cluster.py")
+    """hack/localcluster, the package behind hack/local-cluster (not installed: loaded by
+    path), once: its record of the processes it started is shared by every fixture. Its
+    modules are attributes of it (``local_cluster().kwok.FAKE_NODES``)."""
+    if "localcluster" in sys.modules:
+        return sys.modules["localcluster"]
+    package = ROOT / "hack" / "localcluster"
+    spec = importlib.util.spec_from_file_location(
+        "localcluster", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    sys.modules[spec.name] = module  # its modules and dataclasses look it up by name
     spec.loader.exec_module(module)
     return module
 
@@ -38,7 +44,7 @@ class Kube:
     env: dict[str, str]
     server: str
     token: str
-    state: Path  # hack/cluster.py's state folder of this cluster
+    state: Path  # hack/localcluster's state folder of this cluster
 
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True
@@ -92,7 +98,7 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
 
 
 def with_extras(kube: Kube, extras: list[str]) -> Kube:
-    """``kube`` with ``extras`` of hack/cluster.py started too (skipped when not built on a
+    """``kube`` with ``extras`` of hack/localcluster started too (skipped when not built on a
     developer machine, failed under CI=true)."""
     hack = local_cluster()
     absent = hack.missing(extras)
@@ -111,6 +117,41 @@ def with_extras(kube: Kube, extras: list[str]) -> Kube:
 
 
 @pytest.fixture(scope="session")
+def node() -> Iterator[Kube]:
+    """A control plane of its own with one real node (`--with node`: containerd, the kubelet,
+    CoreDNS, the Paddle image): apart from ``kube``, whose KWOK nodes would take pods too.
+    Skipped when not built or when this machine cannot run a node (not root, no overlayfs,
+    no cgroups), failed under CI=true; always stopped, the host restored, at the end."""
+    hack = local_cluster()
+    absent = hack.missing(["node"])
+    lacking = hack.unusable(["node"])
+    if absent or lacking:
+        message = (
+            f"not built ({', '.join(absent)}): hack/local-cluster build --with node"
+            if absent
+            else f"this machine cannot run a node: no {'; no '.join(lacking)}"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    # Not under pytest's base temp folder: a concurrent pytest run on the same machine
+    # removes all but its three newest, and with it a running node's state (and mounts).
+    state = Path(tempfile.mkdtemp(prefix="paddlegen-node-"))
+    before = host_state(state)
+    try:
+        try:
+            cluster = hack.up(state, extras=["node"])
+        except hack.ClusterError as exc:
+            pytest.fail(f"hack/local-cluster up --with node: {exc}")
+        yield Kube(cluster.kubectl, cluster.env(), cluster.server, cluster.token, state)
+    finally:
+        hack.down(state)  # removes ``state`` once `up` has recorded a cluster in it
+        if state.exists():
+            state.rmdir()
+        assert host_state(state) == before, "hack/local-cluster down did not restore the host"
+
+
+@pytest.fixture(scope="session")
 def operators(kube: Kube) -> Kube:
     """The same cluster with KWOK (fake nodes that run pods), Volcano (which admits and
     places the operator's gangs) and the PaddleFlow operator."""
@@ -122,3 +163,47 @@ def argocd(kube: Kube) -> Kube:
     """The same cluster with KWOK, Volcano, the PaddleFlow operator and Argo CD."""
     require_tool("kustomize")  # the repo-server builds the rendered kustomizations with it
     return with_extras(kube, ["kwok", "volcano", "paddle-operator", "argocd"])
+
+
+def host_state(state: Path) -> dict[str, object]:
+    """What a node changes on the host and `down` restores, as the host's own tools see it;
+    and the processes that name ``state`` (containerd's shims among them)."""
+
+    def output(*argv: str) -> list[str]:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        # without iptables-save's dated comments and the packet counters
+        return [re.sub(r"\[\d+:\d+\]", "", line) for line in done.stdout.splitlines()
+                if not line.startswith("#")]  # fmt: skip
+
+    folders = local_cluster().node.HOST_FOLDERS  # where its parts write outside ``state``
+    places = (str(state), *folders)
+    return {
+        "sysctls": output("sysctl", "vm.overcommit_memory", "kernel.panic", "kernel.panic_on_oops"),
+        "iptables": output("iptables-save"),
+        "ip6tables": output("ip6tables-save"),
+        "nft tables": output("nft", "list", "tables"),
+        "links": sorted(
+            path.name
+            for path in Path("/sys/class/net").iterdir()
+            if path.name.startswith(("veth", "paddlegen"))
+        ),
+        "kubepods": sorted(str(path) for path in Path("/sys/fs/cgroup").glob("*/kubepods")),
+        "mounts": [
+            point
+            for line in Path("/proc/self/mountinfo").read_text().splitlines()
+            if (point := line.split()[4]).startswith(places)
+        ],
+        "folders": [folder for folder in folders if os.path.lexists(folder)],
+        "processes": [
+            proc.name
+            for proc in Path("/proc").iterdir()
+            if proc.name.isdigit() and str(state).encode() in _cmdline(proc)
+        ],
+    }
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""

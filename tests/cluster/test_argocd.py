@@ -114,7 +114,7 @@ def test_the_components_run_and_the_local_server_is_a_destination(argocd: Kube) 
     kube = argocd
     recorded = json.loads((kube.state / "cluster.json").read_text())["pids"]
     hack = local_cluster()
-    assert {hack.ARGOCD_REDIS, *hack.ARGOCD_COMPONENTS} <= set(recorded)
+    assert {hack.argocd.REDIS, *hack.argocd.COMPONENTS} <= set(recorded)
     clusters = get(kube, "argocd", "secrets", "-l", "argocd.argoproj.io/secret-type=cluster")
     assert [base64_text(s["data"]["server"]) for s in clusters["items"]] == [kube.server]
     crds = kube.run("get", "crd", "-o", "name").stdout.split()

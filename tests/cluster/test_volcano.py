@@ -87,7 +87,7 @@ def namespace(volcano: Kube, request: pytest.FixtureRequest) -> Any:
 def test_a_gang_that_does_not_fit_gets_no_pod_bound(
     volcano: Kube, namespace: str, case: str
 ) -> None:
-    nodes = local_cluster().FAKE_NODES
+    nodes = local_cluster().kwok.FAKE_NODES
     if case == "one-pod-too-many":
         stream = gang(namespace, "too-many", nodes + 1, nodes + 1, BIG_CPU)
     else:
@@ -123,7 +123,7 @@ def test_a_gang_that_does_not_fit_gets_no_pod_bound(
 def test_a_gang_that_fits_goes_inqueue_then_running_on_the_fake_nodes(
     volcano: Kube, namespace: str
 ) -> None:
-    nodes = local_cluster().FAKE_NODES
+    nodes = local_cluster().kwok.FAKE_NODES
     volcano.apply(gang(namespace, "fits", nodes, nodes, BIG_CPU))
     phases = watch_phases(volcano, namespace, "fits")
     assert phases[-1] == "Running"
