@@ -125,7 +125,7 @@ def argocd(
     for app in generated.without_namespace:
         note(
             f"paddlegen: warning: Application {app}: its objects name no namespace and it "
-            "deploys to none, so Argo CD cannot sync them (\"Namespace for ... is missing\"): "
+            'deploys to none, so Argo CD cannot sync them ("Namespace for ... is missing"): '
             "set metadata.namespace in the job's spec, or pass --dest-namespace"
         )
     for rel in report.removed:
