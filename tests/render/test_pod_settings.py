@@ -206,3 +206,24 @@ def test_an_operators_gang_keeps_its_priority_and_the_pods_have_their_own(worklo
     assert policy["priorityClass"] == "gang"
     for template in training_pods(objects).values():
         assert template["spec"]["priorityClassName"] == "pods"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("podLabels", {"team": "not a label value"}, "is not a Kubernetes label value"),
+        ("podLabels", {"bad key!": "x"}, "is not a Kubernetes qualified name"),
+        ("podAnnotations", {"bad key!": "x"}, "is not a Kubernetes qualified name"),
+        ("imagePullSecrets", ["Reg_Cred"], "is not a DNS-1123 subdomain"),
+        ("serviceAccountName", "Trainer", "is not a DNS-1123 subdomain"),
+        ("terminationGracePeriodSeconds", -1, "less than the minimum of 0"),
+    ],
+)
+def test_pod_settings_are_checked_like_the_objects_own(field, value, said):
+    for where in ("spec", "worker"):
+        data = spec("paddlejob")
+        target = data["spec"] if where == "spec" else data["spec"]["worker"]
+        target[field] = value
+        doc = parse_spec(dump_yaml(data), "case.yaml")
+        messages = [d.message for d in api.validate_document(doc) if d.is_error]
+        assert any(said in m for m in messages), messages
