@@ -21,6 +21,17 @@ MAIN_OBJECT = {w.name: w.kind_name for w in WORKLOADS.values()}
 _ALL = tuple(WORKLOADS)
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 _DATA_CONTAINER = "DataJob spec.template.spec.containers[paddle]"
+# The pod settings (spec.model.POD_FIELDS): where a pod template carries each. The data Job
+# takes the spec-wide value of each too.
+_POD_PLACES = {
+    "imagePullSecrets": "spec.imagePullSecrets",
+    "serviceAccountName": "spec.serviceAccountName",
+    "podLabels": "metadata.labels",
+    "podAnnotations": "metadata.annotations",
+    "priorityClassName": "spec.priorityClassName",
+    "terminationGracePeriodSeconds": "spec.terminationGracePeriodSeconds",
+    "runtimeClassName": "spec.runtimeClassName",
+}
 
 
 def _each(workloads: tuple[str, ...], *places: str) -> dict[str, list[str]]:
@@ -73,6 +84,10 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
         "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[nvidia.com/gpu]"),
         "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
         "spec.shm": _each(_ALL, "{tmpl}.spec.volumes[dshm].emptyDir.sizeLimit"),
+        **{
+            f"spec.{key}": _each(_ALL, f"{{tmpl}}.{place}", f"DataJob spec.template.{place}")
+            for key, place in _POD_PLACES.items()
+        },
         "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
         "spec.volumes.capacity": _each(
             _ALL,

@@ -36,13 +36,16 @@ _PROTECTION = {"kubernetes.io/pv-protection", "kubernetes.io/pvc-protection"}
 # API server would refuse it), the job name is the Job's own.
 _UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
 _NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+# Every label the Job controller sets on a pod template: never a spec's podLabels.
+JOB_LABELS = (*_UID_LABELS, *_NAME_LABELS)
+DEFAULT_GRACE = 30  # a pod's terminationGracePeriodSeconds when none is given
 _LABEL_PLACES = ("metadata.labels.", "spec.selector.matchLabels.")
 # Fields the API server fills in with a default when they are not given, as paths in the pod
 # template ([] for any list index) or in a batch Job's spec, and that default.
 _POD_DEFAULTS: dict[str, Any] = {
     "spec.dnsPolicy": "ClusterFirst",
     "spec.schedulerName": "default-scheduler",
-    "spec.terminationGracePeriodSeconds": 30,
+    "spec.terminationGracePeriodSeconds": DEFAULT_GRACE,
     "spec.enableServiceLinks": True,
     "spec.hostNetwork": False,
     "spec.containers[].terminationMessagePath": "/dev/termination-log",

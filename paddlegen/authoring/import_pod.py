@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from paddlegen.authoring.import_defaults import DEFAULT_GRACE, JOB_LABELS
 from paddlegen.errors import Diagnostic
 from paddlegen.render.engine import EFS_MOUNT_OPTIONS
 from paddlegen.spec.model import (
@@ -121,9 +122,9 @@ class Context:
     claims: dict[str, tuple[dict[str, Any], str | None]] = field(default_factory=dict)
     # spec volume name -> (claim name, PV name) as the input named them
     storage_names: dict[str, tuple[str, str | None]] = field(default_factory=dict)
-    pod_priority: str | None = None  # the training pods' priorityClassName
     # an operator's schedulingPolicy.minResources: derived, compared with what paddlegen sums
     gang_min_resources: dict[str, Any] | None = None
+    data_priority: str | None = None  # the data Job's priorityClassName
 
     def note(self, kind: NoteKind, where: str, message: str) -> None:
         self.notes.append(Note(kind, where, message))
@@ -158,17 +159,19 @@ class Pod:
     volcano: bool = False
     restart_policy: str | None = None
     security: dict[str, Any] = field(default_factory=dict)
-    priority_class: str | None = None
     queue: str | None = None  # the queue Volcano's group for a batch Job takes
 
 
-def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
-    """Map a pod template (popping what is used) to a role and its volumes."""
-    strip_meta(template.setdefault("metadata", {}), ctx)
-    annotations = template["metadata"].get("annotations", {})
+def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: bool = False) -> Pod:
+    """Map a pod template (popping what is used) to a role and its volumes. With
+    ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token."""
+    meta = template.setdefault("metadata", {})
+    strip_meta(meta, ctx)
+    annotations = meta.get("annotations", {})
     queue = annotations.pop(QUEUE_NAME, None)
     volcano = annotations.pop(GROUP_NAME, None) is not None or queue is not None
-    if not template["metadata"]:
+    own = _pod_meta(meta, ctx)
+    if not meta:
         template.pop("metadata")
     spec = template.setdefault("spec", {})
     container = _training_container(spec, ctx, where)
@@ -186,14 +189,14 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
     role.update(
         {key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity") if key in spec}
     )
+    role.update(own)
+    role.update(_pod_settings(spec))
     if spec.get("schedulerName") == "volcano":  # any other scheduler stays, and is listed
         take(spec, "schedulerName")
         volcano = True
-    if spec.get("serviceAccount") == spec.get("serviceAccountName"):
-        take(spec, "serviceAccount")  # the deprecated alias the API server fills in
     security = _security(container, spec)
     volumes, shm = _volumes(container, spec, ctx, where)
-    if take(spec, "automountServiceAccountToken") not in (None, "serviceAccountName" in spec):
+    if take(spec, "automountServiceAccountToken") not in (None, peer_discovery):
         ctx.note(
             LOSSY,
             where,
@@ -209,9 +212,44 @@ def pod(template: dict[str, Any], ctx: Context, where: str) -> Pod:
         volcano,
         take(spec, "restartPolicy"),
         security,
-        take(spec, "priorityClassName"),
         queue,
     )
+
+
+def _pod_meta(meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """podLabels and podAnnotations: what the pod template carries beyond the object's own
+    (strip_meta removed those). The labels the Job controller sets, and paddlegen's
+    recommended ones (which win over podLabels), stay and are listed."""
+    reserved = {*JOB_LABELS, *recommended_labels(ctx.name)}
+    labels = meta.get("labels", {})
+    own: dict[str, Any] = {}
+    mine = {k: labels.pop(k) for k in list(labels) if k not in reserved}
+    if mine:
+        own["podLabels"] = mine
+    if meta.get("annotations"):
+        own["podAnnotations"] = meta.pop("annotations")
+    for key in ("labels", "annotations"):
+        if key in meta and not meta[key]:
+            meta.pop(key)
+    return own
+
+
+def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
+    """The pod settings of spec.model.POD_FIELDS that sit in the pod spec."""
+    if spec.get("serviceAccount") == spec.get("serviceAccountName"):
+        take(spec, "serviceAccount")  # the deprecated alias the API server fills in
+    out: dict[str, Any] = {
+        key: spec.pop(key)
+        for key in ("serviceAccountName", "priorityClassName", "runtimeClassName")
+        if key in spec
+    }
+    if spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE) != DEFAULT_GRACE:
+        # Kubernetes' default, which every pod read back has, is left to it (a cosmetic note).
+        out["terminationGracePeriodSeconds"] = spec.pop("terminationGracePeriodSeconds")
+    secrets = spec.get("imagePullSecrets", [])
+    if secrets and all(isinstance(s, dict) and set(s) == {"name"} for s in secrets):
+        out["imagePullSecrets"] = [s["name"] for s in spec.pop("imagePullSecrets")]
+    return out
 
 
 def _training_container(spec: dict[str, Any], ctx: Context, where: str) -> dict[str, Any]:

@@ -6,7 +6,12 @@ import json
 from typing import Any
 
 from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
-from paddlegen.spec.model import DISTRIBUTED_DEFAULTS, ROLE_FIELDS
+from paddlegen.spec.model import (
+    DATA_PREP_INHERITS,
+    DISTRIBUTED_DEFAULTS,
+    ROLE_FIELDS,
+    ROLE_NAMES,
+)
 from paddlegen.workloads import kubeflow
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS
 
@@ -102,7 +107,6 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
         ("shm", [p.shm for p in pods]),
         ("restartPolicy", [p.restart_policy for p in pods]),
         ("security", [p.security for p in pods]),
-        ("priorityClassName", [p.priority_class for p in pods]),
     ):
         given = [v for v in values if v]
         if given and any(v != given[0] for v in values):
@@ -116,8 +120,6 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
             continue
         if key == "restartPolicy":
             spec.setdefault("run", {})["restartPolicy"] = given[0]
-        elif key == "priorityClassName":
-            ctx.pod_priority = str(given[0])  # where it goes depends on the PodGroup (importer.py)
         else:
             spec[key] = given[0]
     if any(p.volcano for p in pods):
@@ -143,7 +145,7 @@ def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A batch/v1 Job: the seeds' distributed one (CONF_PADDLE_* env), else a single pod."""
     distributed = is_distributed(obj)
     body = obj.setdefault("spec", {})
-    p = pod(body.setdefault("template", {}), ctx, where)
+    p = pod(body.setdefault("template", {}), ctx, where, peer_discovery=distributed)
     parallelism = body.get("parallelism", 1)
     if distributed:
         take(body, "parallelism")
@@ -253,8 +255,8 @@ def _distributed(
     if role.get("command") == DISTRIBUTED_DEFAULTS.command:
         role.pop("command")
     settings["hostPorts"] = _ports(p.container, settings, ctx, where)
-    if p.spec.get("serviceAccountName") == ctx.name:
-        take(p.spec, "serviceAccountName")  # paddlegen creates it, with its Role and binding
+    if role.get("serviceAccountName") == ctx.name:
+        role.pop("serviceAccountName")  # paddlegen creates it, with its Role and binding
     _drop_anti_affinity(role, ctx.name)
     return settings, job_path
 
@@ -495,6 +497,8 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     if split and split.isdigit() and int(split) != trainers:
         prep["splitCount"] = int(split)
     spec["dataPrep"] = prep
+    ctx.data_priority = role.get("priorityClassName")
+    _spec_wide_from_data_job(role, spec)
     _inherited(role, p, spec, ctx, where)
 
 
@@ -523,6 +527,28 @@ def _shared_volume(volume: dict[str, Any], spec: Spec, ctx: Context, where: str)
     return volume
 
 
+def _spec_wide_from_data_job(data: dict[str, Any], spec: Spec) -> None:
+    """The data Job runs with the spec-wide values (model.DATA_PREP_INHERITS), the trainers with
+    their roles' where they have their own: where the data Job's value differs from the one
+    the trainers share (moved up to the spec), theirs goes back to their roles and the data
+    Job's becomes the spec-wide one, when every role then has a value of its own."""
+    roles = [spec[name] for name in ROLE_NAMES if name in spec]
+    for key in DATA_PREP_INHERITS:
+        if key == "image" or data.get(key) == spec.get(key):
+            continue
+        if key in data and not all(key in role for role in roles) and key not in spec:
+            continue  # a role without one would take the data Job's: left to _inherited
+        if key in spec:
+            trainers = spec.pop(key)
+            for role in roles:
+                role.setdefault(key, trainers)
+        if key in data:
+            spec[key] = data.pop(key)
+            for role in roles:
+                if role[key] == spec[key]:
+                    role.pop(key)
+
+
 def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: str) -> None:
     """What the data Job takes from the spec: anything else it had is listed."""
     for key, value in role.items():
@@ -549,11 +575,4 @@ def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: st
             where,
             f"security {json.dumps(p.security)} becomes the spec's "
             f"{json.dumps(spec.get('security', {}))}: the data Job takes spec.security",
-        )
-    if p.priority_class:
-        ctx.note(
-            LOSSY,
-            where,
-            f"priorityClassName {p.priority_class!r} is not carried over: the data Job "
-            "runs at the default priority",
         )

@@ -226,43 +226,37 @@ def _map(
         used.append(group)
     _pod_priority(spec, ctx, _label(main))
     if spec["workload"] == "distributed-job":
-        used += [o for o in objects if _key(o) in RBAC and _rbac_is_derived(o, job)]
+        account = spec.get("worker", {}).get("serviceAccountName", spec.get("serviceAccountName"))
+        used += [o for o in objects if _key(o) in RBAC and _rbac_is_derived(o, job, account or job)]
     used += [o for o in objects if _is_run_record(o, job)]
     used += [obj for _, obj in ctx.consumed]
     return spec, used, group
 
 
 def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
-    """The training pods' priorityClassName. The spec's scheduling.priorityClassName is the
-    Volcano gang's priority, which orders and preempts whole jobs. A batch Job's pods carry it
-    (Volcano's group for them takes it from the pods); an operator's pods get none, so they run
-    at the cluster's default priority (kubelet eviction, the default scheduler's preemption);
-    and without Volcano the spec has no place for it at all."""
-    given = ctx.pod_priority
-    if given is None:
-        return
+    """The pods' priorityClassName is the spec's (import_pod.py). Under Volcano a batch Job's
+    pods also give the gang its priority, so there it is the gang's field,
+    scheduling.priorityClassName, which the pods carry when they have none of their own,
+    unless the data Job has it too (the data Job takes spec.priorityClassName, never the
+    gang's). A gang (PodGroup) of another priority keeps its own, by which Volcano orders and
+    preempts jobs, and the pods take it."""
+    given = spec.get("priorityClassName")
     scheduling = spec.get("scheduling", {})
-    if scheduling.get("scheduler") != "volcano":
+    batch = not WORKLOADS[spec["workload"]].scheduling_policy
+    if given is None or scheduling.get("scheduler") != "volcano" or not batch:
+        return
+    gang = scheduling.setdefault("priorityClassName", given)
+    if gang != given:
+        spec.pop("priorityClassName")
         ctx.note(
             LOSSY,
             where,
-            f"priorityClassName {given!r} is not carried over: without Volcano the spec has no "
-            "place for it (spec.scheduling.priorityClassName is the Volcano gang's); the pods "
-            "run at the default priority",
+            f"priorityClassName {given!r} is lost: the gang's is {gang!r} "
+            "(spec.scheduling.priorityClassName, by which Volcano orders and preempts jobs; "
+            "a Job's pods carry it)",
         )
-        return
-    gang = scheduling.setdefault("priorityClassName", given)
-    batch = not WORKLOADS[spec["workload"]].scheduling_policy
-    if batch and gang == given:
-        return
-    ctx.note(
-        LOSSY,
-        where,
-        f"priorityClassName {given!r} "
-        + ("becomes the gang's" if gang == given else f"is lost: the gang's is {gang!r}")
-        + " (spec.scheduling.priorityClassName, by which Volcano orders and preempts jobs)"
-        + ("" if batch else "; the pods themselves get none and run at the default priority"),
-    )
+    elif "dataPrep" not in spec or ctx.data_priority != given:
+        spec.pop("priorityClassName")
 
 
 def _own_labels(name: str, labels: dict[str, str], *, batch: bool) -> dict[str, str]:
@@ -308,17 +302,18 @@ def _is_run_record(obj: dict[str, Any], name: str) -> bool:
     return True
 
 
-def _rbac_is_derived(obj: dict[str, Any], name: str) -> bool:
-    """distributed-job's own ServiceAccount, Role and RoleBinding, which it regenerates; fields
-    that differ from what it regenerates stay in the object and are listed."""
-    if obj["metadata"]["name"] != name:
+def _rbac_is_derived(obj: dict[str, Any], name: str, account: str) -> bool:
+    """distributed-job's own ServiceAccount, Role and RoleBinding, which it regenerates (the
+    binding's subject: ``account``, the pods'); fields that differ from what it regenerates
+    stay in the object and are listed."""
+    if obj["metadata"]["name"] != name or (obj["kind"] == "ServiceAccount" and account != name):
         return False
     if obj.get("rules") == _ROLE_RULES:
         take(obj, "rules")
     if obj.get("roleRef", {}).get("name") == name:
         take(obj, "roleRef")
     if all(
-        s.get("kind") == "ServiceAccount" and s.get("name") == name
+        s.get("kind") == "ServiceAccount" and s.get("name") == account
         for s in obj.get("subjects", [{}])
     ):
         take(obj, "subjects")

@@ -349,6 +349,31 @@ def _elastic(ctx: _Ctx) -> bool:
     return "elastic" in ctx.spec.get("paddlejob", {})
 
 
+def _priority_class(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Under Volcano a batch Job's pods give the gang its priority (Volcano's PodGroup for the
+    Job takes the pods'): a pod priority other than scheduling.priorityClassName would
+    silently replace the gang's. An operator puts the gang's on its PodGroup, so its pods may
+    have another."""
+    scheduling = ctx.spec.get("scheduling", {})
+    gang = scheduling.get("priorityClassName")
+    if gang is None or scheduling.get("scheduler") != "volcano":
+        return
+    if WORKLOADS[ctx.workload].scheduling_policy:
+        return
+    places = [(("spec",), ctx.spec), *((("spec", r), body) for r, body in ctx.roles())]
+    for path, body in places:
+        own = body.get("priorityClassName")
+        if own is not None and own != gang:
+            yield ctx.error(
+                (*path, "priorityClassName"),
+                f"priorityClassName {own!r} differs from the gang's {gang!r}: a "
+                f"{ctx.workload}'s pods give Volcano's group for them its priority, so the "
+                "gang's would be lost",
+                "priority-class",
+                "leave the pods' priorityClassName out (they carry the gang's), or set the same",
+            )
+
+
 def _paddlejob_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
     if ctx.workload != "paddlejob":
         return
@@ -1311,6 +1336,7 @@ CHECKS: tuple[Check, ...] = (
     _image_tags,
     _limits,
     _min_available,
+    _priority_class,
     _paddlejob_roles,
     _operator_env,
     _kubeflow_roles,
@@ -1354,6 +1380,7 @@ RULES: tuple[str, ...] = (
     "limits-missing",
     "min-available",
     "paddlejob-min-available",
+    "priority-class",
     "paddlejob-heter",
     "paddlejob-gloo",
     "paddlejob-elastic",

@@ -21,6 +21,17 @@ CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a Persisten
 VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir")
 # The CSI driver of a cephfs volume's PV (templates/_partials/pv_source.yaml.j2 writes it too).
 CEPHFS_CSI_DRIVER = "cephfs.csi.ceph.com"
+# Pod settings a role may override, each written to the pod spec (or, podLabels and
+# podAnnotations, to the pod template's metadata) as given.
+POD_FIELDS = (
+    "imagePullSecrets",
+    "serviceAccountName",
+    "podLabels",
+    "podAnnotations",
+    "priorityClassName",
+    "terminationGracePeriodSeconds",
+    "runtimeClassName",
+)
 ROLE_FIELDS = (
     "image",
     "imagePullPolicy",
@@ -33,6 +44,7 @@ ROLE_FIELDS = (
     "nodeSelector",
     "tolerations",
     "affinity",
+    *POD_FIELDS,
 )
 
 
@@ -52,6 +64,13 @@ class Role:
     nodeSelector: dict[str, str]
     tolerations: list[dict[str, Any]]
     affinity: dict[str, Any] | None
+    imagePullSecrets: list[str] = field(default_factory=list)
+    serviceAccountName: str | None = None  # the user's (workload identity)
+    podLabels: dict[str, str] = field(default_factory=dict)
+    podAnnotations: dict[str, str] = field(default_factory=dict)
+    priorityClassName: str | None = None  # the pods' own, with any scheduler
+    terminationGracePeriodSeconds: int | None = None
+    runtimeClassName: str | None = None
 
 
 @dataclass(frozen=True)
@@ -320,12 +339,27 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         nodeSelector=dict(sorted(get("nodeSelector", {}).items())),
         tolerations=list(get("tolerations", [])),
         affinity=get("affinity"),
+        imagePullSecrets=list(get("imagePullSecrets", [])),
+        serviceAccountName=get("serviceAccountName"),
+        podLabels=dict(sorted(get("podLabels", {}).items())),
+        podAnnotations=dict(sorted(get("podAnnotations", {}).items())),
+        priorityClassName=get("priorityClassName"),
+        terminationGracePeriodSeconds=get("terminationGracePeriodSeconds"),
+        runtimeClassName=get("runtimeClassName"),
     )
 
 
-# What the data Job takes from the spec-wide defaults: where it may run and how to pull. Not the
-# training command, env or compute resources (GPUs), which belong to the trainers.
-_DATA_PREP_INHERITS = ("image", "imagePullPolicy", "nodeSelector", "tolerations", "affinity")
+# What the data Job takes from the spec-wide defaults: where it may run, how to pull and every
+# pod setting (never a role's). Not the training command, env or compute resources (GPUs),
+# which belong to the trainers.
+DATA_PREP_INHERITS = (
+    "image",
+    "imagePullPolicy",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    *POD_FIELDS,
+)
 
 
 def _data_prep(
@@ -335,7 +369,7 @@ def _data_prep(
         return None
     prep = spec["dataPrep"]
     volume = next(v for v in volumes if v.name == prep["volume"])
-    defaults = {key: spec[key] for key in _DATA_PREP_INHERITS if key in spec}
+    defaults = {key: spec[key] for key in DATA_PREP_INHERITS if key in spec}
     own = {key: prep[key] for key in ("image", "command", "args") if key in prep}
     return DataPrep(
         role=_role("data", defaults, own),

@@ -67,10 +67,12 @@ class Workload:
 class Pod:
     """A role's pod template as the templates write it: every value final."""
 
+    labels: dict[str, str]
     annotations: dict[str, str]
     scheduler: str | None  # spec.schedulerName
     restart_policy: str | None
-    service_account: str | None  # also decides automountServiceAccountToken
+    service_account: str | None
+    automount_token: bool  # only a pod that talks to the API server gets a token
     affinity: dict[str, Any] | None
     command: list[str] | None
     env: list[dict[str, Any]]
@@ -79,6 +81,7 @@ class Pod:
     shm: str | None  # the /dev/shm size limit, None for none
     dns_policy: str | None = None  # spec.dnsPolicy, None: Kubernetes' default
     priority_class: str | None = None  # spec.priorityClassName
+    image_pull_secrets: list[dict[str, str]] = field(default_factory=list)
 
 
 def pod(
@@ -103,21 +106,32 @@ def pod(
     minMember could never be met. With ``operator_group`` the pods join the PodGroup their
     operator makes; without, Volcano groups them by their Job (``batch_job_annotations``).
     ``affinity`` replaces the role's (a workload merges its own terms into it); ``volumes``
-    limits the mounts (default: every job volume).
+    limits the mounts (default: every job volume). ``service_account`` is the account a
+    workload's pods talk to the API server with (its token is mounted); without one the pods
+    run as the role's serviceAccountName, if any, without the API token (workload identity
+    projects a token of its own or uses the node's metadata server).
+
+    The role's priorityClassName is the pods' own. Under Volcano a batch Job's pods also give
+    the gang its priority (Volcano's PodGroup for the Job takes the pods'), so without one of
+    their own they carry the gang's; an operator puts the gang's on the PodGroup it makes.
     """
     volcano = gang and job.scheduling.scheduler == "volcano"
-    annotations = dict(job.annotations)
-    priority_class = None
+    annotations = {**job.annotations, **role.podAnnotations}
+    priority_class = role.priorityClassName
     if volcano and operator_group:
         annotations[GROUP_NAME] = job.name
     elif volcano:
         annotations[QUEUE_NAME] = job.scheduling.queue
-        priority_class = job.scheduling.priorityClassName
+        priority_class = priority_class or job.scheduling.priorityClassName
+    # The recommended labels select the job's pods (one-pod-per-node terms): they win.
+    labels = {**job.labels, **role.podLabels, **job.recommended_labels}
     return Pod(
-        annotations=annotations,
+        labels=dict(sorted(labels.items())),
+        annotations=dict(sorted(annotations.items())),
         scheduler="volcano" if volcano else None,
         restart_policy=restart_policy,
-        service_account=service_account,
+        service_account=service_account or role.serviceAccountName,
+        automount_token=service_account is not None,
         affinity=affinity or role.affinity,
         command=command or role.command,
         env=[*(env or []), *role.env],
@@ -126,6 +140,7 @@ def pod(
         shm=job.shm if shm else None,
         dns_policy=dns_policy,
         priority_class=priority_class,
+        image_pull_secrets=[{"name": name} for name in role.imagePullSecrets],
     )
 
 

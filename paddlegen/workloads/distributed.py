@@ -74,10 +74,19 @@ def run(job: Job) -> dict[str, Any]:
     return out
 
 
+def peer_account(job: Job) -> str:
+    """The ServiceAccount the pods list their peers with: the user's (workload identity), which
+    the job's Role is then bound to, else one of the job's own, named after it."""
+    return job.roles["worker"].serviceAccountName or job.name
+
+
 def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     return {
         "run": run(job),
+        # Only an account of the job's own is rendered; the user's exists already.
+        "own_account": worker.serviceAccountName is None,
+        "account": peer_account(job),
         "job_annotations": batch_job_annotations(job),
         "pod": pod(
             job,
@@ -86,7 +95,7 @@ def context(job: Job) -> dict[str, Any]:
             env=env(job),
             ports=ports(job),
             command=worker.command or job.distributed.command,
-            service_account=job.name,
+            service_account=peer_account(job),
             affinity=affinity(job),
         ),
     }
@@ -114,6 +123,12 @@ WORKLOAD = Workload(
             _env("CONF_PADDLE_GRADIENT_NUM"),
         ],
         "spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"],
+        "spec.serviceAccountName": [
+            "{tmpl}.spec.serviceAccountName",
+            "DataJob spec.template.spec.serviceAccountName",
+            "RoleBinding subjects",
+            "ServiceAccount metadata.name",
+        ],
         "spec.distributed.volume": [_env("JOB_PATH")],
         "spec.distributed.trainConfigDir": [_env("TRAIN_CONFIG_DIR")],
         "spec.distributed.nic": [_env("CONF_PADDLE_NIC")],

@@ -255,3 +255,80 @@ def test_seed_001_cluster_job_lists_what_paddlegen_changes():
     assert "TRAINER_COUNT was not set" in notes
     assert "JOB_NAMESPACE='default' now comes from the pod's namespace" in notes
     assert imported.spec["spec"]["distributed"]["trainConfigDir"] == "recommendation"
+
+
+# The pod settings spec-wide, and a role's own: each comes back from the objects.
+POD_SETTINGS = {
+    "imagePullSecrets": ["regcred"],
+    "serviceAccountName": "trainer",
+    "podLabels": {"sidecar.istio.io/inject": "false"},
+    "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+    "priorityClassName": "high-priority",
+    "terminationGracePeriodSeconds": 120,
+    "runtimeClassName": "nvidia",
+}
+WORKER_SETTINGS = {
+    "imagePullSecrets": ["other"],
+    "serviceAccountName": "worker-identity",
+    "podLabels": {"tier": "worker"},
+    "podAnnotations": {"sidecar.istio.io/inject": "false"},
+    "priorityClassName": "low-priority",
+    "terminationGracePeriodSeconds": 5,
+    "runtimeClassName": "gvisor",
+}
+POD_SETTINGS_CASES = [
+    (workload, volcano, role)
+    for workload in ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
+    for volcano in (False, True)
+    for role in (False, True)
+]
+
+
+def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
+    worker: dict = {"replicas": 1 if workload == "job" else 2}
+    if role:
+        worker.update(WORKER_SETTINGS)
+    spec: dict = {
+        "workload": workload,
+        "image": "r/train:v1",
+        # as the API server defaults it in the data Job (the operators' pods keep none)
+        "imagePullPolicy": "IfNotPresent",
+        **POD_SETTINGS,
+        "worker": worker,
+        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
+        "dataPrep": {"volume": "data", "image": "r/data:v1"},
+    }
+    if workload in ("paddlejob", "kubeflow-paddlejob"):
+        spec["ps"] = {"replicas": 1}
+    if workload == "distributed-job":
+        spec["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
+    if volcano:
+        spec["scheduling"] = {"scheduler": "volcano", "priorityClassName": "gang"}
+        if workload in ("job", "distributed-job"):
+            spec.pop("priorityClassName")  # a batch Job's pods carry the gang's
+    data = {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "demo", "namespace": "ml", "annotations": {"owner": "ads"}},
+        "spec": spec,
+    }
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+@pytest.mark.parametrize(("workload", "volcano", "role"), POD_SETTINGS_CASES)
+def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
+    text = pod_settings_spec(workload, volcano, role)
+    manifests = api.render_document(parse_spec(text, "spec.yaml")).manifests
+    objects = [m.obj for m in manifests]
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    assert not [d for d in imported.diagnostics if d.is_error]
+    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == objects
+    spec = imported.spec["spec"]
+    for key in ("imagePullSecrets", "podLabels", "podAnnotations", "runtimeClassName"):
+        assert spec[key] == POD_SETTINGS[key]
+        assert spec["worker"].get(key) == (WORKER_SETTINGS[key] if role else None)
+    # read back from the cluster: nothing lost either
+    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
+    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []

@@ -200,3 +200,50 @@ def test_every_overlay_kustomization_states_the_namespace_it_deploys_to(
     assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
     overlay = tmp_path / "deploy" / "ns-demo" / "overlays" / "prod" / "kustomization.yaml"
     assert yaml.safe_load(overlay.read_text()).get("namespace") == stated
+
+
+POD_SETTINGS_SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: pods, namespace: ml}
+spec:
+  workload: distributed-job
+  image: img:1
+  imagePullSecrets: [regcred]
+  podAnnotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: "false"}
+  worker: {replicas: 2}
+  volumes: [{name: data, mountPath: /data, emptyDir: {}}]
+  distributed: {volume: data, trainConfigDir: qs}
+  dataPrep: {volume: data, image: img:1}
+overlays:
+  prod:
+    spec:
+      imagePullSecrets: [prod-registry]
+      serviceAccountName: trainer
+      podLabels: {sidecar.istio.io/inject: "false"}
+      podAnnotations: null
+      priorityClassName: high-priority
+      terminationGracePeriodSeconds: 300
+      runtimeClassName: nvidia
+      worker: {podAnnotations: {team: ml}}
+"""
+
+
+def test_pod_settings_in_an_overlay_build_to_the_merged_render(tmp_path):
+    """Each pod setting set, replaced or removed by an overlay; for distributed-job the
+    user's account also drops the job's own ServiceAccount and rebinds its Role."""
+    spec = tmp_path / "pods.yaml"
+    spec.write_text(POD_SETTINGS_SPEC)
+    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    (rendered,) = api.render_specs([spec])
+    prod = {
+        (m.obj["kind"], m.obj["metadata"]["name"]): m.obj for m in rendered.environments["prod"]
+    }
+    assert ("ServiceAccount", "pods") not in prod
+    pod = prod[("Job", "pods")]["spec"]["template"]
+    assert pod["spec"]["serviceAccountName"] == "trainer"
+    assert pod["spec"]["imagePullSecrets"] == [{"name": "prod-registry"}]
+    assert pod["metadata"]["annotations"] == {"team": "ml"}
+    data = prod[("Job", "pods-data")]["spec"]["template"]
+    assert data["spec"]["runtimeClassName"] == "nvidia"
+    assert "annotations" not in data["metadata"]

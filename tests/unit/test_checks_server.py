@@ -652,3 +652,16 @@ def test_an_image_with_surrounding_whitespace_is_an_error_wherever_it_is_set():
         "spec.yaml:9:32: error: $.spec.dataPrep.image: image 'img:3\\t' has leading or trailing "
         "whitespace: the API server refuses the pods (remove the whitespace) [image-whitespace]",
     ]
+
+
+def test_a_batch_jobs_pod_priority_other_than_the_gangs_is_an_error():
+    gang = "  scheduling: {scheduler: volcano, priorityClassName: gang}\n"
+    body = JOB + gang + "  priorityClassName: gang\n  worker: {priorityClassName: own}\n"
+    assert only(body, "priority-class") == [
+        "spec.yaml:9:31: error: $.spec.worker.priorityClassName: priorityClassName 'own' "
+        "differs from the gang's 'gang': a job's pods give Volcano's group for them its "
+        "priority, so the gang's would be lost (leave the pods' priorityClassName out (they "
+        "carry the gang's), or set the same) [priority-class]"
+    ]
+    operator = body.replace("workload: job", "workload: paddlejob")
+    assert only(operator, "priority-class") == []  # the operator's PodGroup has the gang's

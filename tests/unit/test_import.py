@@ -284,9 +284,6 @@ def test_sidecars_init_containers_and_volumes_without_a_spec_form_are_lossy():
             "spec's pods have none",
             "Job/wide-deep: volume 'creds' (secret) is not carried over: mounted at "
             "/etc/creds, it has no spec volume form",
-            "Job/wide-deep: priorityClassName 'high' is not carried over: without Volcano the "
-            "spec has no place for it (spec.scheduling.priorityClassName is the Volcano "
-            "gang's); the pods run at the default priority",
         ]
     )
 
@@ -314,6 +311,7 @@ def test_what_a_pod_holds_that_the_spec_can_express_is_mapped():
         "limits": {"memory": "8Gi"},
     }
     assert spec["nodeSelector"] == {"pool": "gpu"}
+    assert spec["priorityClassName"] == "high"  # the pods' own, without Volcano
     assert spec["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
     ]
@@ -410,11 +408,25 @@ def test_another_scheduler_is_lossy_the_default_one_is_not():
 def test_settings_that_differ_between_roles_are_lossy():
     text = kubeflow().replace(
         "      template:\n        spec:\n",
-        "      template:\n        spec:\n          priorityClassName: high\n",
+        "      template:\n        spec:\n          securityContext: {fsGroup: 1000}\n",
         1,
     )
     notes = lossy(imported(text))
-    assert any('priorityClassName differs between roles ("high", null)' in n for n in notes)
+    assert any("security differs between roles" in n for n in notes)
+
+
+def test_pod_settings_that_differ_between_roles_stay_on_the_roles():
+    text = kubeflow().replace(
+        "      template:\n        spec:\n",
+        "      template:\n        metadata: {labels: {tier: ps}}\n        spec:\n"
+        "          priorityClassName: high\n",
+        1,
+    )
+    result = imported(text)
+    spec = result.spec["spec"]
+    assert (spec["ps"]["priorityClassName"], spec["ps"]["podLabels"]) == ("high", {"tier": "ps"})
+    assert "priorityClassName" not in spec["worker"]
+    assert lossy(result) == []
 
 
 def test_derived_names_are_cosmetic_and_a_gang_of_other_resources_is_lossy():
@@ -445,7 +457,8 @@ def test_each_sample_imports_to_a_valid_spec_that_renders(name):
     ("pod_field", "kind", "said_"),
     [
         ("hostNetwork: true", "lossy", "spec.template.spec.hostNetwork = true: not carried over"),
-        ("imagePullSecrets: [{name: regcred}]", "lossy", "imagePullSecrets[0].name"),
+        ("hostIPC: true", "lossy", "spec.template.spec.hostIPC = true: not carried over"),
+        ("imagePullSecrets: [{name: a, x: b}]", "lossy", "imagePullSecrets[0].name"),
         ("automountServiceAccountToken: true", "lossy", "automountServiceAccountToken follows"),
         ("dnsPolicy: ClusterFirst", "cosmetic", "defaults spec.template.spec.dnsPolicy left"),
         ("dnsPolicy: None", "lossy", 'spec.template.spec.dnsPolicy = "None"'),
@@ -484,10 +497,10 @@ spec:
     result = imported(kubeflow(), data)
     assert result.spec["spec"]["dataPrep"] == {"volume": "data"}
     assert lossy(result) == [
+        'Job/kf-data: priorityClassName "low" is not carried over: the data Job takes '
+        "priorityClassName from the spec (unset)",
         'Job/kf-data: security {} becomes the spec\'s {"restricted": false}: the data Job '
         "takes spec.security",
-        "Job/kf-data: priorityClassName 'low' is not carried over: the data Job runs at the "
-        "default priority",
     ]
 
 

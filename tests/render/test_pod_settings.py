@@ -1,0 +1,229 @@
+"""The pod settings (spec.model.POD_FIELDS), spec-wide and per role, on every workload's pods
+and the data Job's: imagePullSecrets, serviceAccountName, podLabels, podAnnotations,
+priorityClassName, terminationGracePeriodSeconds, runtimeClassName."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from paddlegen import api
+from paddlegen.spec.loader import parse_spec
+from paddlegen.yamlio import dump_yaml
+
+SETTINGS: dict[str, Any] = {
+    "imagePullSecrets": ["regcred"],
+    "serviceAccountName": "trainer",
+    "podLabels": {"sidecar.istio.io/inject": "false", "team": "pods"},
+    "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+    "priorityClassName": "high-priority",
+    "terminationGracePeriodSeconds": 120,
+    "runtimeClassName": "nvidia",
+}
+# What a role's own value replaces the spec-wide one with.
+OVERRIDES: dict[str, Any] = {
+    "imagePullSecrets": ["other"],
+    "serviceAccountName": "worker-identity",
+    "podLabels": {"tier": "worker"},
+    "podAnnotations": {"sidecar.istio.io/inject": "false"},
+    "priorityClassName": "low-priority",
+    "terminationGracePeriodSeconds": 5,
+    "runtimeClassName": "gvisor",
+}
+ROLES = {
+    "job": {"worker": {}},
+    "distributed-job": {"worker": {"replicas": 2}},
+    "paddlejob": {"ps": {"replicas": 1}, "worker": {"replicas": 2}},
+    "kubeflow-paddlejob": {"ps": {"replicas": 1}, "worker": {"replicas": 2}},
+}
+WORKLOADS = tuple(ROLES)
+
+
+def spec(workload: str, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "workload": workload,
+        "image": "r/train:v1",
+        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
+        "dataPrep": {"volume": "data", "image": "r/data:v1"},
+        **{role: dict(value) for role, value in ROLES[workload].items()},
+        **extra,
+    }
+    if workload == "distributed-job":
+        body["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
+    return {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "demo", "namespace": "ml", "labels": {"team": "ads"}},
+        "spec": body,
+    }
+
+
+def render(data: dict[str, Any]) -> list[dict[str, Any]]:
+    doc = parse_spec(dump_yaml(data), "case.yaml")
+    errors = [d for d in api.validate_document(doc) if d.is_error]
+    assert not errors, errors
+    return [m.obj for m in api.render_document(doc, argocd=False).manifests]
+
+
+def training_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """role -> pod template of the training object."""
+    main = next(o for o in objects if o["metadata"]["name"] == "demo" and "spec" in o)
+    body = main["spec"]
+    if main["kind"] == "Job":
+        return {"worker": body["template"]}
+    if main["apiVersion"].startswith("kubeflow.org"):
+        kinds = {"Master": "ps", "Worker": "worker"}
+        return {kinds[k]: v["template"] for k, v in body["paddleReplicaSpecs"].items()}
+    return {role: body[role]["template"] for role in ("ps", "worker", "heter") if role in body}
+
+
+def data_pod(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    (job,) = [o for o in objects if o["metadata"]["name"] == "demo-data"]
+    template: dict[str, Any] = job["spec"]["template"]
+    return template
+
+
+def landed(template: dict[str, Any]) -> dict[str, Any]:
+    """The pod settings as a template carries them, in the spec's terms."""
+    pod, meta = template["spec"], template["metadata"]
+    return {
+        "imagePullSecrets": [s["name"] for s in pod.get("imagePullSecrets", [])],
+        "serviceAccountName": pod.get("serviceAccountName"),
+        "podLabels": meta["labels"],
+        "podAnnotations": meta.get("annotations", {}),
+        "priorityClassName": pod.get("priorityClassName"),
+        "terminationGracePeriodSeconds": pod.get("terminationGracePeriodSeconds"),
+        "runtimeClassName": pod.get("runtimeClassName"),
+    }
+
+
+def expected(values: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    recommended = {
+        "app.kubernetes.io/component": "training",
+        "app.kubernetes.io/instance": "demo",
+        "app.kubernetes.io/managed-by": "paddlegen",
+        "app.kubernetes.io/name": "demo",
+        "app.kubernetes.io/part-of": "paddlepaddle",
+    }
+    return {
+        **values,
+        # podLabels beside metadata.labels (which they override), the recommended ones win
+        "podLabels": {"team": "ads", **values["podLabels"], **recommended},
+        "podAnnotations": {**values["podAnnotations"], **(annotations or {})},
+    }
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_spec_wide_settings_land_on_every_pod_and_the_data_job(workload):
+    objects = render(spec(workload, **SETTINGS))
+    pods = training_pods(objects)
+    assert set(pods) == set(ROLES[workload])
+    for template in pods.values():
+        assert landed(template) == expected(SETTINGS)
+    assert landed(data_pod(objects)) == expected(SETTINGS)
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_a_roles_own_settings_replace_the_spec_wide_ones_for_its_pods_only(workload):
+    data = spec(workload, **SETTINGS)
+    data["spec"]["worker"].update(OVERRIDES)
+    objects = render(data)
+    pods = training_pods(objects)
+    assert landed(pods["worker"]) == expected(OVERRIDES)
+    for role in set(pods) - {"worker"}:
+        assert landed(pods[role]) == expected(SETTINGS)
+    assert landed(data_pod(objects)) == expected(SETTINGS)  # the data Job takes the spec's
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_without_the_settings_nothing_changes(workload):
+    objects = render(spec(workload))
+    for template in [*training_pods(objects).values(), data_pod(objects)]:
+        pod = template["spec"]
+        for key in ("imagePullSecrets", "priorityClassName", "runtimeClassName"):
+            assert key not in pod
+        assert "terminationGracePeriodSeconds" not in pod
+        assert "annotations" not in template["metadata"]
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_a_users_account_gets_no_api_token_except_for_distributed_peer_discovery(workload):
+    objects = render(spec(workload, serviceAccountName="trainer"))
+    for template in training_pods(objects).values():
+        token = template["spec"]["automountServiceAccountToken"]
+        assert token is (workload == "distributed-job")
+    assert data_pod(objects)["spec"]["automountServiceAccountToken"] is False
+
+
+def test_distributed_binds_its_peer_discovery_role_to_the_users_account():
+    objects = render(spec("distributed-job", serviceAccountName="trainer"))
+    kinds = {o["kind"]: o for o in objects}
+    assert "ServiceAccount" not in kinds  # the user's exists already
+    assert kinds["Role"]["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
+    ]
+    binding = kinds["RoleBinding"]
+    assert binding["roleRef"]["name"] == "demo"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "trainer", "namespace": "ml"}]
+    assert training_pods(objects)["worker"]["spec"]["serviceAccountName"] == "trainer"
+
+
+def test_distributed_without_an_account_keeps_its_own():
+    objects = render(spec("distributed-job"))
+    kinds = {o["kind"]: o for o in objects}
+    assert kinds["ServiceAccount"]["metadata"]["name"] == "demo"
+    assert kinds["RoleBinding"]["subjects"][0]["name"] == "demo"
+    pod = training_pods(objects)["worker"]["spec"]
+    assert (pod["serviceAccountName"], pod["automountServiceAccountToken"]) == ("demo", True)
+
+
+def test_the_recommended_labels_win_over_pod_labels():
+    objects = render(spec("paddlejob", podLabels={"app.kubernetes.io/instance": "other"}))
+    for template in training_pods(objects).values():
+        assert template["metadata"]["labels"]["app.kubernetes.io/instance"] == "demo"
+
+
+@pytest.mark.parametrize("workload", ["job", "distributed-job"])
+def test_under_volcano_a_batch_jobs_pods_carry_the_gangs_priority_unless_they_have_their_own(
+    workload,
+):
+    gang = {"scheduler": "volcano", "priorityClassName": "gang"}
+    objects = render(spec(workload, scheduling=gang))
+    assert training_pods(objects)["worker"]["spec"]["priorityClassName"] == "gang"
+    assert "priorityClassName" not in data_pod(objects)["spec"]  # outside the gang
+    objects = render(spec(workload, scheduling={"scheduler": "volcano"}, priorityClassName="p"))
+    assert training_pods(objects)["worker"]["spec"]["priorityClassName"] == "p"
+    assert data_pod(objects)["spec"]["priorityClassName"] == "p"
+
+
+@pytest.mark.parametrize("workload", ["paddlejob", "kubeflow-paddlejob"])
+def test_an_operators_gang_keeps_its_priority_and_the_pods_have_their_own(workload):
+    gang = {"scheduler": "volcano", "priorityClassName": "gang"}
+    objects = render(spec(workload, scheduling=gang, priorityClassName="pods"))
+    main = next(o for o in objects if o["kind"] == "PaddleJob")
+    policy = main["spec"].get("schedulingPolicy") or main["spec"]["runPolicy"]["schedulingPolicy"]
+    assert policy["priorityClass"] == "gang"
+    for template in training_pods(objects).values():
+        assert template["spec"]["priorityClassName"] == "pods"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("podLabels", {"team": "not a label value"}, "is not a Kubernetes label value"),
+        ("podLabels", {"bad key!": "x"}, "is not a Kubernetes qualified name"),
+        ("podAnnotations", {"bad key!": "x"}, "is not a Kubernetes qualified name"),
+        ("imagePullSecrets", ["Reg_Cred"], "is not a DNS-1123 subdomain"),
+        ("serviceAccountName", "Trainer", "is not a DNS-1123 subdomain"),
+        ("terminationGracePeriodSeconds", -1, "less than the minimum of 0"),
+    ],
+)
+def test_pod_settings_are_checked_like_the_objects_own(field, value, said):
+    for where in ("spec", "worker"):
+        data = spec("paddlejob")
+        target = data["spec"] if where == "spec" else data["spec"]["worker"]
+        target[field] = value
+        doc = parse_spec(dump_yaml(data), "case.yaml")
+        messages = [d.message for d in api.validate_document(doc) if d.is_error]
+        assert any(said in m for m in messages), messages
