@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -213,9 +214,24 @@ def state_dir(explicit: str | Path | None = None) -> Path:
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port no one listens on, below the kernel's ephemeral range: a port the kernel
+    hands out (bind to 0) is also what it picks for the source port of any outgoing connection,
+    so between our pick and the component's own bind another process could take it (seen:
+    argocd-repo-server "bind: address already in use" while other builds downloaded)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768  # Linux's default
+    chooser = random.SystemRandom()
+    for _ in range(200):
+        port = chooser.randrange(10000, max(low, 10001))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use: try another
+            return port
+    raise ClusterError("no free loopback port below the ephemeral range")
 
 
 def alive(pid: int, binary: str) -> bool:
