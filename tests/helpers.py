@@ -80,3 +80,24 @@ spec:
       restartPolicy: Never
       hostNetwork: true
 """
+
+
+POD_SETTINGS: dict[str, Any] = {
+    "imagePullSecrets": ["regcred"],
+    "serviceAccountName": "trainer",
+    "podLabels": {"sidecar.istio.io/inject": "false"},
+    "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+    "priorityClassName": "high-priority",
+    "terminationGracePeriodSeconds": 120,
+    "runtimeClassName": "nvidia",
+}
+# What a role's own value replaces the spec-wide one with.
+ROLE_POD_SETTINGS: dict[str, Any] = {
+    "imagePullSecrets": ["other"],
+    "serviceAccountName": "worker-identity",
+    "podLabels": {"tier": "worker"},
+    "podAnnotations": {"sidecar.istio.io/inject": "false"},
+    "priorityClassName": "low-priority",
+    "terminationGracePeriodSeconds": 5,
+    "runtimeClassName": "gvisor",
+}

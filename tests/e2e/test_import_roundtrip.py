@@ -20,6 +20,7 @@ from paddlegen.authoring.importer import import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
+from tests.helpers import POD_SETTINGS, ROLE_POD_SETTINGS
 from tests.seeds import manifest_blocks, seed_text
 
 EXAMPLES = example_specs()
@@ -258,24 +259,6 @@ def test_seed_001_cluster_job_lists_what_paddlegen_changes():
 
 
 # The pod settings spec-wide, and a role's own: each comes back from the objects.
-POD_SETTINGS = {
-    "imagePullSecrets": ["regcred"],
-    "serviceAccountName": "trainer",
-    "podLabels": {"sidecar.istio.io/inject": "false"},
-    "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
-    "priorityClassName": "high-priority",
-    "terminationGracePeriodSeconds": 120,
-    "runtimeClassName": "nvidia",
-}
-WORKER_SETTINGS = {
-    "imagePullSecrets": ["other"],
-    "serviceAccountName": "worker-identity",
-    "podLabels": {"tier": "worker"},
-    "podAnnotations": {"sidecar.istio.io/inject": "false"},
-    "priorityClassName": "low-priority",
-    "terminationGracePeriodSeconds": 5,
-    "runtimeClassName": "gvisor",
-}
 POD_SETTINGS_CASES = [
     (workload, volcano, role)
     for workload in ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
@@ -287,7 +270,7 @@ POD_SETTINGS_CASES = [
 def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
     worker: dict = {"replicas": 1 if workload == "job" else 2}
     if role:
-        worker.update(WORKER_SETTINGS)
+        worker.update(ROLE_POD_SETTINGS)
     spec: dict = {
         "workload": workload,
         "image": "r/train:v1",
@@ -328,7 +311,7 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     spec = imported.spec["spec"]
     for key in ("imagePullSecrets", "podLabels", "podAnnotations", "runtimeClassName"):
         assert spec[key] == POD_SETTINGS[key]
-        assert spec["worker"].get(key) == (WORKER_SETTINGS[key] if role else None)
+        assert spec["worker"].get(key) == (ROLE_POD_SETTINGS[key] if role else None)
     # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []

@@ -11,26 +11,13 @@ import pytest
 from paddlegen import api
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
+from tests.helpers import POD_SETTINGS, ROLE_POD_SETTINGS
 
 SETTINGS: dict[str, Any] = {
-    "imagePullSecrets": ["regcred"],
-    "serviceAccountName": "trainer",
-    "podLabels": {"sidecar.istio.io/inject": "false", "team": "pods"},
-    "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
-    "priorityClassName": "high-priority",
-    "terminationGracePeriodSeconds": 120,
-    "runtimeClassName": "nvidia",
+    **POD_SETTINGS,
+    "podLabels": {**POD_SETTINGS["podLabels"], "team": "pods"},
 }
-# What a role's own value replaces the spec-wide one with.
-OVERRIDES: dict[str, Any] = {
-    "imagePullSecrets": ["other"],
-    "serviceAccountName": "worker-identity",
-    "podLabels": {"tier": "worker"},
-    "podAnnotations": {"sidecar.istio.io/inject": "false"},
-    "priorityClassName": "low-priority",
-    "terminationGracePeriodSeconds": 5,
-    "runtimeClassName": "gvisor",
-}
+OVERRIDES = ROLE_POD_SETTINGS
 ROLES = {
     "job": {"worker": {}},
     "distributed-job": {"worker": {"replicas": 2}},

@@ -13,6 +13,7 @@ from paddlegen.authoring.explain import OUTPUTS, explain, field_paths, format_do
 from paddlegen.errors import InputError
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
+from tests.helpers import POD_SETTINGS
 
 _VOLUMES = [
     {
@@ -67,13 +68,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.gpus": 2,
     "spec.nodeSelector": {"disk": "ssd"},
     "spec.shm": "3Gi",
-    "spec.imagePullSecrets": ["regcred"],
-    "spec.serviceAccountName": "trainer",
-    "spec.podLabels": {"sidecar.istio.io/inject": "false"},
-    "spec.podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
-    "spec.priorityClassName": "high-priority",
-    "spec.terminationGracePeriodSeconds": 120,
-    "spec.runtimeClassName": "nvidia",
+    **{f"spec.{key}": value for key, value in POD_SETTINGS.items()},
     "spec.worker.replicas": 3,
     "spec.ps.replicas": 3,
     "spec.heter.replicas": 2,
