@@ -90,6 +90,14 @@ POD_SETTINGS: dict[str, Any] = {
     "priorityClassName": "high-priority",
     "terminationGracePeriodSeconds": 120,
     "runtimeClassName": "nvidia",
+    "topologySpreadConstraints": [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "demo"}},
+        }
+    ],
 }
 # What a role's own value replaces the spec-wide one with.
 ROLE_POD_SETTINGS: dict[str, Any] = {
@@ -100,4 +108,20 @@ ROLE_POD_SETTINGS: dict[str, Any] = {
     "priorityClassName": "low-priority",
     "terminationGracePeriodSeconds": 5,
     "runtimeClassName": "gvisor",
+    "topologySpreadConstraints": [
+        {
+            "maxSkew": 2,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "minDomains": 2,
+            "labelSelector": {
+                "matchExpressions": [
+                    {"key": "app.kubernetes.io/instance", "operator": "In", "values": ["demo"]}
+                ]
+            },
+            "matchLabelKeys": ["batch.kubernetes.io/controller-uid"],
+            "nodeAffinityPolicy": "Ignore",
+            "nodeTaintsPolicy": "Honor",
+        }
+    ],
 }

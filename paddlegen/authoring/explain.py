@@ -31,6 +31,7 @@ _POD_PLACES = {
     "priorityClassName": "spec.priorityClassName",
     "terminationGracePeriodSeconds": "spec.terminationGracePeriodSeconds",
     "runtimeClassName": "spec.runtimeClassName",
+    "topologySpreadConstraints": "spec.topologySpreadConstraints",
 }
 
 

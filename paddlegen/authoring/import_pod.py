@@ -240,7 +240,12 @@ def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
         take(spec, "serviceAccount")  # the deprecated alias the API server fills in
     out: dict[str, Any] = {
         key: spec.pop(key)
-        for key in ("serviceAccountName", "priorityClassName", "runtimeClassName")
+        for key in (
+            "serviceAccountName",
+            "priorityClassName",
+            "runtimeClassName",
+            "topologySpreadConstraints",
+        )
         if key in spec
     }
     if spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE) != DEFAULT_GRACE:

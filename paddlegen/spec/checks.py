@@ -1244,6 +1244,71 @@ def _env_key_refs(ctx: _Ctx) -> Iterator[Diagnostic]:
                 )
 
 
+def _topology_spread(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """What the API server refuses in topologySpreadConstraints that the schema cannot see
+    (validateTopologySpreadConstraints, ValidateLabelSelector): two constraints with the same
+    topologyKey and whenUnsatisfiable, minDomains without DoNotSchedule, matchLabelKeys
+    without a labelSelector or with a key it names, values that do not fit the operator."""
+    for place, section in _container_places(ctx, "topologySpreadConstraints"):
+        seen: dict[tuple[str, str], int] = {}
+        base: FieldPath = (*place, "topologySpreadConstraints")
+        for i, constraint in enumerate(section["topologySpreadConstraints"]):
+            here: FieldPath = (*base, i)
+            pair = (constraint["topologyKey"], constraint["whenUnsatisfiable"])
+            if pair in seen:
+                yield ctx.error(
+                    (*here, "topologyKey"),
+                    f"topologyKey '{pair[0]}' with whenUnsatisfiable {pair[1]} is already "
+                    f"constrained at {format_path((*base, seen[pair]))}",
+                    "topology-spread",
+                    "merge the two into one constraint",
+                )
+            seen.setdefault(pair, i)
+            if "minDomains" in constraint and pair[1] != "DoNotSchedule":
+                yield ctx.error(
+                    (*here, "minDomains"),
+                    f"minDomains needs whenUnsatisfiable DoNotSchedule, not {pair[1]}: only "
+                    "DoNotSchedule counts domains",
+                    "topology-spread",
+                    "set whenUnsatisfiable: DoNotSchedule, or drop minDomains",
+                )
+            selector = constraint.get("labelSelector", {})
+            yield from _selector_values(ctx, (*here, "labelSelector"), selector)
+            if "matchLabelKeys" in constraint and "labelSelector" not in constraint:
+                yield ctx.error(
+                    (*here, "matchLabelKeys"),
+                    "matchLabelKeys narrows labelSelector, and the constraint has none",
+                    "topology-spread",
+                    "add a labelSelector, e.g. matchLabels: {app.kubernetes.io/instance: <name>}",
+                )
+            selected = {*selector.get("matchLabels", {})}
+            selected |= {e["key"] for e in selector.get("matchExpressions", [])}
+            for j, key in enumerate(constraint.get("matchLabelKeys", [])):
+                if key in selected:
+                    yield ctx.error(
+                        (*here, "matchLabelKeys", j),
+                        f"'{key}' is in labelSelector too: the API server refuses a key in both",
+                        "topology-spread",
+                        "keep it in one of them",
+                    )
+
+
+def _selector_values(ctx: _Ctx, where: FieldPath, selector: dict[str, Any]) -> Iterator[Diagnostic]:
+    """In and NotIn compare with at least one value; Exists and DoesNotExist take none."""
+    for i, requirement in enumerate(selector.get("matchExpressions", [])):
+        operator, values = requirement["operator"], requirement.get("values", [])
+        compares = operator in ("In", "NotIn")
+        if compares == bool(values):
+            continue
+        yield ctx.error(
+            (*where, "matchExpressions", i, *(() if compares else ("values",))),
+            f"operator {operator} "
+            + ("needs at least one value" if compares else "looks at the key alone: no values"),
+            "topology-spread",
+            "add values: [...]" if compares else "drop values",
+        )
+
+
 def _host_paths(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A hostPath names its directory without '..' (validatePathNoBacksteps)."""
     for i, volume in enumerate(ctx.spec.get("volumes", [])):
@@ -1355,6 +1420,7 @@ CHECKS: tuple[Check, ...] = (
     _volume_server_rules,
     _tolerations,
     _env_key_refs,
+    _topology_spread,
     _host_paths,
     _image_whitespace,
 )
@@ -1409,6 +1475,7 @@ RULES: tuple[str, ...] = (
     "env-key-ref",
     "host-path",
     "image-whitespace",
+    "topology-spread",
 )
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

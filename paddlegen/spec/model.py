@@ -31,6 +31,7 @@ POD_FIELDS = (
     "priorityClassName",
     "terminationGracePeriodSeconds",
     "runtimeClassName",
+    "topologySpreadConstraints",
 )
 ROLE_FIELDS = (
     "image",
@@ -71,6 +72,7 @@ class Role:
     priorityClassName: str | None = None  # the pods' own, with any scheduler
     terminationGracePeriodSeconds: int | None = None
     runtimeClassName: str | None = None
+    topologySpreadConstraints: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -346,6 +348,7 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         priorityClassName=get("priorityClassName"),
         terminationGracePeriodSeconds=get("terminationGracePeriodSeconds"),
         runtimeClassName=get("runtimeClassName"),
+        topologySpreadConstraints=list(get("topologySpreadConstraints", [])),
     )
 
 

@@ -309,7 +309,13 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert [m.obj for m in again] == objects
     spec = imported.spec["spec"]
-    for key in ("imagePullSecrets", "podLabels", "podAnnotations", "runtimeClassName"):
+    for key in (
+        "imagePullSecrets",
+        "podLabels",
+        "podAnnotations",
+        "runtimeClassName",
+        "topologySpreadConstraints",
+    ):
         assert spec[key] == POD_SETTINGS[key]
         assert spec["worker"].get(key) == (ROLE_POD_SETTINGS[key] if role else None)
     # read back from the cluster: nothing lost either

@@ -225,6 +225,8 @@ overlays:
       priorityClassName: high-priority
       terminationGracePeriodSeconds: 300
       runtimeClassName: nvidia
+      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
       worker: {podAnnotations: {team: ml}}
 """
 
@@ -246,4 +248,5 @@ def test_pod_settings_in_an_overlay_build_to_the_merged_render(tmp_path):
     assert pod["metadata"]["annotations"] == {"team": "ml"}
     data = prod[("Job", "pods-data")]["spec"]["template"]
     assert data["spec"]["runtimeClassName"] == "nvidia"
+    assert data["spec"]["topologySpreadConstraints"][0]["maxSkew"] == 1
     assert "annotations" not in data["metadata"]
