@@ -125,3 +125,29 @@ ROLE_POD_SETTINGS: dict[str, Any] = {
         }
     ],
 }
+# The training container's env sources, spec-wide and a role's own: every valueFrom kind, and
+# envFrom with a ConfigMap and a Secret.
+ENV_SOURCES: dict[str, Any] = {
+    "env": [
+        {"name": "LEVEL", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "level"}}},
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {
+            "name": "MEMORY_MI",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}},
+        },
+    ],
+    "envFrom": [
+        {"configMapRef": {"name": "training-config"}},
+        {"secretRef": {"name": "s3-credentials", "optional": True}, "prefix": "S3_"},
+    ],
+}
+ROLE_ENV_SOURCES: dict[str, Any] = {
+    "env": [
+        {
+            "name": "TOKEN",
+            "valueFrom": {"secretKeyRef": {"name": "hub", "key": "token", "optional": True}},
+        },
+        {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+    ],
+    "envFrom": [{"configMapRef": {"name": "worker-config", "optional": True}, "prefix": "W_"}],
+}

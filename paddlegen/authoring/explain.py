@@ -81,6 +81,7 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
         "spec.command": _each(_ALL, f"{_CONTAINER}.command"),
         "spec.args": _each(_ALL, f"{_CONTAINER}.args"),
         "spec.env": _each(_ALL, f"{_CONTAINER}.env"),
+        "spec.envFrom": _each(_ALL, f"{_CONTAINER}.envFrom"),
         "spec.resources": _each(_ALL, f"{_CONTAINER}.resources"),
         "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[nvidia.com/gpu]"),
         "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),

@@ -182,7 +182,7 @@ def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: b
         )
     role: dict[str, Any] = {
         key: container.pop(key)
-        for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env")
+        for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env", "envFrom")
         if key in container
     }
     role.update(_resources(container))

@@ -40,6 +40,7 @@ ROLE_FIELDS = (
     "args",
     "workingDir",
     "env",
+    "envFrom",
     "resources",
     "gpus",
     "nodeSelector",
@@ -72,6 +73,7 @@ class Role:
     priorityClassName: str | None = None  # the pods' own, with any scheduler
     terminationGracePeriodSeconds: int | None = None
     runtimeClassName: str | None = None
+    envFrom: list[dict[str, Any]] = field(default_factory=list)  # after the env, which wins
     topologySpreadConstraints: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -349,12 +351,13 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         terminationGracePeriodSeconds=get("terminationGracePeriodSeconds"),
         runtimeClassName=get("runtimeClassName"),
         topologySpreadConstraints=list(get("topologySpreadConstraints", [])),
+        envFrom=list(get("envFrom", [])),
     )
 
 
 # What the data Job takes from the spec-wide defaults: where it may run, how to pull and every
-# pod setting (never a role's). Not the training command, env or compute resources (GPUs),
-# which belong to the trainers.
+# pod setting (never a role's). Not the training command, env (nor envFrom) or compute resources
+# (GPUs), which belong to the trainers.
 DATA_PREP_INHERITS = (
     "image",
     "imagePullPolicy",

@@ -20,7 +20,7 @@ from paddlegen.authoring.importer import import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
-from tests.helpers import POD_SETTINGS, ROLE_POD_SETTINGS
+from tests.helpers import ENV_SOURCES, POD_SETTINGS, ROLE_ENV_SOURCES, ROLE_POD_SETTINGS
 from tests.seeds import manifest_blocks, seed_text
 
 EXAMPLES = example_specs()
@@ -270,13 +270,14 @@ POD_SETTINGS_CASES = [
 def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
     worker: dict = {"replicas": 1 if workload == "job" else 2}
     if role:
-        worker.update(ROLE_POD_SETTINGS)
+        worker.update({**ROLE_POD_SETTINGS, **ROLE_ENV_SOURCES})
     spec: dict = {
         "workload": workload,
         "image": "r/train:v1",
         # as the API server defaults it in the data Job (the operators' pods keep none)
         "imagePullPolicy": "IfNotPresent",
         **POD_SETTINGS,
+        **ENV_SOURCES,
         "worker": worker,
         "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
         "dataPrep": {"volume": "data", "image": "r/data:v1"},
@@ -318,6 +319,8 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     ):
         assert spec[key] == POD_SETTINGS[key]
         assert spec["worker"].get(key) == (ROLE_POD_SETTINGS[key] if role else None)
+    for key, value in ENV_SOURCES.items():  # a single role's may be the spec's (no data Job's)
+        assert spec["worker"].get(key, spec.get(key)) == (ROLE_ENV_SOURCES[key] if role else value)
     # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []

@@ -227,7 +227,8 @@ overlays:
       runtimeClassName: nvidia
       topologySpreadConstraints:
         - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
-      worker: {podAnnotations: {team: ml}}
+      envFrom: [{configMapRef: {name: prod-config}}]
+      worker: {podAnnotations: {team: ml}, envFrom: [{secretRef: {name: worker-s3}, prefix: S3_}]}
 """
 
 
@@ -246,6 +247,9 @@ def test_pod_settings_in_an_overlay_build_to_the_merged_render(tmp_path):
     assert pod["spec"]["serviceAccountName"] == "trainer"
     assert pod["spec"]["imagePullSecrets"] == [{"name": "prod-registry"}]
     assert pod["metadata"]["annotations"] == {"team": "ml"}
+    assert pod["spec"]["containers"][0]["envFrom"] == [
+        {"secretRef": {"name": "worker-s3"}, "prefix": "S3_"}
+    ]
     data = prod[("Job", "pods-data")]["spec"]["template"]
     assert data["spec"]["runtimeClassName"] == "nvidia"
     assert data["spec"]["topologySpreadConstraints"][0]["maxSkew"] == 1

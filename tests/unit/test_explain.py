@@ -64,6 +64,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.command": ["other"],
     "spec.args": ["--x"],
     "spec.env": [{"name": "X", "value": "1"}],
+    "spec.envFrom": [{"configMapRef": {"name": "other"}}],
     "spec.resources": {"requests": {"cpu": "3"}},
     "spec.gpus": 2,
     "spec.nodeSelector": {"disk": "ssd"},
