@@ -113,15 +113,11 @@ ROLE_POD_SETTINGS: dict[str, Any] = {
             "maxSkew": 2,
             "topologyKey": "kubernetes.io/hostname",
             "whenUnsatisfiable": "DoNotSchedule",
-            "minDomains": 2,
             "labelSelector": {
                 "matchExpressions": [
                     {"key": "app.kubernetes.io/instance", "operator": "In", "values": ["demo"]}
                 ]
             },
-            "matchLabelKeys": ["batch.kubernetes.io/controller-uid"],
-            "nodeAffinityPolicy": "Ignore",
-            "nodeTaintsPolicy": "Honor",
         }
     ],
 }

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from paddlegen.errors import InputError
+from paddlegen.spec.model import OBJECT_SOURCES
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, RUN_KEYS
 
@@ -91,6 +92,10 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
             for key, place in _POD_PLACES.items()
         },
         "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
+        **{
+            f"spec.volumes.{source}": _each(_ALL, f"{{tmpl}}.spec.volumes[<name>].{source}")
+            for source in OBJECT_SOURCES
+        },
         "spec.volumes.capacity": _each(
             _ALL,
             "PersistentVolume spec.capacity.storage",

@@ -378,7 +378,7 @@ def _drop_volume(
 def _source(volume: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
     """The spec volume fields for a pod volume, or None (left in place) if it has no spec form."""
     kinds = set(volume) - {"name"}
-    if kinds in ({"hostPath"}, {"emptyDir"}):
+    if kinds in ({"hostPath"}, {"emptyDir"}, {"configMap"}, {"secret"}):
         return {k: volume[k] for k in kinds}
     claim = volume.get("persistentVolumeClaim", {})
     if kinds != {"persistentVolumeClaim"} or not set(claim) <= {"claimName", "readOnly"}:

@@ -16,6 +16,7 @@ from paddlegen.spec.model import (
     CLAIM_SOURCES,
     DISTRIBUTED_DEFAULTS,
     GPU_RESOURCE,
+    OBJECT_SOURCES,
     PV_SOURCES,
     ROLE_NAMES,
     VOLUME_SOURCES,
@@ -178,14 +179,26 @@ def _volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
                     "volume-unique",
                     "set the size with spec.shm, or drop spec.shm to mount your own",
                 )
-    for section in ("distributed", "dataPrep"):
+    for section, use in (("distributed", "the trainers read"), ("dataPrep", "the data Job writes")):
         ref = ctx.spec.get(section, {}).get("volume")
-        if ref is not None and ref not in names:
+        if ref is None:
+            continue
+        if ref not in names:
             yield ctx.error(
                 ("spec", section, "volume"),
                 f"no volume named '{ref}' in spec.volumes",
                 "volume-reference",
                 "defined: " + (", ".join(names) or "none"),
+            )
+            continue
+        source = next((s for s in OBJECT_SOURCES if s in ctx.spec["volumes"][names[ref]]), None)
+        if source:
+            yield ctx.error(
+                ("spec", section, "volume"),
+                f"volume '{ref}' is a {source}: read-only files of one object (at most 1 MiB), "
+                f"not a volume {use} the training data on",
+                "volume-reference",
+                "name a volume that holds data (nfs, efs, cephfs, claim, dynamic, hostPath)",
             )
 
 
@@ -1244,11 +1257,18 @@ def _env_key_refs(ctx: _Ctx) -> Iterator[Diagnostic]:
                 )
 
 
+# Fields of a topology spread constraint newer than PaddleFlow's PaddleJob CRD (v0.3.5, whose pod
+# template has maxSkew, topologyKey, whenUnsatisfiable and labelSelector only): its structural
+# schema prunes them.
+_NOT_IN_PADDLEFLOW_CRD = ("minDomains", "matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy")
+
+
 def _topology_spread(ctx: _Ctx) -> Iterator[Diagnostic]:
     """What the API server refuses in topologySpreadConstraints that the schema cannot see
     (validateTopologySpreadConstraints, ValidateLabelSelector): two constraints with the same
     topologyKey and whenUnsatisfiable, minDomains without DoNotSchedule, matchLabelKeys
-    without a labelSelector or with a key it names, values that do not fit the operator."""
+    without a labelSelector or with a key it names, values that do not fit the operator; and
+    what PaddleFlow's CRD would silently drop."""
     for place, section in _container_places(ctx, "topologySpreadConstraints"):
         seen: dict[tuple[str, str], int] = {}
         base: FieldPath = (*place, "topologySpreadConstraints")
@@ -1272,6 +1292,15 @@ def _topology_spread(ctx: _Ctx) -> Iterator[Diagnostic]:
                     "topology-spread",
                     "set whenUnsatisfiable: DoNotSchedule, or drop minDomains",
                 )
+            for key in _NOT_IN_PADDLEFLOW_CRD if ctx.workload == "paddlejob" else ():
+                if key in constraint:
+                    yield ctx.error(
+                        (*here, key),
+                        f"the PaddleFlow PaddleJob (v0.3.5) pod template has no {key}: the API "
+                        "server would drop it, and the constraint would not hold",
+                        "topology-spread",
+                        "spread with maxSkew, topologyKey, whenUnsatisfiable and labelSelector",
+                    )
             selector = constraint.get("labelSelector", {})
             yield from _selector_values(ctx, (*here, "labelSelector"), selector)
             if "matchLabelKeys" in constraint and "labelSelector" not in constraint:

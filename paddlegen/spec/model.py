@@ -18,7 +18,9 @@ RUN_RECORD_SUFFIX = "-run"
 
 PV_SOURCES = ("nfs", "efs", "cephfs")  # backed by a PersistentVolume paddlegen creates
 CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a PersistentVolumeClaim
-VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir")
+# A ConfigMap's or Secret's keys as read-only files (code, configs): no place for data.
+OBJECT_SOURCES = ("configMap", "secret")
+VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir", *OBJECT_SOURCES)
 # The CSI driver of a cephfs volume's PV (templates/_partials/pv_source.yaml.j2 writes it too).
 CEPHFS_CSI_DRIVER = "cephfs.csi.ceph.com"
 # Pod settings a role may override, each written to the pod spec (or, podLabels and

@@ -259,6 +259,20 @@ def test_seed_001_cluster_job_lists_what_paddlegen_changes():
 
 
 # The pod settings spec-wide, and a role's own: each comes back from the objects.
+# Training code and credentials as files: ConfigMap and Secret volumes come back as they were.
+OBJECT_VOLUMES = [
+    {
+        "name": "code",
+        "mountPath": "/code",
+        "configMap": {"name": "code", "items": [{"key": "a.py", "path": "a.py", "mode": 365}]},
+    },
+    {
+        "name": "creds",
+        "mountPath": "/creds",
+        "readOnly": True,
+        "secret": {"secretName": "creds", "defaultMode": 256, "optional": True},
+    },
+]
 POD_SETTINGS_CASES = [
     (workload, volcano, role)
     for workload in ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
@@ -279,7 +293,7 @@ def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
         **POD_SETTINGS,
         **ENV_SOURCES,
         "worker": worker,
-        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
+        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}, *OBJECT_VOLUMES],
         "dataPrep": {"volume": "data", "image": "r/data:v1"},
     }
     if workload in ("paddlejob", "kubeflow-paddlejob"):
@@ -319,6 +333,7 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     ):
         assert spec[key] == POD_SETTINGS[key]
         assert spec["worker"].get(key) == (ROLE_POD_SETTINGS[key] if role else None)
+    assert spec["volumes"][1:] == OBJECT_VOLUMES
     for key, value in ENV_SOURCES.items():  # a single role's may be the spec's (no data Job's)
         assert spec["worker"].get(key, spec.get(key)) == (ROLE_ENV_SOURCES[key] if role else value)
     # read back from the cluster: nothing lost either

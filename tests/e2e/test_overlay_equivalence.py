@@ -212,7 +212,9 @@ spec:
   imagePullSecrets: [regcred]
   podAnnotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: "false"}
   worker: {replicas: 2}
-  volumes: [{name: data, mountPath: /data, emptyDir: {}}]
+  volumes:
+    - {name: data, mountPath: /data, emptyDir: {}}
+    - {name: code, mountPath: /code, configMap: {name: code, defaultMode: 0444}}
   distributed: {volume: data, trainConfigDir: qs}
   dataPrep: {volume: data, image: img:1}
 overlays:

@@ -244,7 +244,7 @@ def test_topology_spread_constraints_are_checked_by_the_schema(constraints, said
 
 
 def test_topology_spread_constraints_the_api_server_refuses_are_errors_where_they_go_wrong():
-    data = spec("paddlejob")
+    data = spec("kubeflow-paddlejob")
     selector = {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "c", "operator": "In"}]}
     data["spec"]["topologySpreadConstraints"] = [
         SPREAD,
@@ -297,4 +297,33 @@ def test_topology_spread_constraints_the_api_server_refuses_are_errors_where_the
             "topology-spread",
             "operator Exists looks at the key alone: no values",
         ),
+    ]
+
+
+NEWER_SPREAD = {
+    **SPREAD,
+    "minDomains": 2,
+    "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "demo"}},
+    "matchLabelKeys": ["batch.kubernetes.io/controller-uid"],
+    "nodeAffinityPolicy": "Ignore",
+    "nodeTaintsPolicy": "Honor",
+}
+
+
+@pytest.mark.parametrize("workload", ["job", "distributed-job", "kubeflow-paddlejob"])
+def test_every_field_of_a_topology_spread_constraint_lands(workload):
+    objects = render(spec(workload, topologySpreadConstraints=[NEWER_SPREAD]))
+    for template in [*training_pods(objects).values(), data_pod(objects)]:
+        assert template["spec"]["topologySpreadConstraints"] == [NEWER_SPREAD]
+
+
+def test_fields_paddleflows_crd_would_drop_are_refused_for_paddlejob():
+    data = spec("paddlejob")
+    data["spec"]["worker"]["topologySpreadConstraints"] = [NEWER_SPREAD]
+    doc = parse_spec(dump_yaml(data), "case.yaml")
+    found = sorted((d.path, d.rule) for d in api.validate_document(doc) if d.is_error)
+    where = "$.spec.worker.topologySpreadConstraints[0]"
+    assert found == [
+        (f"{where}.{key}", "topology-spread")
+        for key in ("matchLabelKeys", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy")
     ]
