@@ -90,6 +90,14 @@ POD_SETTINGS: dict[str, Any] = {
     "priorityClassName": "high-priority",
     "terminationGracePeriodSeconds": 120,
     "runtimeClassName": "nvidia",
+    "topologySpreadConstraints": [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "demo"}},
+        }
+    ],
 }
 # What a role's own value replaces the spec-wide one with.
 ROLE_POD_SETTINGS: dict[str, Any] = {
@@ -100,4 +108,42 @@ ROLE_POD_SETTINGS: dict[str, Any] = {
     "priorityClassName": "low-priority",
     "terminationGracePeriodSeconds": 5,
     "runtimeClassName": "gvisor",
+    "topologySpreadConstraints": [
+        {
+            "maxSkew": 2,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {
+                "matchExpressions": [
+                    {"key": "app.kubernetes.io/instance", "operator": "In", "values": ["demo"]}
+                ]
+            },
+        }
+    ],
+}
+# The training container's env sources, spec-wide and a role's own: every valueFrom kind, and
+# envFrom with a ConfigMap and a Secret.
+ENV_SOURCES: dict[str, Any] = {
+    "env": [
+        {"name": "LEVEL", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "level"}}},
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {
+            "name": "MEMORY_MI",
+            "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}},
+        },
+    ],
+    "envFrom": [
+        {"configMapRef": {"name": "training-config"}},
+        {"secretRef": {"name": "s3-credentials", "optional": True}, "prefix": "S3_"},
+    ],
+}
+ROLE_ENV_SOURCES: dict[str, Any] = {
+    "env": [
+        {
+            "name": "TOKEN",
+            "valueFrom": {"secretKeyRef": {"name": "hub", "key": "token", "optional": True}},
+        },
+        {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+    ],
+    "envFrom": [{"configMapRef": {"name": "worker-config", "optional": True}, "prefix": "W_"}],
 }

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from paddlegen.errors import InputError
+from paddlegen.spec.model import OBJECT_SOURCES
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, RUN_KEYS
 
@@ -31,6 +32,7 @@ _POD_PLACES = {
     "priorityClassName": "spec.priorityClassName",
     "terminationGracePeriodSeconds": "spec.terminationGracePeriodSeconds",
     "runtimeClassName": "spec.runtimeClassName",
+    "topologySpreadConstraints": "spec.topologySpreadConstraints",
 }
 
 
@@ -80,6 +82,7 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
         "spec.command": _each(_ALL, f"{_CONTAINER}.command"),
         "spec.args": _each(_ALL, f"{_CONTAINER}.args"),
         "spec.env": _each(_ALL, f"{_CONTAINER}.env"),
+        "spec.envFrom": _each(_ALL, f"{_CONTAINER}.envFrom"),
         "spec.resources": _each(_ALL, f"{_CONTAINER}.resources"),
         "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[nvidia.com/gpu]"),
         "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
@@ -89,6 +92,10 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
             for key, place in _POD_PLACES.items()
         },
         "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
+        **{
+            f"spec.volumes.{source}": _each(_ALL, f"{{tmpl}}.spec.volumes[<name>].{source}")
+            for source in OBJECT_SOURCES
+        },
         "spec.volumes.capacity": _each(
             _ALL,
             "PersistentVolume spec.capacity.storage",

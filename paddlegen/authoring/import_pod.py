@@ -182,7 +182,7 @@ def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: b
         )
     role: dict[str, Any] = {
         key: container.pop(key)
-        for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env")
+        for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env", "envFrom")
         if key in container
     }
     role.update(_resources(container))
@@ -240,7 +240,12 @@ def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
         take(spec, "serviceAccount")  # the deprecated alias the API server fills in
     out: dict[str, Any] = {
         key: spec.pop(key)
-        for key in ("serviceAccountName", "priorityClassName", "runtimeClassName")
+        for key in (
+            "serviceAccountName",
+            "priorityClassName",
+            "runtimeClassName",
+            "topologySpreadConstraints",
+        )
         if key in spec
     }
     if spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE) != DEFAULT_GRACE:
@@ -373,7 +378,7 @@ def _drop_volume(
 def _source(volume: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
     """The spec volume fields for a pod volume, or None (left in place) if it has no spec form."""
     kinds = set(volume) - {"name"}
-    if kinds in ({"hostPath"}, {"emptyDir"}):
+    if kinds in ({"hostPath"}, {"emptyDir"}, {"configMap"}, {"secret"}):
         return {k: volume[k] for k in kinds}
     claim = volume.get("persistentVolumeClaim", {})
     if kinds != {"persistentVolumeClaim"} or not set(claim) <= {"claimName", "readOnly"}:

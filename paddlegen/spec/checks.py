@@ -16,6 +16,7 @@ from paddlegen.spec.model import (
     CLAIM_SOURCES,
     DISTRIBUTED_DEFAULTS,
     GPU_RESOURCE,
+    OBJECT_SOURCES,
     PV_SOURCES,
     ROLE_NAMES,
     VOLUME_SOURCES,
@@ -178,14 +179,26 @@ def _volumes(ctx: _Ctx) -> Iterator[Diagnostic]:
                     "volume-unique",
                     "set the size with spec.shm, or drop spec.shm to mount your own",
                 )
-    for section in ("distributed", "dataPrep"):
+    for section, use in (("distributed", "the trainers read"), ("dataPrep", "the data Job writes")):
         ref = ctx.spec.get(section, {}).get("volume")
-        if ref is not None and ref not in names:
+        if ref is None:
+            continue
+        if ref not in names:
             yield ctx.error(
                 ("spec", section, "volume"),
                 f"no volume named '{ref}' in spec.volumes",
                 "volume-reference",
                 "defined: " + (", ".join(names) or "none"),
+            )
+            continue
+        source = next((s for s in OBJECT_SOURCES if s in ctx.spec["volumes"][names[ref]]), None)
+        if source:
+            yield ctx.error(
+                ("spec", section, "volume"),
+                f"volume '{ref}' is a {source}: read-only files of one object (at most 1 MiB), "
+                f"not a volume {use} the training data on",
+                "volume-reference",
+                "name a volume that holds data (nfs, efs, cephfs, claim, dynamic, hostPath)",
             )
 
 
@@ -1244,6 +1257,87 @@ def _env_key_refs(ctx: _Ctx) -> Iterator[Diagnostic]:
                 )
 
 
+# Fields of a topology spread constraint newer than PaddleFlow's PaddleJob CRD (v0.3.5, whose pod
+# template has maxSkew, topologyKey, whenUnsatisfiable and labelSelector only): its structural
+# schema prunes them.
+_NOT_IN_PADDLEFLOW_CRD = ("minDomains", "matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy")
+
+
+def _topology_spread(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """What the API server refuses in topologySpreadConstraints that the schema cannot see
+    (validateTopologySpreadConstraints, ValidateLabelSelector): two constraints with the same
+    topologyKey and whenUnsatisfiable, minDomains without DoNotSchedule, matchLabelKeys
+    without a labelSelector or with a key it names, values that do not fit the operator; and
+    what PaddleFlow's CRD would silently drop."""
+    for place, section in _container_places(ctx, "topologySpreadConstraints"):
+        seen: dict[tuple[str, str], int] = {}
+        base: FieldPath = (*place, "topologySpreadConstraints")
+        for i, constraint in enumerate(section["topologySpreadConstraints"]):
+            here: FieldPath = (*base, i)
+            pair = (constraint["topologyKey"], constraint["whenUnsatisfiable"])
+            if pair in seen:
+                yield ctx.error(
+                    (*here, "topologyKey"),
+                    f"topologyKey '{pair[0]}' with whenUnsatisfiable {pair[1]} is already "
+                    f"constrained at {format_path((*base, seen[pair]))}",
+                    "topology-spread",
+                    "merge the two into one constraint",
+                )
+            seen.setdefault(pair, i)
+            if "minDomains" in constraint and pair[1] != "DoNotSchedule":
+                yield ctx.error(
+                    (*here, "minDomains"),
+                    f"minDomains needs whenUnsatisfiable DoNotSchedule, not {pair[1]}: only "
+                    "DoNotSchedule counts domains",
+                    "topology-spread",
+                    "set whenUnsatisfiable: DoNotSchedule, or drop minDomains",
+                )
+            for key in _NOT_IN_PADDLEFLOW_CRD if ctx.workload == "paddlejob" else ():
+                if key in constraint:
+                    yield ctx.error(
+                        (*here, key),
+                        f"the PaddleFlow PaddleJob (v0.3.5) pod template has no {key}: the API "
+                        "server would drop it, and the constraint would not hold",
+                        "topology-spread",
+                        "spread with maxSkew, topologyKey, whenUnsatisfiable and labelSelector",
+                    )
+            selector = constraint.get("labelSelector", {})
+            yield from _selector_values(ctx, (*here, "labelSelector"), selector)
+            if "matchLabelKeys" in constraint and "labelSelector" not in constraint:
+                yield ctx.error(
+                    (*here, "matchLabelKeys"),
+                    "matchLabelKeys narrows labelSelector, and the constraint has none",
+                    "topology-spread",
+                    "add a labelSelector, e.g. matchLabels: {app.kubernetes.io/instance: <name>}",
+                )
+            selected = {*selector.get("matchLabels", {})}
+            selected |= {e["key"] for e in selector.get("matchExpressions", [])}
+            for j, key in enumerate(constraint.get("matchLabelKeys", [])):
+                if key in selected:
+                    yield ctx.error(
+                        (*here, "matchLabelKeys", j),
+                        f"'{key}' is in labelSelector too: the API server refuses a key in both",
+                        "topology-spread",
+                        "keep it in one of them",
+                    )
+
+
+def _selector_values(ctx: _Ctx, where: FieldPath, selector: dict[str, Any]) -> Iterator[Diagnostic]:
+    """In and NotIn compare with at least one value; Exists and DoesNotExist take none."""
+    for i, requirement in enumerate(selector.get("matchExpressions", [])):
+        operator, values = requirement["operator"], requirement.get("values", [])
+        compares = operator in ("In", "NotIn")
+        if compares == bool(values):
+            continue
+        yield ctx.error(
+            (*where, "matchExpressions", i, *(() if compares else ("values",))),
+            f"operator {operator} "
+            + ("needs at least one value" if compares else "looks at the key alone: no values"),
+            "topology-spread",
+            "add values: [...]" if compares else "drop values",
+        )
+
+
 def _host_paths(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A hostPath names its directory without '..' (validatePathNoBacksteps)."""
     for i, volume in enumerate(ctx.spec.get("volumes", [])):
@@ -1355,6 +1449,7 @@ CHECKS: tuple[Check, ...] = (
     _volume_server_rules,
     _tolerations,
     _env_key_refs,
+    _topology_spread,
     _host_paths,
     _image_whitespace,
 )
@@ -1409,6 +1504,7 @@ RULES: tuple[str, ...] = (
     "env-key-ref",
     "host-path",
     "image-whitespace",
+    "topology-spread",
 )
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

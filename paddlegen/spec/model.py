@@ -18,7 +18,9 @@ RUN_RECORD_SUFFIX = "-run"
 
 PV_SOURCES = ("nfs", "efs", "cephfs")  # backed by a PersistentVolume paddlegen creates
 CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a PersistentVolumeClaim
-VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir")
+# A ConfigMap's or Secret's keys as read-only files (code, configs): no place for data.
+OBJECT_SOURCES = ("configMap", "secret")
+VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir", *OBJECT_SOURCES)
 # The CSI driver of a cephfs volume's PV (templates/_partials/pv_source.yaml.j2 writes it too).
 CEPHFS_CSI_DRIVER = "cephfs.csi.ceph.com"
 # Pod settings a role may override, each written to the pod spec (or, podLabels and
@@ -31,6 +33,7 @@ POD_FIELDS = (
     "priorityClassName",
     "terminationGracePeriodSeconds",
     "runtimeClassName",
+    "topologySpreadConstraints",
 )
 ROLE_FIELDS = (
     "image",
@@ -39,6 +42,7 @@ ROLE_FIELDS = (
     "args",
     "workingDir",
     "env",
+    "envFrom",
     "resources",
     "gpus",
     "nodeSelector",
@@ -71,6 +75,8 @@ class Role:
     priorityClassName: str | None = None  # the pods' own, with any scheduler
     terminationGracePeriodSeconds: int | None = None
     runtimeClassName: str | None = None
+    envFrom: list[dict[str, Any]] = field(default_factory=list)  # after the env, which wins
+    topologySpreadConstraints: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -346,12 +352,14 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         priorityClassName=get("priorityClassName"),
         terminationGracePeriodSeconds=get("terminationGracePeriodSeconds"),
         runtimeClassName=get("runtimeClassName"),
+        topologySpreadConstraints=list(get("topologySpreadConstraints", [])),
+        envFrom=list(get("envFrom", [])),
     )
 
 
 # What the data Job takes from the spec-wide defaults: where it may run, how to pull and every
-# pod setting (never a role's). Not the training command, env or compute resources (GPUs),
-# which belong to the trainers.
+# pod setting (never a role's). Not the training command, env (nor envFrom) or compute resources
+# (GPUs), which belong to the trainers.
 DATA_PREP_INHERITS = (
     "image",
     "imagePullPolicy",

@@ -91,8 +91,10 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
         path = (*path, error.instance)  # the key itself is wrong: point at it
         pos = doc.where(path, key=True)
     else:
-        # A failed `not` on an object speaks of its fields (a cephfs volume's form): its key.
-        pos = doc.where(path, key=kind == "not" and isinstance(error.instance, dict))
+        # A failed `not` on an object speaks of its fields (a cephfs volume's form): its key;
+        # a list item (an envFrom entry) has none, so the item itself.
+        named = bool(path) and isinstance(path[-1], str)
+        pos = doc.where(path, key=kind == "not" and isinstance(error.instance, dict) and named)
     message = error.message
     if _is_secret(doc, path, error.instance):
         message = redact(message, error.instance)

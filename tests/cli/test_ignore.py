@@ -98,6 +98,9 @@ TRIGGERS = {
     "host-path": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
     "hostPath: {path: /a/../b}}]\n",
     "image-whitespace": "spec:\n  image: 'x:1 '\n" + LIMITS,
+    "topology-spread": "spec:\n  image: x:1\n" + LIMITS + "  topologySpreadConstraints: [{maxSkew: "
+    "1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {a: "
+    "b}}, matchLabelKeys: [a]}]\n",
     "priority-class": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  priorityClassName: a\n  scheduling: {scheduler: volcano, priorityClassName: b}\n",

@@ -20,7 +20,7 @@ from paddlegen.authoring.importer import import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
-from tests.helpers import POD_SETTINGS, ROLE_POD_SETTINGS
+from tests.helpers import ENV_SOURCES, POD_SETTINGS, ROLE_ENV_SOURCES, ROLE_POD_SETTINGS
 from tests.seeds import manifest_blocks, seed_text
 
 EXAMPLES = example_specs()
@@ -259,6 +259,20 @@ def test_seed_001_cluster_job_lists_what_paddlegen_changes():
 
 
 # The pod settings spec-wide, and a role's own: each comes back from the objects.
+# Training code and credentials as files: ConfigMap and Secret volumes come back as they were.
+OBJECT_VOLUMES = [
+    {
+        "name": "code",
+        "mountPath": "/code",
+        "configMap": {"name": "code", "items": [{"key": "a.py", "path": "a.py", "mode": 365}]},
+    },
+    {
+        "name": "creds",
+        "mountPath": "/creds",
+        "readOnly": True,
+        "secret": {"secretName": "creds", "defaultMode": 256, "optional": True},
+    },
+]
 POD_SETTINGS_CASES = [
     (workload, volcano, role)
     for workload in ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
@@ -270,15 +284,16 @@ POD_SETTINGS_CASES = [
 def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
     worker: dict = {"replicas": 1 if workload == "job" else 2}
     if role:
-        worker.update(ROLE_POD_SETTINGS)
+        worker.update({**ROLE_POD_SETTINGS, **ROLE_ENV_SOURCES})
     spec: dict = {
         "workload": workload,
         "image": "r/train:v1",
         # as the API server defaults it in the data Job (the operators' pods keep none)
         "imagePullPolicy": "IfNotPresent",
         **POD_SETTINGS,
+        **ENV_SOURCES,
         "worker": worker,
-        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
+        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}, *OBJECT_VOLUMES],
         "dataPrep": {"volume": "data", "image": "r/data:v1"},
     }
     if workload in ("paddlejob", "kubeflow-paddlejob"):
@@ -309,9 +324,18 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert [m.obj for m in again] == objects
     spec = imported.spec["spec"]
-    for key in ("imagePullSecrets", "podLabels", "podAnnotations", "runtimeClassName"):
+    for key in (
+        "imagePullSecrets",
+        "podLabels",
+        "podAnnotations",
+        "runtimeClassName",
+        "topologySpreadConstraints",
+    ):
         assert spec[key] == POD_SETTINGS[key]
         assert spec["worker"].get(key) == (ROLE_POD_SETTINGS[key] if role else None)
+    assert spec["volumes"][1:] == OBJECT_VOLUMES
+    for key, value in ENV_SOURCES.items():  # a single role's may be the spec's (no data Job's)
+        assert spec["worker"].get(key, spec.get(key)) == (ROLE_ENV_SOURCES[key] if role else value)
     # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []

@@ -212,7 +212,9 @@ spec:
   imagePullSecrets: [regcred]
   podAnnotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: "false"}
   worker: {replicas: 2}
-  volumes: [{name: data, mountPath: /data, emptyDir: {}}]
+  volumes:
+    - {name: data, mountPath: /data, emptyDir: {}}
+    - {name: code, mountPath: /code, configMap: {name: code, defaultMode: 0444}}
   distributed: {volume: data, trainConfigDir: qs}
   dataPrep: {volume: data, image: img:1}
 overlays:
@@ -225,7 +227,10 @@ overlays:
       priorityClassName: high-priority
       terminationGracePeriodSeconds: 300
       runtimeClassName: nvidia
-      worker: {podAnnotations: {team: ml}}
+      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
+      envFrom: [{configMapRef: {name: prod-config}}]
+      worker: {podAnnotations: {team: ml}, envFrom: [{secretRef: {name: worker-s3}, prefix: S3_}]}
 """
 
 
@@ -244,6 +249,10 @@ def test_pod_settings_in_an_overlay_build_to_the_merged_render(tmp_path):
     assert pod["spec"]["serviceAccountName"] == "trainer"
     assert pod["spec"]["imagePullSecrets"] == [{"name": "prod-registry"}]
     assert pod["metadata"]["annotations"] == {"team": "ml"}
+    assert pod["spec"]["containers"][0]["envFrom"] == [
+        {"secretRef": {"name": "worker-s3"}, "prefix": "S3_"}
+    ]
     data = prod[("Job", "pods-data")]["spec"]["template"]
     assert data["spec"]["runtimeClassName"] == "nvidia"
+    assert data["spec"]["topologySpreadConstraints"][0]["maxSkew"] == 1
     assert "annotations" not in data["metadata"]

@@ -1,6 +1,7 @@
 """The pod settings (spec.model.POD_FIELDS), spec-wide and per role, on every workload's pods
 and the data Job's: imagePullSecrets, serviceAccountName, podLabels, podAnnotations,
-priorityClassName, terminationGracePeriodSeconds, runtimeClassName."""
+priorityClassName, terminationGracePeriodSeconds, runtimeClassName,
+topologySpreadConstraints."""
 
 from __future__ import annotations
 
@@ -82,6 +83,7 @@ def landed(template: dict[str, Any]) -> dict[str, Any]:
         "priorityClassName": pod.get("priorityClassName"),
         "terminationGracePeriodSeconds": pod.get("terminationGracePeriodSeconds"),
         "runtimeClassName": pod.get("runtimeClassName"),
+        "topologySpreadConstraints": pod.get("topologySpreadConstraints", []),
     }
 
 
@@ -128,9 +130,14 @@ def test_without_the_settings_nothing_changes(workload):
     objects = render(spec(workload))
     for template in [*training_pods(objects).values(), data_pod(objects)]:
         pod = template["spec"]
-        for key in ("imagePullSecrets", "priorityClassName", "runtimeClassName"):
+        for key in (
+            "imagePullSecrets",
+            "priorityClassName",
+            "runtimeClassName",
+            "terminationGracePeriodSeconds",
+            "topologySpreadConstraints",
+        ):
             assert key not in pod
-        assert "terminationGracePeriodSeconds" not in pod
         assert "annotations" not in template["metadata"]
 
 
@@ -214,3 +221,109 @@ def test_pod_settings_are_checked_like_the_objects_own(field, value, said):
         doc = parse_spec(dump_yaml(data), "case.yaml")
         messages = [d.message for d in api.validate_document(doc) if d.is_error]
         assert any(said in m for m in messages), messages
+
+
+SPREAD = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+
+
+@pytest.mark.parametrize(
+    ("constraints", "said"),
+    [
+        ([{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}], "minimum"),
+        ([{**SPREAD, "whenUnsatisfiable": "Never"}], "is not one of"),
+        ([{"maxSkew": 1, "topologyKey": "zone"}], "missing required field 'whenUnsatisfiable'"),
+        ([{**SPREAD, "topologyKey": "bad key!"}], "is not a Kubernetes qualified name"),
+        ([{**SPREAD, "nodeTaintsPolicy": "honor"}], "is not one of"),
+        ([{**SPREAD, "labelSelector": {"matchLabels": {"a": "b c"}}}], "label value"),
+    ],
+)
+def test_topology_spread_constraints_are_checked_by_the_schema(constraints, said):
+    test_pod_settings_are_checked_like_the_objects_own(
+        "topologySpreadConstraints", constraints, said
+    )
+
+
+def test_topology_spread_constraints_the_api_server_refuses_are_errors_where_they_go_wrong():
+    data = spec("kubeflow-paddlejob")
+    selector = {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "c", "operator": "In"}]}
+    data["spec"]["topologySpreadConstraints"] = [
+        SPREAD,
+        {**SPREAD, "maxSkew": 2},
+        {**SPREAD, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2},
+        {**SPREAD, "topologyKey": "rack", "matchLabelKeys": ["a"]},
+        {**SPREAD, "topologyKey": "row", "labelSelector": selector, "matchLabelKeys": ["a", "d"]},
+    ]
+    data["spec"]["worker"]["topologySpreadConstraints"] = [
+        {
+            **SPREAD,
+            "labelSelector": {
+                "matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]
+            },
+        }
+    ]
+    doc = parse_spec(dump_yaml(data), "case.yaml")
+    found = [(d.path, d.rule, d.message) for d in api.validate_document(doc) if d.is_error]
+    where = "$.spec.topologySpreadConstraints"
+    assert sorted(found) == [
+        (
+            f"{where}[1].topologyKey",
+            "topology-spread",
+            "topologyKey 'zone' with whenUnsatisfiable DoNotSchedule is already constrained at "
+            f"{where}[0]",
+        ),
+        (
+            f"{where}[2].minDomains",
+            "topology-spread",
+            "minDomains needs whenUnsatisfiable DoNotSchedule, not ScheduleAnyway: only "
+            "DoNotSchedule counts domains",
+        ),
+        (
+            f"{where}[3].matchLabelKeys",
+            "topology-spread",
+            "matchLabelKeys narrows labelSelector, and the constraint has none",
+        ),
+        (
+            f"{where}[4].labelSelector.matchExpressions[0]",
+            "topology-spread",
+            "operator In needs at least one value",
+        ),
+        (
+            f"{where}[4].matchLabelKeys[0]",
+            "topology-spread",
+            "'a' is in labelSelector too: the API server refuses a key in both",
+        ),
+        (
+            "$.spec.worker.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values",
+            "topology-spread",
+            "operator Exists looks at the key alone: no values",
+        ),
+    ]
+
+
+NEWER_SPREAD = {
+    **SPREAD,
+    "minDomains": 2,
+    "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "demo"}},
+    "matchLabelKeys": ["batch.kubernetes.io/controller-uid"],
+    "nodeAffinityPolicy": "Ignore",
+    "nodeTaintsPolicy": "Honor",
+}
+
+
+@pytest.mark.parametrize("workload", ["job", "distributed-job", "kubeflow-paddlejob"])
+def test_every_field_of_a_topology_spread_constraint_lands(workload):
+    objects = render(spec(workload, topologySpreadConstraints=[NEWER_SPREAD]))
+    for template in [*training_pods(objects).values(), data_pod(objects)]:
+        assert template["spec"]["topologySpreadConstraints"] == [NEWER_SPREAD]
+
+
+def test_fields_paddleflows_crd_would_drop_are_refused_for_paddlejob():
+    data = spec("paddlejob")
+    data["spec"]["worker"]["topologySpreadConstraints"] = [NEWER_SPREAD]
+    doc = parse_spec(dump_yaml(data), "case.yaml")
+    found = sorted((d.path, d.rule) for d in api.validate_document(doc) if d.is_error)
+    where = "$.spec.worker.topologySpreadConstraints[0]"
+    assert found == [
+        (f"{where}.{key}", "topology-spread")
+        for key in ("matchLabelKeys", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy")
+    ]

@@ -23,6 +23,8 @@ _VOLUMES = [
         "capacity": "10Gi",
     },
     {"name": "scratch", "mountPath": "/scratch", "emptyDir": {}},
+    {"name": "code", "mountPath": "/code", "configMap": {"name": "code"}},
+    {"name": "creds", "mountPath": "/creds", "secret": {"secretName": "creds"}},
 ]
 _COMMON = {
     "image": "r/train:v1",
@@ -64,6 +66,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.command": ["other"],
     "spec.args": ["--x"],
     "spec.env": [{"name": "X", "value": "1"}],
+    "spec.envFrom": [{"configMapRef": {"name": "other"}}],
     "spec.resources": {"requests": {"cpu": "3"}},
     "spec.gpus": 2,
     "spec.nodeSelector": {"disk": "ssd"},
@@ -74,6 +77,8 @@ MUTATIONS: dict[str, Any] = {
     "spec.heter.replicas": 2,
     "spec.volumes.mountPath": "/other",
     "spec.volumes.capacity": "20Gi",
+    "spec.volumes.configMap": {"name": "other-code", "defaultMode": 256},
+    "spec.volumes.secret": {"secretName": "creds", "items": [{"key": "token", "path": "t"}]},
     "spec.scheduling.scheduler": "default",
     "spec.scheduling.minAvailable": 1,
     "spec.scheduling.queue": "q2",
@@ -105,14 +110,19 @@ UNOBSERVABLE = {("spec.scheduling.minAvailable", "job")}
 CASES = [(f, w) for f, table in OUTPUTS.items() for w in table if (f, w) not in UNOBSERVABLE]
 
 
-def _set(data: dict[str, Any], field: str, value: Any) -> None:
+def _set(data: dict[str, Any], field: str, value: Any) -> str:
+    """Set ``field``; in a list, on the first item that has it (else the first). The name of
+    the last such item, which <name> in OUTPUTS stands for."""
     parts = field.split(".")
     node: Any = data
+    name = "data"
     for part in parts[:-1]:
         node = node.setdefault(part, {})
         if isinstance(node, list):
-            node = node[0]
+            node = next((item for item in node if parts[-1] in item), node[0])
+            name = node.get("name", name)
     node[parts[-1]] = value
+    return name
 
 
 def _render(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -125,12 +135,12 @@ def _render(data: dict[str, Any]) -> list[dict[str, Any]]:
 _STEP = re.compile(r"([^.\[]+)((?:\[[^\]]*\])*)")
 
 
-def _value(manifests: list[dict[str, Any]], place: str) -> Any:
-    """The value at `Kind path` (see explain.OUTPUTS for the notation)."""
+def _value(manifests: list[dict[str, Any]], place: str, name: str) -> Any:
+    """The value at `Kind path` (see explain.OUTPUTS for the notation), <name> being ``name``."""
     kind, path = (
         place.replace("<role>", "worker")
         .replace("<Role>", "Worker")
-        .replace("<name>", "data")
+        .replace("<name>", name)
         .split(" ", 1)
     )
     data_job = kind == "DataJob"
@@ -171,10 +181,10 @@ def test_every_listed_output_changes_with_its_field(field, workload):
         for key in ("ps", "heter", "paddlejob"):
             base["spec"].pop(key, None)
     changed = copy.deepcopy(base)
-    _set(changed, field, value)
+    name = _set(changed, field, value)
     before, after = _render(base), _render(changed)
     for place in outputs(field)[workload]:
-        assert _value(before, place) != _value(after, place), place
+        assert _value(before, place, name) != _value(after, place, name), place
 
 
 def test_every_table_field_is_a_schema_field():

@@ -282,7 +282,7 @@ def test_sidecars_init_containers_and_volumes_without_a_spec_form_are_lossy():
             "over: the spec's pods run one container, the training container",
             "Job/wide-deep: init container 'fetch' (busybox:1.36) is not carried over: the "
             "spec's pods have none",
-            "Job/wide-deep: volume 'creds' (secret) is not carried over: mounted at "
+            "Job/wide-deep: volume 'creds' (projected) is not carried over: mounted at "
             "/etc/creds, it has no spec volume form",
         ]
     )
