@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"export PATH={os.pathsep.join(loaded.bin_dirs)}:$PATH")
             if "node" in running_extras(loaded):  # what a spec names, imagePullPolicy: Never
                 print(f"export PADDLEGEN_PADDLE_IMAGE={images.PADDLE.reference}")
+                print(f"export PADDLEGEN_PADDLE_PS_IMAGE={images.PADDLE_PS.reference}")
         elif args.command == "install":
             if args.folder is None:
                 parser.error("install needs the FOLDER `paddlegen argocd -o` wrote")

@@ -1,6 +1,8 @@
-"""The node's images, built without a registry: a pause image (one static Go binary) and a
-Paddle CPU image (Debian bookworm by debootstrap, Paddle from the lock in requirements/
-installed by the host's pip), made into images by umoci and skopeo, cached by content."""
+"""The node's images, built without a registry: a pause image (one static Go binary) and two
+Paddle CPU images (Debian bookworm by debootstrap, Paddle from a lock in requirements/
+installed by the host's pip): Paddle 3.x for collective training, Paddle 2.6 for
+parameter-server training (3.x's CPU wheel has none). Made into images by umoci and skopeo,
+cached by content."""
 
 from __future__ import annotations
 
@@ -14,19 +16,33 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .base import HACK, TOOLS, ClusterError, cache_root, run, timer
 
-REQUIREMENTS = HACK.parent / "requirements" / "paddle-image.txt"
+REQUIREMENTS = HACK.parent / "requirements"
 SUITE = "bookworm"  # Debian's Python 3.11: the wheels of the lock are for cp311
 PYTHON = "3.11"
 # The wheels' platforms pip may take (the lock's wheels are manylinux1 to manylinux_2_28;
-# bookworm's glibc is 2.36): pip before 24 does not widen one tag to the older ones.
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux1_x86_64")
-# Debian's packages in the Paddle image: Python, and the OpenMP runtime Paddle links to
-# (without it: ImportError: libgomp.so.1). No ca-certificates: nothing in a pod downloads.
-PACKAGES = ("python3", "libgomp1")
+# bookworm's glibc is 2.36): pip before 24 widens no tag to the older ones, nor a PEP 600 one
+# to its legacy alias. Without manylinux2014 pip took protobuf's pure-Python wheel over its
+# `cp37-abi3-manylinux2014` one, and Paddle 2.6, which names protobuf's C module
+# (google._upb), failed in `fleet.distributed_optimizer(...).minimize` (seen on the node).
+PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux2010_x86_64",
+    "manylinux1_x86_64",
+)
+# Debian's packages in the Paddle images: Python, the OpenMP runtime Paddle links to (without
+# it: ImportError: libgomp.so.1), and an nslookup for the PaddleFlow operator's init
+# container, which runs `nslookup <peer>` in a loop until every peer resolves (paddle-operator
+# v0.3.5 controllers/paddlejob_helper.go:38): BIND's exits 0 once a search domain resolves,
+# Debian's busybox exits 1 when any search domain fails, so its loop never ends. No
+# ca-certificates: nothing in a pod downloads.
+PACKAGES = ("python3", "libgomp1", "bind9-dnsutils")
 REPOSITORY = "paddlegen.local"  # never pulled: pods name the images with imagePullPolicy Never
 
 
@@ -126,12 +142,13 @@ def pause_rootfs(rootfs: Path) -> None:
     )
 
 
-def paddle_recipe() -> dict[str, object]:
+def paddle_recipe(lock: str) -> dict[str, object]:
     return {
         "suite": SUITE,
         "packages": PACKAGES,
-        "lock": REQUIREMENTS.read_text(encoding="utf-8"),
+        "lock": (REQUIREMENTS / lock).read_text(encoding="utf-8"),
         "python": PYTHON,
+        "platforms": PLATFORMS,
     }
 
 
@@ -148,8 +165,8 @@ def mirror() -> str:
     raise ClusterError("no Debian mirror in /etc/apt/sources*: debootstrap needs one")
 
 
-def paddle_rootfs(rootfs: Path) -> None:
-    """Debian (minbase) with Python and libgomp1, then the lock's wheels installed by the
+def paddle_rootfs(lock: str, rootfs: Path) -> None:
+    """Debian (minbase) with PACKAGES, then the wheels of the lock installed by the
     host's pip for that Python: pip inside the chroot would need a CA bundle there (and fails
     TLS verification on machines whose proxy signs with its own CA), none may stay in the
     image."""
@@ -166,7 +183,7 @@ def paddle_rootfs(rootfs: Path) -> None:
          "--only-binary=:all:", *(f"--platform={tag}" for tag in PLATFORMS),
          f"--python-version={PYTHON}", "--implementation=cp",
          f"--target={rootfs}/usr/local/lib/python{PYTHON}/dist-packages",
-         "-r", str(REQUIREMENTS)]
+         "-r", str(REQUIREMENTS / lock)]
     )  # fmt: skip
     # apt's downloads and lists: nothing installs in a pod
     for leftover in ("var/cache/apt/archives", "var/lib/apt/lists"):
@@ -181,15 +198,23 @@ PAUSE = Image(
     pause_rootfs,
     ("--config.entrypoint=/pause", "--config.user=65535:65535"),
 )
-PADDLE = Image(
-    "paddle",
-    paddle_recipe,
-    paddle_rootfs,
-    (
-        "--config.env=PATH=/usr/local/bin:/usr/bin:/bin",
-        "--config.env=PYTHONUNBUFFERED=1",  # logs line by line, as kubectl logs shows them
-        "--config.cmd=python3",
-        "--config.workingdir=/",
-    ),
-)
-IMAGES = (PAUSE, PADDLE)
+
+
+def paddle_image(name: str, lock: str) -> Image:
+    """A Paddle image: Debian and the wheels of requirements/LOCK."""
+    return Image(
+        name,
+        partial(paddle_recipe, lock),
+        partial(paddle_rootfs, lock),
+        (
+            "--config.env=PATH=/usr/local/bin:/usr/bin:/bin",
+            "--config.env=PYTHONUNBUFFERED=1",  # logs line by line, as kubectl logs shows them
+            "--config.cmd=python3",
+            "--config.workingdir=/",
+        ),
+    )
+
+
+PADDLE = paddle_image("paddle", "paddle-image.txt")  # Paddle 3.x: collective, single node
+PADDLE_PS = paddle_image("paddle-ps", "paddle-ps-image.txt")  # Paddle 2.6: parameter servers
+IMAGES = (PAUSE, PADDLE, PADDLE_PS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import images
 from .base import Cluster, Component, GoBuild
 
 
@@ -15,7 +16,9 @@ class PaddleOperator(Component):
     )
 
     def start(self, cluster: Cluster) -> None:
-        # PaddleFlow's controller, with the flag that turns gangs on.
+        # PaddleFlow's controller, with the flag that turns gangs on, and an init image the
+        # node has: its default, docker.io's alpine:3.10, is what an offline cluster cannot
+        # pull (main.go:68). Under KWOK no container runs and the reference does not matter.
         cluster.start(
             "paddle-operator",
             [
@@ -25,5 +28,6 @@ class PaddleOperator(Component):
                 "--metrics-bind-address=0",
                 "--health-probe-bind-address=0",
                 "--scheduling=volcano",
+                f"--initImage={images.PADDLE.reference}",
             ],
         )
