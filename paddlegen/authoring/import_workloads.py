@@ -12,7 +12,7 @@ from paddlegen.spec.model import (
     ROLE_FIELDS,
     ROLE_NAMES,
 )
-from paddlegen.workloads import kubeflow
+from paddlegen.workloads import kubeflow, paddlejob
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS
 
 Spec = dict[str, Any]
@@ -390,12 +390,22 @@ def _scheduling_policy(
 def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A PaddleFlow PaddleJob (batch.paddlepaddle.org/v1)."""
     body = obj.setdefault("spec", {})
+    # paddlegen's own Gloo endpoint (workloads/paddlejob.py gloo_env): derived, not the spec's
+    gloo = {
+        "name": "PADDLE_GLOO_HTTP_ENDPOINT",
+        "value": f"{obj.get('metadata', {}).get('name')}-ps-0:{paddlejob.GLOO_PORT}",
+    }
     for role in ("ps", "worker", "heter"):
         template_spec = body.get(role, {}).get("template", {}).get("spec", {})
         if template_spec.get("schedulerName") == "default-scheduler":
             # paddlegen writes it on every PaddleFlow pod that is not Volcano's
             # (workloads/paddlejob.py): nothing to carry over, nothing lost.
             take(template_spec, "schedulerName")
+        container = (template_spec.get("containers") or [{}])[0]
+        if body.get("withGloo") and gloo in container.get("env", []):
+            container["env"].remove(gloo)
+            if not container["env"]:
+                del container["env"]
     pods = {
         role: (
             take(body, role, "replicas", default=1),

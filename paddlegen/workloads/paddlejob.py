@@ -48,6 +48,9 @@ OPERATOR_ENV = {
     ),
 }
 SETTINGS = ("cleanPodPolicy", "withGloo", "intranet", "elastic")  # spec.paddlejob -> spec
+# Where the first parameter server serves Gloo's rendezvous: below the range the operator
+# draws the job's port from (36000 + rand(20000), paddlejob_helper.go:227), so never on it.
+GLOO_PORT = 35999
 
 
 def context(job: Job) -> dict[str, Any]:
@@ -63,6 +66,7 @@ def context(job: Job) -> dict[str, Any]:
                     job,
                     role,
                     restart_policy=restart,
+                    env=gloo_env(job),
                     operator_group=True,
                     **_host_network(job, role.affinity),
                 )
@@ -70,6 +74,22 @@ def context(job: Job) -> dict[str, Any]:
             for name, role in job.roles.items()
         },
     }
+
+
+def gloo_env(job: Job) -> list[dict[str, str]]:
+    """Gloo's rendezvous endpoint, for a PS job with withGloo. The operator derives it from
+    the first server's endpoint by replacing port 36000 with 36018 (paddle-operator v0.3.5
+    controllers/paddlejob_helper.go:268-274), but outside intranet Service that endpoint has
+    the random port of :227, so the rendezvous lands on the server's own port: the workers
+    push their parameters to Gloo's HTTP store instead of the server and crash
+    (FleetWrapper::PushDenseParamSync, seen on a real node with Paddle 2.6.2). Server 0 serves
+    the rendezvous where this names it (python/paddle/distributed/fleet/base/role_maker.py,
+    _gloo_init), and its per-pod Service (paddlejob_controller.go:162-174) gives it a name in
+    every intranet. Set in the spec's env, it wins over the operator's ConfigMap (envFrom)."""
+    if "ps" not in job.roles or not job.paddlejob.withGloo:
+        return []
+    # the operator names pods and their Services <job>-<role>-<index> (genPaddleResName)
+    return [{"name": "PADDLE_GLOO_HTTP_ENDPOINT", "value": f"{job.name}-ps-0:{GLOO_PORT}"}]
 
 
 def _default_scheduler(role_pod: Pod) -> Pod:

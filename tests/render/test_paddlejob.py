@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from paddlegen.validate.inprocess import validate_in_process
 from tests.helpers import objects_by_kind, render_plan
 
@@ -78,15 +80,29 @@ def test_the_operator_owns_env_ports_and_restart_policy(tmp_path):
     job = paddlejob(
         tmp_path, PS_MODE.replace("  ps:", '  env: [{name: EPOCHS, value: "10"}]\n  ps:')
     )
+    gloo = {"name": "PADDLE_GLOO_HTTP_ENDPOINT", "value": "wide-and-deep-ps-0:35999"}
     for role in ("ps", "worker", "heter"):
         spec = pod(job, role)
         (container,) = spec["containers"]
-        assert container["env"] == [{"name": "EPOCHS", "value": "10"}]
+        # The one operator key paddlegen sets: the operator's own is the server's port
+        # (workloads/paddlejob.py gloo_env).
+        assert container["env"] == [gloo, {"name": "EPOCHS", "value": "10"}]
         assert "ports" not in container and "envFrom" not in container
         assert not {e["name"] for e in container["env"]} & OPERATOR_ENV
         # Unset, the operator picks per role (OnFailure for Service-mode workers and elastic).
         assert "restartPolicy" not in spec
         assert "hostNetwork" not in spec
+
+
+@pytest.mark.parametrize(
+    "settings", ["{withGloo: 0}", "{}", "{withGloo: 1, intranet: Service}"], ids=str
+)
+def test_the_gloo_endpoint_is_set_only_where_the_operator_starts_gloo(tmp_path, settings):
+    body = PS_MODE.replace("{cleanPodPolicy: OnCompletion, withGloo: 1, intranet: PodIP}", settings)
+    env = [
+        e["name"] for e in pod(paddlejob(tmp_path, body), "worker")["containers"][0].get("env", [])
+    ]
+    assert ("PADDLE_GLOO_HTTP_ENDPOINT" in env) == ("withGloo: 1" in settings)
 
 
 def test_an_explicit_restart_policy_reaches_every_role(tmp_path):
