@@ -399,6 +399,22 @@ def _paddlejob_roles(ctx: _Ctx) -> Iterator[Diagnostic]:
             "add spec.ps, or remove spec.heter",
             key=True,
         )
+    elif "heter" in ctx.spec:
+        # paddle-operator v0.3.5 api/v1/paddlejob_types.go:44-48 and
+        # controllers/paddlejob_helper.go:265; Paddle 2.6's role maker
+        # (python/paddle/distributed/fleet/base/role_maker.py, _ps_env) raises for HETER.
+        yield ctx.error(
+            ("spec", "heter"),
+            "the operator (v0.3.5) starts heter pods with TRAINING_ROLE=HETER, which Paddle's "
+            "role maker refuses (it takes HETER_TRAINER), and lists them in "
+            "PADDLE_HETER_ENDPOINTS, which Paddle does not read: without your own mapping the "
+            "heter pods fail in fleet.init() and the job never trains",
+            "paddlejob-heter",
+            "start heter pods with an entry point that sets TRAINING_ROLE=HETER_TRAINER and the "
+            "PADDLE_*HETER* variables Paddle reads, or remove spec.heter",
+            key=True,
+            severity="warning",
+        )
     settings = ctx.spec.get("paddlejob", {})
     gloo = settings.get("withGloo", 0)  # 0 is off, so it is harmless anywhere
     if gloo and not has_ps:

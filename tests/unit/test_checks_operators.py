@@ -144,17 +144,17 @@ spec:
     ]
 
 
-def test_heter_with_ps_is_fine():
-    assert (
-        findings("""\
+def test_heter_with_ps_is_a_warning_that_the_pods_fail():
+    (finding,) = findings("""\
 spec:
   workload: paddlejob
   image: img:1
   ps: {replicas: 1}
   heter: {replicas: 1}
 """)
-        == []
-    )
+    assert finding.startswith("spec.yaml:8:3: warning: $.spec.heter: the operator (v0.3.5) ")
+    assert "TRAINING_ROLE=HETER, which Paddle's role maker refuses" in finding
+    assert finding.endswith("[paddlejob-heter]")
 
 
 def test_kubeflow_has_no_heter():
@@ -173,7 +173,8 @@ spec:
 
 def test_the_workload_override_is_checked_too():
     body = "spec: {image: img:1, ps: {replicas: 1}, heter: {replicas: 1}}\n"
-    assert findings(body) == []  # the default workload, paddlejob, has heter
+    # the default workload, paddlejob, has heter (whose pods need the user's own mapping)
+    assert [line.rsplit(" ", 1)[-1] for line in findings(body)] == ["[paddlejob-heter]"]
     assert [line.rsplit(" ", 1)[-1] for line in findings(body, "kubeflow-paddlejob")] == [
         "[kubeflow-heter]"
     ]
