@@ -1,11 +1,12 @@
 """Real training on a real node (`hack/local-cluster --with node`): a `job` spec rendered by
-paddlegen, with the Paddle image `build` made, runs a small linear regression in Paddle to
-completion under the real kubelet, containerd and runc."""
+paddlegen, with the Paddle image `build` made, runs a small linear regression in Paddle
+(tests/cluster/training/collective.py, one rank) to completion under the real kubelet,
+containerd and runc."""
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import subprocess
 import sys
 import time
@@ -15,31 +16,13 @@ import pytest
 import yaml
 
 from tests.cluster.conftest import Kube, local_cluster
+from tests.cluster.training import assert_trained, program
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.node
 
 NAMESPACE = "node-training"
 TRAINING_TIMEOUT = 60  # seconds, a job's budget (issue 24)
-# Linear regression on synthetic data (no dataset, no network): y = x.w + b, fitted by SGD.
-TRAIN = """\
-import numpy as np
-import paddle
-
-paddle.seed(0)
-rng = np.random.default_rng(0)
-x = rng.random((256, 4), dtype="float32")
-y = x @ np.array([[1.5], [-2.0], [0.5], [3.0]], "float32") + 0.25
-model = paddle.nn.Linear(4, 1)
-sgd = paddle.optimizer.SGD(learning_rate=0.2, parameters=model.parameters())
-inputs, targets = paddle.to_tensor(x), paddle.to_tensor(y)
-for step in range(300):
-    loss = paddle.nn.functional.mse_loss(model(inputs), targets)
-    loss.backward()
-    sgd.step()
-    sgd.clear_grad()
-    if step % 50 == 0 or step == 299:
-        print(f"step {step} loss {float(loss):.6f}")
-"""
 
 
 def spec(image: str) -> dict[str, object]:
@@ -52,7 +35,7 @@ def spec(image: str) -> dict[str, object]:
             "image": image,
             "imagePullPolicy": "Never",  # imported by `up`, no registry has it
             "resources": {"requests": {"cpu": "1"}, "limits": {"memory": "2Gi"}},
-            "command": ["python3", "-c", TRAIN],
+            "command": ["python3", "-c", program("collective")],  # one rank: world size 1
             "run": {"restartPolicy": "Never", "backoffLimit": 0},
         },
     }
@@ -83,7 +66,18 @@ def test_a_rendered_job_trains_and_its_loss_falls(node: Kube, tmp_path: Path) ->
     took = time.monotonic() - started
     log = node.run("logs", "-n", NAMESPACE, "job/linear-regression", check=False)
     assert condition == "Complete", f"{condition or 'not done'} after {took:.0f} s:\n{log.stdout}"
-    losses = [float(value) for value in re.findall(r"^step \d+ loss (\S+)$", log.stdout, re.M)]
-    assert len(losses) == 7, log.stdout
-    assert losses[-1] < losses[0] / 100, losses  # it learned: the fit is close
-    print(f"trained in {took:.1f} s: loss {losses[0]:.4f} -> {losses[-1]:.6f}")
+    assert_trained({"job/linear-regression": log.stdout}, 1)
+    print(f"trained in {took:.1f} s")
+
+
+def test_env_exports_the_references_of_both_paddle_images(node: Kube) -> None:
+    """What a spec names to run on the node (with imagePullPolicy Never): Paddle 3.x, and
+    Paddle 2.6 for parameter servers."""
+    images = local_cluster().images
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "hack" / "local-cluster"), "env"],
+        env={**os.environ, "PADDLEGEN_CLUSTER_DIR": str(node.state)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert f"export PADDLEGEN_PADDLE_IMAGE={images.PADDLE.reference}\n" in done.stdout
+    assert f"export PADDLEGEN_PADDLE_PS_IMAGE={images.PADDLE_PS.reference}\n" in done.stdout
