@@ -19,6 +19,11 @@ from .base import HACK, Cluster, ClusterError, GoBuild, alive, free_port, pinned
 CRDS = HACK / "crds"
 K8S_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 READY_TIMEOUT = 60.0  # seconds; the API server is ready in about 4 s on 2 cores
+# The Services' virtual IPs; the first is the `kubernetes` Service's, which the kubelet gives
+# every pod as KUBERNETES_SERVICE_HOST, and which the API server's self-signed certificate
+# names (the kube-root-ca.crt pods verify it with).
+SERVICE_RANGE = "10.96.0.0/16"
+API_SERVICE_IP = "10.96.0.1"
 
 
 def k8s_ldflags(version: str) -> str:
@@ -105,8 +110,8 @@ def start(state: Path, stand_in: bool, timeout: float = READY_TIMEOUT) -> Cluste
             f"--etcd-servers={etcd_url}",
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
-            # No kubernetes Service endpoints: the reconciler refuses a loopback address,
-            # and nothing in this cluster runs in a pod that would call the API by it.
+            # No kubernetes Service endpoints: the reconciler refuses a loopback address. A
+            # real node's pods reach the API at the Service's IP all the same (node.py).
             "--endpoint-reconciler-type=none",
             f"--secure-port={api_port}",
             f"--cert-dir={state / 'pki'}",
@@ -115,7 +120,7 @@ def start(state: Path, stand_in: bool, timeout: float = READY_TIMEOUT) -> Cluste
             f"--service-account-key-file={key}",
             f"--service-account-signing-key-file={key}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            "--service-cluster-ip-range=10.96.0.0/16",
+            f"--service-cluster-ip-range={SERVICE_RANGE}",
             "--enable-priority-and-fairness=false",
             # `kubectl logs` and `exec` reach a real node (`--with node`) by its IP: it has
             # no name the host resolves.

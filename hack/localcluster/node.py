@@ -30,13 +30,15 @@ from .base import (
     stop,
     tail,
 )
-from .controlplane import kubernetes
+from .controlplane import API_SERVICE_IP, SERVICE_RANGE, kubernetes
 
 NAME = "local-node"
 BRIDGE = "paddlegen0"
 # The bridge's address is the node's IP, the kubelet's and CoreDNS's: the kubelet refuses a
 # loopback node IP. Pods get the rest of the /24 (host-local IPAM) and talk over pod IPs:
-# no gateway, no masquerading, so no forwarding sysctl and no NAT rules.
+# no gateway, no masquerading, so no forwarding sysctl. Two NAT rules only: the portmap
+# plugin's for hostPorts, and one that takes the `kubernetes` Service's IP to the API server
+# (`api_service`).
 NODE_IP = "10.244.0.1"
 POD_SUBNET = "10.244.0.0/24"
 CLUSTER_DOMAIN = "cluster.local"
@@ -73,7 +75,8 @@ class Node(Component):
     def binaries(self) -> dict[str, Path]:
         found = {**self.kubelet.binaries(), **self.coredns.binaries()}
         found.update({command: on_path(command, package) for command, package in DEBIAN.items()})
-        found.update({f"cni {plugin}": CNI_PLUGINS / plugin for plugin in ("bridge", "host-local")})
+        plugins = ("bridge", "host-local", "portmap")
+        found.update({f"cni {plugin}": CNI_PLUGINS / plugin for plugin in plugins})
         return found
 
     def images(self) -> dict[str, Path]:
@@ -142,6 +145,7 @@ class Node(Component):
         run(["ip", "link", "add", BRIDGE, "type", "bridge"])
         run(["ip", "addr", "add", f"{NODE_IP}/24", "dev", BRIDGE])
         run(["ip", "link", "set", BRIDGE, "up"])
+        api_service(cluster)
         socket = node / "containerd.sock"
         cluster.start(
             "containerd",
@@ -209,6 +213,18 @@ def cgroup_mounts() -> dict[str, Path]:
             for option in kind[2].split(","):
                 found[option] = point
     return found
+
+
+def api_service(cluster: Cluster) -> None:
+    """Let pods reach the API server at the `kubernetes` Service's IP and port 443, as
+    in-cluster clients do (a ServiceAccount's peer discovery, `distributed-job`): kube-proxy's
+    one job here, done with one DNAT rule to the API server on loopback, which the kernel
+    routes only where the packet came in with route_localnet (the bridge's own setting: it
+    goes with the bridge). `down` deletes the rule with the kubelet's."""
+    Path(f"/proc/sys/net/ipv4/conf/{BRIDGE}/route_localnet").write_text("1\n")
+    api = f"127.0.0.1:{cluster.server.rsplit(':', 1)[1]}"
+    run(["iptables", "-t", "nat", "-A", "PREROUTING", "-i", BRIDGE, "-d", API_SERVICE_IP,
+         "-p", "tcp", "--dport", "443", "-j", "DNAT", "--to-destination", api])  # fmt: skip
 
 
 def iptables_save(command: str) -> dict[str, dict[str, list[str]]]:
@@ -386,9 +402,13 @@ def containerd_config(node: Path, paths: dict[str, Path]) -> Path:
                 "ipam": {
                     "type": "host-local",
                     "ranges": [[{"subnet": POD_SUBNET, "rangeStart": "10.244.0.10"}]],
+                    # the one way out of a pod: to the Services' IPs, through the node
+                    "routes": [{"dst": SERVICE_RANGE, "gw": NODE_IP}],
                     "dataDir": str(cni / "ipam"),
                 },
-            }
+            },
+            # hostPorts (`distributed-job`): the CRI passes a pod's as portMappings
+            {"type": "portmap", "capabilities": {"portMappings": True}},
         ],
     }
     (cni / "net.d" / "10-paddlegen.conflist").write_text(json.dumps(network), encoding="utf-8")
