@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import time
@@ -81,3 +83,65 @@ def test_env_exports_the_references_of_both_paddle_images(node: Kube) -> None:
     )  # fmt: skip
     assert f"export PADDLEGEN_PADDLE_IMAGE={images.PADDLE.reference}\n" in done.stdout
     assert f"export PADDLEGEN_PADDLE_PS_IMAGE={images.PADDLE_PS.reference}\n" in done.stdout
+
+
+def test_a_distributed_job_gives_its_contract_ports_and_peers(node: Kube, tmp_path: Path) -> None:
+    """`distributed-job` as far as a current image allows: its image (Paddle v0.10) cannot be
+    rebuilt, so a stand-in of its entry point (tests/cluster/training/distributed_stand_in.py)
+    reads the env contract, finds its peers through the API server with the Job's
+    ServiceAccount, as the image's start_paddle.py does, and answers on the pserver ports,
+    which the test reaches through the node's hostPorts. One trainer: hostPorts and the
+    anti-affinity take a node per pod, and there is one node."""
+    namespace, name = "node-distributed", "cluster-job"
+    data = {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "workload": "distributed-job",
+            "image": local_cluster().images.PADDLE.reference,
+            "imagePullPolicy": "Never",
+            "resources": {"requests": {"cpu": "250m"}, "limits": {"memory": "1Gi"}},
+            "command": ["python3", "-c", program("distributed_stand_in")],
+            "worker": {"replicas": 1},
+            "volumes": [{"name": "jobpath", "mountPath": "/home/jobpath",
+                         "hostPath": {"path": str(tmp_path), "type": "Directory"}}],
+            "distributed": {"volume": "jobpath", "trainConfigDir": "quick_start", "nic": "eth0",
+                            "port": 7164, "portsNum": 2, "portsNumSparse": 2, "trainerCount": 1,
+                            "hostPorts": True},
+        },
+    }  # fmt: skip
+    spec_file = tmp_path / f"{name}.yaml"
+    spec_file.write_text(yaml.safe_dump(data))
+    rendered = subprocess.run(
+        [sys.executable, "-m", "paddlegen", "render", str(spec_file), "--stdout"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    node.run("create", "namespace", namespace)
+    node.apply(rendered)
+
+    def log() -> str:
+        return node.run("logs", "-n", namespace, f"job/{name}", check=False).stdout
+
+    started = time.monotonic()
+    while "listening on 7164-7167" not in log() and time.monotonic() - started < TRAINING_TIMEOUT:
+        time.sleep(0.5)
+    node_ip = local_cluster().node.NODE_IP
+    answers = []
+    for port in range(7164, 7168):  # the hostPorts, on the node's address
+        with socket.create_connection((node_ip, port), timeout=10) as connection:
+            answers.append(connection.makefile().readline().strip())
+    assert answers == ["trainer 0"] * 4, log()
+    node.run("wait", "-n", namespace, "--for=condition=Complete", f"job/{name}", "--timeout=30s")
+    output = log()
+    contract = json.loads(re.search(r"^contract (.*)$", output, re.M).group(1))
+    assert contract == {
+        "JOB_NAME": name, "JOB_PATH": "/home/jobpath", "JOB_NAMESPACE": namespace,
+        "TRAIN_CONFIG_DIR": "quick_start", "CONF_PADDLE_NIC": "eth0", "CONF_PADDLE_PORT": "7164",
+        "CONF_PADDLE_PORTS_NUM": "2", "CONF_PADDLE_PORTS_NUM_SPARSE": "2",
+        "CONF_PADDLE_GRADIENT_NUM": "1", "TRAINER_COUNT": "1",
+    }  # fmt: skip
+    pod_ip = json.loads(node.run("get", "pods", "-n", namespace, "-o", "json").stdout)["items"][0][
+        "status"
+    ]["podIP"]
+    assert f"peers {pod_ip} trainer 0" in output, output
