@@ -17,6 +17,7 @@ from paddlegen.render.engine import EFS_MOUNT_OPTIONS
 from paddlegen.spec.model import (
     CEPHFS_CSI_DRIVER,
     DEFAULT_REQUESTS,
+    EFS_CSI_DRIVER,
     GPU_RESOURCE,
     MANAGED_BY,
     recommended_labels,
@@ -24,6 +25,7 @@ from paddlegen.spec.model import (
 from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME
 
 EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
+EFS_HANDLE = re.compile(r"^fs-[0-9a-f]+(:/[^:]*)?$")
 RESTRICTED = {
     "allowPrivilegeEscalation": False,
     "capabilities": {"drop": ["ALL"]},
@@ -447,12 +449,17 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
 
 
 def _pv_kind(spec: dict[str, Any]) -> str | None:
-    """The PV source paddlegen makes that ``spec`` has (nfs also for EFS; csi: a static volume
-    of the CephFS CSI driver, with every field paddlegen writes), or None."""
+    """The PV source paddlegen makes that ``spec`` has (nfs also for EFS over NFS; efs: a
+    volume of the EFS CSI driver; csi: a static volume of the CephFS CSI driver, with every
+    field paddlegen writes), or None."""
     for kind in ("nfs", "cephfs"):
         if isinstance(spec.get(kind), dict):
             return kind
     csi = spec.get("csi")
+    if isinstance(csi, dict) and csi.get("driver") == EFS_CSI_DRIVER:
+        # <fileSystemId>[:<path>]; an access point (fs-..::fsap-..) has no spec form
+        plain = set(csi) <= {"driver", "volumeHandle", "readOnly"}
+        return "efs" if plain and EFS_HANDLE.match(csi.get("volumeHandle", "")) else None
     if not isinstance(csi, dict) or csi.get("driver") != CEPHFS_CSI_DRIVER:
         return None
     attributes = csi.get("volumeAttributes", {})
@@ -469,6 +476,11 @@ def _pv_source(name: str, pv: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if kind == "csi":
         out["cephfs"] = _cephfs_csi(name, spec, ctx)
         fields = {"readOnly": take(spec, "csi", "readOnly")}
+    elif kind == "efs":
+        fs_id, _, path = take(spec, "csi", "volumeHandle").partition(":")
+        take(spec, "csi", "driver")
+        out["efs"] = {"fileSystemId": fs_id, "path": path or "/"}
+        fields = {"readOnly": take(spec, "csi", "readOnly")}
     else:
         present = [k for k in ("server", "path", "monitors", "user", "readOnly") if k in spec[kind]]
         fields = {key: take(spec, kind, key) for key in present}
@@ -476,7 +488,8 @@ def _pv_source(name: str, pv: dict[str, Any], ctx: Context) -> dict[str, Any]:
         secret_namespace = take(spec, kind, "secretRef", "namespace")
         efs = EFS_SERVER.match(fields["server"]) if kind == "nfs" else None
         if efs:
-            out["efs"] = {"fileSystemId": efs[1], "region": efs[2], "path": fields.get("path", "/")}
+            out["efs"] = {"fileSystemId": efs[1], "region": efs[2], "path": fields.get("path", "/"),
+                          "nfs": True}  # fmt: skip
         elif kind == "nfs":
             out["nfs"] = {"server": fields["server"], "path": fields["path"]}
         else:
@@ -499,7 +512,7 @@ def _pv_source(name: str, pv: dict[str, Any], ctx: Context) -> dict[str, Any]:
         out["reclaimPolicy"] = policy
     out["storageClassName"] = take(spec, "storageClassName") or None
     options = take(spec, "mountOptions")
-    if not ("efs" in out and options == EFS_MOUNT_OPTIONS):
+    if not (out.get("efs", {}).get("nfs") and options == EFS_MOUNT_OPTIONS):
         out["mountOptions"] = options
     if spec.get("claimRef", {}).get("name"):
         take(spec, "claimRef")  # paddlegen binds the PV to its own claim

@@ -21,6 +21,7 @@ SCHEMA_ID = "https://paddlegen.dev/schemas/trainingjob.v1.schema.json"
 STORAGE_FORMS = (
     "none",
     "nfs://SERVER/PATH",
+    "efs://FS-ID/PATH",
     "efs://FS-ID.REGION/PATH",
     "cephfs://CLUSTER-ID/FS-NAME[/PATH]",
     "pvc://CLAIM",
@@ -72,9 +73,11 @@ def storage_volume(url: str, mount_path: str, capacity: str) -> dict[str, Any] |
     where, path = parts.netloc, parts.path or "/"
     if parts.scheme == "nfs" and where:
         source: dict[str, Any] = {"nfs": {"server": where, "path": path}}
-    elif parts.scheme == "efs" and "." in where:
+    elif parts.scheme == "efs" and "." in where:  # with the region: the NFS form
         fs_id, region = where.split(".", 1)
-        source = {"efs": {"fileSystemId": fs_id, "region": region, "path": path}}
+        source = {"efs": {"fileSystemId": fs_id, "region": region, "path": path, "nfs": True}}
+    elif parts.scheme == "efs" and where:  # the EFS CSI driver
+        source = {"efs": {"fileSystemId": where, "path": path}}
     elif parts.scheme == "cephfs" and (":" in where or "," in where):
         raise InputError(
             f"storage '{url}' names Ceph monitors, which only the in-tree CephFS plugin takes: "

@@ -126,8 +126,8 @@ def _given(ctx: click.Context, name: str) -> bool:
     default="none",
     show_default=True,
     help="none (not for distributed-job, whose image reads from the volume), "
-    "nfs://SERVER/PATH, efs://FS-ID.REGION/PATH, cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, "
-    "hostpath:///PATH or dynamic://[CLASS].",
+    "nfs://SERVER/PATH, efs://FS-ID/PATH (CSI driver), efs://FS-ID.REGION/PATH (NFS), "
+    "cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, hostpath:///PATH or dynamic://[CLASS].",
 )
 @click.option(
     "--mount-path", default="/mnt/data", show_default=True, help="Where the storage is mounted."
@@ -246,8 +246,8 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
     ask(
         "storage",
         "Storage (" + ("" if needs_storage else "none, ") + "nfs://SERVER/PATH, "
-        "efs://FS-ID.REGION/PATH, cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, hostpath:///PATH, "
-        "dynamic://CLASS)",
+        "efs://FS-ID/PATH (CSI driver), efs://FS-ID.REGION/PATH (NFS), "
+        "cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, hostpath:///PATH, dynamic://CLASS)",
         default=None if needs_storage else answers["storage"],
     )
     if answers["storage"] != "none":

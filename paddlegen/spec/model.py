@@ -21,8 +21,10 @@ CLAIM_SOURCES = (*PV_SOURCES, "dynamic", "claim")  # mounted through a Persisten
 # A ConfigMap's or Secret's keys as read-only files (code, configs): no place for data.
 OBJECT_SOURCES = ("configMap", "secret")
 VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir", *OBJECT_SOURCES)
-# The CSI driver of a cephfs volume's PV (templates/_partials/pv_source.yaml.j2 writes it too).
+# The CSI drivers of cephfs and efs volumes' PVs (templates/_partials/pv_source.yaml.j2 writes
+# them too).
 CEPHFS_CSI_DRIVER = "cephfs.csi.ceph.com"
+EFS_CSI_DRIVER = "efs.csi.aws.com"
 # Pod settings a role may override, each written to the pod spec (or, podLabels and
 # podAnnotations, to the pod template's metadata) as given.
 POD_FIELDS = (
@@ -93,6 +95,18 @@ class Volume:
     mountOptions: list[str]
     claimName: str | None  # the PVC the pods mount, when the source goes through one
     pvName: str | None  # the PV paddlegen creates, for nfs/efs/cephfs
+
+    @property
+    def efs_over_nfs(self) -> bool:
+        """An efs volume in its NFS form (nfs: true), which takes AWS's mount options."""
+        return self.source == "efs" and bool(self.config.get("nfs"))
+
+    @property
+    def efs_handle(self) -> str:
+        """The EFS CSI driver's volumeHandle: `<fileSystemId>`, or `<fileSystemId>:<path>`
+        below the root (aws-efs-csi-driver docs, static provisioning)."""
+        path = self.config.get("path", "/")
+        return self.config["fileSystemId"] + ("" if path == "/" else f":{path}")
 
     @property
     def pod_source(self) -> dict[str, Any]:

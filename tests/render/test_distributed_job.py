@@ -22,7 +22,7 @@ spec:
   volumes:
     - name: efs
       mountPath: /home/jobpath
-      efs: {fileSystemId: fs-2cbf7385, region: us-west-2}
+      efs: {fileSystemId: fs-2cbf7385, region: us-west-2, nfs: true}
       capacity: 100Gi
   distributed:
     volume: efs

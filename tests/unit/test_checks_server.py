@@ -466,7 +466,8 @@ def test_a_capacity_past_2_63_bytes_is_an_error_and_8_ei_is_not():
 
 
 @pytest.mark.parametrize(
-    "source", ["nfs: {server: s, path: /x}", "efs: {fileSystemId: fs-1, region: us-west-2}"]
+    "source",
+    ["nfs: {server: s, path: /x}", "efs: {fileSystemId: fs-1, region: us-west-2, nfs: true}"],
 )
 def test_recycle_warns_on_nfs_volumes(source):
     body = (

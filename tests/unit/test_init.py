@@ -89,7 +89,8 @@ RIGHT = {
     "storage": [
         "none",
         "nfs://10.0.0.5/data",
-        "efs://fs-2cbf7385.us-west-2/",
+        "efs://fs-2cbf7385.us-west-2/",  # the NFS form
+        "efs://fs-2cbf7385/train",  # the CSI driver
         "cephfs://5e5b7ae6-2f4e-4c2a-9f0e-3b1d2c6a7f10/cephfs/",  # needs a namespace
         "pvc://existing",
         "hostpath:///mnt",
@@ -114,6 +115,7 @@ WRONG = {
     "volcano": [],
     "storage": [
         "efs://fs-x.us-west-2/",
+        "efs://fs-x/",
         "cephfs://mon a:6789/",
         "cephfs://172.19.32.166:6789,172.19.32.167:6789/",  # the in-tree plugin's monitors
         "cephfs://ceph-a/",  # no file system
