@@ -43,6 +43,16 @@ def spec(image: str) -> dict[str, object]:
     }
 
 
+def render_stdout(data: dict[str, object], folder: Path) -> str:
+    """What `paddlegen render --stdout` (the CLI, a process of its own) makes of ``data``."""
+    spec_file = folder / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(data))
+    return subprocess.run(
+        [sys.executable, "-m", "paddlegen", "render", str(spec_file), "--stdout"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
 def job_condition(kube: Kube, name: str) -> str:
     done = kube.run("get", "job", "-n", NAMESPACE, name, "-o", "json")
     conditions = json.loads(done.stdout).get("status", {}).get("conditions", [])
@@ -52,14 +62,8 @@ def job_condition(kube: Kube, name: str) -> str:
 
 def test_a_rendered_job_trains_and_its_loss_falls(node: Kube, tmp_path: Path) -> None:
     image = local_cluster().images.PADDLE.reference
-    spec_file = tmp_path / "linear-regression.yaml"
-    spec_file.write_text(yaml.safe_dump(spec(image)))
-    rendered = subprocess.run(
-        [sys.executable, "-m", "paddlegen", "render", str(spec_file), "--stdout"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
     node.run("create", "namespace", NAMESPACE)
-    node.apply(rendered)
+    node.apply(render_stdout(spec(image), tmp_path))
     started = time.monotonic()
     condition = ""
     while time.monotonic() - started < TRAINING_TIMEOUT and not condition:
@@ -111,14 +115,8 @@ def test_a_distributed_job_gives_its_contract_ports_and_peers(node: Kube, tmp_pa
                             "hostPorts": True},
         },
     }  # fmt: skip
-    spec_file = tmp_path / f"{name}.yaml"
-    spec_file.write_text(yaml.safe_dump(data))
-    rendered = subprocess.run(
-        [sys.executable, "-m", "paddlegen", "render", str(spec_file), "--stdout"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
     node.run("create", "namespace", namespace)
-    node.apply(rendered)
+    node.apply(render_stdout(data, tmp_path))
 
     def log() -> str:
         return node.run("logs", "-n", namespace, f"job/{name}", check=False).stdout
