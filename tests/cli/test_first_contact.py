@@ -66,3 +66,48 @@ def test_stdout_and_unrelated_folders_get_an_absolute_path():
     assert schema_reference("-") == spec_schema_path().resolve().as_posix()
     assert schema_reference(None) == spec_schema_path().resolve().as_posix()
     assert Path(schema_reference("/nonexistent-root-folder/x.yaml")).is_absolute()
+
+
+# 2. A number or boolean where a string belongs: shown as written, with how to quote it.
+
+TYPED = (
+    "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo, labels: {v: 1.10}}\n"
+    "spec:\n  image: x:1\n  resources: {limits: {memory: 1Gi}}\n  env:\n"
+    "  - {name: VERSION, value: 1.10}\n  - {name: FLAG, value: on}\n"
+    "  - {name: API_KEY, value: 12345678}\n"
+)
+
+
+def test_env_and_label_values_yaml_typed_show_as_written_with_a_quoting_hint(runner, tmp_path):
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(TYPED)
+    result = runner.invoke(cli, ["validate", "--no-manifests", str(spec)])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        f"{spec}:3:36: error: $.metadata.labels.v: 1.10 is a number in YAML, not a string "
+        '(quote it: "1.10"; unquoted, YAML reads it as 1.1) [schema]'
+    )
+    assert lines[1] == (
+        f"{spec}:8:28: error: $.spec.env[0].value: 1.10 is a number in YAML, not a string "
+        '(quote it: "1.10"; unquoted, YAML reads it as 1.1) [schema]'
+    )
+    assert lines[2] == (
+        f"{spec}:9:25: error: $.spec.env[1].value: on is a boolean in YAML, not a string "
+        '(quote it: "on"; unquoted, YAML reads it as true) [schema]'
+    )
+    assert "12345678" not in result.stderr  # a credential's value is still never echoed
+    assert "True" not in result.stderr and " 1.1 is" not in result.stderr
+
+
+def test_an_overlay_value_shows_as_the_overlay_wrote_it(runner, tmp_path):
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
+        "  image: x:1\n  resources: {limits: {memory: 1Gi}}\n"
+        "  env: [{name: A, value: '1'}]\noverlays:\n  prod:\n    spec:\n"
+        "      env: [{name: A, value: 2.50}]\n"
+    )
+    result = runner.invoke(cli, ["validate", "--no-manifests", str(spec)])
+    assert result.exit_code == 1
+    assert '2.50 is a number in YAML, not a string (quote it: "2.50"' in result.stderr
