@@ -144,7 +144,6 @@ def _quote_hint(doc: Document, path: FieldPath, value: Any, schema: dict[str, An
     return f'quote it: "{written}"{unquoted}'
 
 
-
 @lru_cache(maxsize=64)
 def _validator_for(schema: str) -> Any:
     from jsonschema import Draft202012Validator
