@@ -174,7 +174,16 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
     pending = set() if no_input else {name for name in answers if not _given(ctx, name)}
     _refuse_bad_flags(ctx, answers, pending)
     if pending:
-        _ask(ctx, answers, pending)
+        try:
+            _ask(ctx, answers, pending)
+        except click.Abort:  # Ctrl-D at a prompt, or stdin ran out (Ctrl-C is Interrupted)
+            from paddlegen.errors import NoAnswerError
+
+            click.echo(err=True)  # the message starts its own line, not the prompt's
+            raise NoAnswerError(
+                "init: no answer (end of input); nothing written. Without a terminal, give "
+                "the answers as flags with --no-input"
+            ) from None
         _refuse_bad_flags(ctx, answers, set())  # defaults of questions never asked
     text = init_spec(InitOptions(**answers), path)
     _write_or_print(text, path, force)

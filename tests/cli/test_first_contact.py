@@ -111,3 +111,94 @@ def test_an_overlay_value_shows_as_the_overlay_wrote_it(runner, tmp_path):
     result = runner.invoke(cli, ["validate", "--no-manifests", str(spec)])
     assert result.exit_code == 1
     assert '2.50 is a number in YAML, not a string (quote it: "2.50"' in result.stderr
+
+
+# 3. CLI habits: colour at a terminal, completion scripts, -V, end of input at a prompt.
+
+WARNED = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n  image: x\n"
+
+
+def _validate_at_terminal(runner, tmp_path, monkeypatch, terminal: bool, no_color: str | None):
+    from paddlegen.cli import common
+
+    monkeypatch.setattr(common, "_stderr_is_terminal", lambda: terminal)
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(WARNED)
+    return runner.invoke(cli, ["validate", "--no-manifests", str(spec)]).stderr
+
+
+def test_severities_are_coloured_at_a_terminal(runner, tmp_path, monkeypatch):
+    stderr = _validate_at_terminal(runner, tmp_path, monkeypatch, True, None)
+    assert "\x1b[33mwarning\x1b[0m: $.spec.image:" in stderr  # image-tag, limits-missing
+    assert stderr.count("\x1b[") == 2 * stderr.count("warning")
+
+
+@pytest.mark.parametrize(("terminal", "no_color"), [(True, "1"), (False, None), (False, "")])
+def test_no_colour_with_no_color_or_off_a_terminal(
+    runner, tmp_path, monkeypatch, terminal, no_color
+):
+    stderr = _validate_at_terminal(runner, tmp_path, monkeypatch, terminal, no_color)
+    assert "warning: $.spec.image:" in stderr
+    assert "\x1b" not in stderr
+
+
+def test_colour_never_reaches_json_or_github(runner, tmp_path, monkeypatch):
+    from paddlegen.cli import common
+
+    monkeypatch.setattr(common, "_stderr_is_terminal", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(WARNED)
+    for fmt in ("json", "github"):
+        result = runner.invoke(cli, ["validate", "--no-manifests", "--format", fmt, str(spec)])
+        assert "\x1b" not in result.output + result.stderr
+
+
+def test_a_spec_cannot_colour_the_terminal_through_a_coloured_line():
+    from paddlegen.errors import Diagnostic
+    from paddlegen.report import text
+
+    line = text([Diagnostic("a\x1b[31m.yaml", 1, 1, "error", "$.x", "m", "r")], colour=True)
+    assert line.startswith("a\\x1b[31m.yaml:1:1: \x1b[1;31merror\x1b[0m: $.x: m [r]")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_prints_the_shell_script(runner, shell):
+    result = runner.invoke(cli, ["completion", shell])
+    assert result.exit_code == 0, result.output
+    assert f"_PADDLEGEN_COMPLETE={shell}_complete" in result.stdout
+    assert result.stderr == ""
+
+
+def test_completion_refuses_another_shell(runner):
+    result = runner.invoke(cli, ["completion", "tcsh"])
+    assert result.exit_code == 2
+    assert "'tcsh' is not one of 'bash', 'zsh', 'fish'" in result.stderr
+
+
+def test_dash_v_is_the_version(runner):
+    short = runner.invoke(cli, ["-V"])
+    assert short.exit_code == 0
+    assert short.stdout == runner.invoke(cli, ["--version"]).stdout
+    assert short.stdout.startswith("paddlegen, version ")
+
+
+@pytest.mark.parametrize("answers", ["", "paddlejob\n", "paddlejob\ndemo\n"])
+def test_init_at_end_of_input_exits_2_with_one_line(runner, tmp_path, answers):
+    spec = tmp_path / "demo.yaml"
+    result = runner.invoke(cli, ["init", str(spec)], input=answers)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and "Aborted" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("paddlegen: error: init: no answer (end of input); nothing written")
+    assert not spec.exists()
+
+
+def test_init_at_end_of_input_reports_json(runner, tmp_path):
+    result = runner.invoke(cli, ["init", str(tmp_path / "d.yaml"), "--format", "json"], input="")
+    assert result.exit_code == 2
+    assert '"rule": "usage"' in result.stdout + result.stderr
