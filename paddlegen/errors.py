@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # invalid spec, invalid manifests, stale output
-EXIT_ERROR = 2  # usage, I/O, missing or failing tool, internal error
+EXIT_ERROR = 2  # usage, I/O, missing or failing tool, internal error, no answer to a prompt
 
 
 @dataclass(frozen=True, order=True)
@@ -32,12 +32,17 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity == "error"
 
+    @property
+    def location(self) -> str:
+        """What the text line starts with: ``file:line:col: ``, ``file: `` or nothing."""
+        if not self.file:
+            return ""
+        return f"{self.file}:{self.line}:{self.col}: " if self.line else f"{self.file}: "
+
     def __str__(self) -> str:
         """The line the text report prints: ``file:line:col: severity: path: message [rule]``
         (report.text escapes control characters for terminals on top of it)."""
-        where = ""
-        if self.file:
-            where = f"{self.file}:{self.line}:{self.col}: " if self.line else f"{self.file}: "
+        where = self.location
         message = f"{self.path}: {self.message}" if self.path else self.message
         if self.hint:
             message += f" ({self.hint})"
@@ -121,6 +126,12 @@ class TemplateError(PaddlegenError):
     """A template failed: names the template and line."""
 
     rule = "template"
+
+
+class NoAnswerError(PaddlegenError):
+    """A prompt met the end of its input (Ctrl-D, or stdin that ran out): nothing is written."""
+
+    rule = "usage"
 
 
 class InvalidValueError(PaddlegenError, ValueError):

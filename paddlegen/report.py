@@ -46,10 +46,24 @@ def _summary(diagnostics: Sequence[Diagnostic]) -> list[str]:
     return [f"{n} error{'s' if n != 1 else ''} in {file or 'input'}" for file, n in errors.items()]
 
 
-def text(diagnostics: Sequence[Diagnostic]) -> str:
+# SGR colours of a severity at a terminal: bold red, yellow, cyan.
+_COLOURS = {"error": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+_RESET = "\x1b[0m"
+
+
+def text(diagnostics: Sequence[Diagnostic], *, colour: bool = False) -> str:
+    """One line per finding, then the summary; with ``colour``, each severity in its colour
+    (added after escaping: the only escape sequences are ours)."""
     # Escaped line by line: the separators are ours, so a whole line holds only field text.
-    lines = [str(d) for d in diagnostics] + _summary(diagnostics)
-    return "".join(printable(line) + "\n" for line in lines)
+    lines = []
+    for d in diagnostics:
+        line = printable(str(d))
+        if colour and d.severity in _COLOURS:
+            at = len(printable(d.location))
+            end = at + len(d.severity)
+            line = line[:at] + _COLOURS[d.severity] + d.severity + _RESET + line[end:]
+        lines.append(line)
+    return "".join(line + "\n" for line in lines + [printable(s) for s in _summary(diagnostics)])
 
 
 def as_json(diagnostics: Sequence[Diagnostic]) -> str:

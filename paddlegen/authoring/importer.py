@@ -152,7 +152,8 @@ def _main(objects: list[dict[str, Any]]) -> dict[str, Any]:
 
 def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>") -> Imported:
     """The spec for the manifests in ``sources``, what it does not carry over, and its
-    validation (``name`` is the spec's file name in diagnostics)."""
+    validation (``name`` is the spec's file name in diagnostics, and where the modeline
+    finds the schema from)."""
     sources = list(sources)
     located = [(source, o) for source, text in sources for o in read_manifests([(source, text)])]
     files: dict[str, str] = {}
@@ -168,7 +169,9 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
     from paddlegen.spec.loader import parse_spec
 
     text = spec_text(
-        result, "imported by `paddlegen import` from " + ", ".join(source for source, _ in sources)
+        result,
+        "imported by `paddlegen import` from " + ", ".join(source for source, _ in sources),
+        name,
     )
     found = validate_document(parse_spec(text, name))
     notes = ctx.notes

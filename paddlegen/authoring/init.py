@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shlex
 from collections.abc import Collection, Mapping
@@ -15,9 +16,6 @@ from urllib.parse import urlsplit
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
 from paddlegen.yamlio import load_all
 
-# The schema's $id: one name every checkout and install shares. Editors without network access
-# can point the modeline at `paddlegen schema > trainingjob.v1.schema.json` instead (--schema).
-SCHEMA_ID = "https://paddlegen.dev/schemas/trainingjob.v1.schema.json"
 STORAGE_FORMS = (
     "none",
     "nfs://SERVER/PATH",
@@ -30,15 +28,39 @@ STORAGE_FORMS = (
 )
 
 
-def modeline(schema: str = SCHEMA_ID) -> str:
-    return f"# yaml-language-server: $schema={schema}\n"
+def schema_reference(spec_file: str | None = None) -> str:
+    """Where a spec written to ``spec_file`` finds its schema: the file this installation ships
+    (a wheel's paddlegen/_data, a checkout's schemas/), so editors need no network.
+
+    Relative to the spec's folder when the two share a folder below the file system root (a
+    checkout's examples/ get ``../schemas/trainingjob.v1.schema.json``), else absolute: also
+    for stdout and other names that are no file (``-``, ``<stdout>``). The same location gets
+    the same reference every time.
+    """
+    from paddlegen.resources import spec_schema_path
+
+    schema = str(spec_schema_path().resolve())
+    if spec_file and spec_file != "-" and not spec_file.startswith("<"):
+        folder = os.path.dirname(os.path.abspath(spec_file))
+        try:
+            if os.path.commonpath([schema, folder]) != os.path.splitdrive(folder)[0] + os.sep:
+                return Path(os.path.relpath(schema, folder)).as_posix()
+        except ValueError:  # another drive (Windows): only an absolute path reaches it
+            pass
+    return Path(schema).as_posix()
 
 
-def spec_text(data: dict[str, Any], note: str, schema: str = SCHEMA_ID) -> str:
-    """A spec as YAML text under the modeline and a one-line note on where it came from."""
+def modeline(schema: str | None = None, spec_file: str | None = None) -> str:
+    """The yaml-language-server modeline: ``schema`` as given, else ``schema_reference``."""
+    return f"# yaml-language-server: $schema={schema or schema_reference(spec_file)}\n"
+
+
+def spec_text(data: dict[str, Any], note: str, spec_file: str | None = None) -> str:
+    """A spec as YAML text under the modeline (for a spec written to ``spec_file``) and a
+    one-line note on where it came from."""
     from paddlegen.yamlio import dump_yaml
 
-    return modeline(schema) + f"# {note}\n" + dump_yaml(data)
+    return modeline(spec_file=spec_file) + f"# {note}\n" + dump_yaml(data)
 
 
 def write_new_file(path: str | Path, text: str, force: bool = False) -> bool:
@@ -132,7 +154,7 @@ class InitOptions:
     capacity: str = "10Gi"
     cpu: str = "1"
     memory: str = "2Gi"
-    schema: str = SCHEMA_ID
+    schema: str | None = None  # the modeline's; None: the installed file (schema_reference)
 
 
 def init_spec(options: InitOptions, source: str = "<init>") -> str:
@@ -140,7 +162,7 @@ def init_spec(options: InitOptions, source: str = "<init>") -> str:
 
     Callers judge the answers first (``answer_problems``), so an error here is paddlegen's own.
     """
-    text = _init_text(options)
+    text = _init_text(options, source)
     found = _findings(text, source)
     if any(d.is_error for d in found):
         raise SpecError(f"{source}: not written: the answers make an invalid spec", found)
@@ -252,9 +274,9 @@ def _findings(text: str, source: str) -> list[Diagnostic]:
         return exc.diagnostics
 
 
-def _init_text(options: InitOptions) -> str:
+def _init_text(options: InitOptions, spec_file: str | None = None) -> str:
     return (
-        modeline(options.schema) + "# Written by `paddlegen init`. Fields: `paddlegen "
+        modeline(options.schema, spec_file) + "# Written by `paddlegen init`. Fields: `paddlegen "
         "explain spec`.\n# Render: `paddlegen render THIS_FILE -o deploy/`.\n"
         + "\n".join(_commented(_init_data(options), ()))
         + "\n"

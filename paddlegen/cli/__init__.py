@@ -31,6 +31,7 @@ COMMANDS = {
     "explain": ("authoring", "explain"),
     "import": ("authoring", "import_command"),
     "dockerfile": ("authoring", "dockerfile"),
+    "completion": ("shell", "completion"),
 }
 
 
@@ -88,7 +89,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(version=__version__, prog_name="paddlegen")
+@click.version_option(__version__, "-V", "--version", prog_name="paddlegen")
 def cli() -> None:
     """Render PaddlePaddle training-job specs into kustomize-ready Kubernetes manifests.
 

@@ -139,8 +139,8 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option(
     "--schema",
-    help="Schema for the yaml-language-server modeline (default: the "
-    "schema's $id; a local copy: `paddlegen schema > FILE`).",
+    help="Schema for the yaml-language-server modeline (default: the schema file of this "
+    "installation, relative to PATH where they share a folder, else absolute).",
 )
 @click.option("--no-input", is_flag=True, help="Ask nothing: flags and defaults only.")
 @click.option("--force", is_flag=True, help="Replace PATH if it exists.")
@@ -162,11 +162,10 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
       paddlegen init jobs/resnet.yaml --no-input --image registry.example.com/resnet:v1 \\
         --workers 4 --gpus 1 --volcano --storage nfs://10.0.0.5/data
     """
-    from paddlegen.authoring.init import SCHEMA_ID, InitOptions, init_spec
+    from paddlegen.authoring.init import InitOptions, init_spec
 
     _printing(path)
     answers["name"] = answers["name"] or (Path(path).stem if path != "-" else None)
-    answers["schema"] = answers["schema"] or SCHEMA_ID
     if no_input and answers["image"] is None:
         raise click.UsageError("--image is required with --no-input")
     if no_input and not answers["name"]:
@@ -175,7 +174,16 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
     pending = set() if no_input else {name for name in answers if not _given(ctx, name)}
     _refuse_bad_flags(ctx, answers, pending)
     if pending:
-        _ask(ctx, answers, pending)
+        try:
+            _ask(ctx, answers, pending)
+        except click.Abort:  # Ctrl-D at a prompt, or stdin ran out (Ctrl-C is Interrupted)
+            from paddlegen.errors import NoAnswerError
+
+            click.echo(err=True)  # the message starts its own line, not the prompt's
+            raise NoAnswerError(
+                "init: no answer (end of input); nothing written. Without a terminal, give "
+                "the answers as flags with --no-input"
+            ) from None
         _refuse_bad_flags(ctx, answers, set())  # defaults of questions never asked
     text = init_spec(InitOptions(**answers), path)
     _write_or_print(text, path, force)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,13 +38,29 @@ STDOUT_TAKEN = "paddlegen.stdout"
 
 def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
     """Text and github on stderr at once; json joins the run's one document."""
-    from paddlegen.report import REPORTERS
+    from paddlegen.report import REPORTERS, text
 
     ctx = click.get_current_context(silent=True)
     if fmt == "json" and ctx is not None:
         ctx.meta.setdefault(JSON_FINDINGS, []).extend(diagnostics)
+    elif fmt == "text" and diagnostics:
+        colour = colour_on_stderr()  # decided here, so click keeps the colours it gets
+        click.echo(text(diagnostics, colour=colour), nl=False, err=True, color=colour)
     elif diagnostics or fmt == "json":
         click.echo(REPORTERS[fmt](diagnostics), nl=False, err=True)
+
+
+def colour_on_stderr() -> bool:
+    """Colour diagnostics only for a person: stderr is a terminal and NO_COLOR is unset or
+    empty (https://no-color.org); never in a pipe, a file or a CI log."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    return _stderr_is_terminal()
+
+
+def _stderr_is_terminal() -> bool:
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def stdout_is_output() -> None:

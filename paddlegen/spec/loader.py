@@ -6,7 +6,7 @@ import contextlib
 import math
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -47,6 +47,16 @@ class Document:
     data: Any
     values: dict[FieldPath, Position]
     keys: dict[FieldPath, Position]
+    # The source text of each value YAML typed (a number, boolean or null): `1.10`, `on`,
+    # which messages show as written rather than as Python reads them (1.1, True).
+    written: dict[FieldPath, str] = field(default_factory=dict)
+
+    def as_written(self, path: FieldPath, value: Any) -> str:
+        """``value`` as the spec spells it at ``path``: its YAML source text when YAML typed
+        it, else its repr."""
+        if not isinstance(value, str) and path in self.written:
+            return self.written[path]
+        return repr(value)
 
     def where(self, path: FieldPath, *, key: bool = False) -> Position:
         """Position of the value at ``path`` (or of its key), else of the nearest ancestor."""
@@ -130,7 +140,7 @@ def parse_spec(raw: bytes | str, name: str = "<string>") -> Document:
     node = _compose_single(text, name)
     builder = _Builder(name)
     data = builder.build(node, ())
-    return Document(name, data, builder.values, builder.keys)
+    return Document(name, data, builder.values, builder.keys, builder.written)
 
 
 def _line_col(prefix: bytes) -> tuple[int, int]:
@@ -282,6 +292,7 @@ class _Builder:
         self.name = name
         self.values: dict[FieldPath, Position] = {}
         self.keys: dict[FieldPath, Position] = {}
+        self.written: dict[FieldPath, str] = {}
         self.count = 0
         self.chars = 0  # characters of scalar values built, aliases counted each time
         self.merging: set[int] = set()  # merge sources being expanded (a cycle guard)
@@ -362,6 +373,7 @@ class _Builder:
         if tag in ("!", _TAG + "str"):
             return node.value
         if tag in (_TAG + "int", _TAG + "float", _TAG + "bool", _TAG + "null"):
+            self.written.setdefault(self.path, node.value)
             return self._typed(node)
         if tag == _TAG + "timestamp":
             return node.value  # a date is just text to Kubernetes

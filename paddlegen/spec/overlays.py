@@ -4,9 +4,11 @@ as kustomize `base/` + `overlays/<env>/` is output/patches.py)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeVar
 
-from paddlegen.spec.loader import Document, FieldPath, Position, format_path
+from paddlegen.spec.loader import Document, FieldPath, format_path
+
+_T = TypeVar("_T")  # what a table holds per path: a Position, or a value's source text
 
 DELETE = None  # an overlay value of null removes the key
 
@@ -31,7 +33,7 @@ _NOT_THE_JOB = ("overlays", "ignore")
 def base_document(doc: Document) -> Document:
     """The job of the spec: without its overlays and its ``ignore`` entries."""
     data = {k: v for k, v in doc.data.items() if k not in _NOT_THE_JOB}
-    return Document(doc.file, data, doc.values, doc.keys)
+    return Document(doc.file, data, doc.values, doc.keys, doc.written)
 
 
 def env_document(doc: Document, env: str) -> Document:
@@ -39,7 +41,13 @@ def env_document(doc: Document, env: str) -> Document:
     overlay = doc.data["overlays"][env]
     data = deep_merge(base_document(doc).data, overlay)
     prefix: FieldPath = ("overlays", env)
-    return Document(doc.file, data, _shift(doc.values, prefix), _shift(doc.keys, prefix))
+    return Document(
+        doc.file,
+        data,
+        _shift(doc.values, prefix),
+        _shift(doc.keys, prefix),
+        _shift(doc.written, prefix),
+    )
 
 
 def overlay_path(doc: Document, env: str, path: str) -> str:
@@ -53,7 +61,7 @@ def overlay_path(doc: Document, env: str, path: str) -> str:
     return format_path(full)
 
 
-def _shift(table: dict[FieldPath, Position], prefix: FieldPath) -> dict[FieldPath, Position]:
+def _shift(table: dict[FieldPath, _T], prefix: FieldPath) -> dict[FieldPath, _T]:
     # Positions inside the overlay win over the base's for the same merged path.
     shifted = {
         p[len(prefix) :]: pos

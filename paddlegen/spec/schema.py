@@ -102,12 +102,18 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
     if custom and kind == "not":
         message = custom  # the node names the fields; the value is the whole object
     elif custom:
-        message = f"{error.instance!r} {custom}"
-        if _is_secret(doc, path, error.instance):
-            message = redact(message, error.instance)
+        message = f"{doc.as_written(path, error.instance)} {custom}"
     if kind == "const":
-        message = f"expected {error.validator_value!r}, not {error.instance!r}"
+        message = f"expected {error.validator_value!r}, not {doc.as_written(path, error.instance)}"
     hint = own.get("x-hint", "") if custom else ""
+    quote = _quote_hint(doc, path, error.instance, own) if kind == "type" else ""
+    if quote:
+        message = f"{doc.as_written(path, error.instance)} is {_READ_AS[type(error.instance)]}"
+        message += ", not a string"
+    hint = quote or hint
+    if _is_secret(doc, path, error.instance):
+        message = redact(redact(message, error.instance), doc.as_written(path, error.instance))
+        hint = redact(redact(hint, error.instance), doc.as_written(path, error.instance))
     if kind == "type" and error.instance is None:
         # `spec:` with nothing under it at a deeper indent: YAML reads it as null, and the
         # fields meant for it usually sit one level too far left.
@@ -119,6 +125,30 @@ def _explain(doc: Document, error: Any) -> Iterator[Diagnostic]:
     if kind == "enum" and isinstance(error.instance, str):
         hint = did_you_mean(error.instance, [str(v) for v in error.validator_value])
     yield _diag(doc, pos, path, message, hint)
+
+
+_READ_AS = {bool: "a boolean in YAML", int: "a number in YAML", float: "a number in YAML"}
+
+
+def _quote_hint(doc: Document, path: FieldPath, value: Any, schema: dict[str, Any]) -> str:
+    """For a number or boolean where a string belongs (an env value, a label value), and that
+    the field takes once quoted: how to quote it. Empty for anything else (`name: 123` is no
+    name quoted either)."""
+    if type(value) not in _READ_AS:
+        return ""
+    written = doc.as_written(path, value)
+    if not _validator_for(json.dumps(schema, sort_keys=True)).is_valid(written):
+        return ""
+    read = json.dumps(value)  # YAML's spelling of what it read: true, 1.1
+    unquoted = f"; unquoted, YAML reads it as {read}" if read != written else ""
+    return f'quote it: "{written}"{unquoted}'
+
+
+@lru_cache(maxsize=64)
+def _validator_for(schema: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(schema))
 
 
 def _is_secret(doc: Document, path: FieldPath, value: Any) -> bool:

@@ -229,7 +229,8 @@ def test_a_schema_error_does_not_echo_a_secret():
         "spec:\n  workload: job\n  image: img:1\n  env: [{name: DB_PASSWORD, value: 987654321}]\n"
     )
     assert lines[0] == (
-        "spec.yaml:7:36: error: $.spec.env[0].value: <redacted> is not of type 'string' [schema]"
+        "spec.yaml:7:36: error: $.spec.env[0].value: <redacted> is a number in YAML, not a "
+        'string (quote it: "<redacted>") [schema]'
     )
     assert "987654321" not in "".join(lines)
 

@@ -1,0 +1,204 @@
+"""Issue #25, first contact part two: what a new user met using only the README, --help,
+explain, init and the schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from paddlegen.authoring.init import schema_reference
+from paddlegen.cli import cli
+from paddlegen.resources import data_root, spec_schema_path
+
+MODELINE = "# yaml-language-server: $schema="
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _modeline_target(spec: Path) -> Path:
+    first = spec.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith(MODELINE), first
+    reference = first.removeprefix(MODELINE)
+    assert "://" not in reference  # a file on this machine, not a URL that serves nothing
+    return spec.parent / reference  # an absolute reference replaces spec.parent
+
+
+# 1. The modeline points at the schema file this installation ships.
+
+
+def test_init_points_the_modeline_at_the_installed_schema_file(runner, tmp_path):
+    spec = tmp_path / "jobs" / "demo.yaml"
+    result = runner.invoke(cli, ["init", str(spec), "--no-input", "--image", "x:1"])
+    assert result.exit_code == 0, result.output
+    assert _modeline_target(spec).resolve() == spec_schema_path().resolve()
+
+
+def test_import_points_the_modeline_at_the_installed_schema_file(runner, tmp_path):
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: demo}\nspec:\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: x:1}]\n"
+    )
+    spec = tmp_path / "out" / "demo.yaml"
+    result = runner.invoke(cli, ["import", str(job), "-o", str(spec), "--lossy"])
+    assert result.exit_code == 0, result.output
+    assert _modeline_target(spec).resolve() == spec_schema_path().resolve()
+
+
+def test_the_reference_is_relative_inside_a_checkout_like_the_examples():
+    # The examples' own modeline is what init writes for a spec in examples/.
+    example = data_root() / "examples" / "quickstart.yaml"
+    assert schema_reference(str(example)) == "../schemas/trainingjob.v1.schema.json"
+    assert schema_reference(str(example)) == schema_reference(str(example))  # deterministic
+
+
+EXAMPLES = sorted(
+    p for p in (ROOT / "examples").rglob("*.yaml") if p.read_text("utf-8").startswith(MODELINE)
+)
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_modeline_reaches_the_schema(spec):
+    assert _modeline_target(spec).resolve() == (ROOT / "schemas" / spec_schema_path().name)
+
+
+def test_stdout_and_unrelated_folders_get_an_absolute_path():
+    assert schema_reference("-") == spec_schema_path().resolve().as_posix()
+    assert schema_reference(None) == spec_schema_path().resolve().as_posix()
+    assert Path(schema_reference("/nonexistent-root-folder/x.yaml")).is_absolute()
+
+
+# 2. A number or boolean where a string belongs: shown as written, with how to quote it.
+
+TYPED = (
+    "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo, labels: {v: 1.10}}\n"
+    "spec:\n  image: x:1\n  resources: {limits: {memory: 1Gi}}\n  env:\n"
+    "  - {name: VERSION, value: 1.10}\n  - {name: FLAG, value: on}\n"
+    "  - {name: API_KEY, value: 12345678}\n"
+)
+
+
+def test_env_and_label_values_yaml_typed_show_as_written_with_a_quoting_hint(runner, tmp_path):
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(TYPED)
+    result = runner.invoke(cli, ["validate", "--no-manifests", str(spec)])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        f"{spec}:3:36: error: $.metadata.labels.v: 1.10 is a number in YAML, not a string "
+        '(quote it: "1.10"; unquoted, YAML reads it as 1.1) [schema]'
+    )
+    assert lines[1] == (
+        f"{spec}:8:28: error: $.spec.env[0].value: 1.10 is a number in YAML, not a string "
+        '(quote it: "1.10"; unquoted, YAML reads it as 1.1) [schema]'
+    )
+    assert lines[2] == (
+        f"{spec}:9:25: error: $.spec.env[1].value: on is a boolean in YAML, not a string "
+        '(quote it: "on"; unquoted, YAML reads it as true) [schema]'
+    )
+    assert "12345678" not in result.stderr  # a credential's value is still never echoed
+    assert "True" not in result.stderr and " 1.1 is" not in result.stderr
+
+
+def test_an_overlay_value_shows_as_the_overlay_wrote_it(runner, tmp_path):
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
+        "  image: x:1\n  resources: {limits: {memory: 1Gi}}\n"
+        "  env: [{name: A, value: '1'}]\noverlays:\n  prod:\n    spec:\n"
+        "      env: [{name: A, value: 2.50}]\n"
+    )
+    result = runner.invoke(cli, ["validate", "--no-manifests", str(spec)])
+    assert result.exit_code == 1
+    assert '2.50 is a number in YAML, not a string (quote it: "2.50"' in result.stderr
+
+
+# 3. CLI habits: colour at a terminal, completion scripts, -V, end of input at a prompt.
+
+WARNED = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n  image: x\n"
+
+
+def _validate_at_terminal(runner, tmp_path, monkeypatch, terminal: bool, no_color: str | None):
+    from paddlegen.cli import common
+
+    monkeypatch.setattr(common, "_stderr_is_terminal", lambda: terminal)
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(WARNED)
+    return runner.invoke(cli, ["validate", "--no-manifests", str(spec)]).stderr
+
+
+def test_severities_are_coloured_at_a_terminal(runner, tmp_path, monkeypatch):
+    stderr = _validate_at_terminal(runner, tmp_path, monkeypatch, True, None)
+    assert "\x1b[33mwarning\x1b[0m: $.spec.image:" in stderr  # image-tag, limits-missing
+    assert stderr.count("\x1b[") == 2 * stderr.count("warning")
+
+
+@pytest.mark.parametrize(("terminal", "no_color"), [(True, "1"), (False, None), (False, "")])
+def test_no_colour_with_no_color_or_off_a_terminal(
+    runner, tmp_path, monkeypatch, terminal, no_color
+):
+    stderr = _validate_at_terminal(runner, tmp_path, monkeypatch, terminal, no_color)
+    assert "warning: $.spec.image:" in stderr
+    assert "\x1b" not in stderr
+
+
+def test_colour_never_reaches_json_or_github(runner, tmp_path, monkeypatch):
+    from paddlegen.cli import common
+
+    monkeypatch.setattr(common, "_stderr_is_terminal", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(WARNED)
+    for fmt in ("json", "github"):
+        result = runner.invoke(cli, ["validate", "--no-manifests", "--format", fmt, str(spec)])
+        assert "\x1b" not in result.output + result.stderr
+
+
+def test_a_spec_cannot_colour_the_terminal_through_a_coloured_line():
+    from paddlegen.errors import Diagnostic
+    from paddlegen.report import text
+
+    line = text([Diagnostic("a\x1b[31m.yaml", 1, 1, "error", "$.x", "m", "r")], colour=True)
+    assert line.startswith("a\\x1b[31m.yaml:1:1: \x1b[1;31merror\x1b[0m: $.x: m [r]")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_prints_the_shell_script(runner, shell):
+    result = runner.invoke(cli, ["completion", shell])
+    assert result.exit_code == 0, result.output
+    assert f"_PADDLEGEN_COMPLETE={shell}_complete" in result.stdout
+    assert result.stderr == ""
+
+
+def test_completion_refuses_another_shell(runner):
+    result = runner.invoke(cli, ["completion", "tcsh"])
+    assert result.exit_code == 2
+    assert "'tcsh' is not one of 'bash', 'zsh', 'fish'" in result.stderr
+
+
+def test_dash_v_is_the_version(runner):
+    short = runner.invoke(cli, ["-V"])
+    assert short.exit_code == 0
+    assert short.stdout == runner.invoke(cli, ["--version"]).stdout
+    assert short.stdout.startswith("paddlegen, version ")
+
+
+@pytest.mark.parametrize("answers", ["", "paddlejob\n", "paddlejob\ndemo\n"])
+def test_init_at_end_of_input_exits_2_with_one_line(runner, tmp_path, answers):
+    spec = tmp_path / "demo.yaml"
+    result = runner.invoke(cli, ["init", str(spec)], input=answers)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and "Aborted" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("paddlegen: error: init: no answer (end of input); nothing written")
+    assert not spec.exists()
+
+
+def test_init_at_end_of_input_reports_json(runner, tmp_path):
+    result = runner.invoke(cli, ["init", str(tmp_path / "d.yaml"), "--format", "json"], input="")
+    assert result.exit_code == 2
+    assert '"rule": "usage"' in result.stdout + result.stderr
