@@ -1034,6 +1034,41 @@ def _gpus_override(ctx: _Ctx) -> Iterator[Diagnostic]:
             )
 
 
+def _gpus_at(ctx: _Ctx) -> Iterator[tuple[FieldPath, int]]:
+    """Each place a pod's GPU count is set, with the count: a role's own gpus, else the spec's
+    (once, for every role without its own)."""
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    seen: set[FieldPath] = set()
+    for role, body in roles.items():
+        at: FieldPath = ("spec", role, "gpus") if "gpus" in body else ("spec", "gpus")
+        if at not in seen:
+            seen.add(at)
+            yield at, role_value(ctx.spec, body, "gpus", 0)
+
+
+def _gpu_shm(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A container runtime gives /dev/shm 64 MiB: NCCL's intra-node transport and the data
+    loaders' worker processes, which pass batches through shared memory, outgrow it on a GPU
+    pod and fail with a bus error or 'No space left on device'."""
+    if ctx.spec.get("shm") or any(
+        _mount_point(volume["mountPath"]) == "/dev/shm" for volume in ctx.spec.get("volumes", [])
+    ):
+        return
+    for at, gpus in _gpus_at(ctx):
+        if gpus:
+            yield ctx.error(
+                at,
+                f"pods with {gpus} GPU{'s' if gpus != 1 else ''} and no /dev/shm but the "
+                "container runtime's 64 MiB: NCCL and data loader workers outgrow it (a bus "
+                "error, or 'No space left on device')",
+                "gpu-shm",
+                f"set spec.shm, e.g. shm: {4 * gpus}Gi (4Gi per GPU; its pages count against "
+                "the memory limit)",
+                severity="warning",
+            )
+
+
 def _requests_within_limits(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A request is at most its limit; a resource that cannot be overcommitted (an extended
     resource, hugepages) has a limit, and its request equals it (validateResourceRequirements)."""
@@ -1460,6 +1495,7 @@ CHECKS: tuple[Check, ...] = (
     _resource_names,
     _resource_quantities,
     _gpus_override,
+    _gpu_shm,
     _requests_within_limits,
     _env_downward_api,
     _volume_server_rules,
@@ -1513,6 +1549,7 @@ RULES: tuple[str, ...] = (
     "resource-name",
     "resource-quantity",
     "gpus-override",
+    "gpu-shm",
     "request-limit",
     "env-downward-api",
     "nfs-recycle",
