@@ -335,6 +335,44 @@ def test_an_overlay_that_adds_gpus_warns_in_that_environment():
     assert line.startswith("spec.yaml:9:18: warning: $.overlays.gpu.spec.gpus: pods with 2 GPUs")
 
 
+# --- implausible-size ---------------------------------------------------------------------------
+
+
+def test_absurd_sizes_warn_at_each_field():
+    body = (
+        "spec:\n  image: img:1\n  gpus: 64\n  shm: 1Gi\n  ps: {replicas: 10000}\n"
+        "  worker: {replicas: 10000}\n"
+    )
+    assert findings(body) == [
+        "spec.yaml:6:9: warning: $.spec.gpus: 64 GPUs per pod: more than 16, the most the "
+        "largest GPU nodes have (8 is common): the pods would stay Pending (check the number; "
+        "a pod runs on one node, so spread GPUs over more replicas) [implausible-size]",
+        "spec.yaml:8:18: warning: $.spec.ps.replicas: 10000 ps pods: more than 1000, beyond "
+        "the largest training jobs on Kubernetes (check the number; if it is meant, silence "
+        "the rule for this field) [implausible-size]",
+        "spec.yaml:9:22: warning: $.spec.worker.replicas: 10000 worker pods: more than 1000, "
+        "beyond the largest training jobs on Kubernetes (check the number; if it is meant, "
+        "silence the rule for this field) [implausible-size]",
+    ]
+
+
+def test_sizes_up_to_the_bounds_are_no_finding():
+    body = "spec:\n  image: img:1\n  shm: 1Gi\n  ps: {replicas: 1000}\n"
+    assert findings(body + "  worker: {replicas: 1000, gpus: 16}\n") == []
+    (line,) = findings(body + "  worker: {replicas: 1, gpus: 17}\n")
+    assert line.startswith("spec.yaml:8:31: warning: $.spec.worker.gpus: 17 GPUs per pod")
+    assert line.endswith("[implausible-size]")
+
+
+def test_an_overlay_that_scales_up_warns_in_that_environment():
+    body = JOB + "overlays:\n  big:\n    spec: {worker: {replicas: 5000}}\n"
+    rules = [line.split(": ", 2)[1:] for line in findings(body)]
+    assert any(
+        where.startswith("warning") and "$.overlays.big.spec.worker.replicas" in rest
+        for where, rest in rules
+    ), rules
+
+
 def test_an_overlay_limit_below_the_base_request_is_reported_at_the_base_request():
     body = (
         JOB

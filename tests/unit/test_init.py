@@ -92,6 +92,15 @@ def test_the_users_cpu_and_memory_win_over_the_gpu_defaults():
     assert spec["resources"]["requests"] == {"cpu": "5", "memory": "24Gi"}
 
 
+def test_implausible_sizes_are_a_problem_of_their_answer():
+    """init writes specs without findings: implausible-size's warnings too."""
+    assert list(answer_problems({**GOOD, "workers": 1001})) == ["workers"]
+    assert list(answer_problems({**GOOD, "ps": 2, "ps_gpus": 17})) == ["ps_gpus"]
+    problems = answer_problems({**GOOD, "gpus": 32})
+    assert list(problems) == ["gpus"]
+    assert problems["gpus"].startswith("32 GPUs per pod: more than 16")
+
+
 def test_characters_yaml_cannot_hold_raw_are_written_escaped():
     """NEL and U+2028 would break lines raw: written escaped, they read back as given."""
     command = "python3 \x85 \u2028 \u2029 镜像 \U0001f600"
