@@ -169,9 +169,12 @@ CPU_PER_GPU, MEMORY_PER_GPU_GI, SHM_PER_GPU_GI = 3, 12, 4
 def pod_requests(options: InitOptions, gpus: int) -> tuple[str, str]:
     """The (cpu, memory) init writes for a pod with ``gpus``: the flags' when given."""
     gpus = _count(gpus)
-    cpu = options.cpu or str(CPU_PER_GPU * gpus if gpus else CPU_DEFAULT)
-    memory = options.memory or f"{MEMORY_PER_GPU_GI * gpus if gpus else MEMORY_DEFAULT_GI}Gi"
-    return cpu, memory
+    cpu = str(CPU_PER_GPU * gpus if gpus else CPU_DEFAULT)
+    memory = f"{MEMORY_PER_GPU_GI * gpus if gpus else MEMORY_DEFAULT_GI}Gi"
+    return (
+        cpu if options.cpu is None else options.cpu,  # "" too is the user's (and refused)
+        memory if options.memory is None else options.memory,
+    )
 
 
 def _count(value: Any) -> int:
