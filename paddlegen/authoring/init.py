@@ -152,9 +152,35 @@ class InitOptions:
     storage: str = "none"  # one of STORAGE_FORMS
     mount_path: str = "/mnt/data"
     capacity: str = "10Gi"
-    cpu: str = "1"
-    memory: str = "2Gi"
+    cpu: str | None = None  # per pod; None: CPU_DEFAULT, or CPU_PER_GPU times the GPUs
+    memory: str | None = None  # per pod, request and limit; None: likewise
     schema: str | None = None  # the modeline's; None: the installed file (schema_reference)
+
+
+# A pod's requests without GPUs, and with them per GPU (README "Authoring"): a GPU pod's data
+# loaders need CPUs and memory to keep the GPUs fed, and NCCL and the loaders' shared memory a
+# /dev/shm larger than the container runtime's 64 MiB. Per GPU, so that one pod fits the
+# smallest common GPU nodes (4 vCPUs and 16 GiB per GPU, e.g. AWS g4dn.xlarge, GCP n1-standard-4
+# with a T4), and 8 GPUs (24 CPUs, 96Gi) fit every common 8-GPU node (64 to 224 vCPUs).
+CPU_DEFAULT, MEMORY_DEFAULT_GI = 1, 2
+CPU_PER_GPU, MEMORY_PER_GPU_GI, SHM_PER_GPU_GI = 3, 12, 4
+
+
+def pod_requests(options: InitOptions, gpus: int) -> tuple[str, str]:
+    """The (cpu, memory) init writes for a pod with ``gpus``: the flags' when given."""
+    gpus = _count(gpus)
+    cpu = str(CPU_PER_GPU * gpus if gpus else CPU_DEFAULT)
+    memory = f"{MEMORY_PER_GPU_GI * gpus if gpus else MEMORY_DEFAULT_GI}Gi"
+    return (
+        cpu if options.cpu is None else options.cpu,  # "" too is the user's (and refused)
+        memory if options.memory is None else options.memory,
+    )
+
+
+def _count(value: Any) -> int:
+    """A GPU count to scale by: an answer of another type (the schema refuses it) scales
+    nothing, nor does one beyond the schema's range."""
+    return value if type(value) is int and 0 < value <= 64 else 0
 
 
 def init_spec(options: InitOptions, source: str = "<init>") -> str:
@@ -203,6 +229,9 @@ _STAND_INS: dict[str, Any] = {
 # The answer that sets each spec field init writes (longest paths first): a finding at or
 # below a path is that answer's to fix.
 _OWNERS = (
+    ("$.spec.ps.resources.requests.memory", "memory"),
+    ("$.spec.ps.resources.limits.memory", "memory"),
+    ("$.spec.ps.resources.requests.cpu", "cpu"),
     ("$.spec.resources.requests.memory", "memory"),
     ("$.spec.resources.limits.memory", "memory"),
     ("$.spec.resources.requests.cpu", "cpu"),
@@ -217,6 +246,7 @@ _OWNERS = (
     ("$.spec.command", "command"),
     ("$.spec.ps.gpus", "ps_gpus"),
     ("$.spec.volumes", "storage"),
+    ("$.spec.shm", "gpus"),
     ("$.spec.worker", "workers"),
     ("$.spec.image", "image"),
     ("$.spec.ps", "ps"),
@@ -289,13 +319,17 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["image"] = o.image
     if o.command:
         spec["command"] = shlex.split(o.command)
-    spec["resources"] = {
-        "requests": {"cpu": o.cpu, "memory": o.memory},
-        "limits": {"memory": o.memory},
-    }
+    # The spec-wide resources are the trainers'; parameter servers with another GPU count get
+    # their own (unless --cpu and --memory give every pod the same).
+    spec["resources"] = _resources(*pod_requests(o, o.gpus))
+    ps_gpus = o.ps_gpus if o.ps else 0
+    if _count(ps_gpus) or _count(o.gpus):
+        spec["shm"] = f"{SHM_PER_GPU_GI * max(_count(o.gpus), _count(ps_gpus))}Gi"
     # GPUs go to the trainers; parameter servers only get the ones asked for them.
     if o.ps:
         spec["ps"] = {"replicas": o.ps, **({"gpus": o.ps_gpus} if o.ps_gpus else {})}
+        if pod_requests(o, ps_gpus) != pod_requests(o, o.gpus):
+            spec["ps"]["resources"] = _resources(*pod_requests(o, ps_gpus))
     spec["worker"] = {"replicas": o.workers, **({"gpus": o.gpus} if o.gpus else {})}
     volume = storage_volume(o.storage, o.mount_path, o.capacity)
     if volume:
@@ -312,6 +346,10 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
     return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
 
 
+def _resources(cpu: str, memory: str) -> dict[str, Any]:
+    return {"requests": {"cpu": cpu, "memory": memory}, "limits": {"memory": memory}}
+
+
 # End-of-line comments of `init`'s output, by field path ("[]" for any list item).
 _COMMENTS = {
     "metadata.name": "DNS-1035 label; prefix of every generated name",
@@ -320,7 +358,9 @@ _COMMENTS = {
     "spec.image": "pin a tag: the same commit must run the same code",
     "spec.command": "the image's ENTRYPOINT when left out",
     "spec.resources": "per pod, for every role; a role may set its own",
+    "spec.shm": "/dev/shm for NCCL and data loaders; counts against the memory limit",
     "spec.ps": "parameter servers: the PaddleJob runs in PS mode",
+    "spec.ps.resources": "the parameter servers' own (no GPUs, or other GPUs)",
     "spec.ps.gpus": "per parameter-server pod -> limits nvidia.com/gpu",
     "spec.worker": "trainers",
     "spec.worker.gpus": "per trainer pod -> limits nvidia.com/gpu",

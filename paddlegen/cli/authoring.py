@@ -133,9 +133,10 @@ def _given(ctx: click.Context, name: str) -> bool:
     "--mount-path", default="/mnt/data", show_default=True, help="Where the storage is mounted."
 )
 @click.option("--capacity", default="10Gi", show_default=True, help="Storage size (PV/PVC).")
-@click.option("--cpu", default="1", show_default=True, help="CPU request per pod.")
+@click.option("--cpu", help="CPU request per pod (default: 1; with GPUs, 3 per GPU of the pod).")
 @click.option(
-    "--memory", default="2Gi", show_default=True, help="Memory request and limit per pod."
+    "--memory",
+    help="Memory request and limit per pod (default: 2Gi; with GPUs, 12Gi per GPU of the pod).",
 )
 @click.option(
     "--schema",

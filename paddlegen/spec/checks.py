@@ -1034,6 +1034,76 @@ def _gpus_override(ctx: _Ctx) -> Iterator[Diagnostic]:
             )
 
 
+def _gpus_at(ctx: _Ctx) -> Iterator[tuple[FieldPath, int]]:
+    """Each place a pod's GPU count is set, with the count: a role's own gpus, else the spec's
+    (once, for every role without its own)."""
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    seen: set[FieldPath] = set()
+    for role, body in roles.items():
+        at: FieldPath = ("spec", role, "gpus") if "gpus" in body else ("spec", "gpus")
+        if at not in seen:
+            seen.add(at)
+            yield at, role_value(ctx.spec, body, "gpus", 0)
+
+
+def _gpu_shm(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A container runtime gives /dev/shm 64 MiB: NCCL's intra-node transport and the data
+    loaders' worker processes, which pass batches through shared memory, outgrow it on a GPU
+    pod and fail with a bus error or 'No space left on device'."""
+    if ctx.spec.get("shm") or any(
+        _mount_point(volume["mountPath"]) == "/dev/shm" for volume in ctx.spec.get("volumes", [])
+    ):
+        return
+    for at, gpus in _gpus_at(ctx):
+        if gpus:
+            yield ctx.error(
+                at,
+                f"pods with {gpus} GPU{'s' if gpus != 1 else ''} and no /dev/shm but the "
+                "container runtime's 64 MiB: NCCL and data loader workers outgrow it (a bus "
+                "error, or 'No space left on device')",
+                "gpu-shm",
+                f"set spec.shm, e.g. shm: {4 * gpus}Gi (4Gi per GPU; its pages count against "
+                "the memory limit)",
+                severity="warning",
+            )
+
+
+# Beyond these a spec is more likely a typo than a job (README "Silencing a rule"): the
+# largest GPU nodes have 16 GPUs (DGX-2, a2-megagpu-16g; 8 is common), and a role of more than
+# 1000 pods is past what one job plausibly runs on one cluster (Kubernetes is tested up to 5000
+# nodes; 1000 trainers of 8 GPUs are 8000 GPUs).
+MAX_PLAUSIBLE_GPUS = 16
+MAX_PLAUSIBLE_REPLICAS = 1000
+
+
+def _implausible_size(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Replicas and GPUs the schema allows (up to 10000 and 64) but no real job has."""
+    places: list[tuple[FieldPath, int]] = [(("spec", "gpus"), ctx.spec.get("gpus", 0))]
+    for role, body in ctx.roles():
+        places.append((("spec", role, "gpus"), body.get("gpus", 0)))
+        replicas = body.get("replicas", 1)
+        if replicas > MAX_PLAUSIBLE_REPLICAS:
+            yield ctx.error(
+                ("spec", role, "replicas"),
+                f"{replicas} {role} pods: more than {MAX_PLAUSIBLE_REPLICAS}, beyond the "
+                "largest training jobs on Kubernetes",
+                "implausible-size",
+                "check the number; if it is meant, silence the rule for this field",
+                severity="warning",
+            )
+    for at, gpus in places:
+        if gpus > MAX_PLAUSIBLE_GPUS:
+            yield ctx.error(
+                at,
+                f"{gpus} GPUs per pod: more than {MAX_PLAUSIBLE_GPUS}, the most the largest "
+                "GPU nodes have (8 is common): the pods would stay Pending",
+                "implausible-size",
+                "check the number; a pod runs on one node, so spread GPUs over more replicas",
+                severity="warning",
+            )
+
+
 def _requests_within_limits(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A request is at most its limit; a resource that cannot be overcommitted (an extended
     resource, hugepages) has a limit, and its request equals it (validateResourceRequirements)."""
@@ -1460,6 +1530,8 @@ CHECKS: tuple[Check, ...] = (
     _resource_names,
     _resource_quantities,
     _gpus_override,
+    _gpu_shm,
+    _implausible_size,
     _requests_within_limits,
     _env_downward_api,
     _volume_server_rules,
@@ -1513,6 +1585,8 @@ RULES: tuple[str, ...] = (
     "resource-name",
     "resource-quantity",
     "gpus-override",
+    "gpu-shm",
+    "implausible-size",
     "request-limit",
     "env-downward-api",
     "nfs-recycle",

@@ -157,10 +157,11 @@ def test_init_asks_for_what_flags_leave_out(runner, tmp_path):
     spec = yaml.safe_load(path.read_text())
     assert spec["metadata"] == {"name": "demo", "namespace": "team"}  # the file name
     assert spec["spec"]["command"] == ["python3", "train.py"]
-    assert (spec["spec"]["ps"], spec["spec"]["worker"]) == (
-        {"replicas": 2},
+    assert (spec["spec"]["ps"]["replicas"], spec["spec"]["worker"]) == (
+        2,
         {"replicas": 4, "gpus": 1},
     )
+    assert spec["spec"]["shm"] == "4Gi"
     assert spec["spec"]["volumes"][0]["mountPath"] == "/data"
     assert spec["spec"]["scheduling"]["scheduler"] == "volcano"
     assert renders(path)[-2:] == ["PaddleJob", "ConfigMap"]  # the job, its run record
@@ -301,17 +302,19 @@ def gang_min_resources(path) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("workload", "ps_gpus", "gpus"),
-    [("paddlejob", [], "4"), ("paddlejob", ["--ps-gpus", "1"], "6"),
-     ("kubeflow-paddlejob", [], "4"), ("kubeflow-paddlejob", ["--ps-gpus", "2"], "8")],
+    ("workload", "ps_gpus", "gpus", "cpu", "memory"),
+    [("paddlejob", [], "4", "14", "52Gi"), ("paddlejob", ["--ps-gpus", "1"], "6", "18", "72Gi"),
+     ("kubeflow-paddlejob", [], "4", "14", "52Gi"),
+     ("kubeflow-paddlejob", ["--ps-gpus", "2"], "8", "24", "96Gi")],
 )  # fmt: skip
 def test_init_gives_gpus_to_trainers_and_to_parameter_servers_only_when_asked(
-    runner, tmp_path, workload, ps_gpus, gpus
+    runner, tmp_path, workload, ps_gpus, gpus, cpu, memory
 ):
+    """Per GPU of a pod 3 CPUs and 12Gi; a parameter server without GPUs 1 CPU and 2Gi."""
     args = ["--workload", workload, "--image", "r/x:v1", "--ps", "2", "--workers", "4"]
     result, path = init(runner, tmp_path, "--no-input", *args, "--gpus", "1", "--volcano", *ps_gpus)
     assert result.exit_code == 0, result.output
-    assert gang_min_resources(path) == {"cpu": "6", "memory": "12Gi", "nvidia.com/gpu": gpus}
+    assert gang_min_resources(path) == {"cpu": cpu, "memory": memory, "nvidia.com/gpu": gpus}
 
 
 def test_init_prints_to_stdout_and_never_replaces_a_file_unasked(runner, tmp_path):

@@ -86,6 +86,8 @@ TRIGGERS = {
     "example.com/fpga: 500m}}\n",
     "gpus-override": "spec:\n  image: x:1\n  gpus: 2\n  resources: {limits: {memory: 1Gi, "
     "nvidia.com/gpu: 1}}\n",
+    "gpu-shm": "spec:\n  image: x:1\n" + LIMITS + "  gpus: 1\n",
+    "implausible-size": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 1001}\n",
     "request-limit": "spec:\n  image: x:1\n  resources: {requests: {memory: 2Gi}, limits: "
     "{memory: 1Gi}}\n",
     "env-downward-api": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, valueFrom: "

@@ -504,6 +504,7 @@ def _volume(draw: Any, name: str, mount: str) -> dict[str, Any]:
             {
                 "fileSystemId": st.from_regex(r"fs-[0-9a-f]{8}", fullmatch=True),
                 "region": st.sampled_from(["us-west-2", "eu-central-1"]),
+                "nfs": st.just(True),  # region is the NFS mount's (without it: schema error)
             },
             optional={"path": abs_paths},
         ),

@@ -273,16 +273,104 @@ def test_a_role_s_own_resources_replace_the_spec_s():
 
 
 def test_gpus_replacing_a_different_gpu_limit_warn():
-    body = JOB + "  gpus: 2\n  resources: {limits: {memory: 1Gi, nvidia.com/gpu: 1}}\n"
+    body = JOB + "  gpus: 2\n  resources: {limits: {memory: 1Gi, nvidia.com/gpu: 1}}\n  shm: 8Gi\n"
     assert findings(body) == [
         "spec.yaml:8:53: warning: $.spec.resources.limits.nvidia.com/gpu: this limit is replaced "
         "by spec.gpus: 2, which sets the nvidia.com/gpu limit (set the number of GPUs in one "
         "place) [gpus-override]"
     ]
     assert (
-        findings(JOB + "  gpus: 2\n  resources: {limits: {memory: 1Gi, nvidia.com/gpu: '2'}}\n")
+        findings(
+            JOB + "  gpus: 2\n  resources: {limits: {memory: 1Gi, nvidia.com/gpu: '2'}}\n"
+            "  shm: 8Gi\n"
+        )
         == []
     )
+
+
+# --- gpu-shm ------------------------------------------------------------------------------------
+
+GPU_SHM_HINT = (
+    "NCCL and data loader workers outgrow it (a bus error, or 'No space left on device') (set "
+    "spec.shm, e.g. shm: {shm} (4Gi per GPU; its pages count against the memory limit)) [gpu-shm]"
+)
+
+
+def test_gpu_pods_without_shm_warn_at_their_gpus():
+    assert findings(JOB + "  gpus: 8\n") == [
+        "spec.yaml:7:9: warning: $.spec.gpus: pods with 8 GPUs and no /dev/shm but the container "
+        "runtime's 64 MiB: " + GPU_SHM_HINT.format(shm="32Gi")
+    ]
+
+
+def test_gpu_shm_is_reported_per_role_that_sets_its_own_gpus():
+    body = "spec:\n  image: img:1\n  gpus: 1\n  ps: {replicas: 1, gpus: 0}\n  worker: {gpus: 2}\n"
+    assert [line.split(": pods with")[0] for line in findings(body)] == [
+        "spec.yaml:8:18: warning: $.spec.worker.gpus",  # spec.gpus: 1 reaches no pod
+    ]
+    body = "spec:\n  image: img:1\n  gpus: 1\n  ps: {replicas: 1}\n  worker: {gpus: 2}\n"
+    assert [line.split(": pods with")[0] for line in findings(body)] == [
+        "spec.yaml:6:9: warning: $.spec.gpus",  # the parameter servers'
+        "spec.yaml:8:18: warning: $.spec.worker.gpus",
+    ]
+
+
+@pytest.mark.parametrize(
+    "shm",
+    [
+        "  shm: 8Gi\n",
+        "  volumes: [{name: dshm, mountPath: /dev/shm, emptyDir: {medium: Memory}}]\n",
+        "  volumes: [{name: host, mountPath: /dev/shm/, hostPath: {path: /dev/shm}}]\n",
+    ],
+)
+def test_a_shm_of_the_specs_own_or_no_gpus_is_no_finding(shm):
+    assert findings(JOB + "  gpus: 8\n" + shm) == []
+    assert findings(JOB + "  gpus: 0\n") == []
+    assert findings(JOB) == []
+
+
+def test_an_overlay_that_adds_gpus_warns_in_that_environment():
+    body = JOB + "overlays:\n  gpu:\n    spec: {gpus: 2}\n"
+    (line,) = findings(body)
+    assert line.startswith("spec.yaml:9:18: warning: $.overlays.gpu.spec.gpus: pods with 2 GPUs")
+
+
+# --- implausible-size ---------------------------------------------------------------------------
+
+
+def test_absurd_sizes_warn_at_each_field():
+    body = (
+        "spec:\n  image: img:1\n  gpus: 64\n  shm: 1Gi\n  ps: {replicas: 10000}\n"
+        "  worker: {replicas: 10000}\n"
+    )
+    assert findings(body) == [
+        "spec.yaml:6:9: warning: $.spec.gpus: 64 GPUs per pod: more than 16, the most the "
+        "largest GPU nodes have (8 is common): the pods would stay Pending (check the number; "
+        "a pod runs on one node, so spread GPUs over more replicas) [implausible-size]",
+        "spec.yaml:8:18: warning: $.spec.ps.replicas: 10000 ps pods: more than 1000, beyond "
+        "the largest training jobs on Kubernetes (check the number; if it is meant, silence "
+        "the rule for this field) [implausible-size]",
+        "spec.yaml:9:22: warning: $.spec.worker.replicas: 10000 worker pods: more than 1000, "
+        "beyond the largest training jobs on Kubernetes (check the number; if it is meant, "
+        "silence the rule for this field) [implausible-size]",
+    ]
+
+
+def test_sizes_up_to_the_bounds_are_no_finding():
+    body = "spec:\n  image: img:1\n  shm: 1Gi\n  ps: {replicas: 1000}\n"
+    assert findings(body + "  worker: {replicas: 1000, gpus: 16}\n") == []
+    (line,) = findings(body + "  worker: {replicas: 1, gpus: 17}\n")
+    assert line.startswith("spec.yaml:8:31: warning: $.spec.worker.gpus: 17 GPUs per pod")
+    assert line.endswith("[implausible-size]")
+
+
+def test_an_overlay_that_scales_up_warns_in_that_environment():
+    body = JOB + "overlays:\n  big:\n    spec: {worker: {replicas: 5000}}\n"
+    rules = [line.split(": ", 2)[1:] for line in findings(body)]
+    assert any(
+        where.startswith("warning") and "$.overlays.big.spec.worker.replicas" in rest
+        for where, rest in rules
+    ), rules
 
 
 def test_an_overlay_limit_below_the_base_request_is_reported_at_the_base_request():

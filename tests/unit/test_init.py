@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -48,12 +49,56 @@ def test_an_answer_that_breaks_an_earlier_one_is_found_on_the_earlier_one():
 def test_gpus_go_to_the_trainers_and_to_parameter_servers_only_when_asked():
     spec = yaml.safe_load(init_spec(InitOptions(**GOOD, ps=2, workers=4, gpus=1)))["spec"]
     assert "gpus" not in spec
-    assert (spec["ps"], spec["worker"]) == ({"replicas": 2}, {"replicas": 4, "gpus": 1})
+    cpu_pod = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}
+    assert (spec["ps"], spec["worker"]) == (
+        {"replicas": 2, "resources": cpu_pod},  # not the trainers' GPU-sized requests
+        {"replicas": 4, "gpus": 1},
+    )
     spec = yaml.safe_load(init_spec(InitOptions(**GOOD, ps=2, ps_gpus=1)))["spec"]
-    assert spec["ps"] == {"replicas": 2, "gpus": 1}
+    assert spec["ps"] == {
+        "replicas": 2,
+        "gpus": 1,
+        "resources": {"requests": {"cpu": "3", "memory": "12Gi"}, "limits": {"memory": "12Gi"}},
+    }
     assert answer_problems({**GOOD, "ps_gpus": 1}) == {
         "ps_gpus": "1 GPUs per parameter server, but there are none (ps 0)"
     }
+
+
+@pytest.mark.parametrize(
+    ("gpus", "cpu", "memory", "shm"),
+    [(0, "1", "2Gi", None), (1, "3", "12Gi", "4Gi"), (8, "24", "96Gi", "32Gi"),
+     (16, "48", "192Gi", "64Gi")],
+)  # fmt: skip
+def test_gpu_pods_get_requests_and_shm_by_their_gpus(gpus, cpu, memory, shm):
+    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, gpus=gpus)))["spec"]
+    assert spec["resources"] == {
+        "requests": {"cpu": cpu, "memory": memory},
+        "limits": {"memory": memory},
+    }
+    assert spec.get("shm") == shm
+
+
+def test_the_users_cpu_and_memory_win_over_the_gpu_defaults():
+    options = InitOptions(**GOOD, ps=1, ps_gpus=2, gpus=8, cpu="10", memory="64Gi")
+    spec = yaml.safe_load(init_spec(options))["spec"]
+    assert spec["resources"] == {
+        "requests": {"cpu": "10", "memory": "64Gi"},
+        "limits": {"memory": "64Gi"},
+    }
+    assert "resources" not in spec["ps"]  # the same for every pod: the flags say so
+    assert spec["shm"] == "32Gi"  # by the most GPUs of a pod
+    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, gpus=2, cpu="5")))["spec"]
+    assert spec["resources"]["requests"] == {"cpu": "5", "memory": "24Gi"}
+
+
+def test_implausible_sizes_are_a_problem_of_their_answer():
+    """init writes specs without findings: implausible-size's warnings too."""
+    assert list(answer_problems({**GOOD, "workers": 1001})) == ["workers"]
+    assert list(answer_problems({**GOOD, "ps": 2, "ps_gpus": 17})) == ["ps_gpus"]
+    problems = answer_problems({**GOOD, "gpus": 32})
+    assert list(problems) == ["gpus"]
+    assert problems["gpus"].startswith("32 GPUs per pod: more than 16")
 
 
 def test_characters_yaml_cannot_hold_raw_are_written_escaped():
