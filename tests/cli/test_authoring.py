@@ -10,6 +10,7 @@ import yaml
 from paddlegen import api
 from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
+from paddlegen.resources import spec_schema_path
 from tests.helpers import LOSSY_JOB
 
 STORAGE = [
@@ -72,7 +73,10 @@ def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     assert checked.exit_code == 0, checked.output
     assert checked.stderr == "1 spec valid\n"  # no error, no warning
     text = path.read_text()
-    assert text.startswith("# yaml-language-server: $schema=/")  # tmp_path: absolute
+    # the modeline reaches the installed schema (relative when tmp_path and the checkout
+    # share a folder below the root, as in /tmp; else absolute)
+    reference = text.splitlines()[0].removeprefix("# yaml-language-server: $schema=")
+    assert (path.parent / reference).resolve() == spec_schema_path().resolve()
     assert "  # " in text  # commented
     kinds = renders(path)
     # The gang's PodGroup is made by whoever makes the pods (an operator, or Volcano for a Job)
