@@ -135,6 +135,31 @@ def test_a_claim_outside_the_input_stays_a_claim_and_one_without_a_pv_is_dynamic
     )
 
 
+def test_the_only_pv_of_the_input_is_not_taken_for_a_claim_when_another_claim_names_it():
+    """A claim without volumeName is bound to the input's only PV (the seeds' form), unless
+    another claim of the input names that PV: then it is a dynamic claim of its own."""
+    job = JOB.replace(
+        "command: [python3, train.py]}]",
+        "command: [python3, train.py], volumeMounts: [{name: data, mountPath: /data},"
+        " {name: scratch, mountPath: /scratch}]}]\n"
+        "      volumes: [{name: data, persistentVolumeClaim: {claimName: data}},"
+        " {name: scratch, persistentVolumeClaim: {claimName: scratch}}]",
+    )
+    storage = (
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: nas}\nspec:\n"
+        "  capacity: {storage: 10Gi}\n  accessModes: [ReadWriteMany]\n"
+        "  nfs: {server: 10.0.0.1, path: /data}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n"
+        "spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 10Gi}},"
+        " volumeName: nas}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: scratch}\n"
+        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"
+    )
+    volumes = {v["name"]: v for v in imported(job, storage).spec["spec"]["volumes"]}
+    assert volumes["data"]["nfs"] == {"server": "10.0.0.1", "path": "/data"}
+    assert volumes["scratch"]["dynamic"] == {} and volumes["scratch"]["capacity"] == "1Gi"
+
+
 def test_objects_without_a_spec_counterpart_and_server_fields_are_listed():
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
     job = kubeflow().replace(
