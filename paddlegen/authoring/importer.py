@@ -24,6 +24,7 @@ from paddlegen.authoring.import_defaults import (
     TOOL_ANNOTATIONS,
     is_server_label,
     set_by_cluster,
+    without_derived,
 )
 from paddlegen.authoring.import_pod import (
     ARGOCD_PREFIX,
@@ -164,16 +165,13 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
     ctx = _context(main, objects)
     spec, used, group = _map(main, objects, ctx)
     result = _spec(ctx, spec)
-    from paddlegen.api import validate_document
-    from paddlegen.authoring.init import spec_text
-    from paddlegen.spec.loader import parse_spec
-
-    text = spec_text(
-        result,
-        "imported by `paddlegen import` from " + ", ".join(source for source, _ in sources),
-        name,
-    )
-    found = validate_document(parse_spec(text, name))
+    origin = "imported by `paddlegen import` from " + ", ".join(source for source, _ in sources)
+    text, found = _checked(result, origin, name)
+    if not any(d.is_error for d in found):
+        lean = without_derived(result)
+        if lean != result:
+            result = lean
+            text, found = _checked(result, origin, name)
     notes = ctx.notes
     if not any(d.is_error for d in found):
         notes += _model_notes(result, ctx, group)
@@ -185,6 +183,16 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
         if not any(o is u for u in used)
     ]
     return Imported(result, text, [replace(n, file=files.get(n.label, "")) for n in notes], found)
+
+
+def _checked(data: dict[str, Any], origin: str, name: str) -> tuple[str, list[Diagnostic]]:
+    """The spec as a file (``name``, under the modeline and ``origin``) and its validation."""
+    from paddlegen.api import validate_document
+    from paddlegen.authoring.init import spec_text
+    from paddlegen.spec.loader import parse_spec
+
+    text = spec_text(data, origin, name)
+    return text, validate_document(parse_spec(text, name))
 
 
 def _context(main: dict[str, Any], objects: list[dict[str, Any]]) -> Context:

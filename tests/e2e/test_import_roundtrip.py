@@ -3,7 +3,10 @@ manifest the seeds show imports into a valid spec, with what it leaves listed.
 
 Documented as unrecoverable (README, "Import"): overlays (only the base is rendered into a
 stream), comments and field order of the original spec, and values equal to paddlegen's
-defaults, which come back explicit (the objects they render to are the same).
+fixed defaults, which come back explicit (the objects they render to are the same). Values
+paddlegen derives from other fields (a gang's minAvailable, the data Job's split count, a
+dynamic claim's access modes) are left out when they equal what the spec derives, so they go
+on following those fields.
 """
 
 from __future__ import annotations
@@ -339,3 +342,63 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+
+
+FOLLOWING = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: follow}
+spec:
+  workload: paddlejob
+  image: r/train:v1
+  worker: {replicas: 1}
+  volumes:
+    - {name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /data}, capacity: 10Gi}
+    - {name: scratch, mountPath: /scratch, dynamic: {}, capacity: 1Gi}
+  dataPrep: {image: r/prep:v1, volume: data}
+  scheduling: {scheduler: volcano}
+"""
+
+
+def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replicas():
+    """render -> import -> more workers -> render: the gang, the data Job's split and the
+    single trainer's ReadWriteOnce claim follow, as they would in the spec that was rendered."""
+    manifests = api.render_document(parse_spec(FOLLOWING, "follow.yaml")).manifests
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    spec = imported.spec["spec"]
+    assert "minAvailable" not in spec["scheduling"]
+    assert "splitCount" not in spec["dataPrep"] and "outDir" not in spec["dataPrep"]
+    assert [v.get("accessModes") for v in spec["volumes"]] == [None, None]
+
+    before = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in manifests}
+    data = yaml.safe_load(imported.text)
+    data["spec"]["worker"]["replicas"] = 3
+    again = api.render_document(parse_spec(yaml.safe_dump(data), "more.yaml")).manifests
+    after = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in again}
+
+    def policy(objects):
+        return objects["PaddleJob/follow"]["spec"]["schedulingPolicy"]["minAvailable"]
+
+    def split(objects):
+        env = objects["Job/follow-data"]["spec"]["template"]["spec"]["containers"][0]["env"]
+        return next(e["value"] for e in env if e["name"] == "SPLIT_COUNT")
+
+    def modes(objects):
+        return objects["PersistentVolumeClaim/follow-scratch"]["spec"]["accessModes"]
+
+    assert (policy(before), split(before), modes(before)) == (1, "1", ["ReadWriteOnce"])
+    assert (policy(after), split(after), modes(after)) == (3, "3", ["ReadWriteMany"])
+
+
+def test_a_derived_value_the_input_sets_otherwise_stays_in_the_spec():
+    manifests = api.render_document(
+        parse_spec(FOLLOWING.replace("replicas: 1}", "replicas: 4}"), "follow.yaml")
+    ).manifests
+    stream = "---\n".join(m.text() for m in manifests)
+    stream = stream.replace("minAvailable: 4", "minAvailable: 2").replace(
+        "value: '4'", "value: '8'"
+    )
+    imported = import_manifests([("in.yaml", stream)])
+    assert imported.spec["spec"]["scheduling"]["minAvailable"] == 2
+    assert imported.spec["spec"]["dataPrep"]["splitCount"] == 8
