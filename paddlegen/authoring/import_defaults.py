@@ -110,13 +110,16 @@ def _server_set(local: str, value: Any, kind: str, name: str, in_template: bool)
 # back from rendered objects such a field holds what the spec derives anyway; written out, it
 # would stop following the fields it comes from: a gang's minAvailable would no longer follow
 # the replicas, a data Job's SPLIT_COUNT the trainers, a dynamic claim's access modes the pods
-# that mount it. So the import leaves out each one that equals what the spec derives without it.
+# that mount it, a PV's class of its own the job's name. So the import leaves out each one
+# that equals what the spec derives without it.
 Derive = Callable[["Job", tuple[Any, ...]], Any]
 DERIVED: tuple[tuple[tuple[str, ...], Derive], ...] = (
     (("scheduling", "minAvailable"), lambda job, _: job.min_member),
     (("dataPrep", "splitCount"), lambda job, _: job.dataPrep and job.dataPrep.splitCount),
     (("dataPrep", "outDir"), lambda job, _: job.dataPrep and job.dataPrep.outDir),
     (("volumes", "[]", "accessModes"), lambda job, at: job.volumes[at[1]].accessModes),
+    # without a namespace, a PV's class of its own (its name, which follows the job's)
+    (("volumes", "[]", "storageClassName"), lambda job, at: job.volumes[at[1]].storageClassName),
 )
 
 

@@ -370,6 +370,9 @@ def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replica
     assert "minAvailable" not in spec["scheduling"]
     assert "splitCount" not in spec["dataPrep"] and "outDir" not in spec["dataPrep"]
     assert [v.get("accessModes") for v in spec["volumes"]] == [None, None]
+    # the PV's class of its own (no namespace) follows the job's name: no pv-binding warning
+    assert "storageClassName" not in spec["volumes"][0]
+    assert "pv-binding" not in {d.rule for d in imported.diagnostics}
 
     before = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in manifests}
     data = yaml.safe_load(imported.text)

@@ -181,3 +181,37 @@ def test_the_command_schemas_export_prints_passes_on_paddlegens_own_output(
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Invalid: 0, Errors: 0" in run.stdout
+
+
+def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_binding(tmp_path):
+    """A namespace decided at build time (`namespace:` of a kustomization around paddlegen's
+    folder) moves the claim; the cluster-scoped PV keeps its class of its own, which ties it
+    to that claim alone. kustomize (v5.7.1) fills no claimRef namespace, not even one added by
+    a patch: why paddlegen renders no claimRef without a namespace. Should that change, this
+    fails, and a claimRef would do."""
+    kustomize = require_tool("kustomize")
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
+        "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n  volumes: [{name: data, "
+        "mountPath: /data, nfs: {server: 10.0.0.1, path: /data}, capacity: 10Gi}]\n"
+    )
+    api.write_rendered(api.render_specs([spec]), tmp_path / "deploy")
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "kustomization.yaml").write_text(
+        "namespace: team-a\nresources: [../deploy/demo]\npatches:\n"
+        "- target: {kind: PersistentVolume}\n"
+        '  patch: \'[{"op": "add", "path": "/spec/claimRef", '
+        '"value": {"name": "demo-data"}}]\'\n'
+    )
+    built = subprocess.run(
+        [kustomize, "build", str(team)], capture_output=True, text=True, check=True
+    )
+    objects = {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+    pv, claim = objects["PersistentVolume"], objects["PersistentVolumeClaim"]
+    assert claim["metadata"]["namespace"] == "team-a"
+    assert pv["spec"]["claimRef"] == {"name": "demo-data"}  # no namespace filled in
+    assert "namespace" not in pv["metadata"]
+    assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == "demo-data"
+    assert claim["spec"]["volumeName"] == pv["metadata"]["name"] == "demo-data"
