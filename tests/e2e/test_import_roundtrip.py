@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from paddlegen import api
-from paddlegen.authoring.importer import import_manifests, read_manifests
+from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
@@ -405,3 +405,17 @@ def test_a_derived_value_the_input_sets_otherwise_stays_in_the_spec():
     imported = import_manifests([("in.yaml", stream)])
     assert imported.spec["spec"]["scheduling"]["minAvailable"] == 2
     assert imported.spec["spec"]["dataPrep"]["splitCount"] == 8
+
+
+def test_every_example_in_one_stream_imports_to_a_spec_per_job_that_renders_the_same():
+    """A folder of manifests, or `kubectl get -A -o yaml`: each job gets its spec, its storage,
+    data Job, RBAC and run record with it, and nothing is left over."""
+    streams = {spec.name: rendered_stream(spec) for spec in EXAMPLES}
+    result = import_jobs([(name, stream) for name, (stream, _) in streams.items()])
+    assert result.notes == []
+    assert len(result.jobs) == len(EXAMPLES)
+    for job, (name, (_, objects)) in zip(result.jobs, streams.items(), strict=True):
+        assert job.notes == [], name
+        assert f"# imported by `paddlegen import` from {name}\n" in job.text
+        again = api.render_document(parse_spec(job.text, "imported.yaml")).manifests
+        assert [m.obj for m in again] == objects, name
