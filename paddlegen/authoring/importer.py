@@ -1,11 +1,12 @@
-"""`paddlegen import`: Kubernetes manifests back to a spec; whatever is not carried over is listed.
+"""`paddlegen import`: Kubernetes manifests back to specs; whatever is not carried over is listed.
 
-The training object (a PaddleFlow or Kubeflow PaddleJob, the seeds' distributed batch Job, else a
-single-pod Job) makes the spec; a data Job, a PodGroup, PVs, PVCs and distributed-job's RBAC in
-the same stream fill in dataPrep, scheduling and volumes. Mappers pop what they use from copies
-of the objects, so what remains is exactly what the spec does not carry; it is listed. Every
-note says whether the rendered spec would run differently from the input (lossy) or the same
-(cosmetic: what the cluster sets by itself, import_defaults.py, or a name paddlegen derives).
+Each training object (a PaddleFlow or Kubeflow PaddleJob, the seeds' distributed batch Job, else
+a single-pod Job) makes a spec; a data Job, a PodGroup, PVs, PVCs and distributed-job's RBAC
+that belong to it (import_split.py) fill in dataPrep, scheduling and volumes. Mappers pop what
+they use from copies of the objects, so what remains is exactly what the spec does not carry;
+it is listed. Every note says whether the rendered spec would run differently from the input
+(lossy) or the same (cosmetic: what the cluster sets by itself, import_defaults.py, or a name
+paddlegen derives).
 """
 
 from __future__ import annotations
