@@ -33,7 +33,7 @@ def split_jobs(
         return [(main, list(objects)) for main in mains], []
     owner: dict[int, Obj] = {id(main): main for main in mains}
     rest = [o for o in objects if id(o) not in owner]
-    for obj in rest:  # data Jobs first: their claims are their job's too
+    for obj in rest:  # data Jobs first (every other batch Job trains): their claims count too
         if _key(obj) == batch_job:
             found = _owner_of_data_job(obj, mains)
             if found is not None:
@@ -136,8 +136,6 @@ def _group_names(main: Obj) -> set[str]:
 def _owner_of_data_job(obj: Obj, mains: list[Obj]) -> Obj | None:
     """A data Job belongs to the job it is named after (`<job>-data`), else to the one job
     that mounts a claim it mounts."""
-    if not is_data_job(obj):
-        return _owner_by_name(obj, mains)
     named = _only(m for m in mains if _same_namespace(obj, m) and _name(obj) == _name(m) + "-data")
     if named is not None:
         return named
