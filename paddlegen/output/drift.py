@@ -109,6 +109,12 @@ def _custom_problems(old: dict[str, Path]) -> list[tuple[str, str]]:
             "kustomize Component (kind: Component) that lists this file"
         )
         return [(rel, why) for rel in inside]
+    if component.is_symlink():
+        why = (
+            "a symlink, which paddlegen does not follow: the job's kustomization lists no "
+            f"{CUSTOM}/ behind one (make it a regular file)"
+        )
+        return [(COMPONENT, why)]
     kind = _kind_of(component)
     if kind == "Component":
         return []
@@ -124,13 +130,11 @@ def _custom_problems(old: dict[str, Path]) -> list[tuple[str, str]]:
 
 def _kind_of(path: Path) -> str:
     """The kind of a YAML file's first document, said for a message ("kind Kustomization",
-    "not valid YAML", ...). A symlink is not followed."""
+    "not valid YAML", ...)."""
     import yaml
 
     from paddlegen.yamlio import load_all
 
-    if path.is_symlink():
-        return "a symlink (paddlegen does not follow it, and lists no component behind one)"
     try:
         with path.open("rb") as fh:
             text = fh.read(_COMPONENT_MAX + 1).decode("utf-8")

@@ -168,3 +168,21 @@ def test_a_deleted_spec_leaves_custom_and_says_so(runner, tmp_path):
     )
     assert sorted(p.name for p in (tmp_path / "deploy" / "b").iterdir()) == ["custom"]
     assert runner.invoke(cli, ["check", jobs, "-o", deploy]).exit_code == 0
+
+
+def test_a_symlinked_component_is_not_followed_and_fails_check(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    job = tmp_path / "deploy" / "a"
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    elsewhere = tmp_path / "component.yaml"
+    elsewhere.write_text(COMPONENT)
+    custom = add_custom(job, "")
+    (custom / "kustomization.yaml").symlink_to(elsewhere)
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    assert "components" not in kustomization(job / "kustomization.yaml")
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy])
+    assert check.exit_code == 1
+    assert (
+        f"custom: {deploy}/a/custom/kustomization.yaml (a symlink, which paddlegen does not "
+        "follow: the job's kustomization lists no custom/ behind one" in check.stderr
+    )
