@@ -37,6 +37,7 @@ _EXPORTS = {
     "parse_spec": "paddlegen.spec.loader",
     "read_spec": "paddlegen.spec.loader",
     "import_manifests": "paddlegen.authoring.importer",
+    "import_jobs": "paddlegen.authoring.importer",
     # findings and errors: every error paddlegen raises is a PaddlegenError
     "Diagnostic": "paddlegen.errors",
     "PaddlegenError": "paddlegen.errors",

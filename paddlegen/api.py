@@ -24,10 +24,12 @@ from paddlegen.errors import (
     TemplateError,
 )
 from paddlegen.output import stamp
-from paddlegen.output.drift import Drift, drift_of
+from paddlegen.output.drift import Drift, drift_of, user_files
 from paddlegen.output.layout import (
+    CUSTOM,
     Plan,
     generated_jobs,
+    has_custom,
     is_generated,
     plan_job,
     plan_overlays,
@@ -87,6 +89,7 @@ class Rendered:
     job: Job | None = None
     manifests: list[Manifest] = field(default_factory=list)  # of the base spec
     environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
+    custom: bool = False  # the plan lists the job folder's own Component (output/layout.py)
 
 
 def validate_document(
@@ -188,8 +191,11 @@ def render_document(
     *,
     argocd: bool = True,
     digest: str = "",
+    output: str | Path | None = None,
 ) -> Rendered:
-    """A loaded, valid spec rendered in memory, objects and positions kept."""
+    """A loaded, valid spec rendered in memory, objects and positions kept. With ``output``
+    (the folder the job folder is planned for), a `custom/` Component found in the job folder
+    there is listed in its kustomization."""
     from paddlegen.spec.overlays import base_document, env_document
 
     job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
@@ -198,12 +204,17 @@ def render_document(
         for env in sorted(doc.data.get("overlays", {}))
     }
     environments = {env: env_manifests for env, (_, env_manifests) in env_jobs.items()}
+    custom = output is not None and has_custom(Path(output) / job.name)
     plan = (
         plan_overlays(
-            job, manifests, environments, {env: j.namespace for env, (j, _) in env_jobs.items()}
+            job,
+            manifests,
+            environments,
+            {env: j.namespace for env, (j, _) in env_jobs.items()},
+            custom,
         )
         if environments
-        else plan_job(job, manifests)
+        else plan_job(job, manifests, CUSTOM if custom else None)
     )
     return Rendered(
         doc.file,
@@ -217,6 +228,7 @@ def render_document(
         job,
         manifests,
         environments,
+        custom,
     )
 
 
@@ -244,6 +256,7 @@ def render_specs(
     stage_in: str | Path | None = None,
     ignore: Iterable[str] = (),
     events: Events | None = None,
+    output: str | Path | None = None,
 ) -> list[Rendered]:
     """Every spec validated and rendered; all errors reported together, nothing rendered twice.
 
@@ -254,7 +267,8 @@ def render_specs(
     (the output folder, held under ``output_lock``), each worker also builds its job's new tree
     beside the old one, so the files are written in parallel with the rendering. On any error
     every staged tree is discarded before the error is raised. ``ignore`` names rules whose
-    findings are silenced in every spec (see ``validate_document``).
+    findings are silenced in every spec (see ``validate_document``). ``output`` is the folder
+    the job folders are planned for (see ``render_document``).
     """
     specs = [Path(p) for p in paths]
     inputs = Inputs.of(workload, templates, argocd, ignore)
@@ -267,7 +281,14 @@ def render_specs(
     }
     todo = [path for path in specs if path not in found]
     work = [
-        (path, inputs, Path(stage_in) if stage_in else None, raws.get(path), objects)
+        (
+            path,
+            inputs,
+            Path(stage_in) if stage_in else None,
+            raws.get(path),
+            objects,
+            Path(output) if output else None,
+        )
         for path in todo
     ]
     results = dict(
@@ -295,11 +316,11 @@ def render_specs(
 
 
 def _render_one(
-    work: tuple[Path, Inputs, Path | None, bytes | None, bool],
+    work: tuple[Path, Inputs, Path | None, bytes | None, bool, Path | None],
 ) -> Rendered | Exception:
     """One spec from file to plan (and staged tree); errors are returned, as they cross a
     process boundary."""
-    path, inputs, stage_in, raw, objects = work
+    path, inputs, stage_in, raw, objects, output = work
     try:
         raw = read_spec_bytes(path) if raw is None else raw
         doc, warnings = load_valid(path, inputs.workload, raw, inputs.ignore)
@@ -310,9 +331,10 @@ def _render_one(
             warnings,
             argocd=inputs.argocd,
             digest=inputs.digest(raw),
+            output=output,
         )
         if not objects:
-            r = Rendered(r.file, r.name, r.plan, r.warnings, r.digest)
+            r = Rendered(r.file, r.name, r.plan, r.warnings, r.digest, custom=r.custom)
         if stage_in is not None:
             staged = stage_job(stage_in, r.name, with_stamp(r, stage_in / r.name))
             r = dataclasses.replace(r, staged=staged)
@@ -402,6 +424,7 @@ def render_into(
             stage_in=out,
             ignore=ignore,
             events=events,
+            output=out,
         )
         return rendered, _write_all(rendered, out, prune)
 
@@ -489,9 +512,19 @@ def drift(
     rendered: Sequence[Rendered], out_dir: str | Path, prune: bool = False
 ) -> list[tuple[str, Drift]]:
     """How the output on disk differs from ``rendered`` (nothing is written), staging
-    directories left by an interrupted render included (named as they are, ``leftover``)."""
+    directories left by an interrupted render included (named as they are, ``leftover``), and
+    in every rendered job's folder, reused or not, the files of the user's nothing deploys."""
     out = Path(out_dir)
-    found = [(r.name, drift_of(out, r.name, r.plan)) for r in rendered if not r.reused]
+    found = [
+        (
+            r.name,
+            # a reused job's folder was walked already: its files of the user's are known
+            user_files({rel: out / r.name / rel for rel in r.reused.kept})
+            if r.reused
+            else drift_of(out, r.name, r.plan),
+        )
+        for r in rendered
+    ]
     found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out, prune)]
     found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
     return [(name, d) for name, d in found if d]

@@ -236,7 +236,9 @@ class PaddleJob:
         # The stamp of the spec text to_yaml() gives, as `paddlegen render` computes it for
         # that text saved to a file: a later CLI render of the saved spec skips the job.
         digest = Inputs.of(None, None, argocd=True).digest(self.to_yaml().encode("utf-8"))
-        write_rendered([render_document(doc, warnings=warnings, digest=digest)], out_dir)
+        write_rendered(
+            [render_document(doc, warnings=warnings, digest=digest, output=out_dir)], out_dir
+        )
         return Path(out_dir) / self.job_name
 
     def _checked(self) -> tuple[Document, list[Diagnostic]]:

@@ -408,8 +408,9 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
         ),
         None,
     )
-    if pv_name is None and len(ctx.pvs) == 1:
-        pv_name = next(iter(ctx.pvs))
+    only = next(iter(ctx.pvs.items())) if len(ctx.pvs) == 1 else None
+    if pv_name is None and only is not None and _free_for(name, *only, ctx):
+        pv_name = only[0]
         ctx.note(
             COSMETIC,
             label,
@@ -446,6 +447,17 @@ def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:
                 f"{json.dumps(theirs)}; the PersistentVolume's value serves both",
             )
     return source, pv_name
+
+
+def _free_for(claim: str, pv_name: str, pv: dict[str, Any], ctx: Context) -> bool:
+    """Whether the cluster could bind ``claim`` to the PV ``pv_name``: no other claim of the
+    input names it (``volumeName``) and it is not pre-bound to another (``claimRef``)."""
+    bound_to = pv.get("spec", {}).get("claimRef", {}).get("name")
+    named = any(
+        other != claim and pvc.get("spec", {}).get("volumeName") == pv_name
+        for other, pvc in ctx.pvcs.items()
+    )
+    return not named and bound_to in (None, claim)
 
 
 def _pv_kind(spec: dict[str, Any]) -> str | None:

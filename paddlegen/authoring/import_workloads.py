@@ -501,10 +501,10 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
             f"becomes {moved}",
         )
         out_dir = moved
-    if out_dir and out_dir != f"{volume['mountPath'].rstrip('/')}/{ctx.name}":
+    # Both as given: the importer leaves them out where they equal what the spec derives.
+    if out_dir:
         prep["outDir"] = out_dir
-    trainers = spec.get("worker", {}).get("replicas", 1)
-    if split and split.isdigit() and int(split) != trainers:
+    if split and split.isdigit():
         prep["splitCount"] = int(split)
     spec["dataPrep"] = prep
     ctx.data_priority = role.get("priorityClassName")

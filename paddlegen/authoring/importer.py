@@ -1,11 +1,12 @@
-"""`paddlegen import`: Kubernetes manifests back to a spec; whatever is not carried over is listed.
+"""`paddlegen import`: Kubernetes manifests back to specs; whatever is not carried over is listed.
 
-The training object (a PaddleFlow or Kubeflow PaddleJob, the seeds' distributed batch Job, else a
-single-pod Job) makes the spec; a data Job, a PodGroup, PVs, PVCs and distributed-job's RBAC in
-the same stream fill in dataPrep, scheduling and volumes. Mappers pop what they use from copies
-of the objects, so what remains is exactly what the spec does not carry; it is listed. Every
-note says whether the rendered spec would run differently from the input (lossy) or the same
-(cosmetic: what the cluster sets by itself, import_defaults.py, or a name paddlegen derives).
+Each training object (a PaddleFlow or Kubeflow PaddleJob, the seeds' distributed batch Job, else
+a single-pod Job) makes a spec; a data Job, a PodGroup, PVs, PVCs and distributed-job's RBAC
+that belong to it (import_split.py) fill in dataPrep, scheduling and volumes. Mappers pop what
+they use from copies of the objects, so what remains is exactly what the spec does not carry;
+it is listed. Every note says whether the rendered spec would run differently from the input
+(lossy) or the same (cosmetic: what the cluster sets by itself, import_defaults.py, or a name
+paddlegen derives).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from paddlegen.authoring.import_defaults import (
     TOOL_ANNOTATIONS,
     is_server_label,
     set_by_cluster,
+    without_derived,
 )
 from paddlegen.authoring.import_pod import (
     ARGOCD_PREFIX,
@@ -35,11 +37,11 @@ from paddlegen.authoring.import_pod import (
     strip_meta,
     take,
 )
+from paddlegen.authoring.import_split import split_jobs
 from paddlegen.authoring.import_workloads import (
     Spec,
     data_job,
     is_data_job,
-    is_distributed,
 )
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
@@ -80,10 +82,22 @@ class Imported:
     # objects would run differently from the input, cosmetic when they would run the same.
     notes: list[Note]
     diagnostics: list[Diagnostic]  # validating the spec: an incomplete input shows here
+    label: str = ""  # the training object it was made from, Kind/name
 
     @property
     def lossy(self) -> list[Note]:
         return [n for n in self.notes if n.lossy]
+
+    @property
+    def name(self) -> str:
+        """The job's name (the spec's metadata.name)."""
+        return str(self.spec["metadata"]["name"])
+
+    @property
+    def described(self) -> str:
+        """The training object it was made from, and its namespace, for a message."""
+        namespace = self.spec["metadata"].get("namespace")
+        return self.label + (f" in namespace {namespace}" if namespace else "")
 
 
 def _label(obj: dict[str, Any]) -> str:
@@ -126,54 +140,98 @@ def _key(obj: dict[str, Any]) -> tuple[str, str]:
     return obj["apiVersion"], obj["kind"]
 
 
-def _main(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    """The training object: a PaddleJob, else the distributed Job, else the one other Job."""
-    operator = [o for o in objects if _key(o) in OPERATOR_JOBS]
-    jobs = [o for o in objects if _key(o) == BATCH_JOB]
-    for candidates in (
-        operator,
-        [j for j in jobs if is_distributed(j)],
-        [j for j in jobs if not is_data_job(j)],
-        jobs,
-    ):
-        if len(candidates) == 1:
-            return candidates[0]
-        if len(candidates) > 1:
-            raise InputError(
-                "several training objects ("
-                + ", ".join(map(_label, candidates))
-                + "); a spec describes one job: import them one at a time"
-            )
-    found = ", ".join(map(_label, objects)) or "nothing"
-    raise InputError(
-        f"no training object (a batch/v1 Job or a PaddleJob) in the input; found: {found}"
-    )
+@dataclass(frozen=True)
+class ImportedJobs:
+    """An input of one job or several: a spec for each, and a note for every object of the
+    input that belongs to none of them (only with several jobs: one job takes every object)."""
+
+    jobs: list[Imported]
+    notes: list[Note]
+
+    @property
+    def lossy(self) -> list[Note]:
+        return [n for job in self.jobs for n in job.lossy] + [n for n in self.notes if n.lossy]
+
+
+def import_jobs(
+    sources: Iterable[tuple[str, str]], name: Callable[[str], str] = lambda job: "<imported>"
+) -> ImportedJobs:
+    """A spec per job of the manifests in ``sources`` (see import_split.py), each with what it
+    does not carry over and its validation; ``name(job)`` is the spec's file name in its
+    diagnostics, and where its modeline finds the schema from."""
+    sources = list(sources)
+    located = [(source, o) for source, text in sources for o in read_manifests([(source, text)])]
+    files: dict[int, str] = {id(obj): source for source, obj in located}
+    objects = [obj for _, obj in located]
+    groups, stray = split_jobs(objects, set(OPERATOR_JOBS), BATCH_JOB)
+    if not groups:
+        found = ", ".join(map(_label, objects)) or "nothing"
+        raise InputError(
+            f"no training object (a batch/v1 Job or a PaddleJob) in the input; found: {found}"
+        )
+    jobs = []
+    for main, group in groups:
+        # One job: every input, as always. Several: the inputs that hold the job's objects.
+        held = {files[id(o)] for o in group} if len(groups) > 1 else {s for s, _ in sources}
+        origin = "imported by `paddlegen import` from " + ", ".join(
+            source for source, _ in sources if source in held
+        )
+        jobs.append(_import_job(main, group, origin, name(main["metadata"]["name"]), files))
+    names = ", ".join(job.label for job in jobs)
+    notes = [
+        Note(
+            LOSSY,
+            _label(o),
+            f"belongs to none of the jobs ({names}) alone; not imported",
+            files[id(o)],
+        )
+        for o in stray
+    ]
+    return ImportedJobs(jobs, notes)
 
 
 def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>") -> Imported:
-    """The spec for the manifests in ``sources``, what it does not carry over, and its
-    validation (``name`` is the spec's file name in diagnostics, and where the modeline
-    finds the schema from)."""
-    sources = list(sources)
-    located = [(source, o) for source, text in sources for o in read_manifests([(source, text)])]
-    files: dict[str, str] = {}
-    for source, obj in located:
-        files.setdefault(_label(obj), source)
-    objects = [obj for _, obj in located]
-    main = _main(objects)
+    """The spec for the manifests in ``sources``, which hold one job, what it does not carry
+    over, and its validation (``name`` is the spec's file name in diagnostics, and where the
+    modeline finds the schema from). An input of several jobs is refused: ``import_jobs``
+    reads those."""
+    result = import_jobs(sources, lambda _: name)
+    if len(result.jobs) > 1:
+        raise InputError(several_jobs(result))
+    return result.jobs[0]
+
+
+def several_jobs(result: ImportedJobs) -> str:
+    """Why several jobs cannot go into one spec, and the way out."""
+    names = ", ".join(job.label for job in result.jobs)
+    return (
+        f"the input holds {len(result.jobs)} jobs ({names}), and a spec describes one: "
+        "write a spec per job with -o DIR/ (DIR/<job>.yaml)"
+    )
+
+
+def _import_job(
+    main: dict[str, Any],
+    objects: list[dict[str, Any]],
+    origin: str,
+    name: str,
+    files: dict[int, str],
+) -> Imported:
+    """One job's spec from its training object ``main`` and the ``objects`` around it (the
+    mappers pop what they carry over from them)."""
+    label = _label(main)
+    by_label: dict[str, str] = {}
+    for obj in objects:
+        by_label.setdefault(_label(obj), files[id(obj)])
     ctx = _context(main, objects)
     spec, used, group = _map(main, objects, ctx)
     result = _spec(ctx, spec)
-    from paddlegen.api import validate_document
-    from paddlegen.authoring.init import spec_text
-    from paddlegen.spec.loader import parse_spec
-
-    text = spec_text(
-        result,
-        "imported by `paddlegen import` from " + ", ".join(source for source, _ in sources),
-        name,
-    )
-    found = validate_document(parse_spec(text, name))
+    text, found = _checked(result, origin, name)
+    if not any(d.is_error for d in found):
+        lean = without_derived(result)
+        if lean != result:
+            result = lean
+            text, found = _checked(result, origin, name)
     notes = ctx.notes
     if not any(d.is_error for d in found):
         notes += _model_notes(result, ctx, group)
@@ -184,7 +242,23 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
         for o in objects
         if not any(o is u for u in used)
     ]
-    return Imported(result, text, [replace(n, file=files.get(n.label, "")) for n in notes], found)
+    return Imported(
+        result,
+        text,
+        [replace(n, file=by_label.get(n.label, "")) for n in notes],
+        found,
+        label,
+    )
+
+
+def _checked(data: dict[str, Any], origin: str, name: str) -> tuple[str, list[Diagnostic]]:
+    """The spec as a file (``name``, under the modeline and ``origin``) and its validation."""
+    from paddlegen.api import validate_document
+    from paddlegen.authoring.init import spec_text
+    from paddlegen.spec.loader import parse_spec
+
+    text = spec_text(data, origin, name)
+    return text, validate_document(parse_spec(text, name))
 
 
 def _context(main: dict[str, Any], objects: list[dict[str, Any]]) -> Context:

@@ -80,6 +80,24 @@ def write_new_file(path: str | Path, text: str, force: bool = False) -> bool:
     return True
 
 
+def write_new_files(files: dict[str, str], force: bool = False) -> list[str]:
+    """``write_new_file`` for each of ``files`` (path -> text), refusing before any is written
+    when one exists and holds other text (without ``force``). Returns the files written."""
+    taken = [
+        path
+        for path, text in files.items()
+        if Path(path).exists()
+        and not force
+        and not (Path(path).is_file() and _holds(Path(path), text))
+    ]
+    if taken:
+        raise OutputError(
+            f"{', '.join(taken)}: already exist{'s' if len(taken) == 1 else ''}; nothing "
+            "written (use --force to replace them)"
+        )
+    return [path for path, text in files.items() if write_new_file(path, text, force)]
+
+
 def _holds(target: Path, text: str) -> bool:
     try:
         return target.read_bytes() == text.encode("utf-8")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -20,6 +21,11 @@ from paddlegen.cli.common import (
 )
 from paddlegen.errors import InputError
 from paddlegen.workloads import WORKLOADS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from paddlegen.authoring.importer import Imported
 
 
 def complete_spec_paths(
@@ -297,10 +303,11 @@ def explain(field: str | None) -> None:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False),
-    help="Write the spec to this file instead of stdout.",
+    type=click.Path(),
+    help="Write the spec to this file instead of stdout; to a folder (one that exists, or a "
+    "path ending in /), one spec per job: FOLDER/<job>.yaml.",
 )
-@click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option("--force", is_flag=True, help="Replace the spec files if they exist.")
 @click.option(
     "--lossy",
     is_flag=True,
@@ -311,7 +318,7 @@ def explain(field: str | None) -> None:
 def import_command(
     files: tuple[str, ...], output: str | None, force: bool, lossy: bool, fmt: str
 ) -> None:
-    """Turn existing Kubernetes manifests into a spec.
+    """Turn existing Kubernetes manifests into specs, one per job.
 
     FILE may be - for stdin. Reads a batch/v1 Job (single, or the seeds' distributed one with
     CONF_PADDLE_* env), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, and the
@@ -319,31 +326,73 @@ def import_command(
     over as it was is a note on stderr: a warning [import-lossy] when the rendered spec would
     run differently (more or fewer pods, a dropped container, volume, env, resource,
     scheduling or placement setting), else an info [import-note] (server-set fields,
-    defaults, derived names). The spec is written in any case; exit 1 when it is invalid,
+    defaults, derived names). An input of several jobs needs -o FOLDER/, which gets a spec
+    per job (<job>.yaml). The specs are written in any case; exit 1 when one is invalid,
     or lossy without --lossy.
 
     \b
     Examples:
       paddlegen import job.yaml pv-pvc.yaml -o jobs/demo.yaml
       kubectl get paddlejob demo -o yaml | paddlegen import - > jobs/demo.yaml
+      paddlegen import manifests/*.yaml -o jobs/
     """
-    from paddlegen.authoring.importer import import_manifests
+    from paddlegen.authoring.importer import import_jobs, several_jobs
 
-    _printing(output)
+    folder = output if output and output != "-" and _is_folder(output) else None
+    _printing(None if folder else output)
     sources = [(name if name != "-" else "<stdin>", _read(name)) for name in files]
-    imported = import_manifests(sources, output or "<stdout>")
-    _write_or_print(imported.text, output, force)
-    emit([n.diagnostic() for n in imported.notes] + imported.diagnostics, fmt)
-    if any(d.is_error for d in imported.diagnostics):
+
+    def spec_file(job: str) -> str:
+        return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
+
+    result = import_jobs(sources, spec_file)
+    if folder:
+        _write_specs(result.jobs, spec_file, force)
+    elif len(result.jobs) > 1:
+        raise InputError(several_jobs(result))
+    else:
+        _write_or_print(result.jobs[0].text, output, force)
+    emit(
+        [d for job in result.jobs for d in [n.diagnostic() for n in job.notes] + job.diagnostics]
+        + [n.diagnostic() for n in result.notes],
+        fmt,
+    )
+    if any(d.is_error for job in result.jobs for d in job.diagnostics):
         raise click.exceptions.Exit(1)
-    if imported.lossy and not lossy:
+    if result.lossy and not lossy:
         if fmt == "text":
-            count = len(imported.lossy)
+            count = len(result.lossy)
             note(
                 f"paddlegen: {count} lossy note{'s' if count != 1 else ''}: the spec would not "
                 "run as the input does; edit it, or accept it with --lossy"
             )
         raise click.exceptions.Exit(1)
+
+
+def _is_folder(output: str) -> bool:
+    """-o names a folder: one that exists, or a path written with a trailing slash."""
+    return output.endswith(("/", os.sep)) or Path(output).is_dir()
+
+
+def _write_specs(jobs: list[Imported], spec_file: Callable[[str], str], force: bool) -> None:
+    """A spec file per job; none is written when two jobs would share one, or (without
+    --force) when one exists and holds something else."""
+    from paddlegen.authoring.init import write_new_files
+
+    by_file: dict[str, list[Imported]] = {}
+    for job in jobs:
+        by_file.setdefault(spec_file(job.name), []).append(job)
+    for path, same in by_file.items():
+        if len(same) > 1:
+            raise InputError(
+                " and ".join(job.described for job in same) + f" would both be written to "
+                f"{path}: paddlegen renders one folder per job name, so two jobs of one name "
+                "cannot be rendered side by side; rename one in the input (metadata.name), or "
+                "import them one at a time"
+            )
+    written = write_new_files({path: same[0].text for path, same in by_file.items()}, force)
+    for path in by_file:
+        click.echo(f"paddlegen: {'wrote' if path in written else 'unchanged:'} {path}", err=True)
 
 
 def _read(name: str) -> str:

@@ -13,6 +13,7 @@ import yaml
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
 from paddlegen.output.layout import (
+    CUSTOM,
     HEADER,
     KUSTOMIZATION,
     base_fallbacks,
@@ -284,7 +285,8 @@ def application_set(target: Target, env: str | None = None, fallbacks: Sequence[
 
     Flat jobs, overlays and listed bases are separate generators, because Argo CD's default
     file globbing (`git ls-files`) lets ``*`` match ``/`` as well: ``<deploy>/*/kustomization.yaml``
-    also matches every base and overlay, so the flat generator excludes those, and a
+    also matches every base and overlay (and each job's own ``custom/`` Component), so the
+    flat generator excludes those, and a
     generator's excludes apply to all its includes. With the opt-in globbing
     (``--enable-new-git-file-globbing``), ``*`` stops at ``/`` and the excludes match nothing
     more: the same Applications either way.
@@ -300,6 +302,8 @@ def application_set(target: Target, env: str | None = None, fallbacks: Sequence[
         {"path": f"{root}*/{KUSTOMIZATION}"},
         {"path": f"{root}*/base/{KUSTOMIZATION}", "exclude": True},
         {"path": f"{root}*/overlays/*/{KUSTOMIZATION}", "exclude": True},
+        # a job's own Component (output/layout.py CUSTOM): part of the job, no Application
+        {"path": f"{root}*/{CUSTOM}/*", "exclude": True},
     ]
 
     def overlays(name: str) -> dict[str, Any]:

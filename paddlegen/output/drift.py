@@ -6,8 +6,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paddlegen.output.layout import STAMP, Plan, is_generated
+from paddlegen.output.layout import CUSTOM, KUSTOMIZATION, STAMP, Plan, is_custom, is_owned
 from paddlegen.output.writer import existing_files
+
+COMPONENT = f"{CUSTOM}/{KUSTOMIZATION}"
+_COMPONENT_MAX = 1 << 20  # bytes of custom/kustomization.yaml read to find its kind
 
 
 @dataclass
@@ -21,21 +24,36 @@ class Drift:
     # A staging directory a killed or interrupted render left (the next render removes it):
     # committed, its files would land in git, its kustomization.yaml in an ApplicationSet.
     leftover: bool = False
+    # Files paddlegen did not generate outside custom/: no kustomization lists them, so
+    # nothing deploys them (they belong in custom/).
+    unknown: list[str] = field(default_factory=list)
+    # What keeps custom/ from being deployed, as (file, why): no kustomization.yaml there, or
+    # one that is no kustomize Component.
+    custom: list[tuple[str, str]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
+        return bool(
+            self.stale or self.missing or self.extra or self.leftover or self.unknown or self.custom
+        )
+
+    @property
+    def fixable(self) -> bool:
+        """Whether a render makes the folder what the spec renders to (the files of the
+        user's, in `unknown` and `custom`, are theirs to move or fix)."""
         return bool(self.stale or self.missing or self.extra or self.leftover)
 
 
 def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:
-    """Compare ``plan`` with ``out_dir/name`` without writing anything."""
+    """Compare ``plan`` with ``out_dir/name`` without writing anything. For a job that is
+    rendered (a ``plan``), files of the user's that nothing deploys are drift too."""
     import difflib
 
     target = out_dir / name
     old = existing_files(target)
-    drift = Drift()
+    drift = user_files(old) if plan else Drift()
     chunks: list[str] = []
     # The stamp is a cache, not output: a stale one is rewritten by the next render, not drift.
-    for rel in sorted((set(plan) | {p for p, full in old.items() if is_generated(full)}) - {STAMP}):
+    for rel in sorted((set(plan) | {p for p, full in old.items() if is_owned(p, full)}) - {STAMP}):
         shown = f"{out_dir.name or out_dir}/{name}/{rel}"
         before = _text_of(old[rel]) if rel in old else ""
         after = plan.get(rel, "")
@@ -64,3 +82,66 @@ def _text_of(path: Path) -> str:
     if path.is_symlink():
         return f"(a symlink to {os.readlink(path)}; paddlegen does not follow it)\n"
     return path.read_text(encoding="utf-8", errors="replace")
+
+
+def user_files(files: dict[str, Path]) -> Drift:
+    """The drift in a job folder's ``files`` (``existing_files``) that a render cannot fix:
+    files of the user's that nothing deploys."""
+    return Drift(
+        unknown=sorted(
+            rel
+            for rel, full in files.items()
+            if rel != STAMP and not is_owned(rel, full) and not is_custom(rel)
+        ),
+        custom=_custom_problems(files),
+    )
+
+
+def _custom_problems(old: dict[str, Path]) -> list[tuple[str, str]]:
+    """Why what is in custom/ would not be deployed, per file; none when it is a Component."""
+    inside = sorted(rel for rel in old if is_custom(rel))
+    if not inside:
+        return []
+    component = old.get(COMPONENT)
+    if component is None:
+        why = (
+            f"{CUSTOM}/ has no {KUSTOMIZATION}, so nothing in it is deployed: make it a "
+            "kustomize Component (kind: Component) that lists this file"
+        )
+        return [(rel, why) for rel in inside]
+    if component.is_symlink():
+        why = (
+            "a symlink, which paddlegen does not follow: the job's kustomization lists no "
+            f"{CUSTOM}/ behind one (make it a regular file)"
+        )
+        return [(COMPONENT, why)]
+    kind = _kind_of(component)
+    if kind == "Component":
+        return []
+    return [
+        (
+            COMPONENT,
+            f"{kind}: the job's kustomization lists it under components:, where kustomize "
+            "takes only a Component (apiVersion: kustomize.config.k8s.io/v1alpha1, "
+            "kind: Component)",
+        )
+    ]
+
+
+def _kind_of(path: Path) -> str:
+    """The kind of a YAML file's first document, said for a message ("kind Kustomization",
+    "not valid YAML", ...)."""
+    import yaml
+
+    from paddlegen.yamlio import load_all
+
+    try:
+        with path.open("rb") as fh:
+            text = fh.read(_COMPONENT_MAX + 1).decode("utf-8")
+        if len(text) > _COMPONENT_MAX:
+            return "larger than 1 MiB"
+        docs = load_all(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return "not valid YAML"
+    kind = docs[0].get("kind") if docs and isinstance(docs[0], dict) else None
+    return kind if kind == "Component" else f"kind {kind}" if isinstance(kind, str) else "no kind"

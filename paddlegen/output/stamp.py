@@ -9,14 +9,16 @@ Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) h
 - ``files``: the sha256 of every file the render wrote;
 - ``warnings``: the spec's warnings (those the run did not silence), so a skipped job still
   reports them.
+- ``custom``: true when the job folder's own Component (`custom/`) was there, and the
+  kustomization lists it;
 - ``spec``: the spec's path relative to the job directory, so that a run given the spec files
   one by one (`jobs/*.yaml`, which the shell expands) still knows a job whose spec was deleted,
   or now names another job, for an orphan (`spec_is_gone`).
 
 A later render or check skips a spec only when its input digest equals the stamp's, the stamp
-names that spec, and every file on disk still has its recorded digest, with no generated file
-added: editing the spec, a
-template, paddlegen itself or a rendered file all make the job render again. The stamp is a
+names that spec, every file on disk still has its recorded digest, with no generated file
+added, and `custom/kustomization.yaml` is there exactly when the stamp says so: editing the
+spec, a template, paddlegen itself or a rendered file all make the job render again. The stamp is a
 cache, never output: ``check`` does not count a stale stamp as drift.
 """
 
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Protocol
 
 from paddlegen.errors import Diagnostic, InputError
-from paddlegen.output.layout import HEADER, STAMP
+from paddlegen.output.layout import HEADER, STAMP, has_custom, is_custom
 from paddlegen.output.writer import WriteReport
 from paddlegen.render.toolchain import toolchain_digest, tree_files
 from paddlegen.spec.loader import read_spec_bytes
@@ -49,10 +51,15 @@ def input_digest(spec: bytes, options: Mapping[str, object], toolchain: str) -> 
 
 
 def stamp_text(
-    digest: str, plan: Mapping[str, str], warnings: Iterable[Diagnostic], spec: str | None = None
+    digest: str,
+    plan: Mapping[str, str],
+    warnings: Iterable[Diagnostic],
+    spec: str | None = None,
+    custom: bool = False,
 ) -> str:
     body = {
         **({"spec": spec} if spec else {}),
+        **({"custom": True} if custom else {}),
         "input": digest,
         "files": {rel: _sha256(text.encode("utf-8")) for rel, text in sorted(plan.items())},
         "warnings": [{k: v for k, v in asdict(d).items() if k != "file"} for d in warnings],
@@ -95,13 +102,16 @@ class _Output(Protocol):
     def digest(self) -> str: ...
     @property
     def warnings(self) -> Sequence[Diagnostic]: ...
+    @property
+    def custom(self) -> bool: ...
 
 
 def with_stamp(r: _Output, job_dir: Path) -> dict[str, str]:
     """A rendered job's files plus its stamp (none for output with no input digest)."""
     if not r.digest:
         return dict(r.plan)
-    return {**r.plan, STAMP: stamp_text(r.digest, r.plan, r.warnings, spec_ref(r.file, job_dir))}
+    text = stamp_text(r.digest, r.plan, r.warnings, spec_ref(r.file, job_dir), r.custom)
+    return {**r.plan, STAMP: text}
 
 
 def spec_ref(spec_file: str, job_dir: Path) -> str | None:
@@ -165,6 +175,8 @@ def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
         return None
     if "spec" in body and body["spec"] != spec_ref(spec_file, job_dir):
         return None  # the spec moved: its stamp must name it where it is
+    if bool(body.get("custom")) != has_custom(job_dir):
+        return None  # custom/ came or went: the kustomization lists it, or no longer may
     seen: list[str] = []
     kept: list[str] = []
     try:
@@ -179,7 +191,7 @@ def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
                 if _sha256(data) != files[rel]:
                     return None  # edited by hand: render again to restore it
                 seen.append(rel)
-            elif data.startswith(HEADER.encode()):
+            elif data.startswith(HEADER.encode()) and not is_custom(rel):
                 return None  # a generated file the render would remove
             else:
                 kept.append(rel)

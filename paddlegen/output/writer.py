@@ -16,7 +16,7 @@ from typing import Any
 
 from paddlegen.errors import OutputError
 from paddlegen.output.interrupts import deferred, remove_tree
-from paddlegen.output.layout import STAMP, Plan, is_generated
+from paddlegen.output.layout import STAMP, Plan, is_owned
 
 try:
     import fcntl
@@ -54,7 +54,8 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     """Build the tree ``plan`` describes in a temporary sibling of ``out_dir/name``.
 
     Unchanged files are hard-linked from the old tree (their mtimes stay); files paddlegen did
-    not generate are never overwritten and are carried over untouched. Nothing visible changes
+    not generate, and everything in `custom/`, are never overwritten and are carried over
+    untouched. Nothing visible changes
     until ``commit``; ``discard`` (or the next render's sweep) removes what ``commit`` never got.
     Several processes may stage jobs at once (render -j), under the output lock.
     """
@@ -63,7 +64,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     for rel in plan:
         _check_relative(target, rel)
     old = existing_files(target)
-    foreign = sorted(p for p, full in old.items() if not is_generated(full))
+    foreign = sorted(p for p, full in old.items() if not is_owned(p, full))
     # a foreign file (or symlink) where the plan has a file, or a folder the plan writes into
     clash = [p for p in foreign if p in plan or any(rel.startswith(p + "/") for rel in plan)]
     if clash:
@@ -231,7 +232,7 @@ def remove_job(out_dir: Path, name: str) -> WriteReport:
     target = out_dir / name
     report = WriteReport()
     for rel, full in existing_files(target).items():
-        (report.removed if is_generated(full) else report.kept).append(rel)
+        (report.removed if is_owned(rel, full) else report.kept).append(rel)
     if report.kept:
         write_job(out_dir, name, {})
         return report

@@ -1506,6 +1506,27 @@ def _volume_server_rules(ctx: _Ctx) -> Iterator[Diagnostic]:
             )
 
 
+def _pv_binding(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A PersistentVolume that nothing keeps for its claim: without a namespace it has no
+    `claimRef`, and a class the spec names may be requested by other claims (without one,
+    paddlegen gives the PV a class of its own: spec/model.py _own_class)."""
+    if ctx.data.get("metadata", {}).get("namespace"):
+        return
+    for i, volume in enumerate(ctx.spec.get("volumes", [])):
+        if "storageClassName" in volume and any(s in volume for s in PV_SOURCES):
+            named = volume["storageClassName"]
+            yield ctx.error(
+                ("spec", "volumes", i, "storageClassName"),
+                "without a namespace the PersistentVolume is not pre-bound to its claim "
+                "(claimRef needs one), so any claim that requests storageClassName "
+                f"'{named}'{' (no class)' if not named else ''} may bind it first",
+                "pv-binding",
+                "set metadata.namespace, and the PV is pre-bound; or leave storageClassName "
+                "out, and the PV gets a class of its own that only its claim requests",
+                severity="warning",
+            )
+
+
 CHECKS: tuple[Check, ...] = (
     _single_node_job,
     _image,
@@ -1535,6 +1556,7 @@ CHECKS: tuple[Check, ...] = (
     _requests_within_limits,
     _env_downward_api,
     _volume_server_rules,
+    _pv_binding,
     _tolerations,
     _env_key_refs,
     _topology_spread,
@@ -1590,6 +1612,7 @@ RULES: tuple[str, ...] = (
     "request-limit",
     "env-downward-api",
     "nfs-recycle",
+    "pv-binding",
     "toleration",
     "env-key-ref",
     "host-path",

@@ -450,6 +450,24 @@ def _default_access_modes(source: str, pods: int) -> list[str]:
     return ["ReadWriteOnce"] if source == "dynamic" and pods == 1 else ["ReadWriteMany"]
 
 
+def _own_class(pv: str | None, namespace: str | None) -> str | None:
+    """The StorageClass a PV paddlegen creates gets when the spec names none: without a
+    namespace, a class of its own (the PV's name), which only its claim requests.
+
+    A PV is kept for its claim by `claimRef`, which needs the claim's namespace. When the spec
+    has none, the namespace is decided at apply time, and nothing fills it into `claimRef`:
+    kustomize's `namespace:` sets no PersistentVolume field (v5.7.1
+    api/internal/konfig/builtinpluginconsts/namespace.go:7-19), Argo CD sets
+    `metadata.namespace` of namespaced objects only (v3.5.1 controller/state.go:533-541). A
+    class binds as well: a claim binds only a PV of the class it requests (Kubernetes v1.37.2
+    staging/src/k8s.io/component-helpers/storage/volume/pv_helpers.go:300, and
+    pkg/controller/volume/persistentvolume/pv_controller.go:274-277 for a claim that names its
+    volume, as paddlegen's do). The class needs no StorageClass object: a claim that names its
+    volume is never provisioned for, and a missing class binds at once (pv_helpers.go:102-105).
+    With a namespace the PV keeps its `claimRef` and the class stays "" (none)."""
+    return pv if pv and not namespace else None
+
+
 def _volume(v: dict[str, Any], job: str, namespace: str | None, pods: int) -> Volume:
     """``pods``: how many pods mount the volume (trainers, and the data Job if it uses it)."""
     source = next(s for s in VOLUME_SOURCES if s in v)
@@ -473,7 +491,7 @@ def _volume(v: dict[str, Any], job: str, namespace: str | None, pods: int) -> Vo
         config=config,
         capacity=_quantity(v.get("capacity")),
         accessModes=list(v.get("accessModes", _default_access_modes(source, pods))),
-        storageClassName=v.get("storageClassName"),
+        storageClassName=v.get("storageClassName", _own_class(pv, namespace)),
         reclaimPolicy=v.get("reclaimPolicy"),
         mountOptions=list(v.get("mountOptions", [])),
         claimName=claim,

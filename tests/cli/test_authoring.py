@@ -450,6 +450,86 @@ def test_import_without_a_training_object_is_exit_2(runner):
     assert "no training object" in result.stderr and "PersistentVolumeClaim/data" in result.stderr
 
 
+TWO_JOBS = (
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n"
+    "      containers: [{name: paddle, image: r/a:v1}]\n      restartPolicy: Never\n---\n"
+    "apiVersion: batch.paddlepaddle.org/v1\nkind: PaddleJob\nmetadata: {name: b}\nspec:\n"
+    "  worker:\n    replicas: 2\n    template: {spec: {containers: [{name: paddle, "
+    "image: r/b:v1}]}}\n"
+)
+
+
+def test_import_of_several_jobs_to_a_folder_writes_a_spec_per_job(runner, tmp_path):
+    source = tmp_path / "all.yaml"
+    source.write_text(TWO_JOBS)
+    jobs = tmp_path / "jobs"
+    result = runner.invoke(cli, ["import", str(source), "-o", f"{jobs}/"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert sorted(p.name for p in jobs.iterdir()) == ["a.yaml", "b.yaml"]
+    assert f"paddlegen: wrote {jobs}/a.yaml\npaddlegen: wrote {jobs}/b.yaml\n" in result.stderr
+    specs = {p.stem: yaml.safe_load(p.read_text()) for p in jobs.iterdir()}
+    assert (specs["a"]["spec"]["workload"], specs["b"]["spec"]["workload"]) == ("job", "paddlejob")
+    rendered = runner.invoke(cli, ["render", str(jobs), "-o", str(tmp_path / "deploy")])
+    assert rendered.exit_code == 0, rendered.output
+    # an existing folder needs no slash, and one job goes there too
+    again = runner.invoke(cli, ["import", str(source), "-o", str(jobs)])
+    assert again.exit_code == 0 and "unchanged: " in again.stderr
+    one = tmp_path / "one"
+    one.mkdir()
+    single = runner.invoke(cli, ["import", "-", "-o", str(one)], input=TWO_JOBS.split("---")[0])
+    assert single.exit_code == 0, single.output
+    assert [p.name for p in one.iterdir()] == ["a.yaml"]
+
+
+@pytest.mark.parametrize("output", [None, "-", "spec.yaml"])
+def test_import_of_several_jobs_into_one_spec_is_refused_naming_the_folder_form(
+    runner, tmp_path, output
+):
+    source = tmp_path / "all.yaml"
+    source.write_text(TWO_JOBS)
+    args = ["-o", str(tmp_path / output) if output != "-" else "-"] if output else []
+    result = runner.invoke(cli, ["import", str(source), *args])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr == (
+        "paddlegen: error: the input holds 2 jobs (Job/a, PaddleJob/b), and a spec describes "
+        "one: write a spec per job with -o DIR/ (DIR/<job>.yaml)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["all.yaml"]
+
+
+def test_import_to_a_folder_writes_no_spec_when_one_exists_unless_forced(runner, tmp_path):
+    source = tmp_path / "all.yaml"
+    source.write_text(TWO_JOBS)
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "b.yaml").write_text("mine\n")
+    result = runner.invoke(cli, ["import", str(source), "-o", str(jobs)])
+    assert result.exit_code == 2
+    assert f"{jobs}/b.yaml: already exists; nothing written (use --force" in result.stderr
+    assert [p.name for p in jobs.iterdir()] == ["b.yaml"]
+    forced = runner.invoke(cli, ["import", str(source), "-o", str(jobs), "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert "mine" not in (jobs / "b.yaml").read_text()
+
+
+def test_import_of_two_jobs_of_one_name_to_a_folder_is_refused(runner, tmp_path):
+    source = tmp_path / "all.yaml"
+    source.write_text(
+        TWO_JOBS.replace("{name: a}", "{name: a, namespace: x}").replace(
+            "{name: b}", "{name: a, namespace: y}"
+        )
+    )
+    result = runner.invoke(cli, ["import", str(source), "-o", f"{tmp_path}/jobs/"])
+    assert result.exit_code == 2
+    assert (
+        "Job/a in namespace x and PaddleJob/a in namespace y would both be written to "
+        f"{tmp_path}/jobs/a.yaml: paddlegen renders one folder per job name" in result.stderr
+    )
+    assert not (tmp_path / "jobs").exists()
+
+
 BUILD = """\
   build:
     base: ubuntu:18.04

@@ -94,6 +94,9 @@ TRIGGERS = {
     "{resourceFieldRef: {resource: limits.cpu, divisor: 500m}}}]\n",
     "nfs-recycle": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
     "nfs: {server: s, path: /x}, capacity: 1Gi, reclaimPolicy: Recycle}]\n",
+    # metadata has no namespace, so the PV has no claimRef
+    "pv-binding": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "nfs: {server: s, path: /x}, capacity: 1Gi, storageClassName: slow}]\n",
     "toleration": "spec:\n  image: x:1\n" + LIMITS + "  tolerations: [{operator: Equal}]\n",
     "env-key-ref": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, valueFrom: "
     "{secretKeyRef: {name: s, key: a/b}}}]\n",

@@ -3,7 +3,10 @@ manifest the seeds show imports into a valid spec, with what it leaves listed.
 
 Documented as unrecoverable (README, "Import"): overlays (only the base is rendered into a
 stream), comments and field order of the original spec, and values equal to paddlegen's
-defaults, which come back explicit (the objects they render to are the same).
+fixed defaults, which come back explicit (the objects they render to are the same). Values
+paddlegen derives from other fields (a gang's minAvailable, the data Job's split count, a
+dynamic claim's access modes) are left out when they equal what the spec derives, so they go
+on following those fields.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import pytest
 import yaml
 
 from paddlegen import api
-from paddlegen.authoring.importer import import_manifests, read_manifests
+from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
@@ -339,3 +342,80 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+
+
+FOLLOWING = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: follow}
+spec:
+  workload: paddlejob
+  image: r/train:v1
+  worker: {replicas: 1}
+  volumes:
+    - {name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /data}, capacity: 10Gi}
+    - {name: scratch, mountPath: /scratch, dynamic: {}, capacity: 1Gi}
+  dataPrep: {image: r/prep:v1, volume: data}
+  scheduling: {scheduler: volcano}
+"""
+
+
+def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replicas():
+    """render -> import -> more workers -> render: the gang, the data Job's split and the
+    single trainer's ReadWriteOnce claim follow, as they would in the spec that was rendered."""
+    manifests = api.render_document(parse_spec(FOLLOWING, "follow.yaml")).manifests
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    spec = imported.spec["spec"]
+    assert "minAvailable" not in spec["scheduling"]
+    assert "splitCount" not in spec["dataPrep"] and "outDir" not in spec["dataPrep"]
+    assert [v.get("accessModes") for v in spec["volumes"]] == [None, None]
+    # the PV's class of its own (no namespace) follows the job's name: no pv-binding warning
+    assert "storageClassName" not in spec["volumes"][0]
+    assert "pv-binding" not in {d.rule for d in imported.diagnostics}
+
+    before = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in manifests}
+    data = yaml.safe_load(imported.text)
+    data["spec"]["worker"]["replicas"] = 3
+    again = api.render_document(parse_spec(yaml.safe_dump(data), "more.yaml")).manifests
+    after = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in again}
+
+    def policy(objects):
+        return objects["PaddleJob/follow"]["spec"]["schedulingPolicy"]["minAvailable"]
+
+    def split(objects):
+        env = objects["Job/follow-data"]["spec"]["template"]["spec"]["containers"][0]["env"]
+        return next(e["value"] for e in env if e["name"] == "SPLIT_COUNT")
+
+    def modes(objects):
+        return objects["PersistentVolumeClaim/follow-scratch"]["spec"]["accessModes"]
+
+    assert (policy(before), split(before), modes(before)) == (1, "1", ["ReadWriteOnce"])
+    assert (policy(after), split(after), modes(after)) == (3, "3", ["ReadWriteMany"])
+
+
+def test_a_derived_value_the_input_sets_otherwise_stays_in_the_spec():
+    manifests = api.render_document(
+        parse_spec(FOLLOWING.replace("replicas: 1}", "replicas: 4}"), "follow.yaml")
+    ).manifests
+    stream = "---\n".join(m.text() for m in manifests)
+    stream = stream.replace("minAvailable: 4", "minAvailable: 2").replace(
+        "value: '4'", "value: '8'"
+    )
+    imported = import_manifests([("in.yaml", stream)])
+    assert imported.spec["spec"]["scheduling"]["minAvailable"] == 2
+    assert imported.spec["spec"]["dataPrep"]["splitCount"] == 8
+
+
+def test_every_example_in_one_stream_imports_to_a_spec_per_job_that_renders_the_same():
+    """A folder of manifests, or `kubectl get -A -o yaml`: each job gets its spec, its storage,
+    data Job, RBAC and run record with it, and nothing is left over."""
+    streams = {spec.name: rendered_stream(spec) for spec in EXAMPLES}
+    result = import_jobs([(name, stream) for name, (stream, _) in streams.items()])
+    assert result.notes == []
+    assert len(result.jobs) == len(EXAMPLES)
+    for job, (name, (_, objects)) in zip(result.jobs, streams.items(), strict=True):
+        assert job.notes == [], name
+        assert f"# imported by `paddlegen import` from {name}\n" in job.text
+        again = api.render_document(parse_spec(job.text, "imported.yaml")).manifests
+        assert [m.obj for m in again] == objects, name

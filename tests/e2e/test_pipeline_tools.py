@@ -181,3 +181,94 @@ def test_the_command_schemas_export_prints_passes_on_paddlegens_own_output(
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Invalid: 0, Errors: 0" in run.stdout
+
+
+def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_binding(tmp_path):
+    """A namespace decided at build time (`namespace:` of a kustomization around paddlegen's
+    folder) moves the claim; the cluster-scoped PV keeps its class of its own, which ties it
+    to that claim alone. kustomize (v5.7.1) fills no claimRef namespace, not even one added by
+    a patch: why paddlegen renders no claimRef without a namespace. Should that change, this
+    fails, and a claimRef would do."""
+    kustomize = require_tool("kustomize")
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
+        "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n  volumes: [{name: data, "
+        "mountPath: /data, nfs: {server: 10.0.0.1, path: /data}, capacity: 10Gi}]\n"
+    )
+    api.write_rendered(api.render_specs([spec]), tmp_path / "deploy")
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "kustomization.yaml").write_text(
+        "namespace: team-a\nresources: [../deploy/demo]\npatches:\n"
+        "- target: {kind: PersistentVolume}\n"
+        '  patch: \'[{"op": "add", "path": "/spec/claimRef", '
+        '"value": {"name": "demo-data"}}]\'\n'
+    )
+    built = subprocess.run(
+        [kustomize, "build", str(team)], capture_output=True, text=True, check=True
+    )
+    objects = {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+    pv, claim = objects["PersistentVolume"], objects["PersistentVolumeClaim"]
+    assert claim["metadata"]["namespace"] == "team-a"
+    assert pv["spec"]["claimRef"] == {"name": "demo-data"}  # no namespace filled in
+    assert "namespace" not in pv["metadata"]
+    assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == "demo-data"
+    assert claim["spec"]["volumeName"] == pv["metadata"]["name"] == "demo-data"
+
+
+CUSTOM_COMPONENT = """\
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+resources: [networkpolicy.yaml]
+patches:
+  - path: patch-cost-center.yaml
+    target: {kind: PaddleJob}
+"""
+NETWORK_POLICY = """\
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: team-ingress}
+spec: {podSelector: {}, policyTypes: [Ingress]}
+"""
+COST_CENTER = """\
+- {op: add, path: /metadata/annotations/team.example.com~1cost-center, value: ads}
+"""
+
+
+@pytest.mark.parametrize("overlays", [False, True], ids=["flat", "overlays"])
+def test_a_jobs_custom_component_is_built_with_its_objects(runner, tmp_path, overlays):
+    """custom/: its objects get the job's namespace and labels, its patches meet paddlegen's
+    objects, in the base and every environment; validate reads its objects, not its patches."""
+    kustomize = require_tool("kustomize")
+    spec = tmp_path / "jobs" / "team.yaml"
+    spec.parent.mkdir()
+    spec.write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: team, namespace: ml}\n"
+        "spec:\n  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n"
+        + ("overlays:\n  prod: {spec: {worker: {replicas: 4}}}\n" if overlays else "")
+    )
+    deploy = tmp_path / "deploy"
+    job = deploy / "team"
+    job.mkdir(parents=True)
+    custom = job / "custom"
+    custom.mkdir()
+    (custom / "kustomization.yaml").write_text(CUSTOM_COMPONENT)
+    (custom / "networkpolicy.yaml").write_text(NETWORK_POLICY)
+    (custom / "patch-cost-center.yaml").write_text(COST_CENTER)
+    assert runner.invoke(cli, ["render", str(spec.parent), "-o", str(deploy)]).exit_code == 0
+    assert runner.invoke(cli, ["check", str(spec.parent), "-o", str(deploy)]).exit_code == 0
+    for folder in [job / "base", job / "overlays" / "prod"] if overlays else [job]:
+        built = subprocess.run(
+            [kustomize, "build", str(folder)], capture_output=True, text=True, check=True
+        )
+        objects = {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+        policy = objects["NetworkPolicy"]["metadata"]
+        assert policy["namespace"] == "ml"
+        assert policy["labels"]["app.kubernetes.io/instance"] == "team"
+        annotations = objects["PaddleJob"]["metadata"]["annotations"]
+        assert annotations["team.example.com/cost-center"] == "ads"
+    validated = runner.invoke(cli, ["validate", str(deploy)])
+    assert validated.exit_code == 0, validated.output
+    (custom / "networkpolicy.yaml").write_text(NETWORK_POLICY.replace("podSelector", "podSelectr"))
+    assert runner.invoke(cli, ["validate", str(deploy)]).exit_code == 1

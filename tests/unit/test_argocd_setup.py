@@ -104,11 +104,14 @@ def test_a_job_without_the_environment_deploys_its_base():
 
 
 def tree(prefix: str, jobs: dict[str, list[str]]) -> list[str]:
-    """The kustomization.yaml files of a rendered tree at ``prefix`` in the repository."""
+    """The kustomization.yaml files of a rendered tree at ``prefix`` in the repository, each
+    job with its own Component (`custom/`, which may nest kustomizations of its own): part of
+    the job, never an Application of its own."""
     root = f"{prefix}/" if prefix else ""
     found = []
     for job, envs in jobs.items():
         folders = [f"{job}/base", *(f"{job}/overlays/{e}" for e in envs)] if envs else [job]
+        folders += [f"{job}/custom", f"{job}/custom/netpol"]
         found += [f"{root}{folder}/kustomization.yaml" for folder in folders]
     return found
 

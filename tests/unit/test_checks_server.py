@@ -602,6 +602,43 @@ def test_recycle_on_a_volume_without_a_persistent_volume_renders_nothing_and_say
     assert only(body, "nfs-recycle") == []
 
 
+# --- pv-binding -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("named", ["slow", "''"])
+def test_a_pv_without_a_namespace_and_with_a_class_of_the_specs_warns(named):
+    body = JOB + f"  volumes: [{NFS}, storageClassName: {named}}}]\n"
+    shown = "'slow'" if named == "slow" else "'' (no class)"
+    assert only(body, "pv-binding") == [
+        f"spec.yaml:7:{body.splitlines()[3].index(named) + 1}: warning: "
+        "$.spec.volumes[0].storageClassName: without a namespace the PersistentVolume is not "
+        "pre-bound to its claim (claimRef needs one), so any claim that requests "
+        f"storageClassName {shown} may bind it first (set metadata.namespace, and the PV is "
+        "pre-bound; or leave storageClassName out, and the PV gets a class of its own that "
+        "only its claim requests) [pv-binding]"
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        JOB + f"  volumes: [{NFS}}}]\n",  # a class of its own
+        JOB + "  volumes: [{name: a, mountPath: /a, dynamic: {storageClassName: x}, "
+        "capacity: 1Gi, storageClassName: slow}]\n",  # no PV of paddlegen's
+    ],
+)
+def test_a_pv_with_a_class_of_its_own_or_no_pv_says_nothing(body):
+    assert only(body, "pv-binding") == []
+
+
+def test_a_pv_with_a_namespace_is_pre_bound_whatever_its_class():
+    namespaced = HEADER.replace("metadata: {name: demo}", "metadata: {name: demo, namespace: ml}")
+    text = namespaced + JOB + f"  volumes: [{NFS}, storageClassName: slow}}]\n"
+    assert not [
+        d for d in api.validate_document(parse_spec(text, "s.yaml")) if d.rule == "pv-binding"
+    ]
+
+
 # --- the quantities as the API server holds and spells them -----------------------------------
 # Each pair was checked against k8s.io/apimachinery v0.37.2's resource.ParseQuantity and String.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen.authoring.importer import import_manifests
+from paddlegen.authoring.importer import import_jobs, import_manifests
 from paddlegen.cli import cli
 from paddlegen.errors import InputError
 from tests.conftest import DATA
@@ -123,16 +123,41 @@ def test_a_claim_outside_the_input_stays_a_claim_and_one_without_a_pv_is_dynamic
     )
     result = imported(kubeflow(), pvc)
     (volume,) = result.spec["spec"]["volumes"]
+    # ReadWriteMany is what a dynamic claim of four pods derives: left to the spec
     assert volume == {
         "name": "data",
         "mountPath": "/data",
         "dynamic": {"storageClassName": "fast"},
         "capacity": "5Gi",
-        "accessModes": ["ReadWriteMany"],
     }
     assert "PersistentVolumeClaim/data: renamed kf-data (paddlegen derives the name)" in said(
         result
     )
+
+
+def test_the_only_pv_of_the_input_is_not_taken_for_a_claim_when_another_claim_names_it():
+    """A claim without volumeName is bound to the input's only PV (the seeds' form), unless
+    another claim of the input names that PV: then it is a dynamic claim of its own."""
+    job = JOB.replace(
+        "command: [python3, train.py]}]",
+        "command: [python3, train.py], volumeMounts: [{name: data, mountPath: /data},"
+        " {name: scratch, mountPath: /scratch}]}]\n"
+        "      volumes: [{name: data, persistentVolumeClaim: {claimName: data}},"
+        " {name: scratch, persistentVolumeClaim: {claimName: scratch}}]",
+    )
+    storage = (
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: nas}\nspec:\n"
+        "  capacity: {storage: 10Gi}\n  accessModes: [ReadWriteMany]\n"
+        "  nfs: {server: 10.0.0.1, path: /data}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n"
+        "spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 10Gi}},"
+        " volumeName: nas}\n---\n"
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: scratch}\n"
+        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"
+    )
+    volumes = {v["name"]: v for v in imported(job, storage).spec["spec"]["volumes"]}
+    assert volumes["data"]["nfs"] == {"server": "10.0.0.1", "path": "/data"}
+    assert volumes["scratch"]["dynamic"] == {} and volumes["scratch"]["capacity"] == "1Gi"
 
 
 def test_objects_without_a_spec_counterpart_and_server_fields_are_listed():
@@ -155,7 +180,7 @@ def test_a_list_of_objects_is_read_item_by_item():
 @pytest.mark.parametrize(
     ("texts", "message"),
     [
-        ((kubeflow(), kubeflow()), "several training objects"),
+        ((kubeflow(), kubeflow()), "the input holds 2 jobs .* write a spec per job with -o DIR/"),
         (("- just\n- a list\n",), "not a Kubernetes object"),
         (("kind: Job\nmetadata: {name: [x\n",), r"in0.yaml:3:\d+: not valid YAML"),
         (("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",), "no training object"),
@@ -338,9 +363,9 @@ def test_what_a_pod_holds_that_the_spec_can_express_is_mapped():
 def test_a_gang_scheduled_job_with_its_podgroup_maps_whole():
     result = imported_file("volcano-job.yaml")
     spec = result.spec["spec"]
+    # the PodGroup's minMember 1 is every pod of the job: the spec derives it
     assert spec["scheduling"] == {
         "scheduler": "volcano",
-        "minAvailable": 1,
         "queue": "research",
         "priorityClassName": "high",
     }
@@ -374,7 +399,6 @@ def test_a_gang_scheduled_job_as_paddlegen_renders_it_maps_back_whole():
     result = imported(job)
     assert result.spec["spec"]["scheduling"] == {
         "scheduler": "volcano",
-        "minAvailable": 1,
         "queue": "research",
         "priorityClassName": "high",
     }
@@ -582,3 +606,73 @@ def test_legacy_ports_that_differ_only_in_their_names_are_cosmetic():
         "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
         "distributed.port, portsNum and portsNumSparse): named jobport0..jobport3"
     ) in said(result)
+
+
+# --- several jobs in one input -----------------------------------------------------------------
+
+
+def jobs_of(*texts: str):
+    return import_jobs([(f"in{i}.yaml", t) for i, t in enumerate(texts)])
+
+
+def test_each_job_of_an_input_takes_the_objects_that_belong_to_it():
+    """The PodGroup its pods name, its claims, what is named after it; an object of no one
+    job is listed once, as not imported."""
+    volcano = (IMPORT_DATA / "volcano-job.yaml").read_text(encoding="utf-8")
+    service = "apiVersion: v1\nkind: Service\nmetadata: {name: demo-svc}\n"
+    other = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
+    pvc = (
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ml}\n"
+        "spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 5Gi}}}\n"
+    )
+    result = jobs_of(JOB, volcano, kubeflow(), service, other, pvc)
+    assert [job.label for job in result.jobs] == ["Job/demo", "Job/resnet", "PaddleJob/kf"]
+    demo, resnet, kf = result.jobs
+    assert "Service/demo-svc: no spec counterpart; not imported" in said(demo)
+    assert resnet.spec["spec"]["scheduling"]["queue"] == "research"  # its PodGroup's
+    assert kf.spec["spec"]["volumes"][0]["dynamic"] == {}  # its claim, which it mounts
+    assert [(str(n), n.file, n.kind) for n in result.notes] == [
+        (
+            "ConfigMap/cfg: belongs to none of the jobs (Job/demo, Job/resnet, PaddleJob/kf) "
+            "alone; not imported",
+            "in4.yaml",
+            "lossy",
+        )
+    ]
+    assert result.lossy == [n for n in demo.notes if n.lossy] + result.notes
+
+
+def test_a_claim_two_jobs_mount_is_neither_jobs():
+    pvc = (
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ml}\n"
+        "spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 5Gi}}}\n"
+    )
+    result = jobs_of(kubeflow(), kubeflow().replace("name: kf,", "name: kf2,"), pvc)
+    for job in result.jobs:  # each mounts the claim as it is, by name
+        assert job.spec["spec"]["volumes"][0]["claim"] == {"name": "data"}
+    assert [str(n) for n in result.notes] == [
+        "PersistentVolumeClaim/data: belongs to none of the jobs (PaddleJob/kf, "
+        "PaddleJob/kf2) alone; not imported"
+    ]
+
+
+def test_a_data_job_goes_to_the_job_it_is_named_after_or_shares_a_claim_with():
+    data = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: prep, namespace: ml}\nspec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: prep\n        image: r/p:v1\n"
+        "        env: [{name: OUT_DIR, value: /data/kf}, {name: SPLIT_COUNT, value: '4'}]\n"
+        "        volumeMounts: [{name: data, mountPath: /data}]\n"
+        "      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n"
+    )
+    result = jobs_of(JOB, kubeflow(), data)
+    demo, kf = result.jobs
+    assert "dataPrep" not in demo.spec["spec"]
+    assert kf.spec["spec"]["dataPrep"]["image"] == "r/p:v1"
+    assert result.notes == []
+    named = jobs_of(JOB, kubeflow(), data.replace("name: prep, namespace: ml", "name: demo-data"))
+    assert named.jobs[0].spec["spec"]["dataPrep"]["image"] == "r/p:v1"
+
+
+def test_import_manifests_takes_one_job_and_names_the_folder_form_for_more():
+    with pytest.raises(InputError, match=r"2 jobs \(Job/demo, PaddleJob/kf\).* -o DIR/"):
+        import_manifests([("in.yaml", JOB + "---\n" + kubeflow())])

@@ -1,0 +1,73 @@
+"""Each PersistentVolume binds to its own claim: by claimRef when the spec has a namespace, by
+a StorageClass name of the PV's own when the namespace is decided at apply time (README,
+"Workloads": "Each PV binds to its own claim")."""
+
+from __future__ import annotations
+
+import pytest
+
+from paddlegen import api
+from paddlegen.spec.loader import parse_spec
+
+SOURCES = [
+    "nfs: {server: 10.0.0.1, path: /data}",
+    "efs: {fileSystemId: fs-2cbf7385, path: /train}",
+    "cephfs: {clusterID: c1, fsName: cephfs, secretName: s, secretNamespace: ceph}",
+]
+
+
+def spec(source: str, metadata: str = "{name: demo}", volume: str = "", more: str = "") -> str:
+    return (
+        f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {metadata}\nspec:\n"
+        "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n"
+        f"  volumes: [{{name: data, mountPath: /data, {source}, capacity: 10Gi{volume}}}]\n" + more
+    )
+
+
+def storage(text: str, env: str | None = None) -> tuple[dict, dict]:
+    """The PersistentVolume and PersistentVolumeClaim ``text`` renders (in environment env)."""
+    rendered = api.render_document(parse_spec(text, "spec.yaml"))
+    manifests = rendered.environments[env] if env else rendered.manifests
+    objects = {m.kind: m.obj for m in manifests}
+    return objects["PersistentVolume"], objects["PersistentVolumeClaim"]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_spec_with_a_namespace_pre_binds_the_pv_to_its_claim(source):
+    pv, claim = storage(spec(source, "{name: demo, namespace: team}"))
+    assert pv["spec"]["claimRef"] == {"name": "demo-data", "namespace": "team"}
+    assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == ""
+    assert claim["spec"]["volumeName"] == pv["metadata"]["name"] == "team-demo-data"
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_spec_without_a_namespace_binds_by_a_class_of_the_pvs_own(source):
+    pv, claim = storage(spec(source))
+    assert "claimRef" not in pv["spec"]
+    assert pv["metadata"]["name"] == "demo-data"
+    assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == "demo-data"
+    assert claim["spec"]["volumeName"] == "demo-data"
+
+
+def test_a_class_the_spec_names_is_used_as_given_and_warned_about_without_a_namespace():
+    text = spec(SOURCES[0], volume=", storageClassName: slow")
+    pv, claim = storage(text)
+    assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == "slow"
+    found = api.validate_document(parse_spec(text, "spec.yaml"))
+    assert [d.rule for d in found] == ["pv-binding"]
+    namespaced = spec(SOURCES[0], "{name: demo, namespace: team}", ", storageClassName: slow")
+    pv, _ = storage(namespaced)
+    assert (pv["spec"]["storageClassName"], pv["spec"]["claimRef"]["namespace"]) == (
+        "slow",
+        "team",
+    )
+    assert api.validate_document(parse_spec(namespaced, "spec.yaml")) == []
+
+
+def test_an_overlay_that_gives_the_namespace_pre_binds_there():
+    text = spec(SOURCES[0], more="overlays:\n  prod: {metadata: {namespace: ml-prod}}\n")
+    base_pv, _ = storage(text)
+    pv, claim = storage(text, "prod")
+    assert base_pv["spec"]["storageClassName"] == "demo-data"
+    assert pv["spec"]["claimRef"] == {"name": "demo-data", "namespace": "ml-prod"}
+    assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == ""
