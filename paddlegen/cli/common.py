@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,39 @@ def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
         click.echo(text(diagnostics, colour=colour), nl=False, err=True, color=colour)
     elif diagnostics or fmt == "json":
         click.echo(REPORTERS[fmt](diagnostics), nl=False, err=True)
+
+
+@contextlib.contextmanager
+def undone_on_spec_errors(
+    undone: str, fmt: str, *, findings: bool = True, validate: Sequence[str] = ()
+) -> Iterator[None]:
+    """When a spec has errors (a SpecError inside), print its findings and, as the run's last
+    line, what the command left undone and why (``nothing written: 1 of 12 specs has
+    errors``; in json and the other formats, an info finding of rule ``summary``); exit 1.
+
+    Without ``findings`` (the pre-commit hooks, whose paddlegen-validate lists them, so that
+    a commit shows each finding once) the line names the specs instead, and ``paddlegen
+    validate`` with the arguments ``validate``, which lists their findings.
+    """
+    from paddlegen.errors import SpecError
+
+    try:
+        yield
+    except SpecError as exc:
+        said = f"{undone}: {exc.message}"
+        if findings:
+            emit(exc.diagnostics, fmt)
+        else:
+            bad = ", ".join(sorted({d.file for d in exc.diagnostics if d.is_error}))
+            said += f" ({bad}); `{shlex.join(['paddlegen', 'validate', *validate])}` lists them"
+        if fmt == "text":
+            note(f"paddlegen: {said}")
+        else:
+            emit([Diagnostic(severity="info", message=said, rule=SUMMARY_RULE)], fmt)
+        raise click.exceptions.Exit(exc.exit_code) from None
+
+
+SUMMARY_RULE = "summary"
 
 
 def colour_on_stderr() -> bool:

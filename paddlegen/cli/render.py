@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from paddlegen.cli.common import (
     spec_paths,
     specs_argument,
     stdout_is_output,
+    undone_on_spec_errors,
     validation_options,
 )
 
@@ -51,8 +53,10 @@ def _plan(
     out_dir: str,
     jobs: int,
     ignore: list[str],
+    warnings: bool = True,
 ) -> tuple[list[Any], bool]:
-    """Every spec's job directory, reusing those already up to date in ``out_dir``."""
+    """Every spec's job directory, reusing those already up to date in ``out_dir``; the
+    specs' warnings shown unless not ``warnings``."""
     from paddlegen import api
 
     paths, whole_set = spec_paths(specs)
@@ -68,6 +72,8 @@ def _plan(
             ignore=ignore,
             events=events,
         )
+    if not warnings:
+        planned = [dataclasses.replace(p, warnings=[]) for p in planned]
     if fmt == "text":  # other formats print the warnings with the drift, in one report
         emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
@@ -143,7 +149,7 @@ def render(
     if not to_stdout and not validate_output:
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         paths, whole_set = spec_paths(specs)
-        with TerminalEvents(out_dir, fmt) as events:
+        with undone_on_spec_errors("nothing written", fmt), TerminalEvents(out_dir, fmt) as events:
             planned, reports = api.render_into(
                 paths,
                 out_dir,
@@ -158,7 +164,8 @@ def render(
         emit([w for p in planned for w in p.warnings], fmt)
         _summary(len(planned), out_dir, reports)
         return
-    rendered, whole_set = _render(specs, workload, templates, argocd, fmt, ignore)
+    with undone_on_spec_errors("nothing printed" if to_stdout else "nothing written", fmt):
+        rendered, whole_set = _render(specs, workload, templates, argocd, fmt, ignore)
     if validate_output:
         from paddlegen.errors import ManifestError
 
@@ -218,6 +225,13 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
 @specs_argument
 @render_options
 @click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
+@click.option(
+    "--spec-findings/--no-spec-findings",
+    default=True,
+    show_default=True,
+    help="List the specs' errors and warnings. --no-spec-findings (the pre-commit hooks, "
+    "beside paddlegen-validate, which lists them) only names the specs with errors.",
+)
 @format_option
 def check(
     specs: tuple[str, ...],
@@ -228,6 +242,7 @@ def check(
     jobs: int,
     ignore: list[str],
     fix: bool,
+    spec_findings: bool,
     fmt: str,
 ) -> None:
     """Fail (exit 1) with a diff when the output in OUTPUT is not what SPEC renders to.
@@ -239,7 +254,16 @@ def check(
     """
     from paddlegen import api
 
-    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
+    validate = [*specs, *(arg for rule in ignore for arg in ("--ignore", rule))]
+    with undone_on_spec_errors(
+        "nothing written" if fix else "nothing checked",
+        fmt,
+        findings=spec_findings,
+        validate=validate,
+    ):
+        rendered, whole_set = _plan(
+            specs, workload, templates, argocd, fmt, out_dir, jobs, ignore, spec_findings
+        )
     drifts = api.drift(rendered, out_dir, prune=whole_set)
     _show_drift(rendered, drifts, out_dir, fmt)
     if not drifts:
@@ -281,7 +305,8 @@ def diff(
     """
     from paddlegen import api
 
-    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
+    with undone_on_spec_errors("nothing compared", fmt):
+        rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
     _show_drift(rendered, api.drift(rendered, out_dir, prune=whole_set), out_dir, fmt)
 
 
