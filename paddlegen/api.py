@@ -602,6 +602,7 @@ class Validation:
     specs: int  # spec files read
     trees: int  # rendered job directories read
     backend: str | None  # "kubeconform" or "in-process"; None when no manifest was checked
+    files: tuple[str, ...] = ()  # the spec files read, as named
 
 
 def validate_inputs(
@@ -664,7 +665,7 @@ def validate_inputs(
         from paddlegen.validate.server import dry_run
 
         found.extend(dry_run(rendered, server))
-    return Validation(found, len(paths), len(trees), backend)
+    return Validation(found, len(paths), len(trees), backend, tuple(map(str, paths)))
 
 
 def rendered_trees(path: str | Path) -> list[Path] | None:

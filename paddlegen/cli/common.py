@@ -32,23 +32,26 @@ def usage_error(message: str) -> click.UsageError:
     return click.UsageError(printable(message))
 
 
-# A --format json run's findings, gathered in the click context and printed by the group as
-# one document when the command ends, whichever way it ends (stdout unless STDOUT_TAKEN).
-JSON_FINDINGS = "paddlegen.json"
+# A --format json, sarif or junit run's findings, gathered in the click context and printed by
+# the group as one document when the command ends, whichever way it ends (stdout unless
+# STDOUT_TAKEN); INPUTS, the spec files the command read, are the JUnit test cases.
+FINDINGS = "paddlegen.findings"
+INPUTS = "paddlegen.inputs"
 STDOUT_TAKEN = "paddlegen.stdout"
+FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
-    """Text and github on stderr at once; json joins the run's one document."""
-    from paddlegen.report import REPORTERS, text
+    """Text and github on stderr at once; json, sarif and junit join the run's one document."""
+    from paddlegen.report import DOCUMENTS, REPORTERS, text
 
     ctx = click.get_current_context(silent=True)
-    if fmt == "json" and ctx is not None:
-        ctx.meta.setdefault(JSON_FINDINGS, []).extend(diagnostics)
+    if fmt in DOCUMENTS and ctx is not None:
+        ctx.meta.setdefault(FINDINGS, []).extend(diagnostics)
     elif fmt == "text" and diagnostics:
         colour = colour_on_stderr()  # decided here, so click keeps the colours it gets
         click.echo(text(diagnostics, colour=colour), nl=False, err=True, color=colour)
-    elif diagnostics or fmt == "json":
+    elif diagnostics or fmt in DOCUMENTS:
         click.echo(REPORTERS[fmt](diagnostics), nl=False, err=True)
 
 
@@ -100,17 +103,32 @@ def _stderr_is_terminal() -> bool:
 
 def stdout_is_output() -> None:
     """The command prints what it makes on stdout (manifests, a spec, a schema): a --format
-    json document goes to stderr, so a pipe gets only the product."""
+    json, sarif or junit document goes to stderr, so a pipe gets only the product."""
     click.get_current_context().meta[STDOUT_TAKEN] = True
 
 
-def print_json_report(ctx: click.Context) -> None:
-    """The run's one JSON document, with --format json (``[]`` when nothing was found)."""
-    if ctx.meta.get("paddlegen.format") == "json":
-        from paddlegen.report import as_json
+def read_inputs(paths: Sequence[str | os.PathLike[str]]) -> None:
+    """The spec files the command reads: each a test case of --format junit."""
+    click.get_current_context().meta[INPUTS] = tuple(map(str, paths))
 
-        found = ctx.meta.pop(JSON_FINDINGS, [])
-        click.echo(as_json(found), nl=False, err=bool(ctx.meta.get(STDOUT_TAKEN)))
+
+def is_document(fmt: object) -> bool:
+    """Whether ``fmt`` makes one document of the run (json, sarif, junit)."""
+    from paddlegen.report import DOCUMENTS
+
+    return fmt in DOCUMENTS
+
+
+def print_report(ctx: click.Context) -> None:
+    """The run's one document, with --format json, sarif or junit (empty of findings when
+    nothing was found)."""
+    fmt: str = ctx.meta.get("paddlegen.format", "text")
+    if is_document(fmt):
+        from paddlegen.report import REPORTERS, Run
+
+        found = ctx.meta.pop(FINDINGS, [])
+        run = Run(ctx.invoked_subcommand or "", ctx.meta.get(INPUTS, ()))
+        click.echo(REPORTERS[fmt](found, run), nl=False, err=bool(ctx.meta.get(STDOUT_TAKEN)))
 
 
 def format_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -132,7 +150,7 @@ def _format(f: Callable[..., Any], *, expose: bool) -> Callable[..., Any]:
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["text", "json", "github"]),
+        type=click.Choice(FORMATS),
         default="text",
         show_default=True,
         callback=remember,
@@ -231,6 +249,7 @@ def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
     paths, whole_set = api.collect_specs(specs)
     if not paths:
         raise no_specs_error(specs)
+    read_inputs(paths)
     return paths, whole_set
 
 

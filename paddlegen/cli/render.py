@@ -14,6 +14,7 @@ from paddlegen.cli.common import (
     TerminalEvents,
     emit,
     format_option,
+    is_document,
     note,
     note_backend,
     render_options,
@@ -310,7 +311,8 @@ def diff(
     _show_drift(rendered, api.drift(rendered, out_dir, prune=whole_set), out_dir, fmt)
 
 
-# What each kind of drift means, for --format json and github (one finding per file).
+# What each kind of drift means, for --format json, github, sarif and junit (one finding per
+# file, with the spec it is rendered from as its origin).
 _DRIFT = {
     "stale": "differs from what the specs render to",
     "missing": "a render writes it, and it is not there",
@@ -319,13 +321,14 @@ _DRIFT = {
 
 
 def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) -> None:
-    """The diff on stdout (on stderr with --format json, whose report stdout holds); on
-    stderr the files, as lines, or in json and github form as findings reported with the
+    """The diff on stdout (on stderr with a --format whose document stdout holds); on
+    stderr the files, as lines, or in the other formats as findings reported with the
     specs' warnings, in one report."""
     from paddlegen.errors import Diagnostic
     from paddlegen.report import printable
 
     findings: list[Diagnostic] = [w for r in rendered for w in r.warnings]
+    specs = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
     for name, found in drifts:
         if found.leftover:
             if fmt == "text":
@@ -337,14 +340,15 @@ def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) 
                 )
             continue
         # A committed file may hold anything: each line escaped, the line breaks kept. With
-        # --format json stdout holds the report alone, and the diff goes with the human text.
+        # --format json, sarif or junit stdout holds the report alone, and the diff goes with
+        # the human text.
         click.echo(
             "".join(
                 printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
                 for line in found.diff.splitlines(keepends=True)
             ),
             nl=False,
-            err=fmt == "json",
+            err=is_document(fmt),
         )
         for label in ("stale", "missing", "extra"):
             for rel in getattr(found, label):
@@ -352,7 +356,10 @@ def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) 
                     note(f"{label}: {Path(out_dir) / name / rel}")
                 else:
                     path = str(Path(out_dir) / name / rel)
-                    findings.append(Diagnostic(path, message=_DRIFT[label], rule=label))
+                    origin = specs.get(name, "")
+                    findings.append(
+                        Diagnostic(path, message=_DRIFT[label], rule=label, origin=origin)
+                    )
     if fmt != "text":
         emit(findings, fmt)
         return
