@@ -55,6 +55,10 @@ def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
         click.echo(REPORTERS[fmt](diagnostics), nl=False, err=True)
 
 
+# The rule of the finding that says what a run left undone (--format json, sarif, junit).
+SUMMARY_RULE = "summary"
+
+
 @contextlib.contextmanager
 def undone_on_spec_errors(
     undone: str, fmt: str, *, findings: bool = True, validate: Sequence[str] = ()
@@ -83,9 +87,6 @@ def undone_on_spec_errors(
         else:
             emit([Diagnostic(severity="info", message=said, rule=SUMMARY_RULE)], fmt)
         raise click.exceptions.Exit(exc.exit_code) from None
-
-
-SUMMARY_RULE = "summary"
 
 
 def colour_on_stderr() -> bool:
