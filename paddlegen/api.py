@@ -266,9 +266,10 @@ def render_specs(
     stamp and untouched files is not rendered again (``Rendered.reused``); with ``stage_in``
     (the output folder, held under ``output_lock``), each worker also builds its job's new tree
     beside the old one, so the files are written in parallel with the rendering. On any error
-    every staged tree is discarded before the error is raised. ``ignore`` names rules whose
-    findings are silenced in every spec (see ``validate_document``). ``output`` is the folder
-    the job folders are planned for (see ``render_document``).
+    every staged tree is discarded before the error is raised: a SpecError carrying every
+    spec's findings, its message how many specs have errors (``specs_with_errors``). ``ignore``
+    names rules whose findings are silenced in every spec (see ``validate_document``).
+    ``output`` is the folder the job folders are planned for (see ``render_document``).
     """
     specs = [Path(p) for p in paths]
     inputs = Inputs.of(workload, templates, argocd, ignore)
@@ -309,10 +310,21 @@ def render_specs(
         _raise_first(list(results.values()))
         rendered = [r for r in outcomes if isinstance(r, Rendered)]  # all of them, by now
         refuse_same_name(rendered)
+    except SpecError as exc:
+        _discard_staged(outcomes)
+        raise SpecError(specs_with_errors(exc.diagnostics, len(specs)), exc.diagnostics) from None
     except PaddlegenError:
         _discard_staged(outcomes)
         raise
     return rendered
+
+
+def specs_with_errors(diagnostics: Sequence[Diagnostic], total: int) -> str:
+    """How many of ``total`` specs the errors among ``diagnostics`` are in, as a sentence:
+    ``1 of 12 specs has errors``."""
+    bad = len({d.file for d in diagnostics if d.is_error})
+    specs = "spec" if total == 1 else "specs"
+    return f"{bad} of {total} {specs} {'has' if bad == 1 else 'have'} errors"
 
 
 def _render_one(
@@ -623,6 +635,7 @@ class Validation:
     specs: int  # spec files read
     trees: int  # rendered job directories read
     backend: str | None  # "kubeconform" or "in-process"; None when no manifest was checked
+    files: tuple[str, ...] = ()  # the spec files read, as named
 
 
 def validate_inputs(
@@ -685,7 +698,7 @@ def validate_inputs(
         from paddlegen.validate.server import dry_run
 
         found.extend(dry_run(rendered, server))
-    return Validation(found, len(paths), len(trees), backend)
+    return Validation(found, len(paths), len(trees), backend, tuple(map(str, paths)))
 
 
 def rendered_trees(path: str | Path) -> list[Path] | None:

@@ -1,11 +1,14 @@
-"""Renderings of diagnostics: text (file:line:col), json and GitHub workflow commands."""
+"""Renderings of diagnostics: text (file:line:col), json, GitHub workflow commands, and the
+CI documents SARIF (code scanning) and JUnit XML (test reports)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from paddlegen.errors import Diagnostic
 
@@ -66,7 +69,18 @@ def text(diagnostics: Sequence[Diagnostic], *, colour: bool = False) -> str:
     return "".join(line + "\n" for line in lines + [printable(s) for s in _summary(diagnostics)])
 
 
-def as_json(diagnostics: Sequence[Diagnostic]) -> str:
+@dataclass(frozen=True)
+class Run:
+    """What a report of a whole run says besides its findings: the command (``validate``),
+    and the spec files it read, each a JUnit test case whether it has findings or not."""
+
+    command: str = ""
+    inputs: tuple[str, ...] = ()
+
+
+def as_json(diagnostics: Sequence[Diagnostic], run: Run = Run()) -> str:
+    """The findings as a JSON list: the document, whatever the ``run`` (a reporter of whole
+    runs, like sarif and junit, that scripts read as it was before those came)."""
     fields = ("file", "line", "col", "severity", "path", "message", "rule", "hint", "origin")
     # ensure_ascii escapes C0 controls and all non-ASCII (C1, separators, bidi) as \uXXXX; DEL
     # is ASCII and the only control it leaves raw, and may only occur inside a JSON string.
@@ -102,8 +116,197 @@ def github(diagnostics: Sequence[Diagnostic]) -> str:
     return "".join(out)
 
 
-REPORTERS: dict[str, Callable[[Sequence[Diagnostic]], str]] = {
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+_SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def sarif(diagnostics: Sequence[Diagnostic], run: Run = Run()) -> str:
+    """A SARIF 2.1.0 log of one run (GitHub code scanning): a result per finding in a file, at
+    its line and column (line 1 for a whole file), with a path relative to the working
+    directory; what no file holds (a missing tool, the run's summary) as the invocation's
+    notifications; each rule id used, with its help text (paddlegen/rules.py).
+
+    Texts are escaped as for a terminal (``printable``): code scanning shows them to people.
+    """
+    from paddlegen import __version__
+
+    rules = sorted({d.rule for d in diagnostics})
+    index = {rule: i for i, rule in enumerate(rules)}
+    results = [_sarif_result(d, index[d.rule]) for d in diagnostics if d.file]
+    notes = [_sarif_notification(d) for d in diagnostics if not d.file]
+    invocation: dict[str, object] = {
+        # False when paddlegen could not do its work (exit 2: an error that is in no file).
+        "executionSuccessful": not any(d.is_error and not d.file for d in diagnostics),
+    }
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "paddlegen",
+                        "version": __version__,
+                        "rules": [_sarif_rule(rule) for rule in rules],
+                    }
+                },
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",  # the loader counts characters, not UTF-16
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=True).replace("\x7f", "\\u007f") + "\n"
+
+
+def _sarif_message(d: Diagnostic, *, at_origin: bool = False) -> dict[str, str]:
+    message = f"{d.path}: {d.message}" if d.path else d.message
+    if d.hint:
+        message += f" ({d.hint})"
+    if d.origin:
+        message += f" (in {d.file})" if at_origin else f" (from {d.origin})"
+    return {"text": printable(message)}
+
+
+def _sarif_result(d: Diagnostic, rule_index: int) -> dict[str, object]:
+    """A finding at its line; one in a whole file (a manifest's) at the spec line it came from
+    when known, where the fix goes (and the manifest file may be one only rendered in memory),
+    else at the file's first line (code scanning places a result by its line)."""
+    origin = None if d.line else _origin(d)
+    file, line, col = origin or (d.file, d.line, d.col)
+    region = {"startLine": line or 1, **({"startColumn": col} if line and col else {})}
+    return {
+        "ruleId": d.rule,
+        "ruleIndex": rule_index,  # in tool.driver.rules
+        "level": _SARIF_LEVELS.get(d.severity, "warning"),
+        "message": _sarif_message(d, at_origin=origin is not None),
+        "locations": [
+            {"physicalLocation": {"artifactLocation": _artifact(file), "region": region}}
+        ],
+    }
+
+
+def _origin(d: Diagnostic) -> tuple[str, int, int] | None:
+    """The spec position a manifest finding came from (``origin``, ``file:line:col``)."""
+    file, *position = d.origin.rsplit(":", 2)
+    if file and len(position) == 2 and all(p.isdigit() for p in position):
+        return file, int(position[0]), int(position[1])
+    return None
+
+
+def _artifact(file: str) -> dict[str, str]:
+    """A file as a URI: relative to the working directory below it (what code scanning
+    resolves from the repository's root), else absolute; percent-encoded, so that no file name
+    can be read as another part of the URI."""
+    from pathlib import Path
+    from urllib.parse import quote
+
+    path = os.path.abspath(file)
+    relative = os.path.relpath(path)
+    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+        return {"uri": quote(Path(relative).as_posix()), "uriBaseId": "%SRCROOT%"}
+    return {"uri": Path(path).as_uri()}
+
+
+def _sarif_notification(d: Diagnostic) -> dict[str, object]:
+    return {
+        "level": _SARIF_LEVELS.get(d.severity, "warning"),
+        "message": _sarif_message(d),
+        "descriptor": {"id": d.rule},
+    }
+
+
+def _sarif_rule(rule: str) -> dict[str, object]:
+    from paddlegen.rules import HELP
+
+    found: dict[str, object] = {"id": rule}
+    if rule in HELP:
+        plain = printable(HELP[rule].replace("`", ""))
+        # The short form is the first clause, what code scanning shows as the rule's name.
+        short = re.split(r": |; | \(", plain, maxsplit=1)[0]
+        found["shortDescription"] = {"text": short}
+        found["fullDescription"] = {"text": plain}
+        found["help"] = {"text": plain, "markdown": printable(HELP[rule])}
+    return found
+
+
+def junit(diagnostics: Sequence[Diagnostic], run: Run = Run()) -> str:
+    """JUnit XML of one run (GitLab, Jenkins): one test suite, a test case per spec file (by
+    the spec a manifest finding came from, when known; the file itself else), a ``failure`` per
+    error. Warnings and notes fail nothing, as they fail no run: they are the test case's
+    ``system-out``, and those in no file the suite's. Errors in no file (exit 2) are an
+    ``error`` of a test case named after the command.
+
+    ``failure`` has no ``type``: GitLab reads the XML with Rails' Hash.from_xml, which takes a
+    ``type`` attribute for a type cast and refuses ``yaml`` (a rule id) outright.
+    """
+    from xml.sax.saxutils import escape, quoteattr
+
+    suite = f"paddlegen {run.command}".strip()
+    classname = suite.replace(" ", ".")
+    cases: dict[str, list[Diagnostic]] = {name: [] for name in run.inputs}
+    loose: list[Diagnostic] = []
+    for d in diagnostics:
+        name = _spec_file(d) or (suite if d.is_error else "")
+        (cases.setdefault(name, []) if name else loose).append(d)
+    failed = sum(any(d.is_error for d in found) and name != suite for name, found in cases.items())
+    errors = int(any(d.is_error for d in cases.get(suite, [])))
+    counts = f'tests="{len(cases)}" failures="{failed}" errors="{errors}"'
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f"<testsuites name={quoteattr(suite)} {counts}>",
+        f'  <testsuite name={quoteattr(suite)} {counts} skipped="0">',
+    ]
+    for name in sorted(cases):
+        found = sorted(cases[name])
+        head = f"    <testcase classname={quoteattr(classname)} name={quoteattr(_xml_text(name))}"
+        if not found:
+            lines.append(head + "/>")
+            continue
+        lines.append(head + ">")
+        tag = "error" if name == suite else "failure"
+        for d in (d for d in found if d.is_error):
+            text = _xml_text(str(d))
+            lines.append(f"      <{tag} message={quoteattr(text)}>{escape(text)}</{tag}>")
+        lines += _system_out([d for d in found if not d.is_error], "      ")
+        lines.append("    </testcase>")
+    lines += _system_out(sorted(loose), "    ")
+    lines += ["  </testsuite>", "</testsuites>"]
+    # ASCII, the rest as character references (as json's escapes): any stdout takes it.
+    return "".join(line + "\n" for line in lines).encode("ascii", "xmlcharrefreplace").decode()
+
+
+def _xml_text(value: str) -> str:
+    """``printable``, and the two characters XML 1.0 has no place for that it leaves."""
+    return printable(value).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+
+
+def _spec_file(d: Diagnostic) -> str:
+    """The spec a finding is about: its origin's (a spec position, or a spec file for a
+    rendered file that is stale), else its own file."""
+    origin = _origin(d)
+    return origin[0] if origin else d.origin or d.file
+
+
+def _system_out(diagnostics: Sequence[Diagnostic], indent: str) -> list[str]:
+    from xml.sax.saxutils import escape
+
+    if not diagnostics:
+        return []
+    text = "\n".join(_xml_text(str(d)) for d in diagnostics)
+    return [f"{indent}<system-out>{escape(text)}</system-out>"]
+
+
+REPORTERS: dict[str, Callable[..., str]] = {
     "text": text,
     "json": as_json,
     "github": github,
+    "sarif": sarif,
+    "junit": junit,
 }
+# The formats that make one document of a whole run (printed when it ends), and take its Run.
+DOCUMENTS = ("json", "sarif", "junit")

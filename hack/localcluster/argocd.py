@@ -258,8 +258,9 @@ def find_paddlegen() -> Path:
 
 
 def cmp_config(state: Path, paddlegen: Path) -> Path:
-    """The sidecar's configuration folder: plugin.yaml, the cmp-plugin.yaml that `paddlegen
-    argocd` writes (the plugin is the same whatever the repository: none is read here)."""
+    """The sidecar's configuration folder: plugin.yaml, the sidecar/plugin.yaml that
+    `paddlegen argocd` writes (the plugin is the same whatever the repository: none is read
+    here)."""
     written = state / "argocd-paddlegen"
     done = subprocess.run(
         [str(paddlegen), "argocd", "--repo-url", "file:///", "--deploy", str(state / "no-deploy"),
@@ -270,24 +271,23 @@ def cmp_config(state: Path, paddlegen: Path) -> Path:
         raise ClusterError(f"paddlegen argocd: exit {done.returncode}\n{done.stderr}")
     config = state / "argocd-cmp"
     config.mkdir(exist_ok=True)
-    shutil.copyfile(written / "cmp-plugin.yaml", config / "plugin.yaml")
+    shutil.copyfile(written / "sidecar" / "plugin.yaml", config / "plugin.yaml")
     return config
 
 
 def install(cluster: Cluster, folder: Path) -> list[Path]:
     """Install what `paddlegen argocd` wrote in ``folder`` into the running Argo CD of
-    ``cluster``, as a platform team would: the health checks merged into argocd-cm (the
-    `kubectl patch` of the file's header), then the ApplicationSet, or the Applications. The
-    plugin sidecar already runs the same plugin configuration (`up`). The files installed,
-    in order."""
-    health = folder / "argocd-cm-health.yaml"
+    ``cluster``, as a platform team would (the README's commands): the health checks merged
+    into argocd-cm (the `kubectl patch` of the file's header), then `kubectl apply -f` of the
+    folder, or of its applications/ (--mode applications). The plugin sidecar already runs the
+    same plugin configuration (`up`). The files installed, in order."""
+    health = folder / "patches" / "argocd-cm-health.yaml"
     if not health.is_file():
         raise ClusterError(f"{health}: missing; is {folder} a folder `paddlegen argocd` wrote?")
-    appset = folder / "applicationset.yaml"
-    apps = [appset] if appset.is_file() else sorted((folder / "applications").glob("*.yaml"))
+    applied = folder if (folder / "applicationset.yaml").is_file() else folder / "applications"
     argocd = [cluster.kubectl, f"--namespace={NAMESPACE}"]
     cluster.kubectl_run([*argocd, "patch", "configmap", "argocd-cm", "--type=merge",
                          f"--patch-file={health}"])  # fmt: skip
-    for file in apps:
-        cluster.kubectl_run([*argocd, "apply", f"--filename={file}"])
-    return [health, *apps]
+    # The whole folder, as it is: it holds only objects (the plugin and the patch are below it).
+    cluster.kubectl_run([*argocd, "apply", f"--filename={applied}"])
+    return [health, *sorted(applied.glob("*.yaml"))]

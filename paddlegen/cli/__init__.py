@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from paddlegen import __version__
-from paddlegen.cli.common import emit, note, print_json_report
+from paddlegen.cli.common import emit, is_document, note, print_report
 from paddlegen.errors import EXIT_ERROR, Diagnostic, PaddlegenError
 
 # command name -> (module in this package, attribute)
@@ -60,31 +60,33 @@ class _Group(click.Group):
             raise
         finally:
             if report:
-                print_json_report(ctx)  # however the command ended: one document
+                print_report(ctx)  # however the command ended: one document
 
     def _invoke_reporting(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except PaddlegenError as exc:
-            fmt = ctx.meta.get("paddlegen.format", "text")
+            fmt: str = ctx.meta.get("paddlegen.format", "text")
             if exc.diagnostics:
                 emit(exc.diagnostics, fmt)
             elif fmt == "text":
                 note(f"paddlegen: error: {exc.message}")
-            else:  # a machine reading --format json or github gets the error in that form too
+            else:  # a machine reading json, github, sarif or junit gets the error in that form
                 emit([Diagnostic(message=exc.message, rule=exc.rule)], fmt)
             ctx.exit(exc.exit_code)
         except click.ClickException as exc:
-            if ctx.meta.get("paddlegen.format") == "json":  # click still says it on stderr
-                emit([Diagnostic(message=exc.format_message(), rule="usage")], "json")
+            fmt = ctx.meta.get("paddlegen.format", "text")
+            if is_document(fmt):  # click still says it on stderr
+                emit([Diagnostic(message=exc.format_message(), rule="usage")], fmt)
             raise
         except (click.exceptions.Exit, click.Abort):
             raise
         except Exception:  # noqa: BLE001 - a bug: keep the traceback, exit 2 not 1
             traceback.print_exc(file=sys.stderr)
             click.echo("paddlegen: internal error (a bug in paddlegen; please report it)", err=True)
-            if ctx.meta.get("paddlegen.format") == "json":
-                emit([Diagnostic(message="internal error", rule="internal")], "json")
+            fmt = ctx.meta.get("paddlegen.format", "text")
+            if is_document(fmt):
+                emit([Diagnostic(message="internal error", rule="internal")], fmt)
             ctx.exit(EXIT_ERROR)
 
 

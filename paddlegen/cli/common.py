@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,24 +32,61 @@ def usage_error(message: str) -> click.UsageError:
     return click.UsageError(printable(message))
 
 
-# A --format json run's findings, gathered in the click context and printed by the group as
-# one document when the command ends, whichever way it ends (stdout unless STDOUT_TAKEN).
-JSON_FINDINGS = "paddlegen.json"
+# A --format json, sarif or junit run's findings, gathered in the click context and printed by
+# the group as one document when the command ends, whichever way it ends (stdout unless
+# STDOUT_TAKEN); INPUTS, the spec files the command read, are the JUnit test cases.
+FINDINGS = "paddlegen.findings"
+INPUTS = "paddlegen.inputs"
 STDOUT_TAKEN = "paddlegen.stdout"
+FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
-    """Text and github on stderr at once; json joins the run's one document."""
-    from paddlegen.report import REPORTERS, text
+    """Text and github on stderr at once; json, sarif and junit join the run's one document."""
+    from paddlegen.report import DOCUMENTS, REPORTERS, text
 
     ctx = click.get_current_context(silent=True)
-    if fmt == "json" and ctx is not None:
-        ctx.meta.setdefault(JSON_FINDINGS, []).extend(diagnostics)
+    if fmt in DOCUMENTS and ctx is not None:
+        ctx.meta.setdefault(FINDINGS, []).extend(diagnostics)
     elif fmt == "text" and diagnostics:
         colour = colour_on_stderr()  # decided here, so click keeps the colours it gets
         click.echo(text(diagnostics, colour=colour), nl=False, err=True, color=colour)
-    elif diagnostics or fmt == "json":
+    elif diagnostics or fmt in DOCUMENTS:
         click.echo(REPORTERS[fmt](diagnostics), nl=False, err=True)
+
+
+# The rule of the finding that says what a run left undone (--format json, sarif, junit).
+SUMMARY_RULE = "summary"
+
+
+@contextlib.contextmanager
+def undone_on_spec_errors(
+    undone: str, fmt: str, *, findings: bool = True, validate: Sequence[str] = ()
+) -> Iterator[None]:
+    """When a spec has errors (a SpecError inside), print its findings and, as the run's last
+    line, what the command left undone and why (``nothing written: 1 of 12 specs has
+    errors``; in json and the other formats, an info finding of rule ``summary``); exit 1.
+
+    Without ``findings`` (the pre-commit hooks, whose paddlegen-validate lists them, so that
+    a commit shows each finding once) the line names the specs instead, and ``paddlegen
+    validate`` with the arguments ``validate``, which lists their findings.
+    """
+    from paddlegen.errors import SpecError
+
+    try:
+        yield
+    except SpecError as exc:
+        said = f"{undone}: {exc.message}"
+        if findings:
+            emit(exc.diagnostics, fmt)
+        else:
+            bad = ", ".join(sorted({d.file for d in exc.diagnostics if d.is_error}))
+            said += f" ({bad}); `{shlex.join(['paddlegen', 'validate', *validate])}` lists them"
+        if fmt == "text":
+            note(f"paddlegen: {said}")
+        else:
+            emit([Diagnostic(severity="info", message=said, rule=SUMMARY_RULE)], fmt)
+        raise click.exceptions.Exit(exc.exit_code) from None
 
 
 def colour_on_stderr() -> bool:
@@ -65,17 +104,32 @@ def _stderr_is_terminal() -> bool:
 
 def stdout_is_output() -> None:
     """The command prints what it makes on stdout (manifests, a spec, a schema): a --format
-    json document goes to stderr, so a pipe gets only the product."""
+    json, sarif or junit document goes to stderr, so a pipe gets only the product."""
     click.get_current_context().meta[STDOUT_TAKEN] = True
 
 
-def print_json_report(ctx: click.Context) -> None:
-    """The run's one JSON document, with --format json (``[]`` when nothing was found)."""
-    if ctx.meta.get("paddlegen.format") == "json":
-        from paddlegen.report import as_json
+def read_inputs(paths: Sequence[str | os.PathLike[str]]) -> None:
+    """The spec files the command reads: each a test case of --format junit."""
+    click.get_current_context().meta[INPUTS] = tuple(map(str, paths))
 
-        found = ctx.meta.pop(JSON_FINDINGS, [])
-        click.echo(as_json(found), nl=False, err=bool(ctx.meta.get(STDOUT_TAKEN)))
+
+def is_document(fmt: object) -> bool:
+    """Whether ``fmt`` makes one document of the run (json, sarif, junit)."""
+    from paddlegen.report import DOCUMENTS
+
+    return fmt in DOCUMENTS
+
+
+def print_report(ctx: click.Context) -> None:
+    """The run's one document, with --format json, sarif or junit (empty of findings when
+    nothing was found)."""
+    fmt: str = ctx.meta.get("paddlegen.format", "text")
+    if is_document(fmt):
+        from paddlegen.report import REPORTERS, Run
+
+        found = ctx.meta.pop(FINDINGS, [])
+        run = Run(ctx.invoked_subcommand or "", ctx.meta.get(INPUTS, ()))
+        click.echo(REPORTERS[fmt](found, run), nl=False, err=bool(ctx.meta.get(STDOUT_TAKEN)))
 
 
 def format_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -97,7 +151,7 @@ def _format(f: Callable[..., Any], *, expose: bool) -> Callable[..., Any]:
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["text", "json", "github"]),
+        type=click.Choice(FORMATS),
         default="text",
         show_default=True,
         callback=remember,
@@ -196,6 +250,7 @@ def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
     paths, whole_set = api.collect_specs(specs)
     if not paths:
         raise no_specs_error(specs)
+    read_inputs(paths)
     return paths, whole_set
 
 

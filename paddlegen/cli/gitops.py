@@ -101,6 +101,12 @@ def argocd(
     """Write Applications (or an ApplicationSet), a Config Management Plugin and health checks.
 
     \b
+    OUTPUT/applicationset.yaml    kubectl apply -f OUTPUT
+    OUTPUT/applications/*.yaml    (--mode applications) kubectl apply -f OUTPUT/applications
+    OUTPUT/patches/argocd-cm-health.yaml   merge into argocd-cm (kubectl patch, its header)
+    OUTPUT/sidecar/plugin.yaml    the plugin sidecar image's configuration (not applied)
+
+    \b
     Examples:
       paddlegen argocd --repo-url https://git.example.com/ml/jobs.git
       paddlegen argocd --mode applications --env prod --repo-url URL -o argocd/prod
@@ -129,7 +135,13 @@ def argocd(
             "set metadata.namespace in the job's spec, or pass --dest-namespace"
         )
     for rel in report.removed:
-        if rel.startswith("applications/"):
+        if rel in argocd_setup.MOVED:
+            note(
+                f"paddlegen: moved {os.path.join(out_dir, rel)} to "
+                f"{os.path.join(out_dir, argocd_setup.MOVED[rel])}, so that `kubectl apply -f "
+                f"{out_dir}` applies only the Argo CD objects; update what reads it there"
+            )
+        elif rel.startswith("applications/"):
             note(
                 f"paddlegen: warning: removed {os.path.join(out_dir, rel)}: deleting that "
                 "Application from Argo CD deletes its live objects (resources finalizer)"

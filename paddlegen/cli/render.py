@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from paddlegen.cli.common import (
     TerminalEvents,
     emit,
     format_option,
+    is_document,
     note,
     note_backend,
     render_options,
@@ -21,6 +23,7 @@ from paddlegen.cli.common import (
     spec_paths,
     specs_argument,
     stdout_is_output,
+    undone_on_spec_errors,
     validation_options,
 )
 
@@ -55,8 +58,10 @@ def _plan(
     out_dir: str,
     jobs: int,
     ignore: list[str],
+    warnings: bool = True,
 ) -> tuple[list[Any], bool]:
-    """Every spec's job directory, reusing those already up to date in ``out_dir``."""
+    """Every spec's job directory, reusing those already up to date in ``out_dir``; the
+    specs' warnings shown unless not ``warnings``."""
     from paddlegen import api
 
     paths, whole_set = spec_paths(specs)
@@ -73,6 +78,8 @@ def _plan(
             events=events,
             output=out_dir,
         )
+    if not warnings:
+        planned = [dataclasses.replace(p, warnings=[]) for p in planned]
     if fmt == "text":  # other formats print the warnings with the drift, in one report
         emit([w for p in planned for w in p.warnings], fmt)
     return planned, whole_set
@@ -148,7 +155,7 @@ def render(
     if not to_stdout and not validate_output:
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         paths, whole_set = spec_paths(specs)
-        with TerminalEvents(out_dir, fmt) as events:
+        with undone_on_spec_errors("nothing written", fmt), TerminalEvents(out_dir, fmt) as events:
             planned, reports = api.render_into(
                 paths,
                 out_dir,
@@ -163,9 +170,10 @@ def render(
         emit([w for p in planned for w in p.warnings], fmt)
         _summary(len(planned), out_dir, reports)
         return
-    rendered, whole_set = _render(
-        specs, workload, templates, argocd, fmt, ignore, None if to_stdout else out_dir
-    )
+    with undone_on_spec_errors("nothing printed" if to_stdout else "nothing written", fmt):
+        rendered, whole_set = _render(
+            specs, workload, templates, argocd, fmt, ignore, None if to_stdout else out_dir
+        )
     if validate_output:
         from paddlegen.errors import ManifestError
 
@@ -234,6 +242,13 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
 @specs_argument
 @render_options
 @click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
+@click.option(
+    "--spec-findings/--no-spec-findings",
+    default=True,
+    show_default=True,
+    help="List the specs' errors and warnings. --no-spec-findings (the pre-commit hooks, "
+    "beside paddlegen-validate, which lists them) only names the specs with errors.",
+)
 @format_option
 def check(
     specs: tuple[str, ...],
@@ -244,6 +259,7 @@ def check(
     jobs: int,
     ignore: list[str],
     fix: bool,
+    spec_findings: bool,
     fmt: str,
 ) -> None:
     """Fail (exit 1) with a diff when the output in OUTPUT is not what SPEC renders to.
@@ -255,7 +271,16 @@ def check(
     """
     from paddlegen import api
 
-    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
+    validate = [*specs, *(arg for rule in ignore for arg in ("--ignore", rule))]
+    with undone_on_spec_errors(
+        "nothing written" if fix else "nothing checked",
+        fmt,
+        findings=spec_findings,
+        validate=validate,
+    ):
+        rendered, whole_set = _plan(
+            specs, workload, templates, argocd, fmt, out_dir, jobs, ignore, spec_findings
+        )
     drifts = api.drift(rendered, out_dir, prune=whole_set)
     _show_drift(rendered, drifts, out_dir, fmt)
     if not drifts:
@@ -304,11 +329,13 @@ def diff(
     """
     from paddlegen import api
 
-    rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
+    with undone_on_spec_errors("nothing compared", fmt):
+        rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
     _show_drift(rendered, api.drift(rendered, out_dir, prune=whole_set), out_dir, fmt)
 
 
-# What each kind of drift means, for --format json and github (one finding per file).
+# What each kind of drift means, for --format json, github, sarif and junit (one finding per
+# file, with the spec it is rendered from as its origin).
 _DRIFT = {
     "stale": "differs from what the specs render to",
     "missing": "a render writes it, and it is not there",
@@ -323,14 +350,15 @@ _OWN_PLACE = (
 
 
 def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) -> None:
-    """The diff on stdout (on stderr with --format json, whose report stdout holds); on
-    stderr the files, as lines, or in json and github form as findings reported with the
+    """The diff on stdout (on stderr with a --format whose document stdout holds); on
+    stderr the files, as lines, or in the other formats as findings reported with the
     specs' warnings, in one report."""
     from paddlegen.errors import Diagnostic
     from paddlegen.output.layout import CUSTOM
     from paddlegen.report import printable
 
     findings: list[Diagnostic] = [w for r in rendered for w in r.warnings]
+    specs = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
     for name, found in drifts:
         if found.leftover:
             if fmt == "text":
@@ -342,14 +370,15 @@ def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) 
                 )
             continue
         # A committed file may hold anything: each line escaped, the line breaks kept. With
-        # --format json stdout holds the report alone, and the diff goes with the human text.
+        # --format json, sarif or junit stdout holds the report alone, and the diff goes with
+        # the human text.
         click.echo(
             "".join(
                 printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
                 for line in found.diff.splitlines(keepends=True)
             ),
             nl=False,
-            err=fmt == "json",
+            err=is_document(fmt),
         )
         own_place = _OWN_PLACE.format(Path(out_dir) / name / CUSTOM)
         for label in ("stale", "missing", "extra", "unknown"):
@@ -362,13 +391,16 @@ def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) 
                     )
                 else:
                     message = _DRIFT[label] + (f"; {own_place}" if label == "unknown" else "")
-                    findings.append(Diagnostic(path, message=message, rule=label))
+                    origin = specs.get(name, "")
+                    findings.append(Diagnostic(path, message=message, rule=label, origin=origin))
         for rel, why in found.custom:
             path = str(Path(out_dir) / name / rel)
             if fmt == "text":
                 note(f"custom: {path} ({why})")
             else:
-                findings.append(Diagnostic(path, message=why, rule="custom"))
+                findings.append(
+                    Diagnostic(path, message=why, rule="custom", origin=specs.get(name, ""))
+                )
     if fmt != "text":
         emit(findings, fmt)
         return

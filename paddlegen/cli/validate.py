@@ -12,6 +12,7 @@ from paddlegen.cli.common import (
     ignore_option,
     no_specs_error,
     note_backend,
+    read_inputs,
     server_options,
     server_target,
     specs_argument,
@@ -68,6 +69,7 @@ def validate(
       paddlegen validate --no-manifests jobs/
       paddlegen validate deploy/
       paddlegen validate --format github jobs/*.yaml
+      paddlegen validate --format sarif jobs/ > paddlegen.sarif
     """
     from paddlegen import api
 
@@ -91,6 +93,7 @@ def validate(
     )
     if not result.specs and not result.trees:
         raise no_specs_error(specs)
+    read_inputs(result.files)
     if asked or result.trees:
         note_backend(result.backend)
     found = result.diagnostics

@@ -37,8 +37,15 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 FINALIZER = "resources-finalizer.argocd.argoproj.io/background"
 MODES = ("applicationset", "applications")
 APPLICATIONSET_FILE = "applicationset.yaml"
-CMP_FILE = "cmp-plugin.yaml"
-HEALTH_FILE = "argocd-cm-health.yaml"
+# The top of the folder holds only the objects to apply (`kubectl apply -f argocd/`, which reads
+# no subfolder without -R; the Applications of --mode applications are in applications/). What
+# is installed otherwise lives below it: the plugin's configuration, which is no API object
+# (kubectl fails on its kind), goes into the sidecar's image, and the health checks are a patch
+# of argocd-cm (applied, they would become its last-applied configuration: see health_configmap).
+CMP_FILE = "sidecar/plugin.yaml"
+HEALTH_FILE = "patches/argocd-cm-health.yaml"
+# Where paddlegen wrote them before, at the top (CLI notes the move when it removes them).
+MOVED = {"cmp-plugin.yaml": CMP_FILE, "argocd-cm-health.yaml": HEALTH_FILE}
 PLUGIN_NAME = "paddlegen"
 ENV_VARIABLE = "PADDLEGEN_ENV"  # the Application's plugin.env; the CMP sees ARGOCD_ENV_<name>
 # argocd-cm key suffix (<group>_<Kind>) -> its Lua script in templates/_argocd/health/.
@@ -382,7 +389,8 @@ _GENERATE = (
 
 
 def cmp_plugin() -> Plan:
-    """``cmp-plugin.yaml``: the sidecar Config Management Plugin that renders specs in Argo CD."""
+    """``sidecar/plugin.yaml``: the sidecar Config Management Plugin that renders specs in
+    Argo CD."""
     plugin = {
         "apiVersion": API_VERSION,
         "kind": "ConfigManagementPlugin",
@@ -397,8 +405,9 @@ def cmp_plugin() -> Plan:
     return {
         CMP_FILE: _header(f"""\
 Argo CD Config Management Plugin (sidecar, Argo CD >= 2.6): renders paddlegen specs in the
-repo-server instead of committing rendered output. Bake it into a sidecar image that has
-paddlegen installed, at /home/argocd/cmp-server/config/plugin.yaml, run the sidecar as user
+repo-server instead of committing rendered output. Not an object to kubectl apply: bake it into
+a sidecar image that has paddlegen installed, at /home/argocd/cmp-server/config/plugin.yaml
+(e.g. COPY sidecar/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml), run the sidecar as user
 999 with /var/run/argocd/argocd-cmp-server as its command (see Argo CD's docs on config
 management plugins). An Application whose source path holds specs (apiVersion: paddlegen/v1)
 is matched automatically, or name it: source.plugin.name: {PLUGIN_NAME}. To deploy an overlay,
@@ -417,7 +426,16 @@ def health_scripts() -> dict[str, str]:
 
 
 def health_configmap() -> Plan:
-    """``argocd-cm-health.yaml``: the health checks as a patch of the argocd-cm ConfigMap."""
+    """``patches/argocd-cm-health.yaml``: the health checks as a patch of the argocd-cm
+    ConfigMap.
+
+    A patch, kept out of what `kubectl apply -f argocd/` reads: applied, it would become
+    argocd-cm's last-applied configuration, and kubectl's three-way merge deletes what the last
+    applied configuration has and the new one lacks (a client-side apply's patch:
+    k8s.io/kubectl pkg/cmd/apply/patcher.go:126 and :367 at v0.37.2). Applied over
+    an argocd-cm that a team applies with its own settings (url, SSO, RBAC), it would delete
+    those; and the next apply of Argo CD's own argocd-cm (an upgrade) would delete the checks.
+    A merge patch changes only its keys and leaves the last-applied configuration alone."""
     configmap = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -434,9 +452,11 @@ def health_configmap() -> Plan:
     return {
         HEALTH_FILE: _header(f"""\
 Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org) and Volcano's
-PodGroup. Merge it into argocd-cm, e.g.
+PodGroup. Merge it into argocd-cm, never kubectl apply it (it would replace argocd-cm's
+last-applied configuration, and a later apply of either would delete the other's keys):
   kubectl -n {ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}
-or list it under `patches:` in the kustomization that installs Argo CD.""")
+(from the folder above this one), or list it under `patches:` in the kustomization that installs
+Argo CD.""")
         + dump_yaml(configmap)
     }
 

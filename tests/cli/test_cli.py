@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 import yaml
@@ -280,7 +281,7 @@ def _leaf_commands():
 def test_every_command_takes_format(runner, command):
     result = runner.invoke(cli, [*command.split(), "--help"])
     assert result.exit_code == 0
-    assert "--format [text|json|github]" in result.stdout
+    assert "--format [text|json|github|sarif|junit]" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -298,6 +299,12 @@ def test_an_error_is_reported_in_the_format_asked_for(runner, args, rule, stream
     assert (entry["severity"], entry["rule"]) == ("error", rule)
     as_github = runner.invoke(cli, [*args, "--format", "github"])
     assert as_github.stderr.startswith(f"::error title=paddlegen {rule}::")
+    as_sarif = runner.invoke(cli, [*args, "--format", "sarif"])
+    (invocation,) = json.loads(getattr(as_sarif, stream))["runs"][0]["invocations"]
+    (notification,) = invocation["toolExecutionNotifications"]
+    assert (notification["level"], notification["descriptor"]["id"]) == ("error", rule)
+    as_junit = runner.invoke(cli, [*args, "--format", "junit"])
+    assert re.search(rf"<error message=\"error: [^\"]*\[{rule}\]\">", getattr(as_junit, stream))
     as_text = runner.invoke(cli, args)
     assert as_text.stderr.startswith("paddlegen: error: ")
 

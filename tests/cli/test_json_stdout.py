@@ -1,4 +1,5 @@
-"""--format json: one JSON document per run, on stdout; human text, if any, on stderr.
+"""--format json (and sarif, junit): one document per run, on stdout; human text, if any, on
+stderr.
 
 Where stdout is the command's product (render --stdout, and import, init, dockerfile without
 a file, explain, schema, schemas export), the document goes to stderr instead: the product
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import xml.etree.ElementTree as ET
 
 import pytest
 import yaml
@@ -37,6 +40,24 @@ def one_document(text: str) -> list[dict]:
     return found
 
 
+def rules_in(fmt: str, text: str) -> list[str]:
+    """The rule of each finding; fails unless ``text`` is exactly one document of ``fmt``
+    (tests/cli/test_ci_formats.py checks the documents themselves)."""
+    if fmt == "json":
+        return [d["rule"] for d in one_document(text)]
+    if fmt == "sarif":
+        (run,) = json.loads(text)["runs"]
+        notes = run["invocations"][0].get("toolExecutionNotifications", [])
+        return [r["ruleId"] for r in run["results"]] + [n["descriptor"]["id"] for n in notes]
+    lines = [
+        line
+        for element in ET.fromstring(text).iter()
+        if element.tag in ("failure", "error", "system-out")
+        for line in (element.text or "").splitlines()
+    ]
+    return [re.search(r"\[([a-z-]+)\]$", line).group(1) for line in lines]
+
+
 @pytest.mark.parametrize(
     ("args", "code", "rules"),
     [
@@ -44,13 +65,13 @@ def one_document(text: str) -> list[dict]:
         (["check", "jobs/b.yaml", "-o", "deploy"], 0, []),
         (["diff", "jobs/a.yaml", "jobs/b.yaml", "-o", "deploy"], 0, ["stale"]),
         (["render", "jobs/a.yaml", "-o", "deploy"], 0, []),
-        (["render", "jobs/bad.yaml", "-o", "deploy"], 1, ["schema"]),
+        (["render", "jobs/bad.yaml", "-o", "deploy"], 1, ["schema", "summary"]),
         (["render", "jobs/a.yaml", "--validate", "-o", "deploy"], 0, []),
         (["render", "missing.yaml", "-o", "deploy"], 2, ["input"]),
         (["validate", "jobs/a.yaml"], 0, []),
         (["validate", "jobs/bad.yaml"], 1, ["schema"]),
         (["validate", "missing.yaml"], 2, ["input"]),
-        (["check", "jobs/bad.yaml", "-o", "deploy"], 1, ["schema"]),
+        (["check", "jobs/bad.yaml", "-o", "deploy"], 1, ["schema", "summary"]),
         (
             ["import", "job.yaml", "-o", "imported.yaml"],
             1,
@@ -60,14 +81,15 @@ def one_document(text: str) -> list[dict]:
         (["check", "jobs/a.yaml", "-o", "deploy", "--workload", "nope"], 2, ["usage"]),
     ],
 )
-def test_json_is_one_document_on_stdout(runner, repo, monkeypatch, args, code, rules):
+@pytest.mark.parametrize("fmt", ["json", "sarif", "junit"])
+def test_json_is_one_document_on_stdout(runner, repo, monkeypatch, args, code, rules, fmt):
     monkeypatch.chdir(repo)
     (repo / "job.yaml").write_text(LOSSY_JOB)
-    result = runner.invoke(cli, [*args, "--format", "json"])
+    result = runner.invoke(cli, [*args, "--format", fmt])
     assert result.exit_code == code, result.output
-    found = one_document(result.stdout)
-    assert sorted({d["rule"] for d in found}) == sorted(rules)
-    assert not result.stderr.lstrip().startswith(("[", "{"))  # no JSON among the human text
+    assert sorted(set(rules_in(fmt, result.stdout))) == sorted(rules)
+    # no document among the human text
+    assert not result.stderr.lstrip().startswith(("[", "{", "<"))
 
 
 def test_the_diff_of_check_and_diff_goes_to_stderr_in_json(runner, repo, monkeypatch):

@@ -152,7 +152,7 @@ def test_a_rendered_job_syncs_runs_healthy_and_follows_a_commit(
     # complete; without them it has no health for the kind and counts the hook done at once.
     kube.run(
         "-n", "argocd", "patch", "configmap", "argocd-cm", "--type", "merge",
-        "--patch-file", str(repo / "argocd" / "argocd-cm-health.yaml"),
+        "--patch-file", str(repo / "argocd" / "patches" / "argocd-cm-health.yaml"),
     )  # fmt: skip
     started = time.monotonic()
     kube.run("apply", "-f", str(repo / "argocd" / "applications" / f"{job}.yaml"))

@@ -279,7 +279,7 @@ def volume_of(kube: Kube, namespace: str) -> dict[str, Any] | None:
 def test_the_plugin_sidecar_renders_what_the_committed_tree_holds(
     argocd: Kube, tmp_path: Path
 ) -> None:
-    """The Application the cmp-plugin.yaml header describes (specs at its path, the plugin
+    """The Application the sidecar/plugin.yaml header describes (specs at its path, the plugin
     found by its discover command, the environment in plugin.env) syncs through the real
     argocd-cmp-server. Then its source is switched to the committed overlay and automated sync
     turned off: Argo CD's own comparison (a three-way diff with what the plugin applied) finds

@@ -85,4 +85,4 @@ def test_install_needs_a_running_argocd_and_a_folder_paddlegen_argocd_wrote(argo
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 2
-    assert f"{tmp_path}/argocd-cm-health.yaml: missing" in done.stderr
+    assert f"{tmp_path}/patches/argocd-cm-health.yaml: missing" in done.stderr

@@ -16,8 +16,8 @@ from tests.conftest import EXAMPLES, ROOT, example_specs
 from tests.helpers import GLOBBINGS, generated_paths
 
 GITOPS = EXAMPLES / "gitops"
-ARGOCD_FILES = ["applicationset.yaml", "argocd-cm-health.yaml"]
-# The command in examples/gitops/README.md that wrote argocd/ (cmp-plugin.yaml deleted: this
+ARGOCD_FILES = ["applicationset.yaml", "patches/argocd-cm-health.yaml"]
+# The command in examples/gitops/README.md that wrote argocd/ (sidecar/ deleted: this
 # repository commits its output, so Argo CD needs no plugin).
 ARGOCD = ["argocd", "--env", "prod", "--repo-url", "https://git.example.com/ml/training-jobs.git"]
 
@@ -38,7 +38,10 @@ def test_spec_names_do_not_clash_with_other_examples():
 def test_argocd_files_validate_against_the_crd_schemas():
     files = [(name, (GITOPS / "argocd" / name).read_text()) for name in ARGOCD_FILES]
     assert validate_in_process(files) == []
-    assert sorted(p.name for p in (GITOPS / "argocd").iterdir()) == ARGOCD_FILES
+    folder = GITOPS / "argocd"
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == (
+        ARGOCD_FILES
+    )
 
 
 def test_argocd_files_are_what_paddlegen_argocd_writes(runner, tmp_path):

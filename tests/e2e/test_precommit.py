@@ -201,6 +201,46 @@ def test_invalid_spec_fails_validate_at_its_line(hooks, tmp_path):
     assert "jobs/a.yaml" not in out.stdout  # only the files the commit changes are validated
 
 
+FINDING = "jobs/bad.yaml:9:3: error: $.spec.wokrer: unknown field (did you mean 'worker'?) [schema]"
+
+
+def test_a_commit_prints_each_finding_once(hooks, tmp_path):
+    """paddlegen-validate lists the findings; paddlegen-check, which renders every spec, names
+    the spec and the command that lists them (issue #25: both printed every finding)."""
+    repo = hooks.gitops_repo(tmp_path / "repo")
+    assert hooks.pre_commit(repo, "install").returncode == 0
+    (repo / "jobs" / "bad.yaml").write_text(INVALID)
+    run(["git", "add", "jobs"], repo, hooks.env).check_returncode()
+
+    out = run([*GIT_COMMIT, "-m", "a bad spec"], repo, hooks.env)
+
+    assert out.returncode != 0, out.stdout
+    assert out.stdout.count(FINDING) == 1, out.stdout
+    assert out.stdout.count("1 error in jobs/bad.yaml") == 1, out.stdout
+    assert (
+        "paddlegen: nothing checked: 1 of 3 specs has errors (jobs/bad.yaml); "
+        "`paddlegen validate jobs` lists them"
+    ) in out.stdout
+    for hook in ("paddlegen validate", "paddlegen check (rendered output is fresh)"):
+        assert any(
+            line.startswith(hook) and line.endswith("Failed") for line in out.stdout.splitlines()
+        ), (hook, out.stdout)
+
+
+@pytest.mark.parametrize("hook", ["paddlegen-check", "paddlegen-render"])
+def test_a_warning_is_printed_once_too(hooks, tmp_path, hook):
+    repo = hooks.gitops_repo(tmp_path / "repo", config=hooks.config(["paddlegen-validate", hook]))
+    spec = repo / "jobs" / "a.yaml"
+    spec.write_text(spec.read_text().replace("img:1", "img:latest"))  # [image-tag], stale
+    run(["git", "add", "jobs"], repo, hooks.env).check_returncode()
+
+    out = hooks.pre_commit(repo, "run", "--verbose")  # every hook's output, passed or not
+
+    assert out.returncode == 1, out.stdout
+    assert out.stdout.count("[image-tag]") == 1, out.stdout
+    assert "jobs/a.yaml:7:10: warning: $.spec.image:" in out.stdout
+
+
 def test_users_override_the_folders_with_args(hooks, tmp_path):
     override = "        args: [specs, -o, manifests]\n        files: ^(specs|manifests)/\n"
     config = hooks.config(["paddlegen-check"], extra=override)

@@ -1,16 +1,18 @@
 """Spec values, keys and file names cannot inject terminal escapes or forge lines in diagnostics.
 
 A hostile spec (or a spec file's name) may hold ESC sequences, CR, BEL, other C0/C1 controls,
-U+2028/U+2029 or bidi overrides. The text and github reports show each as a visible escape
-(report.printable), keep other non-ASCII text readable, and json stays parseable to the exact
-values. The runner is invoked with color=True: click would otherwise strip CSI sequences (not
-OSC, CR or BEL) from non-terminal output and hide a regression.
+U+2028/U+2029 or bidi overrides. The text, github, sarif and junit reports show each as a
+visible escape (report.printable; sarif's file URIs percent-encode them), keep other non-ASCII
+text readable, and json stays parseable to the exact values. The runner is invoked with
+color=True: click would otherwise strip CSI sequences (not OSC, CR or BEL) from non-terminal
+output and hide a regression.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -80,13 +82,17 @@ def test_no_raw_control_character_reaches_the_terminal(
         assert "镜像-café" in result.stderr  # ordinary non-ASCII stays readable
     if fmt == "github":
         # One workflow command per finding: nothing a value holds starts another line.
-        assert lines and all(line.startswith(("::error ", "::warning ")) for line in lines)
+        assert lines and all(line.startswith(("::error ", "::warning ")) for line in lines[:-1])
+        last = "::notice title=paddlegen summary::nothing written: 1 of 1 spec has errors"
+        assert lines[-1].startswith(("::error ", "::warning ")) or lines[-1] == last
         if spec == "values":
             assert "%250A::error::forged" in result.stderr  # '%' escaped: no decoded newline
     else:
         shown = str(path).replace("\x1b", "\\x1b").replace("\r", "\\r")
         shown = shown.replace("\u202e", "\\u202e")
         summary = re.compile(rf"\d+ errors? in {re.escape(shown)}")
+        if command == "render":  # the run's last line: what it left undone
+            assert lines.pop() == "paddlegen: nothing written: 1 of 1 spec has errors"
         assert all(line.startswith(shown + ":") or summary.fullmatch(line) for line in lines), lines
         assert not any(line.startswith("::") for line in lines)
 
@@ -128,8 +134,16 @@ def test_every_reporter_escapes_every_field():
             )
         elif name == "github":
             assert len(lines) == 2 and all(line.startswith("::") for line in lines)
-        else:
+        elif name == "json":
             assert json.loads(out)[0]["origin"] == f"o{HOSTILE}"
+        elif name == "sarif":  # shown to people by code scanning: escaped as for a terminal
+            result = json.loads(out)["runs"][0]["results"][0]
+            assert result["message"]["text"].startswith("$.x\\x1b[31mred\\x1b]0;pwned")
+            uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            assert uri.isascii() and "%1B%5B31mred%1B%5D0%3Bpwned%07%0D" in uri
+        else:
+            cases = ET.fromstring(out).iter("testcase")  # a finding counts for its origin
+            assert [case.get("name")[:8] for case in cases] == ["b\\x1b[31", "o\\x1b[31"]
 
 
 @pytest.mark.parametrize(

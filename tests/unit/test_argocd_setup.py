@@ -296,10 +296,10 @@ def test_cli_writes_the_applicationset_setup(runner, tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
     assert result.stderr == f"{out}: 3 written, 0 unchanged, 0 removed\n"
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
         "applicationset.yaml",
-        "argocd-cm-health.yaml",
-        "cmp-plugin.yaml",
+        "patches/argocd-cm-health.yaml",
+        "sidecar/plugin.yaml",
     ]
     again = runner.invoke(cli, args)
     assert again.stderr == f"{out}: 0 written, 3 unchanged, 0 removed\n"
@@ -347,8 +347,8 @@ def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml")) == [
         "applications/flat-prod.yaml",
         "applications/staged-prod.yaml",
-        "argocd-cm-health.yaml",
-        "cmp-plugin.yaml",
+        "patches/argocd-cm-health.yaml",
+        "sidecar/plugin.yaml",
     ]
     app = yaml.safe_load((out / "applications" / "staged-prod.yaml").read_text())
     assert app["spec"]["source"]["path"] == "deploy/staged/overlays/prod"

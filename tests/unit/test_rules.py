@@ -1,0 +1,59 @@
+"""paddlegen/rules.py: every rule id has its help text, the semantic rules' the README's."""
+
+from __future__ import annotations
+
+import re
+
+from paddlegen import errors
+from paddlegen.authoring import import_pod
+from paddlegen.cli import common
+from paddlegen.cli import render as render_cli
+from paddlegen.rules import CHECKS, HELP, OTHERS
+from paddlegen.spec import ignores
+from paddlegen.spec.checks import RULES
+from paddlegen.validate import inprocess, kubeconform, overlays, server
+from tests.conftest import ROOT
+
+
+def readme_table() -> dict[str, str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Silencing a rule", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `([a-z-]+)` \| [^|]+ \| (.+) \|$", section, re.MULTILINE))
+
+
+def test_the_semantic_rules_say_what_the_readme_table_says():
+    assert list(CHECKS) == list(RULES)
+    assert readme_table() == CHECKS
+
+
+def test_every_other_rule_id_paddlegen_reports_has_help():
+    def subclasses(cls: type) -> list[type]:
+        return [cls, *(c for sub in cls.__subclasses__() for c in subclasses(sub))]
+
+    reported = {
+        # the loader, the schema and the spec set (spec/loader.py, spec/schema.py, api.py)
+        "yaml",
+        "encoding",
+        "schema",
+        "job-name",
+        ignores.UNUSED,
+        ignores.REFUSED,
+        *(rule for _severity, rule in import_pod._RULES.values()),
+        # manifests
+        kubeconform.RULE,
+        inprocess.RULE,
+        overlays.RULE,
+        server.RULE,
+        # check, diff and the run's summary
+        *render_cli._DRIFT,
+        "leftover",
+        "custom",  # a job's custom/ folder kustomize cannot use
+        common.SUMMARY_RULE,
+        # errors without findings (cli/__init__.py)
+        *(cls.rule for cls in subclasses(errors.PaddlegenError)),
+        "usage",
+        "internal",
+    }
+    assert reported - set(RULES) == set(OTHERS)
+    assert set(HELP) == set(RULES) | set(OTHERS)
+    assert all(text and not text.endswith(".") for text in HELP.values())
