@@ -28,6 +28,10 @@ RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 GROUP_NAME = "scheduling.k8s.io/group-name"
 QUEUE_NAME = "scheduling.volcano.sh/queue-name"
 GROUP_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+# The training container: first in every pod (operators inject their env into the first
+# container only) and named `paddle` (the Kubeflow operator finds it by that name).
+TRAINING_CONTAINER = "paddle"
+SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,25 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Container:
+    """One container as the templates write it (templates/_partials/container.yaml.j2), in
+    Kubernetes' field names: every value final, an empty one left out."""
+
+    name: str
+    image: str
+    imagePullPolicy: str | None = None
+    command: list[str] | None = None
+    args: list[str] | None = None
+    workingDir: str | None = None
+    env: list[dict[str, Any]] = field(default_factory=list)
+    envFrom: list[dict[str, Any]] = field(default_factory=list)
+    ports: list[dict[str, Any]] = field(default_factory=list)
+    resources: dict[str, Any] = field(default_factory=dict)
+    securityContext: dict[str, Any] = field(default_factory=dict)
+    volumeMounts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Pod:
     """A role's pod template as the templates write it: every value final."""
 
@@ -74,9 +97,7 @@ class Pod:
     service_account: str | None
     automount_token: bool  # only a pod that talks to the API server gets a token
     affinity: dict[str, Any] | None
-    command: list[str] | None
-    env: list[dict[str, Any]]
-    ports: list[dict[str, Any]]
+    container: Container  # the training container, `paddle`
     volumes: list[Volume]  # mounted, and listed as pod volumes
     shm: str | None  # the /dev/shm size limit, None for none
     dns_policy: str | None = None  # spec.dnsPolicy, None: Kubernetes' default
@@ -125,6 +146,8 @@ def pod(
         priority_class = priority_class or job.scheduling.priorityClassName
     # The recommended labels select the job's pods (one-pod-per-node terms): they win.
     labels = {**job.labels, **role.podLabels, **job.recommended_labels}
+    mounted = job.volumes if volumes is None else volumes
+    shm_size = job.shm if shm else None
     return Pod(
         labels=dict(sorted(labels.items())),
         annotations=dict(sorted(annotations.items())),
@@ -133,15 +156,35 @@ def pod(
         service_account=service_account or role.serviceAccountName,
         automount_token=service_account is not None,
         affinity=affinity or role.affinity,
-        command=command or role.command,
-        env=[*(env or []), *role.env],
-        ports=list(ports or []),
-        volumes=job.volumes if volumes is None else volumes,
-        shm=job.shm if shm else None,
+        container=Container(
+            name=TRAINING_CONTAINER,
+            image=role.image,
+            imagePullPolicy=role.imagePullPolicy,
+            command=command or role.command,
+            args=role.args,
+            workingDir=role.workingDir,
+            env=[*(env or []), *role.env],
+            envFrom=role.envFrom,
+            ports=list(ports or []),
+            resources=role.resources,
+            securityContext=job.container_security_context,
+            volumeMounts=_mounts(mounted, shm_size),
+        ),
+        volumes=mounted,
+        shm=shm_size,
         dns_policy=dns_policy,
         priority_class=priority_class,
         image_pull_secrets=[{"name": name} for name in role.imagePullSecrets],
     )
+
+
+def _mounts(volumes: list[Volume], shm: str | None) -> list[dict[str, Any]]:
+    """The training container's mounts: every volume at its mountPath, and /dev/shm."""
+    mounts = [
+        {"name": v.name, "mountPath": v.mountPath, **({"readOnly": True} if v.readOnly else {})}
+        for v in volumes
+    ]
+    return mounts + ([{"name": SHM_VOLUME, "mountPath": "/dev/shm"}] if shm else [])
 
 
 def batch_job_annotations(job: Job) -> dict[str, str]:
