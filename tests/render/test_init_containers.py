@@ -13,6 +13,9 @@ from paddlegen import api
 from paddlegen.spec.loader import parse_spec
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.yamlio import dump_yaml
+from tests.helpers import INIT_CONTAINERS as INIT
+from tests.helpers import ROLE_SIDECARS as WORKER_SIDECARS
+from tests.helpers import SIDECARS
 from tests.render.test_examples import tree_text
 from tests.render.test_pod_settings import ROLES, data_pod, training_pods
 
@@ -21,35 +24,6 @@ RESTRICTED = {
     "capabilities": {"drop": ["ALL"]},
     "seccompProfile": {"type": "RuntimeDefault"},
 }
-INIT = [
-    {
-        "name": "fetch-code",
-        "image": "alpine/git:2.45.2",
-        "args": ["clone", "--depth=1", "https://git.example.com/train.git", "/code/train"],
-        "volumeMounts": [{"name": "code"}],
-    },
-    {
-        "name": "warm-cache",
-        "image": "r/train:v1",
-        "command": ["python3", "warm.py"],
-        "env": [{"name": "CACHE", "value": "/data/cache"}],
-        "resources": {"requests": {"cpu": 2, "memory": "256Mi"}},
-        "volumeMounts": [{"name": "data", "subPath": "cache", "mountPath": "/cache"}],
-    },
-]
-SIDECARS = [
-    {
-        "name": "log-shipper",
-        "image": "fluent/fluent-bit:3.1.9",
-        "resources": {"requests": {"cpu": 0.25, "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
-        "ports": [{"name": "http", "containerPort": 2020}],
-        "startupProbe": {"httpGet": {"path": "/api/v1/health", "port": "http"}, "periodSeconds": 1},
-        "livenessProbe": {"tcpSocket": {"port": 2020}},
-        "volumeMounts": [{"name": "logs", "readOnly": True}],
-    }
-]
-# A role's own sidecar, which replaces the spec-wide ones for that role's pods.
-WORKER_SIDECARS = [{"name": "metrics", "image": "prom/statsd-exporter:v0.27.1"}]
 WORKLOADS = tuple(ROLES)
 # PaddleFlow's CRD (v0.3.5) cannot carry a sidecar (rule paddlejob-sidecar-pruned).
 WITH_SIDECARS = tuple(w for w in WORKLOADS if w != "paddlejob")
