@@ -14,17 +14,21 @@ CHECKS: dict[str, str] = {
     "name-length": "the names derived from `metadata.name` fit in 63 characters",
     "volume-source": "a volume has exactly one source",
     "volume-capacity": (
-        "`nfs`, `efs`, `cephfs` and `dynamic` volumes have a capacity, more than zero and at most "
-        "2^63-1 bytes"
+        "`nfs`, `efs`, `cephfs` and `dynamic` volumes have a capacity, more than zero and at "
+        "most 2^63-1 bytes"
     ),
-    "volume-unique": "volume names and mount paths are unique, and clear of `spec.shm`'s",
+    "volume-unique": (
+        "volume names and mount paths are unique, and clear of `spec.shm`'s; an init container "
+        "or sidecar mounts each path once"
+    ),
     "volume-reference": (
         "`distributed.volume` and `dataPrep.volume` name a volume, and not a `configMap` or "
-        "`secret` one (read-only files, no place for data)"
+        "`secret` one (read-only files, no place for data); an init container's or sidecar's "
+        "`volumeMounts` name volumes of `spec.volumes`"
     ),
     "cephfs-in-tree": (
-        "no `cephfs` volume asks for the in-tree plugin (`inTree: true`), which does nothing from "
-        "Kubernetes 1.31"
+        "no `cephfs` volume asks for the in-tree plugin (`inTree: true`), which does nothing "
+        "from Kubernetes 1.31"
     ),
     "cephfs-secret-namespace": (
         "a CSI `cephfs` volume's Secret has a namespace: `secretNamespace` or `metadata.namespace`"
@@ -37,17 +41,17 @@ CHECKS: dict[str, str] = {
     "min-available": "`scheduling.minAvailable` is at most the job's pods",
     "paddlejob-min-available": (
         "a PaddleFlow gang smaller than the job (`minAvailable` below its pods) can deadlock: "
-        "started pods wait for an endpoints ConfigMap the operator makes only once every pod has "
-        "an IP"
+        "started pods wait for an endpoints ConfigMap the operator makes only once every pod "
+        "has an IP"
     ),
     "priority-class": (
         "under Volcano, a `job` or `distributed-job` pod's `priorityClassName` is the gang's "
         "(`scheduling.priorityClassName`): Volcano's group for the Job takes the pods'"
     ),
     "paddlejob-heter": (
-        "PaddleJob's `heter` role needs `ps` (error); with it, the operator (v0.3.5) starts heter "
-        "pods with `TRAINING_ROLE=HETER`, which Paddle's role maker refuses, so they fail unless "
-        "your entry point maps it (warning)"
+        "PaddleJob's `heter` role needs `ps` (error); with it, the operator (v0.3.5) starts "
+        "heter pods with `TRAINING_ROLE=HETER`, which Paddle's role maker refuses, so they fail"
+        " unless your entry point maps it (warning)"
     ),
     "paddlejob-gloo": "`withGloo` needs `ps` (it works with every `intranet`)",
     "paddlejob-elastic": (
@@ -60,9 +64,9 @@ CHECKS: dict[str, str] = {
         "endpoints"
     ),
     "operator-env": (
-        "no env that the `paddlejob` or `kubeflow-paddlejob` operator sets itself (`PADDLE_PORT`, "
-        "`PADDLE_TRAINER_ID`, `POD_IP`, `PADDLE_MASTER`, ...): it would override the operator's "
-        "value or be replaced"
+        "no env that the `paddlejob` or `kubeflow-paddlejob` operator sets itself "
+        "(`PADDLE_PORT`, `PADDLE_TRAINER_ID`, `POD_IP`, `PADDLE_MASTER`, ...): it would "
+        "override the operator's value or be replaced"
     ),
     "kubeflow-heter": "the Kubeflow PaddleJob has no heter role",
     "workload-setting": "a settings section or run field the workload ignores",
@@ -78,65 +82,66 @@ CHECKS: dict[str, str] = {
     ),
     "deprecated": "a field that no longer does anything (`run.recreateOnChange`)",
     "control-character": (
-        "no string or key that reaches a manifest holds a character YAML cannot (C0 controls but "
-        "tab and line breaks, DEL, C1 controls but NEL, U+FFFE, U+FFFF): a server-side apply "
-        "sends YAML, and the API server refuses it"
+        "no string or key that reaches a manifest holds a character YAML cannot (C0 controls "
+        "but tab and line breaks, DEL, C1 controls but NEL, U+FFFE, U+FFFF): a server-side "
+        "apply sends YAML, and the API server refuses it"
     ),
     "quantity-fractional-bytes": (
         "memory, ephemeral-storage and hugepages, `shm`, `capacity` and `sizeLimit` are whole "
         "bytes (the API server warns, Kubernetes rounds up), at most 9223372036854775"
     ),
     "resource-name": (
-        "a container asks only for `cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>` or a "
-        "resource with a domain (not a quota's `requests.` name)"
+        "a container asks only for `cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>` or "
+        "a resource with a domain (not a quota's `requests.` name)"
     ),
     "resource-quantity": (
-        "extended resources (`nvidia.com/gpu`, any domain but `kubernetes.io`) are whole numbers; "
-        "hugepages whole pages"
+        "extended resources (`nvidia.com/gpu`, any domain but `kubernetes.io`) are whole "
+        "numbers; hugepages whole pages"
     ),
     "gpus-override": (
         "`gpus` does not silently replace a different `nvidia.com/gpu` limit in `resources`"
     ),
     "gpu-shm": (
-        "pods with GPUs have a `/dev/shm` beyond the container runtime's 64 MiB, which NCCL and "
-        "data loader workers outgrow: `shm`, or a volume of the spec's own at `/dev/shm`; "
+        "pods with GPUs have a `/dev/shm` beyond the container runtime's 64 MiB, which NCCL and"
+        " data loader workers outgrow: `shm`, or a volume of the spec's own at `/dev/shm`; "
         "reported at each `gpus` that reaches a pod (a role's own, or the spec's)"
     ),
     "implausible-size": (
         "no role has more than 1000 replicas and no pod more than 16 GPUs: the schema allows "
-        "10000 and 64, but the largest GPU nodes have 16 (DGX-2, a2-megagpu-16g; 8 is common), so "
-        "such a pod stays Pending, and 1000 pods are past what one job plausibly runs on one "
-        "cluster (Kubernetes is tested up to 5000 nodes; 1000 trainers of 8 GPUs are 8000 GPUs). "
-        "A job that really is that big silences it for the field (`{rule: implausible-size, path: "
-        "$.spec.worker.replicas}`); `init` refuses such a size"
+        "10000 and 64, but the largest GPU nodes have 16 (DGX-2, a2-megagpu-16g; 8 is common), "
+        "so such a pod stays Pending, and 1000 pods are past what one job plausibly runs on one"
+        " cluster (Kubernetes is tested up to 5000 nodes; 1000 trainers of 8 GPUs are 8000 "
+        "GPUs). A job that really is that big silences it for the field (`{rule: "
+        "implausible-size, path: $.spec.worker.replicas}`); `init` refuses such a size"
     ),
     "request-limit": (
-        "every request is at most its limit; extended resources and hugepages have a limit, and a "
-        "request equal to it (`gpus` counts as the `nvidia.com/gpu` limit)"
+        "every request is at most its limit; extended resources and hugepages have a limit, and"
+        " a request equal to it (`gpus` counts as the `nvidia.com/gpu` limit)"
     ),
     "env-downward-api": (
         "env `fieldRef` reads a pod field env may read (apiVersion v1); `resourceFieldRef` a "
-        "resource env may read, with a divisor the API server accepts (`1m` or `1` for cpu; `1`, "
-        "`1k`...`1E`, `1Ki`...`1Ei` for bytes, as the server spells them: `1024` is not `1Ki`)"
+        "resource env may read, with a divisor the API server accepts (`1m` or `1` for cpu; "
+        "`1`, `1k`...`1E`, `1Ki`...`1Ei` for bytes, as the server spells them: `1024` is not "
+        "`1Ki`)"
     ),
     "nfs-recycle": (
         "no `reclaimPolicy: Recycle` (deprecated upstream; the recycler handles only NFS) on a "
         "volume paddlegen makes a PersistentVolume for"
     ),
     "pv-binding": (
-        "in a spec without a namespace, a volume paddlegen makes a PersistentVolume for (`nfs`, "
-        "`efs`, `cephfs`) names no `storageClassName`: the PV has no `claimRef` (it needs the "
+        "in a spec without a namespace, a volume paddlegen makes a PersistentVolume for (`nfs`,"
+        " `efs`, `cephfs`) names no `storageClassName`: the PV has no `claimRef` (it needs the "
         "namespace), so other claims of the class named could bind it first (without "
         '`storageClassName` the PV gets a class of its own; see "Workloads")'
     ),
     "toleration": (
-        "tolerations as the API server takes them: a key is a taint key, an empty key goes with "
-        "`operator: Exists`, `Exists` has no value and `Equal` a label-like one, "
+        "tolerations as the API server takes them: a key is a taint key, an empty key goes with"
+        " `operator: Exists`, `Exists` has no value and `Equal` a label-like one, "
         "`tolerationSeconds` only with `effect: NoExecute`"
     ),
     "env-key-ref": (
-        "`secretKeyRef` and `configMapKeyRef` name a key a Secret or ConfigMap can hold (letters, "
-        "digits, `-`, `_`, `.`; not starting with `..`)"
+        "`secretKeyRef` and `configMapKeyRef` name a key a Secret or ConfigMap can hold "
+        "(letters, digits, `-`, `_`, `.`; not starting with `..`)"
     ),
     "host-path": "a `hostPath` has no `..` in it",
     "image-whitespace": (
@@ -145,10 +150,27 @@ CHECKS: dict[str, str] = {
     "topology-spread": (
         "`topologySpreadConstraints` as the API server takes them: one constraint per "
         "`topologyKey` and `whenUnsatisfiable`, `minDomains` only with `DoNotSchedule`, "
-        "`matchLabelKeys` only with a `labelSelector` and none of its keys, `In` and `NotIn` with "
-        "values, `Exists` and `DoesNotExist` without; for `paddlejob`, none of `minDomains`, "
-        "`matchLabelKeys`, `nodeAffinityPolicy`, `nodeTaintsPolicy`, which PaddleFlow's CRD "
-        "(v0.3.5) lacks, so the API server would drop them"
+        "`matchLabelKeys` only with a `labelSelector` and none of its keys, `In` and `NotIn` "
+        "with values, `Exists` and `DoesNotExist` without; for `paddlejob`, none of "
+        "`minDomains`, `matchLabelKeys`, `nodeAffinityPolicy`, `nodeTaintsPolicy`, which "
+        "PaddleFlow's CRD (v0.3.5) lacks, so the API server would drop them"
+    ),
+    "container-name": (
+        "the containers of a pod have names of their own: an init container or sidecar is not "
+        "named `paddle` (the training container), nor, for `paddlejob`, `coord-paddle` (the "
+        "operator's init container), nor like another of the pod's (a role's own list counts "
+        "with the spec's lists it keeps)"
+    ),
+    "container-port": (
+        "a sidecar's port number (with its protocol) and name are no other container's of the "
+        "pod (the training container's `master` port for `kubeflow-paddlejob`, `jobport<i>` for"
+        " `distributed-job`, another sidecar's): they share one network; a probe's named port "
+        "is one of its own sidecar's"
+    ),
+    "paddlejob-sidecar-pruned": (
+        "no `sidecars` for `paddlejob`: PaddleFlow's CRD (v0.3.5) has no `restartPolicy` for "
+        "init containers, so the sidecar would be an init container that never exits (use "
+        "`kubeflow-paddlejob`, `job` or `distributed-job`)"
     ),
 }
 

@@ -147,3 +147,34 @@ ROLE_ENV_SOURCES: dict[str, Any] = {
     ],
     "envFrom": [{"configMapRef": {"name": "worker-config", "optional": True}, "prefix": "W_"}],
 }
+
+# Init containers and native sidecars, spec-wide, and a role's own sidecar (volumes data, code
+# and logs: tests/render/test_init_containers.py).
+INIT_CONTAINERS: list[dict[str, Any]] = [
+    {
+        "name": "fetch-code",
+        "image": "alpine/git:2.45.2",
+        "args": ["clone", "--depth=1", "https://git.example.com/train.git", "/code/train"],
+        "volumeMounts": [{"name": "code"}],
+    },
+    {
+        "name": "warm-cache",
+        "image": "r/train:v1",
+        "command": ["python3", "warm.py"],
+        "env": [{"name": "CACHE", "value": "/data/cache"}],
+        "resources": {"requests": {"cpu": 2, "memory": "256Mi"}},
+        "volumeMounts": [{"name": "data", "subPath": "cache", "mountPath": "/cache"}],
+    },
+]
+SIDECARS: list[dict[str, Any]] = [
+    {
+        "name": "log-shipper",
+        "image": "fluent/fluent-bit:3.1.9",
+        "resources": {"requests": {"cpu": 0.25, "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+        "ports": [{"name": "http", "containerPort": 2020}],
+        "startupProbe": {"httpGet": {"path": "/api/v1/health", "port": "http"}, "periodSeconds": 1},
+        "livenessProbe": {"tcpSocket": {"port": 2020}},
+        "volumeMounts": [{"name": "logs", "readOnly": True}],
+    }
+]
+ROLE_SIDECARS: list[dict[str, Any]] = [{"name": "metrics", "image": "prom/statsd-exporter:v0.27.1"}]

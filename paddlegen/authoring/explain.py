@@ -20,6 +20,7 @@ from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, R
 POD_TEMPLATE = {w.name: w.pod_template for w in WORKLOADS.values()}
 MAIN_OBJECT = {w.name: w.kind_name for w in WORKLOADS.values()}
 _ALL = tuple(WORKLOADS)
+_SIDECARS = tuple(w.name for w in WORKLOADS.values() if not w.no_sidecars)
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 _DATA_CONTAINER = "DataJob spec.template.spec.containers[paddle]"
 # The pod settings (spec.model.POD_FIELDS): where a pod template carries each. The data Job
@@ -91,6 +92,9 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
             f"spec.{key}": _each(_ALL, f"{{tmpl}}.{place}", f"DataJob spec.template.{place}")
             for key, place in _POD_PLACES.items()
         },
+        # the training pods' only (the data Job's pod runs none); sidecars first
+        "spec.initContainers": _each(_ALL, "{tmpl}.spec.initContainers"),
+        "spec.sidecars": _each(_SIDECARS, "{tmpl}.spec.initContainers"),
         "spec.volumes.mountPath": _each(_ALL, f"{_CONTAINER}.volumeMounts[<name>].mountPath"),
         **{
             f"spec.volumes.{source}": _each(_ALL, f"{{tmpl}}.spec.volumes[<name>].{source}")

@@ -55,9 +55,28 @@ _POD_DEFAULTS: dict[str, Any] = {
     "spec.terminationGracePeriodSeconds": DEFAULT_GRACE,
     "spec.enableServiceLinks": True,
     "spec.hostNetwork": False,
-    "spec.containers[].terminationMessagePath": "/dev/termination-log",
-    "spec.containers[].terminationMessagePolicy": "File",
-    "spec.containers[].ports[].protocol": "TCP",
+    **{
+        f"spec.{containers}[].{field}": value
+        for containers in ("containers", "initContainers")
+        for field, value in (
+            ("terminationMessagePath", "/dev/termination-log"),
+            ("terminationMessagePolicy", "File"),
+            ("ports[].protocol", "TCP"),
+        )
+    },
+    # a native sidecar's probes (Kubernetes v1.37.2 pkg/apis/core/v1/defaults.go:275-288,
+    # 358-365)
+    **{
+        f"spec.initContainers[].{probe}.{field}": value
+        for probe in ("startupProbe", "livenessProbe")
+        for field, value in (
+            ("timeoutSeconds", 1),
+            ("periodSeconds", 10),
+            ("successThreshold", 1),
+            ("failureThreshold", 3),
+            ("httpGet.scheme", "HTTP"),
+        )
+    },
 }
 _JOB_DEFAULTS: dict[str, Any] = {
     # The training Job's own are read into the spec; the data Job's are left to these.

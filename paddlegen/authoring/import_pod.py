@@ -6,6 +6,7 @@ at the end is exactly what did not make it into the spec, and is listed (importe
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -177,6 +178,8 @@ def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: b
         template.pop("metadata")
     spec = template.setdefault("spec", {})
     container = _training_container(spec, ctx, where)
+    # what the job's securityContext gives every container, before _security takes it apart
+    container_security = copy.deepcopy(container.get("securityContext"))
     name = container.pop("name", "paddle")
     if name != "paddle":
         ctx.note(
@@ -198,6 +201,7 @@ def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: b
         volcano = True
     security = _security(container, spec)
     volumes, shm = _volumes(container, spec, ctx, where)
+    role.update(_init_containers(spec, volumes, container_security, ctx, where))
     if take(spec, "automountServiceAccountToken") not in (None, peer_discovery):
         ctx.note(
             LOSSY,
@@ -261,7 +265,8 @@ def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _training_container(spec: dict[str, Any], ctx: Context, where: str) -> dict[str, Any]:
     """The container a spec describes ('paddle', else the first). A spec's pods run that one
-    container alone: every other container and init container is dropped, each with a note."""
+    container alone: every other container is dropped, each with a note (init containers and
+    native sidecars are carried over, _init_containers)."""
     containers = spec.get("containers", [{}])
     chosen = next((c for c in containers if c.get("name") == "paddle"), containers[0])
     for i, other in enumerate(containers):
@@ -270,16 +275,148 @@ def _training_container(spec: dict[str, Any], ctx: Context, where: str) -> dict[
                 LOSSY,
                 where,
                 f"container {_describe(other)} is not carried over: the spec's pods run "
-                "one container, the training container",
+                "one container, the training container; a native sidecar (spec.sidecars) "
+                "runs beside it, and ends with it",
             )
             containers[i] = {}  # in place: what is left of the training container keeps its index
-    for init in take(spec, "initContainers", default=[]):
+    return chosen
+
+
+# What a spec's init container or sidecar carries (spec.model CONTAINER_LISTS), beyond its
+# mounts, securityContext, restartPolicy and probes, which _init_containers maps itself.
+_CONTAINER_FIELDS = (
+    "name",
+    "image",
+    "imagePullPolicy",
+    "command",
+    "args",
+    "workingDir",
+    "env",
+    "envFrom",
+    "resources",
+)
+_SIDECAR_FIELDS = ("ports",)
+_PROBES = ("startupProbe", "livenessProbe")
+_PROBE_FIELDS = ("exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "periodSeconds",
+                 "timeoutSeconds", "failureThreshold")  # fmt: skip
+# The API server's defaults in a probe (import_defaults._POD_DEFAULTS has them too): left in
+# place, so that the report calls them defaults.
+PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
+                  "failureThreshold": 3}  # fmt: skip
+
+
+def _init_containers(
+    spec: dict[str, Any],
+    volumes: list[dict[str, Any]],
+    security: dict[str, Any] | None,
+    ctx: Context,
+    where: str,
+) -> dict[str, list[dict[str, Any]]]:
+    """spec initContainers and sidecars (init containers with restartPolicy Always) from the
+    pod's init containers; what a spec container cannot hold stays in place, and is listed.
+    The render starts every sidecar first: a sidecar after an init container moves up."""
+    out: dict[str, list[dict[str, Any]]] = {"sidecars": [], "initContainers": []}
+    mounted = {v["name"]: v for v in volumes}
+    for init in spec.get("initContainers", []):
+        described = _describe(init)
+        sidecar = init.get("restartPolicy") == "Always"
+        if sidecar:
+            take(init, "restartPolicy")
+            if out["initContainers"]:
+                ctx.note(
+                    LOSSY,
+                    where,
+                    f"sidecar {described} now starts before init container "
+                    f"'{out['initContainers'][0].get('name')}': paddlegen starts every sidecar "
+                    "first",
+                )
+        entry = {key: init.pop(key) for key in _CONTAINER_FIELDS if key in init}
+        if sidecar:
+            entry.update({key: init.pop(key) for key in _SIDECAR_FIELDS if key in init})
+            entry.update(_probes(init))
+        mounts = _container_mounts(init, mounted)
+        if mounts:
+            entry["volumeMounts"] = mounts
+        _container_security(init, security, described, ctx, where)
+        out["sidecars" if sidecar else "initContainers"].append(entry)
+    return {key: found for key, found in out.items() if found}
+
+
+def _probes(init: dict[str, Any]) -> dict[str, Any]:
+    """A sidecar's probes, less the API server's defaults and what a spec probe cannot hold."""
+    out = {}
+    for key in _PROBES:
+        probe = init.get(key)
+        if not isinstance(probe, dict):
+            continue
+        mine = {k: probe.pop(k) for k in _PROBE_FIELDS if k in probe}
+        for name, default in PROBE_DEFAULTS.items():
+            if mine.get(name) == default:
+                probe[name] = mine.pop(name)
+        http = mine.get("httpGet", {})
+        if isinstance(http, dict):
+            extra = {k: http.pop(k) for k in list(http) if k not in ("path", "port", "scheme")}
+            if http.get("scheme") == "HTTP":
+                extra["scheme"] = http.pop("scheme")
+            if extra:
+                probe["httpGet"] = extra
+        out[key] = mine
+        if not probe:
+            init.pop(key)
+    return out
+
+
+def _container_mounts(
+    init: dict[str, Any], volumes: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The mounts of the spec's volumes, where and as the training container's when they are
+    (the spec's defaults); a mount of a volume the spec lacks stays in place."""
+    out = []
+    left = []
+    for mount in init.get("volumeMounts", []):
+        volume = volumes.get(mount.get("name"))
+        if volume is None or "mountPath" not in mount:
+            left.append(mount)
+            continue
+        entry = {"name": mount.pop("name")}
+        path = mount.pop("mountPath")
+        if path != volume["mountPath"]:
+            entry["mountPath"] = path
+        read_only = bool(mount.pop("readOnly", False))
+        if read_only != bool(volume.get("readOnly")):
+            entry["readOnly"] = read_only
+        if "subPath" in mount:
+            entry["subPath"] = mount.pop("subPath")
+        out.append(entry)
+        if mount:  # mountPropagation, subPathExpr...: listed
+            left.append(mount)
+    if left:
+        init["volumeMounts"] = left
+    else:
+        init.pop("volumeMounts", None)
+    return out
+
+
+def _container_security(
+    init: dict[str, Any],
+    security: dict[str, Any] | None,
+    described: str,
+    ctx: Context,
+    where: str,
+) -> None:
+    """Every container of the render gets the training container's securityContext: an init
+    container that had the same one loses nothing; one that had none is noted, and another
+    one stays in place, and is listed."""
+    own = init.get("securityContext")
+    if own == security:
+        init.pop("securityContext", None)
+    elif own is None:
         ctx.note(
             LOSSY,
             where,
-            f"init container {_describe(init)} is not carried over: the spec's pods have none",
+            f"init container {described} ran without a securityContext; it now gets the "
+            f"training container's, {json.dumps(security)}",
         )
-    return chosen
 
 
 def _describe(container: dict[str, Any]) -> str:
@@ -324,10 +461,22 @@ def _volumes(
     container: dict[str, Any], spec: dict[str, Any], ctx: Context, where: str
 ) -> tuple[list[dict[str, Any]], Any]:
     mounts = {m.get("name"): m for m in container.get("volumeMounts", [])}
+    # the first init container or sidecar mount of each volume
+    others: dict[str, dict[str, Any]] = {}
+    for init in spec.get("initContainers", []):
+        for mount in init.get("volumeMounts", []):
+            if isinstance(mount, dict) and mount.get("mountPath"):
+                others.setdefault(str(mount.get("name")), mount)
     volumes: list[dict[str, Any]] = []
     shm = None
     for i, volume in reversed(list(enumerate(spec.get("volumes", [])))):
         mount = mounts.get(volume.get("name"))
+        if mount is None and volume.get("name") in others:
+            entry = _borrowed_volume(volume, others[volume["name"]], ctx, where)
+            if entry is not None:
+                volumes.insert(0, entry)
+                spec["volumes"].pop(i)
+            continue
         if mount is None:
             continue  # not mounted into the training container: dropped below
         empty = volume.get("emptyDir", {})
@@ -356,6 +505,28 @@ def _volumes(
     if not container.get("volumeMounts", True):
         container.pop("volumeMounts")
     return volumes, shm
+
+
+def _borrowed_volume(
+    volume: dict[str, Any], mount: dict[str, Any], ctx: Context, where: str
+) -> dict[str, Any] | None:
+    """A volume only init containers or sidecars mount, as a spec volume (at the first one's
+    mountPath), or None when it has no spec form: the spec mounts every volume into the
+    training container too, which is noted."""
+    source = _source(volume, ctx)
+    if source is None:
+        return None
+    entry = {"name": volume["name"], "mountPath": mount["mountPath"], **source}
+    if mount.get("readOnly"):
+        entry["readOnly"] = True
+    ctx.note(
+        LOSSY,
+        where,
+        f"volume '{volume['name']}' is now also mounted into the training container, at "
+        f"{mount['mountPath']}: the spec mounts every volume into it (only init containers or "
+        "sidecars did)",
+    )
+    return entry
 
 
 def _drop_volume(

@@ -7,6 +7,7 @@ from typing import Any
 
 from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
 from paddlegen.spec.model import (
+    CONTAINER_LISTS,
     DATA_PREP_INHERITS,
     DISTRIBUTED_DEFAULTS,
     ROLE_FIELDS,
@@ -401,6 +402,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             # paddlegen writes it on every PaddleFlow pod that is not Volcano's
             # (workloads/paddlejob.py): nothing to carry over, nothing lost.
             take(template_spec, "schedulerName")
+        _drop_coordinate_container(template_spec, ctx, f"{where} {role}")
         container = (template_spec.get("containers") or [{}])[0]
         if body.get("withGloo") and gloo in container.get("env", []):
             container["env"].remove(gloo)
@@ -425,6 +427,22 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if "schedulingPolicy" in body:
         _scheduling_policy(spec, body["schedulingPolicy"], ctx, where, "schedulingPolicy")
     return spec
+
+
+def _drop_coordinate_container(pod_spec: dict[str, Any], ctx: Context, where: str) -> None:
+    """The operator's own init container, where a copy of a pod put it in the template: the
+    operator appends it to every pod itself (workloads/paddlejob.py COORDINATE_CONTAINER)."""
+    inits = pod_spec.get("initContainers", [])
+    for init in [c for c in inits if c.get("name") == paddlejob.COORDINATE_CONTAINER]:
+        inits.remove(init)
+        ctx.note(
+            COSMETIC,
+            where,
+            f"init container '{paddlejob.COORDINATE_CONTAINER}' is the operator's: it adds "
+            "it to every pod itself",
+        )
+    if "initContainers" in pod_spec and not inits:
+        del pod_spec["initContainers"]
 
 
 _KUBEFLOW_ROLES = {replica: role for role, replica in kubeflow.ROLES.items()}
@@ -473,6 +491,16 @@ def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     """The seeds' data-preparation Job becomes spec.dataPrep (and its volume, if new)."""
     p = pod(obj.setdefault("spec", {}).setdefault("template", {}), ctx, where)
     role = p.role
+    for key in CONTAINER_LISTS:
+        for container in role.pop(key, []):
+            ctx.note(
+                LOSSY,
+                where,
+                f"{'sidecar' if key == 'sidecars' else 'init container'} "
+                f"'{container.get('name')}' ({container.get('image')}) is not carried over: "
+                "the data Job's pod runs none (spec.initContainers and sidecars are the "
+                "trainers')",
+            )
     out_dir = _literal(role, "OUT_DIR", ctx, where)
     split = _literal(role, "SPLIT_COUNT", ctx, where)
     if role.get("env"):

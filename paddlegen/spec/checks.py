@@ -14,18 +14,20 @@ from paddlegen.spec.loader import Document, FieldPath, format_path
 from paddlegen.spec.model import (
     CEPHFS_CSI_DRIVER,
     CLAIM_SOURCES,
+    CONTAINER_LISTS,
     DISTRIBUTED_DEFAULTS,
     GPU_RESOURCE,
     OBJECT_SOURCES,
     PV_SOURCES,
     ROLE_NAMES,
     VOLUME_SOURCES,
+    KubeflowSettings,
     role_value,
 )
 from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
-from paddlegen.workloads.base import RUN_KEYS, Workload
+from paddlegen.workloads.base import RUN_KEYS, TRAINING_CONTAINER, Workload
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SIZED_SOURCES = ("nfs", "efs", "cephfs", "dynamic")
@@ -235,12 +237,10 @@ def _cephfs(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 
 def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
-    lists: list[FieldPath] = [("spec", "env")]
-    lists += [("spec", role, "env") for role, _ in ctx.roles()]
-    for base in lists:
-        entries = ctx.spec.get(str(base[1]), {}) if len(base) == 3 else ctx.spec
+    for place, section in _container_places(ctx, "env"):
+        base: FieldPath = (*place, "env")
         seen: dict[str, int] = {}
-        for i, entry in enumerate(entries.get("env", [])):
+        for i, entry in enumerate(section["env"]):
             name = entry["name"]
             if name in seen:
                 yield ctx.error(
@@ -271,7 +271,8 @@ def _env(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 
 def _images(ctx: _Ctx) -> Iterator[tuple[FieldPath, str]]:
-    """Every image the spec names (spec, roles, dataPrep), with the place that names it."""
+    """Every image the spec names (spec, roles, dataPrep, init containers and sidecars), with
+    the place that names it."""
     places: list[FieldPath] = [
         ("spec",),
         *(("spec", role) for role, _ in ctx.roles()),
@@ -284,6 +285,8 @@ def _images(ctx: _Ctx) -> Iterator[tuple[FieldPath, str]]:
         image = section.get("image")
         if isinstance(image, str):
             yield place, image
+    for place, container in _init_containers(ctx):
+        yield place, container["image"]
 
 
 def _image_tags(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -845,12 +848,24 @@ def _control_characters(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 
 def _container_places(ctx: _Ctx, key: str) -> Iterator[tuple[FieldPath, dict[str, Any]]]:
-    """Where the spec sets a container field ``key``: spec-wide and per role, as written."""
+    """Where the spec sets a container field ``key``: spec-wide and per role, as written, and
+    in each init container and sidecar."""
     if key in ctx.spec:
         yield ("spec",), ctx.spec
     for role, body in ctx.roles():
         if key in body:
             yield ("spec", role), body
+    for place, container in _init_containers(ctx):
+        if key in container:
+            yield place, container
+
+
+def _init_containers(ctx: _Ctx) -> Iterator[tuple[FieldPath, dict[str, Any]]]:
+    """Every init container and sidecar the spec gives, spec-wide and per role, with its place."""
+    for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
+        for key in CONTAINER_LISTS:
+            for i, container in enumerate(body.get(key, [])):
+                yield (*base, key, i), container
 
 
 def _resource_lists(ctx: _Ctx) -> Iterator[tuple[FieldPath, str, Any]]:
@@ -1108,7 +1123,12 @@ def _requests_within_limits(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A request is at most its limit; a resource that cannot be overcommitted (an extended
     resource, hugepages) has a limit, and its request equals it (validateResourceRequirements)."""
     said: set[tuple[FieldPath, str]] = set()
-    for where, resources, gpus_at, gpus in _role_resources(ctx):
+    own = [
+        ((*place, "resources"), container["resources"], (), 0)
+        for place, container in _init_containers(ctx)
+        if "resources" in container
+    ]
+    for where, resources, gpus_at, gpus in [*_role_resources(ctx), *own]:
         limits: dict[str, tuple[Any, str]] = {
             name: (quantity, "") for name, quantity in resources.get("limits", {}).items()
         }
@@ -1424,6 +1444,166 @@ def _selector_values(ctx: _Ctx, where: FieldPath, selector: dict[str, Any]) -> I
         )
 
 
+def _pods(ctx: _Ctx) -> Iterator[tuple[str, dict[str, list[tuple[FieldPath, dict[str, Any]]]]]]:
+    """Each role's pods: the init containers and sidecars they run (a role's own list, else
+    the spec's), each with its place in the spec."""
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    for role, body in roles.items():
+        lists = {}
+        for key in CONTAINER_LISTS:
+            base: FieldPath = ("spec", role, key) if key in body else ("spec", key)
+            given = body.get(key, ctx.spec.get(key, []))
+            lists[key] = [((*base, i), container) for i, container in enumerate(given)]
+        yield role, lists
+
+
+def _container_names(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A pod's containers have names of their own (validateInitContainers, Kubernetes v1.37.2
+    pkg/apis/core/validation/validation.go:3944-3950): not the training container's, nor an
+    init container's that the operator adds to every pod."""
+    workload = WORKLOADS[ctx.workload]
+    reserved = {TRAINING_CONTAINER: "the training container's"}
+    reserved |= dict.fromkeys(
+        workload.operator_init_containers,
+        f"the init container the {workload.title} operator adds to every pod",
+    )
+    said: set[FieldPath] = set()
+    for _, lists in _pods(ctx):
+        seen: dict[str, FieldPath] = {}
+        for place, container in [*lists["sidecars"], *lists["initContainers"]]:
+            name = container["name"]
+            if name in reserved and (*place, "name") not in said:
+                said.add((*place, "name"))
+                yield ctx.error(
+                    (*place, "name"),
+                    f"name '{name}' is {reserved[name]}",
+                    "container-name",
+                    "choose another name",
+                )
+            elif name in seen:
+                # at the role's own entry when a role's list meets the spec's: it makes the clash
+                first, later = sorted((seen[name], place), key=len)
+                if (*later, "name") not in said:
+                    said.add((*later, "name"))
+                    yield ctx.error(
+                        (*later, "name"),
+                        f"name '{name}' is already taken by {format_path(first)}: the "
+                        "containers of a pod have names of their own",
+                        "container-name",
+                        "choose another name",
+                    )
+            seen.setdefault(name, place)
+
+
+def _container_mounts(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """An init container or sidecar mounts spec volumes, each path once (ValidateVolumeMounts,
+    Kubernetes v1.37.2 pkg/apis/core/validation/validation.go:3177-3195)."""
+    volumes = {v["name"]: v for v in ctx.spec.get("volumes", [])}
+    for place, container in _init_containers(ctx):
+        paths: dict[str, int] = {}
+        for i, mount in enumerate(container.get("volumeMounts", [])):
+            here: FieldPath = (*place, "volumeMounts", i)
+            volume = volumes.get(mount["name"])
+            if volume is None:
+                yield ctx.error(
+                    (*here, "name"),
+                    f"no volume named '{mount['name']}' in spec.volumes",
+                    "volume-reference",
+                    "defined: " + (", ".join(volumes) or "none"),
+                )
+                continue
+            path = _mount_point(mount.get("mountPath", volume["mountPath"]))
+            if path in paths:
+                yield ctx.error(
+                    (*here, "mountPath") if "mountPath" in mount else here,
+                    f"{path} is already mounted by "
+                    f"{format_path((*place, 'volumeMounts', paths[path]))}",
+                    "volume-unique",
+                    "give it a mountPath of its own",
+                )
+            paths.setdefault(path, i)
+
+
+def _paddlejob_sidecars(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """A workload whose object cannot carry native sidecars refuses them where they are set."""
+    why = WORKLOADS[ctx.workload].no_sidecars
+    if not why:
+        return
+    able = [w for w in WORKLOADS.values() if not w.no_sidecars]
+    # an operator's first: the same shape of job
+    names = [w.name for w in sorted(able, key=lambda w: w.scheduling_policy is None)]
+    hint = f"use workload {', '.join(names[:-1])} or {names[-1]} for sidecars, or make it an "
+    hint += "init container that exits"
+    for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
+        if body.get("sidecars"):
+            yield ctx.error((*base, "sidecars"), why, "paddlejob-sidecar-pruned", hint, key=True)
+
+
+def _training_ports(ctx: _Ctx) -> dict[tuple[int, str], str]:
+    """(containerPort, protocol) -> name of the ports the workload gives the training
+    container (workloads/kubeflow.py, workloads/distributed.py ports)."""
+    if ctx.workload == "kubeflow-paddlejob":
+        port = ctx.spec.get("kubeflow", {}).get("port", KubeflowSettings().port)
+        return {(port, "TCP"): "master"}
+    if ctx.workload == "distributed-job":
+        settings = {**vars(DISTRIBUTED_DEFAULTS), **ctx.spec.get("distributed", {})}
+        count = settings["portsNum"] + settings["portsNumSparse"]
+        return {(settings["port"] + i, "TCP"): f"jobport{i}" for i in range(count)}
+    return {}
+
+
+def _sidecar_ports(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """The containers of a pod share its network: a sidecar's port is no other container's
+    (two cannot listen on one; the API server warns about a name or number declared twice,
+    Kubernetes v1.37.2 pkg/api/pod/warnings.go:300-350), and a probe names a port of its own
+    sidecar (the kubelet finds a named port in the container's ports alone)."""
+    training = _training_ports(ctx)
+    said: set[FieldPath] = set()
+    for _, lists in _pods(ctx):
+        # what each port number (with its protocol) and name is already
+        taken: dict[Any, str] = {}
+        for (given, protocol), name in training.items():
+            taken[(given, protocol)] = f"the training container's port '{name}'"
+            taken[name] = f"the training container's port {given}"
+        for place, sidecar in lists["sidecars"]:
+            for i, port in enumerate(sidecar.get("ports", [])):
+                here: FieldPath = (*place, "ports", i)
+                number = (port["containerPort"], port.get("protocol", "TCP"))
+                for field, value, what in (
+                    ("containerPort", number, f"{number[0]}/{number[1]}"),
+                    ("name", port.get("name"), f"name '{port.get('name')}'"),
+                ):
+                    if value is None:
+                        continue
+                    if value in taken and (*here, field) not in said:
+                        said.add((*here, field))
+                        yield ctx.error(
+                            (*here, field),
+                            f"port {what} is already {taken[value]}: the containers of a pod "
+                            "share its network",
+                            "container-port",
+                            "use another port",
+                        )
+                    taken.setdefault(value, f"declared at {format_path(here)}")
+            yield from _probe_ports(ctx, place, sidecar)
+
+
+def _probe_ports(ctx: _Ctx, place: FieldPath, sidecar: dict[str, Any]) -> Iterator[Diagnostic]:
+    own = [p["name"] for p in sidecar.get("ports", []) if "name" in p]
+    for probe in ("startupProbe", "livenessProbe"):
+        for handler in ("httpGet", "tcpSocket"):
+            port = sidecar.get(probe, {}).get(handler, {}).get("port")
+            if isinstance(port, str) and port not in own:
+                yield ctx.error(
+                    (*place, probe, handler, "port"),
+                    f"port '{port}' names no port of this sidecar, and the kubelet looks for "
+                    "it there: the probe would fail",
+                    "container-port",
+                    "its ports: " + (", ".join(own) or "none") + "; or give the number",
+                )
+
+
 def _host_paths(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A hostPath names its directory without '..' (validatePathNoBacksteps)."""
     for i, volume in enumerate(ctx.spec.get("volumes", [])):
@@ -1562,6 +1742,10 @@ CHECKS: tuple[Check, ...] = (
     _topology_spread,
     _host_paths,
     _image_whitespace,
+    _container_names,
+    _container_mounts,
+    _paddlejob_sidecars,
+    _sidecar_ports,
 )
 
 
@@ -1618,6 +1802,9 @@ RULES: tuple[str, ...] = (
     "host-path",
     "image-whitespace",
     "topology-spread",
+    "container-name",
+    "container-port",
+    "paddlejob-sidecar-pruned",
 )
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from paddlegen.workloads import DEFAULT_WORKLOAD
@@ -37,6 +38,9 @@ POD_FIELDS = (
     "runtimeClassName",
     "topologySpreadConstraints",
 )
+# Containers a role's pods run beside the training container, per role like the pod settings;
+# the data Job's pod gets none of them: they are the trainers', as env and resources are.
+CONTAINER_LISTS = ("initContainers", "sidecars")
 ROLE_FIELDS = (
     "image",
     "imagePullPolicy",
@@ -51,6 +55,7 @@ ROLE_FIELDS = (
     "tolerations",
     "affinity",
     *POD_FIELDS,
+    *CONTAINER_LISTS,
 )
 
 
@@ -79,6 +84,40 @@ class Role:
     runtimeClassName: str | None = None
     envFrom: list[dict[str, Any]] = field(default_factory=list)  # after the env, which wins
     topologySpreadConstraints: list[dict[str, Any]] = field(default_factory=list)
+    # As the spec gives them (quantities and divisors spelled as the API server does); the pod
+    # starts the sidecars first (workloads/base.py).
+    initContainers: list[dict[str, Any]] = field(default_factory=list)
+    sidecars: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def pod_requests(self) -> dict[str, Fraction]:
+        """What one pod of the role requests, as the scheduler and Volcano count it: the
+        training container and the sidecars side by side, or, when more, an init container
+        with the sidecars started before it (k8s.io/component-helpers v0.37.2
+        resource/helpers.go:235-290, aggregateContainerResourcesByFn); a limit where no
+        request is set, as the API server defaults it."""
+        from paddlegen.spec.quantity import parse
+
+        def asked(resources: dict[str, dict[str, Any]]) -> dict[str, Fraction]:
+            given = {**resources.get("limits", {}), **resources.get("requests", {})}
+            return {name: parse(quantity) for name, quantity in given.items()}
+
+        def add(into: dict[str, Fraction], more: dict[str, Fraction]) -> dict[str, Fraction]:
+            return {k: into.get(k, Fraction(0)) + more.get(k, Fraction(0)) for k in into | more}
+
+        def peak(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
+            return {k: max(a.get(k, Fraction(0)), b.get(k, Fraction(0))) for k in a | b}
+
+        running = asked(self.resources)
+        started: dict[str, Fraction] = {}  # the sidecars so far: they keep running
+        busiest: dict[str, Fraction] = {}
+        for sidecar in self.sidecars:
+            own = asked(sidecar.get("resources", {}))
+            running, started = add(running, own), add(started, own)
+            busiest = peak(busiest, started)
+        for init in self.initContainers:
+            busiest = peak(busiest, add(started, asked(init.get("resources", {}))))
+        return peak(running, busiest)
 
 
 @dataclass(frozen=True)
@@ -236,9 +275,11 @@ class Job:
 
     @property
     def min_resources(self) -> dict[str, str]:
-        """What the gang's first ``min_member`` pods request, roles in spec order (a limit
-        where no request is set, as Kubernetes defaults it): the resources Volcano reserves in
-        the queue before it starts any pod.
+        """What the gang's first ``min_member`` pods request, roles in spec order (each pod
+        with its sidecars and init containers, Role.pod_requests): the resources Volcano
+        reserves in the queue before it starts any pod. Volcano counts a pod so too (v1.15.1
+        pkg/controllers/util/util.go:29-47, the quota's PodUsageFunc); training-operator
+        v1.9.0's own sum, used only when a job gives none, leaves init containers out.
 
         Whose first pods: Volcano's job controller sums the first minAvailable pods of its
         tasks sorted by priority, equal priorities in task order (v1.15.1
@@ -250,19 +291,18 @@ class Job:
         heter; Master, Worker) is the order. PaddleFlow v0.3.5 sums every pod
         (paddlejob_helper.go getPGMinResource), and both operators take this sum as given.
         """
-        from paddlegen.spec.quantity import total
+        from paddlegen.spec.quantity import format_quantity
 
-        parts: dict[str, list[tuple[Any, int]]] = {}
+        parts: dict[str, Fraction] = {}
         left = self.min_member
         for role in self.roles.values():
             counted = min(role.replicas, left)
             left -= counted
             if not counted:
                 break
-            asked = {**role.resources.get("limits", {}), **role.resources.get("requests", {})}
-            for resource, quantity in asked.items():
-                parts.setdefault(resource, []).append((quantity, counted))
-        return {resource: total(pairs) for resource, pairs in sorted(parts.items())}
+            for resource, amount in role.pod_requests.items():
+                parts[resource] = parts.get(resource, Fraction(0)) + amount * counted
+        return {resource: format_quantity(amount) for resource, amount in sorted(parts.items())}
 
     def volume(self, name: str) -> Volume:
         return next(v for v in self.volumes if v.name == name)
@@ -368,7 +408,19 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         runtimeClassName=get("runtimeClassName"),
         topologySpreadConstraints=list(get("topologySpreadConstraints", [])),
         envFrom=list(get("envFrom", [])),
+        initContainers=[_container(c) for c in get("initContainers", [])],
+        sidecars=[_container(c) for c in get("sidecars", [])],
     )
+
+
+def _container(given: dict[str, Any]) -> dict[str, Any]:
+    """An init container or sidecar of the spec, its quantities as the API server spells them."""
+    out = dict(given)
+    if "env" in given:
+        out["env"] = [_env_var(e) for e in given["env"]]
+    if "resources" in given:
+        out["resources"] = _quantities(given["resources"])
+    return out
 
 
 # What the data Job takes from the spec-wide defaults: where it may run, how to pull and every
@@ -403,11 +455,18 @@ def _data_prep(
     )
 
 
-def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]]:
+def _quantities(resources: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """requests and limits with every quantity as the API server spells it; none empty."""
     out = {
         kind: {res: _quantity(q) for res, q in sorted(resources.get(kind, {}).items())}
         for kind in ("requests", "limits")
     }
+    return {kind: values for kind, values in out.items() if values}
+
+
+def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]]:
+    """The training container's: requests defaulted (DEFAULT_REQUESTS), GPUs as limits."""
+    out: dict[str, dict[str, Any]] = {"requests": {}, "limits": {}, **_quantities(resources)}
     for res, quantity in DEFAULT_REQUESTS.items():
         if res not in out["requests"] and res not in out["limits"]:
             out["requests"][res] = quantity  # a limit alone implies an equal request

@@ -168,17 +168,19 @@ def _is_secret(doc: Document, path: FieldPath, value: Any) -> bool:
 
 def _unknown_keys(doc: Document, error: Any, path: FieldPath) -> Iterator[Diagnostic]:
     known = list(error.schema.get("properties", {}))
+    # what a node says about a field people expect there (Kubernetes' own, spelled elsewhere)
+    told = error.schema.get("x-unknown", {})
     unknown = [key for key in error.instance if key not in known]
     for n, key in enumerate(unknown):
         key_path = (*path, key)
         # difflib is slow: past a few dozen unknown keys (a hostile file) suggest nothing
-        close = did_you_mean(key, known) if n < _MAX_SUGGESTIONS else ""
+        close = did_you_mean(key, known) if n < _MAX_SUGGESTIONS and key not in told else ""
         yield _diag(
             doc,
             doc.where(key_path, key=True),
             key_path,
             "unknown field",
-            close or _known_list(known),
+            told.get(key) or close or _known_list(known),
         )
 
 

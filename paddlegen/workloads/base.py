@@ -28,6 +28,10 @@ RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 GROUP_NAME = "scheduling.k8s.io/group-name"
 QUEUE_NAME = "scheduling.volcano.sh/queue-name"
 GROUP_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+# The training container: first in every pod (operators inject their env into the first
+# container only) and named `paddle` (the Kubeflow operator finds it by that name).
+TRAINING_CONTAINER = "paddle"
+SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,10 @@ class Workload:
     explain: Mapping[str, list[str]] = field(default_factory=dict)
     # Env the operator gives the training container itself: name -> how (for the message).
     operator_env: Mapping[str, str] = field(default_factory=dict)
+    # Init containers the operator adds to every pod itself (no spec container may take their
+    # names); and, if its object cannot carry native sidecars, why (spec.sidecars is refused).
+    operator_init_containers: tuple[str, ...] = ()
+    no_sidecars: str = ""
 
     @property
     def folder(self) -> str:
@@ -61,6 +69,28 @@ class Workload:
     @property
     def kind_name(self) -> str:
         return self.kind[1]
+
+
+@dataclass(frozen=True)
+class Container:
+    """One container as the templates write it (templates/_partials/container.yaml.j2), in
+    Kubernetes' field names: every value final, an empty one left out."""
+
+    name: str
+    image: str
+    imagePullPolicy: str | None = None
+    restartPolicy: str | None = None  # Always: a native sidecar (an init container that stays)
+    command: list[str] | None = None
+    args: list[str] | None = None
+    workingDir: str | None = None
+    env: list[dict[str, Any]] = field(default_factory=list)
+    envFrom: list[dict[str, Any]] = field(default_factory=list)
+    ports: list[dict[str, Any]] = field(default_factory=list)
+    resources: dict[str, Any] = field(default_factory=dict)
+    securityContext: dict[str, Any] = field(default_factory=dict)
+    volumeMounts: list[dict[str, Any]] = field(default_factory=list)
+    startupProbe: dict[str, Any] | None = None
+    livenessProbe: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,9 +104,9 @@ class Pod:
     service_account: str | None
     automount_token: bool  # only a pod that talks to the API server gets a token
     affinity: dict[str, Any] | None
-    command: list[str] | None
-    env: list[dict[str, Any]]
-    ports: list[dict[str, Any]]
+    container: Container  # the training container, `paddle`
+    # The sidecars, then the init containers: each init container finds the sidecars running.
+    init_containers: list[Container]
     volumes: list[Volume]  # mounted, and listed as pod volumes
     shm: str | None  # the /dev/shm size limit, None for none
     dns_policy: str | None = None  # spec.dnsPolicy, None: Kubernetes' default
@@ -125,6 +155,8 @@ def pod(
         priority_class = priority_class or job.scheduling.priorityClassName
     # The recommended labels select the job's pods (one-pod-per-node terms): they win.
     labels = {**job.labels, **role.podLabels, **job.recommended_labels}
+    mounted = job.volumes if volumes is None else volumes
+    shm_size = job.shm if shm else None
     return Pod(
         labels=dict(sorted(labels.items())),
         annotations=dict(sorted(annotations.items())),
@@ -133,15 +165,74 @@ def pod(
         service_account=service_account or role.serviceAccountName,
         automount_token=service_account is not None,
         affinity=affinity or role.affinity,
-        command=command or role.command,
-        env=[*(env or []), *role.env],
-        ports=list(ports or []),
-        volumes=job.volumes if volumes is None else volumes,
-        shm=job.shm if shm else None,
+        container=Container(
+            name=TRAINING_CONTAINER,
+            image=role.image,
+            imagePullPolicy=role.imagePullPolicy,
+            command=command or role.command,
+            args=role.args,
+            workingDir=role.workingDir,
+            env=[*(env or []), *role.env],
+            envFrom=role.envFrom,
+            ports=list(ports or []),
+            resources=role.resources,
+            securityContext=job.container_security_context,
+            volumeMounts=_mounts(mounted, shm_size),
+        ),
+        init_containers=[
+            *(_init_container(job, given, sidecar=True) for given in role.sidecars),
+            *(_init_container(job, given, sidecar=False) for given in role.initContainers),
+        ],
+        volumes=mounted,
+        shm=shm_size,
         dns_policy=dns_policy,
         priority_class=priority_class,
         image_pull_secrets=[{"name": name} for name in role.imagePullSecrets],
     )
+
+
+def _init_container(job: Job, given: dict[str, Any], *, sidecar: bool) -> Container:
+    """An init container or sidecar of the spec, with the securityContext every container of
+    the job gets. A sidecar is Kubernetes' native one: restartPolicy Always makes the kubelet
+    start it before the init containers after it and stop it once the pod's containers have
+    ended, so a Job still completes (KEP-753; GA in Kubernetes 1.33)."""
+    return Container(
+        name=given["name"],
+        image=given["image"],
+        imagePullPolicy=given.get("imagePullPolicy"),
+        restartPolicy="Always" if sidecar else None,
+        command=given.get("command"),
+        args=given.get("args"),
+        workingDir=given.get("workingDir"),
+        env=given.get("env", []),
+        envFrom=given.get("envFrom", []),
+        ports=given.get("ports", []),
+        resources=given.get("resources", {}),
+        securityContext=job.container_security_context,
+        volumeMounts=[_mount(job.volume(m["name"]), m) for m in given.get("volumeMounts", [])],
+        startupProbe=given.get("startupProbe"),
+        livenessProbe=given.get("livenessProbe"),
+    )
+
+
+def _mount(volume: Volume, given: dict[str, Any]) -> dict[str, Any]:
+    """A volume mount of an init container or sidecar: where and as the training container
+    mounts the volume, unless it says otherwise."""
+    mount = {"name": volume.name, "mountPath": given.get("mountPath", volume.mountPath)}
+    if given.get("readOnly", volume.readOnly):
+        mount["readOnly"] = True
+    if "subPath" in given:
+        mount["subPath"] = given["subPath"]
+    return mount
+
+
+def _mounts(volumes: list[Volume], shm: str | None) -> list[dict[str, Any]]:
+    """The training container's mounts: every volume at its mountPath, and /dev/shm."""
+    mounts = [
+        {"name": v.name, "mountPath": v.mountPath, **({"readOnly": True} if v.readOnly else {})}
+        for v in volumes
+    ]
+    return mounts + ([{"name": SHM_VOLUME, "mountPath": "/dev/shm"}] if shm else [])
 
 
 def batch_job_annotations(job: Job) -> dict[str, str]:

@@ -31,7 +31,11 @@ OPERATOR_ENV = dict.fromkeys(
 
 def context(job: Job) -> dict[str, Any]:
     # The operator finds its container by the name `paddle` and its rendezvous port by the
-    # name `master` in every replica type.
+    # name `master` in every replica type. Init containers and native sidecars reach the pods
+    # as rendered: training-operator v1.9.0 creates each pod from a copy of its replica's
+    # template (pkg/controller.v1/common/pod.go:410, 455), sets env in `containers` only
+    # (paddlepaddle/envvar.go:53), and its CRD and k8s.io/api v0.31.3 (go.mod) know an init
+    # container's restartPolicy.
     ports = [{"name": "master", "containerPort": job.kubeflow.port}]
     # training-operator v1.9.0 bounds restarts only when runPolicy.backoffLimit is set
     # (pkg/controller.v1/common/job.go:192-204): without it a crashing trainer restarts in

@@ -48,6 +48,19 @@ OPERATOR_ENV = {
     ),
 }
 SETTINGS = ("cleanPodPolicy", "withGloo", "intranet", "elastic")  # spec.paddlejob -> spec
+# The operator started with --initImage appends this init container to every pod, after the
+# template's, to wait until the job's pods resolve (paddle-operator v0.3.5
+# controllers/paddlejob_controller.go:207-212, paddlejob_helper.go:35 and 377-392).
+COORDINATE_CONTAINER = "coord-paddle"
+# Why a PaddleFlow PaddleJob cannot run native sidecars: its CRD (v0.3.5,
+# config/crd/bases/batch.paddlepaddle.org_paddlejobs.yaml) lists no restartPolicy for init
+# containers, and the operator's k8s.io/api v0.23.2 (go.mod) has no such field either.
+NO_SIDECARS = (
+    "the PaddleFlow PaddleJob (v0.3.5) has no native sidecars: its CRD knows no restartPolicy "
+    "for init containers, so the API server drops it (or refuses the job under strict field "
+    "validation, kubectl's default), and the sidecar would be an init container that never "
+    "exits: the pods would never start training"
+)
 # Where the first parameter server serves Gloo's rendezvous: below the range the operator
 # draws the job's port from (36000 + rand(20000), paddlejob_helper.go:227), so never on it.
 GLOO_PORT = 35999
@@ -136,4 +149,6 @@ WORKLOAD = Workload(
         **{f"spec.paddlejob.{key}": [f"PaddleJob spec.{key}"] for key in SETTINGS},
     },
     operator_env=OPERATOR_ENV,
+    operator_init_containers=(COORDINATE_CONTAINER,),
+    no_sidecars=NO_SIDECARS,
 )

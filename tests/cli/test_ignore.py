@@ -109,6 +109,13 @@ TRIGGERS = {
     "priority-class": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  priorityClassName: a\n  scheduling: {scheduler: volcano, priorityClassName: b}\n",
+    "container-name": "spec:\n  image: x:1\n" + LIMITS + "  initContainers: [{name: paddle, "
+    "image: b:1}]\n",
+    "container-port": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  sidecars: [{name: s, image: b:1, ports: [{containerPort: 80}, {containerPort: 80}]}]\n",
+    "paddlejob-sidecar-pruned": "spec:\n  image: x:1\n" + LIMITS + "  sidecars: [{name: s, "
+    "image: b:1}]\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

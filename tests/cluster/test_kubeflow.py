@@ -13,6 +13,7 @@ import yaml
 
 from paddlegen import api
 from paddlegen.spec.loader import parse_spec
+from paddlegen.spec.quantity import parse
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_paddleflow import assert_resources_kept, get, wait_for
 from tests.conftest import example_specs
@@ -104,3 +105,49 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(training_operat
     job = run_to_success(kube, "kf-gang", data, owned)
     name = job["metadata"]["name"]
     wait_for("the PodGroup to go with the job", lambda: not get(kube, "kf-gang", "podgroup", name))
+
+
+def test_the_pods_carry_the_sidecars_then_the_init_containers(training_operator: Kube) -> None:
+    """The operator copies each replica's template into its pods (training-operator v1.9.0
+    pkg/controller.v1/common/pod.go:410, 455): a sidecar keeps restartPolicy Always (its CRD
+    has the field), comes before the init containers, keeps its ports and probe; and the gang's
+    minResources, which counts the sidecars, reaches the PodGroup as rendered."""
+    kube = training_operator
+    data = yaml.safe_load(EXAMPLES[0].read_text())
+    namespace = data["metadata"]["namespace"] = "kf-sidecars"
+    data["spec"]["scheduling"] = {"scheduler": "volcano", "queue": "default"}
+    data["spec"]["initContainers"] = [
+        {"name": "fetch", "image": "busybox:1.36.1", "command": ["sh", "-c", "true"]}
+    ]
+    data["spec"]["sidecars"] = [
+        {
+            "name": "agent",
+            "image": "prom/statsd-exporter:v0.27.1",
+            "ports": [{"name": "metrics", "containerPort": 9102}],
+            "startupProbe": {"tcpSocket": {"port": "metrics"}, "periodSeconds": 1},
+            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
+        }
+    ]
+
+    def carried(job: dict[str, Any]) -> None:
+        name, policy = job["metadata"]["name"], job["spec"]["runPolicy"]["schedulingPolicy"]
+        group = get(kube, namespace, "podgroup", name)
+        assert {k: parse(v) for k, v in group["spec"]["minResources"].items()} == {
+            k: parse(v) for k, v in policy["minResources"].items()
+        }
+        for pod in get(kube, namespace, "pods")["items"]:
+            kind = pod["metadata"]["labels"]["training.kubeflow.org/replica-type"]
+            replica = next(
+                v for k, v in job["spec"]["paddleReplicaSpecs"].items() if k.lower() == kind.lower()
+            )
+            ours = replica["template"]["spec"]["initContainers"]
+            theirs = pod["spec"]["initContainers"]  # with the API server's defaults
+            for key in ("name", "image", "restartPolicy", "command", "securityContext"):
+                assert [c.get(key) for c in theirs] == [c.get(key) for c in ours], key
+            agent = theirs[0]
+            assert (agent["name"], agent["restartPolicy"]) == ("agent", "Always")
+            assert agent["ports"][0]["name"] == "metrics"
+            assert agent["startupProbe"]["tcpSocket"] == {"port": "metrics"}
+            assert_resources_kept(ours[0]["resources"], agent["resources"])
+
+    run_to_success(kube, namespace, data, carried)

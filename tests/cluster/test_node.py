@@ -1,7 +1,7 @@
 """Real training on a real node (`hack/local-cluster --with node`): a `job` spec rendered by
 paddlegen, with the Paddle image `build` made, runs a small linear regression in Paddle
 (tests/cluster/training/collective.py, one rank) to completion under the real kubelet,
-containerd and runc."""
+containerd and runc, beside a native sidecar that runs for ever and after an init container."""
 
 from __future__ import annotations
 
@@ -13,12 +13,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from tests.cluster.conftest import Kube, local_cluster
-from tests.cluster.training import assert_trained, program
+from tests.cluster.training import (
+    PREPARED,
+    assert_trained,
+    program,
+    with_init_container_and_sidecar,
+)
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.node
@@ -27,19 +33,21 @@ NAMESPACE = "node-training"
 TRAINING_TIMEOUT = 60  # seconds, a job's budget (issue 24)
 
 
-def spec(image: str) -> dict[str, object]:
+def spec(image: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "workload": "job",
+        "image": image,
+        "imagePullPolicy": "Never",  # imported by `up`, no registry has it
+        "resources": {"requests": {"cpu": "1"}, "limits": {"memory": "2Gi"}},
+        "command": ["python3", "-c", program("collective")],  # one rank: world size 1
+        "run": {"restartPolicy": "Never", "backoffLimit": 0},
+    }
+    with_init_container_and_sidecar(body, image)
     return {
         "apiVersion": "paddlegen/v1",
         "kind": "TrainingJob",
         "metadata": {"name": "linear-regression", "namespace": NAMESPACE},
-        "spec": {
-            "workload": "job",
-            "image": image,
-            "imagePullPolicy": "Never",  # imported by `up`, no registry has it
-            "resources": {"requests": {"cpu": "1"}, "limits": {"memory": "2Gi"}},
-            "command": ["python3", "-c", program("collective")],  # one rank: world size 1
-            "run": {"restartPolicy": "Never", "backoffLimit": 0},
-        },
+        "spec": body,
     }
 
 
@@ -61,6 +69,9 @@ def job_condition(kube: Kube, name: str) -> str:
 
 
 def test_a_rendered_job_trains_and_its_loss_falls(node: Kube, tmp_path: Path) -> None:
+    """And beside a sidecar that never exits, after an init container that ran once the
+    sidecar was up (training/__init__.py with_init_container_and_sidecar): the Job completes,
+    and the kubelet stopped the sidecar."""
     image = local_cluster().images.PADDLE.reference
     node.run("create", "namespace", NAMESPACE)
     node.apply(render_stdout(spec(image), tmp_path))
@@ -70,9 +81,15 @@ def test_a_rendered_job_trains_and_its_loss_falls(node: Kube, tmp_path: Path) ->
         condition = job_condition(node, "linear-regression")
         time.sleep(0.5)
     took = time.monotonic() - started
-    log = node.run("logs", "-n", NAMESPACE, "job/linear-regression", check=False)
+    log = node.run("logs", "-n", NAMESPACE, "job/linear-regression", "-c", "paddle", check=False)
     assert condition == "Complete", f"{condition or 'not done'} after {took:.0f} s:\n{log.stdout}"
+    assert log.stdout.startswith(PREPARED + "\n"), log.stdout
     assert_trained({"job/linear-regression": log.stdout}, 1)
+    (pod,) = json.loads(node.run("get", "pods", "-n", NAMESPACE, "-o", "json").stdout)["items"]
+    assert pod["status"]["phase"] == "Succeeded"
+    states = {s["name"]: s["state"] for s in pod["status"]["initContainerStatuses"]}
+    assert states["prepare"]["terminated"]["exitCode"] == 0
+    assert states["heartbeat"]["terminated"]["exitCode"] == 0  # stopped, by SIGTERM
     print(f"trained in {took:.1f} s")
 
 

@@ -2,7 +2,8 @@
 `paddlejob` specs rendered by paddlegen run under the PaddleFlow operator in Collective mode
 (Paddle 3.x) and parameter-server mode (Paddle 2.6, with the examples' `withGloo: 1`), and a
 `kubeflow-paddlejob` (Master + Worker) under the Kubeflow training-operator, gang-scheduled by
-the real Volcano. Each runs to completion, its losses fall and its ranks agree."""
+the real Volcano, beside a native sidecar and after an init container. Each runs to
+completion, its losses fall and its ranks agree."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ from paddlegen import api
 from paddlegen.output.layout import stream
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
-from tests.cluster.training import assert_trained, program
+from tests.cluster.training import (
+    PREPARED,
+    assert_trained,
+    program,
+    with_init_container_and_sidecar,
+)
 
 pytestmark = pytest.mark.node
 
@@ -88,11 +94,11 @@ def get(kube: Kube, namespace: str, *what: str) -> Any:
 
 
 def logs(kube: Kube, namespace: str) -> dict[str, str]:
-    """Every pod's log, by pod name."""
+    """Every pod's training container's log, by pod name."""
     pods = get(kube, namespace, "pods")["items"]
     return {
         pod["metadata"]["name"]: kube.run(
-            "logs", "-n", namespace, pod["metadata"]["name"], check=False
+            "logs", "-n", namespace, pod["metadata"]["name"], "-c", "paddle", check=False
         ).stdout
         for pod in pods
     }
@@ -217,7 +223,9 @@ def test_a_kubeflow_paddlejob_trains_as_one_volcano_gang(kubeflow: Kube, tmp_pat
     PADDLE_TRAINER_NUM on Workers, and Paddle's launcher takes an unset count as 1
     (python/paddle/distributed/launch/controllers/ps.py, _build_pod_with_master): 2 pods train
     as 2 servers and 2 trainers (the example's 2 + 2 as 4 and 4, which 2 cores run in about
-    45 s: too close to the budget)."""
+    45 s: too close to the budget). Every pod runs a native sidecar that never exits and, once
+    it is up, an init container (training/__init__.py with_init_container_and_sidecar): the
+    operator carries both into its pods, and they keep no replica from succeeding."""
     image = local_cluster().images.PADDLE_PS.reference
     logs_dir = tmp_path / "launcher-logs"  # the node is this machine: its hostPath is ours
     data = spec(
@@ -240,6 +248,7 @@ def test_a_kubeflow_paddlejob_trains_as_one_volcano_gang(kubeflow: Kube, tmp_pat
         {"name": "logs", "mountPath": "/logs",
          "hostPath": {"path": str(logs_dir), "type": "DirectoryOrCreate"}}
     )  # fmt: skip
+    with_init_container_and_sidecar(data["spec"], image)
     apply(kubeflow, data, "parameter_server")
     groups: list[dict[str, Any]] = []  # the operator deletes the job's PodGroup at the end
 
@@ -256,4 +265,12 @@ def test_a_kubeflow_paddlejob_trains_as_one_volcano_gang(kubeflow: Kube, tmp_pat
     assert "Running" in {g.get("status", {}).get("phase") for g in groups}, groups
     pods = get(kubeflow, "kf-ps", "pods")["items"]
     assert [p["spec"]["schedulerName"] for p in pods] == ["volcano"] * 2
+    for pod in pods:
+        assert output[pod["metadata"]["name"]].startswith(PREPARED + "\n"), output
+        inits = pod["spec"]["initContainers"]
+        assert [(c["name"], c.get("restartPolicy")) for c in inits] == [
+            ("heartbeat", "Always"),
+            ("prepare", None),
+        ]
+        assert pod["status"]["phase"] == "Succeeded"
     print(f"trained in {took:.1f} s")

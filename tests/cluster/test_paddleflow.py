@@ -292,3 +292,86 @@ def test_quantities_as_the_user_wrote_them_meet_no_conflict_with_the_operator(
         ),
     )
     kube.apply(api.manifest_stream([rendered]))  # fails on a conflict
+
+
+def test_the_pods_run_the_specs_init_containers_then_the_operators(operators: Kube) -> None:
+    """spec.initContainers reach every pod intact, a role's own for its pods, and the operator
+    appends its coord-paddle after them (paddle-operator v0.3.5 paddlejob_controller.go:207-212),
+    which is why a spec's may not take its name (rule container-name)."""
+    kube = operators
+    namespace = "pf-init-containers"
+    kube.run("create", "namespace", namespace)
+    body = """\
+  resources: {limits: {memory: 1Gi}}
+  volumes: [{name: scratch, mountPath: /scratch, emptyDir: {}}]
+  initContainers:
+    - name: fetch
+      image: "busybox:1.36.1"
+      command: [sh, -c, "echo ok > /cache/ok"]
+      volumeMounts: [{name: scratch, mountPath: /cache}]
+  ps: {replicas: 1}
+  worker:
+    replicas: 2
+    initContainers:
+      - {name: warm, image: "busybox:1.36.1", resources: {requests: {cpu: 10m, memory: 16Mi}}}
+"""
+    rendered = api.render_document(
+        parse_spec(paddlejob_spec("inits", namespace, body).encode(), "inits.yaml")
+    )
+    kube.apply(api.manifest_stream([rendered]))
+    (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
+
+    def running() -> list[dict[str, Any]]:
+        pods = get(kube, namespace, "pods")["items"]
+        return [p for p in pods if p["status"].get("phase") == "Running"]
+
+    wait_for("3 running pods", lambda: len(running()) == 3)
+    for pod in running():
+        role = pod["metadata"]["name"][len("inits") + 1 :].rsplit("-", 1)[0]
+        ours = paddlejob["spec"][role]["template"]["spec"]["initContainers"]
+        theirs = pod["spec"]["initContainers"]
+        assert [c["name"] for c in theirs] == [c["name"] for c in ours] + ["coord-paddle"]
+        for mine, carried in zip(ours, theirs, strict=False):
+            for key in ("image", "command", "volumeMounts", "securityContext"):
+                assert carried.get(key) == mine.get(key), (pod["metadata"]["name"], key)
+            assert_resources_kept(mine.get("resources", {}), carried.get("resources", {}))
+        kube.succeed(namespace, pod["metadata"]["name"])
+    wait_for(
+        "phase Completed",
+        lambda: (
+            get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", "inits")["status"]["phase"]
+            == "Completed"
+        ),
+    )
+
+
+def test_a_sidecar_does_not_survive_the_paddleflow_crd(operators: Kube) -> None:
+    """What rule paddlejob-sidecar-pruned relies on: the PaddleJob CRD (v0.3.5) has no
+    restartPolicy for init containers. Under strict field validation (kubectl's default) the
+    API server refuses a job with one; without, it drops the field, and what was meant as a
+    sidecar is an init container that never exits. The object is patched after rendering:
+    paddlegen itself refuses the spec."""
+    kube = operators
+    namespace = "pf-sidecar"
+    kube.run("create", "namespace", namespace)
+    body = (
+        "  resources: {limits: {memory: 1Gi}}\n"
+        "  initContainers: [{name: agent, image: 'busybox:1.36.1', command: [sleep, infinity]}]\n"
+    )
+    rendered = api.render_document(
+        parse_spec(paddlejob_spec("sidecar", namespace, body).encode(), "sidecar.yaml")
+    )
+    (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
+    paddlejob["spec"]["worker"]["template"]["spec"]["initContainers"][0]["restartPolicy"] = "Always"
+    stream = f"---\n{json.dumps(paddlejob)}\n"
+    apply = ["apply", "--server-side", "--field-manager=paddlegen", "-f", "-"]
+    refused = kube.run(*apply, stdin=stream, check=False)
+    assert refused.returncode != 0
+    assert "initContainers[0].restartPolicy" in refused.stderr, refused.stderr
+    kube.run(*apply, "--validate=false", stdin=stream)
+    stored = get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", "sidecar")
+    (agent,) = stored["spec"]["worker"]["template"]["spec"]["initContainers"]
+    assert agent["name"] == "agent" and "restartPolicy" not in agent
+    kube.run(
+        "delete", "-n", namespace, "paddlejobs.batch.paddlepaddle.org", "sidecar", "--wait=false"
+    )

@@ -19,11 +19,20 @@ import pytest
 import yaml
 
 from paddlegen import api
+from paddlegen.authoring.import_pod import PROBE_DEFAULTS
 from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
-from tests.helpers import ENV_SOURCES, POD_SETTINGS, ROLE_ENV_SOURCES, ROLE_POD_SETTINGS
+from tests.helpers import (
+    ENV_SOURCES,
+    INIT_CONTAINERS,
+    POD_SETTINGS,
+    ROLE_ENV_SOURCES,
+    ROLE_POD_SETTINGS,
+    ROLE_SIDECARS,
+    SIDECARS,
+)
 from tests.seeds import manifest_blocks, seed_text
 
 EXAMPLES = example_specs()
@@ -114,12 +123,17 @@ def _job_read_back(job: dict) -> None:
         pod.setdefault(key, value)
     if "serviceAccountName" in pod:
         pod["serviceAccount"] = pod["serviceAccountName"]
-    for container in pod["containers"]:
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
         container.setdefault("imagePullPolicy", "IfNotPresent")
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         container.setdefault("terminationMessagePolicy", "File")
         for port in container.get("ports", []):
             port.setdefault("protocol", "TCP")
+        for probe in (container.get(k) for k in ("startupProbe", "livenessProbe")):
+            for key, value in PROBE_DEFAULTS.items():
+                probe and probe.setdefault(key, value)
+            if probe and "httpGet" in probe:
+                probe["httpGet"].setdefault("scheme", "HTTP")
 
 
 def _claim_read_back(claim: dict) -> None:
@@ -419,3 +433,69 @@ def test_every_example_in_one_stream_imports_to_a_spec_per_job_that_renders_the_
         assert f"# imported by `paddlegen import` from {name}\n" in job.text
         again = api.render_document(parse_spec(job.text, "imported.yaml")).manifests
         assert [m.obj for m in again] == objects, name
+
+
+INIT_CONTAINER_CASES = [
+    (workload, role)
+    for workload in ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
+    for role in (False, True)
+]
+
+
+def init_containers_spec(workload: str, role: bool) -> dict:
+    """Init containers (and, but for paddlejob, sidecars) spec-wide; with ``role`` the workers
+    have their own."""
+    worker: dict = {"replicas": 1 if workload == "job" else 2}
+    spec: dict = {
+        "workload": workload,
+        "image": "r/train:v1",
+        "imagePullPolicy": "IfNotPresent",  # as the API server defaults it in the data Job
+        "volumes": [
+            {"name": "data", "mountPath": "/data", "emptyDir": {}},
+            {"name": "code", "mountPath": "/code", "emptyDir": {}},
+            {"name": "logs", "mountPath": "/var/log/train", "readOnly": True, "emptyDir": {}},
+        ],
+        "initContainers": INIT_CONTAINERS,
+        "worker": worker,
+        "dataPrep": {"volume": "data", "image": "r/data:v1"},
+    }
+    if workload != "paddlejob":
+        spec["sidecars"] = SIDECARS
+    if role:
+        worker["initContainers"] = INIT_CONTAINERS[:1]
+        if workload != "paddlejob":
+            worker["sidecars"] = ROLE_SIDECARS
+    if workload in ("paddlejob", "kubeflow-paddlejob"):
+        spec["ps"] = {"replicas": 1}
+    if workload == "distributed-job":
+        spec["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
+    return {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "demo", "namespace": "ml"},
+        "spec": spec,
+    }
+
+
+@pytest.mark.parametrize(("workload", "role"), INIT_CONTAINER_CASES)
+def test_init_containers_and_sidecars_come_back_from_the_objects(workload, role):
+    data = init_containers_spec(workload, role)
+    manifests = api.render_document(parse_spec(yaml.safe_dump(data), "spec.yaml")).manifests
+    objects = [m.obj for m in manifests]
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    assert not [d for d in imported.diagnostics if d.is_error]
+    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == objects
+    spec, given = imported.spec["spec"], data["spec"]
+    for key in ("initContainers", "sidecars"):
+        # each in its list, for its role (a single role's may be the spec's: the data Job runs
+        # none); the objects above pin their fields
+        for role in ("ps", "worker"):
+            if role in given:
+                wanted = given[role].get(key, given.get(key, []))
+                back = spec[role].get(key, spec.get(key, []))
+                assert [c["name"] for c in back] == [c["name"] for c in wanted]
+    # read back from the cluster, with its defaults: nothing lost either
+    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
+    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []

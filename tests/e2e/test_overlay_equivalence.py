@@ -256,3 +256,50 @@ def test_pod_settings_in_an_overlay_build_to_the_merged_render(tmp_path):
     assert data["spec"]["runtimeClassName"] == "nvidia"
     assert data["spec"]["topologySpreadConstraints"][0]["maxSkew"] == 1
     assert "annotations" not in data["metadata"]
+
+
+INIT_CONTAINERS_SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: inits, namespace: ml}
+spec:
+  workload: kubeflow-paddlejob
+  image: img:1
+  volumes: [{name: code, mountPath: /code, emptyDir: {}}]
+  initContainers: [{name: fetch, image: "git:1", volumeMounts: [{name: code}]}]
+  ps: {replicas: 1}
+  worker: {replicas: 2}
+overlays:
+  prod:
+    spec:
+      initContainers:
+        - {name: fetch, image: "git:2", volumeMounts: [{name: code, readOnly: false}]}
+        - {name: check, image: "check:1", volumeMounts: [{name: code, readOnly: true}]}
+      sidecars: [{name: proxy, image: "proxy:1", ports: [{containerPort: 15000}]}]
+      worker: {initContainers: []}
+  dev:
+    spec:
+      initContainers: null
+"""
+
+
+def test_init_containers_and_sidecars_in_an_overlay_build_to_the_merged_render(tmp_path):
+    """An overlay replaces, adds and removes init containers and sidecars, spec-wide and for
+    a role: the JSON patches of the operator's PaddleJob build to the direct render."""
+    spec = tmp_path / "inits.yaml"
+    spec.write_text(INIT_CONTAINERS_SPEC)
+    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    (rendered,) = api.render_specs([spec])
+
+    def init_containers(env: str, replica: str) -> list[tuple[str, str]]:
+        (job,) = [m.obj for m in rendered.environments[env] if m.obj["kind"] == "PaddleJob"]
+        pod = job["spec"]["paddleReplicaSpecs"][replica]["template"]["spec"]
+        return [(c["name"], c["image"]) for c in pod.get("initContainers", [])]
+
+    assert init_containers("prod", "Master") == [
+        ("proxy", "proxy:1"),
+        ("fetch", "git:2"),
+        ("check", "check:1"),
+    ]
+    assert init_containers("prod", "Worker") == [("proxy", "proxy:1")]
+    assert init_containers("dev", "Master") == init_containers("dev", "Worker") == []

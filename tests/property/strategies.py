@@ -66,6 +66,7 @@ _ANNOTATIONS = {
     "default",
     "x-error",
     "x-hint",
+    "x-unknown",
 }
 
 

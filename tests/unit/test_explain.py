@@ -75,6 +75,8 @@ MUTATIONS: dict[str, Any] = {
     "spec.worker.replicas": 3,
     "spec.ps.replicas": 3,
     "spec.heter.replicas": 2,
+    "spec.initContainers": [{"name": "fetch", "image": "b:1", "volumeMounts": [{"name": "code"}]}],
+    "spec.sidecars": [{"name": "shipper", "image": "s:1", "ports": [{"containerPort": 2020}]}],
     "spec.volumes.mountPath": "/other",
     "spec.volumes.capacity": "20Gi",
     "spec.volumes.configMap": {"name": "other-code", "defaultMode": 256},

@@ -299,14 +299,13 @@ def test_a_job_of_one_pod_is_not():
     assert result.spec["spec"]["worker"] == {"replicas": 1}
 
 
-def test_sidecars_init_containers_and_volumes_without_a_spec_form_are_lossy():
+def test_containers_beside_the_training_one_and_volumes_without_a_spec_form_are_lossy():
     result = imported_file("sidecar-job.yaml")
     assert sorted(lossy(result)) == sorted(
         [
             "Job/wide-deep: container 'log-shipper' (fluent/fluent-bit:3.1) is not carried "
-            "over: the spec's pods run one container, the training container",
-            "Job/wide-deep: init container 'fetch' (busybox:1.36) is not carried over: the "
-            "spec's pods have none",
+            "over: the spec's pods run one container, the training container; a native sidecar "
+            "(spec.sidecars) runs beside it, and ends with it",
             "Job/wide-deep: volume 'creds' (projected) is not carried over: mounted at "
             "/etc/creds, it has no spec volume form",
         ]
@@ -344,6 +343,15 @@ def test_what_a_pod_holds_that_the_spec_can_express_is_mapped():
     assert spec["volumes"] == [
         {"name": "data", "mountPath": "/data", "emptyDir": {}},
         {"name": "logs", "mountPath": "/var/log/train", "emptyDir": {}},
+    ]
+    # the init container, mounting data where the training container does
+    assert spec["initContainers"] == [
+        {
+            "name": "fetch",
+            "image": "busybox:1.36",
+            "command": ["sh", "-c", "wget -O /data/train.txt http://data.example.com/train.txt"],
+            "volumeMounts": [{"name": "data"}],
+        }
     ]
     assert spec["run"] == {
         "restartPolicy": "OnFailure",
@@ -676,3 +684,161 @@ def test_a_data_job_goes_to_the_job_it_is_named_after_or_shares_a_claim_with():
 def test_import_manifests_takes_one_job_and_names_the_folder_form_for_more():
     with pytest.raises(InputError, match=r"2 jobs \(Job/demo, PaddleJob/kf\).* -o DIR/"):
         import_manifests([("in.yaml", JOB + "---\n" + kubeflow())])
+
+
+# A Job whose pod has a native sidecar after an init container, as `kubectl get -o yaml`
+# prints it: the API server's defaults in the init containers and the probe.
+INIT_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: demo}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+      - name: fetch
+        image: busybox:1.36.1
+        imagePullPolicy: IfNotPresent
+        command: [sh, -c, "echo ok > /scratch/ok"]
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+        volumeMounts: [{name: scratch, mountPath: /scratch}]
+      - name: proxy
+        image: r/proxy:2.0
+        restartPolicy: Always
+        ports: [{containerPort: 15000, name: admin, protocol: TCP}]
+        startupProbe:
+          httpGet: {path: /ready, port: admin, scheme: HTTP}
+          periodSeconds: 1
+          timeoutSeconds: 1
+          successThreshold: 1
+          failureThreshold: 30
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+      containers:
+      - name: paddle
+        image: r/demo:v1
+        volumeMounts: [{name: data, mountPath: /data}]
+      volumes:
+      - {name: scratch, emptyDir: {}}
+      - {name: data, emptyDir: {}}
+"""
+
+
+def test_init_containers_and_native_sidecars_are_carried_over_the_sidecars_first():
+    result = imported(INIT_JOB)
+    spec = result.spec["spec"]
+    assert spec["sidecars"] == [
+        {
+            "name": "proxy",
+            "image": "r/proxy:2.0",
+            "ports": [{"containerPort": 15000, "name": "admin", "protocol": "TCP"}],
+            "startupProbe": {
+                "httpGet": {"path": "/ready", "port": "admin"},
+                "periodSeconds": 1,
+                "failureThreshold": 30,
+            },
+        }
+    ]
+    assert spec["initContainers"] == [
+        {
+            "name": "fetch",
+            "image": "busybox:1.36.1",
+            "imagePullPolicy": "IfNotPresent",
+            "command": ["sh", "-c", "echo ok > /scratch/ok"],
+            "volumeMounts": [{"name": "scratch"}],
+        }
+    ]
+    # the volume only the init container mounted is now the training container's too
+    assert spec["volumes"][0] == {"name": "scratch", "mountPath": "/scratch", "emptyDir": {}}
+    assert sorted(lossy(result)) == [
+        "Job/demo: sidecar 'proxy' (r/proxy:2.0) now starts before init container 'fetch': "
+        "paddlegen starts every sidecar first",
+        "Job/demo: volume 'scratch' is now also mounted into the training container, at "
+        "/scratch: the spec mounts every volume into it (only init containers or sidecars did)",
+    ]
+    (defaults,) = [str(n) for n in result.notes if n.kind == "cosmetic" and "defaults" in str(n)]
+    for field in (
+        "terminationMessagePath",
+        "startupProbe.timeoutSeconds",
+        "startupProbe.httpGet.scheme",
+    ):
+        assert f"spec.template.spec.initContainers[1].{field}" in defaults
+
+
+def test_what_a_spec_container_cannot_hold_is_listed():
+    text = INIT_JOB.replace(
+        "        volumeMounts: [{name: scratch, mountPath: /scratch}]\n",
+        "        volumeMounts: [{name: scratch, mountPath: /scratch, mountPropagation: None}]\n"
+        "        readinessProbe: {exec: {command: [true]}}\n"
+        "        securityContext: {privileged: true}\n",
+    ).replace("periodSeconds: 1\n", "periodSeconds: 1\n          httpGet: {path: /ready, port: "
+              "admin, httpHeaders: [{name: X, value: y}]}\n", 1)  # fmt: skip
+    lines = "\n".join(lossy(imported(text)))
+    for lost in (
+        "spec.template.spec.initContainers[0].volumeMounts[0].mountPropagation",
+        "spec.template.spec.initContainers[0].readinessProbe.exec.command",
+        "spec.template.spec.initContainers[0].securityContext.privileged",
+        "spec.template.spec.initContainers[1].startupProbe.httpGet.httpHeaders[0].name",
+    ):
+        assert f"{lost} = " in lines, lines
+
+
+def test_an_init_container_without_the_training_containers_security_context_gets_it():
+    text = INIT_JOB.replace(
+        "        image: r/demo:v1\n",
+        "        image: r/demo:v1\n        securityContext: {allowPrivilegeEscalation: false, "
+        "capabilities: {drop: [ALL]}, seccompProfile: {type: RuntimeDefault}}\n",
+    )
+    notes = lossy(imported(text))
+    assert (
+        "Job/demo: init container 'fetch' (busybox:1.36.1) ran without a securityContext; it now "
+        'gets the training container\'s, {"allowPrivilegeEscalation": false, "capabilities": '
+        '{"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}' in notes
+    )
+
+
+def test_the_paddleflow_operators_own_init_container_is_left_to_it():
+    text = (
+        "apiVersion: batch.paddlepaddle.org/v1\nkind: PaddleJob\nmetadata: {name: pf}\n"
+        "spec:\n  worker:\n    replicas: 2\n    template:\n      spec:\n"
+        "        initContainers:\n"
+        "        - {name: fetch, image: 'busybox:1.36.1'}\n"
+        "        - {name: coord-paddle, image: 'alpine:3.10', command: [sh, -c, nslookup]}\n"
+        "        containers: [{name: paddle, image: 'r/a:v1'}]\n"
+    )
+    result = imported(text)
+    assert result.spec["spec"]["initContainers"] == [{"name": "fetch", "image": "busybox:1.36.1"}]
+    assert lossy(result) == []
+    assert "PaddleJob/pf worker: init container 'coord-paddle' is the operator's: it adds it to " \
+        "every pod itself" in said(result)  # fmt: skip
+
+
+def test_a_kubeflow_sidecar_comes_back_as_one():
+    text = kubeflow().replace(
+        "          containers:\n",
+        "          initContainers: [{name: agent, image: 'r/agent:1.0', restartPolicy: Always}]\n"
+        "          containers:\n",
+    )
+    spec = imported(text).spec["spec"]
+    assert spec["sidecars"] == [{"name": "agent", "image": "r/agent:1.0"}]  # both roles'
+    assert "sidecars" not in spec["ps"] and "sidecars" not in spec["worker"]
+
+
+def test_the_data_jobs_init_containers_are_lossy():
+    data_job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: demo-data}\nspec:\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n"
+        "      initContainers: [{name: wait, image: 'busybox:1.36.1'}]\n"
+        "      containers:\n      - name: paddle\n        image: r/data:v1\n"
+        "        env: [{name: OUT_DIR, value: /data/demo}, {name: SPLIT_COUNT, value: '1'}]\n"
+        "        volumeMounts: [{name: data, mountPath: /data}]\n"
+        "      volumes: [{name: data, emptyDir: {}}]\n"
+    )
+    result = imported(INIT_JOB, data_job)
+    assert "dataPrep" in result.spec["spec"]
+    assert (
+        "Job/demo-data: init container 'wait' (busybox:1.36.1) is not carried over: the data "
+        "Job's pod runs none (spec.initContainers and sidecars are the trainers')"
+    ) in lossy(result)

@@ -88,7 +88,7 @@ def test_templates_get_computed_values_not_logic():
     pod = _main_object("distributed-job", distributed=ports)["spec"]["template"]["spec"]
     job = build_job(parse_spec(_spec_text("distributed-job", distributed=ports), "s.yaml").data)
     built = WORKLOADS["distributed-job"].context(job)["pod"]
-    assert [p["hostPort"] for p in built.ports] == [7164, 7165]
-    assert pod["containers"][0]["ports"] == built.ports
-    assert pod["containers"][0]["env"] == built.env
+    assert [p["hostPort"] for p in built.container.ports] == [7164, 7165]
+    assert pod["containers"][0]["ports"] == built.container.ports
+    assert pod["containers"][0]["env"] == built.container.env
     assert pod["affinity"] == built.affinity

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 LOSS = re.compile(r"^rank (\d+)/(\d+) step (\d+) loss (\S+)$", re.M)
 PARAMETERS = re.compile(r"^rank (\d+)/(\d+) parameters (\S+)$", re.M)
@@ -14,6 +15,55 @@ PARAMETERS = re.compile(r"^rank (\d+)/(\d+) parameters (\S+)$", re.M)
 def program(name: str) -> str:
     """The text of the program ``name`` (a module of this folder), as a pod receives it."""
     return (Path(__file__).parent / f"{name}.py").read_text(encoding="utf-8")
+
+
+# What the init container of with_init_container_and_sidecar writes, and the training
+# container prints before it trains.
+PREPARED = "prepared by the init container, once the sidecar was up"
+
+
+def with_init_container_and_sidecar(spec: dict[str, Any], image: str) -> None:
+    """Give ``spec`` (a spec's `spec` section, with a `command`) a native sidecar
+    (heartbeat.py, which runs for ever) and an init container, which the pod starts after it
+    (paddlegen starts the sidecars first): the init container fails unless the sidecar's
+    startupProbe passed before it started, and leaves a mark in a shared emptyDir, which the
+    training command prints (and stops on, if missing) before it runs. One run then shows the
+    order, the probe, the mounts, and that a sidecar that never exits keeps no job from
+    completing. Seconds: the probe checks every second."""
+    spec.setdefault("volumes", []).append(
+        {"name": "scratch", "mountPath": "/scratch", "emptyDir": {}}
+    )
+    # imported by `up`, no registry has the image
+    common = {"image": image, "imagePullPolicy": "Never", "volumeMounts": [{"name": "scratch"}]}
+    spec["sidecars"] = [
+        {
+            "name": "heartbeat",
+            **common,
+            "command": ["python3", "-c", program("heartbeat")],
+            "resources": {
+                "requests": {"cpu": "50m", "memory": "64Mi"},
+                "limits": {"memory": "256Mi"},
+            },
+            "startupProbe": {
+                "exec": {"command": ["test", "-f", "/scratch/sidecar-up"]},
+                "periodSeconds": 1,
+                "failureThreshold": 30,
+            },
+        }
+    ]
+    spec["initContainers"] = [
+        {
+            "name": "prepare",
+            **common,
+            "command": [
+                "sh",
+                "-c",
+                f"test -f /scratch/sidecar-up && echo '{PREPARED}' > /scratch/prepared",
+            ],
+        }
+    ]
+    # sh runs the spec's command as given ("$@"), once the mark is there
+    spec["command"] = ["sh", "-c", 'cat /scratch/prepared && exec "$@"', "sh", *spec["command"]]
 
 
 def assert_trained(logs: dict[str, str], world: int, tolerance: float = 0.0) -> None:
