@@ -99,7 +99,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     type=int,
     default=1,
     show_default=True,
-    help="Trainers (pods of distributed-job).",
+    help="Trainers (pods of distributed-job and collective-job).",
 )
 @click.option(
     "--gpus",
@@ -156,6 +156,7 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
     without a finding. It starts with the yaml-language-server modeline for editor completion.
     --gpus are the trainers' (workers'); parameter servers get --ps-gpus. distributed-job
     needs --storage: its image reads the trainer config and data from that volume.
+    collective-job without --command runs Paddle's launcher on args [train.py].
 
     \b
     Examples:
@@ -236,7 +237,12 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
     ask("image", "Container image (with a tag)")
     ask(
         "command",
-        "Start command (empty: the image's)",
+        "Start command (empty: "
+        + (
+            "Paddle's launcher on train.py)"
+            if answers["workload"] == "collective-job"
+            else "the image's)"
+        ),
         default=answers["command"] or "",
         show_default=False,
     )
