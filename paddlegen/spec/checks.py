@@ -720,7 +720,7 @@ def _collective_job(ctx: _Ctx) -> Iterator[Diagnostic]:
                 key=True,
             )
     worker = ctx.spec.get("worker", {})
-    if not any(key in body for body in (ctx.spec, worker) for key in ("command", "args")):
+    if not any(body.get(key) for body in (ctx.spec, worker) for key in ("command", "args")):
         yield ctx.error(
             ("spec",),
             "nothing to run: without a command the pods run Paddle's launcher ("

@@ -24,6 +24,9 @@ def test_nothing_to_run_without_a_command_or_args():
         "args (set args, e.g. args: [train.py] (the launcher runs it on every pod), or a "
         "command) [collective-command]"
     ]
+    assert rules(COLLECTIVE + "  args: []\n  worker: {replicas: 2, args: []}\n") == [
+        "collective-command"
+    ]
 
 
 @pytest.mark.parametrize("role", ["ps", "heter"])
