@@ -190,8 +190,11 @@ def test_one_failed_rank_fails_the_whole_job_at_once(nodes: Kube) -> None:
 
         wait_for("the other ranks stopped", stopping)
     wait_for("the Job Failed", lambda: condition(kube, namespace, name, "Failed"))
-    left = job_pods(kube, namespace, name)
-    assert [p["metadata"]["name"] for p in left] == [pods[1]["metadata"]["name"]]
+    failed = [pods[1]["metadata"]["name"]]
+    wait_for(
+        "only the failed rank left",
+        lambda: [p["metadata"]["name"] for p in job_pods(kube, namespace, name)] == failed,
+    )
     assert get(kube, namespace, "job", name)["status"].get("active", 0) == 0
 
 
