@@ -76,6 +76,25 @@ CHECKS: dict[str, str] = {
     "distributed-command": "one start command, not `distributed.command` and another",
     "distributed-env": "no env that `distributed-job` sets itself",
     "hostport-nodes": "hostPorts take a node per pod: something bounds the wait for them",
+    "collective-roles": "`collective-job` has no `ps` or `heter` role: every pod is a trainer",
+    "collective-command": (
+        "a `collective-job` runs something: `args` (the training script, which the default "
+        "command, Paddle's launcher, runs) or a `command`"
+    ),
+    "collective-restart": (
+        "a `collective-job`'s pods run with `restartPolicy: Never`: its pod failure policy "
+        "takes no other, and a rank restarted in place cannot rejoin the others"
+    ),
+    "collective-env": (
+        "no env that `collective-job` sets itself (`POD_IP`, `PADDLE_RANK`, `PADDLE_NNODES`, "
+        "`PADDLE_JOB_ID`, `PADDLE_MASTER`), nor `PADDLE_TRAINER_ENDPOINTS` or "
+        "`DISTRIBUTED_TRAINER_ENDPOINTS`, which make the launcher replace the master and node "
+        "count"
+    ),
+    "collective-args": (
+        "the launcher's own flags that the env overrides (`--master`, `--nnodes`, `--rank`, "
+        "`--job_id`, `--host`, before the training script)"
+    ),
     "dataprep-layout": "the data Job writes where the trainers read",
     "volume-access-mode": (
         "`ReadWriteOncePod` stands alone; no `ReadWriteOnce` volume shared by several pods"

@@ -88,6 +88,15 @@ _JOB_DEFAULTS: dict[str, Any] = {
     "spec.completionMode": "NonIndexed",
     "spec.podReplacementPolicy": "TerminatingOrFailed",
 }
+# A Service's (collective-job's headless one): the defaults, and what the API server fills in
+# from the cluster's network (its IP families, clusterIP as a list).
+_SERVICE_DEFAULTS: dict[str, Any] = {
+    "spec.type": "ClusterIP",
+    "spec.sessionAffinity": "None",
+    "spec.internalTrafficPolicy": "Cluster",
+    "spec.ipFamilyPolicy": "SingleStack",
+}
+_SERVICE_SERVER_SET = ("spec.clusterIPs", "spec.ipFamilies")
 _INDEX = re.compile(r"\[\d+\]")
 
 
@@ -107,7 +116,15 @@ def set_by_cluster(path: str, value: Any, kind: str, name: str) -> str | None:
         return "unused"  # the controller names each pod itself
     if _server_set(local, value, kind, name, in_template):
         return "server-set"
-    defaults = _POD_DEFAULTS if in_template else _JOB_DEFAULTS if kind == "Job" else {}
+    defaults = (
+        _POD_DEFAULTS
+        if in_template
+        else _JOB_DEFAULTS
+        if kind == "Job"
+        else _SERVICE_DEFAULTS
+        if kind == "Service"
+        else {}
+    )
     if local in defaults and defaults[local] == value:
         return "default"
     return None
@@ -120,6 +137,8 @@ def _server_set(local: str, value: Any, kind: str, name: str, in_template: bool)
         return local.removeprefix("metadata.annotations.") in TOOL_ANNOTATIONS
     if local == "metadata.finalizers":
         return set(value) <= _PROTECTION
+    if kind == "Service" and local in _SERVICE_SERVER_SET:
+        return True
     place = next((p for p in _LABEL_PLACES if local.startswith(p)), None)
     return kind == "Job" and place is not None and is_server_label(local[len(place) :], value, name)
 

@@ -66,6 +66,7 @@ IMPORTERS = _importers()
 OPERATOR_JOBS = {kind: mapper for kind, mapper in IMPORTERS.items() if kind != BATCH_JOB}
 PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 CONFIGMAP = ("v1", "ConfigMap")
+SERVICE = ("v1", "Service")
 # distributed-job renders these for the image's peer discovery; importing them is a no-op.
 RBAC = {
     ("v1", "ServiceAccount"),
@@ -288,6 +289,7 @@ def _map(
     """The spec fields of the training object and the objects around it, the objects used,
     and the PodGroup if there is one."""
     job = ctx.name
+    subdomain = main.get("spec", {}).get("template", {}).get("spec", {}).get("subdomain")
     spec = IMPORTERS[_key(main)](main, ctx, _label(main))
     used = [main]
     data = next(
@@ -305,6 +307,10 @@ def _map(
     if spec["workload"] == "distributed-job":
         account = spec.get("worker", {}).get("serviceAccountName", spec.get("serviceAccountName"))
         used += [o for o in objects if _key(o) in RBAC and _rbac_is_derived(o, job, account or job)]
+    if spec["workload"] == "collective-job":
+        used += [
+            o for o in objects if _key(o) == SERVICE and _service_is_derived(o, subdomain, ctx)
+        ]
     used += [o for o in objects if _is_run_record(o, job)]
     used += [obj for _, obj in ctx.consumed]
     return spec, used, group
@@ -394,6 +400,24 @@ def _rbac_is_derived(obj: dict[str, Any], name: str, account: str) -> bool:
         for s in obj.get("subjects", [{}])
     ):
         take(obj, "subjects")
+    return True
+
+
+def _service_is_derived(obj: dict[str, Any], subdomain: str | None, ctx: Context) -> bool:
+    """collective-job's headless Service, the pods' subdomain, which it regenerates (named
+    after the job); fields that differ from what it regenerates stay and are listed."""
+    if obj["metadata"]["name"] != subdomain:
+        return False
+    _expect_name(obj, ctx.name, ctx)
+    body = obj.get("spec", {})
+    if body.get("clusterIP") == "None":
+        take(body, "clusterIP")
+    if body.get("publishNotReadyAddresses") is True:
+        take(body, "publishNotReadyAddresses")
+    if body.get("selector") in (
+        {label: ctx.name} for label in ("batch.kubernetes.io/job-name", "job-name")
+    ):
+        take(body, "selector")
     return True
 
 

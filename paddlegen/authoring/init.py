@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
+from paddlegen.workloads import WORKLOADS
 from paddlegen.yamlio import load_all
 
 STORAGE_FORMS = (
@@ -326,7 +327,7 @@ def _init_text(options: InitOptions, spec_file: str | None = None) -> str:
     return (
         modeline(options.schema, spec_file) + "# Written by `paddlegen init`. Fields: `paddlegen "
         "explain spec`.\n# Render: `paddlegen render THIS_FILE -o deploy/`.\n"
-        + "\n".join(_commented(_init_data(options), ()))
+        + "\n".join(_commented(_init_data(options), (), _comments(options.workload)))
         + "\n"
     )
 
@@ -337,6 +338,8 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["image"] = o.image
     if o.command:
         spec["command"] = shlex.split(o.command)
+    elif o.workload == "collective-job":
+        spec["args"] = ["train.py"]  # what the workload's default command, the launcher, runs
     # The spec-wide resources are the trainers'; parameter servers with another GPU count get
     # their own (unless --cpu and --memory give every pod the same).
     spec["resources"] = _resources(*pod_requests(o, o.gpus))
@@ -360,6 +363,9 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         # Without storage this reference fails the checks: init refuses (see _REASONS).
         spec["distributed"] = {"volume": "data", "trainConfigDir": "quick_start"}
         spec["run"] = {"activeDeadlineSeconds": 86400}
+    if o.workload == "collective-job":
+        # Ranks that started wait in the launcher's rendezvous for the rest: bounded.
+        spec["run"] = {"activeDeadlineSeconds": 86400}
     metadata = {"name": o.name, **({"namespace": o.namespace} if o.namespace else {})}
     return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
 
@@ -372,7 +378,7 @@ def _resources(cpu: str, memory: str) -> dict[str, Any]:
 _COMMENTS = {
     "metadata.name": "DNS-1035 label; prefix of every generated name",
     "metadata.namespace": "-> the kustomization's namespace",
-    "spec.workload": "job | distributed-job | paddlejob | kubeflow-paddlejob",
+    "spec.workload": " | ".join(WORKLOADS),
     "spec.image": "pin a tag: the same commit must run the same code",
     "spec.command": "the image's ENTRYPOINT when left out",
     "spec.resources": "per pod, for every role; a role may set its own",
@@ -394,6 +400,20 @@ _COMMENTS = {
     "spec.distributed.trainConfigDir": "folder under JOB_PATH/JOB_NAME with the trainer config",
     "spec.run.activeDeadlineSeconds": "ends a job whose pods never all start",
 }
+# A workload's own comments, where its fields mean more than the general ones say.
+_WORKLOAD_COMMENTS = {
+    "collective-job": {
+        "spec.command": "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out",
+        "spec.args": "the training script and its flags: the launcher runs it on every pod",
+        "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
+    }
+}
+
+
+def _comments(workload: str) -> dict[str, str]:
+    return {**_COMMENTS, **_WORKLOAD_COMMENTS.get(workload, {})}
+
+
 _PLAIN = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@+=-]*$")
 # What YAML may not hold raw (its reader refuses it) or reads as a line break: escaped.
 _UNSAFE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -412,19 +432,21 @@ def _scalar(value: Any) -> str:
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _commented(data: dict[str, Any], path: tuple[str, ...], indent: str = "") -> list[str]:
+def _commented(
+    data: dict[str, Any], path: tuple[str, ...], comments: dict[str, str], indent: str = ""
+) -> list[str]:
     lines = []
     for key, value in data.items():
         here = (*path, key)
-        note = _COMMENTS.get(".".join(here))
+        note = comments.get(".".join(here))
         tail = f"  # {note}" if note else ""
         if isinstance(value, dict) and value and here[-1] not in ("requests", "limits"):
             lines.append(f"{indent}{key}:{tail}")
-            lines += _commented(value, here, indent + "  ")
+            lines += _commented(value, here, comments, indent + "  ")
         elif isinstance(value, list) and value and isinstance(value[0], dict):
             lines.append(f"{indent}{key}:{tail}")
             for item in value:
-                body = _commented(item, (*here, "[]"), indent + "    ")
+                body = _commented(item, (*here, "[]"), comments, indent + "    ")
                 lines += [f"{indent}  - {body[0].lstrip()}", *body[1:]]
         else:
             flow = (

@@ -105,7 +105,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     type=int,
     default=1,
     show_default=True,
-    help="Trainers (pods of distributed-job).",
+    help="Trainers (pods of distributed-job and collective-job).",
 )
 @click.option(
     "--gpus",
@@ -162,6 +162,7 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
     without a finding. It starts with the yaml-language-server modeline for editor completion.
     --gpus are the trainers' (workers'); parameter servers get --ps-gpus. distributed-job
     needs --storage: its image reads the trainer config and data from that volume.
+    collective-job without --command runs Paddle's launcher on args [train.py].
 
     \b
     Examples:
@@ -242,7 +243,12 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
     ask("image", "Container image (with a tag)")
     ask(
         "command",
-        "Start command (empty: the image's)",
+        "Start command (empty: "
+        + (
+            "Paddle's launcher on train.py)"
+            if answers["workload"] == "collective-job"
+            else "the image's)"
+        ),
         default=answers["command"] or "",
         show_default=False,
     )
@@ -320,9 +326,10 @@ def import_command(
 ) -> None:
     """Turn existing Kubernetes manifests into specs, one per job.
 
-    FILE may be - for stdin. Reads a batch/v1 Job (single, or the seeds' distributed one with
-    CONF_PADDLE_* env), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, and the
-    PodGroup, PVs, PVCs and data Job in the same stream. Every field or object not carried
+    FILE may be - for stdin. Reads a batch/v1 Job (single, the seeds' distributed one with
+    CONF_PADDLE_* env, or an Indexed one with Paddle's launcher contract and its headless
+    Service), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, and the PodGroup, PVs,
+    PVCs and data Job in the same stream. Every field or object not carried
     over as it was is a note on stderr: a warning [import-lossy] when the rendered spec would
     run differently (more or fewer pods, a dropped container, volume, env, resource,
     scheduling or placement setting), else an info [import-note] (server-set fields,

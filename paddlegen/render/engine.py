@@ -32,6 +32,7 @@ KIND_ORDER = (
     "RoleBinding",
     "PersistentVolume",
     "PersistentVolumeClaim",
+    "Service",
     "PodGroup",
     "Job",
     "PaddleJob",

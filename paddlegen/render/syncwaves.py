@@ -34,8 +34,8 @@ HOOK = "argocd.argoproj.io/hook"
 HOOK_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy"
 RUN_RECORD_TEMPLATE = "_argocd/run-record"  # a Manifest's origin; no template file behind it
 
-# Storage, RBAC and the run record first, then a PodGroup (only a --templates one: paddlegen
-# renders none), then the data Job, then training.
+# Storage, RBAC, Services and the run record first, then a PodGroup (only a --templates one:
+# paddlegen renders none), then the data Job, then training.
 _WAVES = {
     "ServiceAccount": 0,
     "Role": 0,
@@ -43,6 +43,7 @@ _WAVES = {
     "PersistentVolume": 0,
     "PersistentVolumeClaim": 0,
     "ConfigMap": 0,
+    "Service": 0,  # a collective-job's pods' names: there before the pods that look them up
     "PodGroup": 1,
 }
 _DATA_JOB_WAVE = 2

@@ -28,6 +28,7 @@ from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS, TRAINING_CONTAINER, Workload
+from paddlegen.workloads.collective import CONTRACT_ENV, LAUNCHER
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SIZED_SOURCES = ("nfs", "efs", "cephfs", "dynamic")
@@ -691,6 +692,112 @@ def _host_port_nodes(ctx: _Ctx) -> Iterator[Diagnostic]:
         "(every pod has its own IP)",
         severity="warning",
     )
+
+
+# Env that makes Paddle's launcher replace the master and node count it was given with its own
+# (python/paddle/distributed/launch/plugins/__init__.py:45-67 at v3.3.1, collective_compatible).
+_LAUNCHER_OVERRIDES = ("PADDLE_TRAINER_ENDPOINTS", "DISTRIBUTED_TRAINER_ENDPOINTS")
+# The launcher's flags that the contract's env overrides (context/__init__.py:100-107), by the
+# env that does.
+_CONTRACT_FLAGS = {
+    "--master": "PADDLE_MASTER",
+    "--nnodes": "PADDLE_NNODES",
+    "--rank": "PADDLE_RANK",
+    "--job_id": "PADDLE_JOB_ID",
+    "--host": "POD_IP",
+}
+
+
+def _collective_job(ctx: _Ctx) -> Iterator[Diagnostic]:
+    if ctx.workload != "collective-job":
+        return
+    for role in ("ps", "heter"):
+        if role in ctx.spec:
+            yield ctx.error(
+                ("spec", role),
+                f"workload 'collective-job' has no '{role}' role: every pod is a trainer of "
+                "the collective (data-parallel) job",
+                "collective-roles",
+                "set worker.replicas to the number of pods, or use workload 'paddlejob' for "
+                "parameter servers",
+                key=True,
+            )
+    worker = ctx.spec.get("worker", {})
+    if not any(body.get(key) for body in (ctx.spec, worker) for key in ("command", "args")):
+        yield ctx.error(
+            ("spec",),
+            "nothing to run: without a command the pods run Paddle's launcher ("
+            + " ".join(LAUNCHER)
+            + "), which needs the training script as args",
+            "collective-command",
+            "set args, e.g. args: [train.py] (the launcher runs it on every pod), or a command",
+            key=True,
+        )
+    restart = ctx.spec.get("run", {}).get("restartPolicy")
+    if restart == "OnFailure":
+        yield ctx.error(
+            ("spec", "run", "restartPolicy"),
+            "a collective-job's pods run with restartPolicy Never: a rank restarted in place "
+            "cannot rejoin the others, and the Job's pod failure policy, which fails the whole "
+            "job at once, takes no other",
+            "collective-restart",
+            "remove run.restartPolicy; a new run of the job restarts every rank",
+        )
+    for base in (("spec",), ("spec", "worker")):
+        body = ctx.spec if len(base) == 1 else worker
+        for i, entry in enumerate(body.get("env", [])):
+            name = entry["name"]
+            if name in CONTRACT_ENV:
+                yield ctx.error(
+                    (*base, "env", i, "name"),
+                    f"env '{name}' is set by workload 'collective-job' from {CONTRACT_ENV[name]}",
+                    "collective-env",
+                    "remove it here",
+                )
+            elif name in _LAUNCHER_OVERRIDES:
+                yield ctx.error(
+                    (*base, "env", i, "name"),
+                    f"env '{name}' makes Paddle's launcher replace the master and the node count "
+                    "that workload 'collective-job' gives it with its own",
+                    "collective-env",
+                    "remove it here: the launcher gives each process its endpoints",
+                )
+    yield from _collective_flags(ctx)
+
+
+def _collective_flags(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """The launcher's own flags that the contract's env overrides, among its words before the
+    training script (each of its flags takes one value) in the command and args pods run."""
+    words = _run_words(ctx)
+    starts = [i for i, (_, word) in enumerate(words) if word == "paddle.distributed.launch"]
+    i = starts[0] + 1 if starts else len(words)
+    while i < len(words) and words[i][1].startswith("--"):
+        where, flag = words[i]
+        name = flag.split("=", 1)[0]
+        if name in _CONTRACT_FLAGS and where is not None:
+            yield ctx.error(
+                where,
+                f"the launcher's {name} is overridden by env {_CONTRACT_FLAGS[name]}, which "
+                "workload 'collective-job' sets",
+                "collective-args",
+                f"remove {name} and its value",
+                severity="warning",
+            )
+        i += 1 if "=" in flag else 2
+
+
+def _run_words(ctx: _Ctx) -> list[tuple[FieldPath | None, str]]:
+    """The words a collective-job's pods run after the master wrapper, each with its place in
+    the spec (None: the launcher paddlegen runs when the spec gives no command)."""
+    worker = ctx.spec.get("worker", {})
+    words: list[tuple[FieldPath | None, str]] = []
+    for key in ("command", "args"):
+        body, base = (worker, ("spec", "worker")) if key in worker else (ctx.spec, ("spec",))
+        if key in body:
+            words += [((*base, key, i), word) for i, word in enumerate(body[key])]
+        elif key == "command":
+            words += [(None, word) for word in LAUNCHER]
+    return words
 
 
 def _data_prep(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -1724,6 +1831,7 @@ CHECKS: tuple[Check, ...] = (
     _ignored_settings,
     _distributed_job,
     _host_port_nodes,
+    _collective_job,
     _data_prep,
     _single_mount_volumes,
     _control_characters,
@@ -1783,6 +1891,11 @@ RULES: tuple[str, ...] = (
     "distributed-command",
     "distributed-env",
     "hostport-nodes",
+    "collective-roles",
+    "collective-command",
+    "collective-restart",
+    "collective-env",
+    "collective-args",
     "dataprep-layout",
     "volume-access-mode",
     "deprecated",

@@ -233,6 +233,13 @@ DISTRIBUTED_DEFAULTS = DistributedSettings()
 
 
 @dataclass(frozen=True)
+class CollectiveSettings:
+    """spec.collective: where rank 0 serves the launcher's rendezvous (workloads/collective.py)."""
+
+    port: int = 6768
+
+
+@dataclass(frozen=True)
 class Security:
     """spec.security: the restricted profile (default on) and the user's own settings."""
 
@@ -262,6 +269,7 @@ class Job:
     dataPrep: DataPrep | None
     recommended_labels: dict[str, str] = field(default_factory=dict)
     security: Security = field(default_factory=Security)
+    collective: CollectiveSettings = field(default_factory=CollectiveSettings)
 
     @property
     def total_replicas(self) -> int:
@@ -376,6 +384,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         dataPrep=_data_prep(spec, name, volumes, roles["worker"].replicas),
         recommended_labels=recommended,
         security=Security(**spec.get("security", {})),
+        collective=CollectiveSettings(**spec.get("collective", {})),
     )
 
 

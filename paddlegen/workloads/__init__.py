@@ -6,11 +6,18 @@ folder ``templates/<name>/``, its tests and the docs.
 
 from __future__ import annotations
 
-from paddlegen.workloads import distributed, job, kubeflow, paddlejob
+from paddlegen.workloads import collective, distributed, job, kubeflow, paddlejob
 from paddlegen.workloads.base import Workload
 
 WORKLOADS: dict[str, Workload] = {
-    w.name: w for w in (job.WORKLOAD, distributed.WORKLOAD, paddlejob.WORKLOAD, kubeflow.WORKLOAD)
+    w.name: w
+    for w in (
+        job.WORKLOAD,
+        distributed.WORKLOAD,
+        paddlejob.WORKLOAD,
+        kubeflow.WORKLOAD,
+        collective.WORKLOAD,
+    )
 }
 
 DEFAULT_WORKLOAD = "paddlejob"

@@ -112,6 +112,8 @@ class Pod:
     dns_policy: str | None = None  # spec.dnsPolicy, None: Kubernetes' default
     priority_class: str | None = None  # spec.priorityClassName
     image_pull_secrets: list[dict[str, str]] = field(default_factory=list)
+    # spec.subdomain: the headless Service whose name, after the pod's hostname, names the pod
+    subdomain: str | None = None
 
 
 def pod(
@@ -129,6 +131,7 @@ def pod(
     volumes: list[Volume] | None = None,
     shm: bool = True,
     dns_policy: str | None = None,
+    subdomain: str | None = None,
 ) -> Pod:
     """The pod of ``role``: the workload's own env, ports and command come before the role's.
 
@@ -188,6 +191,7 @@ def pod(
         dns_policy=dns_policy,
         priority_class=priority_class,
         image_pull_secrets=[{"name": name} for name in role.imagePullSecrets],
+        subdomain=subdomain,
     )
 
 

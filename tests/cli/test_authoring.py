@@ -42,6 +42,7 @@ _WORKLOADS = [
     ("distributed-job", ["--workers", "3"]),
     ("paddlejob", ["--ps", "2", "--workers", "2", "--ps-gpus", "1"]),
     ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2", "--ps-gpus", "1"]),
+    ("collective-job", ["--workers", "3"]),
 ]
 # The one combination init refuses: the distributed-job image reads from a shared volume.
 REFUSED = {("distributed-job", "none")}
@@ -252,6 +253,37 @@ def test_init_asks_distributed_job_for_storage_without_offering_none(runner, tmp
     assert "Error: workload 'distributed-job' needs storage" in result.output
     spec = yaml.safe_load(path.read_text())["spec"]
     assert spec["volumes"][0]["hostPath"] == {"path": "/mnt/mfs"}
+
+
+def test_init_collective_job_runs_the_launcher_on_a_script_with_a_deadline(runner, tmp_path):
+    base = ["--no-input", "--workload", "collective-job", "--image", "r/x:v1", "--workers", "4"]
+    result, path = init(runner, tmp_path, *base)
+    assert result.exit_code == 0, result.output
+    text = path.read_text()
+    spec = yaml.safe_load(text)["spec"]
+    assert "command" not in spec and spec["args"] == ["train.py"]
+    assert spec["worker"] == {"replicas": 4}
+    assert spec["run"] == {"activeDeadlineSeconds": 86400}
+    assert "args: [train.py]  # the training script and its flags: the launcher runs it" in text
+    assert renders(path) == ["Service", "Job", "ConfigMap"]
+    command = ["--command", "python3 -m paddle.distributed.launch --log_dir /logs t.py"]
+    result, path = init(runner, tmp_path, *base, *command, "--force")
+    assert result.exit_code == 0, result.output
+    spec = yaml.safe_load(path.read_text())["spec"]
+    assert "args" not in spec and spec["command"][-1] == "t.py"
+    assert "# after paddlegen's rank-0 master wrapper; Paddle's launcher when left out" in (
+        path.read_text()
+    )
+
+
+def test_init_asks_collective_job_for_a_command_defaulting_to_the_launcher(runner, tmp_path):
+    answers = ["collective-job", "", "r/demo:v1", "", "2", "0", "n", "none"]
+    result, path = prompted(runner, tmp_path, answers)
+    assert result.exit_code == 0, result.output
+    assert "Start command (empty: Paddle's launcher on train.py): " in result.output
+    assert "Parameter servers" not in result.output
+    spec = yaml.safe_load(path.read_text())["spec"]
+    assert (spec["args"], spec["worker"]) == (["train.py"], {"replicas": 2})
 
 
 @pytest.mark.parametrize(

@@ -193,10 +193,9 @@ def test_render_validate_names_findings_by_the_files_it_writes(runner, tmp_path)
     templates.mkdir(parents=True)
     builtin = (ROOT / "templates" / "job" / "job.yaml.j2").read_text()
     # an unknown field on the prod object only (its image is img:2)
-    marked = builtin.replace(
-        "  parallelism: 1\n",
-        "  parallelism: 1\n{% if job.roles.worker.image == 'img:2' %}\n  bogus: 1\n{% endif %}\n",
-    )
+    shape = '{"parallelism": 1, "completions": 1}'
+    bogus = '{"parallelism": 1, "completions": 1, "bogus": 1}'
+    marked = builtin.replace(shape, f"({bogus} if job.roles.worker.image == 'img:2' else {shape})")
     assert marked != builtin
     (templates / "job.yaml.j2").write_text(marked)
     spec = tmp_path / "demo.yaml"

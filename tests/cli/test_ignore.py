@@ -22,6 +22,7 @@ DISTRIBUTED = (
     "mountPath: /data, emptyDir: {}}]\n"
 )
 SETTINGS = "  distributed: {volume: data, trainConfigDir: q, hostPorts: false}\n"
+COLLECTIVE = "  workload: collective-job\n  image: x:1\n" + LIMITS
 # For every rule: a spec (after `metadata`) that breaks it and, but for warnings, nothing else.
 TRIGGERS = {
     "job-replicas": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n",
@@ -70,6 +71,13 @@ TRIGGERS = {
     "distributed-env": "spec:\n" + DISTRIBUTED + SETTINGS + "  env: [{name: JOB_NAME, value: x}]\n",
     "hostport-nodes": "spec:\n" + DISTRIBUTED + "  distributed: {volume: data, "
     "trainConfigDir: q}\n  worker: {replicas: 2}\n",
+    "collective-roles": "spec:\n" + COLLECTIVE + "  args: [t.py]\n  ps: {replicas: 1}\n",
+    "collective-command": "spec:\n" + COLLECTIVE,
+    "collective-restart": "spec:\n" + COLLECTIVE + "  args: [t.py]\n"
+    "  run: {restartPolicy: OnFailure}\n",
+    "collective-env": "spec:\n" + COLLECTIVE + "  args: [t.py]\n"
+    "  env: [{name: PADDLE_NNODES, value: '2'}]\n",
+    "collective-args": "spec:\n" + COLLECTIVE + "  args: [--nnodes, '2', t.py]\n",
     "dataprep-layout": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: data, "
     "splitCount: 3}\n",
     "volume-access-mode": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n"

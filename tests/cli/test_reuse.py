@@ -109,7 +109,7 @@ def test_an_edited_template_renders_again(runner, tmp_path):
     shutil.copy(templates_dir() / "job" / "job.yaml.j2", mine / "job.yaml.j2")
     _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
     template = mine / "job.yaml.j2"
-    template.write_text(template.read_text().replace("  completions: 1\n", ""))
+    template.write_text(template.read_text().replace(', "completions": 1', ""))
     check = runner.invoke(
         cli, ["check", jobs, "-o", deploy, "--templates", str(tmp_path / "templates")]
     )
@@ -263,7 +263,7 @@ def test_the_template_cache_never_serves_an_edited_template(tmp_path):
 
     first = render()
     assert list((tmp_path / "cache").glob("templates-*/__jinja2_*.cache"))
-    template.write_text(template.read_text().replace("  completions: 1\n", ""))
+    template.write_text(template.read_text().replace(', "completions": 1', ""))
     second = render()
     assert "completions: 1" in first and "completions" not in second
 

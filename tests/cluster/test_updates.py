@@ -72,6 +72,17 @@ EXPECTED: dict[str, tuple[str, dict[str, str]]] = {
         "kubeflow-wide-and-deep.yaml",
         {"image": "accepted", "replicas": "accepted", "env": "accepted", "labels": "accepted"},
     ),
+    # An Indexed Job's completions may change with its parallelism, but the ranks' count is
+    # in the pod template too (PADDLE_NNODES); the headless Service takes every change.
+    "collective-job": (
+        "collective-resnet.yaml",
+        {
+            "image": "immutable: Job",
+            "replicas": "immutable: Job",
+            "env": "immutable: Job",
+            "labels": "immutable: Job",
+        },
+    ),
 }
 
 

@@ -73,9 +73,11 @@ def as_read_back(obj: dict) -> dict:
     meta.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(obj)
     meta.update(uid=UID, resourceVersion="884213", generation=1)
     meta["creationTimestamp"] = "2026-11-20T09:12:44Z"
-    {"Job": _job_read_back, "PersistentVolumeClaim": _claim_read_back}.get(
-        out["kind"], lambda o: None
-    )(out)
+    {
+        "Job": _job_read_back,
+        "PersistentVolumeClaim": _claim_read_back,
+        "Service": _service_read_back,
+    }.get(out["kind"], lambda o: None)(out)
     if out["kind"] == "PersistentVolume":
         meta["finalizers"] = ["kubernetes.io/pv-protection"]
         meta["annotations"]["pv.kubernetes.io/bound-by-controller"] = "yes"
@@ -88,19 +90,26 @@ def as_read_back(obj: dict) -> dict:
             "resourceVersion": "884200",
             "uid": UID,
         }
-    out["status"] = {"phase": "Bound"} if "Persistent" in out["kind"] else {"active": 1}
+    out["status"] = (
+        {"phase": "Bound"}
+        if "Persistent" in out["kind"]
+        else {"loadBalancer": {}}
+        if out["kind"] == "Service"
+        else {"active": 1}
+    )
     return out
 
 
 def _job_read_back(job: dict) -> None:
     name, spec = job["metadata"]["name"], job["spec"]
     spec.update(
-        completionMode="NonIndexed",
         suspend=False,
         manualSelector=False,
-        podReplacementPolicy="TerminatingOrFailed",
+        # the only one a pod failure policy allows (collective-job)
+        podReplacementPolicy="Failed" if "podFailurePolicy" in spec else "TerminatingOrFailed",
         selector={"matchLabels": {"batch.kubernetes.io/controller-uid": UID}},
     )
+    spec.setdefault("completionMode", "NonIndexed")
     for key, value in (("backoffLimit", 6), ("parallelism", 1), ("completions", 1)):
         spec.setdefault(key, value)
     template = spec["template"]
@@ -134,6 +143,22 @@ def _job_read_back(job: dict) -> None:
                 probe and probe.setdefault(key, value)
             if probe and "httpGet" in probe:
                 probe["httpGet"].setdefault("scheme", "HTTP")
+
+        for entry in container.get("env", []):
+            if "fieldRef" in entry.get("valueFrom", {}):
+                entry["valueFrom"]["fieldRef"]["apiVersion"] = "v1"
+
+
+def _service_read_back(service: dict) -> None:
+    """A headless Service (collective-job's): the cluster's network fields and defaults."""
+    service["spec"].update(
+        clusterIPs=["None"],
+        ipFamilies=["IPv4"],
+        ipFamilyPolicy="SingleStack",
+        internalTrafficPolicy="Cluster",
+        sessionAffinity="None",
+        type="ClusterIP",
+    )
 
 
 def _claim_read_back(claim: dict) -> None:
@@ -292,7 +317,7 @@ OBJECT_VOLUMES = [
 ]
 POD_SETTINGS_CASES = [
     (workload, volcano, role)
-    for workload in ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
+    for workload in ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob", "collective-job")
     for volcano in (False, True)
     for role in (False, True)
 ]
@@ -317,9 +342,11 @@ def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
         spec["ps"] = {"replicas": 1}
     if workload == "distributed-job":
         spec["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
+    if workload == "collective-job":
+        spec["args"] = ["train.py"]
     if volcano:
         spec["scheduling"] = {"scheduler": "volcano", "priorityClassName": "gang"}
-        if workload in ("job", "distributed-job"):
+        if workload in ("job", "distributed-job", "collective-job"):
             spec.pop("priorityClassName")  # a batch Job's pods carry the gang's
     data = {
         "apiVersion": "paddlegen/v1",

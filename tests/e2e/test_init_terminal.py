@@ -67,7 +67,11 @@ class Terminal:
 def test_init_at_a_terminal_asks_again_at_once_with_the_reason(tmp_path):
     term = Terminal(["init", "jobs/legacy.yaml"], str(tmp_path))
     conversation = [
-        ("Workload (job, distributed-job, paddlejob, kubeflow-paddlejob) [paddlejob]: ", "3"),
+        (
+            "Workload (job, distributed-job, paddlejob, kubeflow-paddlejob, collective-job) "
+            "[paddlejob]: ",
+            "3",
+        ),
         ("Error: '3' is not one of", None),
         ("Workload (", "distributed-job"),
         ("Job name (a DNS-1035 label: a-z, 0-9 and '-') [legacy]: ", "Legacy_Job"),

@@ -34,6 +34,12 @@ EXPECTED = {
     # Seed 002 names its runtime image without a tag; paddlegen keeps it and warns (image-tag).
     ("[CRITICAL] paddle-job-ps/yanxu v1/Pod", "(paddle) Image with latest tag"),
     ("[CRITICAL] paddle-job-worker/yanxu v1/Pod", "(paddle) Image with latest tag"),
+    # collective-job's headless Service selects the label the Job controller puts on every pod
+    # of the Job (batch.kubernetes.io/job-name), which no pod template in the stream carries.
+    (
+        "[CRITICAL] resnet-collective/paddlecloud v1/Service",
+        "The services selector does not match any pods",
+    ),
 }
 
 

@@ -303,3 +303,40 @@ def test_init_containers_and_sidecars_in_an_overlay_build_to_the_merged_render(t
     ]
     assert init_containers("prod", "Worker") == [("proxy", "proxy:1")]
     assert init_containers("dev", "Master") == init_containers("dev", "Worker") == []
+
+
+COLLECTIVE_SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: col, namespace: ml}
+spec:
+  workload: collective-job
+  image: img:1
+  args: [train.py]
+  resources: {limits: {memory: 1Gi}}
+  worker: {replicas: 2}
+overlays:
+  prod:
+    metadata: {namespace: ml-prod}
+    spec: {worker: {replicas: 4}, collective: {port: 8090}, scheduling: {scheduler: volcano}}
+"""
+
+
+def test_a_collective_job_overlay_moves_the_ranks_their_names_and_their_gang(tmp_path):
+    """The ranks, the master's port and the gang follow the overlay; rank 0's name is relative
+    to the pods' namespace, so it stays right in the namespace the overlay moves them to."""
+    spec = tmp_path / "col.yaml"
+    spec.write_text(COLLECTIVE_SPEC)
+    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    objects = {
+        o["kind"]: o for o in built_objects(tmp_path / "deploy" / "col" / "overlays" / "prod")
+    }
+    assert objects["Service"]["metadata"]["namespace"] == "ml-prod"
+    assert objects["Service"]["spec"]["selector"] == {"batch.kubernetes.io/job-name": "col"}
+    job = objects["Job"]
+    assert (job["spec"]["parallelism"], job["spec"]["completions"]) == (4, 4)
+    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "4"
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert (env["PADDLE_NNODES"], env["PADDLE_MASTER"]) == ("4", "col-0.col:8090")
+    assert container["ports"] == [{"name": "master", "containerPort": 8090, "protocol": "TCP"}]

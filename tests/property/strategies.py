@@ -17,6 +17,7 @@ from paddlegen.spec.overlays import deep_merge
 from paddlegen.spec.quantity import server_value
 from paddlegen.spec.secrets import is_secret_name
 from paddlegen.workloads import WORKLOADS as REGISTRY
+from paddlegen.workloads.collective import CONTRACT_ENV
 
 # Volume fields whose absence the templates cannot render yet: the generators always set them.
 # Empty since the PVC (dynamic without storageClassName) and PV (in-tree cephfs without
@@ -179,7 +180,7 @@ def schema_specs() -> st.SearchStrategy[dict[str, Any]]:
 
 # --- plausible specs: real workloads, every cross-field rule kept ---------------------------
 
-WORKLOADS = ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob")
+WORKLOADS = ("job", "distributed-job", "paddlejob", "kubeflow-paddlejob", "collective-job")
 # Env the distributed-job image gets from paddlegen; a spec may not set it.
 DISTRIBUTED_ENV = {
     "JOB_NAME",
@@ -194,6 +195,8 @@ DISTRIBUTED_ENV = {
     "TRAINER_COUNT",
 }
 
+# Env collective-job's pods get from paddlegen, and what makes the launcher replace it.
+COLLECTIVE_ENV = {*CONTRACT_ENV, "PADDLE_TRAINER_ENDPOINTS", "DISTRIBUTED_TRAINER_ENDPOINTS"}
 # What YAML cannot hold (the control-character rule refuses it): see paddlegen/spec/checks.py.
 _NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 job_names = st.from_regex(r"[a-z][a-z0-9]{0,12}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)
@@ -293,6 +296,7 @@ def _env_names(workload: str) -> st.SearchStrategy[str]:
         lambda n: (
             not is_secret_name(n)
             and not (workload == "distributed-job" and n in DISTRIBUTED_ENV)
+            and not (workload == "collective-job" and n in COLLECTIVE_ENV)
             and n not in REGISTRY[workload].operator_env
         )
     )
@@ -679,6 +683,11 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
         if "ps" in spec:
             spec["paddlejob"]["withGloo"] = draw(st.sampled_from([0, 1, 2]))
             spec["paddlejob"].pop("elastic", None)  # elastic mode has no PS mode
+    if workload == "collective-job":
+        if not any(body.get(key) for body in (spec, spec["worker"]) for key in ("command", "args")):
+            spec["args"] = ["train.py"]  # what the launcher, the default command, runs
+        if draw(st.booleans()):
+            spec["collective"] = {"port": draw(st.integers(1, 65535))}
     if workload == "kubeflow-paddlejob" and draw(st.booleans()):
         spec["kubeflow"] = draw(
             st.fixed_dictionaries(
@@ -722,7 +731,7 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "restartPolicy": st.sampled_from(["Never", "OnFailure"]),
+                    "restartPolicy": st.sampled_from(_restart_policies(workload)),
                     "backoffLimit": st.integers(0, 10),
                     "activeDeadlineSeconds": st.integers(1, 10**6),
                     "ttlSecondsAfterFinished": st.integers(0, 10**6),
@@ -754,6 +763,11 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
     return doc
 
 
+def _restart_policies(workload: str) -> list[str]:
+    """collective-job's pods restart never (rule collective-restart)."""
+    return ["Never"] if workload == "collective-job" else ["Never", "OnFailure"]
+
+
 def _overlay_resources(spec: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
     """``overlay`` with what keeps the merged resources within their limits: a base request
     may meet an overlay limit (and the other way round)."""
@@ -782,7 +796,7 @@ def _overlay(spec: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
             {},
             optional={
                 "backoffLimit": st.integers(0, 5),
-                "restartPolicy": st.sampled_from(["Never", "OnFailure"]),
+                "restartPolicy": st.sampled_from(_restart_policies(workload)),
             },
         ),
     }

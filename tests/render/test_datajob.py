@@ -126,6 +126,7 @@ def test_data_job_stays_out_of_the_volcano_gang(tmp_path):
         ("job", ""),
         ("paddlejob", "  ps: {replicas: 2}\n  worker: {replicas: 2}\n"),
         ("kubeflow-paddlejob", "  worker: {replicas: 4}\n"),
+        ("collective-job", "  args: [train.py]\n  worker: {replicas: 3}\n"),
     ],
 )
 def test_every_workload_gets_the_data_job_first(tmp_path, workload, roles):
@@ -136,9 +137,10 @@ def test_every_workload_gets_the_data_job_first(tmp_path, workload, roles):
         + "  dataPrep: {volume: data}\n"
     )
     rendered = render(tmp_path, body)
-    names = [m.name for m in rendered.manifests]
+    # (a collective-job's Service, which names the pods, before them all)
+    names = [m.name for m in rendered.manifests if m.kind != "Service"]
     assert names[0] == "demo-data" and names[-2:] == ["demo", "demo-run"]
-    trainers = {"job": 1, "paddlejob": 2, "kubeflow-paddlejob": 4}[workload]
+    trainers = {"job": 1, "paddlejob": 2, "kubeflow-paddlejob": 4, "collective-job": 3}[workload]
     (container,) = data_job(rendered)["spec"]["template"]["spec"]["containers"]
     assert env_of(container) == {"OUT_DIR": "/home/jobpath/demo", "SPLIT_COUNT": str(trainers)}
 

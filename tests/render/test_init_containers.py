@@ -48,6 +48,8 @@ def spec(workload: str, **extra: Any) -> dict[str, Any]:
         body["sidecars"] = copy.deepcopy(SIDECARS)
     if workload == "distributed-job":
         body["distributed"] = {"volume": "data", "trainConfigDir": "qs", "hostPorts": False}
+    if workload == "collective-job":
+        body["args"] = ["train.py"]  # the launcher runs it (rule collective-command)
     return {
         "apiVersion": "paddlegen/v1",
         "kind": "TrainingJob",

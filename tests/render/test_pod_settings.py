@@ -24,6 +24,7 @@ ROLES = {
     "distributed-job": {"worker": {"replicas": 2}},
     "paddlejob": {"ps": {"replicas": 1}, "worker": {"replicas": 2}},
     "kubeflow-paddlejob": {"ps": {"replicas": 1}, "worker": {"replicas": 2}},
+    "collective-job": {"worker": {"replicas": 2}},
 }
 WORKLOADS = tuple(ROLES)
 
@@ -39,6 +40,8 @@ def spec(workload: str, **extra: Any) -> dict[str, Any]:
     }
     if workload == "distributed-job":
         body["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
+    if workload == "collective-job":
+        body.setdefault("args", ["train.py"])  # the launcher's training script
     return {
         "apiVersion": "paddlegen/v1",
         "kind": "TrainingJob",
@@ -56,7 +59,9 @@ def render(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def training_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """role -> pod template of the training object."""
-    main = next(o for o in objects if o["metadata"]["name"] == "demo" and "spec" in o)
+    main = next(
+        o for o in objects if o["metadata"]["name"] == "demo" and o["kind"] in ("Job", "PaddleJob")
+    )
     body = main["spec"]
     if main["kind"] == "Job":
         return {"worker": body["template"]}

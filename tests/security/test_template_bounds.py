@@ -149,7 +149,9 @@ def test_each_render_gets_its_own_budget():
         assert template.render() == ""
 
 
-@pytest.mark.parametrize("workload", ["job", "distributed-job", "paddlejob", "kubeflow-paddlejob"])
+@pytest.mark.parametrize(
+    "workload", ["job", "distributed-job", "paddlejob", "kubeflow-paddlejob", "collective-job"]
+)
 def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_path, workload):
     """The bounds sit above anything a valid spec can make the shipped templates build."""
     from paddlegen import api
@@ -159,6 +161,7 @@ def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_
         "job": "",
         "distributed-job": "  distributed: {volume: data, trainConfigDir: q}\n"
         "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n",
+        "collective-job": "  args: [train.py]\n  worker: {replicas: 2}\n",
     }
     head = (
         f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: big}}\nspec:\n"

@@ -423,6 +423,7 @@ DISTRIBUTED = (
         ("job", "", "Job"),
         ("distributed-job", DISTRIBUTED, "Job"),
         ("kubeflow-paddlejob", "", "PaddleJob"),
+        ("collective-job", "  args: [train.py]\n", "Job"),
     ],
 )
 def test_a_ttl_is_safe_under_argo_cd_the_finished_object_is_a_hook(tmp_path, workload, extra, kind):

@@ -56,6 +56,12 @@ BASES: dict[str, dict[str, Any]] = {
         "ps": {"replicas": 1},
         "worker": {"replicas": 2},
     },
+    "collective-job": {
+        **_COMMON,
+        "workload": "collective-job",
+        "args": ["train.py"],
+        "worker": {"replicas": 2},
+    },
 }
 # A new value per field (per workload where the base already has the first choice).
 MUTATIONS: dict[str, Any] = {
@@ -102,6 +108,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.distributed.portsNumSparse": 1,
     "spec.distributed.trainerCount": 4,
     "spec.distributed.hostPorts": False,
+    "spec.collective.port": 8090,
     "spec.dataPrep.image": "r/data:v2",
     "spec.dataPrep.splitCount": 7,
     "spec.dataPrep.outDir": "/data/elsewhere",

@@ -243,6 +243,7 @@ def test_an_indexed_job_of_three_pods_is_one_pod_and_says_so():
     assert note.startswith("Job/resnet: parallelism 3, completions 3, completionMode Indexed: ")
     assert "the Job runs 3 pods with a completion index each" in note
     assert "workload job runs exactly one" in note
+    assert "use workload collective-job (an Indexed Job that runs Paddle's launcher" in note
     assert not [d for d in result.diagnostics if d.is_error]
 
 
@@ -842,3 +843,108 @@ def test_the_data_jobs_init_containers_are_lossy():
         "Job/demo-data: init container 'wait' (busybox:1.36.1) is not carried over: the data "
         "Job's pod runs none (spec.initContainers and sidecars are the trainers')"
     ) in lossy(result)
+
+
+def test_a_collective_job_read_back_from_the_cluster_imports_without_a_lossy_note():
+    result = imported_file("collective-job.yaml")
+    assert lossy(result) == []
+    spec = result.spec["spec"]
+    assert spec["workload"] == "collective-job"
+    assert (spec["args"], spec["worker"], spec["collective"]) == (
+        ["train.py"],
+        {"replicas": 3},
+        {"port": 8090},
+    )
+    assert "command" not in spec and "env" not in spec  # the launcher, the contract: derived
+    assert spec["scheduling"]["scheduler"] == "volcano"
+    notes = said(result)
+    # the Service is the job's own: its cluster fields are the cluster's, nothing else is left
+    assert "Service/resnet: server-set uid, resourceVersion, creationTimestamp, status, " in (
+        "".join(notes)
+    )
+    assert not [n for n in notes if "no spec counterpart" in n]
+    rendered = render(result)
+    assert rendered["Service"]["spec"]["selector"] == {"batch.kubernetes.io/job-name": "resnet"}
+    assert rendered["Job"]["spec"]["completionMode"] == "Indexed"
+    assert not [d for d in result.diagnostics if d.is_error]
+
+
+HAND_WRITTEN = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: bert, namespace: ml}
+spec:
+  completionMode: Indexed
+  completions: 4
+  parallelism: 2
+  backoffLimitPerIndex: 1
+  template:
+    spec:
+      subdomain: workers
+      restartPolicy: OnFailure
+      containers:
+      - name: trainer
+        image: r/bert:v2
+        command: [python, -m, paddle.distributed.launch, bert.py]
+        env:
+        - {name: PADDLE_MASTER, value: "bert-0.workers:9000"}
+        - {name: PADDLE_NNODES, value: "4"}
+        - name: PADDLE_RANK
+          valueFrom:
+            fieldRef: {fieldPath: "metadata.labels['batch.kubernetes.io/job-completion-index']"}
+        - {name: EPOCHS, value: "3"}
+        ports: [{containerPort: 9000}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: workers, namespace: ml}
+spec:
+  clusterIP: None
+  selector: {job-name: bert}
+"""
+
+
+def test_a_hand_written_indexed_job_with_the_launchers_contract_says_what_changes():
+    result = imported(HAND_WRITTEN)
+    spec = result.spec["spec"]
+    assert spec["workload"] == "collective-job"
+    assert spec["worker"] == {"replicas": 4}
+    assert spec["command"] == ["python", "-m", "paddle.distributed.launch", "bert.py"]
+    assert spec["env"] == [{"name": "EPOCHS", "value": "3"}]
+    assert spec["collective"] == {"port": 9000}
+    assert "restartPolicy" not in spec.get("run", {})
+    assert sorted(lossy(result)) == sorted(
+        [
+            "Job/bert: parallelism 2, completions 4: a collective-job runs all its 4 ranks at "
+            "once (parallelism 4)",
+            'Job/bert: env POD_IP was not set; paddlegen sets {"fieldRef": {"fieldPath": '
+            "\"status.podIP\"}} (the launcher's contract, the pod's IP)",
+            'Job/bert: env PADDLE_JOB_ID was not set; paddlegen sets "bert" (the launcher\'s '
+            "contract, metadata.name)",
+            "Job/bert: the command now runs after paddlegen's master wrapper (/bin/sh): on rank "
+            "0 PADDLE_MASTER becomes the pod's own IP, where the launcher starts its store",
+            "Job/bert: restartPolicy OnFailure becomes Never: a rank restarted in place cannot "
+            "rejoin the others",
+            "Job/bert: no podFailurePolicy (a failed pod's index was retried alone) becomes "
+            "paddlegen's: a rank that fails, or is evicted, fails the whole Job at once (a rank "
+            "started again alone cannot rejoin the others)",
+            "Job/bert: spec.backoffLimitPerIndex = 1: not carried over",
+        ]
+    )
+    notes = said(result)
+    assert (
+        "Job/bert: the pods' subdomain workers becomes bert: paddlegen names the headless "
+        "Service after the job" in notes
+    )
+    assert "Service/workers: renamed bert (paddlegen derives the name)" in notes
+    # the rank from the index label, the master by the input's own Service: the same
+    assert not [
+        n for n in notes if n.startswith(("Job/bert: env PADDLE_RANK", "Job/bert: env PADDLE_MA"))
+    ]
+    assert "Job/bert: port 9000 is declared as the container port `master`" in notes
+    assert not [n for n in notes if "no spec counterpart" in n]
+
+
+def test_an_indexed_job_without_the_launchers_contract_is_no_collective_job():
+    text = HAND_WRITTEN.split("---")[0].replace("PADDLE_MASTER", "MASTER")
+    assert imported(text).spec["spec"]["workload"] == "job"

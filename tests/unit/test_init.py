@@ -121,7 +121,7 @@ def test_characters_yaml_cannot_hold_at_all_are_a_problem_of_the_command():
 _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 # Per answer: values that are right on their own (combinations may still clash), and wrong ones.
 RIGHT = {
-    "workload": ["job", "distributed-job", "paddlejob", "kubeflow-paddlejob"],
+    "workload": ["job", "distributed-job", "paddlejob", "kubeflow-paddlejob", "collective-job"],
     "name": ["demo", "a" * 53, "x"],
     "image": ["r/demo:v1", "r@sha256:ab"],
     "namespace": [None, "team"],

@@ -16,6 +16,7 @@ SECTIONS = {
     "paddlejob": model.PaddleJobSettings,
     "kubeflow": model.KubeflowSettings,
     "distributed": model.DistributedSettings,
+    "collective": model.CollectiveSettings,
     "security": model.Security,
 }
 

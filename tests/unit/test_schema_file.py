@@ -53,6 +53,7 @@ spec:
   kubeflow:    {cleanPodPolicy: None, port: 36543}
   distributed: {volume: jobpath, trainConfigDir: quick_start, nic: eth0, port: 7164,
                 portsNum: 2, portsNumSparse: 2, trainerCount: 1, hostPorts: true}
+  collective:  {port: 6768}
   dataPrep:    {image: "paddlepaddle/paddle-tutorial:k8s_data", volume: data, splitCount: 3,
                 outDir: /efs/job}
 overlays:

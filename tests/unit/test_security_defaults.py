@@ -40,13 +40,15 @@ RESTRICTED = {
 }
 
 
-@pytest.mark.parametrize("workload", ["job", "paddlejob", "kubeflow-paddlejob"])
+@pytest.mark.parametrize("workload", ["job", "paddlejob", "kubeflow-paddlejob", "collective-job"])
 def test_every_container_is_restricted_and_gets_no_token(tmp_path, workload):
+    body = {
+        "job": "spec: {workload: job, image: img:1}\n",
+        "collective-job": "spec: {workload: collective-job, image: img:1, args: [t.py]}\n",
+    }
     found = pods(
         tmp_path,
-        f"spec: {{workload: {workload}, image: img:1, ps: {{replicas: 1}}}}\n"
-        if workload != "job"
-        else "spec: {workload: job, image: img:1}\n",
+        body.get(workload, f"spec: {{workload: {workload}, image: img:1, ps: {{replicas: 1}}}}\n"),
     )
     assert found
     for pod in found:

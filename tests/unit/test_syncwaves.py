@@ -25,7 +25,10 @@ RUNS = {
     "job": [("Job", "demo-data"), ("Job", "demo")],
     "paddlejob": [("Job", "demo-data"), ("PaddleJob", "demo")],
     "kubeflow-paddlejob": [("Job", "demo-data"), ("PaddleJob", "demo")],
+    # its headless Service is compared, in wave 0, and stays between runs
+    "collective-job": [("Job", "demo-data"), ("Job", "demo")],
 }
+EXTRA = {"collective-job": "  args: [train.py]\n"}
 
 
 def manifests(text: str, **kwargs):
@@ -39,7 +42,7 @@ def record(text: str) -> dict:
 
 @pytest.mark.parametrize("workload", sorted(RUNS))
 def test_what_runs_is_a_sync_hook_and_the_rest_is_compared(workload):
-    found = manifests(BODY.format(workload=workload, extra=""))
+    found = manifests(BODY.format(workload=workload, extra=EXTRA.get(workload, "")))
     hooks = [(m.kind, m.name) for m in found if HOOK in m.obj["metadata"]["annotations"]]
     assert hooks == RUNS[workload]
     for m in found:
@@ -48,7 +51,7 @@ def test_what_runs_is_a_sync_hook_and_the_rest_is_compared(workload):
             assert annotations[HOOK] == "Sync"
             assert annotations[HOOK_DELETE_POLICY] == "BeforeHookCreation"
             assert annotations[WAVE] == ("2" if m.name == "demo-data" else "3")
-        else:  # the PV, the PVC and the run record, all before the hooks
+        else:  # the PV, the PVC, a Service and the run record, all before the hooks
             assert annotations[WAVE] == "0", m.kind
 
 

@@ -26,6 +26,8 @@ def _spec_text(name: str, extra: str = "", distributed: str = DISTRIBUTED) -> st
     roles = "".join(block for role, block in ROLE_BLOCKS.items() if role in w.roles)
     if name == "distributed-job":
         roles += "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n" + distributed
+    if name == "collective-job":
+        roles += "  args: [train.py]\n"  # what the launcher runs
     return (
         f"{HEADER}metadata: {{name: demo}}\nspec:\n  workload: {name}\n  image: img:1\n"
         f"  worker: {{replicas: {1 if name == 'job' else 3}}}\n{roles}{extra}"

@@ -1,0 +1,179 @@
+"""Workload `collective-job` (#26): Paddle's collective training on Kubernetes' own batch
+primitives, no operator. An Indexed Job runs `worker.replicas` pods at once; the Job controller
+names pod i's host `<job>-<i>`, and a headless Service named after the job, the pods'
+subdomain, makes that `<job>-<i>.<job>` in the job's namespace. Every pod starts Paddle's
+launcher (`python3 -m paddle.distributed.launch`) with the launcher's contract in its env.
+
+Paddle's sources cited are python/paddle/distributed/launch/ at v3.3.1; Kubernetes' are
+pkg/controller/job/ at v1.37.2 unless a path says otherwise."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paddlegen.workloads.base import (
+    RUN_KEYS,
+    Workload,
+    batch_job_annotations,
+    pod,
+    run_fields,
+)
+
+if TYPE_CHECKING:
+    from paddlegen.spec.model import Job, Role
+
+# The launcher, when the spec gives no command: the spec's args are then the training script
+# and its flags.
+LAUNCHER = ["python3", "-m", "paddle.distributed.launch"]
+# The Job controller writes each pod's index into this annotation (and a label of the same
+# name) and appends JOB_COMPLETION_INDEX, read from it, *after* the container's own env
+# (indexed_job_utils.go:462-477). The kubelet expands $(VAR) only from entries before the one
+# it expands, so no env of ours could say $(JOB_COMPLETION_INDEX): the rank reads the
+# annotation itself (set on every index since Kubernetes 1.21).
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+# The launcher's HTTP master starts its store only on the pod whose own IP is the master's
+# host (controllers/master.py:80-93: `ip in ['127.0.0.1', self.ctx.node.ip]`, node.ip being
+# POD_IP, plugins/__init__.py:70-73); a name there leaves every pod waiting for a store that
+# never starts. The others must reach rank 0 by its name, as its IP is not known before it
+# runs. One pod template serves every index, so the choice is made at run time: rank 0 puts
+# its own IP before the master's port, then every rank execs the spec's command unchanged
+# ($0 and $@: the words after this script). POSIX sh, no $( or $$, which the kubelet would
+# expand in a command.
+MASTER_SCRIPT = (
+    'if [ "$PADDLE_RANK" = 0 ]; then export PADDLE_MASTER="$POD_IP:${PADDLE_MASTER##*:}"; fi; '
+    'exec "$0" "$@"'
+)
+WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
+# One failed rank fails the Job at once, every pod stopped: a rank that starts again alone
+# cannot rejoin the others (the launcher's rendezvous happens once, at start), so no index is
+# retried. An eviction (node drain, preemption, node lost: the DisruptionTarget condition) is
+# such a failure too, said first so that the Job's condition names it rather than the exit
+# code it caused. First match wins (pod_failure_policy.go:34-76). A pod that fails before its
+# container ran (a kubelet refusing it, an init container failing) matches neither, counts
+# against backoffLimit and is replaced: no rank has trained with it yet.
+FAILURE_POLICY = {
+    "rules": [
+        {
+            "action": "FailJob",
+            "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+        },
+        {
+            "action": "FailJob",
+            "onExitCodes": {"containerName": "paddle", "operator": "NotIn", "values": [0]},
+        },
+    ]
+}
+# The env every pod gets (the launcher reads it: context/args_envs.py:21-47), and its source.
+CONTRACT_ENV = {
+    "POD_IP": "the pod's IP",
+    "PADDLE_RANK": "the pod's completion index",
+    "PADDLE_NNODES": "worker.replicas",
+    "PADDLE_JOB_ID": "metadata.name",
+    "PADDLE_MASTER": "rank 0's address and collective.port",
+}
+_CONTAINER = "{tmpl}.spec.containers[paddle]"
+
+
+def _env(name: str) -> str:
+    return f"{_CONTAINER}.env[{name}].value"
+
+
+def service_name(job: str) -> str:
+    """The headless Service, and the pods' subdomain: the job's own name."""
+    return job
+
+
+def master(name: str, port: int) -> str:
+    """Rank 0 by name, `<job>-0.<service>`, relative to the pods' namespace (their DNS search
+    path): a kustomize overlay or `kubectl apply -n` may move the job."""
+    return f"{name}-0.{service_name(name)}:{port}"
+
+
+def contract_env(name: str, replicas: int, port: int) -> list[dict[str, Any]]:
+    """The launcher's contract for job ``name``: the env overrides the launcher's flags
+    (context/__init__.py:100-107)."""
+
+    def field(path: str) -> dict[str, Any]:
+        return {"fieldRef": {"fieldPath": path}}
+
+    return [
+        {"name": "POD_IP", "valueFrom": field("status.podIP")},
+        {"name": "PADDLE_RANK", "valueFrom": field(f"metadata.annotations['{COMPLETION_INDEX}']")},
+        {"name": "PADDLE_NNODES", "value": str(replicas)},
+        {"name": "PADDLE_JOB_ID", "value": name},
+        {"name": "PADDLE_MASTER", "value": master(name, port)},
+    ]
+
+
+def command(role: Role) -> list[str]:
+    """The master wrapper before the spec's command, else before the launcher."""
+    return [*WRAPPER, *(role.command or LAUNCHER)]
+
+
+def context(job: Job) -> dict[str, Any]:
+    worker = job.roles["worker"]
+    replicas = worker.replicas
+    return {
+        "shape": {
+            "parallelism": replicas,
+            "completions": replicas,
+            "completionMode": "Indexed",
+            "podFailurePolicy": FAILURE_POLICY,
+        },
+        "run": run_fields(job),
+        "job_annotations": batch_job_annotations(job),
+        "service": service_name(job.name),
+        "pod": pod(
+            job,
+            worker,
+            # The pod failure policy takes no other (Kubernetes v1.37.2
+            # pkg/apis/batch/validation/validation.go:308-310).
+            restart_policy="Never",
+            env=contract_env(job.name, replicas, job.collective.port),
+            ports=[{"name": "master", "containerPort": job.collective.port, "protocol": "TCP"}],
+            command=command(worker),
+            subdomain=service_name(job.name),
+        ),
+    }
+
+
+def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
+    """The last pod's hostname, `<job>-<replicas - 1>` (job_controller.go:1916); the Service
+    is named after the job."""
+    return [f"{name}-{spec.get('worker', {}).get('replicas', 1) - 1}"]
+
+
+WORKLOAD = Workload(
+    name="collective-job",
+    summary="an Indexed batch/v1 Job and a headless Service: Paddle's collective launcher "
+    "on every pod, no operator",
+    title="Job",
+    kind=("batch/v1", "Job"),
+    roles={"worker": "worker"},
+    derived_names=derived_names,
+    context=context,
+    # The batch Job importer tells job, distributed-job and collective-job apart.
+    importer="paddlegen.authoring.import_workloads:batch_job",
+    settings="collective",
+    run_keys=RUN_KEYS,
+    pod_template="Job spec.template",
+    run_policy="Job spec",
+    explain={
+        "metadata.name": [
+            "Job metadata.name",
+            "Service metadata.name",
+            "{tmpl}.spec.subdomain",
+            _env("PADDLE_JOB_ID"),
+            _env("PADDLE_MASTER"),
+        ],
+        "spec.worker.replicas": [
+            "Job spec.parallelism",
+            "Job spec.completions",
+            _env("PADDLE_NNODES"),
+        ],
+        "spec.collective.port": [
+            _env("PADDLE_MASTER"),
+            f"{_CONTAINER}.ports[master].containerPort",
+        ],
+    },
+)

@@ -1,0 +1,153 @@
+"""`collective-job` (#26) trains for real on a real node (`hack/local-cluster --with node`):
+Paddle 3.x's launcher in every pod of the Indexed Job, started by paddlegen's master wrapper,
+finds rank 0 through the headless Service's name (rank 0 serving the rendezvous at its own IP),
+and the ranks train a linear regression (tests/cluster/training/collective.py) to completion,
+2 ranks and 3 (gang-scheduled by the real Volcano), the loss falling and the ranks agreeing.
+A job whose rank 1 exits 1 fails as a whole, quickly: the other ranks, waiting for it in the
+rendezvous, are stopped, and the Job is Failed."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import Kube, local_cluster, with_extras
+from tests.cluster.test_node_operators import (
+    PROGRAM,
+    TRAINING_TIMEOUT,
+    create_namespace,
+    get,
+    render,
+    wait_until_done,
+)
+from tests.cluster.training import assert_trained
+
+pytestmark = pytest.mark.node
+
+INDEX = "batch.kubernetes.io/job-completion-index"
+FAILURE_TIMEOUT = 30.0  # seconds from apply to the Job Failed, its pods stopped
+
+
+@pytest.fixture(scope="module")
+def gang(node: Kube) -> Kube:
+    """The node with Volcano, which gang-schedules a Job's pods by its group-min-member."""
+    return with_extras(node, ["volcano"])
+
+
+def spec(name: str, replicas: int, **extra: Any) -> dict[str, Any]:
+    """A collective-job in a namespace of its name, running the training program of the
+    ConfigMap `program` (create_namespace makes it) with Paddle's launcher, the workload's
+    default command."""
+    return {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": name},
+        "spec": {
+            "workload": "collective-job",
+            "image": local_cluster().images.PADDLE.reference,
+            "imagePullPolicy": "Never",  # imported by `up`, no registry has it
+            "resources": {"requests": {"cpu": "250m"}, "limits": {"memory": "2Gi"}},
+            "args": [PROGRAM],
+            "volumes": [
+                {
+                    "name": "program",
+                    "mountPath": "/program",
+                    "readOnly": True,
+                    "configMap": {"name": "program"},
+                }
+            ],
+            "worker": {"replicas": replicas},
+            # a short grace: a rank stopped while it waits for the others exits at once
+            "terminationGracePeriodSeconds": 5,
+            **extra,
+        },
+    }
+
+
+def apply(kube: Kube, data: dict[str, Any]) -> None:
+    from paddlegen import api
+
+    create_namespace(kube, data, "collective")
+    kube.apply(api.manifest_stream([render(data)]))
+
+
+def job_condition(kube: Kube, namespace: str, name: str) -> str:
+    conditions = (get(kube, namespace, "job", name) or {}).get("status", {}).get("conditions", [])
+    true = [c["type"] for c in conditions if c["status"] == "True"]
+    return next((t for t in true if t in ("Complete", "Failed")), "")
+
+
+def pods(kube: Kube, namespace: str, name: str) -> list[dict[str, Any]]:
+    found = get(kube, namespace, "pods", "-l", f"batch.kubernetes.io/job-name={name}")
+    return sorted(found["items"], key=lambda p: int(p["metadata"]["annotations"][INDEX]))
+
+
+def train(kube: Kube, name: str, replicas: int, **extra: Any) -> dict[str, str]:
+    """Run a collective-job of ``replicas`` ranks to completion: its pods' logs."""
+    apply(kube, spec(name, replicas, **extra))
+    state, took, output = wait_until_done(kube, name, lambda: job_condition(kube, name, name))
+    assert state == "Complete", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert_trained(output, replicas)
+    # The launcher reports the master it takes from the env: rank 0's own IP on rank 0 (the
+    # wrapper's choice at run time), rank 0's name on the others.
+    ranks = pods(kube, name, name)
+    ip = ranks[0]["status"]["podIP"]
+    said = {
+        int(p["metadata"]["annotations"][INDEX]): re.findall(
+            r"overridden by env: PADDLE_MASTER value: (\S+)", output[p["metadata"]["name"]]
+        )
+        for p in ranks
+    }
+    assert said == {i: [f"{ip}:6768" if i == 0 else f"{name}-0.{name}:6768"] for i in said}
+    assert sorted(said) == list(range(replicas))
+    print(f"{replicas} ranks trained in {took:.1f} s")
+    return output
+
+
+def test_a_collective_job_of_two_ranks_trains(node: Kube) -> None:
+    train(node, "coll-two", 2)
+
+
+def test_a_collective_job_of_three_ranks_trains_as_one_volcano_gang(gang: Kube) -> None:
+    train(gang, "coll-three", 3, scheduling={"scheduler": "volcano"})
+    groups = get(gang, "coll-three", "podgroups")["items"]
+    assert [g["spec"]["minMember"] for g in groups] == [3]
+    assert {p["spec"]["schedulerName"] for p in pods(gang, "coll-three", "coll-three")} == {
+        "volcano"
+    }
+
+
+def test_a_rank_that_exits_1_fails_the_whole_job_quickly(node: Kube) -> None:
+    name = "coll-fail"
+    # rank 1 fails before it joins; ranks 0 and 2 start the launcher and wait for it
+    command = [
+        "sh", "-c",
+        '[ "$PADDLE_RANK" != 1 ] || { echo "rank 1 fails"; exit 1; }; exec "$0" "$@"',
+        "python3", "-m", "paddle.distributed.launch",
+    ]  # fmt: skip
+    started = time.monotonic()
+    apply(node, spec(name, 3, command=command))
+    state = ""
+    while time.monotonic() - started < TRAINING_TIMEOUT and not state:
+        state = job_condition(node, name, name)
+        time.sleep(0.5)
+    took = time.monotonic() - started
+    job = get(node, name, "job", name)
+    assert state == "Failed", f"{state or 'not done'} after {took:.0f} s: {job.get('status')}"
+    assert took < FAILURE_TIMEOUT, f"the job took {took:.0f} s to fail"
+    (failed,) = [c for c in job["status"]["conditions"] if c["type"] == "Failed"]
+    assert failed["reason"] == "PodFailurePolicy"
+    assert "failed with exit code 1 matching FailJob rule at index 1" in failed["message"]
+    # every pod stopped: the failed rank kept, the others deleted (gone, or going); no rank
+    # made again
+    left = pods(node, name, name)
+    indexes = [p["metadata"]["annotations"][INDEX] for p in left]
+    assert "1" in indexes and len(indexes) == len(set(indexes)), indexes
+    assert {p["status"]["phase"] for p in left} <= {"Failed", "Succeeded"}
+    for pod, index in zip(left, indexes, strict=True):
+        assert index == "1" or pod["metadata"].get("deletionTimestamp"), pod["metadata"]
+    assert job["status"].get("active", 0) == 0
+    print(f"failed in {took:.1f} s")

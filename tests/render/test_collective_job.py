@@ -1,0 +1,212 @@
+"""Facts about the `collective-job` workload (#26) that a snapshot cannot pin alone: the Indexed
+Job's shape and failure policy, the launcher's contract, the rank-0 master wrapper (run for
+real by /bin/sh), the headless Service that names the pods."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+
+from paddlegen import api
+from paddlegen.render.syncwaves import HOOK, WAVE
+from paddlegen.spec.loader import parse_spec
+from paddlegen.workloads.collective import MASTER_SCRIPT, WRAPPER
+from tests.helpers import HEADER
+
+BODY = """\
+metadata: {name: resnet, namespace: ml}
+spec:
+  workload: collective-job
+  image: r/resnet:v1
+  resources: {limits: {memory: 8Gi}}
+  worker: {replicas: 3}
+"""
+
+
+def render(body: str = BODY, extra: str = "  args: [train.py]\n") -> dict[tuple[str, str], Any]:
+    doc = parse_spec((HEADER + body + extra).encode(), "spec.yaml")
+    errors = [d for d in api.validate_document(doc) if d.is_error]
+    assert not errors, errors
+    return {(m.kind, m.name): m.obj for m in api.render_document(doc).manifests}
+
+
+def container(objects: dict[tuple[str, str], Any], name: str = "resnet") -> dict[str, Any]:
+    (found,) = objects[("Job", name)]["spec"]["template"]["spec"]["containers"]
+    return dict(found)
+
+
+def test_an_indexed_job_runs_every_rank_at_once_and_fails_as_a_whole():
+    job = render()[("Job", "resnet")]["spec"]
+    assert (job["parallelism"], job["completions"], job["completionMode"]) == (3, 3, "Indexed")
+    # One failed rank, or an evicted one, fails the Job at once; no index is retried alone.
+    assert job["podFailurePolicy"] == {
+        "rules": [
+            {
+                "action": "FailJob",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            },
+            {
+                "action": "FailJob",
+                "onExitCodes": {"containerName": "paddle", "operator": "NotIn", "values": [0]},
+            },
+        ]
+    }
+    assert "backoffLimitPerIndex" not in job and "backoffLimit" not in job
+    assert job["template"]["spec"]["restartPolicy"] == "Never"  # the policy allows no other
+
+
+def test_the_spec_run_fields_land_on_the_job():
+    run = "  run: {backoffLimit: 2, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 60}\n"
+    job = render(BODY + run)[("Job", "resnet")]["spec"]
+    assert (job["backoffLimit"], job["activeDeadlineSeconds"]) == (2, 600)
+    assert job["ttlSecondsAfterFinished"] == 60
+
+
+def test_a_headless_service_names_every_pod_before_it_is_ready():
+    objects = render()
+    service = objects[("Service", "resnet")]
+    assert service["metadata"]["namespace"] == "ml"
+    assert service["spec"] == {
+        "clusterIP": "None",
+        "publishNotReadyAddresses": True,
+        # the Job controller's label on the training pods, not on the data Job's
+        "selector": {"batch.kubernetes.io/job-name": "resnet"},
+    }
+    pod = objects[("Job", "resnet")]["spec"]["template"]["spec"]
+    assert pod["subdomain"] == "resnet"  # pod i: resnet-i.resnet
+    # there before the pods that look the names up; not a hook: it stays between runs
+    assert service["metadata"]["annotations"] == {WAVE: "0"}
+    assert objects[("Job", "resnet")]["metadata"]["annotations"][HOOK] == "Sync"
+    assert list(objects).index(("Service", "resnet")) < list(objects).index(("Job", "resnet"))
+
+
+def test_the_env_is_the_launchers_contract_before_the_specs_own():
+    env = container(render(BODY + "  env: [{name: EPOCHS, value: '3'}]\n"))["env"]
+    assert env == [
+        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {
+            "name": "PADDLE_RANK",
+            "valueFrom": {
+                "fieldRef": {
+                    "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                }
+            },
+        },
+        {"name": "PADDLE_NNODES", "value": "3"},
+        {"name": "PADDLE_JOB_ID", "value": "resnet"},
+        {"name": "PADDLE_MASTER", "value": "resnet-0.resnet:6768"},
+        {"name": "EPOCHS", "value": "3"},
+    ]
+
+
+def test_the_master_port_is_a_setting():
+    found = container(render(BODY + "  collective: {port: 8090}\n"))
+    assert found["ports"] == [{"name": "master", "containerPort": 8090, "protocol": "TCP"}]
+    assert {"name": "PADDLE_MASTER", "value": "resnet-0.resnet:8090"} in found["env"]
+
+
+def test_without_a_command_the_pods_run_the_launcher_on_the_args():
+    found = container(render())
+    assert found["command"] == [*WRAPPER, "python3", "-m", "paddle.distributed.launch"]
+    assert found["args"] == ["train.py"]
+
+
+def test_the_specs_command_and_args_follow_the_wrapper_unchanged():
+    extra = "  command: [python, -m, paddle.distributed.launch, --log_dir, /logs]\n"
+    extra += "  args: [train.py, --lr, '0.1']\n"
+    found = container(render(extra=extra))
+    assert found["command"] == [
+        "/bin/sh",
+        "-c",
+        MASTER_SCRIPT,
+        "python",
+        "-m",
+        "paddle.distributed.launch",
+        "--log_dir",
+        "/logs",
+    ]
+    assert found["args"] == ["train.py", "--lr", "0.1"]
+
+
+def test_the_kubelet_leaves_the_wrapper_as_it_is():
+    """The kubelet expands $(VAR) and turns $$ into $ in a command
+    (k8s.io/kubernetes third_party/forked/golang/expansion/expand.go); the script has
+    neither, so /bin/sh gets it as rendered."""
+    assert "$(" not in MASTER_SCRIPT and "$$" not in MASTER_SCRIPT
+
+
+def run_wrapper(rank: str, *command: str) -> str:
+    """What ``command`` prints when the pod's wrapper runs it as rank ``rank``."""
+    shell = shutil.which("sh")
+    if shell is None:  # pragma: no cover - every CI image has a POSIX shell
+        pytest.skip("no POSIX sh")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "POD_IP": "10.244.0.7",
+        "PADDLE_RANK": rank,
+        "PADDLE_MASTER": "resnet-0.resnet:6768",
+    }
+    done = subprocess.run(
+        [shell, "-c", MASTER_SCRIPT, *command], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    ("rank", "master"),
+    [("0", "10.244.0.7:6768"), ("1", "resnet-0.resnet:6768"), ("10", "resnet-0.resnet:6768")],
+)
+def test_rank_0_serves_the_master_at_its_own_ip_and_the_others_find_it_by_name(rank, master):
+    """The launcher starts its store only where the master's host is the pod's own IP."""
+    assert run_wrapper(rank, "sh", "-c", 'printf %s "$PADDLE_MASTER"') == master
+
+
+def test_the_wrapper_execs_the_command_with_its_words_intact():
+    words = ["a b", "$HOME", "*", "'quoted'", "", "--flag=x;y"]
+    printed = run_wrapper("0", "sh", "-c", 'printf "<%s>" "$@"', "argv0", *words)
+    assert printed == "".join(f"<{w}>" for w in words)
+    # exec: the command replaces the shell, so its exit code is the container's
+    shell = shutil.which("sh") or "sh"
+    done = subprocess.run([shell, "-c", MASTER_SCRIPT, "sh", "-c", "exit 7"], check=False)
+    assert done.returncode == 7
+
+
+def test_under_volcano_the_job_sizes_the_gang_and_its_pods_join_it():
+    scheduling = "  scheduling: {scheduler: volcano, queue: training}\n"
+    job = render(BODY + scheduling)[("Job", "resnet")]
+    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "3"
+    template = job["spec"]["template"]
+    assert template["spec"]["schedulerName"] == "volcano"
+    assert template["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "training"}
+
+
+def test_gpus_shm_volumes_and_the_data_job_as_for_every_workload():
+    extra = (
+        "  args: [train.py]\n  gpus: 2\n  shm: 8Gi\n"
+        "  volumes: [{name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /x}, "
+        "capacity: 1Gi}]\n  dataPrep: {volume: data, image: r/data:v1}\n"
+    )
+    objects = render(extra=extra)
+    found = container(objects)
+    assert found["resources"]["limits"]["nvidia.com/gpu"] == "2"
+    assert found["volumeMounts"] == [
+        {"name": "data", "mountPath": "/data"},
+        {"name": "dshm", "mountPath": "/dev/shm"},
+    ]
+    data = objects[("Job", "resnet-data")]["spec"]
+    # one part per rank; the data Job's pods are not the Service's (another job-name)
+    assert {"name": "SPLIT_COUNT", "value": "3"} in data["template"]["spec"]["containers"][0]["env"]
+    assert "subdomain" not in data["template"]["spec"]
+    assert "completionMode" not in data
+
+
+@pytest.mark.parametrize(("replicas", "fits"), [(10, True), (11, False)])
+def test_the_last_pods_hostname_bounds_the_name(replicas, fits):
+    name = "n" * 61  # pod 9 is n...n-9 (63 characters), pod 10 one more
+    text = HEADER + BODY.replace("resnet", name).replace("replicas: 3", f"replicas: {replicas}")
+    found = api.validate_document(parse_spec((text + "  args: [t.py]\n").encode(), "s.yaml"))
+    rules = [d.rule for d in found if d.is_error]
+    assert rules == ([] if fits else ["name-length"])

@@ -1,0 +1,92 @@
+"""Checks of collective-job (#26): message, position and rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.test_checks_distributed import findings, rules
+
+COLLECTIVE = "spec:\n  workload: collective-job\n  image: img:1\n"
+
+
+def test_a_spec_with_the_training_script_as_args_has_no_findings():
+    assert findings(COLLECTIVE + "  args: [train.py]\n") == []
+    assert findings(COLLECTIVE + "  worker: {replicas: 2, command: [python3, t.py]}\n") == []
+    assert (
+        findings(COLLECTIVE + "  command: [python3, -m, paddle.distributed.launch, t.py]\n") == []
+    )
+
+
+def test_nothing_to_run_without_a_command_or_args():
+    assert findings(COLLECTIVE) == [
+        "spec.yaml:4:1: error: $.spec: nothing to run: without a command the pods run Paddle's "
+        "launcher (python3 -m paddle.distributed.launch), which needs the training script as "
+        "args (set args, e.g. args: [train.py] (the launcher runs it on every pod), or a "
+        "command) [collective-command]"
+    ]
+    assert rules(COLLECTIVE + "  args: []\n  worker: {replicas: 2, args: []}\n") == [
+        "collective-command"
+    ]
+
+
+@pytest.mark.parametrize("role", ["ps", "heter"])
+def test_every_pod_is_a_trainer(role):
+    (line,) = findings(COLLECTIVE + f"  args: [t.py]\n  {role}: {{replicas: 1}}\n")
+    assert line.startswith(
+        f"spec.yaml:8:3: error: $.spec.{role}: workload 'collective-job' has no '{role}' role: "
+    )
+    assert line.endswith("[collective-roles]")
+
+
+def test_the_pods_restart_policy_is_never():
+    (line,) = findings(COLLECTIVE + "  args: [t.py]\n  run: {restartPolicy: OnFailure}\n")
+    assert line.startswith("spec.yaml:8:24: error: $.spec.run.restartPolicy: ")
+    assert "a rank restarted in place cannot rejoin the others" in line
+    assert line.endswith("[collective-restart]")
+    assert findings(COLLECTIVE + "  args: [t.py]\n  run: {restartPolicy: Never}\n") == []
+
+
+def test_the_launchers_contract_is_the_workloads():
+    body = (
+        COLLECTIVE + "  args: [t.py]\n  env: [{name: PADDLE_MASTER, value: 'x:1'}, "
+        "{name: PADDLE_TRAINER_ENDPOINTS, value: 'x:1'}, {name: PADDLE_TRAINER_ID, value: '0'}]\n"
+        "  worker: {replicas: 2, env: [{name: POD_IP, value: '1.2.3.4'}]}\n"
+    )
+    assert findings(body) == [
+        "spec.yaml:8:16: error: $.spec.env[0].name: env 'PADDLE_MASTER' is set by workload "
+        "'collective-job' from rank 0's address and collective.port (remove it here) "
+        "[collective-env]",
+        "spec.yaml:8:53: error: $.spec.env[1].name: env 'PADDLE_TRAINER_ENDPOINTS' makes "
+        "Paddle's launcher replace the master and the node count that workload "
+        "'collective-job' gives it with its own (remove it here: the launcher gives each "
+        "process its endpoints) [collective-env]",
+        "spec.yaml:9:38: error: $.spec.worker.env[0].name: env 'POD_IP' is set by workload "
+        "'collective-job' from the pod's IP (remove it here) [collective-env]",
+    ]
+
+
+def test_the_launchers_flags_that_the_env_overrides_are_warned_about():
+    body = COLLECTIVE + (
+        "  command: [python, -m, paddle.distributed.launch, --log_dir, /logs, --nnodes=4]\n"
+        "  args: [--master, '10.0.0.1:8090', train.py, --rank, '3']\n"
+    )
+    assert findings(body) == [
+        "spec.yaml:7:70: warning: $.spec.command[5]: the launcher's --nnodes is overridden by "
+        "env PADDLE_NNODES, which workload 'collective-job' sets (remove --nnodes and its "
+        "value) [collective-args]",
+        "spec.yaml:8:10: warning: $.spec.args[0]: the launcher's --master is overridden by env "
+        "PADDLE_MASTER, which workload 'collective-job' sets (remove --master and its value) "
+        "[collective-args]",
+    ]  # --rank after the script is the script's own
+
+
+def test_flags_of_the_default_launcher_are_the_args_before_the_script():
+    assert rules(COLLECTIVE + "  args: [--job_id, x, --devices, '0,1', t.py]\n") == [
+        "collective-args"
+    ]
+    assert rules(COLLECTIVE + "  args: [t.py, --job_id, x]\n") == []
+
+
+def test_other_workloads_may_set_what_collective_job_sets():
+    body = "spec:\n  workload: job\n  image: img:1\n  env: [{name: PADDLE_MASTER, value: x}]\n"
+    assert findings(body) == []
