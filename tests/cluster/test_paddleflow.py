@@ -347,10 +347,11 @@ def test_the_pods_run_the_specs_init_containers_then_the_operators(operators: Ku
 
 def test_a_sidecar_does_not_survive_the_paddleflow_crd(operators: Kube) -> None:
     """What rule paddlejob-sidecar-pruned relies on: the PaddleJob CRD (v0.3.5) has no
-    restartPolicy for init containers. Under strict field validation (kubectl's default) the
-    API server refuses a job with one; without, it drops the field, and what was meant as a
-    sidecar is an init container that never exits. The object is patched after rendering:
-    paddlegen itself refuses the spec."""
+    restartPolicy for init containers. A server-side apply is refused, with or without field
+    validation (the typed patch needs every field in the schema), and so is a create under
+    strict validation (kubectl's default); a create without it drops the field, and what was
+    meant as a sidecar is an init container that never exits. The object is patched after
+    rendering: paddlegen itself refuses the spec."""
     kube = operators
     namespace = "pf-sidecar"
     kube.run("create", "namespace", namespace)
@@ -365,10 +366,11 @@ def test_a_sidecar_does_not_survive_the_paddleflow_crd(operators: Kube) -> None:
     paddlejob["spec"]["worker"]["template"]["spec"]["initContainers"][0]["restartPolicy"] = "Always"
     stream = f"---\n{json.dumps(paddlejob)}\n"
     apply = ["apply", "--server-side", "--field-manager=paddlegen", "-f", "-"]
-    refused = kube.run(*apply, stdin=stream, check=False)
-    assert refused.returncode != 0
-    assert "initContainers[0].restartPolicy" in refused.stderr, refused.stderr
-    kube.run(*apply, "--validate=false", stdin=stream)
+    for how in ([*apply], [*apply, "--validate=false"], ["create", "-f", "-"]):
+        refused = kube.run(*how, stdin=stream, check=False)
+        assert refused.returncode != 0, how
+        assert "initContainers[0].restartPolicy" in refused.stderr, refused.stderr
+    kube.run("create", "--validate=false", "-f", "-", stdin=stream)
     stored = get(kube, namespace, "paddlejobs.batch.paddlepaddle.org", "sidecar")
     (agent,) = stored["spec"]["worker"]["template"]["spec"]["initContainers"]
     assert agent["name"] == "agent" and "restartPolicy" not in agent
