@@ -142,6 +142,10 @@ def start(state: Path, stand_in: bool, timeout: float = READY_TIMEOUT) -> Cluste
             "--bind-address=127.0.0.1",
             "--secure-port=0",
             "--controllers=*",
+            # Tests pause KWOK (SIGSTOP) for as long as an Argo CD sync takes; with the default
+            # grace period (under a minute) its nodes turn NotReady meanwhile, get the
+            # unreachable taint and no new pod is placed (a data Job's pod then never is).
+            "--node-monitor-grace-period=10m",
         ],
     )
     start_kube_scheduler(cluster, stand_in)
