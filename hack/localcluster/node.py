@@ -68,8 +68,15 @@ READY_TIMEOUT = 60.0
 class Node(Component):
     name = "node"
     kubelet = kubernetes(("kubelet",))
+    # Our own main (hack/tools/coredns/main.go): the Corefile's three plugins, not all of
+    # them; cached apart from the full build earlier versions of this file made.
     coredns = GoBuild(
-        "coredns", "github.com/coredns/coredns", ("github.com/coredns/coredns",), ("coredns",)
+        "coredns",
+        "github.com/coredns/coredns",
+        (".",),
+        ("coredns",),
+        ("coredns",),
+        cache="coredns-node",
     )
 
     def binaries(self) -> dict[str, Path]:
