@@ -119,20 +119,37 @@ def generator_schema(image_required: bool = False) -> dict[str, Any]:
 
 
 def _patch_hypothesis_jsonschema() -> None:
-    """Two patches of hypothesis-jsonschema 0.23 internals, for this test helper only.
+    """Three patches of hypothesis-jsonschema 0.23 internals, for this test helper only.
 
-    It canonicalises and rebuilds the strategy of every property value on every draw, about
-    80% of the run time here: strategies are immutable, so one per schema is memoised. And it
+    ``from_schema`` inlines every $ref and canonicalises each copy again, recursively: with
+    the container definitions that init containers and sidecars share (three probes each,
+    spec-wide and per role) that took over two minutes of CPU per strategy, paid when a test
+    module is imported. ``canonicalish`` is a pure function of its schema, so its results are
+    memoised by canonical JSON (handed out as copies, as callers may change them): 12 s. It
+    also canonicalises and rebuilds the strategy of every property value on every draw, about
+    80% of a draw's time: strategies are immutable, so one per schema is memoised. And it
     calls ``many.more()``, which Hypothesis 6.1xx replaced by ``with many(...) as elements:
     for _ in elements``; give it the old interface back.
     """
     from hypothesis.internal.conjecture import utils as cu
-    from hypothesis_jsonschema import _from_schema
+    from hypothesis_jsonschema import _canonicalise, _from_schema, _resolve
     from hypothesis_jsonschema._encode import encode_canonical_json
 
     if getattr(_from_schema, "_paddlegen_patched", False):
         return
     _from_schema._paddlegen_patched = True  # type: ignore[attr-defined]
+    canonicalish = _canonicalise.canonicalish
+    canonical: dict[str, Any] = {}
+
+    def memoised_canonicalish(schema: Any) -> Any:
+        key = encode_canonical_json(schema)
+        if key not in canonical:
+            canonical[key] = canonicalish(schema)
+        return copy.deepcopy(canonical[key])
+
+    # Each module bound the name at import: the recursion goes through _canonicalise's.
+    for module in (_canonicalise, _resolve, _from_schema):
+        module.canonicalish = memoised_canonicalish  # type: ignore[attr-defined]
     build = _from_schema.merged_as_strategies
     built: dict[Any, Any] = {}
 

@@ -1,12 +1,12 @@
 """User templates cannot hang a render or exhaust memory (paddlegen/sandbox.py).
 
 Each hostile template below used to run for minutes or until the machine ran out of memory;
-now it fails within a second, exit 2, naming the template and line, and writes nothing.
+now it fails within a second, exit 2, naming the template and line, and writes nothing. The
+error names the bound that stopped it, which is the proof it did not run on: how fast it
+stops is not timed here (a timed test fails on a busy machine; speed is the benchmark's).
 """
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from jinja2.sandbox import SecurityError
@@ -93,23 +93,21 @@ HOSTILE = {
 def _run(runner, tmp_path, body: str):
     templates = job_template(tmp_path, body)
     out = tmp_path / "deploy"
-    started = time.monotonic()
     result = runner.invoke(
         cli, ["render", str(GOOD_SPEC), "-o", str(out), "--templates", templates]
     )
-    return result, time.monotonic() - started, out
+    return result, out
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_a_hostile_template_fails_fast_with_template_and_line(runner, tmp_path, case):
     body, expected = HOSTILE[case]
-    result, seconds, out = _run(runner, tmp_path, body)
+    result, out = _run(runner, tmp_path, body)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.stderr
     last = result.stderr.splitlines()[-1]
     assert last.startswith("paddlegen: error: job/job.yaml.j2:6: template error: "), last
     assert expected in last, last
-    assert seconds < 5, f"{case} took {seconds:.1f}s"
     assert not out.exists()
 
 
@@ -123,7 +121,7 @@ def test_a_hostile_template_fails_fast_with_template_and_line(runner, tmp_path, 
     ],
 )
 def test_ordinary_templates_still_render(runner, tmp_path, body):
-    result, _, out = _run(runner, tmp_path, body)
+    result, out = _run(runner, tmp_path, body)
     assert result.exit_code == 0, result.output
     assert out.is_dir()
 

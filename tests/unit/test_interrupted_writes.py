@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -43,7 +44,10 @@ def _interrupt_at(monkeypatch, module, name: str, call: int) -> None:
         result = real(*args, **kwargs)
         calls += 1
         if calls == call:
-            os.kill(os.getpid(), signal.SIGINT)
+            # To this thread, not the process: with other threads running (pytest-xdist's
+            # worker has them), the kernel may hand a process-wide signal to one of those,
+            # and Python runs the handler some bytecodes later, past the step under test.
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
         return result
 
     monkeypatch.setattr(module, name, wrapped)
