@@ -851,7 +851,7 @@ def _trainjob_gang(ctx: _Ctx) -> Iterator[Diagnostic]:
             f"Trainer's PodGroup waits for every one of the {_worker_replicas(ctx)} pods, not "
             f"{scheduling['minAvailable']}: a TrainJob (Trainer v2.3.0) carries no gang size",
             "workload-unsupported",
-            "remove minAvailable (a rank that starts alone waits for the others anyway)",
+            "remove minAvailable: a rank that starts alone waits for the others anyway",
             key=True,
             severity="warning",
         )
