@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-import contextlib
 import os
 import re
 import shlex

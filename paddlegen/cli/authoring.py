@@ -199,7 +199,7 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
 
 def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
     """A usage error (exit 2) naming the flag of every answer that is wrong, if any."""
-    from paddlegen.authoring.init import LAUNCHER_WORKLOADS, answer_problems
+    from paddlegen.authoring.init import answer_problems
     from paddlegen.report import printable
 
     problems = answer_problems(answers, pending)
@@ -460,7 +460,7 @@ def runtime(output: str | None, force: bool) -> None:
       paddlegen runtime | kubectl apply --server-side -f -
       paddlegen runtime -o platform/paddle-runtimes.yaml
     """
-    from paddlegen.workloads.trainjob import runtimes_text
+    from paddlegen.workloads.trainjob_runtime import runtimes_text
 
     _printing(output)
     _write_or_print(runtimes_text(), output, force)

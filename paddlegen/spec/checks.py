@@ -26,9 +26,8 @@ from paddlegen.spec.model import (
 )
 from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
-from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
+from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS, collective, trainjob
 from paddlegen.workloads.base import RUN_KEYS, TRAINING_CONTAINER, Workload
-from paddlegen.workloads import collective, trainjob
 from paddlegen.workloads.collective import LAUNCHER
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -796,7 +795,8 @@ def _collective_flags(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 def _run_words(ctx: _Ctx) -> list[tuple[FieldPath | None, str]]:
     """The words a collective-job's or trainjob's pods run after the master wrapper, each
-    with its place in the spec (None: the launcher paddlegen runs when the spec gives no command)."""
+    with its place in the spec (None: the launcher paddlegen runs when the spec gives no
+    command)."""
     worker = ctx.spec.get("worker", {})
     words: list[tuple[FieldPath | None, str]] = []
     for key in ("command", "args"):

@@ -18,7 +18,7 @@ from paddlegen import api
 from paddlegen.cli import cli
 from paddlegen.render.syncwaves import HOOK
 from paddlegen.spec.loader import parse_spec
-from paddlegen.workloads import collective, trainjob
+from paddlegen.workloads import collective, trainjob_runtime
 from tests.helpers import HEADER
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "crds" / "trainer.kubeflow.org"
@@ -155,7 +155,7 @@ def test_a_named_runtime_wins_and_the_deadline_is_the_trainjobs():
 
 
 def test_the_runtimes_carry_collective_jobs_launcher_contract():
-    plain, volcano = trainjob.runtimes()
+    plain, volcano = trainjob_runtime.runtimes()
     assert [r["metadata"]["name"] for r in (plain, volcano)] == [
         "paddle-distributed",
         "paddle-distributed-volcano",
@@ -199,17 +199,15 @@ def test_the_runtimes_are_valid_cluster_training_runtimes():
     validator = Draft4Validator(
         json.loads((SCHEMAS / "clustertrainingruntime_v1alpha1.json").read_text("utf-8"))
     )
-    for runtime in trainjob.runtimes():
+    for runtime in trainjob_runtime.runtimes():
         assert list(validator.iter_errors(runtime)) == []
-    broken = trainjob.runtimes()[0]
+    broken = trainjob_runtime.runtimes()[0]
     broken["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["bogus"] = 1
     assert not validator.is_valid(broken)
 
 
 def test_a_rendered_trainjob_is_a_valid_trainjob():
-    validator = Draft4Validator(
-        json.loads((SCHEMAS / "trainjob_v1alpha1.json").read_text("utf-8"))
-    )
+    validator = Draft4Validator(json.loads((SCHEMAS / "trainjob_v1alpha1.json").read_text("utf-8")))
     extra = "  args: [train.py]\n  shm: 1Gi\n  scheduling: {scheduler: volcano}\n"
     assert list(validator.iter_errors(train_job(extra))) == []
 
@@ -235,7 +233,7 @@ def test_the_master_wrapper_gives_rank_0_its_own_ip_in_the_runtime_too():
 def test_paddlegen_runtime_prints_both_and_writes_the_same_bytes(runner, tmp_path):
     printed = runner.invoke(cli, ["runtime"])
     assert printed.exit_code == 0, printed.stderr
-    assert printed.stdout == trainjob.runtimes_text()
+    assert printed.stdout == trainjob_runtime.runtimes_text()
     assert [d["metadata"]["name"] for d in yaml.safe_load_all(printed.stdout)] == [
         "paddle-distributed",
         "paddle-distributed-volcano",

@@ -173,7 +173,9 @@ def _value(manifests: list[dict[str, Any]], place: str, name: str) -> Any:
         node = node.get(key) if isinstance(node, dict) else None
         for selector in re.findall(r"\[([^\]]*)\]", selectors):
             if isinstance(node, list):  # a runtime patch is keyed by its manager
-                node = next((x for x in node if selector in (x.get("name"), x.get("manager"))), None)
+                node = next(
+                    (x for x in node if selector in (x.get("name"), x.get("manager"))), None
+                )
             elif isinstance(node, dict):
                 node = node.get(selector)
     return node
