@@ -76,17 +76,22 @@ CHECKS: dict[str, str] = {
     "distributed-command": "one start command, not `distributed.command` and another",
     "distributed-env": "no env that `distributed-job` sets itself",
     "hostport-nodes": "hostPorts take a node per pod: something bounds the wait for them",
-    "collective-roles": "`collective-job` has no `ps` or `heter` role: every pod is a trainer",
+    "collective-roles": (
+        "`collective-job` and `trainjob` have no `ps` or `heter` role: every pod is a trainer"
+    ),
     "collective-command": (
-        "a `collective-job` runs something: `args` (the training script, which the default "
+        "a `collective-job` or `trainjob` runs something: `args` (the training script, which "
+        "the default "
         "command, Paddle's launcher, runs) or a `command`"
     ),
     "collective-restart": (
-        "a `collective-job`'s pods run with `restartPolicy: Never`: its pod failure policy "
+        "a `collective-job`'s or `trainjob`'s pods run with `restartPolicy: Never`: its pod "
+        "failure policy "
         "takes no other, and a rank restarted in place cannot rejoin the others"
     ),
     "collective-env": (
-        "no env that `collective-job` sets itself (`POD_IP`, `PADDLE_RANK`, `PADDLE_NNODES`, "
+        "no env that `collective-job` or `trainjob` sets itself (`POD_IP`, `PADDLE_RANK`, "
+        "`PADDLE_NNODES`, "
         "`PADDLE_JOB_ID`, `PADDLE_MASTER`), nor `PADDLE_TRAINER_ENDPOINTS` or "
         "`DISTRIBUTED_TRAINER_ENDPOINTS`, which make the launcher replace the master and node "
         "count"
@@ -94,6 +99,13 @@ CHECKS: dict[str, str] = {
     "collective-args": (
         "the launcher's own flags that the env overrides (`--master`, `--nnodes`, `--rank`, "
         "`--job_id`, `--host`, before the training script)"
+    ),
+    "workload-unsupported": (
+        "no setting the workload's object has no place for: a `trainjob` (Trainer v2.3.0) "
+        "carries no `priorityClassName`, `runtimeClassName`, `topologySpreadConstraints`, "
+        "`initContainers`, `sidecars`, `envFrom`, `workingDir` (errors), `imagePullPolicy` "
+        "(warning), nor, under Volcano, the gang's `priorityClassName` (error) or a "
+        "`minAvailable` below its pods (warning)"
     ),
     "dataprep-layout": "the data Job writes where the trainers read",
     "volume-access-mode": (

@@ -124,12 +124,16 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
     for w in WORKLOADS.values():
         for field, places in w.explain.items():
             table.setdefault(field, {})[w.name] = list(places)
+        # No place for a field at all (an empty entry, or a setting its object cannot carry,
+        # which a rule refuses): the field renders to nothing in that workload.
+        for field in [*(f for f, p in w.explain.items() if not p), *w.unsupported]:
+            table.get(field if "." in field else f"spec.{field}", {}).pop(w.name, None)
     return table
 
 
-# `Kind path` with `[x]` selecting the list item named x (or the map key x), <name> the
-# volume's name, {tmpl} the pod template and DataJob the `<job>-data` Job. A test changes each
-# field and checks that every place listed changes.
+# `Kind path` with `[x]` selecting the list item named x (a runtime patch: whose manager is
+# x), or the map key x, <name> the volume's name, {tmpl} the pod template and DataJob the
+# `<job>-data` Job. A test changes each field and checks that every place listed changes.
 OUTPUTS = _outputs()
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
+from paddlegen.errors import InputError
 from paddlegen.spec.model import (
     CONTAINER_LISTS,
     DATA_PREP_INHERITS,
@@ -800,4 +801,12 @@ def _failure_policy(body: dict[str, Any], ctx: Context, where: str) -> None:
         where,
         f"{was} becomes paddlegen's: a rank that fails, or is evicted, fails the whole Job at "
         "once (a rank started again alone cannot rejoin the others)",
+    )
+
+
+def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
+    """A Kubeflow Trainer TrainJob: not read back yet (#26 slice c)."""
+    raise InputError(
+        f"{where}: importing a TrainJob (trainer.kubeflow.org/v1alpha1) is not supported yet: "
+        "write its spec with workload trainjob (paddlegen init --workload trainjob)"
     )

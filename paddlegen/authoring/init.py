@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import shlex
+import tempfile
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +77,18 @@ def write_new_file(path: str | Path, text: str, force: bool = False) -> bool:
         raise OutputError(f"{target}: already exists (use --force to replace it)")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        # A temporary sibling, then one rename: a reader never sees half a file.
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            # mkstemp makes 0600; the file gets what write_text would give it
+            os.chmod(temp, _file_mode(target))
+            os.replace(temp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     return True
@@ -97,6 +110,16 @@ def write_new_files(files: dict[str, str], force: bool = False) -> list[str]:
             "written (use --force to replace them)"
         )
     return [path for path, text in files.items() if write_new_file(path, text, force)]
+
+
+def _file_mode(target: Path) -> int:
+    """The mode a new file gets under the umask, or the mode of the file it replaces."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0o022)  # read it; set it back at once
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _holds(target: Path, text: str) -> bool:
@@ -338,7 +361,7 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["image"] = o.image
     if o.command:
         spec["command"] = shlex.split(o.command)
-    elif o.workload == "collective-job":
+    elif o.workload in LAUNCHER_WORKLOADS:
         spec["args"] = ["train.py"]  # what the workload's default command, the launcher, runs
     # The spec-wide resources are the trainers'; parameter servers with another GPU count get
     # their own (unless --cpu and --memory give every pod the same).
@@ -363,7 +386,7 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         # Without storage this reference fails the checks: init refuses (see _REASONS).
         spec["distributed"] = {"volume": "data", "trainConfigDir": "quick_start"}
         spec["run"] = {"activeDeadlineSeconds": 86400}
-    if o.workload == "collective-job":
+    if o.workload in LAUNCHER_WORKLOADS:
         # Ranks that started wait in the launcher's rendezvous for the rest: bounded.
         spec["run"] = {"activeDeadlineSeconds": 86400}
     metadata = {"name": o.name, **({"namespace": o.namespace} if o.namespace else {})}
@@ -406,8 +429,19 @@ _WORKLOAD_COMMENTS = {
         "spec.command": "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out",
         "spec.args": "the training script and its flags: the launcher runs it on every pod",
         "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
-    }
+    },
+    "trainjob": {
+        "spec.workload": "on paddlegen's runtime: install it once with `paddlegen runtime`",
+        "spec.command": "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out",
+        "spec.args": "the training script and its flags: the launcher runs it on every node",
+        "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
+        "spec.scheduling": "Volcano gang scheduling: the runtime paddle-distributed-volcano",
+    },
 }
+
+
+# The workloads whose default command is Paddle's launcher, which needs the script as args.
+LAUNCHER_WORKLOADS = ("collective-job", "trainjob")
 
 
 def _comments(workload: str) -> dict[str, str]:

@@ -31,6 +31,7 @@ COMMANDS = {
     "explain": ("authoring", "explain"),
     "import": ("authoring", "import_command"),
     "dockerfile": ("authoring", "dockerfile"),
+    "runtime": ("authoring", "runtime"),
     "completion": ("shell", "completion"),
 }
 

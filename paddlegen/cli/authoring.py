@@ -105,7 +105,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     type=int,
     default=1,
     show_default=True,
-    help="Trainers (pods of distributed-job and collective-job).",
+    help="Trainers (pods of distributed-job, collective-job and trainjob).",
 )
 @click.option(
     "--gpus",
@@ -162,7 +162,7 @@ def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: 
     without a finding. It starts with the yaml-language-server modeline for editor completion.
     --gpus are the trainers' (workers'); parameter servers get --ps-gpus. distributed-job
     needs --storage: its image reads the trainer config and data from that volume.
-    collective-job without --command runs Paddle's launcher on args [train.py].
+    collective-job and trainjob without --command run Paddle's launcher on args [train.py].
 
     \b
     Examples:
@@ -218,7 +218,7 @@ def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[
 def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
     """Prompt for every answer no flag gave, judging each as it is given: a wrong one is asked
     again at once, with the reason (click.prompt reads stdin, so tests can feed it)."""
-    from paddlegen.authoring.init import answer_problems
+    from paddlegen.authoring.init import LAUNCHER_WORKLOADS, answer_problems
     from paddlegen.report import printable
 
     def ask(name: str, text: str, kind: Any = click.STRING, **kwargs: Any) -> None:
@@ -246,7 +246,7 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
         "Start command (empty: "
         + (
             "Paddle's launcher on train.py)"
-            if answers["workload"] == "collective-job"
+            if answers["workload"] in LAUNCHER_WORKLOADS
             else "the image's)"
         ),
         default=answers["command"] or "",
@@ -436,3 +436,31 @@ def dockerfile(spec: str, output: str | None, force: bool) -> None:
 
     _printing(output)
     _write_or_print(dockerfile_for_spec(spec), output, force)
+
+
+@click.command()
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the runtimes here instead of stdout.",
+)
+@click.option("--force", is_flag=True, help="Replace OUTPUT if it exists.")
+@errors_format_option
+def runtime(output: str | None, force: bool) -> None:
+    """Print paddlegen's Paddle ClusterTrainingRuntimes (workload trainjob), to install once.
+
+    Two Kubeflow Trainer v2 runtimes in one YAML stream: paddle-distributed, and
+    paddle-distributed-volcano, which Volcano gang-schedules (a spec with scheduling.scheduler
+    volcano references it). Each runs Paddle's launcher on every node with collective-job's
+    contract. Needs Kubeflow Trainer v2.3 and JobSet installed.
+
+    \b
+    Examples:
+      paddlegen runtime | kubectl apply --server-side -f -
+      paddlegen runtime -o platform/paddle-runtimes.yaml
+    """
+    from paddlegen.workloads.trainjob_runtime import runtimes_text
+
+    _printing(output)
+    _write_or_print(runtimes_text(), output, force)

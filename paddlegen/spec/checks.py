@@ -26,9 +26,9 @@ from paddlegen.spec.model import (
 )
 from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
-from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
+from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS, collective, trainjob
 from paddlegen.workloads.base import RUN_KEYS, TRAINING_CONTAINER, Workload
-from paddlegen.workloads.collective import CONTRACT_ENV, LAUNCHER
+from paddlegen.workloads.collective import LAUNCHER
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SIZED_SOURCES = ("nfs", "efs", "cephfs", "dynamic")
@@ -375,8 +375,9 @@ def _priority_class(ctx: _Ctx) -> Iterator[Diagnostic]:
     gang = scheduling.get("priorityClassName")
     if gang is None or scheduling.get("scheduler") != "volcano":
         return
-    if WORKLOADS[ctx.workload].scheduling_policy:
-        return
+    workload = WORKLOADS[ctx.workload]
+    if workload.scheduling_policy or "priorityClassName" in workload.unsupported:
+        return  # the operator's PodGroup has its own; or workload-unsupported refuses it
     places = [(("spec",), ctx.spec), *((("spec", r), body) for r, body in ctx.roles())]
     for path, body in places:
         own = body.get("priorityClassName")
@@ -708,14 +709,20 @@ _CONTRACT_FLAGS = {
 }
 
 
+# The workloads that run Paddle's launcher with its contract on every pod, and the source
+# of each variable of the contract.
+_CONTRACTS = {"collective-job": collective.CONTRACT_ENV, "trainjob": trainjob.CONTRACT_ENV}
+
+
 def _collective_job(ctx: _Ctx) -> Iterator[Diagnostic]:
-    if ctx.workload != "collective-job":
+    contract = _CONTRACTS.get(ctx.workload)
+    if contract is None:
         return
     for role in ("ps", "heter"):
         if role in ctx.spec:
             yield ctx.error(
                 ("spec", role),
-                f"workload 'collective-job' has no '{role}' role: every pod is a trainer of "
+                f"workload '{ctx.workload}' has no '{role}' role: every pod is a trainer of "
                 "the collective (data-parallel) job",
                 "collective-roles",
                 "set worker.replicas to the number of pods, or use workload 'paddlejob' for "
@@ -737,7 +744,7 @@ def _collective_job(ctx: _Ctx) -> Iterator[Diagnostic]:
     if restart == "OnFailure":
         yield ctx.error(
             ("spec", "run", "restartPolicy"),
-            "a collective-job's pods run with restartPolicy Never: a rank restarted in place "
+            f"a {ctx.workload}'s pods run with restartPolicy Never: a rank restarted in place "
             "cannot rejoin the others, and the Job's pod failure policy, which fails the whole "
             "job at once, takes no other",
             "collective-restart",
@@ -747,10 +754,10 @@ def _collective_job(ctx: _Ctx) -> Iterator[Diagnostic]:
         body = ctx.spec if len(base) == 1 else worker
         for i, entry in enumerate(body.get("env", [])):
             name = entry["name"]
-            if name in CONTRACT_ENV:
+            if name in contract:
                 yield ctx.error(
                     (*base, "env", i, "name"),
-                    f"env '{name}' is set by workload 'collective-job' from {CONTRACT_ENV[name]}",
+                    f"env '{name}' is set by workload '{ctx.workload}' from {contract[name]}",
                     "collective-env",
                     "remove it here",
                 )
@@ -758,7 +765,7 @@ def _collective_job(ctx: _Ctx) -> Iterator[Diagnostic]:
                 yield ctx.error(
                     (*base, "env", i, "name"),
                     f"env '{name}' makes Paddle's launcher replace the master and the node count "
-                    "that workload 'collective-job' gives it with its own",
+                    f"that workload '{ctx.workload}' gives it with its own",
                     "collective-env",
                     "remove it here: the launcher gives each process its endpoints",
                 )
@@ -778,7 +785,7 @@ def _collective_flags(ctx: _Ctx) -> Iterator[Diagnostic]:
             yield ctx.error(
                 where,
                 f"the launcher's {name} is overridden by env {_CONTRACT_FLAGS[name]}, which "
-                "workload 'collective-job' sets",
+                f"workload '{ctx.workload}' sets",
                 "collective-args",
                 f"remove {name} and its value",
                 severity="warning",
@@ -787,8 +794,9 @@ def _collective_flags(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 
 def _run_words(ctx: _Ctx) -> list[tuple[FieldPath | None, str]]:
-    """The words a collective-job's pods run after the master wrapper, each with its place in
-    the spec (None: the launcher paddlegen runs when the spec gives no command)."""
+    """The words a collective-job's or trainjob's pods run after the master wrapper, each
+    with its place in the spec (None: the launcher paddlegen runs when the spec gives no
+    command)."""
     worker = ctx.spec.get("worker", {})
     words: list[tuple[FieldPath | None, str]] = []
     for key in ("command", "args"):
@@ -798,6 +806,55 @@ def _run_words(ctx: _Ctx) -> list[tuple[FieldPath | None, str]]:
         elif key == "command":
             words += [(None, word) for word in LAUNCHER]
     return words
+
+
+def _unsupported(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Spec settings the workload's object has no place for (``Workload.unsupported``)."""
+    unsupported = WORKLOADS[ctx.workload].unsupported
+    for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
+        for key, (severity, why) in unsupported.items():
+            if key in body:
+                yield ctx.error(
+                    (*base, key),
+                    why,
+                    "workload-unsupported",
+                    "remove it"
+                    if severity == "error"
+                    else "remove it, or use a workload whose object has the field",
+                    key=True,
+                    severity=severity,
+                )
+    if ctx.workload == "trainjob":
+        yield from _trainjob_gang(ctx)
+
+
+def _trainjob_gang(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Trainer's Volcano plugin makes the PodGroup of every pod, with the priority class of the
+    runtime's pod template (plugins/volcano/volcano.go:113-150 at v2.3.0): a TrainJob carries
+    neither a gang size nor a priority."""
+    scheduling = ctx.spec.get("scheduling", {})
+    if scheduling.get("scheduler") != "volcano":
+        return
+    if "priorityClassName" in scheduling:
+        yield ctx.error(
+            ("spec", "scheduling", "priorityClassName"),
+            "a TrainJob (Trainer v2.3.0) cannot give its gang a priority: Trainer's PodGroup "
+            "takes the priority class of the runtime's pods",
+            "workload-unsupported",
+            "remove it, or install a copy of paddlegen's Volcano runtime with a "
+            "priorityClassName in its pod template and name it in trainjob.runtime",
+            key=True,
+        )
+    if "minAvailable" in scheduling and scheduling["minAvailable"] < _worker_replicas(ctx):
+        yield ctx.error(
+            ("spec", "scheduling", "minAvailable"),
+            f"Trainer's PodGroup waits for every one of the {_worker_replicas(ctx)} pods, not "
+            f"{scheduling['minAvailable']}: a TrainJob (Trainer v2.3.0) carries no gang size",
+            "workload-unsupported",
+            "remove minAvailable: a rank that starts alone waits for the others anyway",
+            key=True,
+            severity="warning",
+        )
 
 
 def _data_prep(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -1637,7 +1694,7 @@ def _paddlejob_sidecars(ctx: _Ctx) -> Iterator[Diagnostic]:
     why = WORKLOADS[ctx.workload].no_sidecars
     if not why:
         return
-    able = [w for w in WORKLOADS.values() if not w.no_sidecars]
+    able = [w for w in WORKLOADS.values() if not w.no_sidecars and "sidecars" not in w.unsupported]
     # an operator's first: the same shape of job
     names = [w.name for w in sorted(able, key=lambda w: w.scheduling_policy is None)]
     hint = f"use workload {', '.join(names[:-1])} or {names[-1]} for sidecars, or make it an "
@@ -1832,6 +1889,7 @@ CHECKS: tuple[Check, ...] = (
     _distributed_job,
     _host_port_nodes,
     _collective_job,
+    _unsupported,
     _data_prep,
     _single_mount_volumes,
     _control_characters,
@@ -1896,6 +1954,7 @@ RULES: tuple[str, ...] = (
     "collective-restart",
     "collective-env",
     "collective-args",
+    "workload-unsupported",
     "dataprep-layout",
     "volume-access-mode",
     "deprecated",

@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from paddlegen.workloads import DEFAULT_WORKLOAD
+from paddlegen.workloads.collective import DEFAULT_PORT
 
 # Requests every container gets for what the spec leaves unset, so the scheduler reserves room
 # (a pod without requests is first to be evicted); limits are left to the user.
@@ -236,7 +237,15 @@ DISTRIBUTED_DEFAULTS = DistributedSettings()
 class CollectiveSettings:
     """spec.collective: where rank 0 serves the launcher's rendezvous (workloads/collective.py)."""
 
-    port: int = 6768
+    port: int = DEFAULT_PORT
+
+
+@dataclass(frozen=True)
+class TrainJobSettings:
+    """spec.trainjob: the ClusterTrainingRuntime the TrainJob references (workloads/trainjob.py);
+    None: paddlegen's own, chosen by the scheduler."""
+
+    runtime: str | None = None
 
 
 @dataclass(frozen=True)
@@ -270,6 +279,7 @@ class Job:
     recommended_labels: dict[str, str] = field(default_factory=dict)
     security: Security = field(default_factory=Security)
     collective: CollectiveSettings = field(default_factory=CollectiveSettings)
+    trainjob: TrainJobSettings = field(default_factory=TrainJobSettings)
 
     @property
     def total_replicas(self) -> int:
@@ -385,6 +395,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         recommended_labels=recommended,
         security=Security(**spec.get("security", {})),
         collective=CollectiveSettings(**spec.get("collective", {})),
+        trainjob=TrainJobSettings(**spec.get("trainjob", {})),
     )
 
 

@@ -6,7 +6,7 @@ folder ``templates/<name>/``, its tests and the docs.
 
 from __future__ import annotations
 
-from paddlegen.workloads import collective, distributed, job, kubeflow, paddlejob
+from paddlegen.workloads import collective, distributed, job, kubeflow, paddlejob, trainjob
 from paddlegen.workloads.base import Workload
 
 WORKLOADS: dict[str, Workload] = {
@@ -17,6 +17,7 @@ WORKLOADS: dict[str, Workload] = {
         paddlejob.WORKLOAD,
         kubeflow.WORKLOAD,
         collective.WORKLOAD,
+        trainjob.WORKLOAD,
     )
 }
 

@@ -60,6 +60,9 @@ class Workload:
     # names); and, if its object cannot carry native sidecars, why (spec.sidecars is refused).
     operator_init_containers: tuple[str, ...] = ()
     no_sidecars: str = ""
+    # Spec fields (a role's or the spec's) its object has no place for: field -> (severity,
+    # why). An error where running without it would differ from what the spec asks.
+    unsupported: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def folder(self) -> str:

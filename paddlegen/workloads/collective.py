@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import (
     RUN_KEYS,
+    TRAINING_CONTAINER,
     Workload,
     batch_job_annotations,
     pod,
@@ -22,6 +23,9 @@ from paddlegen.workloads.base import (
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role
 
+# Where rank 0 serves the launcher's rendezvous store unless spec.collective.port says
+# otherwise: below 35100-64000, where the launcher draws its own processes' ports.
+DEFAULT_PORT = 6768
 # The launcher, when the spec gives no command: the spec's args are then the training script
 # and its flags.
 LAUNCHER = ["python3", "-m", "paddle.distributed.launch"]
@@ -50,19 +54,7 @@ WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
 # such a failure too, said first so that the Job's condition names it rather than the exit
 # code it caused. First match wins (pod_failure_policy.go:34-76). A pod that fails before its
 # container ran (a kubelet refusing it, an init container failing) matches neither, counts
-# against backoffLimit and is replaced: no rank has trained with it yet.
-FAILURE_POLICY = {
-    "rules": [
-        {
-            "action": "FailJob",
-            "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
-        },
-        {
-            "action": "FailJob",
-            "onExitCodes": {"containerName": "paddle", "operator": "NotIn", "values": [0]},
-        },
-    ]
-}
+# against backoffLimit and is replaced: no rank has trained with it yet. (`failure_policy`)
 # The env every pod gets (the launcher reads it: context/args_envs.py:21-47), and its source.
 CONTRACT_ENV = {
     "POD_IP": "the pod's IP",
@@ -72,6 +64,25 @@ CONTRACT_ENV = {
     "PADDLE_MASTER": "rank 0's address and collective.port",
 }
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
+
+
+def failure_policy(container: str) -> dict[str, Any]:
+    """The pod failure policy for pods whose training container is ``container``."""
+    return {
+        "rules": [
+            {
+                "action": "FailJob",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            },
+            {
+                "action": "FailJob",
+                "onExitCodes": {"containerName": container, "operator": "NotIn", "values": [0]},
+            },
+        ]
+    }
+
+
+FAILURE_POLICY = failure_policy(TRAINING_CONTAINER)
 
 
 def _env(name: str) -> str:
@@ -89,16 +100,25 @@ def master(name: str, port: int) -> str:
     return f"{name}-0.{service_name(name)}:{port}"
 
 
+def field_env(name: str, path: str) -> dict[str, Any]:
+    """Env ``name`` from the pod's own field ``path`` (the downward API)."""
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def rank_env() -> list[dict[str, Any]]:
+    """The contract's env that every pod reads from itself: its IP and its rank, the
+    completion index of an Indexed Job's pod."""
+    return [
+        field_env("POD_IP", "status.podIP"),
+        field_env("PADDLE_RANK", f"metadata.annotations['{COMPLETION_INDEX}']"),
+    ]
+
+
 def contract_env(name: str, replicas: int, port: int) -> list[dict[str, Any]]:
     """The launcher's contract for job ``name``: the env overrides the launcher's flags
     (context/__init__.py:100-107)."""
-
-    def field(path: str) -> dict[str, Any]:
-        return {"fieldRef": {"fieldPath": path}}
-
     return [
-        {"name": "POD_IP", "valueFrom": field("status.podIP")},
-        {"name": "PADDLE_RANK", "valueFrom": field(f"metadata.annotations['{COMPLETION_INDEX}']")},
+        *rank_env(),
         {"name": "PADDLE_NNODES", "value": str(replicas)},
         {"name": "PADDLE_JOB_ID", "value": name},
         {"name": "PADDLE_MASTER", "value": master(name, port)},

@@ -78,6 +78,9 @@ TRIGGERS = {
     "collective-env": "spec:\n" + COLLECTIVE + "  args: [t.py]\n"
     "  env: [{name: PADDLE_NNODES, value: '2'}]\n",
     "collective-args": "spec:\n" + COLLECTIVE + "  args: [--nnodes, '2', t.py]\n",
+    "workload-unsupported": "spec:\n"
+    + COLLECTIVE.replace("collective-job", "trainjob")
+    + "  args: [t.py]\n  workingDir: /w\n",
     "dataprep-layout": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: data, "
     "splitCount: 3}\n",
     "volume-access-mode": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n"

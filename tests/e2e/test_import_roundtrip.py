@@ -35,7 +35,9 @@ from tests.helpers import (
 )
 from tests.seeds import manifest_blocks, seed_text
 
-EXAMPLES = example_specs()
+# import reads no TrainJob yet (#26 slice c; it says so, tests/render/test_trainjob.py):
+# until it does, the trainjob examples stay out of the round trip.
+EXAMPLES = [p for p in example_specs() if "workload: trainjob" not in p.read_text("utf-8")]
 SEEDS = ("000", "001", "002", "003", "004")
 # Seed 001 writes its image as `[YOUR_REPO]/paddle:mypaddle`, which is not YAML until the
 # reader puts their repository there, as the seed tells them to.

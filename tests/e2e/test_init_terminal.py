@@ -68,8 +68,8 @@ def test_init_at_a_terminal_asks_again_at_once_with_the_reason(tmp_path):
     term = Terminal(["init", "jobs/legacy.yaml"], str(tmp_path))
     conversation = [
         (
-            "Workload (job, distributed-job, paddlejob, kubeflow-paddlejob, collective-job) "
-            "[paddlejob]: ",
+            "Workload (job, distributed-job, paddlejob, kubeflow-paddlejob, collective-job, "
+            "trainjob) [paddlejob]: ",
             "3",
         ),
         ("Error: '3' is not one of", None),

@@ -340,3 +340,46 @@ def test_a_collective_job_overlay_moves_the_ranks_their_names_and_their_gang(tmp
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert (env["PADDLE_NNODES"], env["PADDLE_MASTER"]) == ("4", "col-0.col:8090")
     assert container["ports"] == [{"name": "master", "containerPort": 8090, "protocol": "TCP"}]
+
+
+TRAINJOB_SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: tj, namespace: ml}
+spec:
+  workload: trainjob
+  image: img:1
+  args: [train.py]
+  resources: {limits: {memory: 1Gi}}
+  worker: {replicas: 2}
+overlays:
+  prod:
+    metadata: {namespace: ml-prod}
+    spec:
+      worker: {replicas: 4, nodeSelector: {gpu: a100}}
+      shm: 1Gi
+      scheduling: {scheduler: volcano, queue: prod}
+"""
+
+
+def test_a_trainjob_overlay_changes_its_nodes_runtime_and_runtime_patch(tmp_path):
+    """numNodes, PADDLE_NNODES, the runtime (Volcano's), its queue and the pod settings in
+    the runtime patch (a list keyed by manager, which kustomize replaces whole) follow."""
+    spec = tmp_path / "tj.yaml"
+    spec.write_text(TRAINJOB_SPEC)
+    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    objects = {
+        o["kind"]: o for o in built_objects(tmp_path / "deploy" / "tj" / "overlays" / "prod")
+    }
+    train_job = objects["TrainJob"]
+    assert train_job["metadata"]["namespace"] == "ml-prod"
+    trainer = train_job["spec"]["trainer"]
+    assert trainer["numNodes"] == 4
+    assert trainer["env"] == [{"name": "PADDLE_NNODES", "value": "4"}]
+    assert train_job["spec"]["runtimeRef"]["name"] == "paddle-distributed-volcano"
+    (patch,) = train_job["spec"]["runtimePatches"]
+    template = patch["trainingRuntimeSpec"]["template"]
+    assert template["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "prod"}
+    pod = template["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"gpu": "a100"}
+    assert [v["name"] for v in pod["volumes"]] == ["dshm"]

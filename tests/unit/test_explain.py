@@ -62,6 +62,12 @@ BASES: dict[str, dict[str, Any]] = {
         "args": ["train.py"],
         "worker": {"replicas": 2},
     },
+    "trainjob": {
+        **_COMMON,
+        "workload": "trainjob",
+        "args": ["train.py"],
+        "worker": {"replicas": 2},
+    },
 }
 # A new value per field (per workload where the base already has the first choice).
 MUTATIONS: dict[str, Any] = {
@@ -109,6 +115,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.distributed.trainerCount": 4,
     "spec.distributed.hostPorts": False,
     "spec.collective.port": 8090,
+    "spec.trainjob.runtime": "my-paddle-runtime",
     "spec.dataPrep.image": "r/data:v2",
     "spec.dataPrep.splitCount": 7,
     "spec.dataPrep.outDir": "/data/elsewhere",
@@ -165,8 +172,10 @@ def _value(manifests: list[dict[str, Any]], place: str, name: str) -> Any:
     for key, selectors in _STEP.findall(path):
         node = node.get(key) if isinstance(node, dict) else None
         for selector in re.findall(r"\[([^\]]*)\]", selectors):
-            if isinstance(node, list):
-                node = next((x for x in node if x.get("name") == selector), None)
+            if isinstance(node, list):  # a runtime patch is keyed by its manager
+                node = next(
+                    (x for x in node if selector in (x.get("name"), x.get("manager"))), None
+                )
             elif isinstance(node, dict):
                 node = node.get(selector)
     return node

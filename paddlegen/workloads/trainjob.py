@@ -1,0 +1,166 @@
+"""Workload `trainjob` (#26): Paddle's collective training on Kubeflow Trainer v2. paddlegen
+renders a TrainJob that references paddlegen's own Paddle ClusterTrainingRuntime
+(workloads/trainjob_runtime.py, printed by `paddlegen runtime` for a platform team to install
+once): Trainer makes a JobSet from the runtime's template, whose replicated job `node` is one
+Indexed Job of `numNodes` pods, each running Paddle's launcher with the same contract as
+collective-job (workloads/collective.py: env, the rank-0-by-IP wrapper, the pod failure
+policy).
+
+Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
+sigs.k8s.io/jobset at v0.12.0 (the version Trainer v2.3.0's go.mod requires)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paddlegen.workloads import collective
+from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
+
+if TYPE_CHECKING:
+    from paddlegen.spec.model import Job
+
+API_VERSION = "trainer.kubeflow.org/v1alpha1"
+# paddlegen's runtimes: one for the default scheduler, one that gang-schedules with Volcano
+# (spec.scheduling.scheduler: volcano picks it), and the image a TrainJob that names none
+# runs (paddlegen's TrainJobs always name theirs: spec.image is required).
+RUNTIME = "paddle-distributed"
+VOLCANO_RUNTIME = "paddle-distributed-volcano"
+RUNTIME_IMAGE = "paddlepaddle/paddle:3.3.1"
+# The replicated job and the container Trainer fills in from the TrainJob's trainer: it
+# looks for the replicated job by the ancestor label and the container by the name `node`
+# (pkg/runtime/framework/plugins/jobset/builder.go:130-150, pkg/constants/constants.go).
+NODE = "node"
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+# The JobSet controller labels every pod with its JobSet's name, which is the TrainJob's
+# (jobset v0.12.0 pkg/controllers/jobset_controller.go:1014-1020, labelAndAnnotateObject).
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+# Where rank 0 serves the launcher's rendezvous store: collective-job's default port.
+MASTER_PORT = collective.DEFAULT_PORT
+# Who owns the TrainJob's one runtime patch. Trainer's webhook wants a domain-prefixed path
+# (plugins/jobset/jobset.go:175-176, validation.IsDomainPrefixedPath); the list is keyed by it.
+MANAGER = "paddlegen/spec"
+# The env the runtime gives every pod, and PADDLE_NNODES, which the TrainJob gives (Trainer's
+# plain ML policy sets no node count: plugins/plainml/plainml.go:47-73).
+CONTRACT_ENV = {
+    "POD_IP": "the pod's IP",
+    "PADDLE_RANK": "the pod's completion index",
+    "PADDLE_NNODES": "worker.replicas",
+    "PADDLE_JOB_ID": "the JobSet's name (metadata.name)",
+    "PADDLE_MASTER": "rank 0's address and the runtime's master port",
+}
+# What the TrainJob cannot carry: runtimePatches (v2.3.0) patch a pod only with the fields of
+# PodSpecPatch and a container only with env, volumeMounts and securityContext
+# (pkg/apis/trainer/v1alpha1/trainjob_types.go:385-490), init containers only when the
+# runtime has them, and never the env of container `node` (plugins/jobset/jobset.go:190-206).
+# field -> (severity, why)
+UNSUPPORTED: dict[str, tuple[str, str]] = {
+    key: ("error", f"a TrainJob (Trainer v2.3.0) cannot set the pods' {key}: {why}")
+    for key, why in {
+        "priorityClassName": "its runtime patches have no such field",
+        "runtimeClassName": "its runtime patches have no such field",
+        "topologySpreadConstraints": "its runtime patches have no such field",
+        "initContainers": "a runtime patch may only change the runtime's own init containers",
+        "sidecars": "a runtime patch may only change the runtime's own init containers",
+        "envFrom": "a runtime patch of a container carries env, volumeMounts and "
+        "securityContext only",
+        "workingDir": "a runtime patch of a container carries env, volumeMounts and "
+        "securityContext only",
+    }.items()
+}
+UNSUPPORTED["imagePullPolicy"] = (
+    "warning",
+    "a TrainJob (Trainer v2.3.0) cannot set the pods' imagePullPolicy: the trainer has only an "
+    "image, so Kubernetes' default applies (IfNotPresent for a tagged image)",
+)
+_POD = (
+    f"TrainJob spec.runtimePatches[{MANAGER}].trainingRuntimeSpec.template.spec"
+    f".replicatedJobs[{NODE}].template.spec.template"
+)
+
+
+def runtime_name(job: Job) -> str:
+    """The ClusterTrainingRuntime the TrainJob references."""
+    if job.trainjob.runtime:
+        return job.trainjob.runtime
+    return VOLCANO_RUNTIME if job.scheduling.scheduler == "volcano" else RUNTIME
+
+
+def context(job: Job) -> dict[str, Any]:
+    worker = job.roles["worker"]
+    # The pods join Volcano's gang through the runtime (its podGroupPolicy and scheduler),
+    # not through pod settings of their own.
+    node = pod(job, worker, gang=False, command=collective.command(worker))
+    jobset_annotations = {}
+    if job.scheduling.scheduler == "volcano":
+        # Trainer's Volcano plugin gives the PodGroup the queue of this annotation on the
+        # JobSet template, which a runtime patch's metadata adds to
+        # (pkg/runtime/core/trainingruntime.go:143-160, plugins/volcano/volcano.go:142-146).
+        jobset_annotations[QUEUE_NAME] = job.scheduling.queue
+    return {
+        "runtime": runtime_name(job),
+        "run": run_fields(job, WORKLOAD.run_keys),
+        # Trainer replaces the runtime container's command when the TrainJob gives one
+        # (plugins/jobset/builder.go:136-141): the master wrapper goes in the TrainJob's too.
+        "trainer": {
+            "image": worker.image,
+            "command": node.container.command,
+            "args": worker.args,
+            "env": [
+                {"name": "PADDLE_NNODES", "value": str(worker.replicas)},
+                *node.container.env,
+            ],
+            "numNodes": worker.replicas,
+            "resourcesPerNode": worker.resources,
+        },
+        "manager": MANAGER,
+        "node": NODE,
+        "jobset_annotations": jobset_annotations,
+        "pod": node,
+    }
+
+
+def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
+    """The last pod's hostname, `<job>-node-0-<replicas - 1>` (JobSet's naming, above); the
+    JobSet, its Service (the subdomain) and its Job `<job>-node-0` are shorter."""
+    return [f"{name}-{NODE}-0-{spec.get('worker', {}).get('replicas', 1) - 1}"]
+
+
+def _trainer(path: str) -> str:
+    return f"TrainJob spec.trainer.{path}"
+
+
+WORKLOAD = Workload(
+    name="trainjob",
+    summary="a Kubeflow Trainer v2 TrainJob, trainer.kubeflow.org/v1alpha1, on paddlegen's "
+    "Paddle runtime (paddlegen runtime): Paddle's collective launcher on every node",
+    title="TrainJob",
+    kind=(API_VERSION, "TrainJob"),
+    roles={"worker": NODE},
+    derived_names=derived_names,
+    context=context,
+    importer="paddlegen.authoring.import_workloads:trainjob",
+    settings="trainjob",
+    run_keys=("activeDeadlineSeconds",),
+    pod_template=_POD,
+    run_policy="TrainJob spec",
+    explain={
+        "spec.image": [_trainer("image")],
+        "spec.command": [_trainer("command")],
+        "spec.args": [_trainer("args")],
+        "spec.env": [_trainer("env")],
+        "spec.resources": [_trainer("resourcesPerNode")],
+        "spec.gpus": [_trainer("resourcesPerNode.limits[nvidia.com/gpu]")],
+        "spec.volumes.mountPath": [
+            f"{{tmpl}}.spec.containers[{NODE}].volumeMounts[<name>].mountPath"
+        ],
+        "spec.worker.replicas": [_trainer("numNodes"), _trainer("env[PADDLE_NNODES].value")],
+        "spec.scheduling.scheduler": ["TrainJob spec.runtimeRef.name"],
+        "spec.scheduling.minAvailable": [],  # Trainer's PodGroup takes every pod
+        "spec.scheduling.queue": [
+            f"TrainJob spec.runtimePatches[{MANAGER}].trainingRuntimeSpec.template.metadata"
+            f".annotations[{QUEUE_NAME}]"
+        ],
+        "spec.trainjob.runtime": ["TrainJob spec.runtimeRef.name"],
+    },
+    unsupported=UNSUPPORTED,
+)

@@ -1,0 +1,117 @@
+"""paddlegen's Paddle ClusterTrainingRuntimes, which the `trainjob` workload's TrainJobs
+reference (workloads/trainjob.py holds their names and defaults): what `paddlegen runtime`
+prints for a platform team to install once. Each is a JobSet template whose replicated job
+`node` runs Paddle's launcher on every pod with collective-job's contract (its env, the
+rank-0-by-IP wrapper and the pod failure policy, workloads/collective.py).
+
+Apart from workloads/trainjob.py, which the WORKLOADS registry imports, as it imports the spec
+model. Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
+sigs.k8s.io/jobset at v0.12.0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paddlegen.spec.model import recommended_labels
+from paddlegen.workloads import collective
+from paddlegen.workloads.trainjob import (
+    ANCESTOR_LABEL,
+    API_VERSION,
+    JOBSET_NAME,
+    MASTER_PORT,
+    NODE,
+    RUNTIME,
+    RUNTIME_IMAGE,
+    VOLCANO_RUNTIME,
+)
+from paddlegen.yamlio import dump_yaml
+
+
+def runtime_env() -> list[dict[str, Any]]:
+    """The runtime's share of the launcher's contract (the TrainJob adds PADDLE_NNODES): the
+    job id read from the JobSet's label, rank 0 by name through $(VAR) expansion of it. The
+    JobSet controller names pod i of the replicated job's one Job `<jobset>-node-0-<i>` in the
+    subdomain `<jobset>` (jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go:380-389), which
+    Trainer does not change (plugins/jobset/jobset.go:281-307)."""
+    return [
+        *collective.rank_env(),
+        collective.field_env("PADDLE_JOB_ID", f"metadata.labels['{JOBSET_NAME}']"),
+        {
+            "name": "PADDLE_MASTER",
+            "value": f"$(PADDLE_JOB_ID)-{NODE}-0-0.$(PADDLE_JOB_ID):{MASTER_PORT}",
+        },
+    ]
+
+
+def runtime(name: str, *, volcano: bool) -> dict[str, Any]:
+    """A Paddle ClusterTrainingRuntime: a JobSet template of one replicated job `node`."""
+    pod_spec: dict[str, Any] = {
+        # The pod failure policy takes no other (Kubernetes pkg/apis/batch/validation), and
+        # JobSet's webhook would default OnFailure (pkg/webhooks/jobset_webhook.go:124-127).
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,  # the launcher never talks to the API server
+        **({"schedulerName": "volcano"} if volcano else {}),
+        "containers": [
+            {
+                "name": NODE,
+                "image": RUNTIME_IMAGE,
+                "command": [*collective.WRAPPER, *collective.LAUNCHER],
+                "env": runtime_env(),
+                "ports": [{"name": "master", "containerPort": MASTER_PORT, "protocol": "TCP"}],
+            }
+        ],
+    }
+    spec: dict[str, Any] = {
+        # A plain ML policy (no torch, mpi, ...): Trainer sets the `trainer` pod set's count
+        # from the TrainJob's numNodes (plainml.go:56-61), and applies resourcesPerNode only
+        # when the runtime has an mlPolicy (core/trainingruntime.go:188-200).
+        "mlPolicy": {"numNodes": 1},
+        # Trainer's Volcano plugin makes the PodGroup, of every pod (volcano.go:113-150).
+        **({"podGroupPolicy": {"volcano": {}}} if volcano else {}),
+        "template": {
+            "spec": {
+                # JobSet's defaults (jobset_webhook.go:129-139), said: rank 0's name resolves
+                # before any pod is ready.
+                "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+                # No failurePolicy: the JobSet fails as soon as one of its Jobs fails, with no
+                # restart (jobset v0.12.0 pkg/controllers/failure_policy.go:49-61).
+                "replicatedJobs": [
+                    {
+                        "name": NODE,
+                        "replicas": 1,
+                        "template": {
+                            "metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
+                            "spec": {
+                                # Trainer sets parallelism = completions = numNodes
+                                # (plugins/jobset/jobset.go:310-330, SyncParallelCount).
+                                "completionMode": "Indexed",
+                                "podFailurePolicy": collective.failure_policy(NODE),
+                                "template": {"spec": pod_spec},
+                            },
+                        },
+                    }
+                ],
+            }
+        },
+    }
+    labels = {
+        **recommended_labels(name),
+        "app.kubernetes.io/component": "training-runtime",
+        "trainer.kubeflow.org/framework": "paddle",
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": name, "labels": dict(sorted(labels.items()))},
+        "spec": spec,
+    }
+
+
+def runtimes() -> list[dict[str, Any]]:
+    """Every runtime paddlegen's TrainJobs may reference, the default one first."""
+    return [runtime(RUNTIME, volcano=False), runtime(VOLCANO_RUNTIME, volcano=True)]
+
+
+def runtimes_text() -> str:
+    """``runtimes`` as one YAML stream, in canonical YAML: the same bytes on every run."""
+    return "".join(f"---\n{dump_yaml(obj)}" for obj in runtimes())

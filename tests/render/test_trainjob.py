@@ -1,0 +1,259 @@
+"""Facts about the `trainjob` workload (#26) and paddlegen's Paddle runtime that a snapshot
+cannot pin alone: what the TrainJob carries and where, the runtime's launcher contract (the
+same wrapper and failure policy as collective-job), the runtimes validating against the
+vendored Trainer CRD, `paddlegen runtime` and its output file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft4Validator
+
+from paddlegen import api
+from paddlegen.cli import cli
+from paddlegen.render.syncwaves import HOOK
+from paddlegen.spec.loader import parse_spec
+from paddlegen.workloads import collective, trainjob_runtime
+from tests.helpers import HEADER
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "crds" / "trainer.kubeflow.org"
+BODY = """\
+metadata: {name: resnet, namespace: ml}
+spec:
+  workload: trainjob
+  image: r/resnet:v1
+  resources: {limits: {memory: 8Gi}}
+  worker: {replicas: 3}
+"""
+
+
+def render(body: str = BODY, extra: str = "  args: [train.py]\n") -> dict[tuple[str, str], Any]:
+    doc = parse_spec((HEADER + body + extra).encode(), "spec.yaml")
+    errors = [d for d in api.validate_document(doc) if d.is_error]
+    assert not errors, errors
+    return {(m.kind, m.name): m.obj for m in api.render_document(doc).manifests}
+
+
+def train_job(extra: str = "  args: [train.py]\n") -> dict[str, Any]:
+    return dict(render(extra=extra)[("TrainJob", "resnet")])
+
+
+def patched_pod(obj: dict[str, Any]) -> dict[str, Any]:
+    (patch,) = obj["spec"]["runtimePatches"]
+    assert patch["manager"] == "paddlegen/spec"
+    (node,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert node["name"] == "node"
+    return dict(node["template"]["spec"]["template"])
+
+
+def runtime_pod(runtime: dict[str, Any]) -> dict[str, Any]:
+    (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    return dict(node["template"]["spec"]["template"]["spec"])
+
+
+def test_the_trainjob_carries_the_nodes_image_command_env_and_resources():
+    obj = train_job()
+    assert obj["apiVersion"] == "trainer.kubeflow.org/v1alpha1"
+    assert obj["spec"]["runtimeRef"] == {
+        "name": "paddle-distributed",
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "ClusterTrainingRuntime",
+    }
+    trainer = obj["spec"]["trainer"]
+    assert trainer["numNodes"] == 3
+    assert trainer["image"] == "r/resnet:v1"
+    # Trainer replaces the runtime's command with the TrainJob's: the wrapper comes along.
+    assert trainer["command"] == [*collective.WRAPPER, *collective.LAUNCHER]
+    assert trainer["args"] == ["train.py"]
+    # The runtime cannot know the node count; plain ML sets no env of its own.
+    assert trainer["env"] == [{"name": "PADDLE_NNODES", "value": "3"}]
+    assert trainer["resourcesPerNode"]["limits"] == {"memory": "8Gi"}
+    # A TrainJob is a Sync hook, as every object that runs is.
+    assert obj["metadata"]["annotations"][HOOK] == "Sync"
+
+
+def test_the_spec_command_runs_after_the_wrapper_and_the_spec_env_after_the_node_count():
+    obj = train_job('  command: [python3, train.py]\n  env: [{name: FLAGS_x, value: "1"}]\n')
+    trainer = obj["spec"]["trainer"]
+    assert trainer["command"] == [*collective.WRAPPER, "python3", "train.py"]
+    assert "args" not in trainer
+    assert [e["name"] for e in trainer["env"]] == ["PADDLE_NNODES", "FLAGS_x"]
+
+
+def test_gpus_go_to_resources_per_node():
+    trainer = train_job("  args: [train.py]\n  gpus: 2\n")["spec"]["trainer"]
+    assert trainer["resourcesPerNode"]["limits"]["nvidia.com/gpu"] == "2"
+
+
+def test_the_pod_settings_trainer_can_carry_go_in_one_runtime_patch():
+    extra = """\
+  args: [train.py]
+  shm: 1Gi
+  nodeSelector: {gpu: a100}
+  tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]
+  serviceAccountName: trainer
+  imagePullSecrets: [regcred]
+  terminationGracePeriodSeconds: 60
+  podLabels: {team: vision}
+  podAnnotations: {note: x}
+  security: {fsGroup: 1000}
+  volumes:
+  - {name: data, mountPath: /data, claim: {name: shared}, readOnly: true}
+"""
+    pod = patched_pod(train_job(extra))
+    assert pod["metadata"]["labels"]["team"] == "vision"
+    assert pod["metadata"]["labels"]["app.kubernetes.io/instance"] == "resnet"
+    assert pod["metadata"]["annotations"] == {"note": "x"}
+    spec = pod["spec"]
+    assert spec["nodeSelector"] == {"gpu": "a100"}
+    assert spec["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert spec["serviceAccountName"] == "trainer"
+    assert spec["imagePullSecrets"] == [{"name": "regcred"}]
+    assert spec["terminationGracePeriodSeconds"] == 60
+    assert spec["securityContext"] == {"fsGroup": 1000}
+    assert [v["name"] for v in spec["volumes"]] == ["data", "dshm"]
+    assert spec["volumes"][1] == {
+        "name": "dshm",
+        "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"},
+    }
+    (container,) = spec["containers"]
+    assert container["name"] == "node"
+    assert container["volumeMounts"] == [
+        {"name": "data", "mountPath": "/data", "readOnly": True},
+        {"name": "dshm", "mountPath": "/dev/shm"},
+    ]
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    # Trainer's webhook refuses env for container `node` in a patch: env goes in the trainer.
+    assert "env" not in container
+
+
+def test_volcano_picks_the_gang_runtime_and_its_queue_goes_on_the_jobset_template():
+    obj = train_job("  args: [train.py]\n  scheduling: {scheduler: volcano, queue: research}\n")
+    assert obj["spec"]["runtimeRef"]["name"] == "paddle-distributed-volcano"
+    (patch,) = obj["spec"]["runtimePatches"]
+    assert patch["trainingRuntimeSpec"]["template"]["metadata"] == {
+        "annotations": {"scheduling.volcano.sh/queue-name": "research"}
+    }
+    # The runtime makes the pods Volcano's; the TrainJob's pods carry no scheduler of their own.
+    pod = patched_pod(obj)
+    assert "schedulerName" not in pod["spec"]
+    assert "scheduling.volcano.sh/queue-name" not in pod["metadata"].get("annotations", {})
+
+
+def test_a_named_runtime_wins_and_the_deadline_is_the_trainjobs():
+    obj = train_job(
+        "  args: [train.py]\n  trainjob: {runtime: team-paddle}\n"
+        "  run: {activeDeadlineSeconds: 600}\n"
+    )
+    assert obj["spec"]["runtimeRef"]["name"] == "team-paddle"
+    assert obj["spec"]["activeDeadlineSeconds"] == 600
+
+
+def test_the_runtimes_carry_collective_jobs_launcher_contract():
+    plain, volcano = trainjob_runtime.runtimes()
+    assert [r["metadata"]["name"] for r in (plain, volcano)] == [
+        "paddle-distributed",
+        "paddle-distributed-volcano",
+    ]
+    for runtime in (plain, volcano):
+        assert runtime["spec"]["mlPolicy"] == {"numNodes": 1}  # plain ML: numNodes is Trainer's
+        (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+        assert (node["name"], node["replicas"]) == ("node", 1)
+        assert node["template"]["metadata"]["labels"] == {
+            "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
+        }
+        job = node["template"]["spec"]
+        assert job["completionMode"] == "Indexed"
+        assert job["podFailurePolicy"] == collective.failure_policy("node")
+        # No JobSet failurePolicy: one failed Job fails the JobSet, nothing restarts it.
+        assert "failurePolicy" not in runtime["spec"]["template"]["spec"]
+        pod = runtime_pod(runtime)
+        assert pod["restartPolicy"] == "Never"
+        (container,) = pod["containers"]
+        assert container["name"] == "node"
+        assert container["command"] == [*collective.WRAPPER, *collective.LAUNCHER]
+        env = {e["name"]: e for e in container["env"]}
+        assert list(env) == ["POD_IP", "PADDLE_RANK", "PADDLE_JOB_ID", "PADDLE_MASTER"]
+        assert env["PADDLE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+            "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+        )
+        assert env["PADDLE_JOB_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+            "metadata.labels['jobset.sigs.k8s.io/jobset-name']"
+        )
+        # Rank 0 by name: JobSet's pod 0 of Job 0 of replicated job node, in the JobSet's
+        # subdomain; the wrapper swaps in rank 0's own IP on rank 0.
+        assert env["PADDLE_MASTER"]["value"] == "$(PADDLE_JOB_ID)-node-0-0.$(PADDLE_JOB_ID):6768"
+        assert container["ports"] == [{"name": "master", "containerPort": 6768, "protocol": "TCP"}]
+    assert "podGroupPolicy" not in plain["spec"]
+    assert volcano["spec"]["podGroupPolicy"] == {"volcano": {}}
+    assert "schedulerName" not in runtime_pod(plain)
+    assert runtime_pod(volcano)["schedulerName"] == "volcano"
+
+
+def test_the_runtimes_are_valid_cluster_training_runtimes():
+    validator = Draft4Validator(
+        json.loads((SCHEMAS / "clustertrainingruntime_v1alpha1.json").read_text("utf-8"))
+    )
+    for runtime in trainjob_runtime.runtimes():
+        assert list(validator.iter_errors(runtime)) == []
+    broken = trainjob_runtime.runtimes()[0]
+    broken["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["bogus"] = 1
+    assert not validator.is_valid(broken)
+
+
+def test_a_rendered_trainjob_is_a_valid_trainjob():
+    validator = Draft4Validator(json.loads((SCHEMAS / "trainjob_v1alpha1.json").read_text("utf-8")))
+    extra = "  args: [train.py]\n  shm: 1Gi\n  scheduling: {scheduler: volcano}\n"
+    assert list(validator.iter_errors(train_job(extra))) == []
+
+
+def test_the_master_wrapper_gives_rank_0_its_own_ip_in_the_runtime_too():
+    """The shell the kubelet runs, with PADDLE_MASTER as the kubelet expands the runtime's."""
+    sh = shutil.which("sh")
+    assert sh is not None
+    master = "resnet-node-0-0.resnet:6768"
+    out = {}
+    for rank in ("0", "1"):
+        run = subprocess.run(
+            [sh, "-c", collective.MASTER_SCRIPT, "sh", "-c", 'echo "$PADDLE_MASTER"'],
+            env={"PADDLE_RANK": rank, "POD_IP": "10.0.0.7", "PADDLE_MASTER": master},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        out[rank] = run.stdout.strip()
+    assert out == {"0": "10.0.0.7:6768", "1": master}
+
+
+def test_paddlegen_runtime_prints_both_and_writes_the_same_bytes(runner, tmp_path):
+    printed = runner.invoke(cli, ["runtime"])
+    assert printed.exit_code == 0, printed.stderr
+    assert printed.stdout == trainjob_runtime.runtimes_text()
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(printed.stdout)] == [
+        "paddle-distributed",
+        "paddle-distributed-volcano",
+    ]
+    target = tmp_path / "platform" / "runtimes.yaml"
+    written = runner.invoke(cli, ["runtime", "-o", str(target)])
+    assert written.exit_code == 0, written.stderr
+    assert target.read_text("utf-8") == printed.stdout
+    assert list(target.parent.iterdir()) == [target]  # no temporary file left behind
+    target.write_text("other\n", encoding="utf-8")
+    refused = runner.invoke(cli, ["runtime", "-o", str(target)])
+    assert refused.exit_code == 2
+    assert "already exists" in refused.stderr
+    assert target.read_text("utf-8") == "other\n"  # nothing on disk changed
+
+
+def test_importing_a_trainjob_says_it_is_not_supported_yet(runner, tmp_path):
+    manifest = tmp_path / "trainjob.yaml"
+    manifest.write_text(yaml.safe_dump(train_job()), encoding="utf-8")
+    result = runner.invoke(cli, ["import", str(manifest)])
+    assert result.exit_code == 2
+    assert "TrainJob/resnet: importing a TrainJob" in result.stderr
+    assert "not supported yet" in result.stderr
