@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from paddlegen import api
+from paddlegen.spec.loader import parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
 
@@ -29,6 +30,14 @@ def objects_by_kind(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
         if not path.endswith("kustomization.yaml")
     ]
     return {obj["kind"]: obj for obj in found}
+
+
+def rendered_objects(body: str) -> dict[tuple[str, str], Any]:
+    """The objects of the spec ``HEADER + body``, by kind and name; it must have no error."""
+    doc = parse_spec((HEADER + body).encode(), "spec.yaml")
+    errors = [d for d in api.validate_document(doc) if d.is_error]
+    assert not errors, errors
+    return {(m.kind, m.name): m.obj for m in api.render_document(doc).manifests}
 
 
 def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:

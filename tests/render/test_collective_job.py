@@ -14,7 +14,7 @@ from paddlegen import api
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.collective import MASTER_SCRIPT, WRAPPER
-from tests.helpers import HEADER
+from tests.helpers import HEADER, rendered_objects
 
 BODY = """\
 metadata: {name: resnet, namespace: ml}
@@ -27,10 +27,7 @@ spec:
 
 
 def render(body: str = BODY, extra: str = "  args: [train.py]\n") -> dict[tuple[str, str], Any]:
-    doc = parse_spec((HEADER + body + extra).encode(), "spec.yaml")
-    errors = [d for d in api.validate_document(doc) if d.is_error]
-    assert not errors, errors
-    return {(m.kind, m.name): m.obj for m in api.render_document(doc).manifests}
+    return rendered_objects(body + extra)
 
 
 def container(objects: dict[tuple[str, str], Any], name: str = "resnet") -> dict[str, Any]:

@@ -14,12 +14,10 @@ from typing import Any
 import yaml
 from jsonschema import Draft4Validator
 
-from paddlegen import api
 from paddlegen.cli import cli
 from paddlegen.render.syncwaves import HOOK
-from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads import collective, trainjob_runtime
-from tests.helpers import HEADER
+from tests.helpers import rendered_objects
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "crds" / "trainer.kubeflow.org"
 BODY = """\
@@ -33,10 +31,7 @@ spec:
 
 
 def render(body: str = BODY, extra: str = "  args: [train.py]\n") -> dict[tuple[str, str], Any]:
-    doc = parse_spec((HEADER + body + extra).encode(), "spec.yaml")
-    errors = [d for d in api.validate_document(doc) if d.is_error]
-    assert not errors, errors
-    return {(m.kind, m.name): m.obj for m in api.render_document(doc).manifests}
+    return rendered_objects(body + extra)
 
 
 def train_job(extra: str = "  args: [train.py]\n") -> dict[str, Any]:
