@@ -26,7 +26,6 @@ def _volume(rng: random.Random, source: str, index: int) -> dict[str, Any]:
     elif source == "efs":
         v["efs"] = {
             "fileSystemId": f"fs-{rng.getrandbits(32):08x}",
-            "region": rng.choice(["us-west-2", "eu-central-1", "ap-southeast-1"]),
         }
     elif source == "cephfs":
         # The CSI driver's static volume, its Secret in the driver's namespace (a job may have
@@ -75,7 +74,7 @@ def make_spec(i: int, seed: int) -> dict[str, Any]:
         "args": ["--epochs", str(rng.randint(1, 50))],
         "env": [
             {"name": "EPOCHS", "value": str(rng.randint(1, 50))},
-            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
         ],
         "resources": _resources(rng),
     }
@@ -119,7 +118,7 @@ def make_spec(i: int, seed: int) -> dict[str, Any]:
         spec["worker"] = {"replicas": rng.randint(1, 4)}
         total = spec["worker"]["replicas"]
         settings: dict[str, Any] = {
-            "cleanPodPolicy": rng.choice(["Never", "OnCompletion"]),
+            "cleanPodPolicy": "OnCompletion",
             "intranet": rng.choice(["PodIP", "Service"]),
         }
         if rng.random() < 0.6:
