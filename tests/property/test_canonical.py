@@ -102,3 +102,38 @@ def test_load_all_handles_what_it_hands_to_pyyaml():
     assert canonical.load_all(text) == list(yaml.safe_load_all(text))
     (doc,) = canonical.load_all("a: &x [1]\nb: *x\n")
     assert doc["a"] is doc["b"]  # an alias is one object, as PyYAML gives it
+
+
+def _constructed(text: str) -> list[tuple[object, list[str]]]:
+    """What PyYAML's own constructor, with the manifest loader's duplicate notes, gives (the
+    notes sorted: their order is the constructor's and does not matter)."""
+    loader = canonical.ManifestLoader(text)
+    try:
+        found = []
+        while loader.check_node():
+            loader.duplicates = []
+            document = loader.construct_document(loader.get_node())
+            found.append((document, sorted(loader.duplicates)))
+        return found
+    finally:
+        loader.dispose()
+
+
+@given(st.lists(st.dictionaries(_TEXT, _DATA, min_size=1, max_size=5), min_size=1, max_size=3))
+def test_manifest_documents_equal_pyyaml(docs):
+    text = yaml.safe_dump_all(docs, allow_unicode=True)
+    found = [(doc, sorted(notes)) for doc, notes in canonical.manifest_documents(text)]
+    assert found == _constructed(text)
+
+
+def test_manifest_documents_note_each_duplicate_key_and_keep_timestamps_as_text():
+    text = (
+        "a: 1\nb: {c: 2, c: 3}\nwhen: 2024-01-01\nl: [x, {f: 1, f: 2}]\na: 4\n"
+        "---\nx: &s {k: 1}\ny: *s\nt: !!set {m: null}\n"
+    )
+    found = [(doc, sorted(notes)) for doc, notes in canonical.manifest_documents(text)]
+    assert found == _constructed(text)
+    (first, duplicates), (second, none) = found
+    assert first == {"a": 4, "b": {"c": 3}, "when": "2024-01-01", "l": ["x", {"f": 2}]}
+    assert duplicates == ["duplicate key 'a'", "duplicate key 'c'", "duplicate key 'f'"]
+    assert second["x"] is second["y"] and second["t"] == {"m"} and none == []
