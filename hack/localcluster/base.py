@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -330,6 +331,11 @@ class Component:
         """Make those of its binaries() named in ``absent``."""
         if self.go:
             self.go.build(absent)
+
+    def building_aside(self, absent: Collection[str]) -> AbstractContextManager[None]:
+        """What it builds beside everyone's `build` (work that waits on downloads and the
+        disk more than on the CPU), from the context's start to its end."""
+        return nullcontext()
 
     def processes(self) -> dict[str, Path]:
         """The processes `up` records for it, by name -> the executable each runs."""

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from . import argocd, controlplane
@@ -50,9 +51,12 @@ def build(extras: Sequence[str] = ()) -> dict[str, Path]:
     """Build what is missing from the cache; nothing when every binary is there."""
     known(extras)
     absent = set(missing(extras))
-    controlplane.build(absent)
-    for name in extras:
-        COMPONENTS[name].build(absent)
+    with ExitStack() as aside:
+        for name in extras:
+            aside.enter_context(COMPONENTS[name].building_aside(absent))
+        controlplane.build(absent)
+        for name in extras:
+            COMPONENTS[name].build(absent)
     return {**binaries(extras), **image_archives(extras)}
 
 

@@ -12,7 +12,8 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,12 @@ class Node(Component):
         return {f"{image.name} image": image.archive() for image in images.IMAGES}
 
     def build(self, absent: Collection[str]) -> None:
+        self.require_debian(absent)
+        self.kubelet.build(absent)
+        self.coredns.build(absent)
+
+    def require_debian(self, absent: Collection[str]) -> None:
+        """Refuse when a Debian package the node or its images need is not installed."""
         debian = sorted({package for command, package in DEBIAN.items() if command in absent})
         if any(name.startswith("cni ") for name in absent):
             debian.append("containernetworking-plugins")
@@ -98,21 +105,26 @@ class Node(Component):
                 f"not installed: {', '.join(debian)} (Debian: apt-get install "
                 f"--no-install-recommends {' '.join(debian)})"
             )
-        # The images wait on downloads and the disk more than on the CPU: they build beside
-        # the kubelet and CoreDNS, in a process of their own (which reports its own CPU).
+
+    @contextmanager
+    def building_aside(self, absent: Collection[str]) -> Iterator[None]:
+        """The images, in a process of their own (which reports its own CPU), from before the
+        control plane's build to after the last component's: they wait on downloads and the
+        disk more than on the CPU."""
+        self.require_debian(absent)  # before anything starts
         pending = [image for image in images.IMAGES if not image.archive().is_file()]
+        if not pending:
+            yield
+            return
         builder = multiprocessing.get_context("fork").Process(
             target=images.build_all, args=(pending,)
         )
-        if pending:
-            builder.start()
+        builder.start()
         try:
-            self.kubelet.build(absent)
-            self.coredns.build(absent)
+            yield
         finally:
-            if pending:
-                builder.join()  # it cleans up after itself (mounts, folders): let it end
-        if pending and builder.exitcode != 0:
+            builder.join()  # it cleans up after itself (mounts, folders): let it end
+        if builder.exitcode != 0:
             raise ClusterError("the node's images were not built (its error is above)")
 
     def processes(self) -> dict[str, Path]:
