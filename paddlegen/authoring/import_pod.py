@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from paddlegen.authoring.import_defaults import DEFAULT_GRACE, JOB_LABELS
+from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.errors import Diagnostic
 from paddlegen.render.engine import EFS_MOUNT_OPTIONS
 from paddlegen.spec.model import (
@@ -55,20 +56,24 @@ def take(obj: Any, *keys: str | int, default: Any = None) -> Any:
     return value
 
 
-def leftovers(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
+def leftovers(obj: Any, prefix: FieldPath = ()) -> list[tuple[FieldPath, Any]]:
     """``(path, value)`` of every leaf still in ``obj`` (emptied containers carry nothing; a
     list of scalars is one leaf)."""
     if isinstance(obj, (dict, list)) and not obj:
         return []
     if isinstance(obj, dict):
-        return [
-            leaf
-            for k, v in obj.items()
-            for leaf in leftovers(v, f"{prefix}.{k}" if prefix else str(k))
-        ]
+        return [leaf for k, v in obj.items() for leaf in leftovers(v, (*prefix, k))]
     if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
-        return [leaf for i, v in enumerate(obj) for leaf in leftovers(v, f"{prefix}[{i}]")]
+        return [leaf for i, v in enumerate(obj) for leaf in leftovers(v, (*prefix, i))]
     return [(prefix, obj)]
+
+
+def dotted(path: FieldPath) -> str:
+    """``path`` as notes write it: ``spec.template.spec.containers[0].ports``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out
 
 
 # What a note says about the rendered objects: they run the same as the input (cosmetic: a
@@ -89,6 +94,10 @@ class Note:
     where: str
     message: str
     file: str = ""
+    # The field of the object the note is about, and where the input file holds it.
+    at: FieldPath = ()
+    line: int = 0
+    col: int = 0
 
     @property
     def label(self) -> str:
@@ -105,7 +114,13 @@ class Note:
         """The note as a finding: lossy ones warn (import-lossy), cosmetic ones inform."""
         severity, rule = _RULES[self.kind]
         return Diagnostic(
-            self.file, severity=severity, path=self.where, message=self.message, rule=rule
+            self.file,
+            self.line,
+            self.col,
+            severity=severity,
+            path=self.where,
+            message=self.message,
+            rule=rule,
         )
 
 
@@ -129,8 +144,10 @@ class Context:
     gang_min_resources: dict[str, Any] | None = None
     data_priority: str | None = None  # the data Job's priorityClassName
 
-    def note(self, kind: NoteKind, where: str, message: str) -> None:
-        self.notes.append(Note(kind, where, message))
+    def note(self, kind: NoteKind, where: str, message: str, at: FieldPath = ()) -> None:
+        """A note on the object ``where`` names; ``at``: the field of it the note is about,
+        as the input held it (positioned in the input's file)."""
+        self.notes.append(Note(kind, where, message, at=at))
 
 
 def strip_meta(meta: dict[str, Any], ctx: Context) -> None:
