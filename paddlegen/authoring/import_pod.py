@@ -24,7 +24,7 @@ from paddlegen.spec.model import (
     MANAGED_BY,
     recommended_labels,
 )
-from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME
+from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME, TRAINING_CONTAINER
 
 EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
 EFS_HANDLE = re.compile(r"^fs-[0-9a-f]+(:/[^:]*)?$")
@@ -182,9 +182,17 @@ class Pod:
     queue: str | None = None  # the queue Volcano's group for a batch Job takes
 
 
-def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: bool = False) -> Pod:
+def pod(
+    template: dict[str, Any],
+    ctx: Context,
+    where: str,
+    *,
+    peer_discovery: bool = False,
+    training: str = TRAINING_CONTAINER,
+) -> Pod:
     """Map a pod template (popping what is used) to a role and its volumes. With
-    ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token."""
+    ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token.
+    ``training`` names the training container the workload renders (trainjob's is `node`)."""
     meta = template.setdefault("metadata", {})
     strip_meta(meta, ctx)
     annotations = meta.get("annotations", {})
@@ -194,11 +202,11 @@ def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: b
     if not meta:
         template.pop("metadata")
     spec = template.setdefault("spec", {})
-    container = _training_container(spec, ctx, where)
+    container = _training_container(spec, training, ctx, where)
     # what the job's securityContext gives every container, before _security takes it apart
     container_security = copy.deepcopy(container.get("securityContext"))
-    name = container.pop("name", "paddle")
-    if name != "paddle":
+    name = container.pop("name", training)
+    if name != training:
         ctx.note(
             COSMETIC, where, f"container '{name}' is named 'paddle' (operators find it by name)"
         )
@@ -280,12 +288,14 @@ def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _training_container(spec: dict[str, Any], ctx: Context, where: str) -> dict[str, Any]:
-    """The container a spec describes ('paddle', else the first). A spec's pods run that one
-    container alone: every other container is dropped, each with a note (init containers and
-    native sidecars are carried over, _init_containers)."""
+def _training_container(
+    spec: dict[str, Any], training: str, ctx: Context, where: str
+) -> dict[str, Any]:
+    """The container a spec describes (``training``, else the first). A spec's pods run that
+    one container alone: every other container is dropped, each with a note (init containers
+    and native sidecars are carried over, _init_containers)."""
     containers = spec.get("containers", [{}])
-    chosen = next((c for c in containers if c.get("name") == "paddle"), containers[0])
+    chosen = next((c for c in containers if c.get("name") == training), containers[0])
     for i, other in enumerate(containers):
         if other is not chosen:
             ctx.note(
