@@ -155,9 +155,9 @@ def _own_patch(
             LOSSY,
             where,
             f"runtimePatches[{i}] (manager {json.dumps(manager)}) is not carried over: the "
-            f"spec renders one patch, paddlegen's (manager {MANAGER}); a controller "
-            "that wrote its own (Kueue's is kueue.x-k8s.io/manager, trainjob_types.go:294-297) "
-            "writes it again",
+            f"spec renders one patch, paddlegen's (manager {MANAGER}); another manager's "
+            "is that manager's to write (Kueue's is kueue.x-k8s.io/manager, "
+            "trainjob_types.go:294-297)",
             (*_PATCHES, i, "manager"),
         )
         patches.pop(i)
@@ -185,6 +185,8 @@ def _trainer_env(trainer: dict[str, Any], replicas: int, ctx: Context, where: st
     numNodes, and the runtime's own (a spec may not set them: rule collective-env). Whether
     it gave PADDLE_NNODES."""
     env = list(trainer.get("env", []))
+    if not env:
+        trainer.pop("env", None)  # none given, or an empty list
     for i, entry in enumerate(env):
         name = entry.get("name") if isinstance(entry, dict) else None
         if name not in collective.CONTRACT_ENV:

@@ -173,7 +173,8 @@ def import_jobs(
     if not groups:
         found = ", ".join(map(_label, objects)) or "nothing"
         raise InputError(
-            f"no training object (a batch/v1 Job or a PaddleJob) in the input; found: {found}"
+            f"no training object (a batch/v1 Job, a PaddleJob or a TrainJob) in the input; "
+            f"found: {found}"
         )
     jobs = []
     for main, group in groups:
