@@ -43,6 +43,7 @@ _WORKLOADS = [
     ("paddlejob", ["--ps", "2", "--workers", "2", "--ps-gpus", "1"]),
     ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2", "--ps-gpus", "1"]),
     ("collective-job", ["--workers", "3"]),
+    ("trainjob", ["--workers", "3"]),
 ]
 # The one combination init refuses: the distributed-job image reads from a shared volume.
 REFUSED = {("distributed-job", "none")}

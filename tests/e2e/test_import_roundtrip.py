@@ -105,8 +105,8 @@ def as_read_back(obj: dict) -> dict:
 def _trainjob_read_back(train_job: dict) -> None:
     """A TrainJob (Trainer v2.3.0): the CRD's defaults (pkg/apis/trainer/v1alpha1/
     trainjob_types.go:127-177), the time the webhook stamps on each runtime patch (:303-307),
-    and the status the controller writes while its JobSet runs (tests/unit/
-    test_argocd_health.py has its source)."""
+    and the status the controller writes while its JobSet runs (its source:
+    tests/e2e/test_argocd_lua.py, NODE_ACTIVE)."""
     spec = train_job["spec"]
     spec.update(suspend=False, managedBy="trainer.kubeflow.org/trainjob-controller")
     for patch in spec.get("runtimePatches", []):
