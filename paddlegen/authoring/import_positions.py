@@ -69,7 +69,7 @@ def _step(node: yaml.Node, obj: Any, key: str | int) -> Any:
             if key_node.value == key:
                 return value_node, obj[key], key_node.start_mark
         return None
-    if isinstance(node, yaml.SequenceNode) and isinstance(obj, list) and isinstance(key, int):
-        if 0 <= key < min(len(node.value), len(obj)):
-            return node.value[key], obj[key], node.value[key].start_mark
+    listed = isinstance(node, yaml.SequenceNode) and isinstance(obj, list)
+    if listed and isinstance(key, int) and 0 <= key < min(len(node.value), len(obj)):
+        return node.value[key], obj[key], node.value[key].start_mark
     return None

@@ -457,8 +457,9 @@ def health_configmap() -> Plan:
     return {
         HEALTH_FILE: _header(f"""\
 Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org), Volcano's
-PodGroup, Kubeflow Trainer's TrainJob and JobSet. Merge it into argocd-cm, never kubectl apply it (it would replace argocd-cm's
-last-applied configuration, and a later apply of either would delete the other's keys):
+PodGroup, Kubeflow Trainer's TrainJob and JobSet. Merge it into argocd-cm, never kubectl apply
+it (it would replace argocd-cm's last-applied configuration, and a later apply of either would
+delete the other's keys):
   kubectl -n {ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}
 (from the folder above this one), or list it under `patches:` in the kustomization that installs
 Argo CD.""")

@@ -457,7 +457,11 @@ def test_trainjob_conditions(obj, status, message):
             "Suspended",
             "jobset is suspended (node: 1 suspended)",
         ),
-        (job_set(JS_RESUMED, jobs=[NODE_ACTIVE]), "Progressing", "Running (node: 1 active, 1 ready)"),
+        (
+            job_set(JS_RESUMED, jobs=[NODE_ACTIVE]),
+            "Progressing",
+            "Running (node: 1 active, 1 ready)",
+        ),
         (
             job_set(JS_RESTARTING, jobs=[NODE_FAILED]),
             "Progressing",
@@ -465,7 +469,11 @@ def test_trainjob_conditions(obj, status, message):
             "(node: 1 failed)",
         ),
         (job_set(JS_STARTING), "Progressing", "in order startup policy is in progress"),
-        (job_set(JS_STARTED, jobs=[NODE_ACTIVE]), "Progressing", "Running (node: 1 active, 1 ready)"),
+        (
+            job_set(JS_STARTED, jobs=[NODE_ACTIVE]),
+            "Progressing",
+            "Running (node: 1 active, 1 ready)",
+        ),
     ],
 )
 def test_jobset_conditions(obj, status, message):

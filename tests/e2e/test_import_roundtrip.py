@@ -597,7 +597,9 @@ def trainjob_spec(extra: dict) -> str:
     return yaml.safe_dump(data, sort_keys=False)
 
 
-@pytest.mark.parametrize("extra", [c for c, _ in TRAINJOB_CASES], ids=[i for _, i in TRAINJOB_CASES])
+@pytest.mark.parametrize(
+    "extra", [c for c, _ in TRAINJOB_CASES], ids=[i for _, i in TRAINJOB_CASES]
+)
 def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(extra):
     text = trainjob_spec(extra)
     manifests = api.render_document(parse_spec(text, "spec.yaml")).manifests

@@ -243,4 +243,3 @@ def test_paddlegen_runtime_prints_both_and_writes_the_same_bytes(runner, tmp_pat
     assert refused.exit_code == 2
     assert "already exists" in refused.stderr
     assert target.read_text("utf-8") == "other\n"  # nothing on disk changed
-

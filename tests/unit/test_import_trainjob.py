@@ -165,3 +165,26 @@ def test_a_runtime_ref_of_another_group_or_kind_is_lossy():
     (note,) = result.notes
     assert note.at == ("spec", "runtimeRef", "apiGroup") and note.lossy
     assert 'runtimeRef.apiGroup "example.com" becomes "trainer.kubeflow.org"' in note.message
+
+
+@pytest.mark.parametrize(
+    ("change", "at", "said"),
+    [
+        (lambda s: s["trainer"].update(numNodes="two"), ("spec", "trainer", "numNodes"),
+         "spec.trainer.numNodes is not an integer"),
+        (lambda s: s["trainer"].update(env=["PADDLE_NNODES=3"]), ("spec", "trainer", "env", 0),
+         "spec.trainer.env[0] is not an object"),
+        (lambda s: s.update(runtimePatches={"manager": "x"}), ("spec", "runtimePatches"),
+         "spec.runtimePatches is not a list"),
+        (lambda s: s.update(trainer=True), ("spec", "trainer"), "spec.trainer is not an object"),
+        (lambda s: s["runtimeRef"].update(name=7), ("spec", "runtimeRef", "name"),
+         "spec.runtimeRef.name is not a string"),
+    ],
+)  # fmt: skip
+def test_a_field_of_another_shape_is_a_note_at_it_not_a_traceback(change, at, said):
+    obj = rendered_trainjob()
+    change(obj["spec"])
+    result = imported(obj)
+    (note,) = [n for n in result.notes if n.message.startswith(said)]
+    assert note.lossy and note.at == at and note.line > 0
+    assert result.spec["spec"]["workload"] == "trainjob"
