@@ -243,7 +243,7 @@ def _import_job(
     if not any(d.is_error for d in found):
         notes += _model_notes(result, ctx, group)
     for obj in used:
-        notes += _report(obj, main, ctx, by_label[_label(obj)])
+        notes += _report(obj, main, ctx, origins[id(obj)])
     notes += [
         Note(LOSSY, _label(o), "no spec counterpart; not imported")
         for o in objects
