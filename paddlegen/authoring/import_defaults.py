@@ -97,6 +97,13 @@ _SERVICE_DEFAULTS: dict[str, Any] = {
     "spec.ipFamilyPolicy": "SingleStack",
 }
 _SERVICE_SERVER_SET = ("spec.clusterIPs", "spec.ipFamilies")
+# A TrainJob's (Trainer v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go:127-152): the CRD's
+# defaults, and the time Trainer's webhook stamps on each runtime patch (:303-307).
+_TRAINJOB_DEFAULTS: dict[str, Any] = {
+    "spec.suspend": False,
+    "spec.managedBy": "trainer.kubeflow.org/trainjob-controller",
+}
+_TRAINJOB_SERVER_SET = ("spec.runtimePatches[].time",)
 _INDEX = re.compile(r"\[\d+\]")
 
 
@@ -123,6 +130,8 @@ def set_by_cluster(path: str, value: Any, kind: str, name: str) -> str | None:
         if kind == "Job"
         else _SERVICE_DEFAULTS
         if kind == "Service"
+        else _TRAINJOB_DEFAULTS
+        if kind == "TrainJob"
         else {}
     )
     if local in defaults and defaults[local] == value:
@@ -138,6 +147,8 @@ def _server_set(local: str, value: Any, kind: str, name: str, in_template: bool)
     if local == "metadata.finalizers":
         return set(value) <= _PROTECTION
     if kind == "Service" and local in _SERVICE_SERVER_SET:
+        return True
+    if kind == "TrainJob" and local in _TRAINJOB_SERVER_SET:
         return True
     place = next((p for p in _LABEL_PLACES if local.startswith(p)), None)
     return kind == "Job" and place is not None and is_server_label(local[len(place) :], value, name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from paddlegen.authoring.import_defaults import DEFAULT_GRACE, JOB_LABELS
+from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.errors import Diagnostic
 from paddlegen.render.engine import EFS_MOUNT_OPTIONS
 from paddlegen.spec.model import (
@@ -23,7 +24,7 @@ from paddlegen.spec.model import (
     MANAGED_BY,
     recommended_labels,
 )
-from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME
+from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME, TRAINING_CONTAINER
 
 EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
 EFS_HANDLE = re.compile(r"^fs-[0-9a-f]+(:/[^:]*)?$")
@@ -55,20 +56,24 @@ def take(obj: Any, *keys: str | int, default: Any = None) -> Any:
     return value
 
 
-def leftovers(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
+def leftovers(obj: Any, prefix: FieldPath = ()) -> list[tuple[FieldPath, Any]]:
     """``(path, value)`` of every leaf still in ``obj`` (emptied containers carry nothing; a
     list of scalars is one leaf)."""
     if isinstance(obj, (dict, list)) and not obj:
         return []
     if isinstance(obj, dict):
-        return [
-            leaf
-            for k, v in obj.items()
-            for leaf in leftovers(v, f"{prefix}.{k}" if prefix else str(k))
-        ]
+        return [leaf for k, v in obj.items() for leaf in leftovers(v, (*prefix, k))]
     if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
-        return [leaf for i, v in enumerate(obj) for leaf in leftovers(v, f"{prefix}[{i}]")]
+        return [leaf for i, v in enumerate(obj) for leaf in leftovers(v, (*prefix, i))]
     return [(prefix, obj)]
+
+
+def dotted(path: FieldPath) -> str:
+    """``path`` as notes write it: ``spec.template.spec.containers[0].ports``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out
 
 
 # What a note says about the rendered objects: they run the same as the input (cosmetic: a
@@ -89,6 +94,10 @@ class Note:
     where: str
     message: str
     file: str = ""
+    # The field of the object the note is about, and where the input file holds it.
+    at: FieldPath = ()
+    line: int = 0
+    col: int = 0
 
     @property
     def label(self) -> str:
@@ -105,7 +114,13 @@ class Note:
         """The note as a finding: lossy ones warn (import-lossy), cosmetic ones inform."""
         severity, rule = _RULES[self.kind]
         return Diagnostic(
-            self.file, severity=severity, path=self.where, message=self.message, rule=rule
+            self.file,
+            self.line,
+            self.col,
+            severity=severity,
+            path=self.where,
+            message=self.message,
+            rule=rule,
         )
 
 
@@ -129,8 +144,10 @@ class Context:
     gang_min_resources: dict[str, Any] | None = None
     data_priority: str | None = None  # the data Job's priorityClassName
 
-    def note(self, kind: NoteKind, where: str, message: str) -> None:
-        self.notes.append(Note(kind, where, message))
+    def note(self, kind: NoteKind, where: str, message: str, at: FieldPath = ()) -> None:
+        """A note on the object ``where`` names; ``at``: the field of it the note is about,
+        as the input held it (positioned in the input's file)."""
+        self.notes.append(Note(kind, where, message, at=at))
 
 
 def strip_meta(meta: dict[str, Any], ctx: Context) -> None:
@@ -165,9 +182,17 @@ class Pod:
     queue: str | None = None  # the queue Volcano's group for a batch Job takes
 
 
-def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: bool = False) -> Pod:
+def pod(
+    template: dict[str, Any],
+    ctx: Context,
+    where: str,
+    *,
+    peer_discovery: bool = False,
+    training: str = TRAINING_CONTAINER,
+) -> Pod:
     """Map a pod template (popping what is used) to a role and its volumes. With
-    ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token."""
+    ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token.
+    ``training`` names the training container the workload renders (trainjob's is `node`)."""
     meta = template.setdefault("metadata", {})
     strip_meta(meta, ctx)
     annotations = meta.get("annotations", {})
@@ -177,11 +202,11 @@ def pod(template: dict[str, Any], ctx: Context, where: str, *, peer_discovery: b
     if not meta:
         template.pop("metadata")
     spec = template.setdefault("spec", {})
-    container = _training_container(spec, ctx, where)
+    container = _training_container(spec, training, ctx, where)
     # what the job's securityContext gives every container, before _security takes it apart
     container_security = copy.deepcopy(container.get("securityContext"))
-    name = container.pop("name", "paddle")
-    if name != "paddle":
+    name = container.pop("name", training)
+    if name != training:
         ctx.note(
             COSMETIC, where, f"container '{name}' is named 'paddle' (operators find it by name)"
         )
@@ -263,12 +288,14 @@ def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _training_container(spec: dict[str, Any], ctx: Context, where: str) -> dict[str, Any]:
-    """The container a spec describes ('paddle', else the first). A spec's pods run that one
-    container alone: every other container is dropped, each with a note (init containers and
-    native sidecars are carried over, _init_containers)."""
+def _training_container(
+    spec: dict[str, Any], training: str, ctx: Context, where: str
+) -> dict[str, Any]:
+    """The container a spec describes (``training``, else the first). A spec's pods run that
+    one container alone: every other container is dropped, each with a note (init containers
+    and native sidecars are carried over, _init_containers)."""
     containers = spec.get("containers", [{}])
-    chosen = next((c for c in containers if c.get("name") == "paddle"), containers[0])
+    chosen = next((c for c in containers if c.get("name") == training), containers[0])
     for i, other in enumerate(containers):
         if other is not chosen:
             ctx.note(

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
-from paddlegen.errors import InputError
+from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.spec.model import (
     CONTAINER_LISTS,
     DATA_PREP_INHERITS,
@@ -45,7 +45,7 @@ def _env_of(job: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for c in containers for e in c.get("env", []) if isinstance(e, dict)]
 
 
-def _take_env(role: dict[str, Any], name: str) -> dict[str, Any] | None:
+def take_env(role: dict[str, Any], name: str) -> dict[str, Any] | None:
     """Remove the env entry ``name`` from a role, returning it."""
     env = role.get("env", [])
     entry = next((e for e in env if e.get("name") == name), None)
@@ -57,7 +57,7 @@ def _take_env(role: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 
 def _literal(role: dict[str, Any], name: str, ctx: Context, where: str) -> str | None:
-    entry = _take_env(role, name)
+    entry = take_env(role, name)
     if entry is not None and set(entry) != {"name", "value"}:
         ctx.note(
             LOSSY,
@@ -69,7 +69,7 @@ def _literal(role: dict[str, Any], name: str, ctx: Context, where: str) -> str |
     return None if entry is None else str(entry["value"])
 
 
-def _assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, where: str) -> Spec:
+def assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, where: str) -> Spec:
     """A spec from the roles' pods: values every role shares move up to the spec."""
     spec: Spec = {"workload": workload}
     roles = {name: {"replicas": replicas, **p.role} for name, (replicas, p) in pods.items()}
@@ -160,7 +160,7 @@ def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         settings, job_path = _distributed(p, parallelism, ctx, where)
     else:
         _one_pod(body, ctx, where)
-    spec = _assemble(
+    spec = assemble(
         "distributed-job" if distributed else "job",
         {"worker": (parallelism if distributed else 1, p)},
         ctx,
@@ -252,7 +252,7 @@ def _distributed(
             ctx.note(
                 LOSSY, where, f"env {name}={value!r} becomes {expected!r} (paddlegen derives it)"
             )
-    namespace = _take_env(role, "JOB_NAMESPACE")
+    namespace = take_env(role, "JOB_NAMESPACE")
     if namespace and "value" in namespace:
         # The same value wherever the input named the namespace it runs in.
         same = namespace["value"] == ctx.namespace
@@ -424,7 +424,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         for role in ("ps", "worker", "heter")
         if role in body
     }
-    spec = _assemble("paddlejob", pods, ctx, where)
+    spec = assemble("paddlejob", pods, ctx, where)
     settings = {
         key: take(body, key)
         for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")
@@ -468,7 +468,7 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
                 take(replica_specs, kind, "replicas", default=1),
                 pod(replica_specs[kind].setdefault("template", {}), ctx, f"{where} {kind}"),
             )
-    spec = _assemble("kubeflow-paddlejob", pods, ctx, where)
+    spec = assemble("kubeflow-paddlejob", pods, ctx, where)
     ports = {json.dumps(p.container.get("ports")) for _, p in pods.values()}
     master = json.loads(ports.pop()) if len(ports) == 1 else None
     if master and len(master) == 1 and master[0].get("name") == "master":
@@ -656,7 +656,7 @@ def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         )
     port = _master_port(p, ctx, where)
     _contract(p.role, replicas, port, subdomain, ctx, where)
-    _unwrap(p.role, ctx, where)
+    unwrap(p.role, ctx, where)
     if p.restart_policy not in (None, "Never"):
         ctx.note(
             LOSSY,
@@ -666,7 +666,7 @@ def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         )
     p.restart_policy = None  # always Never: the pod failure policy takes no other
     _failure_policy(body, ctx, where)
-    spec = _assemble("collective-job", {"worker": (replicas, p)}, ctx, where)
+    spec = assemble("collective-job", {"worker": (replicas, p)}, ctx, where)
     if port != CollectiveSettings().port:
         spec["collective"] = {"port": port}
     _run(spec, body)
@@ -723,7 +723,7 @@ def _contract(
     theirs = {"PADDLE_MASTER": f"{ctx.name}-0.{subdomain}:{port}"}
     for entry in derived:
         name = entry["name"]
-        given = _take_env(role, name)
+        given = take_env(role, name)
         if given is not None and _same_env(given, entry, theirs.get(name)):
             continue
         ours = json.dumps(entry.get("value", entry.get("valueFrom")))
@@ -757,9 +757,9 @@ def _same_env(given: dict[str, Any], derived: dict[str, Any], alias: str | None)
     return set(given) == {"name", "value"} and given["value"] in (derived["value"], alias)
 
 
-def _unwrap(role: dict[str, Any], ctx: Context, where: str) -> None:
+def unwrap(role: dict[str, Any], ctx: Context, where: str, at: FieldPath = ()) -> None:
     """The spec's command without paddlegen's master wrapper (and none for the launcher,
-    which the workload runs by default)."""
+    which the workload runs by default); ``at``: where the input holds the command."""
     command = role.get("command")
     if command is None:
         ctx.note(
@@ -777,6 +777,7 @@ def _unwrap(role: dict[str, Any], ctx: Context, where: str) -> None:
             where,
             "the command now runs after paddlegen's master wrapper (/bin/sh): on rank 0 "
             "PADDLE_MASTER becomes the pod's own IP, where the launcher starts its store",
+            at,
         )
     if command == collective.LAUNCHER or not command:
         role.pop("command")
@@ -801,12 +802,4 @@ def _failure_policy(body: dict[str, Any], ctx: Context, where: str) -> None:
         where,
         f"{was} becomes paddlegen's: a rank that fails, or is evicted, fails the whole Job at "
         "once (a rank started again alone cannot rejoin the others)",
-    )
-
-
-def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
-    """A Kubeflow Trainer TrainJob: not read back yet (#26 slice c)."""
-    raise InputError(
-        f"{where}: importing a TrainJob (trainer.kubeflow.org/v1alpha1) is not supported yet: "
-        "write its spec with workload trainjob (paddlegen init --workload trainjob)"
     )

@@ -33,10 +33,12 @@ from paddlegen.authoring.import_pod import (
     LOSSY,
     Context,
     Note,
+    dotted,
     leftovers,
     strip_meta,
     take,
 )
+from paddlegen.authoring.import_positions import Origin, Source
 from paddlegen.authoring.import_split import split_jobs
 from paddlegen.authoring.import_workloads import (
     Spec,
@@ -107,33 +109,35 @@ def _label(obj: dict[str, Any]) -> str:
 
 def read_manifests(sources: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
     """Every object of the YAML streams ``(name, text)``; `kind: List` items included."""
-    objects: list[dict[str, Any]] = []
-    for name, text in sources:
-        try:
-            docs = load_all(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
-            raise InputError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
-        for doc in docs:
-            items = (
-                doc.get("items", [])
-                if isinstance(doc, dict) and doc.get("kind") == "List"
-                else [doc]
-                if doc is not None
-                else []
-            )
-            for obj in items:
-                if not (
-                    isinstance(obj, dict)
-                    and {"apiVersion", "kind"} <= obj.keys()
-                    and isinstance(obj.get("metadata", {}).get("name"), str)
-                ):
-                    raise InputError(
-                        f"{name}: a document is not a Kubernetes object (apiVersion, "
-                        "kind and metadata.name)"
-                    )
-                objects.append(obj)
+    return [obj for name, text in sources for obj, _ in _read_located(name, text)]
+
+
+def _read_located(name: str, text: str) -> list[tuple[dict[str, Any], Origin]]:
+    """Every object of the YAML stream ``text`` (file ``name``), and where it stands."""
+    try:
+        docs = load_all(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
+        raise InputError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    source = Source(name, text)
+    objects: list[tuple[dict[str, Any], Origin]] = []
+    for index, doc in enumerate(docs):
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            items = [(obj, Origin(source, index, i)) for i, obj in enumerate(doc.get("items", []))]
+        else:
+            items = [] if doc is None else [(doc, Origin(source, index))]
+        for obj, _ in items:
+            if not (
+                isinstance(obj, dict)
+                and {"apiVersion", "kind"} <= obj.keys()
+                and isinstance(obj.get("metadata", {}).get("name"), str)
+            ):
+                raise InputError(
+                    f"{name}: a document is not a Kubernetes object (apiVersion, "
+                    "kind and metadata.name)"
+                )
+        objects += items
     return objects
 
 
@@ -161,14 +165,16 @@ def import_jobs(
     does not carry over and its validation; ``name(job)`` is the spec's file name in its
     diagnostics, and where its modeline finds the schema from."""
     sources = list(sources)
-    located = [(source, o) for source, text in sources for o in read_manifests([(source, text)])]
-    files: dict[int, str] = {id(obj): source for source, obj in located}
-    objects = [obj for _, obj in located]
+    located = [found for source, text in sources for found in _read_located(source, text)]
+    origins: dict[int, Origin] = {id(obj): origin for obj, origin in located}
+    files = {key: origin.source.name for key, origin in origins.items()}
+    objects = [obj for obj, _ in located]
     groups, stray = split_jobs(objects, set(OPERATOR_JOBS), BATCH_JOB)
     if not groups:
         found = ", ".join(map(_label, objects)) or "nothing"
         raise InputError(
-            f"no training object (a batch/v1 Job or a PaddleJob) in the input; found: {found}"
+            f"no training object (a batch/v1 Job, a PaddleJob or a TrainJob) in the input; "
+            f"found: {found}"
         )
     jobs = []
     for main, group in groups:
@@ -177,7 +183,7 @@ def import_jobs(
         origin = "imported by `paddlegen import` from " + ", ".join(
             source for source, _ in sources if source in held
         )
-        jobs.append(_import_job(main, group, origin, name(main["metadata"]["name"]), files))
+        jobs.append(_import_job(main, group, origin, name(main["metadata"]["name"]), origins))
     names = ", ".join(job.label for job in jobs)
     notes = [
         Note(
@@ -216,14 +222,14 @@ def _import_job(
     objects: list[dict[str, Any]],
     origin: str,
     name: str,
-    files: dict[int, str],
+    origins: dict[int, Origin],
 ) -> Imported:
     """One job's spec from its training object ``main`` and the ``objects`` around it (the
     mappers pop what they carry over from them)."""
     label = _label(main)
-    by_label: dict[str, str] = {}
+    by_label: dict[str, Origin] = {}
     for obj in objects:
-        by_label.setdefault(_label(obj), files[id(obj)])
+        by_label.setdefault(_label(obj), origins[id(obj)])
     ctx = _context(main, objects)
     spec, used, group = _map(main, objects, ctx)
     result = _spec(ctx, spec)
@@ -237,19 +243,23 @@ def _import_job(
     if not any(d.is_error for d in found):
         notes += _model_notes(result, ctx, group)
     for obj in used:
-        notes += _report(obj, main, ctx)
+        notes += _report(obj, main, ctx, origins[id(obj)])
     notes += [
         Note(LOSSY, _label(o), "no spec counterpart; not imported")
         for o in objects
         if not any(o is u for u in used)
     ]
-    return Imported(
-        result,
-        text,
-        [replace(n, file=by_label.get(n.label, "")) for n in notes],
-        found,
-        label,
-    )
+    return Imported(result, text, [_placed(n, by_label) for n in notes], found, label)
+
+
+def _placed(note: Note, origins: dict[str, Origin]) -> Note:
+    """``note`` with the file that held its object, and the line and column of its field."""
+    origin = origins.get(note.label)
+    if origin is None:
+        return note
+    where = origin.position(note.at) if note.at and not note.line else None
+    line, col = where or (note.line, note.col)
+    return replace(note, file=origin.source.name, line=line, col=col)
 
 
 def _checked(data: dict[str, Any], origin: str, name: str) -> tuple[str, list[Diagnostic]]:
@@ -482,9 +492,9 @@ _SET_BY_CLUSTER = {
 }
 
 
-def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context) -> list[Note]:
-    """A note per field left in ``obj`` after mapping, but one cosmetic note for all the
-    fields the cluster sets by itself."""
+def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context, origin: Origin) -> list[Note]:
+    """A note per field left in ``obj`` after mapping, at that field in the input, but one
+    cosmetic note for all the fields the cluster sets by itself."""
     label = _label(obj)
     known = _crd_fields(main) if obj is main else set()
     meta = obj["metadata"]
@@ -498,12 +508,15 @@ def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context) -> list[Not
         found["server-set"].append("status")
     api, kind = take(obj, "apiVersion"), take(obj, "kind")
     lost = []
-    for path, value in leftovers(obj):
+    for at, value in leftovers(obj):
+        path = dotted(at)
         why = set_by_cluster(path, value, kind, label.partition("/")[2])
         if why:
             found[why].append(path)
-        else:
-            lost.append(_lost(label, f"{api} {kind}", path, value, known))
+            continue
+        note = _lost(label, f"{api} {kind}", path, value, known)
+        line, col = origin.position(at, value) or (0, 0)
+        lost.append(replace(note, line=line, col=col))
     return [
         *(
             Note(COSMETIC, label, _SET_BY_CLUSTER[why].format(", ".join(paths)))

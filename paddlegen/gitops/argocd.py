@@ -48,11 +48,15 @@ HEALTH_FILE = "patches/argocd-cm-health.yaml"
 MOVED = {"cmp-plugin.yaml": CMP_FILE, "argocd-cm-health.yaml": HEALTH_FILE}
 PLUGIN_NAME = "paddlegen"
 ENV_VARIABLE = "PADDLEGEN_ENV"  # the Application's plugin.env; the CMP sees ARGOCD_ENV_<name>
-# argocd-cm key suffix (<group>_<Kind>) -> its Lua script in templates/_argocd/health/.
+# argocd-cm key suffix (<group>_<Kind>) -> the files of templates/_argocd/health/ its Lua
+# script is made of, in order. TrainJob and JobSet share a body (conditions.lua) after their
+# own settings; Argo CD v3.5.1 ships no check for either (resource_customizations/).
 HEALTH_CHECKS = {
-    "batch.paddlepaddle.org_PaddleJob": "paddlejob.lua",
-    "kubeflow.org_PaddleJob": "kubeflow-paddlejob.lua",
-    "scheduling.volcano.sh_PodGroup": "podgroup.lua",
+    "batch.paddlepaddle.org_PaddleJob": ("paddlejob.lua",),
+    "kubeflow.org_PaddleJob": ("kubeflow-paddlejob.lua",),
+    "scheduling.volcano.sh_PodGroup": ("podgroup.lua",),
+    "trainer.kubeflow.org_TrainJob": ("trainjob.lua", "conditions.lua"),
+    "jobset.x-k8s.io_JobSet": ("jobset.lua", "conditions.lua"),
 }
 HEALTH_KEY_PREFIX = "resource.customizations.health."
 _MAX_NAME = 63  # Argo CD writes the Application name into the app.kubernetes.io/instance label
@@ -417,11 +421,12 @@ set source.plugin.env: [{{name: {ENV_VARIABLE}, value: <env>}}].""")
 
 
 def health_scripts() -> dict[str, str]:
-    """argocd-cm key -> Lua health check, for PaddleJob (both groups) and Volcano's PodGroup."""
+    """argocd-cm key -> Lua health check, for PaddleJob (both groups), Volcano's PodGroup,
+    Trainer's TrainJob and its JobSet."""
     folder = templates_dir() / "_argocd" / "health"
     return {
-        HEALTH_KEY_PREFIX + key: (folder / file).read_text(encoding="utf-8")
-        for key, file in HEALTH_CHECKS.items()
+        HEALTH_KEY_PREFIX + key: "".join((folder / f).read_text(encoding="utf-8") for f in files)
+        for key, files in HEALTH_CHECKS.items()
     }
 
 
@@ -451,9 +456,10 @@ def health_configmap() -> Plan:
     }
     return {
         HEALTH_FILE: _header(f"""\
-Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org) and Volcano's
-PodGroup. Merge it into argocd-cm, never kubectl apply it (it would replace argocd-cm's
-last-applied configuration, and a later apply of either would delete the other's keys):
+Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org), Volcano's
+PodGroup, Kubeflow Trainer's TrainJob and JobSet. Merge it into argocd-cm, never kubectl apply
+it (it would replace argocd-cm's last-applied configuration, and a later apply of either would
+delete the other's keys):
   kubectl -n {ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}
 (from the folder above this one), or list it under `patches:` in the kustomization that installs
 Argo CD.""")

@@ -43,6 +43,7 @@ _WORKLOADS = [
     ("paddlejob", ["--ps", "2", "--workers", "2", "--ps-gpus", "1"]),
     ("kubeflow-paddlejob", ["--ps", "1", "--workers", "2", "--ps-gpus", "1"]),
     ("collective-job", ["--workers", "3"]),
+    ("trainjob", ["--workers", "3"]),
 ]
 # The one combination init refuses: the distributed-job image reads from a shared volume.
 REFUSED = {("distributed-job", "none")}
@@ -404,8 +405,10 @@ def test_import_from_stdin_prints_the_spec_and_lists_what_it_left(runner):
     assert spec["spec"]["workload"] == "job"
     assert spec["spec"]["command"] == ["python3", "train.py"]
     lines = result.stderr.splitlines()
+    # a field not carried over is named where the input holds it, line and column
+    assert JOB.splitlines()[8].index("hostNetwork") == 6
     assert (
-        "<stdin>: warning: Job/demo: spec.template.spec.hostNetwork = true: not carried over "
+        "<stdin>:9:7: warning: Job/demo: spec.template.spec.hostNetwork = true: not carried over "
         "[import-lossy]" in lines
     )
     assert (
@@ -459,7 +462,11 @@ def test_import_notes_are_json_findings(runner, lossy):
 def test_import_notes_as_github_annotations(runner):
     result = runner.invoke(cli, ["import", "-", "--format", "github"], input=JOB)
     assert result.exit_code == 1
-    assert "::warning file=<stdin>,title=paddlegen import-lossy::Job/demo: spec.template" in (
+    assert (
+        "::warning file=<stdin>,line=9,col=7,title=paddlegen import-lossy::Job/demo: spec.template"
+        in result.stderr
+    )
+    assert "::warning file=<stdin>,title=paddlegen import-lossy::Job/demo: spec.template" not in (
         result.stderr
     )
     assert "::notice file=<stdin>,title=paddlegen import-note::Job/demo: container" in (

@@ -27,6 +27,8 @@ SCRIPTS = yaml.safe_load(argo.health_configmap()[argo.HEALTH_FILE])["data"]
 PADDLEFLOW = SCRIPTS["resource.customizations.health.batch.paddlepaddle.org_PaddleJob"]
 KUBEFLOW = SCRIPTS["resource.customizations.health.kubeflow.org_PaddleJob"]
 PODGROUP = SCRIPTS["resource.customizations.health.scheduling.volcano.sh_PodGroup"]
+TRAINJOB = SCRIPTS["resource.customizations.health.trainer.kubeflow.org_TrainJob"]
+JOBSET = SCRIPTS["resource.customizations.health.jobset.x-k8s.io_JobSet"]
 ARGOCD_HEALTH = {"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
 
 
@@ -299,6 +301,193 @@ def test_a_podgroup_never_holds_up_the_sync_waves():
     PodGroup (wave 1) waits for pods that only come in wave 3."""
     for phase in (None, "Pending", "Inqueue", "Running", "Completed", "Unknown", "Other"):
         assert health(PODGROUP, podgroup(phase))[0] in {"Healthy", "Degraded"}
+
+
+# The conditions as the controllers write them (type, status, reason, message). JobSet v0.12.0
+# (sigs.k8s.io/jobset at v0.12.0): the reasons and messages of pkg/constants/constants.go:51-106,
+# set by pkg/controllers/jobset_controller.go:1274-1346 (Completed, Suspended, and
+# RestartingJobSet False beside each), failure_policy.go:49-61 and :404-424 (Failed with the
+# first failed Job, the runtime having no failurePolicy), startup_policy.go:40-62.
+JS_COMPLETED = ("Completed", "True", "AllJobsCompleted", "jobset completed successfully")
+JS_FAILED = (
+    "Failed",
+    "True",
+    "FailedJobs",
+    "jobset failed due to one or more job failures (first failed job: resnet-node-0)",
+)
+JS_SUSPENDED = ("Suspended", "True", "SuspendedJobs", "jobset is suspended")
+JS_RESUMED = ("Suspended", "False", "ResumeJobs", "jobset is resumed")
+JS_NOT_RESTARTING = ("RestartingJobSet", "False", "JobSetFailed", "jobset failed")
+JS_RESTARTING = (  # a runtime with a failurePolicy that restarts (failure_policy.go:225-262)
+    "RestartingJobSet",
+    "True",
+    "DefaultFailurePolicy",
+    "applying RestartJobSet failure policy action (first failed job: resnet-node-0)",
+)
+JS_STARTING = (
+    "StartupPolicyInProgress",
+    "True",
+    "InOrderStartupPolicyInProgress",
+    "in order startup policy is in progress",
+)
+JS_STARTED = (
+    "StartupPolicyCompleted",
+    "True",
+    "InOrderStartupPolicyCompleted",
+    "in order startup policy has completed",
+)
+# Trainer v2.3.0 (github.com/kubeflow/trainer at v2.3.0): Complete and Failed are the JobSet's
+# Completed and Failed under another type, reason and message kept
+# (pkg/runtime/framework/plugins/jobset/jobset.go:450-457); its own Failed for an unknown runtime
+# and an exceeded deadline, and Suspended, pkg/controller/trainjob_controller.go:103-106,
+# :167-175, :213-244 with the messages of pkg/constants/constants.go:77-88.
+TJ_COMPLETE = ("Complete", *JS_COMPLETED[1:])
+TJ_FAILED = ("Failed", *JS_FAILED[1:])
+TJ_SUSPENDED = ("Suspended", "True", "Suspended", "TrainJob is suspended")
+TJ_RESUMED = ("Suspended", "False", "Resumed", "TrainJob is resumed")
+TJ_DEADLINE = ("Failed", "True", "DeadlineExceeded", "TrainJob exceeded its active deadline")
+TJ_UNSUPPORTED = (  # the runtimeRef's kind and group (pkg/runtime/runtime.go:246-251)
+    "Failed",
+    "True",
+    "TrainingRuntimeNotSupported",
+    "unsupported runtime: TrainingRuntime.example.com",
+)
+# Counts of child Jobs per replicated job: JobSet's status.replicatedJobsStatus, which Trainer
+# copies to the TrainJob's status.jobsStatus (jobset.go:459-469).
+NODE_ACTIVE = {"name": "node", "active": 1, "ready": 1, "succeeded": 0, "failed": 0, "suspended": 0}
+NODE_DONE = {"name": "node", "active": 0, "ready": 0, "succeeded": 1, "failed": 0, "suspended": 0}
+NODE_FAILED = {"name": "node", "active": 0, "ready": 0, "succeeded": 0, "failed": 1, "suspended": 0}
+NODE_SUSPENDED = {
+    "name": "node", "active": 0, "ready": 0, "succeeded": 0, "failed": 0, "suspended": 1
+}  # fmt: skip
+
+
+def conditioned(
+    api: str, kind: str, jobs_field: str, conditions: list[tuple[str, str, str, str]], jobs: list
+) -> dict[str, Any]:
+    status: dict[str, Any] = {
+        "conditions": [
+            {
+                "type": kind_,
+                "status": flag,
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": "2026-11-27T10:00:00Z",
+            }
+            for kind_, flag, reason, message in conditions
+        ]
+    }
+    if jobs:
+        status[jobs_field] = jobs
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": "resnet"}, "status": status}
+
+
+def train_job(*conditions, jobs=()) -> dict[str, Any]:
+    return conditioned(
+        "trainer.kubeflow.org/v1alpha1", "TrainJob", "jobsStatus", list(conditions), list(jobs)
+    )
+
+
+def job_set(*conditions, jobs=()) -> dict[str, Any]:
+    return conditioned(
+        "jobset.x-k8s.io/v1alpha2", "JobSet", "replicatedJobsStatus", list(conditions), list(jobs)
+    )
+
+
+@pytest.mark.parametrize(
+    ("obj", "status", "message"),
+    [
+        (train_job(), "Progressing", "Waiting for Trainer to create the JobSet"),
+        (train_job(jobs=[NODE_ACTIVE]), "Progressing", "Running (node: 1 active, 1 ready)"),
+        # Kueue admitted it: resumed, running
+        (
+            train_job(TJ_RESUMED, jobs=[NODE_ACTIVE]),
+            "Progressing",
+            "Running (node: 1 active, 1 ready)",
+        ),
+        (
+            train_job(TJ_COMPLETE, jobs=[NODE_DONE]),
+            "Healthy",
+            "jobset completed successfully (node: 1 succeeded)",
+        ),
+        (
+            train_job(TJ_FAILED, jobs=[NODE_FAILED]),
+            "Degraded",
+            "jobset failed due to one or more job failures (first failed job: resnet-node-0) "
+            "(node: 1 failed)",
+        ),
+        (train_job(TJ_DEADLINE), "Degraded", "TrainJob exceeded its active deadline"),
+        (
+            train_job(TJ_UNSUPPORTED),
+            "Degraded",
+            "unsupported runtime: TrainingRuntime.example.com",
+        ),
+        # queued by Kueue: suspended before any pod
+        (
+            train_job(TJ_SUSPENDED, jobs=[NODE_SUSPENDED]),
+            "Suspended",
+            "TrainJob is suspended (node: 1 suspended)",
+        ),
+        # failed while a resume was in flight: the failure decides
+        (train_job(TJ_SUSPENDED, TJ_DEADLINE), "Degraded", "TrainJob exceeded its active deadline"),
+    ],
+)
+def test_trainjob_conditions(obj, status, message):
+    assert health(TRAINJOB, obj) == (status, message)
+
+
+@pytest.mark.parametrize(
+    ("obj", "status", "message"),
+    [
+        (job_set(), "Progressing", "Waiting for the JobSet controller to create the Jobs"),
+        (job_set(jobs=[NODE_ACTIVE]), "Progressing", "Running (node: 1 active, 1 ready)"),
+        (
+            job_set(JS_COMPLETED, JS_NOT_RESTARTING, jobs=[NODE_DONE]),
+            "Healthy",
+            "jobset completed successfully (node: 1 succeeded)",
+        ),
+        (
+            job_set(JS_NOT_RESTARTING, JS_FAILED, jobs=[NODE_FAILED]),
+            "Degraded",
+            "jobset failed due to one or more job failures (first failed job: resnet-node-0) "
+            "(node: 1 failed)",
+        ),
+        (
+            job_set(JS_SUSPENDED, JS_NOT_RESTARTING, jobs=[NODE_SUSPENDED]),
+            "Suspended",
+            "jobset is suspended (node: 1 suspended)",
+        ),
+        (
+            job_set(JS_RESUMED, jobs=[NODE_ACTIVE]),
+            "Progressing",
+            "Running (node: 1 active, 1 ready)",
+        ),
+        (
+            job_set(JS_RESTARTING, jobs=[NODE_FAILED]),
+            "Progressing",
+            "applying RestartJobSet failure policy action (first failed job: resnet-node-0) "
+            "(node: 1 failed)",
+        ),
+        (job_set(JS_STARTING), "Progressing", "in order startup policy is in progress"),
+        (
+            job_set(JS_STARTED, jobs=[NODE_ACTIVE]),
+            "Progressing",
+            "Running (node: 1 active, 1 ready)",
+        ),
+    ],
+)
+def test_jobset_conditions(obj, status, message):
+    assert health(JOBSET, obj) == (status, message)
+
+
+def test_a_condition_without_a_message_says_its_reason_and_no_status_is_progressing():
+    bare = train_job(("Failed", "True", "DeadlineExceeded", ""))
+    del bare["status"]["conditions"][0]["message"]
+    assert health(TRAINJOB, bare) == ("Degraded", "DeadlineExceeded")
+    for script, kind in ((TRAINJOB, "TrainJob"), (JOBSET, "JobSet")):
+        assert health(script, {"apiVersion": "v1", "kind": kind, "metadata": {}})[0] == (
+            "Progressing"
+        )
 
 
 def test_the_scripts_use_only_what_argocd_opens():

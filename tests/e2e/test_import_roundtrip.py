@@ -35,9 +35,7 @@ from tests.helpers import (
 )
 from tests.seeds import manifest_blocks, seed_text
 
-# import reads no TrainJob yet (#26 slice c; it says so, tests/render/test_trainjob.py):
-# until it does, the trainjob examples stay out of the round trip.
-EXAMPLES = [p for p in example_specs() if "workload: trainjob" not in p.read_text("utf-8")]
+EXAMPLES = example_specs()
 SEEDS = ("000", "001", "002", "003", "004")
 # Seed 001 writes its image as `[YOUR_REPO]/paddle:mypaddle`, which is not YAML until the
 # reader puts their repository there, as the seed tells them to.
@@ -79,6 +77,7 @@ def as_read_back(obj: dict) -> dict:
         "Job": _job_read_back,
         "PersistentVolumeClaim": _claim_read_back,
         "Service": _service_read_back,
+        "TrainJob": _trainjob_read_back,
     }.get(out["kind"], lambda o: None)(out)
     if out["kind"] == "PersistentVolume":
         meta["finalizers"] = ["kubernetes.io/pv-protection"]
@@ -92,14 +91,31 @@ def as_read_back(obj: dict) -> dict:
             "resourceVersion": "884200",
             "uid": UID,
         }
-    out["status"] = (
+    out.setdefault(
+        "status",
         {"phase": "Bound"}
         if "Persistent" in out["kind"]
         else {"loadBalancer": {}}
         if out["kind"] == "Service"
-        else {"active": 1}
+        else {"active": 1},
     )
     return out
+
+
+def _trainjob_read_back(train_job: dict) -> None:
+    """A TrainJob (Trainer v2.3.0): the CRD's defaults (pkg/apis/trainer/v1alpha1/
+    trainjob_types.go:127-177), the time the webhook stamps on each runtime patch (:303-307),
+    and the status the controller writes while its JobSet runs (its source:
+    tests/e2e/test_argocd_lua.py, NODE_ACTIVE)."""
+    spec = train_job["spec"]
+    spec.update(suspend=False, managedBy="trainer.kubeflow.org/trainjob-controller")
+    for patch in spec.get("runtimePatches", []):
+        patch["time"] = "2026-11-20T09:12:44Z"
+    train_job["status"] = {
+        "jobsStatus": [
+            {"name": "node", "active": 1, "ready": 1, "succeeded": 0, "failed": 0, "suspended": 0}
+        ]
+    }
 
 
 def _job_read_back(job: dict) -> None:
@@ -526,5 +542,84 @@ def test_init_containers_and_sidecars_come_back_from_the_objects(workload, role)
                 back = spec[role].get(key, spec.get(key, []))
                 assert [c["name"] for c in back] == [c["name"] for c in wanted]
     # read back from the cluster, with its defaults: nothing lost either
+    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
+    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+
+
+# What a TrainJob carries (Trainer v2.3.0's runtime patches: workloads/trainjob.py), each
+# spec-wide: the pod settings, env (the trainer's), volumes, /dev/shm, GPUs, security.
+TRAINJOB_POD_SETTINGS = {
+    key: POD_SETTINGS[key]
+    for key in (
+        "imagePullSecrets",
+        "serviceAccountName",
+        "podLabels",
+        "podAnnotations",
+        "terminationGracePeriodSeconds",
+    )
+}
+TRAINJOB_CASES = [
+    ({}, "default"),
+    ({"scheduling": {"scheduler": "volcano", "queue": "research"}}, "volcano"),
+    ({"trainjob": {"runtime": "paddle-copy"}}, "runtime"),
+    (
+        {"trainjob": {"runtime": "paddle-copy"}, "scheduling": {"scheduler": "volcano"}},
+        "runtime-volcano",
+    ),
+]
+
+
+def trainjob_spec(extra: dict) -> str:
+    spec = {
+        "workload": "trainjob",
+        "image": "r/train:v1",
+        "command": ["python3", "-m", "paddle.distributed.launch", "--log_dir", "/logs"],
+        "args": ["train.py"],
+        "env": ENV_SOURCES["env"],
+        "resources": {"requests": {"cpu": "4"}, "limits": {"memory": "16Gi"}},
+        "gpus": 2,
+        "shm": "8Gi",
+        **TRAINJOB_POD_SETTINGS,
+        "nodeSelector": {"pool": "gpu"},
+        "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "security": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
+        "worker": {"replicas": 3},
+        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}, *OBJECT_VOLUMES],
+        "run": {"activeDeadlineSeconds": 3600},
+        **extra,
+    }
+    data = {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "demo", "namespace": "ml", "labels": {"team": "ads"}},
+        "spec": spec,
+    }
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+@pytest.mark.parametrize(
+    "extra", [c for c, _ in TRAINJOB_CASES], ids=[i for _, i in TRAINJOB_CASES]
+)
+def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(extra):
+    text = trainjob_spec(extra)
+    manifests = api.render_document(parse_spec(text, "spec.yaml")).manifests
+    objects = [m.obj for m in manifests]
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    assert not [d for d in imported.diagnostics if d.is_error]
+    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == objects
+    spec = imported.spec["spec"]
+    assert spec.get("trainjob") == extra.get("trainjob")
+    assert spec.get("scheduling", {}).get("scheduler") == extra.get("scheduling", {}).get(
+        "scheduler"
+    )
+    assert (spec["worker"], spec["gpus"], spec["shm"]) == ({"replicas": 3}, 2, "8Gi")
+    assert spec["command"] == ["python3", "-m", "paddle.distributed.launch", "--log_dir", "/logs"]
+    assert spec["env"] == ENV_SOURCES["env"]
+    for key, value in TRAINJOB_POD_SETTINGS.items():
+        assert spec[key] == value
+    assert spec["volumes"][1:] == OBJECT_VOLUMES
+    # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []

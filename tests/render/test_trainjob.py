@@ -243,12 +243,3 @@ def test_paddlegen_runtime_prints_both_and_writes_the_same_bytes(runner, tmp_pat
     assert refused.exit_code == 2
     assert "already exists" in refused.stderr
     assert target.read_text("utf-8") == "other\n"  # nothing on disk changed
-
-
-def test_importing_a_trainjob_says_it_is_not_supported_yet(runner, tmp_path):
-    manifest = tmp_path / "trainjob.yaml"
-    manifest.write_text(yaml.safe_dump(train_job()), encoding="utf-8")
-    result = runner.invoke(cli, ["import", str(manifest)])
-    assert result.exit_code == 2
-    assert "TrainJob/resnet: importing a TrainJob" in result.stderr
-    assert "not supported yet" in result.stderr

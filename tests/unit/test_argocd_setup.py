@@ -16,6 +16,7 @@ from paddlegen.errors import InputError, OutputError
 from paddlegen.gitops import argocd as argo
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
+from tests.conftest import ROOT
 from tests.helpers import GLOBBINGS, generated_paths, job_spec
 
 REPO = "https://git.example.com/ml/jobs.git"
@@ -222,10 +223,17 @@ def test_health_configmap_patches_argocd_cm_with_every_check():
     assert configmap["metadata"]["namespace"] == "argocd"
     assert sorted(configmap["data"]) == [
         "resource.customizations.health.batch.paddlepaddle.org_PaddleJob",
+        "resource.customizations.health.jobset.x-k8s.io_JobSet",
         "resource.customizations.health.kubeflow.org_PaddleJob",
         "resource.customizations.health.scheduling.volcano.sh_PodGroup",
+        "resource.customizations.health.trainer.kubeflow.org_TrainJob",
     ]
     assert configmap["data"] == argo.health_scripts()  # embedded whole, as literal blocks
+    # Argo CD's key is <group>_<Kind> of the live object's apiVersion: the groups of the
+    # vendored CRDs (hack/crds)
+    for key in ("trainer.kubeflow.org_TrainJob", "jobset.x-k8s.io_JobSet"):
+        group, kind = key.split("_")
+        assert (ROOT / "hack" / "crds" / f"{group}_{kind.lower()}s.yaml").is_file()
     assert "|\n" in files[argo.HEALTH_FILE]
 
 

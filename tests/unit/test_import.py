@@ -483,7 +483,7 @@ def test_derived_names_are_cosmetic_and_a_gang_of_other_resources_is_lossy():
 def test_each_sample_imports_to_a_valid_spec_that_renders(name):
     result = imported_file(name)
     assert not [d for d in result.diagnostics if d.is_error], result.diagnostics
-    assert "Job" in render(result)
+    assert {"Job", "TrainJob"} & render(result).keys()
 
 
 @pytest.mark.parametrize(
@@ -948,3 +948,35 @@ def test_a_hand_written_indexed_job_with_the_launchers_contract_says_what_change
 def test_an_indexed_job_without_the_launchers_contract_is_no_collective_job():
     text = HAND_WRITTEN.split("---")[0].replace("PADDLE_MASTER", "MASTER")
     assert imported(text).spec["spec"]["workload"] == "job"
+
+
+SHIFTED = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: demo}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      hostIPC: true
+      containers:
+      - name: paddle
+        image: r/a:v1
+        volumeMounts:
+        - {name: data, mountPath: /data}
+        - {name: logs, mountPath: /logs, mountPropagation: HostToContainer}
+      volumes:
+      - {name: data, emptyDir: {}}
+      - {name: logs, emptyDir: {}}
+"""
+
+
+def test_a_field_left_over_is_named_at_its_line_and_one_the_import_moved_by_file_alone():
+    """The import takes the first mount: the second one's leftover is at index 0 of what is
+    left, where the input holds another mount; it is never placed at that one's line."""
+    result = import_manifests([("in.yaml", SHIFTED)])
+    placed = {n.message.split(" = ")[0]: (n.line, n.col) for n in result.notes}
+    assert placed["spec.template.spec.hostIPC"] == (8, 7)
+    (propagation,) = [key for key in placed if key.endswith("mountPropagation")]
+    assert placed[propagation] == (0, 0)
+    assert all(n.file == "in.yaml" for n in result.notes)

@@ -1,0 +1,371 @@
+"""`paddlegen import`, part six: a Kubeflow Trainer TrainJob (workload trainjob) back to a spec.
+
+What paddlegen renders for trainjob (workloads/trainjob.py) reads back without a note: the
+trainer's image, command (after the master wrapper), args, env, numNodes and resourcesPerNode,
+and paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
+other workload's (import_pod.py). Whatever a TrainJob holds beyond that is a note at the field,
+line and column: a runtime other than paddlegen's two, a patch of another manager, a field
+Trainer v2.3.0 has and the spec does not (numProcPerNode, initializer, suspend, ...).
+
+Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from paddlegen.authoring.import_pod import LOSSY, Context, Pod, dotted, pod, take
+from paddlegen.authoring.import_positions import FieldPath
+from paddlegen.authoring.import_workloads import Spec, assemble, take_env, unwrap
+from paddlegen.workloads import collective
+from paddlegen.workloads.base import QUEUE_NAME
+from paddlegen.workloads.trainjob import (
+    CONTRACT_ENV,
+    MANAGER,
+    NODE,
+    RUNTIME,
+    UNSUPPORTED,
+    VOLCANO_RUNTIME,
+)
+
+# paddlegen's runtimes, and whether one gang-schedules with Volcano.
+RUNTIMES = {RUNTIME: False, VOLCANO_RUNTIME: True}
+# What runtimeRef's apiGroup and kind default to (trainjob_types.go:165-177), and what
+# paddlegen's TrainJobs say.
+RUNTIME_REF = {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"}
+# The trainer's fields and the training container's field each becomes.
+_TRAINER_FIELDS = {
+    "image": "image",
+    "command": "command",
+    "args": "args",
+    "env": "env",
+    "resourcesPerNode": "resources",
+}
+_NNODES = "PADDLE_NNODES"
+_PATCHES = ("spec", "runtimePatches")
+# The replicated job's pod template, inside a runtime patch.
+_NODE_TEMPLATE = ("template", "spec", "template")
+# The fields of UNSUPPORTED that a pod spec holds (the others: a container).
+_POD_FIELDS = ("priorityClassName", "runtimeClassName", "topologySpreadConstraints",
+               "initContainers", "sidecars")  # fmt: skip
+
+
+def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
+    """A TrainJob (trainer.kubeflow.org/v1alpha1): a `trainjob` spec."""
+    _drop_misshapen(obj, SHAPES, (), ctx, where)
+    body = obj.setdefault("spec", {})
+    runtime = _runtime(body, ctx, where)
+    template, template_at, jobset = _own_patch(body, ctx, where)
+    trainer = body.get("trainer", {})
+    replicas = int(take(body, "trainer", "numNodes", default=1))
+    counted = _trainer_env(trainer, replicas, ctx, where)
+    container, container_at = _node_container(template)
+    moved, aside = _move_trainer(trainer, container)
+    p = pod(template, ctx, where, training=NODE)
+    _give_back(p, moved, aside, trainer)
+    if not trainer:
+        body.pop("trainer", None)
+    if runtime not in RUNTIMES:
+        _other_runtime(p, runtime, counted, ctx, where)
+    _command(p, runtime, ctx, where)
+    _unsupported(p, template_at, container_at, ctx, where)
+    if p.restart_policy not in (None, "Never"):
+        ctx.note(
+            LOSSY,
+            where,
+            f"restartPolicy {p.restart_policy} becomes Never, the runtime's: a rank restarted "
+            "in place cannot rejoin the others",
+            (*template_at, "spec", "restartPolicy"),
+        )
+    p.restart_policy = None  # the runtime's: Never
+    p.volcano, p.queue = False, None  # the runtime gangs the pods, not the pod template
+    spec = assemble("trainjob", {"worker": (replicas, p)}, ctx, where)
+    # Volcano's queue sits on the JobSet template (workloads/trainjob.py): with paddlegen's
+    # Volcano runtime, or another that the spec then gangs too. Anywhere else it stays, listed.
+    queues = jobset.get("metadata", {}).get("annotations", {})
+    if RUNTIMES.get(runtime, QUEUE_NAME in queues):
+        queue = take(jobset, "metadata", "annotations", QUEUE_NAME)
+        spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}
+    if runtime not in RUNTIMES:
+        spec["trainjob"] = {"runtime": runtime}
+    if "activeDeadlineSeconds" in body:
+        spec.setdefault("run", {})["activeDeadlineSeconds"] = take(body, "activeDeadlineSeconds")
+    return spec
+
+
+# The fields the importer walks, with the JSON type the TrainJob CRD gives each ("[]": every
+# item of a list): a hand-written TrainJob of another shape gets a note at the field, not a
+# traceback (the API server refuses it, so `kubectl get` never prints one).
+SHAPES: dict[str, Any] = {
+    "spec": {
+        "runtimeRef": {"name": str, "apiGroup": str, "kind": str},
+        "activeDeadlineSeconds": int,
+        "trainer": {
+            "image": str,
+            "command": [str],
+            "args": [str],
+            "env": [dict],
+            "numNodes": int,
+            "resourcesPerNode": dict,
+        },
+        "runtimePatches": [
+            {
+                "manager": str,
+                "trainingRuntimeSpec": {
+                    "template": {
+                        "metadata": {"annotations": {"[]": str}},
+                        "spec": {
+                            "replicatedJobs": [
+                                {"name": str, "template": {"spec": {"template": dict}}}
+                            ]
+                        },
+                    }
+                },
+            }
+        ],
+    }
+}
+_JSON = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
+
+
+def _drop_misshapen(
+    value: dict[str, Any], shape: dict[str, Any], at: FieldPath, ctx: Context, where: str
+) -> None:
+    """Remove each field of ``value`` (at ``at``) not of the type ``shape`` gives it, with a
+    note at it; a list with an item of another type goes whole (its items keep their index)."""
+    for name, inner in shape.items():
+        for key in list(value) if name == "[]" else [name] if name in value else []:
+            path = (*at, key)
+            wrong = _misshapen(value[key], inner, path)
+            if wrong is not None:
+                where_, kind = wrong
+                ctx.note(
+                    LOSSY,
+                    where,
+                    f"{dotted(where_)} is not {_JSON[kind]}, as in a TrainJob: "
+                    f"{dotted(path)} is not read",
+                    where_,
+                )
+                del value[key]
+            elif isinstance(inner, dict):
+                _drop_misshapen(value[key], inner, path, ctx, where)
+            elif isinstance(inner, list) and isinstance(inner[0], dict):
+                for i, entry in enumerate(value[key]):
+                    _drop_misshapen(entry, inner[0], (*path, i), ctx, where)
+
+
+def _misshapen(value: Any, shape: Any, at: FieldPath) -> tuple[FieldPath, type] | None:
+    """Where ``value`` (or an item of it, for a list) is not of the type ``shape`` gives, and
+    the type it should be; None if it is."""
+    kind = _type(shape)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        return at, kind
+    if isinstance(shape, list) and isinstance(value, list):
+        item = _type(shape[0])
+        for i, entry in enumerate(value):
+            if isinstance(entry, bool) or not isinstance(entry, item):
+                return (*at, i), item
+    return None
+
+
+def _type(shape: Any) -> type:
+    """The Python type of a JSON value of ``shape``: an object, a list, or a scalar's type."""
+    return dict if isinstance(shape, dict) else list if isinstance(shape, list) else shape
+
+
+def _runtime(body: dict[str, Any], ctx: Context, where: str) -> str:
+    """The runtime the TrainJob names. paddlegen's TrainJobs name a ClusterTrainingRuntime; one
+    of another kind or group is noted (the spec names the cluster's runtime of that name)."""
+    for key, ours in RUNTIME_REF.items():
+        given = take(body, "runtimeRef", key, default=ours)
+        if given != ours:
+            ctx.note(
+                LOSSY,
+                where,
+                f"runtimeRef.{key} {json.dumps(given)} becomes {json.dumps(ours)}: paddlegen's "
+                f"TrainJobs reference a ClusterTrainingRuntime (spec.trainjob.runtime names it)",
+                ("spec", "runtimeRef", key),
+            )
+    name = str(take(body, "runtimeRef", "name", default=""))
+    if not name:
+        ctx.note(
+            LOSSY,
+            where,
+            f"no runtimeRef.name: the spec references paddlegen's runtime {RUNTIME}",
+            ("spec", "runtimeRef"),
+        )
+        return RUNTIME
+    return name
+
+
+def _other_runtime(p: Pod, runtime: str, counted: bool, ctx: Context, where: str) -> None:
+    """A runtime not paddlegen's: the spec names it (spec.trainjob.runtime) and renders the
+    launcher's contract for it, as for a copy of paddlegen's under another name. A TrainJob
+    without that contract (no PADDLE_NNODES, no master wrapper: a torch or jax one, say)
+    would run otherwise: a warning at the name says so, beside the notes on each field."""
+    command = p.role.get("command")
+    wrapped = command is None or command[: len(collective.WRAPPER)] == collective.WRAPPER
+    if wrapped and counted:
+        return
+    ctx.note(
+        LOSSY,
+        where,
+        f"runtime {runtime} is not paddlegen's ({', '.join(RUNTIMES)}), and the TrainJob "
+        "does not run Paddle's launcher contract on it (PADDLE_NNODES, the master wrapper): "
+        f"the spec names it (spec.trainjob.runtime) and renders that contract, which runs "
+        f"only on a runtime that carries it, as paddlegen's does (`paddlegen runtime`)",
+        ("spec", "runtimeRef", "name"),
+    )
+
+
+def _own_patch(
+    body: dict[str, Any], ctx: Context, where: str
+) -> tuple[dict[str, Any], FieldPath, dict[str, Any]]:
+    """paddlegen's runtime patch: the `node` pod template (in place, or a new one), where it
+    stands, and the JobSet template. Every patch of another manager is noted whole and
+    dropped."""
+    patches = body.get("runtimePatches", [])
+    found: dict[str, Any] = {}
+    index = 0
+    for i, patch in reversed(list(enumerate(patches))):
+        manager = patch.get("manager")
+        if manager == MANAGER and not found:
+            found, index = patch, i
+            continue
+        ctx.note(
+            LOSSY,
+            where,
+            f"runtimePatches[{i}] (manager {json.dumps(manager)}) is not carried over: the "
+            f"spec renders one patch, paddlegen's (manager {MANAGER}); another manager's "
+            "is that manager's to write (Kueue's is kueue.x-k8s.io/manager, "
+            "trainjob_types.go:294-297)",
+            (*_PATCHES, i, "manager"),
+        )
+        patches.pop(i)
+    if not found:
+        if "runtimePatches" in body and not patches:
+            body.pop("runtimePatches")
+        return {}, (), {}
+    take(found, "manager")
+    take(found, "time")  # the webhook's, on every write (trainjob_types.go:303-307)
+    jobset = found.get("trainingRuntimeSpec", {}).get("template", {})
+    jobs = jobset.get("spec", {}).get("replicatedJobs", [])
+    at = (*_PATCHES, index, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+    for j, job in enumerate(jobs):
+        if job.get("name") == NODE:
+            take(job, "name")
+            template = job
+            for key in _NODE_TEMPLATE:
+                template = template.setdefault(key, {})
+            return template, (*at, j, *_NODE_TEMPLATE), jobset
+    return {}, (), jobset
+
+
+def _trainer_env(trainer: dict[str, Any], replicas: int, ctx: Context, where: str) -> bool:
+    """The trainer's env less the contract's: PADDLE_NNODES, which the spec derives from
+    numNodes, and the runtime's own (a spec may not set them: rule collective-env). Whether
+    it gave PADDLE_NNODES."""
+    env = list(trainer.get("env", []))
+    if not env:
+        trainer.pop("env", None)  # none given, or an empty list
+    for i, entry in enumerate(env):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if name not in collective.CONTRACT_ENV:
+            continue
+        take_env(trainer, name)
+        at = ("spec", "trainer", "env", i)
+        if name != _NNODES:
+            ctx.note(
+                LOSSY,
+                where,
+                f"env {name} is not carried over: paddlegen's runtime sets it (the launcher's "
+                f"contract, {CONTRACT_ENV[name]})",
+                at,
+            )
+        elif entry != {"name": name, "value": str(replicas)}:
+            ctx.note(
+                LOSSY,
+                where,
+                f"env {name} {json.dumps(entry.get('value', entry.get('valueFrom')))} becomes "
+                f"{json.dumps(str(replicas))} (numNodes)",
+                at,
+            )
+    counted = any(e.get("name") == _NNODES for e in env if isinstance(e, dict))
+    if not counted:
+        ctx.note(
+            LOSSY,
+            where,
+            f"env {_NNODES} was not set; paddlegen sets {json.dumps(str(replicas))} (numNodes: "
+            "Trainer's plain ML policy sets no node count)",
+            ("spec", "trainer"),
+        )
+    return counted
+
+
+def _node_container(template: dict[str, Any]) -> tuple[dict[str, Any], FieldPath]:
+    """The patch's container `node` (added first if it has none), and where it stands."""
+    containers = template.setdefault("spec", {}).setdefault("containers", [])
+    for i, container in enumerate(containers):
+        if container.get("name") == NODE:
+            return container, ("spec", "containers", i)
+    containers.insert(0, {"name": NODE})
+    return containers[0], ()
+
+
+def _move_trainer(
+    trainer: dict[str, Any], container: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """The trainer's fields into the container, as a pod template holds them: which moved
+    (container field -> trainer field), and the container's own values they displaced."""
+    moved: dict[str, str] = {}
+    aside: dict[str, Any] = {}
+    for theirs, mine in _TRAINER_FIELDS.items():
+        if theirs in trainer:
+            if mine in container:
+                aside[mine] = container.pop(mine)
+            container[mine] = trainer.pop(theirs)
+            moved[mine] = theirs
+    return moved, aside
+
+
+def _give_back(
+    p: Pod, moved: dict[str, str], aside: dict[str, Any], trainer: dict[str, Any]
+) -> None:
+    """What the spec did not take of the moved fields goes back to the trainer, and the
+    container's own displaced values back to it, so that both are listed where they were."""
+    for mine, theirs in moved.items():
+        if mine in p.container:
+            trainer[theirs] = p.container.pop(mine)
+    p.container.update(aside)
+
+
+def _command(p: Pod, runtime: str, ctx: Context, where: str) -> None:
+    """The spec's command: the trainer's without paddlegen's wrapper. Without one the
+    runtime's runs, which in paddlegen's runtimes is the wrapper and the launcher."""
+    if "command" in p.role:
+        unwrap(p.role, ctx, where, ("spec", "trainer", "command"))
+    elif runtime not in RUNTIMES:
+        ctx.note(
+            LOSSY,
+            where,
+            f"no command: runtime {runtime}'s own ran; the TrainJob now runs Paddle's launcher "
+            "after paddlegen's master wrapper, " + " ".join(collective.LAUNCHER),
+            ("spec", "trainer"),
+        )
+
+
+def _unsupported(
+    p: Pod, template_at: FieldPath, container_at: FieldPath, ctx: Context, where: str
+) -> None:
+    """What a TrainJob cannot carry (workloads/trainjob.py UNSUPPORTED) leaves the spec,
+    which would be refused with it, with a note where the input had it."""
+    for key, (_, why) in UNSUPPORTED.items():
+        if key not in p.role:
+            continue
+        p.role.pop(key)
+        at: FieldPath = ()
+        if key in _POD_FIELDS and template_at:
+            at = (*template_at, "spec", "initContainers" if key == "sidecars" else key)
+        elif template_at and container_at:
+            at = (*template_at, *container_at, key)
+        ctx.note(LOSSY, where, f"{key} is not carried over: {why.partition(': ')[2]}", at)
