@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -77,6 +77,49 @@ class Kube:
         )
 
 
+# A session's cluster is stopped once the module of the last test that uses it has ended, not
+# at the end of the session: its control plane, Argo CD (which refreshes every Application
+# every 3 minutes) and the node would otherwise take CPU from every test after them. The node's
+# tests run last, so that the other cluster is stopped before the node starts. Fixture name ->
+# the nodeid of the test after which it stops (after deselection), and what stops it.
+_LAST_TEST: dict[str, str] = {}
+_STOP: dict[str, Callable[[], None]] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def uses(item: pytest.Item, name: str) -> bool:
+        return name in getattr(item, "fixturenames", ())
+
+    items[:] = [i for i in items if not uses(i, "node")] + [i for i in items if uses(i, "node")]
+    for name in ("kube", "node"):
+        last = max((n for n, item in enumerate(items) if uses(item, name)), default=None)
+        if last is None:
+            continue
+        while last + 1 < len(items) and items[last + 1].path == items[last].path:
+            last += 1  # its module's fixtures may still need the cluster in their teardown
+        _LAST_TEST[name] = items[last].nodeid
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    for name, nodeid in _LAST_TEST.items():
+        if nodeid == item.nodeid and name in _STOP:
+            _STOP[name]()
+
+
+def _stopped_after_its_last_test(name: str, down: Callable[[], None]) -> Callable[[], None]:
+    """``down``, called once: after the last test that uses fixture ``name``, or by the
+    fixture's own teardown if that comes first (a test run stopped early, -x)."""
+
+    def stop() -> None:
+        if _STOP.pop(name, None) is not None:
+            down()
+
+    _STOP[name] = stop
+    return stop
+
+
 @pytest.fixture(scope="session")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
     hack = local_cluster()
@@ -91,10 +134,11 @@ def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         cluster = hack.up(state)
     except hack.ClusterError as exc:
         pytest.fail(f"hack/local-cluster up: {exc}")
+    stop = _stopped_after_its_last_test("kube", lambda: hack.down(state))
     try:
         yield Kube(cluster.kubectl, cluster.env(), cluster.server, cluster.token, state)
     finally:
-        hack.down(state)
+        stop()
 
 
 def with_extras(kube: Kube, extras: list[str]) -> Kube:
@@ -138,6 +182,14 @@ def node() -> Iterator[Kube]:
     # removes all but its three newest, and with it a running node's state (and mounts).
     state = Path(tempfile.mkdtemp(prefix="paddlegen-node-"))
     before = host_state(state)
+
+    def down() -> None:
+        hack.down(state)  # removes ``state`` once `up` has recorded a cluster in it
+        if state.exists():
+            state.rmdir()
+        assert host_state(state) == before, "hack/local-cluster down did not restore the host"
+
+    stop = _stopped_after_its_last_test("node", down)
     try:
         try:
             cluster = hack.up(state, extras=["node"])
@@ -145,10 +197,7 @@ def node() -> Iterator[Kube]:
             pytest.fail(f"hack/local-cluster up --with node: {exc}")
         yield Kube(cluster.kubectl, cluster.env(), cluster.server, cluster.token, state)
     finally:
-        hack.down(state)  # removes ``state`` once `up` has recorded a cluster in it
-        if state.exists():
-            state.rmdir()
-        assert host_state(state) == before, "hack/local-cluster down did not restore the host"
+        stop()
 
 
 @pytest.fixture(scope="session")
