@@ -49,14 +49,15 @@ MOVED = {"cmp-plugin.yaml": CMP_FILE, "argocd-cm-health.yaml": HEALTH_FILE}
 PLUGIN_NAME = "paddlegen"
 ENV_VARIABLE = "PADDLEGEN_ENV"  # the Application's plugin.env; the CMP sees ARGOCD_ENV_<name>
 # argocd-cm key suffix (<group>_<Kind>) -> the files of templates/_argocd/health/ its Lua
-# script is made of, in order. TrainJob and JobSet share a body (conditions.lua) after their
-# own settings; Argo CD v3.5.1 ships no check for either (resource_customizations/).
+# script is made of, in order. The condition-driven checks share a body (conditions.lua)
+# after their own settings, and TrainJob and JobSet their counts of child Jobs
+# (replicated-jobs.lua); Argo CD v3.5.1 ships no check for either (resource_customizations/).
 HEALTH_CHECKS = {
     "batch.paddlepaddle.org_PaddleJob": ("paddlejob.lua",),
-    "kubeflow.org_PaddleJob": ("kubeflow-paddlejob.lua",),
+    "kubeflow.org_PaddleJob": ("kubeflow-paddlejob.lua", "conditions.lua"),
     "scheduling.volcano.sh_PodGroup": ("podgroup.lua",),
-    "trainer.kubeflow.org_TrainJob": ("trainjob.lua", "conditions.lua"),
-    "jobset.x-k8s.io_JobSet": ("jobset.lua", "conditions.lua"),
+    "trainer.kubeflow.org_TrainJob": ("trainjob.lua", "replicated-jobs.lua", "conditions.lua"),
+    "jobset.x-k8s.io_JobSet": ("jobset.lua", "replicated-jobs.lua", "conditions.lua"),
 }
 HEALTH_KEY_PREFIX = "resource.customizations.health."
 _MAX_NAME = 63  # Argo CD writes the Application name into the app.kubernetes.io/instance label

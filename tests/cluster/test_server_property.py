@@ -4,9 +4,10 @@ server-side and by client-side apply (both dry-run), many per kubectl call; none
 refused, and every warning the server gives is one paddlegen gave for that spec (its rule).
 
 Counts: the plausible strategy draws PADDLEGEN_SERVER_SPECS examples (default 100, all
-accepted; the `ci` profile draws the same ones each run), the schema strategy a third as many: its specs take five
-times as long to draw and two in three are refused by paddlegen, so never sent (about 110 are
-sent by default); the long run sets it to 4500 (over 5,000 sent). The test prints what it sent;
+accepted; the `ci` profile draws the same ones each run), the schema strategy a third as
+many: its specs take five times as long to draw and two in three are refused by paddlegen, so
+never sent (about 110 are sent by default); the long run sets it to 4500 (over 5,000 sent).
+The test prints what it sent;
 PADDLEGEN_SERVER_REPORT=FILE writes every problem to FILE.
 """
 

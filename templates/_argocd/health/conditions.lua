@@ -1,28 +1,10 @@
 
--- The body paddlegen appends to trainjob.lua and jobset.lua (paddlegen/gitops/argocd.py), after
--- their ORDER, WAITING and JOBS: the first condition of ORDER that is True decides, with its
--- message, so a job that failed is Degraded whatever else is still listed; none decides:
--- Progressing.
+-- The body paddlegen appends to each condition-driven health check (paddlegen/gitops/argocd.py:
+-- HEALTH_CHECKS), after the kind's ORDER, WAITING and counts(status): the first condition of
+-- ORDER that is True decides, with its message, so a job that failed is Degraded whatever else
+-- is still listed; none decides: Progressing.
 local hs = {}
 local status = obj.status or {}
-
--- "node: 1 active, 1 ready" from the replicated jobs' counts of child Jobs.
-local function jobs()
-  local out = {}
-  for _, job in ipairs(status[JOBS] or {}) do
-    local parts = {}
-    for _, state in ipairs({"active", "ready", "succeeded", "failed", "suspended"}) do
-      local n = job[state]
-      if n ~= nil and n > 0 then
-        table.insert(parts, tostring(n) .. " " .. state)
-      end
-    end
-    if #parts > 0 then
-      table.insert(out, tostring(job.name) .. ": " .. table.concat(parts, ", "))
-    end
-  end
-  return table.concat(out, "; ")
-end
 
 local current = {}
 for _, condition in ipairs(status.conditions or {}) do
@@ -41,11 +23,11 @@ for _, pair in ipairs(ORDER) do
     break
   end
 end
-local counts = jobs()
-if counts ~= "" then
+local found = counts(status)
+if found ~= "" then
   if hs.message == WAITING then
     hs.message = "Running"
   end
-  hs.message = hs.message .. " (" .. counts .. ")"
+  hs.message = hs.message .. " (" .. found .. ")"
 end
 return hs

@@ -2,16 +2,16 @@
 -- conditions: the most decisive condition that is True wins, so a job that ran and then
 -- failed is Degraded even though its Running condition is still listed.
 -- A running job is Progressing, as Argo CD's own batch/v1 Job is: it is not done yet.
-local hs = {}
-local status = obj.status or {}
-
+-- paddlegen appends conditions.lua, which decides.
 local ORDER = {
   {"Failed", "Degraded"}, {"Succeeded", "Healthy"}, {"Suspended", "Suspended"},
   {"Restarting", "Progressing"}, {"Running", "Progressing"}, {"Created", "Progressing"},
 }
 
+local WAITING = "Waiting for the training operator to create the job"
+
 -- "Master: 1 active; Worker: 2 active, 1 failed" from status.replicaStatuses.
-local function replicas()
+local function counts(status)
   local statuses = status.replicaStatuses or {}
   local types = {}
   for replicaType, _ in pairs(statuses) do
@@ -35,25 +35,3 @@ local function replicas()
   return table.concat(out, "; ")
 end
 
-local current = {}
-for _, condition in ipairs(status.conditions or {}) do
-  if condition.status == "True" then
-    current[condition.type] = condition
-  end
-end
-
-hs.status = "Progressing"
-hs.message = "Waiting for the training operator to create the job"
-for _, pair in ipairs(ORDER) do
-  local condition = current[pair[1]]
-  if condition ~= nil then
-    hs.status = pair[2]
-    hs.message = condition.message or condition.reason or pair[1]
-    break
-  end
-end
-local counts = replicas()
-if counts ~= "" then
-  hs.message = hs.message .. " (" .. counts .. ")"
-end
-return hs
