@@ -37,7 +37,9 @@ PROCESS = "jobset-controller"
 # patches: the pod webhooks only for pods of a JobSet; the names with config/default's
 # `jobset-` prefix), by the paths its webhook server serves (pkg/webhooks/*_webhook.go,
 # kubebuilder:webhook markers).
-POD_SELECTOR = {"matchExpressions": [{"key": "jobset.sigs.k8s.io/jobset-name", "operator": "Exists"}]}
+POD_SELECTOR = {
+    "matchExpressions": [{"key": "jobset.sigs.k8s.io/jobset-name", "operator": "Exists"}]
+}
 
 
 def _rules(group: str, version: str, resource: str, *operations: str) -> list[dict[str, Any]]:
