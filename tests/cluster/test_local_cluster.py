@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,17 +103,3 @@ def test_the_trainer_tools_build_the_controllers_of_the_vendored_crds():
     ):
         (row,) = [line for line in sources.splitlines() if line.startswith(f"| `{crd}`")]
         assert f"tag `{pinned(module, 'trainer')}`" in row
-
-
-def test_the_trainer_tools_take_argo_cds_version_of_every_module_both_compile():
-    """A package compiled at the same version with the same flags is a hit in Go's build
-    cache: after Argo CD, the trainer build compiles only what is its own (README). The
-    trainer module replaces each module both builds compile with Argo CD's version of it."""
-    required = re.compile(r"^\t(\S+) (v\S+)(?: // indirect)?$", re.M)
-    replaced = re.compile(r"^\t(\S+) => \S+ (v\S+)$", re.M)
-    argocd_text = (ROOT / "hack" / "tools" / "argocd" / "go.mod").read_text(encoding="utf-8")
-    argocd = {**dict(required.findall(argocd_text)), **dict(replaced.findall(argocd_text))}
-    trainer_text = (ROOT / "hack" / "tools" / "trainer" / "go.mod").read_text(encoding="utf-8")
-    ours = dict(replaced.findall(trainer_text))
-    assert "k8s.io/client-go" in ours
-    assert {module: argocd.get(module) for module in ours} == ours

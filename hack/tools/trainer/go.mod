@@ -1,9 +1,18 @@
 // Builds the Kubeflow Trainer v2 controller manager and the JobSet controller it runs on
 // (hack/local-cluster --with jobset,trainer): one module, so the two share one version of
 // every dependency and one build compiles them once.
+//
+// Not aligned with Argo CD's module (hack/tools/argocd), although most packages are the same:
+// Trainer selects newer versions of k8s.io/* (v0.36.2, Argo CD's v0.36.1), golang.org/x/sys
+// and others, and a `replace` down to Argo CD's versions still compiles every package anew,
+// since -trimpath rewrites a package's file paths with the version the module graph selected,
+// not the replacement's (cmd/go/internal/work/gc.go:268-277, Go 1.26.8), which goes into the
+// build cache's key. Measured with such replaces: after Argo CD's module had compiled the 744
+// packages both builds import, this build still compiled 733 packages, 576 of them among
+// those 744 (README).
 module paddlegen.invalid/hack/tools/trainer
 
-go 1.26.3
+go 1.26.0
 
 tool (
 	github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
@@ -28,14 +37,13 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
-	github.com/go-openapi/jsonpointer v0.23.1 // indirect
+	github.com/go-openapi/jsonpointer v0.21.1 // indirect
 	github.com/go-openapi/jsonreference v0.21.0 // indirect
 	github.com/go-openapi/swag v0.23.1 // indirect
-	github.com/go-openapi/swag/jsonname v0.26.0 // indirect
 	github.com/google/cel-go v0.26.0 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.27.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
@@ -57,13 +65,13 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.65.0 // indirect
-	go.opentelemetry.io/otel v1.44.0 // indirect
-	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.44.0 // indirect
+	go.opentelemetry.io/otel v1.43.0 // indirect
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.40.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.40.0 // indirect
-	go.opentelemetry.io/otel/metric v1.44.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.44.0 // indirect
-	go.opentelemetry.io/otel/trace v1.44.0 // indirect
-	go.opentelemetry.io/proto/otlp v1.10.0 // indirect
+	go.opentelemetry.io/otel/metric v1.43.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.43.0 // indirect
+	go.opentelemetry.io/otel/trace v1.43.0 // indirect
+	go.opentelemetry.io/proto/otlp v1.9.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
@@ -79,9 +87,9 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
-	google.golang.org/genproto/googleapis/api v0.0.0-20260526163538-3dc84a4a5aaa // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
-	google.golang.org/grpc v1.81.1 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260128011058-8636f8732409 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260128011058-8636f8732409 // indirect
+	google.golang.org/grpc v1.79.3 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
@@ -106,46 +114,4 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 	volcano.sh/apis v1.13.1-0.20251028070205-46d20c0699e7 // indirect
-)
-
-// Every module both this build and Argo CD's (hack/tools/argocd) compile, at Argo CD's version:
-// a package compiled at the same version with the same flags is a hit in Go's build cache, so
-// after Argo CD only what is Trainer's and JobSet's own is compiled.
-replace (
-	github.com/coreos/go-oidc/v3 => github.com/coreos/go-oidc/v3 v3.18.0
-	github.com/felixge/httpsnoop => github.com/felixge/httpsnoop v1.1.0
-	github.com/fsnotify/fsnotify => github.com/fsnotify/fsnotify v1.10.1
-	github.com/go-logr/logr => github.com/go-logr/logr v1.4.3
-	github.com/go-openapi/jsonpointer => github.com/go-openapi/jsonpointer v0.23.1
-	github.com/go-openapi/jsonreference => github.com/go-openapi/jsonreference v0.21.6
-	github.com/go-openapi/swag/jsonname => github.com/go-openapi/swag/jsonname v0.26.1
-	github.com/google/uuid => github.com/google/uuid v1.6.1-0.20241114170450-2d3c2a9cc518
-	github.com/grpc-ecosystem/grpc-gateway/v2 => github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0
-	github.com/spf13/pflag => github.com/spf13/pflag v1.0.10
-	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp => go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0
-	go.opentelemetry.io/otel => go.opentelemetry.io/otel v1.44.0
-	go.opentelemetry.io/otel/exporters/otlp/otlptrace => go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.44.0
-	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc => go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.44.0
-	go.opentelemetry.io/otel/metric => go.opentelemetry.io/otel/metric v1.44.0
-	go.opentelemetry.io/otel/sdk => go.opentelemetry.io/otel/sdk v1.44.0
-	go.opentelemetry.io/otel/trace => go.opentelemetry.io/otel/trace v1.44.0
-	go.opentelemetry.io/proto/otlp => go.opentelemetry.io/proto/otlp v1.10.0
-	golang.org/x/crypto => golang.org/x/crypto v0.53.0
-	golang.org/x/sync => golang.org/x/sync v0.21.0
-	golang.org/x/sys => golang.org/x/sys v0.46.0
-	golang.org/x/term => golang.org/x/term v0.44.0
-	golang.org/x/text => golang.org/x/text v0.38.0
-	golang.org/x/time => golang.org/x/time v0.15.0
-	google.golang.org/genproto/googleapis/api => google.golang.org/genproto/googleapis/api v0.0.0-20260526163538-3dc84a4a5aaa
-	google.golang.org/genproto/googleapis/rpc => google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa
-	google.golang.org/grpc => google.golang.org/grpc v1.81.1
-	k8s.io/api => k8s.io/api v0.36.1
-	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.36.1
-	k8s.io/apimachinery => k8s.io/apimachinery v0.36.1
-	k8s.io/apiserver => k8s.io/apiserver v0.36.1
-	k8s.io/client-go => k8s.io/client-go v0.36.1
-	k8s.io/component-base => k8s.io/component-base v0.36.1
-	k8s.io/component-helpers => k8s.io/component-helpers v0.36.1
-	k8s.io/streaming => k8s.io/streaming v0.36.1
-	sigs.k8s.io/structured-merge-diff/v6 => sigs.k8s.io/structured-merge-diff/v6 v6.4.0
 )
