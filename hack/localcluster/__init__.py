@@ -10,8 +10,9 @@ package is installed, and in CI before the virtualenv exists.
 
 Modules: `base` (errors, the tools cache, Go builds, processes, the recorded `Cluster`),
 `controlplane`, one per component (`node`, `kwok`, `volcano`, `paddle_operator`,
-`training_operator`, `argocd`), `images` (the node's), `components` (the registry), `cluster`
-(build, up, down), `cli`.
+`training_operator`, `jobset`, `trainer`, `argocd`), `webhooks` (a controller's admission
+webhooks called by the API server on loopback), `images` (the node's), `components` (the
+registry), `cluster` (build, up, down), `cli`.
 """
 
 from .base import ClusterError

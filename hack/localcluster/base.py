@@ -130,11 +130,13 @@ class GoBuild:
         }
 
     def build(self, absent: Collection[str]) -> None:
-        """Build the binaries of ``absent`` (process names), all in one `go build`."""
+        """Build the binaries of ``absent`` (process names), all in one `go build`; not those
+        built since ``absent`` was found (a build two components share: jobset.py)."""
+        binaries = self.binaries()
         packages = [
             package
             for package, process in zip(self.packages, self.processes, strict=True)
-            if process in absent
+            if process in absent and not os.access(binaries[process], os.X_OK)
         ]
         if packages:
             ldflags = self.ldflags(pinned(self.module, self.tools)) if self.ldflags else ""
@@ -322,6 +324,7 @@ class Component:
 
     name: str
     go: GoBuild | None = None
+    requires: tuple[str, ...] = ()  # components `--with` it starts first, named or not
 
     def binaries(self) -> dict[str, Path]:
         """What it needs, by name, where `build` puts it (or where its package has it)."""

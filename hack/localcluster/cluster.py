@@ -22,6 +22,23 @@ def known(extras: Sequence[str]) -> None:
         )
 
 
+def resolve(extras: Sequence[str]) -> list[str]:
+    """``extras`` with the components each requires (`--with trainer` starts jobset too: a
+    TrainJob runs only as a JobSet), each after what it requires, once."""
+    known(extras)
+    found: list[str] = []
+
+    def add(name: str) -> None:
+        if name not in found:
+            for required in COMPONENTS[name].requires:
+                add(required)
+            found.append(name)
+
+    for name in extras:
+        add(name)
+    return found
+
+
 def binaries(extras: Sequence[str] = ()) -> dict[str, Path]:
     """Every binary the control plane (and ``extras``) needs, by name, where `build` puts it."""
     found = controlplane.binaries()
@@ -36,6 +53,7 @@ def image_archives(extras: Sequence[str] = ()) -> dict[str, Path]:
 
 
 def missing(extras: Sequence[str] = ()) -> list[str]:
+    extras = resolve(extras)
     return [
         *(name for name, path in binaries(extras).items() if not os.access(path, os.X_OK)),
         *(name for name, path in image_archives(extras).items() if not path.is_file()),
@@ -44,12 +62,13 @@ def missing(extras: Sequence[str] = ()) -> list[str]:
 
 def unusable(extras: Sequence[str] = ()) -> list[str]:
     """What this machine lacks to run ``extras`` (the node needs root, overlayfs, cgroups)."""
+    extras = resolve(extras)
     return [lack for name in extras for lack in COMPONENTS[name].unusable()]
 
 
 def build(extras: Sequence[str] = ()) -> dict[str, Path]:
     """Build what is missing from the cache; nothing when every binary is there."""
-    known(extras)
+    extras = resolve(extras)
     absent = set(missing(extras))
     with ExitStack() as aside:
         for name in extras:
@@ -99,8 +118,8 @@ def up(
     extras: Sequence[str] = (),
 ) -> Cluster:
     """Build if needed, start the control plane, install the CRDs, wait until it is ready;
-    then start ``extras`` (see COMPONENTS) that are not running yet."""
-    known(extras)
+    then start ``extras`` (see COMPONENTS) and what they require, those not running yet."""
+    extras = resolve(extras)
     state = state_dir(state)
     running = load(state)
     starting = [e for e in extras if running is None or e not in running_extras(running)]

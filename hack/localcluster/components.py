@@ -5,13 +5,24 @@ from __future__ import annotations
 
 from .argocd import ArgoCD
 from .base import Component
+from .jobset import JobSet
 from .kwok import Kwok
 from .node import Node
 from .paddle_operator import PaddleOperator
+from .trainer import Trainer
 from .training_operator import TrainingOperator
 from .volcano import Volcano
 
 COMPONENTS: dict[str, Component] = {
     component.name: component
-    for component in (Node(), Kwok(), PaddleOperator(), TrainingOperator(), Volcano(), ArgoCD())
+    for component in (
+        Node(),
+        Kwok(),
+        PaddleOperator(),
+        TrainingOperator(),
+        Volcano(),
+        JobSet(),
+        Trainer(),
+        ArgoCD(),
+    )
 }

@@ -98,14 +98,16 @@ def run_on(kube: Kube, namespace: str, pod: dict[str, Any], ip: str) -> None:
 
 
 def fail(kube: Kube, namespace: str, pod: dict[str, Any], exit_code: int = 1) -> None:
-    """What a kubelet reports when the training container exits with ``exit_code``."""
+    """What a kubelet reports when the training container (the pod's first) exits with
+    ``exit_code``."""
+    container = pod["spec"]["containers"][0]
     set_status(
         kube, namespace, pod["metadata"]["name"],
         {
             "phase": "Failed",
             "containerStatuses": [
                 {
-                    "name": "paddle", "image": pod["spec"]["containers"][0]["image"],
+                    "name": container["name"], "image": container["image"],
                     "imageID": "", "ready": False, "restartCount": 0,
                     "state": {"terminated": {"exitCode": exit_code, "reason": "Error"}},
                 }
@@ -114,8 +116,11 @@ def fail(kube: Kube, namespace: str, pod: dict[str, Any], exit_code: int = 1) ->
     )  # fmt: skip
 
 
-def condition(kube: Kube, namespace: str, job: str, kind: str) -> dict[str, Any] | None:
-    found = (get(kube, namespace, "job", job) or {}).get("status", {}).get("conditions", [])
+def condition(
+    kube: Kube, namespace: str, job: str, kind: str, resource: str = "job"
+) -> dict[str, Any] | None:
+    """The condition ``kind`` of the ``resource`` (a Job, or a TrainJob) ``job``, if true."""
+    found = (get(kube, namespace, resource, job) or {}).get("status", {}).get("conditions", [])
     return next((c for c in found if c["type"] == kind and c["status"] == "True"), None)
 
 

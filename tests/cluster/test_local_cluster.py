@@ -86,3 +86,20 @@ def test_install_needs_a_running_argocd_and_a_folder_paddlegen_argocd_wrote(argo
     )  # fmt: skip
     assert done.returncode == 2
     assert f"{tmp_path}/patches/argocd-cm-health.yaml: missing" in done.stderr
+
+
+def test_trainer_starts_the_jobset_it_needs_first():
+    resolve = local_cluster().cluster.resolve
+    assert resolve(["trainer"]) == ["jobset", "trainer"]
+    assert resolve(["kwok", "trainer", "jobset"]) == ["kwok", "jobset", "trainer"]
+
+
+def test_the_trainer_tools_build_the_controllers_of_the_vendored_crds():
+    pinned = local_cluster().base.pinned
+    sources = (ROOT / "hack" / "crds" / "SOURCES.md").read_text(encoding="utf-8")
+    for crd, module in (
+        ("jobset.x-k8s.io_jobsets.yaml", "sigs.k8s.io/jobset"),
+        ("trainer.kubeflow.org_trainjobs.yaml", "github.com/kubeflow/trainer/v2"),
+    ):
+        (row,) = [line for line in sources.splitlines() if line.startswith(f"| `{crd}`")]
+        assert f"tag `{pinned(module, 'trainer')}`" in row

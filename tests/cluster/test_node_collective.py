@@ -8,7 +8,6 @@ rendezvous, are stopped, and the Job is Failed."""
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -23,7 +22,7 @@ from tests.cluster.test_node_operators import (
     render,
     wait_until_done,
 )
-from tests.cluster.training import assert_trained
+from tests.cluster.training import assert_masters, assert_trained
 
 pytestmark = pytest.mark.node
 
@@ -91,18 +90,9 @@ def train(kube: Kube, name: str, replicas: int, **extra: Any) -> dict[str, str]:
     state, took, output = wait_until_done(kube, name, lambda: job_condition(kube, name, name))
     assert state == "Complete", f"{state or 'not done'} after {took:.0f} s:\n{output}"
     assert_trained(output, replicas)
-    # The launcher reports the master it takes from the env: rank 0's own IP on rank 0 (the
-    # wrapper's choice at run time), rank 0's name on the others.
-    ranks = pods(kube, name, name)
-    ip = ranks[0]["status"]["podIP"]
-    said = {
-        int(p["metadata"]["annotations"][INDEX]): re.findall(
-            r"overridden by env: PADDLE_MASTER value: (\S+)", output[p["metadata"]["name"]]
-        )
-        for p in ranks
-    }
-    assert said == {i: [f"{ip}:6768" if i == 0 else f"{name}-0.{name}:6768"] for i in said}
-    assert sorted(said) == list(range(replicas))
+    ranks = {int(p["metadata"]["annotations"][INDEX]): p for p in pods(kube, name, name)}
+    assert len(ranks) == replicas
+    assert_masters(output, ranks, f"{name}-0.{name}:6768")
     print(f"{replicas} ranks trained in {took:.1f} s")
     return output
 

@@ -93,26 +93,28 @@ def get(kube: Kube, namespace: str, *what: str) -> Any:
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
-def logs(kube: Kube, namespace: str) -> dict[str, str]:
-    """Every pod's training container's log, by pod name."""
+def logs(kube: Kube, namespace: str, container: str = "paddle") -> dict[str, str]:
+    """Every pod's training container's log, by pod name (`node` in a TrainJob's pods)."""
     pods = get(kube, namespace, "pods")["items"]
     return {
         pod["metadata"]["name"]: kube.run(
-            "logs", "-n", namespace, pod["metadata"]["name"], "-c", "paddle", check=False
+            "logs", "-n", namespace, pod["metadata"]["name"], "-c", container, check=False
         ).stdout
         for pod in pods
     }
 
 
-def wait_until_done(kube: Kube, namespace: str, done) -> tuple[str, float, dict[str, str]]:
+def wait_until_done(
+    kube: Kube, namespace: str, done, container: str = "paddle"
+) -> tuple[str, float, dict[str, str]]:
     """Poll ``done()`` (the job's final state, or "") for the training budget: the state, how
-    long it took and the pods' logs."""
+    long it took and the logs of the pods' ``container``."""
     started = time.monotonic()
     state = ""
     while time.monotonic() - started < TRAINING_TIMEOUT and not state:
         state = done()
         time.sleep(0.5)
-    return state, time.monotonic() - started, logs(kube, namespace)
+    return state, time.monotonic() - started, logs(kube, namespace, container)
 
 
 def paddlejob_phase(kube: Kube, namespace: str, name: str) -> str:

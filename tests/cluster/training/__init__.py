@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+# What Paddle's launcher says of the master it takes from the env.
+MASTER = re.compile(r"overridden by env: PADDLE_MASTER value: (\S+)")
 LOSS = re.compile(r"^rank (\d+)/(\d+) step (\d+) loss (\S+)$", re.M)
 PARAMETERS = re.compile(r"^rank (\d+)/(\d+) parameters (\S+)$", re.M)
 
@@ -84,3 +86,14 @@ def assert_trained(logs: dict[str, str], world: int, tolerance: float = 0.0) -> 
     for values in learned.values():
         gaps = [abs(a - b) for a, b in zip(values, learned[0], strict=True)]
         assert max(gaps) <= tolerance, f"the ranks disagree: {learned}"
+
+
+def assert_masters(logs: dict[str, str], ranks: dict[int, dict[str, Any]], master: str) -> None:
+    """Paddle's launcher in each of ``ranks`` (rank -> its pod, every rank of the job; their
+    logs by pod name in ``logs``) reported the master it takes from the env: rank 0 its own IP
+    (the wrapper's choice at run time), every other rank ``master``, rank 0's name and port."""
+    ip = ranks[0]["status"]["podIP"]
+    port = master.rsplit(":", 1)[1]
+    said = {rank: MASTER.findall(logs[pod["metadata"]["name"]]) for rank, pod in ranks.items()}
+    assert said == {rank: [f"{ip}:{port}" if rank == 0 else master] for rank in said}
+    assert sorted(said) == list(range(len(ranks)))
