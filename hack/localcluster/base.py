@@ -58,7 +58,11 @@ def go_build(
     bin_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=bin_dir, prefix=".build-") as tmp:
         output = f"{tmp}/{name}" if name else tmp + "/"
-        command = [go, "build", "-trimpath", "-ldflags", ldflags, "-o", output, *packages]
+        # No DWARF, in the compiler and the linker, and no symbol table: nothing here debugs
+        # these binaries, and leaving them out took a tenth of a cold build's CPU (the
+        # paddle-operator from an empty GOCACHE: 214 s of CPU with them, 192 s without).
+        flags = ["-trimpath", "-gcflags=all=-dwarf=false", "-ldflags", f"-s -w {ldflags}"]
+        command = [go, "build", *flags, "-o", output, *packages]
         report = timer()
         done = subprocess.run(command, cwd=module_dir, check=False)
         if done.returncode != 0:
