@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         metavar="SECONDS",
         help="before each row, wait up to SECONDS for other processes to use "
-        f"less than {IDLE_BELOW:.0%} of the CPUs (default: do not wait)",
+        f"less than {IDLE_BELOW * 100:.0f}%% of the CPUs (default: do not wait)",
     )
     parser.add_argument(
         "--out",

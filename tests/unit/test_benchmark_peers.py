@@ -25,3 +25,13 @@ def test_the_floor_peer_renders_a_synthetic_repository(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert len([p for p in (tmp_path / "out").rglob("*.yaml")]) >= 8
+
+
+def test_the_benchmark_prints_its_help():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--help"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--wait-idle SECONDS" in done.stdout and "% of the CPUs" in done.stdout
