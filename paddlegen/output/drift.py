@@ -6,10 +6,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paddlegen.output.layout import CUSTOM, KUSTOMIZATION, STAMP, Plan, is_custom, is_owned
+from paddlegen.output.layout import (
+    COMPONENT,
+    CUSTOM,
+    KUSTOMIZATION,
+    STAMP,
+    Plan,
+    is_custom,
+    is_owned,
+)
 from paddlegen.output.writer import existing_files
 
-COMPONENT = f"{CUSTOM}/{KUSTOMIZATION}"
 _COMPONENT_MAX = 1 << 20  # bytes of custom/kustomization.yaml read to find its kind
 
 

@@ -20,6 +20,7 @@ STAMP = ".paddlegen-stamp"  # what the job was rendered from; see output/stamp.p
 # overlays, so every environment gets it). Any other file paddlegen did not generate in a job
 # folder is deployed by nothing: `check` fails on it (output/drift.py).
 CUSTOM = "custom"
+COMPONENT = f"{CUSTOM}/{KUSTOMIZATION}"  # what makes custom/ a Component
 
 Plan = dict[str, str]  # relative path inside the job directory -> file text
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Protocol
 
 from paddlegen.errors import Diagnostic, InputError
-from paddlegen.output.layout import HEADER, STAMP, has_custom, is_custom
+from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
 from paddlegen.output.writer import WriteReport
 from paddlegen.render.toolchain import toolchain_digest, tree_files
 from paddlegen.spec.loader import read_spec_bytes
@@ -175,8 +175,6 @@ def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
         return None
     if "spec" in body and body["spec"] != spec_ref(spec_file, job_dir):
         return None  # the spec moved: its stamp must name it where it is
-    if bool(body.get("custom")) != has_custom(job_dir):
-        return None  # custom/ came or went: the kustomization lists it, or no longer may
     seen: list[str] = []
     kept: list[str] = []
     try:
@@ -197,6 +195,12 @@ def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
                 kept.append(rel)
         # A folder symlink inside the job is not walked into: it would show up as missing.
         if sorted(seen) != sorted(files):
+            return None
+        # custom/ came or went: the kustomization lists it, or no longer may. The walk found
+        # custom/kustomization.yaml as has_custom() would: a regular file (a symlink returned
+        # above) in a real folder (os.walk enters no folder symlink), in a job folder that is
+        # no symlink (read_stamp), without a stat of its own per job.
+        if bool(body.get("custom")) != (COMPONENT in kept):
             return None
         warnings = [Diagnostic(file=spec_file, **w) for w in body.get("warnings", [])]
     except (OSError, TypeError):
