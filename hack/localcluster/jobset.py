@@ -47,13 +47,13 @@ def _rules(group: str, version: str, resource: str, *operations: str) -> list[di
              "resources": [resource]}]  # fmt: skip
 
 
-MUTATING = [
+MUTATING: list[dict[str, Any]] = [
     {"name": "mjobset.kb.io", "path": "/mutate-jobset-x-k8s-io-v1alpha2-jobset",
      "rules": _rules("jobset.x-k8s.io", "v1alpha2", "jobsets", "CREATE")},
     {"name": "mpod.kb.io", "path": "/mutate--v1-pod", "objectSelector": POD_SELECTOR,
      "rules": _rules("", "v1", "pods", "CREATE")},
 ]  # fmt: skip
-VALIDATING = [
+VALIDATING: list[dict[str, Any]] = [
     {"name": "vjobset.kb.io", "path": "/validate-jobset-x-k8s-io-v1alpha2-jobset",
      "rules": _rules("jobset.x-k8s.io", "v1alpha2", "jobsets", "CREATE", "UPDATE")},
     {"name": "vpod.kb.io", "path": "/validate--v1-pod", "objectSelector": POD_SELECTOR,
@@ -106,27 +106,30 @@ def configuration(webhook_port: int, probe_port: int, cert_dir: Path) -> dict[st
     }
 
 
-def configurations(port: int, ca_bundle: str) -> list[dict[str, Any]]:
-    return [
-        webhooks.by_url(kind, NAMES[kind], hooks, port, ca_bundle)
-        for kind, hooks in (
-            ("MutatingWebhookConfiguration", MUTATING),
-            ("ValidatingWebhookConfiguration", VALIDATING),
-        )
-    ]
+class ToolsController(Component):
+    """A controller of the trainer tools module (BUILD: JobSet's, Trainer's), whose webhook
+    configurations ``names`` (kind -> name) `stop` deletes."""
 
-
-class JobSet(Component):
-    name = "jobset"
+    process: str
+    names: Mapping[str, str]
 
     def binaries(self) -> dict[str, Path]:
-        return {PROCESS: BUILD.binaries()[PROCESS]}
+        return {self.process: BUILD.binaries()[self.process]}
 
     def build(self, absent: Collection[str]) -> None:
         BUILD.build(absent)
 
     def processes(self) -> dict[str, Path]:
         return self.binaries()
+
+    def stop(self, state: Path, pids: Mapping[str, int]) -> None:
+        webhooks.delete(state, list(self.names.items()))
+
+
+class JobSet(ToolsController):
+    name = "jobset"
+    process = PROCESS
+    names = NAMES
 
     def start(self, cluster: Cluster) -> None:
         """The controller (its CRD is among hack/crds, installed by `up`), then its webhook
@@ -143,7 +146,7 @@ class JobSet(Component):
              f"--config={config}"],
         )  # fmt: skip
         webhooks.wait_ready(cluster, PROCESS, probe_port, self.processes(), READY_TIMEOUT)
-        cluster.apply(configurations(port, ca_bundle))
+        cluster.apply(webhooks.configurations(NAMES, MUTATING, VALIDATING, port, ca_bundle))
 
         def defaulted(done: Any) -> bool:
             if done.returncode != 0:
@@ -152,6 +155,3 @@ class JobSet(Component):
             return network.get("enableDNSHostnames") is True
 
         webhooks.wait_called(cluster, "JobSet", PROBE, defaulted, READY_TIMEOUT)
-
-    def stop(self, state: Path, pids: Mapping[str, int]) -> None:
-        webhooks.delete(state, list(NAMES.items()))

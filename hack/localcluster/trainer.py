@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from . import webhooks
-from .base import Cluster, Component, free_port
-from .jobset import BUILD, READY_TIMEOUT
+from .base import Cluster, free_port
+from .jobset import READY_TIMEOUT, ToolsController
 
 PROCESS = "trainer-controller-manager"
 
@@ -83,28 +82,11 @@ def configuration(webhook_port: int, probe_port: int) -> dict[str, Any]:
     }
 
 
-def configurations(port: int, ca_bundle: str) -> list[dict[str, Any]]:
-    return [
-        webhooks.by_url(kind, NAMES[kind], hooks, port, ca_bundle)
-        for kind, hooks in (
-            ("MutatingWebhookConfiguration", MUTATING),
-            ("ValidatingWebhookConfiguration", VALIDATING),
-        )
-    ]
-
-
-class Trainer(Component):
+class Trainer(ToolsController):
     name = "trainer"
     requires = ("jobset",)
-
-    def binaries(self) -> dict[str, Path]:
-        return {PROCESS: BUILD.binaries()[PROCESS]}
-
-    def build(self, absent: Collection[str]) -> None:
-        BUILD.build(absent)
-
-    def processes(self) -> dict[str, Path]:
-        return self.binaries()
+    process = PROCESS
+    names = NAMES
 
     def start(self, cluster: Cluster) -> None:
         """The controller manager (its CRDs are among hack/crds, installed by `up`), then its
@@ -124,12 +106,9 @@ class Trainer(Component):
             {**os.environ, "TMPDIR": str(folder)},
         )  # fmt: skip
         webhooks.wait_ready(cluster, PROCESS, probe_port, self.processes(), READY_TIMEOUT)
-        cluster.apply(configurations(port, ca_bundle))
+        cluster.apply(webhooks.configurations(NAMES, MUTATING, VALIDATING, port, ca_bundle))
 
         def refused(done: Any) -> bool:
             return done.returncode != 0 and PROBE_REFUSAL in done.stderr
 
         webhooks.wait_called(cluster, "Trainer", PROBE, refused, READY_TIMEOUT)
-
-    def stop(self, state: Path, pids: Mapping[str, int]) -> None:
-        webhooks.delete(state, list(NAMES.items()))

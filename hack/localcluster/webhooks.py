@@ -118,6 +118,24 @@ def wait_called(
     raise ClusterError(f"the API server did not call {name}'s webhooks in {timeout:.0f} s: {said}")
 
 
+def configurations(
+    names: Mapping[str, str],
+    mutating: list[dict[str, Any]],
+    validating: list[dict[str, Any]],
+    port: int,
+    ca_bundle: str,
+) -> list[dict[str, Any]]:
+    """A controller's mutating and validating configurations, named ``names`` (kind -> name),
+    pointed at https://127.0.0.1:``port`` (see by_url)."""
+    return [
+        by_url(kind, names[kind], hooks, port, ca_bundle)
+        for kind, hooks in (
+            ("MutatingWebhookConfiguration", mutating),
+            ("ValidatingWebhookConfiguration", validating),
+        )
+    ]
+
+
 def delete(state: Path, configurations: list[tuple[str, str]]) -> None:
     """Remove ``configurations`` (kind, name) from the cluster recorded in ``state``, if its API
     server still answers: with their controller stopped, their failurePolicy Fail would refuse
