@@ -24,7 +24,9 @@ import pytest
 from click.testing import CliRunner
 
 from paddlegen import api
+from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
+from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.trainjob import JOBSET_NAME, MASTER_PORT, NODE, VOLCANO_RUNTIME
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused
@@ -289,6 +291,25 @@ def test_a_long_name_is_refused_by_the_crds_rule_numnodes_0_by_paddlegen_alone(
         f"{path}:10:15: error: $.spec.worker.replicas: 0 is less than the minimum of 1 [schema]"
         in lines
     ), checked.stderr
+
+
+def test_the_api_servers_read_back_imports_without_a_lossy_note(gang: Kube) -> None:
+    """What a team that made its TrainJob by hand, or with another tool, would import: the
+    object as the server keeps it (managedFields, status, defaults, Trainer's own labels)."""
+    kube, namespace, name = gang, "tj-import", "tj"
+    data = spec(
+        name, namespace, 3, env=[{"name": "FLAGS_check_nan_inf", "value": "1"}],
+        collective={"port": 8090}, scheduling={"scheduler": "volcano"},
+    )  # fmt: skip
+    with kwok_paused(kube):
+        ours = trainjob_of(apply(kube, data))
+        back = kube.run("get", "-n", namespace, "trainjob", name, "-o", "yaml").stdout
+    imported = import_manifests([("read-back.yaml", back)])
+    assert [str(n) for n in imported.lossy] == []
+    assert not [d for d in imported.diagnostics if d.is_error]
+    again = trainjob_of(api.render_document(parse_spec(imported.text, "imported.yaml")))
+    assert again["spec"] == ours["spec"]
+    assert again["metadata"]["labels"] == ours["metadata"]["labels"]
 
 
 # --- on the real node ------------------------------------------------------------------------
