@@ -323,7 +323,13 @@ def node_trainer(node: Kube) -> Kube:
     return node
 
 
-def node_spec(name: str, nodes: int) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def node_gang(node_trainer: Kube) -> Kube:
+    """The same with Volcano, for the runtime whose podGroupPolicy asks for it."""
+    return with_extras(node_trainer, ["volcano"])
+
+
+def node_spec(name: str, nodes: int, **extra: Any) -> dict[str, Any]:
     """A trainjob in a namespace of its name that runs the training program of the ConfigMap
     `program` (create_namespace makes it) under Paddle's launcher, the workload's default
     command. No imagePullPolicy: a TrainJob cannot set it (paddlegen warns); the image is
@@ -347,15 +353,29 @@ def node_spec(name: str, nodes: int) -> dict[str, Any]:
             ],
             "worker": {"replicas": nodes},
             "terminationGracePeriodSeconds": 5,
+            **extra,
         },
     }
 
 
 @pytest.mark.node
-@pytest.mark.parametrize("nodes", [2, 3])
-def test_a_trainjob_trains_on_the_real_node(node_trainer: Kube, nodes: int) -> None:
-    kube, name = node_trainer, f"tj-node-{nodes}"
-    data = node_spec(name, nodes)
+def test_a_trainjob_of_two_nodes_trains_on_the_real_node(node_trainer: Kube) -> None:
+    train_on_the_node(node_trainer, "tj-node-2", 2)
+
+
+@pytest.mark.node
+def test_a_trainjob_of_three_nodes_trains_as_one_volcano_gang(node_gang: Kube) -> None:
+    name = "tj-node-3"
+    pods = train_on_the_node(node_gang, name, 3, scheduling={"scheduler": "volcano"})
+    groups = get(node_gang, name, "podgroups.scheduling.volcano.sh")["items"]
+    assert [(g["spec"]["minMember"], owner(g)) for g in groups] == [(3, ("TrainJob", name))]
+    assert {p["spec"]["schedulerName"] for p in pods} == {"volcano"}
+
+
+def train_on_the_node(kube: Kube, name: str, nodes: int, **extra: Any) -> list[dict[str, Any]]:
+    """Train the trainjob ``name`` of ``nodes`` nodes to completion on the real node: the loss
+    falls, the ranks agree, each met rank 0's master; its pods."""
+    data = node_spec(name, nodes, **extra)
     create_namespace(kube, data, "collective")
     kube.apply(api.manifest_stream([render(data)]))
 
@@ -372,3 +392,4 @@ def test_a_trainjob_trains_on_the_real_node(node_trainer: Kube, nodes: int) -> N
     assert len(by_rank) == nodes
     assert_masters(output, by_rank, f"{name}-{NODE}-0-0.{name}:{MASTER_PORT}")
     print(f"{nodes} nodes trained in {took:.1f} s")
+    return list(by_rank.values())
