@@ -64,6 +64,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's scheduler for this suite (`-n auto`, pyproject.toml): every test module
+    is a unit of work, and all the `cluster` tests are one unit, handed out first. One worker
+    runs them in their order, on the one control plane and the one real node they share,
+    while the others run the CPU-bound modules: the cluster tests mostly wait on controllers."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ClusterTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return CLUSTER if module.startswith(f"tests/{CLUSTER}") else module
+
+        def _assign_work_unit(self, node: object) -> None:
+            if CLUSTER in self.workqueue:  # the longest unit: started first, ends no later
+                self.workqueue.move_to_end(CLUSTER, last=False)
+            super()._assign_work_unit(node)
+
+    return ClusterTestsTogether(config, log)
+
+
 def example_specs() -> list[Path]:
     """Every spec under examples/ (files that declare apiVersion paddlegen/v1)."""
     return sorted(
