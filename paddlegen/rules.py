@@ -203,6 +203,26 @@ CHECKS: dict[str, str] = {
         "init containers, so the sidecar would be an init container that never exits (use "
         "`kubeflow-paddlejob`, `job` or `distributed-job`)"
     ),
+    "kueue-workload": (
+        "`scheduling.kueue` only for a workload Kueue can hold suspended: not `paddlejob` "
+        "(PaddleFlow's PaddleJob has no `suspend`; use `collective-job`, `trainjob` or "
+        "`kubeflow-paddlejob`); for `kubeflow-paddlejob` a note that Kueue's "
+        "`kubeflow.org/paddlejob` integration is off by default from v0.19"
+    ),
+    "kueue-labels": (
+        "Kueue's labels (`kueue.x-k8s.io/queue-name`, `kueue.x-k8s.io/priority-class`) are set "
+        "through `scheduling.kueue`, not in `metadata.labels` (every object, the data Job too) "
+        "or `podLabels` (Kueue's pod integration would queue each pod)"
+    ),
+    "kueue-data-prep": (
+        "a job with `dataPrep` is not queued in a LocalQueue named `default`: Kueue's default "
+        "queue takes every Job of its namespace without a queue label, the data Job too, which "
+        "Argo CD then reads as finished while it runs"
+    ),
+    "kueue-requests": (
+        "under Kueue, every role gives its cpu and memory: Kueue charges the queue's quota what "
+        "the pods request, paddlegen's default requests (cpu 500m, memory 1Gi) otherwise"
+    ),
 }
 
 OTHERS: dict[str, str] = {
