@@ -8,40 +8,11 @@ from typing import Any
 import pytest
 
 from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
-from tests.helpers import rendered_objects
-
-KUEUE = "  scheduling: {kueue: {queue: team-a, priorityClass: high}}\n"
-COMMON = """\
-  image: x:1
-  args: [train.py]
-  resources: {requests: {cpu: "1"}, limits: {memory: 1Gi}}
-  volumes: [{name: data, mountPath: /data, nfs: {server: nfs.example, path: /x}, capacity: 1Gi}]
-  dataPrep: {volume: data}
-"""
-# workload -> (its settings, the kind of the object Kueue queues)
-WORKLOADS = {
-    "job": ("", "Job"),
-    "distributed-job": (
-        "  worker: {replicas: 2}\n  distributed: {volume: data, trainConfigDir: cfg}\n"
-        "  args: null\n",
-        "Job",
-    ),
-    "collective-job": ("  worker: {replicas: 2}\n", "Job"),
-    "trainjob": ("  worker: {replicas: 2}\n", "TrainJob"),
-    "kubeflow-paddlejob": ("  worker: {replicas: 2}\n", "PaddleJob"),
-}
+from tests.helpers import KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
 
 
 def objects(workload: str, extra: str = KUEUE) -> dict[tuple[str, str], Any]:
-    settings, _ = WORKLOADS[workload]
-    common = COMMON.replace("  args: [train.py]\n", "") if "args: null" in settings else COMMON
-    settings = settings.replace("  args: null\n", "")
-    return rendered_objects(
-        f"metadata: {{name: demo, namespace: team-a}}\nspec:\n  workload: {workload}\n"
-        + common
-        + settings
-        + extra
-    )
+    return rendered_objects(kueue_spec(workload, extra))
 
 
 def pod_templates(obj: Any) -> list[dict[str, Any]]:
@@ -62,10 +33,10 @@ def keys(obj: Any) -> set[str]:
     return set()
 
 
-@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_only_the_training_object_carries_the_queue_and_priority_labels(workload):
     found = objects(workload)
-    kind = WORKLOADS[workload][1]
+    kind = KUEUE_WORKLOADS[workload][1]
     labelled = {
         key
         for key, obj in found.items()
@@ -88,7 +59,7 @@ def test_only_the_training_object_carries_the_queue_and_priority_labels(workload
             }
 
 
-@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_paddlegen_never_renders_suspend_or_managed_by(workload):
     # Kueue's webhook suspends on create and its controller resumes on admission; managedBy
     # is MultiKueue's: a value in Git would fight them (and managedBy is immutable).
