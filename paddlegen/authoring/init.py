@@ -446,7 +446,9 @@ _WORKLOAD_COMMENTS = {
         "spec.command": "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out",
         "spec.args": "the training script and its flags: the launcher runs it on every node",
         "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
-        "spec.scheduling.scheduler": "Volcano gang scheduling: the runtime paddle-distributed-volcano",
+        "spec.scheduling.scheduler": (
+            "Volcano gang scheduling: the runtime paddle-distributed-volcano"
+        ),
     },
 }
 

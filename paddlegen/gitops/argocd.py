@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
+from paddlegen.gitops.kueue_diff import ignore_differences
 from paddlegen.output.layout import (
     CUSTOM,
     HEADER,
@@ -20,7 +21,6 @@ from paddlegen.output.layout import (
     generated_jobs,
     is_generated,
 )
-from paddlegen.gitops.kueue_diff import ignore_differences
 from paddlegen.output.writer import WriteReport
 from paddlegen.resources import templates_dir
 from paddlegen.spec.model import MANAGED_BY

@@ -21,14 +21,19 @@ def _pod_template(template: str) -> list[str]:
     kueue v0.19.2 pkg/podset/podset.go:181-238 Merge, RestorePodSpec): the flavor's node labels
     as nodeSelector, its tolerations, scheduling gates, and labels and annotations of its own
     (kueue.x-k8s.io/podset, pkg/controller/jobframework/reconciler.go:1756)."""
-    own = f'[({template}.metadata.{{0}} // {{{{}}}} | keys[] | select(startswith("{_KUEUE_PREFIX}")))]'
     return [
         f"{template}.spec.nodeSelector",
         f"{template}.spec.tolerations",
         f"{template}.spec.schedulingGates",
-        f"{template}.metadata.labels" + own.format("labels"),
-        f"{template}.metadata.annotations" + own.format("annotations"),
+        _kueue_keys(f"{template}.metadata.labels"),
+        _kueue_keys(f"{template}.metadata.annotations"),
     ]
+
+
+def _kueue_keys(mapping: str) -> str:
+    """The keys of ``mapping`` in Kueue's own domain, as a path (the key generator in the
+    brackets reads the object itself)."""
+    return f'{mapping}[({mapping} // {{}} | keys[] | select(startswith("{_KUEUE_PREFIX}")))]'
 
 
 # (group, kind) -> the fields Kueue writes, as jq paths from the object.
