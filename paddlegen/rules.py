@@ -272,6 +272,15 @@ OTHERS: dict[str, str] = {
     "argument": "the arguments given agree with each other",
     "error": "an error paddlegen expected",
     "internal": "nothing fails inside paddlegen (otherwise a bug: please report it)",
+    # `paddlegen kueue`'s input (paddlegen/gitops/kueue_setup.py)
+    "kueue-setup-flavor": "a team's quota is on a flavor of `flavors`",
+    "kueue-setup-unique": "no two flavors, priority classes or teams share a name",
+    "kueue-setup-default-queue": (
+        "no team is named `default`: its LocalQueues would be Kueue's default queue, which "
+        "takes every Job of the namespace without a queue label, paddlegen's data Jobs too"
+    ),
+    "kueue-setup-quantity": "an extended resource's quota (`nvidia.com/gpu`) is a whole number",
+    "kueue-setup-unused": "every flavor has a team's quota on it",
 }
 
 HELP: dict[str, str] = {**CHECKS, **OTHERS}
