@@ -922,6 +922,20 @@ _KUEUE_DEFAULT_QUEUE = "default"
 _KUEUE_LABELS = (KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL)
 
 
+# Kueue with scheduler volcano is accepted, though Kueue has no vcjob integration: paddlegen
+# renders no vcjob. Kueue holds the training object suspended; Volcano gang-schedules its pods
+# once admitted (README "Queueing with Kueue"):
+# - a batch Job: while suspended it has no pods, and Volcano's podgroup controller works from
+#   pods (v1.15.1 pkg/controllers/podgroup/pg_controller_handler.go:59-72 addPod), so no
+#   PodGroup exists; on admission the pods come with Kueue's nodeSelector and the controller
+#   makes the Job's PodGroup, its minMember from the Job's group-min-member annotation
+#   (:222-287), owned by the Job (:384, :504-509). Preempted, the Job is suspended again
+#   (Kueue v0.19.2 pkg/controller/jobs/job/job_controller.go:165-167), its pods go, its
+#   PodGroup stays, and the next admission's pods join it (get or create, :301-327).
+# - a Kubeflow PaddleJob: training-operator v1.9.0 deletes the pods and the PodGroup while it
+#   is suspended and makes them again when it resumes (pkg/controller.v1/common/job.go:146-170).
+# - a TrainJob: Trainer v2.3.0's Volcano plugin writes the PodGroup again while the TrainJob
+#   is suspended (pkg/runtime/framework/plugins/volcano/volcano.go:148-158).
 def _kueue(ctx: _Ctx) -> Iterator[Diagnostic]:
     """spec.scheduling.kueue: only for the workloads Kueue can suspend, and never for the data
     Job (README "Queueing with Kueue")."""
