@@ -31,3 +31,8 @@ def templates_dir() -> Path:
 
 def spec_schema_path() -> Path:
     return data_path("schemas", "trainingjob.v1.schema.json")
+
+
+def kueue_schema_path() -> Path:
+    """The schema of `paddlegen kueue`'s input (paddlegen/gitops/kueue_setup.py)."""
+    return data_path("schemas", "kueue.v1.schema.json")

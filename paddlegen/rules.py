@@ -203,6 +203,26 @@ CHECKS: dict[str, str] = {
         "init containers, so the sidecar would be an init container that never exits (use "
         "`kubeflow-paddlejob`, `job` or `distributed-job`)"
     ),
+    "kueue-workload": (
+        "`scheduling.kueue` only for a workload Kueue can hold suspended: not `paddlejob` "
+        "(PaddleFlow's PaddleJob has no `suspend`; use `collective-job`, `trainjob` or "
+        "`kubeflow-paddlejob`); for `kubeflow-paddlejob` a note that Kueue's "
+        "`kubeflow.org/paddlejob` integration is off by default from v0.19"
+    ),
+    "kueue-labels": (
+        "Kueue's labels (`kueue.x-k8s.io/queue-name`, `kueue.x-k8s.io/priority-class`) are set "
+        "through `scheduling.kueue`, not in `metadata.labels` (every object, the data Job too) "
+        "or `podLabels` (Kueue's pod integration would queue each pod)"
+    ),
+    "kueue-data-prep": (
+        "a job with `dataPrep` is not queued in a LocalQueue named `default`: Kueue's default "
+        "queue takes every Job of its namespace without a queue label, the data Job too, which "
+        "Argo CD then reads as finished while it runs"
+    ),
+    "kueue-requests": (
+        "under Kueue, every role gives its cpu and memory: Kueue charges the queue's quota what "
+        "the pods request, paddlegen's default requests (cpu 500m, memory 1Gi) otherwise"
+    ),
 }
 
 OTHERS: dict[str, str] = {
@@ -252,6 +272,15 @@ OTHERS: dict[str, str] = {
     "argument": "the arguments given agree with each other",
     "error": "an error paddlegen expected",
     "internal": "nothing fails inside paddlegen (otherwise a bug: please report it)",
+    # `paddlegen kueue`'s input (paddlegen/gitops/kueue_setup.py)
+    "kueue-setup-flavor": "a team's quota is on a flavor of `flavors`",
+    "kueue-setup-unique": "no two flavors, priority classes or teams share a name",
+    "kueue-setup-default-queue": (
+        "no team is named `default`: its LocalQueues would be Kueue's default queue, which "
+        "takes every Job of the namespace without a queue label, paddlegen's data Jobs too"
+    ),
+    "kueue-setup-quantity": "an extended resource's quota (`nvidia.com/gpu`) is a whole number",
+    "kueue-setup-unused": "every flavor has a team's quota on it",
 }
 
 HELP: dict[str, str] = {**CHECKS, **OTHERS}

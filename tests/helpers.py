@@ -187,3 +187,36 @@ SIDECARS: list[dict[str, Any]] = [
     }
 ]
 ROLE_SIDECARS: list[dict[str, Any]] = [{"name": "metrics", "image": "prom/statsd-exporter:v0.27.1"}]
+
+
+# spec.scheduling.kueue (#27), for every workload Kueue queues
+KUEUE = "  scheduling: {kueue: {queue: team-a, priorityClass: high}}\n"
+_KUEUE_COMMON = """\
+  image: x:1
+  resources: {requests: {cpu: "1"}, limits: {memory: 1Gi}}
+  volumes: [{name: data, mountPath: /data, nfs: {server: nfs.example, path: /x}, capacity: 1Gi}]
+  dataPrep: {volume: data}
+"""
+_LAUNCHER = "  args: [train.py]\n  worker: {replicas: 2}\n"
+# workload -> (its own settings, the kind of the object Kueue queues)
+KUEUE_WORKLOADS = {
+    "job": ("", "Job"),
+    "distributed-job": (
+        "  worker: {replicas: 2}\n  distributed: {volume: data, trainConfigDir: cfg}\n",
+        "Job",
+    ),
+    "collective-job": (_LAUNCHER, "Job"),
+    "trainjob": (_LAUNCHER, "TrainJob"),
+    "kubeflow-paddlejob": ("  worker: {replicas: 2}\n", "PaddleJob"),
+}
+
+
+def kueue_spec(workload: str, extra: str = KUEUE) -> str:
+    """A spec body (after HEADER) of ``workload`` with a data Job and ``extra`` (the Kueue
+    queue by default)."""
+    return (
+        f"metadata: {{name: demo, namespace: team-a}}\nspec:\n  workload: {workload}\n"
+        + _KUEUE_COMMON
+        + KUEUE_WORKLOADS[workload][0]
+        + extra
+    )

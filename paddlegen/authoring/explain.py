@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from paddlegen.errors import InputError
-from paddlegen.spec.model import OBJECT_SOURCES
+from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, OBJECT_SOURCES
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, RUN_KEYS
 
@@ -108,6 +108,18 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
         "spec.scheduling.scheduler": _gang_member(),
         "spec.scheduling.minAvailable": _gang("minAvailable"),
         "spec.scheduling.queue": _gang("queue"),
+        # the training object's only; Kueue cannot queue a PaddleFlow PaddleJob (kueue-workload)
+        **{
+            f"spec.scheduling.kueue.{field}": {
+                w: [f"{k} metadata.labels[{label}]"]
+                for w, k in MAIN_OBJECT.items()
+                if w != "paddlejob"
+            }
+            for field, label in (
+                ("queue", KUEUE_QUEUE_LABEL),
+                ("priorityClass", KUEUE_PRIORITY_LABEL),
+            )
+        },
         **{
             f"spec.run.{key}": {
                 w.name: [f"{w.run_policy}.{key}"]

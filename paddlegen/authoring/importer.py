@@ -46,7 +46,13 @@ from paddlegen.authoring.import_workloads import (
     is_data_job,
 )
 from paddlegen.errors import Diagnostic, InputError
-from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
+from paddlegen.spec.model import (
+    KUEUE_PRIORITY_LABEL,
+    KUEUE_QUEUE_LABEL,
+    MANAGED_BY,
+    RUN_RECORD_SUFFIX,
+    recommended_labels,
+)
 from paddlegen.workloads import WORKLOADS
 from paddlegen.yamlio import load_all
 
@@ -301,6 +307,7 @@ def _map(
     job = ctx.name
     subdomain = main.get("spec", {}).get("template", {}).get("spec", {}).get("subdomain")
     spec = IMPORTERS[_key(main)](main, ctx, _label(main))
+    _kueue(main, spec, ctx)
     used = [main]
     data = next(
         (o for o in objects if o is not main and _key(o) == BATCH_JOB and is_data_job(o)), None
@@ -324,6 +331,33 @@ def _map(
     used += [o for o in objects if _is_run_record(o, job)]
     used += [obj for _, obj in ctx.consumed]
     return spec, used, group
+
+
+def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:
+    """Kueue's labels on the training object are spec.scheduling.kueue. Kueue cannot queue a
+    PaddleFlow PaddleJob (no suspend): there they are lost, not carried into a spec that the
+    kueue-workload rule would refuse."""
+    labels = main["metadata"].get("labels", {})
+    kueue = {
+        field: labels.pop(label)  # carried over: not reported as left over (_report)
+        for field, label in (("queue", KUEUE_QUEUE_LABEL), ("priorityClass", KUEUE_PRIORITY_LABEL))
+        if label in labels
+    }
+    if not kueue:
+        return
+    if spec["workload"] == "paddlejob" or "queue" not in kueue:
+        ctx.note(
+            LOSSY,
+            _label(main),
+            f"Kueue's labels {kueue} are lost: "
+            + (
+                "Kueue cannot queue a PaddleFlow PaddleJob (it has no suspend)"
+                if spec["workload"] == "paddlejob"
+                else "a priority class without a queue queues nothing"
+            ),
+        )
+        return
+    spec.setdefault("scheduling", {})["kueue"] = kueue
 
 
 def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
@@ -353,14 +387,16 @@ def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
 
 
 def _own_labels(name: str, labels: dict[str, str], *, batch: bool) -> dict[str, str]:
-    """The user's labels: paddlegen's recommended ones are regenerated, and the API server
-    sets its own on a batch Job again."""
+    """The user's labels: paddlegen's recommended ones are regenerated, the API server sets
+    its own on a batch Job again, and Kueue's are spec.scheduling.kueue."""
     managed = labels.get("app.kubernetes.io/managed-by") == MANAGED_BY
     ours = recommended_labels(name) if managed else {}
     return {
         k: v
         for k, v in labels.items()
-        if ours.get(k) != v and not (batch and is_server_label(k, v, name))
+        if ours.get(k) != v
+        and not (batch and is_server_label(k, v, name))
+        and k not in (KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL)  # spec.scheduling.kueue: _kueue
     }
 
 

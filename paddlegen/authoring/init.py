@@ -191,6 +191,7 @@ class InitOptions:
     gpus: int = 0  # per trainer (worker) pod
     ps_gpus: int = 0  # per parameter-server pod
     volcano: bool = False
+    kueue: str | None = None  # the LocalQueue; None: not queued
     storage: str = "none"  # one of STORAGE_FORMS
     mount_path: str = "/mnt/data"
     capacity: str = "10Gi"
@@ -253,6 +254,8 @@ def answer_problems(answers: Mapping[str, Any], pending: Collection[str] = ()) -
             stand_ins["name"] = _STAND_INS["name"]
         more: dict[str, str] = {}
         for d in _findings(_init_text(dataclasses.replace(options, **stand_ins)), "<answers>"):
+            if d.severity == "info":  # nothing wrong: the spec says it in a comment instead
+                continue
             owner = _owner(d)
             if owner is not None and owner not in found:
                 more.setdefault(owner, _REASONS.get(d.rule) or _reason(d))
@@ -282,6 +285,7 @@ _OWNERS = (
     ("$.spec.distributed.volume", "storage"),
     ("$.metadata.namespace", "namespace"),
     ("$.spec.worker.gpus", "gpus"),
+    ("$.spec.scheduling.kueue", "kueue"),
     ("$.spec.scheduling", "volcano"),
     ("$.spec.workload", "workload"),
     ("$.metadata.name", "name"),
@@ -380,6 +384,8 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["volumes"] = [volume]
     if o.volcano:
         spec["scheduling"] = {"scheduler": "volcano", "queue": "default"}
+    if o.kueue is not None:
+        spec.setdefault("scheduling", {})["kueue"] = {"queue": o.kueue}
     if o.workload == "paddlejob":
         spec["paddlejob"] = {"cleanPodPolicy": "OnCompletion", **({"withGloo": 1} if o.ps else {})}
     if o.workload == "distributed-job":
@@ -416,7 +422,8 @@ _COMMENTS = {
     "spec.volumes.[].cephfs": "a static volume of the CephFS CSI driver",
     "spec.volumes.[].cephfs.clusterID": "the cluster's entry in the driver's ceph-csi-config",
     "spec.volumes.[].cephfs.secretName": "userID and userKey, in the job's namespace",
-    "spec.scheduling": "Volcano gang scheduling: a PodGroup; every pod starts or none",
+    "spec.scheduling.scheduler": "Volcano gang scheduling: a PodGroup; every pod starts or none",
+    "spec.scheduling.kueue.queue": "a LocalQueue of the namespace (`paddlegen kueue` makes them)",
     "spec.paddlejob.cleanPodPolicy": "Never keeps pods for debugging",
     "spec.paddlejob.withGloo": "1: Gloo on the workers (needs ps)",
     "spec.distributed.volume": "the shared volume with the trainer config and data (JOB_PATH)",
@@ -430,12 +437,18 @@ _WORKLOAD_COMMENTS = {
         "spec.args": "the training script and its flags: the launcher runs it on every pod",
         "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
     },
+    "kubeflow-paddlejob": {
+        "spec.scheduling.kueue.queue": "needs Kueue's kubeflow.org/paddlejob integration on "
+        "(off by default from Kueue v0.19)",
+    },
     "trainjob": {
         "spec.workload": "on paddlegen's runtime: install it once with `paddlegen runtime`",
         "spec.command": "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out",
         "spec.args": "the training script and its flags: the launcher runs it on every node",
         "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
-        "spec.scheduling": "Volcano gang scheduling: the runtime paddle-distributed-volcano",
+        "spec.scheduling.scheduler": (
+            "Volcano gang scheduling: the runtime paddle-distributed-volcano"
+        ),
     },
 }
 

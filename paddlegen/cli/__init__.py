@@ -27,6 +27,7 @@ COMMANDS = {
     "schema": ("validate", "schema"),
     "schemas": ("validate", "schemas"),
     "argocd": ("gitops", "argocd"),
+    "kueue": ("gitops", "kueue"),
     "init": ("authoring", "init"),
     "explain": ("authoring", "explain"),
     "import": ("authoring", "import_command"),

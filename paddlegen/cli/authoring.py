@@ -128,6 +128,12 @@ def _given(ctx: click.Context, name: str) -> bool:
     help="Gang-schedule with Volcano (the operator's PodGroup, or Volcano's own for a Job).",
 )
 @click.option(
+    "--kueue",
+    metavar="QUEUE",
+    help="Queue the job in Kueue: the LocalQueue of its namespace (default: not queued; not "
+    "for paddlejob).",
+)
+@click.option(
     "--storage",
     default="none",
     show_default=True,

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
+from paddlegen.gitops.kueue_diff import ignore_differences
 from paddlegen.output.layout import (
     CUSTOM,
     HEADER,
@@ -163,7 +164,9 @@ def _header(purpose: str) -> str:
 def _sync_policy(target: Target, namespace: str | None) -> dict[str, Any]:
     # Background deletion, as for the Application itself (FINALIZER): also how a sync deletes
     # the previous run's hooks (BeforeHookCreation, paddlegen/render/syncwaves.py).
-    options = ["PrunePropagationPolicy=background"]
+    # RespectIgnoreDifferences: a sync keeps the live values of what Kueue writes into a queued
+    # job (gitops/kueue_diff.py) instead of applying Git's over them.
+    options = ["PrunePropagationPolicy=background", "RespectIgnoreDifferences=true"]
     if namespace:
         # Only the destination's namespace is created (Argo CD skips an empty one), and only
         # when missing: one that exists keeps its labels and owner.
@@ -192,6 +195,7 @@ def _app_spec(target: Target, server: str, namespace: str | None, path: str) -> 
         "source": {"repoURL": target.repo_url, "targetRevision": target.revision, "path": path},
         "destination": destination,
         "syncPolicy": _sync_policy(target, namespace),
+        "ignoreDifferences": ignore_differences(),
     }
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 
 from paddlegen.render.engine import COMMON_FOLDER, Manifest
-from paddlegen.spec.model import RUN_RECORD_SUFFIX
+from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, RUN_RECORD_SUFFIX
 from paddlegen.workloads import WORKLOADS
 
 WAVE = "argocd.argoproj.io/sync-wave"
@@ -48,6 +48,7 @@ _WAVES = {
 }
 _DATA_JOB_WAVE = 2
 _TRAINING_WAVE = 3
+_KUEUE_LABELS = (KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL)
 _CORE_GROUPS = ("v1", "batch/v1", "rbac.authorization.k8s.io/v1")
 _BATCH_JOB = ("batch/v1", "Job")
 
@@ -88,13 +89,14 @@ def _annotated(manifest: Manifest, annotations: dict[str, str]) -> Manifest:
 
 def run_record(job_name: str, runs: list[Manifest]) -> Manifest:
     """The ConfigMap ``<job>-run``: the digest of the objects that run, in their order, and
-    their kinds and names; beside them, with the training object's namespace and labels."""
+    their kinds and names; beside them, with the training object's namespace and labels but
+    Kueue's, which only the training object carries."""
     digest = hashlib.sha256("".join(m.text() for m in runs).encode()).hexdigest()
     model = runs[-1].obj["metadata"]
     metadata = {
         "name": job_name + RUN_RECORD_SUFFIX,
         **({"namespace": model["namespace"]} if "namespace" in model else {}),
-        "labels": model["labels"],
+        "labels": {k: v for k, v in model["labels"].items() if k not in _KUEUE_LABELS},
         "annotations": {WAVE: str(_WAVES["ConfigMap"])},
     }
     data = {

@@ -15,8 +15,11 @@ from paddlegen.spec.model import (
     CEPHFS_CSI_DRIVER,
     CLAIM_SOURCES,
     CONTAINER_LISTS,
+    DEFAULT_REQUESTS,
     DISTRIBUTED_DEFAULTS,
     GPU_RESOURCE,
+    KUEUE_PRIORITY_LABEL,
+    KUEUE_QUEUE_LABEL,
     OBJECT_SOURCES,
     PV_SOURCES,
     ROLE_NAMES,
@@ -909,6 +912,129 @@ def _data_prep(ctx: _Ctx) -> Iterator[Diagnostic]:
                 "leave outDir out",
                 severity="warning",
             )
+
+
+# Kueue's default LocalQueue: in a namespace that has one, Kueue's webhook gives every Job
+# without a queue label this one (sigs.k8s.io/kueue v0.19.2
+# pkg/controller/jobframework/defaults.go:80-98, DefaultLocalQueueName in
+# pkg/controller/constants/constants.go:27), so it would queue the data Job too.
+_KUEUE_DEFAULT_QUEUE = "default"
+_KUEUE_LABELS = (KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL)
+
+
+# Kueue with scheduler volcano is accepted, though Kueue has no vcjob integration: paddlegen
+# renders no vcjob. Kueue holds the training object suspended; Volcano gang-schedules its pods
+# once admitted (README "Queueing with Kueue"):
+# - a batch Job: while suspended it has no pods, and Volcano's podgroup controller works from
+#   pods (v1.15.1 pkg/controllers/podgroup/pg_controller_handler.go:59-72 addPod), so no
+#   PodGroup exists; on admission the pods come with Kueue's nodeSelector and the controller
+#   makes the Job's PodGroup, its minMember from the Job's group-min-member annotation
+#   (:222-287), owned by the Job (:384, :504-509). Preempted, the Job is suspended again
+#   (Kueue v0.19.2 pkg/controller/jobs/job/job_controller.go:165-167), its pods go, its
+#   PodGroup stays, and the next admission's pods join it (get or create, :301-327).
+# - a Kubeflow PaddleJob: training-operator v1.9.0 deletes the pods and the PodGroup while it
+#   is suspended and makes them again when it resumes (pkg/controller.v1/common/job.go:146-170).
+# - a TrainJob: Trainer v2.3.0's Volcano plugin writes the PodGroup again while the TrainJob
+#   is suspended (pkg/runtime/framework/plugins/volcano/volcano.go:148-158).
+def _kueue(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """spec.scheduling.kueue: only for the workloads Kueue can suspend, and never for the data
+    Job (README "Queueing with Kueue")."""
+    kueue = ctx.spec.get("scheduling", {}).get("kueue")
+    yield from _kueue_labels(ctx)
+    if kueue is None:
+        return
+    here: FieldPath = ("spec", "scheduling", "kueue")
+    if ctx.workload == "paddlejob":
+        # PaddleFlow's PaddleJob (v0.3.5) has no suspend, and Kueue no integration for its
+        # kind (v0.19.2 pkg/controller/jobs/ has none for batch.paddlepaddle.org).
+        yield ctx.error(
+            here,
+            "Kueue cannot queue a PaddleFlow PaddleJob: its operator (v0.3.5) has no suspend, "
+            "which is how Kueue holds a job until its queue has quota, and Kueue has no "
+            "integration for it",
+            "kueue-workload",
+            "use workload collective-job, trainjob or kubeflow-paddlejob: Kueue queues each",
+            key=True,
+        )
+    elif ctx.workload == "kubeflow-paddlejob":
+        yield ctx.error(
+            here,
+            "Kueue queues a Kubeflow PaddleJob only with its kubeflow.org/paddlejob integration "
+            "turned on, which it is not by default from Kueue v0.19",
+            "kueue-workload",
+            'add "kubeflow.org/paddlejob" to integrations.frameworks of Kueue\'s '
+            "Configuration, or use workload collective-job or trainjob",
+            key=True,
+            severity="info",
+        )
+    if "dataPrep" in ctx.spec and kueue["queue"] == _KUEUE_DEFAULT_QUEUE:
+        yield ctx.error(
+            (*here, "queue"),
+            "a LocalQueue named 'default' is Kueue's default queue: Kueue puts every Job of the "
+            "namespace without a queue label in it, the data-preparation Job too, and a data "
+            "Job that Kueue suspended and resumed reads as finished to Argo CD, so training "
+            "would start before the data is ready",
+            "kueue-data-prep",
+            "name the LocalQueue otherwise, and have none named 'default' in the namespace",
+        )
+    yield from _kueue_requests(ctx)
+
+
+def _kueue_labels(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Kueue's labels only through spec.scheduling.kueue: in metadata.labels they would reach
+    every object (the data Job too), in podLabels every pod, which Kueue's pod integration (on
+    by default) would then queue one by one."""
+    places: list[FieldPath] = [("metadata", "labels"), ("spec", "podLabels")]
+    places += [("spec", role, "podLabels") for role, _ in ctx.roles()]
+    for place in places:
+        body: Any = ctx.data
+        for key in place:
+            body = body.get(key, {}) if isinstance(body, dict) else {}
+        for label in _KUEUE_LABELS:
+            if label in body:
+                yield ctx.error(
+                    (*place, label),
+                    f"{label} here would reach "
+                    + ("every object, the data Job too" if place[0] == "metadata" else "the pods")
+                    + ": Kueue reads it on the training object only",
+                    "kueue-labels",
+                    "set spec.scheduling.kueue instead",
+                    key=True,
+                )
+
+
+def _kueue_requests(ctx: _Ctx) -> Iterator[Diagnostic]:
+    """Kueue admits a job by what its pods request (limits where no request is set); a cpu or
+    memory the spec leaves out is paddlegen's default request (spec/model.py DEFAULT_REQUESTS),
+    and the queue's quota is charged that: reported once where the resources are (or would
+    be) set, naming the roles that take them from there."""
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    found: dict[FieldPath, tuple[list[str], list[str]]] = {}
+    for role, body in roles.items():
+        resources = role_value(ctx.spec, body, "resources", {})
+        given = {**resources.get("limits", {}), **resources.get("requests", {})}
+        missing = [name for name in DEFAULT_REQUESTS if name not in given]
+        if not missing:
+            continue
+        if "resources" in body:
+            place: FieldPath = ("spec", role, "resources")
+        else:
+            place = ("spec", "resources") if "resources" in ctx.spec else ("spec",)
+        found.setdefault(place, ([], missing))[0].append(role)
+    several = len(WORKLOADS[ctx.workload].roles) > 1
+    for place, (which, missing) in found.items():
+        defaults = ", ".join(f"{name} {DEFAULT_REQUESTS[name]}" for name in missing)
+        pods = f"the {', '.join(which)} pods" if several else "the pods"
+        yield ctx.error(
+            place,
+            f"Kueue charges the queue's quota what the pods request, and {pods} request "
+            f"paddlegen's default {defaults}: the spec gives none",
+            "kueue-requests",
+            "set resources.requests (or limits) for " + " and ".join(missing),
+            key=True,
+            severity="warning",
+        )
 
 
 # Access modes that confine a volume to one node (or one pod): several pods cannot share it.
@@ -1912,6 +2038,7 @@ CHECKS: tuple[Check, ...] = (
     _container_mounts,
     _paddlejob_sidecars,
     _sidecar_ports,
+    _kueue,
 )
 
 
@@ -1977,6 +2104,10 @@ RULES: tuple[str, ...] = (
     "container-name",
     "container-port",
     "paddlejob-sidecar-pruned",
+    "kueue-workload",
+    "kueue-labels",
+    "kueue-data-prep",
+    "kueue-requests",
 )
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

@@ -170,14 +170,37 @@ class DataPrep:
     backoffLimit: int | None = None  # None: Kubernetes' default
 
 
+# The labels by which Kueue queues a job (sigs.k8s.io/kueue v0.19.2
+# pkg/controller/constants/constants.go:23,48 QueueLabel, WorkloadPriorityClassLabel).
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+@dataclass(frozen=True)
+class Kueue:
+    """spec.scheduling.kueue: the LocalQueue that admits the job, and its WorkloadPriorityClass."""
+
+    queue: str
+    priorityClass: str | None = None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """What the training object (only it) carries for Kueue."""
+        out = {KUEUE_QUEUE_LABEL: self.queue}
+        if self.priorityClass:
+            out[KUEUE_PRIORITY_LABEL] = self.priorityClass
+        return out
+
+
 @dataclass(frozen=True)
 class Scheduling:
-    """spec.scheduling: the scheduler, and for Volcano the gang's queue and size."""
+    """spec.scheduling: the scheduler, for Volcano the gang's queue and size, and Kueue's queue."""
 
     scheduler: str = "default"
     queue: str = "default"
     priorityClassName: str | None = None
     minAvailable: int | None = None
+    kueue: Kueue | None = None
 
 
 @dataclass(frozen=True)
@@ -326,6 +349,13 @@ class Job:
         return next(v for v in self.volumes if v.name == name)
 
     @property
+    def workload_labels(self) -> dict[str, str]:
+        """The training object's labels: every object's, and Kueue's, which no other object
+        (the data Job above all: README "Queueing with Kueue") and no pod carries."""
+        kueue = self.scheduling.kueue
+        return dict(sorted({**self.labels, **kueue.labels}.items())) if kueue else self.labels
+
+    @property
     def container_security_context(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.security.restricted:
@@ -386,7 +416,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         shm=_quantity(spec.get("shm")),
         volumes=volumes,
         # The schema admits only these sections' own fields, so each maps onto its type.
-        scheduling=Scheduling(**spec.get("scheduling", {})),
+        scheduling=_scheduling(spec.get("scheduling", {})),
         run=Run(**spec.get("run", {})),
         paddlejob=PaddleJobSettings(**spec.get("paddlejob", {})),
         kubeflow=KubeflowSettings(**spec.get("kubeflow", {})),
@@ -397,6 +427,11 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         collective=CollectiveSettings(**spec.get("collective", {})),
         trainjob=TrainJobSettings(**spec.get("trainjob", {})),
     )
+
+
+def _scheduling(given: dict[str, Any]) -> Scheduling:
+    kueue = given.get("kueue")
+    return Scheduling(**{**given, "kueue": Kueue(**kueue) if kueue else None})
 
 
 def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: Any = None) -> Any:

@@ -57,10 +57,21 @@ def warm_validator() -> None:
     _validator()
 
 
-def schema_diagnostics(doc: Document) -> list[Diagnostic]:
-    """Every schema violation in ``doc``, each pointing at the offending key or value."""
+@lru_cache(maxsize=4)
+def file_validator(path: str) -> Any:
+    """A validator of the JSON Schema at ``path`` (another file than a spec's: `paddlegen
+    kueue`'s input)."""
+    from jsonschema import Draft202012Validator
+
+    with open(path, encoding="utf-8") as fh:
+        return Draft202012Validator(_inline_refs(json.load(fh)))
+
+
+def schema_diagnostics(doc: Document, validator: Any = None) -> list[Diagnostic]:
+    """Every schema violation in ``doc``, each pointing at the offending key or value; by
+    the spec schema unless ``validator`` (``file_validator``) is given."""
     found: list[Diagnostic] = []
-    for error in _validator().iter_errors(doc.data):
+    for error in (validator or _validator()).iter_errors(doc.data):
         found.extend(_explain(doc, error))
         if len(found) >= MAX_DIAGNOSTICS:  # a hostile file: enough to act on, in bounded time
             break

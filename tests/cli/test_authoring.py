@@ -634,3 +634,31 @@ def test_completion_of_spec_paths_workloads_and_fields(runner, tmp_path, monkeyp
     assert complete(runner, "paddlegen import jobs/") == ["jobs/c.yaml"]
     assert complete(runner, "paddlegen init --workload pa") == ["paddlejob"]
     assert "spec.worker.replicas" in complete(runner, "paddlegen explain spec.worker.")
+
+
+@pytest.mark.parametrize(("workload", "roles"), [w for w in _WORKLOADS if w[0] != "paddlejob"])
+def test_init_kueue_queues_the_training_object(runner, tmp_path, workload, roles):
+    args = ["--workload", workload, "--image", "r/demo:v1", "--namespace", "team-a"]
+    if workload == "distributed-job":
+        args += ["--storage", "hostpath:///mnt"]  # its image reads from a shared volume
+    result, path = init(runner, tmp_path, "--no-input", *args, "--kueue", "team-a", *roles)
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(path.read_text())["spec"]["scheduling"] == {"kueue": {"queue": "team-a"}}
+    rendered = runner.invoke(cli, ["render", str(path), "--stdout"])
+    assert rendered.exit_code == 0, rendered.output
+    (queued,) = [
+        o
+        for o in yaml.safe_load_all(rendered.stdout)
+        if "kueue.x-k8s.io/queue-name" in o["metadata"]["labels"]
+    ]
+    assert queued["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert queued["kind"] != "ConfigMap"
+
+
+def test_init_kueue_refuses_paddlejob_naming_the_flag(runner, tmp_path):
+    args = ["--workload", "paddlejob", "--image", "r/demo:v1", "--kueue", "team-a"]
+    result, path = init(runner, tmp_path, "--no-input", *args)
+    assert result.exit_code == 2
+    assert "Invalid value for '--kueue': Kueue cannot queue a PaddleFlow PaddleJob" in result.stderr
+    assert "collective-job, trainjob or kubeflow-paddlejob" in result.stderr
+    assert not path.exists()

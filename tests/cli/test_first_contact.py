@@ -9,7 +9,7 @@ import pytest
 
 from paddlegen.authoring.init import schema_reference
 from paddlegen.cli import cli
-from paddlegen.resources import data_root, spec_schema_path
+from paddlegen.resources import data_root, kueue_schema_path, spec_schema_path
 
 MODELINE = "# yaml-language-server: $schema="
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,10 @@ EXAMPLES = sorted(
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.name)
 def test_every_example_modeline_reaches_the_schema(spec):
-    assert _modeline_target(spec).resolve() == (ROOT / "schemas" / spec_schema_path().name)
+    # its own for `paddlegen kueue`'s input, a KueueSetup
+    setup = "\nkind: KueueSetup\n" in spec.read_text("utf-8")
+    schema = kueue_schema_path() if setup else spec_schema_path()
+    assert _modeline_target(spec).resolve() == (ROOT / "schemas" / schema.name)
 
 
 def test_stdout_and_unrelated_folders_get_an_absolute_path():

@@ -127,6 +127,17 @@ TRIGGERS = {
     + "  sidecars: [{name: s, image: b:1, ports: [{containerPort: 80}, {containerPort: 80}]}]\n",
     "paddlejob-sidecar-pruned": "spec:\n  image: x:1\n" + LIMITS + "  sidecars: [{name: s, "
     "image: b:1}]\n",
+    "kueue-workload": "spec:\n  image: x:1\n" + LIMITS + "  scheduling: {kueue: {queue: q}}\n",
+    "kueue-labels": "spec:\n  image: x:1\n"
+    + LIMITS
+    + "  podLabels: {kueue.x-k8s.io/queue-name: q}\n",
+    "kueue-data-prep": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n  dataPrep: {volume: d}\n"
+    "  scheduling: {kueue: {queue: default}}\n",
+    "kueue-requests": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  scheduling: {kueue: {queue: q}}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

@@ -26,12 +26,15 @@ from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import ROOT, example_specs
 from tests.helpers import (
     ENV_SOURCES,
+    HEADER,
     INIT_CONTAINERS,
+    KUEUE_WORKLOADS,
     POD_SETTINGS,
     ROLE_ENV_SOURCES,
     ROLE_POD_SETTINGS,
     ROLE_SIDECARS,
     SIDECARS,
+    kueue_spec,
 )
 from tests.seeds import manifest_blocks, seed_text
 
@@ -623,3 +626,39 @@ def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(ex
     # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+
+
+@pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
+def test_the_kueue_queue_comes_back_from_the_training_objects_labels(workload):
+    manifests = api.render_document(
+        parse_spec(HEADER + kueue_spec(workload), "spec.yaml")
+    ).manifests
+    objects = [m.obj for m in manifests]
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    assert not [d for d in imported.diagnostics if d.is_error]
+    assert imported.spec["spec"]["scheduling"] == {
+        "kueue": {"queue": "team-a", "priorityClass": "high"}
+    }
+    assert "labels" not in imported.spec["metadata"]
+    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == objects
+    # read back from the cluster: the queue is not lost either (a data Job's server-defaulted
+    # imagePullPolicy is, beside a kubeflow-paddlejob or trainjob: another matter)
+    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
+    read_back = import_manifests([("in.yaml", stream)])
+    assert read_back.spec["spec"]["scheduling"] == imported.spec["spec"]["scheduling"]
+    assert not [str(n) for n in read_back.lossy if "kueue" in str(n).lower()]
+
+
+def test_kueues_labels_on_a_paddleflow_paddlejob_are_lost_with_the_reason():
+    text = HEADER + "metadata: {name: demo}\nspec: {workload: paddlejob, image: x:1}\n"
+    manifests = api.render_document(parse_spec(text, "spec.yaml"), argocd=False).manifests
+    (paddlejob,) = [m.obj for m in manifests]
+    paddlejob["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-a"  # by hand
+    imported = import_manifests([("in.yaml", yaml.safe_dump(paddlejob))])
+    assert "scheduling" not in imported.spec["spec"]
+    assert "labels" not in imported.spec["metadata"]
+    (note,) = [str(n) for n in imported.lossy]
+    assert "Kueue's labels {'queue': 'team-a'} are lost" in note
+    assert "Kueue cannot queue a PaddleFlow PaddleJob (it has no suspend)" in note

@@ -383,3 +383,49 @@ def test_a_trainjob_overlay_changes_its_nodes_runtime_and_runtime_patch(tmp_path
     pod = template["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"gpu": "a100"}
     assert [v["name"] for v in pod["volumes"]] == ["dshm"]
+
+
+KUEUE_SPEC = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: queued, namespace: team-a}
+spec:
+  workload: collective-job
+  image: img:1
+  args: [train.py]
+  resources: {requests: {cpu: "1", memory: 1Gi}, limits: {memory: 1Gi}}
+  worker: {replicas: 2}
+  volumes: [{name: data, mountPath: /data, emptyDir: {}}]
+  dataPrep: {volume: data}
+  scheduling: {kueue: {queue: team-a}}
+overlays:
+  moved:
+    metadata: {namespace: team-b}
+  prod:
+    spec:
+      scheduling: {kueue: {queue: prod, priorityClass: high}}
+  unqueued:
+    spec:
+      scheduling: {kueue: null}
+"""
+
+
+def test_kueue_in_an_overlay_builds_to_the_merged_render(tmp_path):
+    """An overlay changes the queue, adds a priority class or takes the job out of Kueue; one
+    that only moves the job to another namespace keeps its queue's name, which there names
+    that namespace's LocalQueue (LocalQueues are per namespace)."""
+    spec = tmp_path / "queued.yaml"
+    spec.write_text(KUEUE_SPEC)
+    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    (rendered,) = api.render_specs([spec])
+
+    def labels(env: str, name: str = "queued") -> dict[str, str]:
+        (job,) = [m.obj for m in rendered.environments[env] if m.name == name and m.kind == "Job"]
+        return {k: v for k, v in job["metadata"]["labels"].items() if k.startswith("kueue.")}
+
+    queue, priority = "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class"
+    assert labels("moved") == {queue: "team-a"}
+    assert {m.obj["metadata"]["namespace"] for m in rendered.environments["moved"]} == {"team-b"}
+    assert labels("prod") == {queue: "prod", priority: "high"}
+    assert labels("unqueued") == {}
+    assert all(labels(env, "queued-data") == {} for env in ("moved", "prod", "unqueued"))

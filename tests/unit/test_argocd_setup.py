@@ -136,12 +136,18 @@ def test_sync_policy_follows_auto_sync_and_destination_namespace():
         "automated": {"prune": True, "selfHeal": True},
         # a retry would run a failed job's hooks again (paddlegen/render/syncwaves.py)
         "retry": {"limit": 0},
-        "syncOptions": ["PrunePropagationPolicy=background", "CreateNamespace=true"],
+        "syncOptions": [
+            "PrunePropagationPolicy=background",
+            "RespectIgnoreDifferences=true",
+            "CreateNamespace=true",
+        ],
     }
     assert spec["destination"]["namespace"] == "ml"
     manual = argo.Target(REPO, auto_sync=False)
     spec = objects(argo.applications({"a": []}, manual))["applications/a.yaml"]["spec"]
-    assert spec["syncPolicy"] == {"syncOptions": ["PrunePropagationPolicy=background"]}
+    assert spec["syncPolicy"] == {
+        "syncOptions": ["PrunePropagationPolicy=background", "RespectIgnoreDifferences=true"]
+    }
     assert "namespace" not in spec["destination"]
 
 
@@ -156,7 +162,11 @@ def test_an_application_deploys_to_and_creates_its_rendered_namespace():
         name: (app["spec"]["destination"]["namespace"], app["spec"]["syncPolicy"]["syncOptions"])
         for name, app in files.items()
     }
-    created = ["PrunePropagationPolicy=background", "CreateNamespace=true"]
+    created = [
+        "PrunePropagationPolicy=background",
+        "RespectIgnoreDifferences=true",
+        "CreateNamespace=true",
+    ]
     assert found == {
         "applications/a.yaml": ("ml", created),
         "applications/b.yaml": ("fallback", created),

@@ -96,6 +96,8 @@ MUTATIONS: dict[str, Any] = {
     "spec.scheduling.scheduler": "default",
     "spec.scheduling.minAvailable": 1,
     "spec.scheduling.queue": "q2",
+    "spec.scheduling.kueue.queue": "team-b",
+    "spec.scheduling.kueue.priorityClass": "high",
     "spec.run.restartPolicy": {"*": "OnFailure", "kubeflow-paddlejob": "Never"},
     "spec.run.backoffLimit": 5,
     "spec.run.activeDeadlineSeconds": 100,
@@ -198,6 +200,8 @@ def test_every_listed_output_changes_with_its_field(field, workload):
     if field == "spec.paddlejob.elastic":  # elastic mode has no PS mode (paddlejob-elastic)
         for key in ("ps", "heter", "paddlejob"):
             base["spec"].pop(key, None)
+    if field.startswith("spec.scheduling.kueue."):  # a priority class goes with a queue
+        base["spec"].setdefault("scheduling", {})["kueue"] = {"queue": "team-a"}
     changed = copy.deepcopy(base)
     name = _set(changed, field, value)
     before, after = _render(base), _render(changed)

@@ -131,6 +131,7 @@ RIGHT = {
     "gpus": [0, 1, 8],
     "ps_gpus": [0, 1],
     "volcano": [False, True],
+    "kueue": [None, "team-a"],  # paddlejob's is wrong (kueue-workload)
     "storage": [
         "none",
         "nfs://10.0.0.5/data",
@@ -158,6 +159,7 @@ WRONG = {
     "gpus": [-1, 65],
     "ps_gpus": [-1, 65],
     "volcano": [],
+    "kueue": ["Team_A", "", "q" * 64],
     "storage": [
         "efs://fs-x.us-west-2/",
         "efs://fs-x/",
@@ -195,7 +197,10 @@ def test_answers_without_problems_make_a_spec_without_findings(answers):
     assert all(problems.values())
     if not problems:
         text = init_spec(InitOptions(**answers))
-        assert api.validate_document(parse_spec(text, "spec.yaml")) == []
+        found = api.validate_document(parse_spec(text, "spec.yaml"))
+        # an info finding says nothing is wrong (kubeflow-paddlejob's Kueue note, which the
+        # spec's comment repeats)
+        assert [d for d in found if d.severity != "info"] == []
 
 
 def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():

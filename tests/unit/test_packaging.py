@@ -27,6 +27,7 @@ def test_wheel_contains_templates_and_schemas(tmp_path):
     (wheel,) = tmp_path.glob("paddlegen-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "paddlegen/_data/schemas/trainingjob.v1.schema.json" in names
+    assert "paddlegen/_data/schemas/kueue.v1.schema.json" in names  # paddlegen kueue's input
     assert "paddlegen/_data/templates/job/job.yaml.j2" in names
     assert "paddlegen/_data/templates/_partials/pod.yaml.j2" in names
     assert "paddlegen/py.typed" in names

@@ -8,6 +8,7 @@ from paddlegen import errors
 from paddlegen.authoring import import_pod
 from paddlegen.cli import common
 from paddlegen.cli import render as render_cli
+from paddlegen.gitops import kueue_setup
 from paddlegen.rules import CHECKS, HELP, OTHERS
 from paddlegen.spec import ignores
 from paddlegen.spec.checks import RULES
@@ -46,6 +47,8 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         server.RULE,
         # check, diff and the run's summary
         *render_cli._DRIFT,
+        # `paddlegen kueue`'s input
+        *kueue_setup.RULES,
         "leftover",
         "custom",  # a job's custom/ folder kustomize cannot use
         common.SUMMARY_RULE,

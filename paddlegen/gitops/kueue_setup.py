@@ -1,0 +1,262 @@
+"""`paddlegen kueue`: the Kueue objects a platform team sets up once, from a file of teams.
+
+From a KueueSetup file (schemas/kueue.v1.schema.json) to ResourceFlavors, a ClusterQueue per
+team, a LocalQueue of the team's name in each of its namespaces and WorkloadPriorityClasses,
+at kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a
+kustomization.yaml, as `paddlegen render` lays out a job: an Argo CD Application (or
+`kubectl apply -k`) deploys the folder. The file has the error model of a spec: every finding
+at its file:line:col with its field path and rule id, exit 1, nothing written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paddlegen.errors import Diagnostic, ManifestError, SpecError
+from paddlegen.output.layout import HEADER, KUSTOMIZATION
+from paddlegen.output.writer import WriteReport
+from paddlegen.spec.loader import Document, FieldPath, format_path, read_spec
+from paddlegen.spec.model import GPU_RESOURCE, MANAGED_BY
+from paddlegen.yamlio import dump_yaml
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+OUTPUT = "kueue"  # the default folder, beside argocd/ and deploy/ in a GitOps repository
+# Kueue's default LocalQueue: a namespace that has one gets every Job without a queue label
+# put in it, the data-preparation Job too (sigs.k8s.io/kueue v0.19.2
+# pkg/controller/jobframework/defaults.go:80-98; spec/checks.py kueue-data-prep).
+DEFAULT_QUEUE = "default"
+RULES = (
+    "kueue-setup-flavor",
+    "kueue-setup-unique",
+    "kueue-setup-default-queue",
+    "kueue-setup-quantity",
+    "kueue-setup-unused",
+)
+# Resources listed first, in this order, in a ClusterQueue's one resource group; then the
+# others sorted.
+_FIRST = ("cpu", "memory", GPU_RESOURCE)
+_LABELS = {"app.kubernetes.io/managed-by": MANAGED_BY}
+
+
+@dataclass(frozen=True)
+class Generated:
+    report: WriteReport
+    warnings: list[Diagnostic]
+    backend: str  # which validator ran: kubeconform or in-process
+
+
+def load(path: str | Path) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The file's data and its warnings; SpecError with every finding if it is invalid."""
+    from paddlegen.resources import kueue_schema_path
+    from paddlegen.spec.schema import file_validator, schema_diagnostics
+
+    doc = read_spec(path)
+    found = schema_diagnostics(doc, file_validator(str(kueue_schema_path())))
+    if not found:  # the rules read fields of the shape the schema checked
+        found = sorted(_checks(doc))
+    if any(d.is_error for d in found):
+        raise SpecError(f"{doc.file} has errors", found)
+    return doc.data, found
+
+
+def _error(
+    doc: Document, path: FieldPath, message: str, rule: str, hint: str = "", **how: Any
+) -> Diagnostic:
+    severity = how.pop("severity", "error")
+    pos = doc.where(path, **how)
+    return Diagnostic(doc.file, pos.line, pos.col, severity, format_path(path), message, rule, hint)
+
+
+def _checks(doc: Document) -> Iterator[Diagnostic]:
+    data = doc.data
+    for section in ("flavors", "priorityClasses", "teams"):
+        seen: dict[str, int] = {}
+        for i, item in enumerate(data.get(section, [])):
+            if item["name"] in seen:
+                yield _error(
+                    doc,
+                    (section, i, "name"),
+                    f"{item['name']!r} is {section}[{seen[item['name']]}]'s name too: one "
+                    "object of a name",
+                    "kueue-setup-unique",
+                )
+            seen.setdefault(item["name"], i)
+    flavors = [f["name"] for f in data["flavors"]]
+    used: set[str] = set()
+    for i, team in enumerate(data["teams"]):
+        if team["name"] == DEFAULT_QUEUE:
+            yield _error(
+                doc,
+                ("teams", i, "name"),
+                "a LocalQueue named 'default' is Kueue's default queue: Kueue puts every Job "
+                "of its namespace without a queue label in it, paddlegen's data-preparation "
+                "Jobs too, which Argo CD then reads as finished while they wait or run",
+                "kueue-setup-default-queue",
+                "name the team otherwise",
+            )
+        for flavor, quota in team["quotas"].items():
+            used.add(flavor)
+            if flavor not in flavors:
+                yield _error(
+                    doc,
+                    ("teams", i, "quotas", flavor),
+                    f"no flavor {flavor!r} (flavors: {', '.join(dict.fromkeys(flavors))})",
+                    "kueue-setup-flavor",
+                    "add it to flavors, or name one of them",
+                    key=True,
+                )
+            for resource, amount in quota.items():
+                yield from _quantity(doc, ("teams", i, "quotas", flavor, resource), amount)
+    for i, flavor in enumerate(flavors):
+        if flavor not in used:
+            yield _error(
+                doc,
+                ("flavors", i, "name"),
+                f"no team has quota on flavor {flavor!r}: its nodes run no queued job",
+                "kueue-setup-unused",
+                "give a team quota on it, or remove it",
+                severity="warning",
+            )
+
+
+def _quantity(doc: Document, path: FieldPath, amount: Any) -> Iterator[Diagnostic]:
+    """An extended resource (a name with a domain: nvidia.com/gpu) is counted in whole units."""
+    from paddlegen.spec.quantity import parse
+
+    resource = path[-1]
+    if isinstance(resource, str) and "/" in resource and parse(amount).denominator != 1:
+        yield _error(
+            doc,
+            path,
+            f"{resource} is counted in whole units, not {amount!r}",
+            "kueue-setup-quantity",
+        )
+
+
+def objects(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every object, in the order they are applied: what the queues name comes first."""
+    cohort = data.get("cohort")
+    out = [_priority_class(p) for p in data.get("priorityClasses", [])]
+    out += [_flavor(f) for f in data["flavors"]]
+    for team in data["teams"]:
+        out.append(_cluster_queue(team, cohort))
+        out += [_local_queue(team["name"], ns) for ns in team["namespaces"]]
+    return out
+
+
+def _object(kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    metadata["labels"] = dict(_LABELS)
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata}
+
+
+def _priority_class(given: dict[str, Any]) -> dict[str, Any]:
+    obj = _object("WorkloadPriorityClass", given["name"])
+    obj["value"] = given["value"]
+    if "description" in given:
+        obj["description"] = given["description"]
+    return obj
+
+
+def _flavor(given: dict[str, Any]) -> dict[str, Any]:
+    # spec.nodeLabels, never the object's own labels: those once leaked into every admitted
+    # pod's nodeSelector (kueue#425).
+    spec = {key: given[key] for key in ("nodeLabels", "tolerations") if key in given}
+    return {**_object("ResourceFlavor", given["name"]), "spec": spec}
+
+
+def _covered(quotas: dict[str, dict[str, Any]]) -> list[str]:
+    names = {resource for quota in quotas.values() for resource in quota}
+    return [r for r in _FIRST if r in names] + sorted(names - set(_FIRST))
+
+
+def _cluster_queue(team: dict[str, Any], cohort: str | None) -> dict[str, Any]:
+    """One resource group: Kueue lets a resource be in one group only, and every flavor of a
+    group list the group's resources in its order (v0.19.2 pkg/webhooks/clusterqueue_webhook.go
+    validateResourceGroups, validateFlavorQuotas), so a flavor without quota for one has 0."""
+    from paddlegen.spec.quantity import canonical
+
+    covered = _covered(team["quotas"])
+    flavors = [
+        {
+            "name": flavor,
+            "resources": [{"name": r, "nominalQuota": canonical(quota.get(r, 0))} for r in covered],
+        }
+        for flavor, quota in team["quotas"].items()
+    ]
+    # Priorities act within the team's queue; with a cohort, a team takes back what others
+    # borrowed of its quota, whatever their priority.
+    preemption: dict[str, Any] = {"withinClusterQueue": "LowerPriority"}
+    spec: dict[str, Any] = {}
+    if cohort:
+        spec["cohortName"] = cohort
+        preemption["reclaimWithinCohort"] = "Any"
+    spec |= {
+        # only the team's namespaces (a nil selector would match none, {} every one)
+        "namespaceSelector": {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "In",
+                    "values": sorted(team["namespaces"]),
+                }
+            ]
+        },
+        "preemption": preemption,
+        "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
+    }
+    return {**_object("ClusterQueue", team["name"]), "spec": spec}
+
+
+def _local_queue(team: str, namespace: str) -> dict[str, Any]:
+    return {**_object("LocalQueue", team, namespace), "spec": {"clusterQueue": team}}
+
+
+def file_name(obj: dict[str, Any]) -> str:
+    """`<group>_<version>_<kind>_[<namespace>_]<name>.yaml`, as a rendered job's files."""
+    group_version = obj["apiVersion"].replace("/", "_")
+    meta = obj["metadata"]
+    where = f"{meta['namespace']}_" if "namespace" in meta else ""
+    return f"{group_version}_{obj['kind'].lower()}_{where}{meta['name']}.yaml"
+
+
+def plan(data: dict[str, Any]) -> dict[str, str]:
+    """Every file of the output folder, in memory: an object each, and the kustomization."""
+    files = {file_name(obj): HEADER + dump_yaml(obj) for obj in objects(data)}
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": list(files),
+        "sortOptions": {"order": "fifo"},
+    }
+    return {**files, KUSTOMIZATION: HEADER + dump_yaml(kustomization)}
+
+
+def generate(
+    path: str | Path,
+    out_dir: str | Path,
+    kubeconform: str | None = None,
+    kubernetes_version: str | None = None,
+) -> Generated:
+    """Load the file, plan the objects, validate them against Kueue's CRD schemas and write
+    them; nothing is written when the file or an object is invalid."""
+    from paddlegen.gitops.argocd import write
+    from paddlegen.validate import k8s_schemas
+    from paddlegen.validate.manifests import validate_manifests
+
+    data, warnings = load(path)
+    files = plan(data)
+    manifests = [(str(Path(out_dir) / name), text) for name, text in files.items()]
+    found, backend = validate_manifests(
+        [m for m in manifests if not m[0].endswith(KUSTOMIZATION)],
+        kubernetes_version or k8s_schemas.DEFAULT_KUBERNETES_VERSION,
+        kubeconform,
+    )
+    if any(d.is_error for d in found):
+        raise ManifestError("invalid manifests", found)
+    return Generated(write(out_dir, files), warnings, backend)

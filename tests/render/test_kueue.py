@@ -1,0 +1,80 @@
+"""spec.scheduling.kueue (#27): Kueue's labels on the training object only, for every workload
+Kueue integrates; the data Job, the helpers and the pods stay out of the queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
+from tests.helpers import KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
+
+
+def objects(workload: str, extra: str = KUEUE) -> dict[tuple[str, str], Any]:
+    return rendered_objects(kueue_spec(workload, extra))
+
+
+def pod_templates(obj: Any) -> list[dict[str, Any]]:
+    """Every pod template (or TrainJob runtime patch's) below ``obj``."""
+    if isinstance(obj, dict):
+        found = [obj] if "spec" in obj and "containers" in obj["spec"] else []
+        return found + [t for value in obj.values() for t in pod_templates(value)]
+    if isinstance(obj, list):
+        return [t for value in obj for t in pod_templates(value)]
+    return []
+
+
+def keys(obj: Any) -> set[str]:
+    if isinstance(obj, dict):
+        return set(obj) | {k for value in obj.values() for k in keys(value)}
+    if isinstance(obj, list):
+        return {k for value in obj for k in keys(value)}
+    return set()
+
+
+@pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
+def test_only_the_training_object_carries_the_queue_and_priority_labels(workload):
+    found = objects(workload)
+    kind = KUEUE_WORKLOADS[workload][1]
+    labelled = {
+        key
+        for key, obj in found.items()
+        if KUEUE_QUEUE_LABEL in obj["metadata"]["labels"]
+        or KUEUE_PRIORITY_LABEL in obj["metadata"]["labels"]
+    }
+    assert labelled == {(kind, "demo")}
+    labels = found[kind, "demo"]["metadata"]["labels"]
+    assert (labels[KUEUE_QUEUE_LABEL], labels[KUEUE_PRIORITY_LABEL]) == ("team-a", "high")
+    # the data Job is out of the queue: Kueue leaves a Job without the label alone
+    # (manageJobsWithoutQueueName false, its default), so Argo CD waits for it to finish
+    assert {("Job", "demo-data"), ("ConfigMap", "demo-run")} <= set(found)
+    assert KUEUE_QUEUE_LABEL not in found["Job", "demo-data"]["metadata"]["labels"]
+    # no pod carries them: Kueue's pod integration would queue each such pod on its own
+    for obj in found.values():
+        for template in pod_templates(obj):
+            assert not set(template["metadata"].get("labels", {})) & {
+                KUEUE_QUEUE_LABEL,
+                KUEUE_PRIORITY_LABEL,
+            }
+
+
+@pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
+def test_paddlegen_never_renders_suspend_or_managed_by(workload):
+    # Kueue's webhook suspends on create and its controller resumes on admission; managedBy
+    # is MultiKueue's: a value in Git would fight them (and managedBy is immutable).
+    for obj in objects(workload).values():
+        assert not keys(obj) & {"suspend", "managedBy"}
+
+
+def test_the_priority_class_is_optional():
+    labels = objects("job", "  scheduling: {kueue: {queue: team-a}}\n")["Job", "demo"]["metadata"][
+        "labels"
+    ]
+    assert labels[KUEUE_QUEUE_LABEL] == "team-a"
+    assert KUEUE_PRIORITY_LABEL not in labels
+
+
+def test_without_kueue_no_object_carries_its_labels():
+    for obj in objects("collective-job", "").values():
+        assert not keys(obj["metadata"]) & {KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL}
