@@ -11,6 +11,7 @@ from paddlegen.spec.model import (
     CONTAINER_LISTS,
     DATA_PREP_INHERITS,
     DISTRIBUTED_DEFAULTS,
+    KUEUE_QUEUE_LABEL,
     ROLE_FIELDS,
     ROLE_NAMES,
     CollectiveSettings,
@@ -665,7 +666,8 @@ def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             "rejoin the others",
         )
     p.restart_policy = None  # always Never: the pod failure policy takes no other
-    _failure_policy(body, ctx, where)
+    queued = KUEUE_QUEUE_LABEL in (obj.get("metadata", {}).get("labels") or {})
+    _failure_policy(body, ctx, where, queued)
     spec = assemble("collective-job", {"worker": (replicas, p)}, ctx, where)
     if port != CollectiveSettings().port:
         spec["collective"] = {"port": port}
@@ -785,12 +787,13 @@ def unwrap(role: dict[str, Any], ctx: Context, where: str, at: FieldPath = ()) -
         role["command"] = command
 
 
-def _failure_policy(body: dict[str, Any], ctx: Context, where: str) -> None:
-    """paddlegen's pod failure policy: one failed or evicted rank fails the whole Job."""
+def _failure_policy(body: dict[str, Any], ctx: Context, where: str, queued: bool) -> None:
+    """paddlegen's pod failure policy: one failed or evicted rank fails the whole Job (and
+    a queued job's ranks stopped by Kueue's preemption do not)."""
     given = take(body, "podFailurePolicy")
     if body.get("podReplacementPolicy") == "Failed":
         take(body, "podReplacementPolicy")  # the only one a pod failure policy allows
-    if given == collective.FAILURE_POLICY:
+    if given == collective.failure_policy(collective.TRAINING_CONTAINER, queued):
         return
     was = (
         f"podFailurePolicy {json.dumps(given)}"
@@ -801,5 +804,11 @@ def _failure_policy(body: dict[str, Any], ctx: Context, where: str) -> None:
         LOSSY,
         where,
         f"{was} becomes paddlegen's: a rank that fails, or is evicted, fails the whole Job at "
-        "once (a rank started again alone cannot rejoin the others)",
+        "once (a rank started again alone cannot rejoin the others)"
+        + (
+            ", and a rank stopped by SIGTERM (exit 15 or 143) is not a failure: Kueue's "
+            "preemption stops them so"
+            if queued
+            else ""
+        ),
     )

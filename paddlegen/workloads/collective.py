@@ -55,6 +55,14 @@ WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
 # code it caused. First match wins (pod_failure_policy.go:34-76). A pod that fails before its
 # container ran (a kubelet refusing it, an init container failing) matches neither, counts
 # against backoffLimit and is replaced: no rank has trained with it yet. (`failure_policy`)
+# Under Kueue, preemption suspends the Job, and the Job controller deletes its pods with no
+# DisruptionTarget (Kubernetes v1.37.2 pkg/controller/job/job_controller.go:1763-1772; the
+# policy is matched whether the Job is suspended or not, :1077-1085). Paddle's launcher exits
+# 15 on the SIGTERM (paddle 3.3.1 distributed/launch/controllers/controller.py:165-177), a
+# program a shell runs, 143: either would match the exit-code rule and fail, for good, a job
+# Kueue meant to requeue. A queued job ignores them, said before that rule: not counted, and
+# on re-admission every rank starts again together. (`QUEUED_STOP_EXIT_CODES`)
+QUEUED_STOP_EXIT_CODES = [15, 143]
 # The env every pod gets (the launcher reads it: context/args_envs.py:21-47), and its source.
 CONTRACT_ENV = {
     "POD_IP": "the pod's IP",
@@ -66,23 +74,30 @@ CONTRACT_ENV = {
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 
 
-def failure_policy(container: str) -> dict[str, Any]:
-    """The pod failure policy for pods whose training container is ``container``."""
+def failure_policy(container: str, queued: bool = False) -> dict[str, Any]:
+    """The pod failure policy for pods whose training container is ``container``; a
+    ``queued`` job's (Kueue) ignores a rank stopped by SIGTERM."""
+    stopped = {
+        "action": "Ignore",
+        "onExitCodes": {
+            "containerName": container,
+            "operator": "In",
+            "values": QUEUED_STOP_EXIT_CODES,
+        },
+    }
     return {
         "rules": [
             {
                 "action": "FailJob",
                 "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
             },
+            *([stopped] if queued else []),
             {
                 "action": "FailJob",
                 "onExitCodes": {"containerName": container, "operator": "NotIn", "values": [0]},
             },
         ]
     }
-
-
-FAILURE_POLICY = failure_policy(TRAINING_CONTAINER)
 
 
 def _env(name: str) -> str:
@@ -138,7 +153,9 @@ def context(job: Job) -> dict[str, Any]:
             "parallelism": replicas,
             "completions": replicas,
             "completionMode": "Indexed",
-            "podFailurePolicy": FAILURE_POLICY,
+            "podFailurePolicy": failure_policy(
+                TRAINING_CONTAINER, queued=job.scheduling.kueue is not None
+            ),
         },
         "run": run_fields(job),
         "job_annotations": batch_job_annotations(job),

@@ -662,3 +662,17 @@ def test_kueues_labels_on_a_paddleflow_paddlejob_are_lost_with_the_reason():
     (note,) = [str(n) for n in imported.lossy]
     assert "Kueue's labels {'queue': 'team-a'} are lost" in note
     assert "Kueue cannot queue a PaddleFlow PaddleJob (it has no suspend)" in note
+
+
+def test_a_queued_collective_job_without_the_preemption_rule_says_it_gains_it():
+    manifests = api.render_document(
+        parse_spec(HEADER + kueue_spec("collective-job"), "spec.yaml"), argocd=False
+    ).manifests
+    objects = [m.obj for m in manifests]
+    (job,) = [o for o in objects if o["metadata"]["name"] == "demo" and o["kind"] == "Job"]
+    rules = job["spec"]["podFailurePolicy"]["rules"]
+    job["spec"]["podFailurePolicy"]["rules"] = [r for r in rules if r["action"] != "Ignore"]
+    stream = "---\n".join(yaml.safe_dump(o) for o in objects)
+    imported = import_manifests([("in.yaml", stream)])
+    (note,) = [str(n) for n in imported.lossy if "podFailurePolicy" in str(n)]
+    assert "a rank stopped by SIGTERM (exit 15 or 143) is not a failure" in note
