@@ -85,12 +85,15 @@ def strict_schema(node: dict[str, Any], where: str = "$") -> dict[str, Any]:
 
 
 def crd_schemas(crd: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``{"<group>/<kind>_<version>.json": schema}`` for every served version of one CRD."""
+    """``{"<group>/<kind>_<version>.json": schema}`` for every served, not deprecated version."""
     spec = crd["spec"]
     kind = spec["names"]["kind"]
     schemas = {}
     for version in spec["versions"]:
-        if not version.get("served", False):
+        # A deprecated version (Kueue's v1beta1 beside v1beta2) gets no schema: paddlegen writes
+        # only the current one, and a schema for the old one would validate what the server warns
+        # about.
+        if not version.get("served", False) or version.get("deprecated", False):
             continue
         schema = strict_schema(version["schema"]["openAPIV3Schema"])
         schema.setdefault("properties", {}).update(_PERMISSIVE_ROOT)

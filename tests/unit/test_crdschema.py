@@ -44,6 +44,10 @@ def test_one_schema_per_served_version_in_kubeconform_layout():
         "batch.volcano.sh/job_v1alpha1.json",
         "jobset.x-k8s.io/jobset_v1alpha2.json",
         "kubeflow.org/paddlejob_v1.json",
+        "kueue.x-k8s.io/clusterqueue_v1beta2.json",
+        "kueue.x-k8s.io/localqueue_v1beta2.json",
+        "kueue.x-k8s.io/resourceflavor_v1beta2.json",
+        "kueue.x-k8s.io/workloadpriorityclass_v1beta2.json",
         "scheduling.volcano.sh/podgroup_v1beta1.json",
         "trainer.kubeflow.org/clustertrainingruntime_v1alpha1.json",
         "trainer.kubeflow.org/trainingruntime_v1alpha1.json",
@@ -57,7 +61,7 @@ def test_recorded_sha256_and_licence_match_the_sources(crds_dir):
         (COMMITTED / "SOURCES.md").read_text(encoding="utf-8"),
         flags=re.MULTILINE,
     )
-    assert len(rows) == 10
+    assert len(rows) == 14
     for schema, source, digest, licence in rows:
         assert (COMMITTED / schema).is_file()
         assert hashlib.sha256((crds_dir / source).read_bytes()).hexdigest() == digest, source
@@ -94,6 +98,51 @@ def test_int_or_string_accepts_both_and_keeps_the_quantity_pattern(value, valid)
         "spec": {"minResources": {"cpu": value}},
     }
     assert validator.is_valid(podgroup) is valid
+
+
+SCHEMA = {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}}
+
+
+def test_a_deprecated_version_gets_no_schema():
+    # Kueue's CRDs serve v1beta1 (deprecated: true) beside v1beta2; paddlegen writes v1beta2.
+    crd = {
+        "spec": {
+            "group": "kueue.x-k8s.io",
+            "names": {"kind": "LocalQueue"},
+            "versions": [
+                {"name": v, "served": True, "deprecated": v == "v1beta1", "schema": SCHEMA}
+                for v in ("v1beta1", "v1beta2")
+            ]
+            + [{"name": "v1", "served": False, "schema": SCHEMA}],
+        }
+    }
+    assert list(crdschema.crd_schemas(crd)) == ["kueue.x-k8s.io/localqueue_v1beta2.json"]
+
+
+CLUSTERQUEUE = {
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
+    "kind": "ClusterQueue",
+    "metadata": {"name": "team-a"},
+    "spec": {
+        "namespaceSelector": {},
+        "preemption": {"withinClusterQueue": "LowerPriority"},
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu"],
+                "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": 4}]}],
+            }
+        ],
+    },
+}
+
+
+def test_kueue_clusterqueue_schema_takes_a_quota_and_refuses_a_misspelt_policy():
+    validator = Draft4Validator(_schema("kueue.x-k8s.io/clusterqueue_v1beta2.json"))
+    assert list(validator.iter_errors(CLUSTERQUEUE)) == []
+    bad = {**CLUSTERQUEUE, "spec": {**CLUSTERQUEUE["spec"], "preemption": {"withinQueue": "Any"}}}
+    [error] = validator.iter_errors(bad)
+    assert error.validator == "additionalProperties"
+    assert list(error.absolute_path) == ["spec", "preemption"]
 
 
 def test_conversion_rules():
@@ -185,3 +234,23 @@ def test_argocd_appproject_crd_is_the_recorded_upstream_file():
     for name, digest in listed.items():
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
         assert f"| `{name}` | argoproj/argo-cd |" in (folder / "SOURCES.md").read_text("utf-8")
+
+
+def test_kueue_controller_crds_are_the_recorded_upstream_files():
+    # hack/local-cluster --with kueue installs them beside the four of hack/crds.
+    folder = crdschema._REPO_ROOT / "hack" / "tools" / "kueue" / "crds"
+    lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    listed = dict(reversed(line.split("  ", 1)) for line in lines)
+    rows = dict(
+        re.findall(
+            r"^\| `([^`]+\.yaml)` \| `([0-9a-f]{40})` \|",
+            (folder / "SOURCES.md").read_text(encoding="utf-8"),
+            flags=re.MULTILINE,
+        )
+    )
+    files = sorted(p.name for p in folder.glob("*.yaml"))
+    assert sorted(listed) == sorted(rows) == files and len(files) == 7
+    for name in files:
+        data = (folder / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == listed[name], name
+        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == rows[name], name
