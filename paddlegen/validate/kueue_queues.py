@@ -70,7 +70,7 @@ def _queued(rendered: Sequence[Rendered]) -> Iterator[tuple[Document, str | None
     for r in rendered:
         if r.doc is None:
             continue
-        variants = [(r.doc, None, r.manifests)]
+        variants: list[tuple[Document, str | None, list[Manifest]]] = [(r.doc, None, r.manifests)]
         variants += [(env_document(r.doc, e), e, ms) for e, ms in sorted(r.environments.items())]
         for doc, env, manifests in variants:
             for manifest in manifests:
