@@ -30,9 +30,9 @@ FRAMEWORKS = (
 )
 
 # Kueue v0.19.2's webhooks as released (config/components/webhook/manifests.yaml, names with
-# config/default's `kueue-` prefix) for its own kinds and the FRAMEWORKS only: the server
-# registers a path per enabled integration (pkg/controller/jobframework/setup.go), and a
-# configuration for one it does not serve would refuse every such object (failurePolicy Fail).
+# config/default's `kueue-` prefix) for its own kinds and the FRAMEWORKS only: for an
+# integration that is off the server answers with a no-op (pkg/controller/jobframework/
+# setup.go:109), so its hook would only add a call to every such object (every Pod, for one).
 # The integrations' webhooks skip kube-system and kueue-system (config/components/webhook/
 # kustomization.yaml).
 SKIP_SYSTEM = {
