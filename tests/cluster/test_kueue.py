@@ -2,7 +2,8 @@
 fake nodes (#27): its webhook suspends a job of a queue on create, a ClusterQueue's quota
 admits one 3-CPU job of two and tells why the other waits, the second runs once the first has
 finished, a higher WorkloadPriorityClass preempts a lower one, each workload Kueue integrates
-is admitted and runs, and `validate --server` names a LocalQueue that does not exist.
+is admitted and resumed (its pods made; Kubeflow's PaddleJob's PodGroup), and `validate
+--server` names a LocalQueue that does not exist.
 
 The queue's objects are plain YAML here and the queue-name label is added to the rendered
 top-level object by ``queued_render`` (the spec's `scheduling.kueue` comes from the kueue-spec
