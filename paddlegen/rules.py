@@ -248,6 +248,9 @@ OTHERS: dict[str, str] = {
     ),
     "overlay": "an environment's patch applies to its base object",
     "server": "the API server accepts the objects (a server-side apply dry-run, `--server`)",
+    "kueue-local-queue": (
+        "the Kueue LocalQueue a job's queue-name label names exists in its namespace (`--server`)"
+    ),
     "stale": "a rendered file is what the specs render to (`paddlegen render` rewrites it)",
     "missing": "every file a render writes is there",
     "extra": "no file that paddlegen generated is left where a render no longer writes one",

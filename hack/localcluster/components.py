@@ -6,6 +6,7 @@ from __future__ import annotations
 from .argocd import ArgoCD
 from .base import Component
 from .jobset import JobSet
+from .kueue import Kueue
 from .kwok import Kwok
 from .node import Node
 from .paddle_operator import PaddleOperator
@@ -23,6 +24,7 @@ COMPONENTS: dict[str, Component] = {
         Volcano(),
         JobSet(),
         Trainer(),
+        Kueue(),
         ArgoCD(),
     )
 }

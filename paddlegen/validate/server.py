@@ -72,9 +72,11 @@ def dry_run(rendered: Sequence[Rendered], server: Server) -> list[Diagnostic]:
 
     Each environment goes in one kubectl call for every spec (objects of one job share names
     across environments); only a call that the server answers with a refusal or a warning is
-    repeated spec by spec, to say whose it is.
+    repeated spec by spec, to say whose it is. Then what the dry-run cannot see: a Kueue
+    LocalQueue that does not exist (kueue_queues.py).
     """
     from paddlegen.spec.overlays import env_document
+    from paddlegen.validate.kueue_queues import missing_local_queues
 
     kubectl = shutil.which("kubectl")
     if kubectl is None:
@@ -97,6 +99,8 @@ def dry_run(rendered: Sequence[Rendered], server: Server) -> list[Diagnostic]:
                 found += _findings(variant, _apply(kubectl, server, [variant]), server)
         else:
             found += _findings(variants[0], lines, server)
+    if not any(d.is_error for d in found):
+        found += missing_local_queues(rendered, server, kubectl)
     return sorted(set(found))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,21 @@ def test_the_trainer_tools_build_the_controllers_of_the_vendored_crds():
     ):
         (row,) = [line for line in sources.splitlines() if line.startswith(f"| `{crd}`")]
         assert f"tag `{pinned(module, 'trainer')}`" in row
+
+
+def _requires(tools: str) -> dict[str, str]:
+    text = (ROOT / "hack" / "tools" / tools / "go.mod").read_text(encoding="utf-8")
+    return dict(re.findall(r"^\t(\S+) (v\S+)", text, flags=re.MULTILINE))
+
+
+def test_the_kueue_tools_build_the_controller_of_the_vendored_crds_sharing_trainers_packages():
+    pinned = local_cluster().base.pinned("sigs.k8s.io/kueue", "kueue")
+    for sources in (ROOT / "hack" / "crds", ROOT / "hack" / "tools" / "kueue" / "crds"):
+        text = (sources / "SOURCES.md").read_text(encoding="utf-8")
+        assert f"tag `{pinned}`" in text, sources
+    # Go's build cache shares a package only if both graphs select the same version of every
+    # module beneath it (hack/tools/kueue/go.mod)
+    kueue, trainer = _requires("kueue"), _requires("trainer")
+    shared = sorted(set(kueue) & set(trainer))
+    assert len(shared) > 100
+    assert [m for m in shared if kueue[m] != trainer[m]] == []

@@ -12,7 +12,7 @@ from paddlegen.gitops import kueue_setup
 from paddlegen.rules import CHECKS, HELP, OTHERS
 from paddlegen.spec import ignores
 from paddlegen.spec.checks import RULES
-from paddlegen.validate import inprocess, kubeconform, overlays, server
+from paddlegen.validate import inprocess, kubeconform, kueue_queues, overlays, server
 from tests.conftest import ROOT
 
 
@@ -45,6 +45,7 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         inprocess.RULE,
         overlays.RULE,
         server.RULE,
+        kueue_queues.RULE,
         # check, diff and the run's summary
         *render_cli._DRIFT,
         # `paddlegen kueue`'s input

@@ -10,6 +10,7 @@ import pytest
 
 from paddlegen import api
 from paddlegen.errors import ToolError
+from paddlegen.validate.kueue_queues import QUEUE_LABEL
 from paddlegen.validate.server import Server, dry_run
 from tests.helpers import job_spec
 
@@ -77,3 +78,86 @@ def test_each_error_of_a_several_error_refusal_is_a_finding(tmp_path, monkeypatc
         ("Job/a spec.template", "Invalid value: {…}: field is immutable"),  # not 300 x
     ]
     assert {d.rule for d in found} == {"server"}
+
+
+# A kubectl that accepts every dry-run and lists the LocalQueues `team` of the namespace `ml`
+# (and none elsewhere), logging each `get`; `get` of a namespace `old` finds no Kueue at all.
+KUEUE_KUBECTL = """\
+case " $* " in
+  *" get localqueues.kueue.x-k8s.io "*)
+    echo "$@" >> "${0%/*}/gets"
+    case " $* " in
+      *" --namespace=ml "*) echo localqueue.kueue.x-k8s.io/team ;;
+      *" --namespace=old "*)
+        echo 'error: the server doesn'"'"'t have a resource type "localqueues"' >&2; exit 1 ;;
+    esac ;;
+  *) /bin/cat >/dev/null ;;
+esac"""
+
+
+def queued(tmp_path: Path, name: str, namespace: str, queue: str, extra: str = ""):
+    """The `job` spec ``name`` rendered, its Job labelled for the LocalQueue ``queue`` (as
+    spec.scheduling.kueue does)."""
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(job_spec(name, extra=extra).replace(
+        f"name: {name}\n", f"name: {name}\n  namespace: {namespace}\n", 1
+    ))  # fmt: skip
+    (rendered,) = api.render_specs([spec])
+    for manifests in [rendered.manifests, *rendered.environments.values()]:
+        (job,) = [m for m in manifests if m.kind == "Job"]
+        # a new dict: the render shares one labels mapping between a job's objects
+        job.obj["metadata"]["labels"] = {
+            **job.obj["metadata"].get("labels", {}),
+            QUEUE_LABEL: queue,
+        }
+    return rendered
+
+
+def test_a_local_queue_the_namespace_lacks_is_a_warning_at_the_job(tmp_path, monkeypatch):
+    fake_kubectl(tmp_path, KUEUE_KUBECTL)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    rendered = [
+        queued(tmp_path, "a", "ml", "team"),
+        queued(tmp_path, "b", "ml", "teem"),
+        queued(tmp_path, "c", "ml", "team"),
+    ]
+    (found,) = dry_run(rendered, Server())
+    assert (found.severity, found.rule, found.path) == (
+        "warning",
+        "kueue-local-queue",
+        "$.metadata.name",
+    )
+    lines = Path(found.file).read_text().splitlines()
+    assert (Path(found.file).name, lines[found.line - 1]) == ("b.yaml", "  name: b")
+    assert found.message == (
+        "Job/b names the Kueue LocalQueue 'teem', which namespace 'ml' does not have: "
+        "Kueue keeps the job suspended until it exists"
+    )
+    # one `get` for the namespace of all three
+    assert len((tmp_path / "gets").read_text().splitlines()) == 1
+
+
+def test_each_overlay_is_checked_in_its_own_namespace(tmp_path, monkeypatch):
+    fake_kubectl(tmp_path, KUEUE_KUBECTL)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    rendered = queued(
+        tmp_path, "a", "ml", "team", "overlays:\n  dev: {metadata: {namespace: dev}}\n"
+    )
+    (found,) = dry_run([rendered], Server())
+    assert found.message.endswith("which namespace 'dev' does not have: Kueue keeps the job "
+                                  "suspended until it exists (environment dev)")  # fmt: skip
+
+
+def test_a_cluster_without_kueue_is_a_warning_that_the_label_queues_nothing(tmp_path, monkeypatch):
+    fake_kubectl(tmp_path, KUEUE_KUBECTL)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (found,) = dry_run([queued(tmp_path, "a", "old", "team")], Server())
+    assert found.rule == "kueue-local-queue" and found.severity == "warning"
+    assert "the cluster does not serve LocalQueues (kueue.x-k8s.io)" in found.message
+
+
+def test_a_job_of_no_queue_costs_no_local_queue_lookup(tmp_path, monkeypatch, rendered):
+    fake_kubectl(tmp_path, KUEUE_KUBECTL)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert dry_run(rendered, Server()) == []
+    assert not (tmp_path / "gets").exists()

@@ -1,0 +1,321 @@
+"""Kueue v0.19.2 (`hack/local-cluster --with kueue`) queues the jobs paddlegen renders on KWOK's
+fake nodes (#27): its webhook suspends a job of a queue on create, a ClusterQueue's quota
+admits one 3-CPU job of two and tells why the other waits, the second runs once the first has
+finished, a higher WorkloadPriorityClass preempts a lower one, each workload Kueue integrates
+is admitted and resumed (its pods made; Kubeflow's PaddleJob's PodGroup), and `validate
+--server` names a LocalQueue that does not exist.
+
+The queue's objects are plain YAML here and the queue-name label is added to the rendered
+top-level object by ``queued_render`` (the spec's `scheduling.kueue` comes from the kueue-spec
+branch). KWOK completes a batch Job's pods as soon as they run, so the tests that need a job to
+keep running pause it and set the pods' status themselves, as a kubelet would
+(test_collective.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from paddlegen import api
+from paddlegen.spec.loader import parse_spec
+from paddlegen.validate.kueue_queues import RULE
+from paddlegen.validate.server import Server, dry_run
+from tests.cluster.conftest import Kube, with_extras
+from tests.cluster.test_argocd_loop import kwok_paused
+from tests.cluster.test_collective import run_on
+from tests.cluster.test_paddleflow import get, wait_for
+from tests.cluster.test_trainjob import install_runtimes
+
+QUEUE_NAME = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+FLAVOR = "default-flavor"
+# The kinds paddlegen renders as a job's top-level object, for each workload Kueue integrates.
+TOP_LEVEL = {"Job", "TrainJob", "PaddleJob"}
+
+
+@pytest.fixture(scope="module")
+def kueue(kube: Kube) -> Kube:
+    """One cluster for the module: KWOK's nodes, Kueue, and the controllers of every workload
+    it queues (JobSet and Trainer for `trainjob`, training-operator for `kubeflow-paddlejob`);
+    a ResourceFlavor and two WorkloadPriorityClasses every test shares."""
+    with_extras(kube, ["kwok", "jobset", "trainer", "training-operator", "kueue"])
+    install_runtimes(kube)
+    kube.apply(
+        yaml.safe_dump_all(
+            [
+                {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                 "metadata": {"name": FLAVOR}},
+                *(
+                    {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                     "metadata": {"name": name}, "value": value}
+                    for name, value in (("low", 100), ("high", 1000))
+                ),
+            ]
+        )
+    )  # fmt: skip
+    return kube
+
+
+def queue(kube: Kube, namespace: str, cpu: int) -> None:
+    """``namespace`` with a LocalQueue `team` of its own ClusterQueue (``cpu`` CPUs; memory
+    plenty: Kueue admits no workload asking for a resource its ClusterQueue does not cover),
+    which preempts lower priorities."""
+    kube.run("create", "namespace", namespace)
+    kube.apply(
+        yaml.safe_dump_all(
+            [
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "ClusterQueue",
+                    "metadata": {"name": namespace},
+                    "spec": {
+                        "namespaceSelector": {
+                            "matchLabels": {"kubernetes.io/metadata.name": namespace}
+                        },
+                        "preemption": {"withinClusterQueue": "LowerPriority"},
+                        "resourceGroups": [
+                            {
+                                "coveredResources": ["cpu", "memory"],
+                                "flavors": [
+                                    {
+                                        "name": FLAVOR,
+                                        "resources": [
+                                            {"name": "cpu", "nominalQuota": cpu},
+                                            {"name": "memory", "nominalQuota": "256Gi"},
+                                        ],
+                                    }
+                                ],
+                            }
+                        ],
+                    },
+                },
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "LocalQueue",
+                    "metadata": {"name": "team", "namespace": namespace},
+                    "spec": {"clusterQueue": namespace},
+                },
+            ]
+        )
+    )
+
+
+def spec(name: str, namespace: str, workload: str, ranks: int, **extra: Any) -> dict[str, Any]:
+    """A job of ``ranks`` pods of one CPU each (`job`: one pod of ``ranks`` CPUs)."""
+    cpu = ranks if workload == "job" else 1
+    body: dict[str, Any] = {
+        "workload": workload,
+        "image": "registry.example.com/resnet:v1",
+        "args": ["train.py"],
+        "resources": {"requests": {"cpu": str(cpu)}, "limits": {"memory": "1Gi"}},
+        **extra,
+    }
+    if workload != "job":
+        body["worker"] = {"replicas": ranks}
+    if workload == "distributed-job":
+        body.pop("args")
+        body["volumes"] = [{"name": "jobpath", "mountPath": "/home/jobpath", "emptyDir": {}}]
+        body["distributed"] = {"volume": "jobpath", "trainConfigDir": "quick_start"}
+    return {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": body,
+    }
+
+
+def queued_render(data: dict[str, Any], queue_name: str, priority: str = "") -> api.Rendered:
+    """``data`` rendered by paddlegen, its top-level object labelled for ``queue_name``
+    (and the WorkloadPriorityClass ``priority``), as `spec.scheduling.kueue` will."""
+    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
+    name = data["metadata"]["name"]
+    (top,) = [m.obj for m in rendered.manifests if m.kind in TOP_LEVEL and m.name == name]
+    # a new dict: the render shares one labels mapping between a job's objects
+    labels = {**top["metadata"].get("labels", {}), QUEUE_NAME: queue_name}
+    if priority:
+        labels[PRIORITY_CLASS] = priority
+    top["metadata"]["labels"] = labels
+    return rendered
+
+
+def submit(kube: Kube, data: dict[str, Any], priority: str = "") -> None:
+    kube.apply(api.manifest_stream([queued_render(data, "team", priority)]))
+
+
+def workload(kube: Kube, namespace: str, kind: str, name: str) -> dict[str, Any] | None:
+    """The Workload Kueue made for the job ``kind``/``name`` (it owns it by reference)."""
+    for found in get(kube, namespace, "workloads.kueue.x-k8s.io")["items"]:
+        refs = found["metadata"].get("ownerReferences", [])
+        if any(r["kind"] == kind and r["name"] == name for r in refs):
+            return found
+    return None
+
+
+def workload_condition(
+    kube: Kube, namespace: str, kind: str, name: str, kind_of_condition: str, status: str = "True"
+) -> dict[str, Any] | None:
+    found = workload(kube, namespace, kind, name) or {}
+    return next(
+        (
+            c
+            for c in found.get("status", {}).get("conditions", [])
+            if c["type"] == kind_of_condition and c["status"] == status
+        ),
+        None,
+    )
+
+
+def admitted(kube: Kube, namespace: str, kind: str, name: str) -> dict[str, Any]:
+    return wait_for(
+        f"{kind} {name} admitted",
+        lambda: workload_condition(kube, namespace, kind, name, "Admitted"),
+    )
+
+
+def suspended(kube: Kube, namespace: str, resource: str, name: str) -> bool:
+    obj = get(kube, namespace, resource, name)
+    spec = obj["spec"].get("runPolicy", obj["spec"])  # Kubeflow's PaddleJob: in runPolicy
+    return spec.get("suspend") is True
+
+
+def pods_of_job(kube: Kube, namespace: str, job: str) -> list[dict[str, Any]]:
+    return get(kube, namespace, "pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
+
+
+def running(kube: Kube, namespace: str, job: str, count: int) -> list[dict[str, Any]]:
+    """The ``count`` pods of ``job``, once made, reported Running as a kubelet would."""
+    pods = wait_for(
+        f"{count} pods of {job}",
+        lambda: (found := pods_of_job(kube, namespace, job)) and len(found) == count and found,
+    )
+    for i, pod in enumerate(pods):
+        run_on(kube, namespace, pod, f"10.0.0.{i + 1}")
+    return pods
+
+
+@pytest.fixture
+def paused(kueue: Kube) -> Iterator[Kube]:
+    with kwok_paused(kueue):
+        yield kueue
+
+
+def test_the_webhook_suspends_a_job_of_a_queue_on_create(kueue: Kube) -> None:
+    # What Kueue's mutating webhook does; without it the Job would start at once.
+    kube, namespace = kueue, "kq-webhook"
+    queue(kube, namespace, cpu=4)
+    rendered = queued_render(spec("held", namespace, "job", 1), "no-such-queue")
+    kube.apply(api.manifest_stream([rendered]))
+    assert suspended(kube, namespace, "job", "held")
+    pending = wait_for(
+        "the Workload of held",
+        lambda: workload_condition(kube, namespace, "Job", "held", "QuotaReserved", "False"),
+    )
+    assert "LocalQueue no-such-queue doesn't exist" in pending["message"]
+    assert pods_of_job(kube, namespace, "held") == []
+
+
+def test_the_quota_admits_one_job_and_the_second_once_the_first_has_finished(
+    paused: Kube,
+) -> None:
+    kube, namespace = paused, "kq-quota"
+    queue(kube, namespace, cpu=4)
+    submit(kube, spec("first", namespace, "collective-job", 3))
+    admitted(kube, namespace, "Job", "first")
+    first = running(kube, namespace, "first", 3)
+    submit(kube, spec("second", namespace, "collective-job", 3))
+    waiting = wait_for(
+        "the second Workload told why it waits",
+        lambda: workload_condition(kube, namespace, "Job", "second", "QuotaReserved", "False"),
+    )
+    # 3 CPUs of 4 are taken: the second needs 2 more than the 1 left
+    assert "insufficient unused quota for cpu in flavor default-flavor" in waiting["message"]
+    assert suspended(kube, namespace, "job", "second")
+    assert pods_of_job(kube, namespace, "second") == []
+    assert not suspended(kube, namespace, "job", "first")
+
+    for pod in first:
+        kube.succeed(namespace, pod["metadata"]["name"])
+    wait_for(
+        "first finished",
+        lambda: workload_condition(kube, namespace, "Job", "first", "Finished"),
+    )
+    admitted(kube, namespace, "Job", "second")
+    assert not suspended(kube, namespace, "job", "second")
+    running(kube, namespace, "second", 3)
+
+
+def test_a_higher_priority_preempts_a_lower_one(paused: Kube) -> None:
+    kube, namespace = paused, "kq-preempt"
+    queue(kube, namespace, cpu=4)
+    submit(kube, spec("low", namespace, "collective-job", 3), priority="low")
+    admitted(kube, namespace, "Job", "low")
+    running(kube, namespace, "low", 3)
+    submit(kube, spec("high", namespace, "collective-job", 3), priority="high")
+    evicted = wait_for(
+        "low preempted",
+        lambda: workload_condition(kube, namespace, "Job", "low", "Evicted"),
+    )
+    assert evicted["reason"] == "Preempted"
+    assert "Preempted to accommodate a workload" in evicted["message"]
+    assert (workload(kube, namespace, "Job", "low") or {})["spec"]["priority"] == 100
+    wait_for("low suspended again", lambda: suspended(kube, namespace, "job", "low"))
+    admitted(kube, namespace, "Job", "high")
+    running(kube, namespace, "high", 3)
+
+
+# workload -> (the top-level object's resource, Kind); the pods each runs
+WORKLOADS = {
+    "job": ("job", "Job"),
+    "distributed-job": ("job", "Job"),
+    "collective-job": ("job", "Job"),
+    "trainjob": ("trainjob", "TrainJob"),
+    "kubeflow-paddlejob": ("paddlejob.kubeflow.org", "PaddleJob"),
+}
+
+
+@pytest.mark.parametrize("workload_name", list(WORKLOADS))
+def test_each_workload_kueue_integrates_is_admitted_and_runs(
+    paused: Kube, workload_name: str
+) -> None:
+    kube, namespace, name = paused, f"kq-{workload_name}", "w"
+    resource, kind = WORKLOADS[workload_name]
+    queue(kube, namespace, cpu=4)
+    submit(kube, spec(name, namespace, workload_name, 2))
+    assert admitted(kube, namespace, kind, name)["reason"] == "Admitted"
+    (pod_set,) = workload(kube, namespace, kind, name)["status"]["admission"]["podSetAssignments"]
+    assert pod_set["flavors"]["cpu"] == FLAVOR
+    assert not suspended(kube, namespace, resource, name)
+    if workload_name == "kubeflow-paddlejob":
+        # resumed, the training-operator makes the gang's PodGroup; its pods only once Volcano
+        # (not running here: test_kubeflow.py) has placed the gang
+        wait_for(
+            "the PaddleJob's PodGroup",
+            lambda: get(kube, namespace, "podgroups.scheduling.volcano.sh", name),
+        )
+        return
+    ranks = 1 if workload_name == "job" else 2
+    wait_for(
+        f"the pods of {workload_name}",
+        lambda: len(get(kube, namespace, "pods")["items"]) >= ranks,
+    )
+
+
+def test_validate_server_names_a_local_queue_that_does_not_exist(
+    kueue: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kube, namespace = kueue, "kq-validate"
+    queue(kube, namespace, cpu=4)
+    monkeypatch.setenv("PATH", kube.env["PATH"])  # the pinned kubectl
+    server = Server(kubeconfig=kube.env["KUBECONFIG"])
+    good = queued_render(spec("good", namespace, "job", 1), "team")
+    lost = queued_render(spec("lost", namespace, "job", 1), "no-such-queue")
+    (found,) = dry_run([good, lost], server)
+    assert (found.severity, found.rule, found.file) == ("warning", RULE, "spec.yaml")
+    assert found.message == (
+        "Job/lost names the Kueue LocalQueue 'no-such-queue', which namespace 'kq-validate' "
+        "does not have: Kueue keeps the job suspended until it exists"
+    )
+    assert dry_run([good], server) == []
