@@ -5,10 +5,9 @@ finished, a higher WorkloadPriorityClass preempts a lower one, each workload Kue
 is admitted and resumed (its pods made; Kubeflow's PaddleJob's PodGroup), and `validate
 --server` names a LocalQueue that does not exist.
 
-The queue's objects are plain YAML here and the queue-name label is added to the rendered
-top-level object by ``queued_render`` (the spec's `scheduling.kueue` comes from the kueue-spec
-branch). KWOK completes a batch Job's pods as soon as they run, so the tests that need a job to
-keep running pause it and set the pods' status themselves, as a kubelet would
+The queue's objects are plain YAML here; each job is queued by its spec's `scheduling.kueue`
+(``queued_render``). KWOK completes a batch Job's pods as soon as they run, so the tests that
+need a job to keep running pause it and set the pods' status themselves, as a kubelet would
 (test_collective.py)."""
 
 from __future__ import annotations
@@ -29,11 +28,7 @@ from tests.cluster.test_collective import run_on
 from tests.cluster.test_paddleflow import get, wait_for
 from tests.cluster.test_trainjob import install_runtimes
 
-QUEUE_NAME = "kueue.x-k8s.io/queue-name"
-PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
 FLAVOR = "default-flavor"
-# The kinds paddlegen renders as a job's top-level object, for each workload Kueue integrates.
-TOP_LEVEL = {"Job", "TrainJob", "PaddleJob"}
 
 
 @pytest.fixture(scope="module")
@@ -128,17 +123,12 @@ def spec(name: str, namespace: str, workload: str, ranks: int, **extra: Any) -> 
 
 
 def queued_render(data: dict[str, Any], queue_name: str, priority: str = "") -> api.Rendered:
-    """``data`` rendered by paddlegen, its top-level object labelled for ``queue_name``
-    (and the WorkloadPriorityClass ``priority``), as `spec.scheduling.kueue` will."""
-    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
-    name = data["metadata"]["name"]
-    (top,) = [m.obj for m in rendered.manifests if m.kind in TOP_LEVEL and m.name == name]
-    # a new dict: the render shares one labels mapping between a job's objects
-    labels = {**top["metadata"].get("labels", {}), QUEUE_NAME: queue_name}
-    if priority:
-        labels[PRIORITY_CLASS] = priority
-    top["metadata"]["labels"] = labels
-    return rendered
+    """``data`` queued in ``queue_name`` (and the WorkloadPriorityClass ``priority``) by its
+    `spec.scheduling.kueue`, rendered by paddlegen."""
+    kueue = {"queue": queue_name, **({"priorityClass": priority} if priority else {})}
+    scheduling = {**data["spec"].get("scheduling", {}), "kueue": kueue}
+    queued = {**data, "spec": {**data["spec"], "scheduling": scheduling}}
+    return api.render_document(parse_spec(yaml.safe_dump(queued).encode(), "spec.yaml"))
 
 
 def submit(kube: Kube, data: dict[str, Any], priority: str = "") -> None:
