@@ -806,7 +806,7 @@ def _failure_policy(body: dict[str, Any], ctx: Context, where: str, queued: bool
         f"{was} becomes paddlegen's: a rank that fails, or is evicted, fails the whole Job at "
         "once (a rank started again alone cannot rejoin the others)"
         + (
-            ", and a rank stopped by SIGTERM (exit 15 or 143) is not a failure: Kueue's "
+            ", and a rank stopped by SIGTERM (exit 15, 137 or 143) is not a failure: Kueue's "
             "preemption stops them so"
             if queued
             else ""

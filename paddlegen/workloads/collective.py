@@ -58,11 +58,14 @@ WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
 # Under Kueue, preemption suspends the Job, and the Job controller deletes its pods with no
 # DisruptionTarget (Kubernetes v1.37.2 pkg/controller/job/job_controller.go:1763-1772; the
 # policy is matched whether the Job is suspended or not, :1077-1085). Paddle's launcher exits
-# 15 on the SIGTERM (paddle 3.3.1 distributed/launch/controllers/controller.py:165-177), a
-# program a shell runs, 143: either would match the exit-code rule and fail, for good, a job
-# Kueue meant to requeue. A queued job ignores them, said before that rule: not counted, and
-# on re-admission every rank starts again together. (`QUEUED_STOP_EXIT_CODES`)
-QUEUED_STOP_EXIT_CODES = [15, 143]
+# 15 on the SIGTERM (paddle 3.3.1 distributed/launch/controllers/controller.py:165-177), or is
+# killed at the end of the grace period, 137 (seen on the real node with a grace of 5 s), and
+# a program a shell runs ends 143: each would match the exit-code rule and fail, for good, a
+# job Kueue meant to requeue. A queued job ignores them, said before that rule: not counted,
+# and on re-admission every rank starts again together. The price: a queued job's rank that
+# the kernel's OOM killer ends (137 too) does not fail the job at once; the others fail on the
+# broken collective, or the deadline ends it. (`QUEUED_STOP_EXIT_CODES`)
+QUEUED_STOP_EXIT_CODES = [15, 137, 143]
 # The env every pod gets (the launcher reads it: context/args_envs.py:21-47), and its source.
 CONTRACT_ENV = {
     "POD_IP": "the pod's IP",

@@ -38,6 +38,13 @@ def kueue(kube: Kube) -> Kube:
     a ResourceFlavor and two WorkloadPriorityClasses every test shares."""
     with_extras(kube, ["kwok", "jobset", "trainer", "training-operator", "kueue"])
     install_runtimes(kube)
+    flavor_and_priorities(kube)
+    return kube
+
+
+def flavor_and_priorities(kube: Kube) -> None:
+    """The ResourceFlavor every ClusterQueue here uses, and WorkloadPriorityClasses `low`
+    (100) and `high` (1000)."""
     kube.apply(
         yaml.safe_dump_all(
             [
@@ -51,14 +58,14 @@ def kueue(kube: Kube) -> Kube:
             ]
         )
     )  # fmt: skip
-    return kube
 
 
-def queue(kube: Kube, namespace: str, cpu: int) -> None:
-    """``namespace`` with a LocalQueue `team` of its own ClusterQueue (``cpu`` CPUs; memory
-    plenty: Kueue admits no workload asking for a resource its ClusterQueue does not cover),
-    which preempts lower priorities."""
-    kube.run("create", "namespace", namespace)
+def queue(kube: Kube, namespace: str, cpu: int | str, *others: str) -> None:
+    """``namespace`` (and the ``others``) with a LocalQueue `team` of one ClusterQueue named
+    after ``namespace`` (``cpu`` CPUs; memory plenty: Kueue admits no workload asking for a
+    resource its ClusterQueue does not cover), which preempts lower priorities."""
+    for name in (namespace, *others):
+        kube.run("create", "namespace", name)
     kube.apply(
         yaml.safe_dump_all(
             [
@@ -68,7 +75,13 @@ def queue(kube: Kube, namespace: str, cpu: int) -> None:
                     "metadata": {"name": namespace},
                     "spec": {
                         "namespaceSelector": {
-                            "matchLabels": {"kubernetes.io/metadata.name": namespace}
+                            "matchExpressions": [
+                                {
+                                    "key": "kubernetes.io/metadata.name",
+                                    "operator": "In",
+                                    "values": [namespace, *others],
+                                }
+                            ]
                         },
                         "preemption": {"withinClusterQueue": "LowerPriority"},
                         "resourceGroups": [
@@ -87,12 +100,15 @@ def queue(kube: Kube, namespace: str, cpu: int) -> None:
                         ],
                     },
                 },
-                {
-                    "apiVersion": "kueue.x-k8s.io/v1beta2",
-                    "kind": "LocalQueue",
-                    "metadata": {"name": "team", "namespace": namespace},
-                    "spec": {"clusterQueue": namespace},
-                },
+                *(
+                    {
+                        "apiVersion": "kueue.x-k8s.io/v1beta2",
+                        "kind": "LocalQueue",
+                        "metadata": {"name": "team", "namespace": name},
+                        "spec": {"clusterQueue": namespace},
+                    }
+                    for name in (namespace, *others)
+                ),
             ]
         )
     )

@@ -82,12 +82,13 @@ def test_without_kueue_no_object_carries_its_labels():
 
 def test_a_queued_collective_job_ignores_the_ranks_kueues_preemption_stops():
     """Kueue preempts by suspending the Job; its pods end on SIGTERM with no DisruptionTarget
-    (Paddle's launcher exits 15, a shell-run program 143): a queued job does not fail for it.
-    Any other non-zero exit, and an eviction, still fail it at once."""
+    (Paddle's launcher exits 15, or 137 when the grace period ends first; a shell-run program
+    143): a queued job does not fail for it. Any other non-zero exit, and an eviction, still
+    fail it at once."""
     rules = objects("collective-job")["Job", "demo"]["spec"]["podFailurePolicy"]["rules"]
     assert [(r["action"], r.get("onExitCodes")) for r in rules] == [
         ("FailJob", None),
-        ("Ignore", {"containerName": "paddle", "operator": "In", "values": [15, 143]}),
+        ("Ignore", {"containerName": "paddle", "operator": "In", "values": [15, 137, 143]}),
         ("FailJob", {"containerName": "paddle", "operator": "NotIn", "values": [0]}),
     ]
     assert rules[0]["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]

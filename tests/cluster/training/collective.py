@@ -1,15 +1,18 @@
 """Data-parallel linear regression (Paddle 3.x, collective): every rank fits its shard of one
 synthetic data set (no download), gradients all-reduced by Paddle, so all ranks end with the
 same parameters. The shard is `$DATA_DIR/part-<rank>.npy` when DATA_DIR is set (what the data
-Job wrote, prepare_data.py), else rows of the same data made here. Prints `rank R/W step S
+Job wrote, prepare_data.py), else rows of the same data made here. Waits HOLD_SECONDS first
+when set (a job that must still be running when a test preempts it). Prints `rank R/W step S
 loss L` and `rank R/W parameters V,V,...`."""
 
 import os
+import time
 
 import numpy as np
 import paddle
 import paddle.distributed as dist
 
+time.sleep(float(os.environ.get("HOLD_SECONDS", "0")))
 dist.init_parallel_env()
 rank, world = dist.get_rank(), dist.get_world_size()
 if "DATA_DIR" in os.environ:
