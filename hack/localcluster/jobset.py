@@ -95,15 +95,10 @@ def configuration(webhook_port: int, probe_port: int, cert_dir: Path) -> dict[st
     server on loopback with our certificate, its own certificate management off (it would
     write a Secret and patch the configurations for a Service), no metrics, no leader
     election."""
-    return {
-        "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
-        "kind": "Configuration",
-        "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(cert_dir)},
-        "metrics": {"bindAddress": "0"},
-        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe_port}"},
-        "leaderElection": {"leaderElect": False},
-        "internalCertManagement": {"enable": False},
-    }
+    return webhooks.manager_configuration(
+        "config.jobset.x-k8s.io/v1alpha1", webhook_port, probe_port, cert_dir,
+        internalCertManagement={"enable": False},
+    )  # fmt: skip
 
 
 class ToolsController(Component):

@@ -117,18 +117,13 @@ def configuration(webhook_port: int, probe_port: int, cert_dir: Path) -> dict[st
     write a Secret and patch the configurations for a Service), no metrics, no leader election;
     only jobs that name a queue are queued; the visibility server off (it is an aggregated API
     server, called through an APIService: features.VisibilityOnDemand, main.go:433-440)."""
-    return {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(cert_dir)},
-        "metrics": {"bindAddress": "0"},
-        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe_port}"},
-        "leaderElection": {"leaderElect": False},
-        "internalCertManagement": {"enable": False},
-        "manageJobsWithoutQueueName": False,
-        "integrations": {"frameworks": list(FRAMEWORKS)},
-        "featureGates": {"VisibilityOnDemand": False},
-    }
+    return webhooks.manager_configuration(
+        "config.kueue.x-k8s.io/v1beta2", webhook_port, probe_port, cert_dir,
+        internalCertManagement={"enable": False},
+        manageJobsWithoutQueueName=False,
+        integrations={"frameworks": list(FRAMEWORKS)},
+        featureGates={"VisibilityOnDemand": False},
+    )  # fmt: skip
 
 
 def ldflags(version: str) -> str:

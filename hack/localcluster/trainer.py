@@ -71,15 +71,10 @@ def configuration(webhook_port: int, probe_port: int) -> dict[str, Any]:
     webhook server on loopback, its certificate management off (it would write a Secret and
     patch the configurations for a Service: main.go, IsCertManagementEnabled), no metrics, no
     leader election. It has no certDir: see ``start``."""
-    return {
-        "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
-        "kind": "Configuration",
-        "webhook": {"port": webhook_port, "host": "127.0.0.1"},
-        "metrics": {"bindAddress": "0"},
-        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe_port}"},
-        "leaderElection": {"leaderElect": False},
-        "certManagement": {"enable": False},
-    }
+    return webhooks.manager_configuration(
+        "config.trainer.kubeflow.org/v1alpha1", webhook_port, probe_port, None,
+        certManagement={"enable": False},
+    )  # fmt: skip
 
 
 class Trainer(ToolsController):

@@ -1,7 +1,7 @@
 """Admission webhooks of a controller that runs beside the API server, not in a pod: a serving
 certificate of our own for 127.0.0.1, the upstream webhook configurations pointed at it by URL,
-and the waits until the controller serves them and the API server calls them (jobset.py,
-trainer.py)."""
+the waits until the controller serves them and the API server calls them, and the settings
+their configuration files share (jobset.py, trainer.py, kueue.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,29 @@ from .base import Cluster, ClusterError, tail
 
 # A day: a throwaway cluster's certificate needs no renewal.
 CERT_DAYS = 1
+
+
+def manager_configuration(
+    api_version: str, port: int, probe_port: int, cert_dir: Path | None, **own: Any
+) -> dict[str, Any]:
+    """A controller-runtime manager's configuration file, as JobSet, Trainer and Kueue read
+    it: the webhook server on loopback (with the certificate in ``cert_dir``, if it reads one
+    from there), the health probes on loopback, no metrics, no leader election; ``own``, the
+    controller's own settings (its certificate management off, at least)."""
+    webhook = {
+        "port": port,
+        "host": "127.0.0.1",
+        **({"certDir": str(cert_dir)} if cert_dir else {}),
+    }
+    return {
+        "apiVersion": api_version,
+        "kind": "Configuration",
+        "webhook": webhook,
+        "metrics": {"bindAddress": "0"},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{probe_port}"},
+        "leaderElection": {"leaderElect": False},
+        **own,
+    }
 
 
 def serving_cert(folder: Path) -> str:
