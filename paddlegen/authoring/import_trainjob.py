@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.authoring.import_pod import LOSSY, Context, Pod, dotted, pod, take
+from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, dotted, pod, take
 from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.authoring.import_workloads import Spec, assemble, take_env, unwrap
 from paddlegen.workloads import collective
@@ -28,6 +28,9 @@ from paddlegen.workloads.trainjob import (
     VOLCANO_RUNTIME,
 )
 
+# The manager of Kueue's runtime patch (pkg/controller/jobs/trainjob/trainjob_controller.go:76
+# at v0.19.2).
+KUEUE_MANAGER = "kueue.x-k8s.io/manager"
 # paddlegen's runtimes, and whether one gang-schedules with Volcano.
 RUNTIMES = {RUNTIME: False, VOLCANO_RUNTIME: True}
 # What runtimeRef's apiGroup and kind default to (trainjob_types.go:165-177), and what
@@ -232,15 +235,26 @@ def _own_patch(
         if manager == MANAGER and not found:
             found, index = patch, i
             continue
-        ctx.note(
-            LOSSY,
-            where,
-            f"runtimePatches[{i}] (manager {json.dumps(manager)}) is not carried over: the "
-            f"spec renders one patch, paddlegen's (manager {MANAGER}); another manager's "
-            "is that manager's to write (Kueue's is kueue.x-k8s.io/manager, "
-            "trainjob_types.go:294-297)",
-            (*_PATCHES, i, "manager"),
-        )
+        if manager == KUEUE_MANAGER:
+            # Kueue v0.19.2's webhook appends its patch to every TrainJob it is shown, queued
+            # or not (pkg/controller/jobs/trainjob/trainjob_webhook.go:91-102), and fills it
+            # on admission: on a TrainJob read back from a cluster with Kueue, it is Kueue's.
+            ctx.note(
+                COSMETIC,
+                where,
+                f"runtimePatches[{i}] (manager {KUEUE_MANAGER}) is Kueue's, which its webhook "
+                "adds to every TrainJob: not carried over (scheduling.kueue queues the job)",
+                (*_PATCHES, i, "manager"),
+            )
+        else:
+            ctx.note(
+                LOSSY,
+                where,
+                f"runtimePatches[{i}] (manager {json.dumps(manager)}) is not carried over: the "
+                f"spec renders one patch, paddlegen's (manager {MANAGER}); another manager's "
+                "is that manager's to write (trainjob_types.go:294-297)",
+                (*_PATCHES, i, "manager"),
+            )
         patches.pop(i)
     if not found:
         if "runtimePatches" in body and not patches:

@@ -293,7 +293,8 @@ def test_each_workload_kueue_integrates_is_admitted_and_runs(
     assert admitted(kube, namespace, kind, name)["reason"] == "Admitted"
     (pod_set,) = workload(kube, namespace, kind, name)["status"]["admission"]["podSetAssignments"]
     assert pod_set["flavors"]["cpu"] == FLAVOR
-    assert not suspended(kube, namespace, resource, name)
+    # Kueue resumes the job after it has admitted its Workload, in a reconcile of its own
+    wait_for(f"{workload_name} resumed", lambda: not suspended(kube, namespace, resource, name))
     if workload_name == "kubeflow-paddlejob":
         # resumed, the training-operator makes the gang's PodGroup; its pods only once Volcano
         # (not running here: test_kubeflow.py) has placed the gang
