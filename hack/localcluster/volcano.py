@@ -87,7 +87,11 @@ def wait_open_queue(cluster: Cluster, paths: dict[str, Path], timeout: float = 6
     """Wait for the `default` Queue (vc-scheduler creates it, the queue controller opens it):
     a PodGroup in a queue that is not there yet is not scheduled."""
     deadline = time.monotonic() + timeout
-    argv = [cluster.kubectl, "get", "queue", "default", "-o", "jsonpath={.status.state}"]
+    # By its full name: `queue` is also a short name of Kueue's LocalQueue (its CRD is among
+    # hack/crds), which kubectl's short-name expansion may pick first; the `default` it then
+    # looked up never became Open ("not Open in 60 s" when Volcano started after Kueue).
+    queue = "queues.scheduling.volcano.sh"
+    argv = [cluster.kubectl, "get", queue, "default", "-o", "jsonpath={.status.state}"]
     while time.monotonic() < deadline:
         cluster.check_alive(paths)
         done = subprocess.run(argv, env=cluster.env(), capture_output=True, text=True, check=False)
