@@ -49,8 +49,11 @@ SLOW = (
 )
 
 
-# Tests against the local control plane (hack/local-cluster, started once per session).
+# Tests against the local control plane (hack/local-cluster, started once per session), and
+# those on the real node, on a control plane of its own, all in modules named so
+# (tests/cluster/conftest.py refuses a `node` test elsewhere).
 CLUSTER = "cluster/"
+NODE_MODULES = "cluster/test_node"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -65,21 +68,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject.toml): a worker per CPU, and one more, as the workers of the two
+    cluster units mostly wait on their controllers (PYTEST_XDIST_AUTO_NUM_WORKERS overrides)."""
+    return (os.cpu_count() or 1) + 1
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """pytest-xdist's scheduler for this suite (`-n auto`, pyproject.toml): every test module
-    is a unit of work, and all the `cluster` tests are one unit, handed out first. One worker
-    runs them in their order, on the one control plane and the one real node they share,
-    while the others run the CPU-bound modules: the cluster tests mostly wait on controllers."""
+    """pytest-xdist's scheduler for this suite: every test module is a unit of work, except
+    the `cluster` tests, which are two: those on the KWOK cluster and those on the real node
+    (test_node_*.py), each started by its first test and shared by the rest of its unit. The
+    two are handed out first, the longer first, so that two workers run them side by side
+    while the others run the CPU-bound modules."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ClusterTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
+            if module.startswith(f"tests/{NODE_MODULES}"):
+                return NODE_MODULES
             return CLUSTER if module.startswith(f"tests/{CLUSTER}") else module
 
         def _assign_work_unit(self, node: object) -> None:
-            if CLUSTER in self.workqueue:  # the longest unit: started first, ends no later
-                self.workqueue.move_to_end(CLUSTER, last=False)
+            for unit in (NODE_MODULES, CLUSTER):  # each to the front: KWOK's, then the node's
+                if unit in self.workqueue:
+                    self.workqueue.move_to_end(unit, last=False)
             super()._assign_work_unit(node)
 
     return ClusterTestsTogether(config, log)

@@ -91,6 +91,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def uses(item: pytest.Item, name: str) -> bool:
         return name in getattr(item, "fixturenames", ())
 
+    # One pytest-xdist worker runs the tests on the real node and another those on KWOK's
+    # cluster (tests/conftest.py tells them apart by module name): a `node` test elsewhere
+    # would start a second real node beside the first, and the two cannot share a host.
+    here = Path(__file__).parent
+    only_node = [uses(item, "node") and not uses(item, "kube") for item in items]
+    misplaced = [
+        item.nodeid
+        for item, on_node in zip(items, only_node, strict=True)
+        if item.path.parent == here and item.path.name.startswith("test_node") != on_node
+    ]
+    if misplaced:
+        raise pytest.UsageError(
+            "tests on the real node (fixture `node`, and not `kube`) belong in test_node_*.py "
+            "modules, and only they: " + ", ".join(misplaced)
+        )
     items[:] = [i for i in items if not uses(i, "node")] + [i for i in items if uses(i, "node")]
     for name in ("kube", "node"):
         last = max((n for n, item in enumerate(items) if uses(item, name)), default=None)

@@ -1,0 +1,99 @@
+"""`trainjob` (#26) on the real node (`node`) with Kubeflow Trainer v2.3.0 and JobSet v0.12.0:
+a TrainJob of 2 nodes and one of 3, gang-scheduled by Volcano, train to completion. Apart
+from test_trainjob.py (KWOK): the `node` tests are modules of their own, test_node_*.py,
+which one pytest-xdist worker runs while another runs the KWOK cluster's (tests/conftest.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from paddlegen import api
+from paddlegen.workloads.trainjob import MASTER_PORT, NODE
+from tests.cluster.conftest import Kube, local_cluster, with_extras
+from tests.cluster.test_collective import INDEX, render
+from tests.cluster.test_node_operators import create_namespace, wait_until_done
+from tests.cluster.test_paddleflow import get
+from tests.cluster.test_trainjob import install_runtimes, owner, ranks, trainjob_condition
+from tests.cluster.training import assert_masters, assert_trained
+
+
+@pytest.fixture(scope="module")
+def node_trainer(node: Kube) -> Kube:
+    """The real node with JobSet and Trainer, and paddlegen's runtimes."""
+    with_extras(node, ["jobset", "trainer"])
+    install_runtimes(node)
+    return node
+
+
+@pytest.fixture(scope="module")
+def node_gang(node_trainer: Kube) -> Kube:
+    """The same with Volcano, for the runtime whose podGroupPolicy asks for it."""
+    return with_extras(node_trainer, ["volcano"])
+
+
+def node_spec(name: str, nodes: int, **extra: Any) -> dict[str, Any]:
+    """A trainjob in a namespace of its name that runs the training program of the ConfigMap
+    `program` (create_namespace makes it) under Paddle's launcher, the workload's default
+    command. No imagePullPolicy: a TrainJob cannot set it (paddlegen warns); the image is
+    tagged and on the node, which IfNotPresent, the default, takes."""
+    return {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": name},
+        "spec": {
+            "workload": "trainjob",
+            "image": local_cluster().images.PADDLE.reference,
+            "resources": {"requests": {"cpu": "250m"}, "limits": {"memory": "2Gi"}},
+            "args": ["/program/train.py"],
+            "volumes": [
+                {
+                    "name": "program",
+                    "mountPath": "/program",
+                    "readOnly": True,
+                    "configMap": {"name": "program"},
+                }
+            ],
+            "worker": {"replicas": nodes},
+            "terminationGracePeriodSeconds": 5,
+            **extra,
+        },
+    }
+
+
+@pytest.mark.node
+def test_a_trainjob_of_two_nodes_trains_on_the_real_node(node_trainer: Kube) -> None:
+    train_on_the_node(node_trainer, "tj-node-2", 2)
+
+
+@pytest.mark.node
+def test_a_trainjob_of_three_nodes_trains_as_one_volcano_gang(node_gang: Kube) -> None:
+    name = "tj-node-3"
+    pods = train_on_the_node(node_gang, name, 3, scheduling={"scheduler": "volcano"})
+    groups = get(node_gang, name, "podgroups.scheduling.volcano.sh")["items"]
+    assert [(g["spec"]["minMember"], owner(g)) for g in groups] == [(3, ("TrainJob", name))]
+    assert {p["spec"]["schedulerName"] for p in pods} == {"volcano"}
+
+
+def train_on_the_node(kube: Kube, name: str, nodes: int, **extra: Any) -> list[dict[str, Any]]:
+    """Train the trainjob ``name`` of ``nodes`` nodes to completion on the real node: the loss
+    falls, the ranks agree, each met rank 0's master; its pods."""
+    data = node_spec(name, nodes, **extra)
+    create_namespace(kube, data, "collective")
+    kube.apply(api.manifest_stream([render(data)]))
+
+    def finished() -> str:
+        for kind in ("Complete", "Failed"):
+            if trainjob_condition(kube, name, name, kind):
+                return kind
+        return ""
+
+    state, took, output = wait_until_done(kube, name, finished, container=NODE)
+    assert state == "Complete", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert_trained(output, nodes)
+    by_rank = {int(p["metadata"]["annotations"][INDEX]): p for p in ranks(kube, name, name)}
+    assert len(by_rank) == nodes
+    assert_masters(output, by_rank, f"{name}-{NODE}-0-0.{name}:{MASTER_PORT}")
+    print(f"{nodes} nodes trained in {took:.1f} s")
+    return list(by_rank.values())
