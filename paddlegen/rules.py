@@ -223,6 +223,10 @@ CHECKS: dict[str, str] = {
         "under Kueue, every role gives its cpu and memory: Kueue charges the queue's quota what "
         "the pods request, paddlegen's default requests (cpu 500m, memory 1Gi) otherwise"
     ),
+    "kueue-runtime": (
+        "a queued TrainJob runs on paddlegen's queued runtime, or on one whose pod failure policy "
+        "also ignores the exit codes of ranks that Kueue's preemption stops"
+    ),
 }
 
 OTHERS: dict[str, str] = {

@@ -4,7 +4,7 @@ What paddlegen renders for trainjob (workloads/trainjob.py) reads back without a
 trainer's image, command (after the master wrapper), args, env, numNodes and resourcesPerNode,
 and paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
 other workload's (import_pod.py). Whatever a TrainJob holds beyond that is a note at the field,
-line and column: a runtime other than paddlegen's two, a patch of another manager, a field
+line and column: a runtime other than paddlegen's four, a patch of another manager, a field
 Trainer v2.3.0 has and the spec does not (numProcPerNode, initializer, suspend, ...).
 
 Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0."""
@@ -17,6 +17,7 @@ from typing import Any
 from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, dotted, pod, take
 from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.authoring.import_workloads import Spec, assemble, take_env, unwrap
+from paddlegen.spec.model import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import collective
 from paddlegen.workloads.base import QUEUE_NAME
 from paddlegen.workloads.trainjob import (
@@ -25,14 +26,18 @@ from paddlegen.workloads.trainjob import (
     NODE,
     RUNTIME,
     UNSUPPORTED,
-    VOLCANO_RUNTIME,
+    runtime_of,
 )
 
 # The manager of Kueue's runtime patch (pkg/controller/jobs/trainjob/trainjob_controller.go:76
 # at v0.19.2).
 KUEUE_MANAGER = "kueue.x-k8s.io/manager"
-# paddlegen's runtimes, and whether one gang-schedules with Volcano.
-RUNTIMES = {RUNTIME: False, VOLCANO_RUNTIME: True}
+# paddlegen's runtimes: whether each gang-schedules with Volcano, and is a queued job's.
+RUNTIMES = {
+    runtime_of(volcano=volcano, queued=queued): (volcano, queued)
+    for volcano in (False, True)
+    for queued in (False, True)
+}
 # What runtimeRef's apiGroup and kind default to (trainjob_types.go:165-177), and what
 # paddlegen's TrainJobs say.
 RUNTIME_REF = {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"}
@@ -70,6 +75,8 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         body.pop("trainer", None)
     if runtime not in RUNTIMES:
         _other_runtime(p, runtime, counted, ctx, where)
+    else:
+        _queued_runtime(obj, runtime, ctx, where)
     _command(p, runtime, ctx, where)
     _unsupported(p, template_at, container_at, ctx, where)
     if p.restart_policy not in (None, "Never"):
@@ -86,7 +93,7 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     # Volcano's queue sits on the JobSet template (workloads/trainjob.py): with paddlegen's
     # Volcano runtime, or another that the spec then gangs too. Anywhere else it stays, listed.
     queues = jobset.get("metadata", {}).get("annotations", {})
-    if RUNTIMES.get(runtime, QUEUE_NAME in queues):
+    if RUNTIMES[runtime][0] if runtime in RUNTIMES else QUEUE_NAME in queues:
         queue = take(jobset, "metadata", "annotations", QUEUE_NAME)
         spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}
     if runtime not in RUNTIMES:
@@ -219,6 +226,23 @@ def _other_runtime(p: Pod, runtime: str, counted: bool, ctx: Context, where: str
         f"only on a runtime that carries it, as paddlegen's does (`paddlegen runtime`)",
         ("spec", "runtimeRef", "name"),
     )
+
+
+def _queued_runtime(obj: dict[str, Any], runtime: str, ctx: Context, where: str) -> None:
+    """paddlegen's TrainJob references a queued runtime exactly when Kueue queues it (the
+    label that becomes scheduling.kueue): one the other way round is noted, as the spec's
+    render picks the other."""
+    queued = KUEUE_QUEUE_LABEL in (obj.get("metadata", {}).get("labels") or {})
+    volcano, for_queued = RUNTIMES[runtime]
+    if for_queued != queued:
+        ctx.note(
+            LOSSY,
+            where,
+            f"runtime {runtime} becomes {runtime_of(volcano=volcano, queued=queued)}: "
+            f"paddlegen's TrainJobs reference a queued runtime (one whose pod failure policy "
+            f"lets Kueue preempt) exactly when Kueue queues them (label {KUEUE_QUEUE_LABEL})",
+            ("spec", "runtimeRef", "name"),
+        )
 
 
 def _own_patch(

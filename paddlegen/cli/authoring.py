@@ -457,10 +457,11 @@ def dockerfile(spec: str, output: str | None, force: bool) -> None:
 def runtime(output: str | None, force: bool) -> None:
     """Print paddlegen's Paddle ClusterTrainingRuntimes (workload trainjob), to install once.
 
-    Two Kubeflow Trainer v2 runtimes in one YAML stream: paddle-distributed, and
+    Four Kubeflow Trainer v2 runtimes in one YAML stream: paddle-distributed, and
     paddle-distributed-volcano, which Volcano gang-schedules (a spec with scheduling.scheduler
-    volcano references it). Each runs Paddle's launcher on every node with collective-job's
-    contract. Needs Kubeflow Trainer v2.3 and JobSet installed.
+    volcano references it), and each as -queued, whose pod failure policy lets Kueue preempt
+    (a spec with scheduling.kueue references it). Each runs Paddle's launcher on every node
+    with collective-job's contract. Needs Kubeflow Trainer v2.3 and JobSet installed.
 
     \b
     Examples:

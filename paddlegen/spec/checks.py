@@ -31,7 +31,7 @@ from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS, collective, trainjob
 from paddlegen.workloads.base import RUN_KEYS, TRAINING_CONTAINER, Workload
-from paddlegen.workloads.collective import LAUNCHER
+from paddlegen.workloads.collective import LAUNCHER, QUEUED_STOP_EXIT_CODES
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SIZED_SOURCES = ("nfs", "efs", "cephfs", "dynamic")
@@ -976,6 +976,19 @@ def _kueue(ctx: _Ctx) -> Iterator[Diagnostic]:
             "would start before the data is ready",
             "kueue-data-prep",
             "name the LocalQueue otherwise, and have none named 'default' in the namespace",
+        )
+    runtime = ctx.spec.get("trainjob", {}).get("runtime")
+    if ctx.workload == "trainjob" and runtime is not None:
+        yield ctx.error(
+            ("spec", "trainjob", "runtime"),
+            f"Kueue preempts a TrainJob by suspending it, and its ranks then end with exit code "
+            f"{', '.join(map(str, QUEUED_STOP_EXIT_CODES))}: unless the pod failure policy of "
+            f"runtime {runtime} ignores those, as paddlegen's queued runtimes do, a preempted "
+            "TrainJob fails for good",
+            "kueue-runtime",
+            "leave spec.trainjob.runtime out (paddlegen's queued runtime then), or give "
+            f"runtime {runtime} that rule (`paddlegen runtime` prints it)",
+            severity="warning",
         )
     yield from _kueue_requests(ctx)
 
@@ -2108,6 +2121,7 @@ RULES: tuple[str, ...] = (
     "kueue-labels",
     "kueue-data-prep",
     "kueue-requests",
+    "kueue-runtime",
 )
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

@@ -21,10 +21,15 @@ if TYPE_CHECKING:
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 # paddlegen's runtimes: one for the default scheduler, one that gang-schedules with Volcano
-# (spec.scheduling.scheduler: volcano picks it), and the image a TrainJob that names none
-# runs (paddlegen's TrainJobs always name theirs: spec.image is required).
+# (spec.scheduling.scheduler: volcano picks it), each also as a queued one (`-queued`, picked
+# by spec.scheduling.kueue), whose pod failure policy lets Kueue preempt the TrainJob: a
+# runtime's Job spec is the runtime's alone, no runtime patch reaches its podFailurePolicy
+# (JobSpecPatch holds only the pod template, trainjob_types.go:371-375); and the image a
+# TrainJob that names none runs (paddlegen's TrainJobs always name theirs: spec.image is
+# required).
 RUNTIME = "paddle-distributed"
 VOLCANO_RUNTIME = "paddle-distributed-volcano"
+QUEUED_SUFFIX = "-queued"
 RUNTIME_IMAGE = "paddlepaddle/paddle:3.3.1"
 # The replicated job and the container Trainer fills in from the TrainJob's trainer: it
 # looks for the replicated job by the ancestor label and the container by the name `node`
@@ -78,11 +83,19 @@ _POD = (
 )
 
 
+def runtime_of(*, volcano: bool, queued: bool) -> str:
+    """The name of paddlegen's runtime that gang-schedules with Volcano or not, for a job that
+    Kueue queues or not."""
+    return (VOLCANO_RUNTIME if volcano else RUNTIME) + (QUEUED_SUFFIX if queued else "")
+
+
 def runtime_name(job: Job) -> str:
     """The ClusterTrainingRuntime the TrainJob references."""
     if job.trainjob.runtime:
         return job.trainjob.runtime
-    return VOLCANO_RUNTIME if job.scheduling.scheduler == "volcano" else RUNTIME
+    return runtime_of(
+        volcano=job.scheduling.scheduler == "volcano", queued=job.scheduling.kueue is not None
+    )
 
 
 def context(job: Job) -> dict[str, Any]:

@@ -20,9 +20,8 @@ from paddlegen.workloads.trainjob import (
     JOBSET_NAME,
     MASTER_PORT,
     NODE,
-    RUNTIME,
     RUNTIME_IMAGE,
-    VOLCANO_RUNTIME,
+    runtime_of,
 )
 from paddlegen.yamlio import dump_yaml
 
@@ -43,8 +42,10 @@ def runtime_env() -> list[dict[str, Any]]:
     ]
 
 
-def runtime(name: str, *, volcano: bool) -> dict[str, Any]:
-    """A Paddle ClusterTrainingRuntime: a JobSet template of one replicated job `node`."""
+def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
+    """A Paddle ClusterTrainingRuntime: a JobSet template of one replicated job `node`; a
+    ``queued`` one's pod failure policy lets Kueue preempt (collective.failure_policy)."""
+    name = runtime_of(volcano=volcano, queued=queued)
     pod_spec: dict[str, Any] = {
         # The pod failure policy takes no other (Kubernetes pkg/apis/batch/validation), and
         # JobSet's webhook would default OnFailure (pkg/webhooks/jobset_webhook.go:124-127).
@@ -85,7 +86,7 @@ def runtime(name: str, *, volcano: bool) -> dict[str, Any]:
                                 # Trainer sets parallelism = completions = numNodes
                                 # (plugins/jobset/jobset.go:310-330, SyncParallelCount).
                                 "completionMode": "Indexed",
-                                "podFailurePolicy": collective.failure_policy(NODE),
+                                "podFailurePolicy": collective.failure_policy(NODE, queued),
                                 "template": {"spec": pod_spec},
                             },
                         },
@@ -109,7 +110,11 @@ def runtime(name: str, *, volcano: bool) -> dict[str, Any]:
 
 def runtimes() -> list[dict[str, Any]]:
     """Every runtime paddlegen's TrainJobs may reference, the default one first."""
-    return [runtime(RUNTIME, volcano=False), runtime(VOLCANO_RUNTIME, volcano=True)]
+    return [
+        runtime(volcano=volcano, queued=queued)
+        for volcano in (False, True)
+        for queued in (False, True)
+    ]
 
 
 def runtimes_text() -> str:

@@ -138,6 +138,9 @@ TRIGGERS = {
     "kueue-requests": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  scheduling: {kueue: {queue: q}}\n",
+    "kueue-runtime": "spec:\n  workload: trainjob\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  trainjob: {runtime: team-paddle}\n  scheduling: {kueue: {queue: q}}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

@@ -1,21 +1,26 @@
-"""Kueue on the real node (#27): a queued collective-job that Kueue preempts while it trains is
-requeued, not failed, and trains to completion once re-admitted.
+"""Kueue on the real node (#27): a queued collective-job, or a queued TrainJob, that Kueue
+preempts while it trains is requeued, not failed, and trains to completion once re-admitted
+(when the job that preempted it leaves).
 
-Kueue preempts by suspending the Job; the Job controller deletes its pods, and Paddle's
-launcher ends on the SIGTERM with exit code 15. KWOK cannot show what that exit code does to
-the Job (its pods have no process): here real ranks get the signal. The low-priority job waits
-HOLD_SECONDS before it trains (training/collective.py), so it is still running when the
-high-priority one takes its quota."""
+Kueue preempts by suspending the Job (the TrainJob: Trainer suspends its JobSet, JobSet the
+Job, jobset v0.12.0 pkg/controllers/jobset_controller.go:562-573); the Job controller deletes
+its pods, and Paddle's launcher ends on the SIGTERM with exit code 15. KWOK cannot show what
+that exit code does to the Job (its pods have no process): here real ranks get the signal.
+The low-priority job waits HOLD_SECONDS before it trains (training/collective.py), so it is
+still running when the high-priority one takes its quota."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from paddlegen import api
 from paddlegen.workloads.collective import QUEUED_STOP_EXIT_CODES
+from paddlegen.workloads.trainjob import NODE
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_kueue import (
     admitted,
@@ -27,101 +32,152 @@ from tests.cluster.test_kueue import (
 )
 from tests.cluster.test_node_collective import INDEX, job_condition, pods, spec
 from tests.cluster.test_node_operators import wait_until_done
+from tests.cluster.test_node_trainjob import node_spec
 from tests.cluster.test_paddleflow import get, wait_for
+from tests.cluster.test_trainjob import install_runtimes, ranks, trainjob_condition
 from tests.cluster.training import assert_trained, program
 
-LOW, HIGH = "kq-low", "kq-high"  # each job in the namespace of its name
 HOLD_SECONDS = "15"  # the low job's first run must still be running when it is preempted
 KEEP = "paddlegen.test/keep"  # the test's finalizer on the preempted ranks
 
 
+@dataclass(frozen=True)
+class Queued:
+    """A workload as this test drives it: its spec, its ranks and their container, the Job
+    that runs them, and the training object's kind, resource and final state."""
+
+    workload: str
+    spec: Callable[..., dict[str, Any]]
+    ranks: Callable[[Kube, str, str], list[dict[str, Any]]]
+    container: str
+    kind: str  # the training object's (the Workload's owner)
+    job: Callable[[str], str]  # the batch Job's name, from the training object's
+    done: Callable[[Kube, str], str]  # "Complete", "Failed" or ""
+
+    def low_and_high(self) -> tuple[str, str]:
+        """The two jobs' names, each in the namespace of its name."""
+        short = {"collective-job": "kq", "trainjob": "kq-tj"}[self.workload]
+        return f"{short}-low", f"{short}-high"
+
+
+def trainjob_done(kube: Kube, name: str) -> str:
+    kinds = ("Complete", "Failed")
+    return next((k for k in kinds if trainjob_condition(kube, name, name, k)), "")
+
+
+WORKLOADS = {
+    "collective-job": Queued(
+        "collective-job",
+        spec,
+        pods,
+        "paddle",
+        "Job",
+        lambda name: name,
+        lambda kube, name: job_condition(kube, name, name),
+    ),
+    "trainjob": Queued(
+        "trainjob",
+        node_spec,
+        ranks,
+        NODE,
+        "TrainJob",
+        lambda name: f"{name}-{NODE}-0",
+        trainjob_done,
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def queued(node: Kube) -> Kube:
-    """The node with Kueue, one ClusterQueue of 750m CPU (one job of two 250m ranks fits, two
-    do not) with a LocalQueue `team` in each job's namespace, and the training program."""
-    with_extras(node, ["kueue"])
+    """The node with JobSet, Trainer and paddlegen's runtimes, and Kueue, one ClusterQueue of
+    750m CPU (one job of two 250m ranks fits, two do not) with a LocalQueue `team` in each
+    job's namespace, and the training program."""
+    with_extras(node, ["jobset", "trainer", "kueue"])
+    install_runtimes(node)
     flavor_and_priorities(node)
-    queue(node, LOW, "750m", HIGH)
-    for namespace in (LOW, HIGH):
+    namespaces = [name for w in WORKLOADS.values() for name in w.low_and_high()]
+    queue(node, namespaces[0], "750m", *namespaces[1:])
+    for namespace in namespaces:
         node.run("create", "configmap", "program", "-n", namespace,
                  f"--from-literal=train.py={program('collective')}")  # fmt: skip
     return node
 
 
-def job(name: str, priority: str, **extra: Any) -> api.Rendered:
-    return queued_render(spec(name, 2, **extra), "team", priority)
-
-
-def exit_codes(kube: Kube) -> list[int] | None:
-    """The exit codes of the low job's training containers, once every rank has stopped."""
-    codes = [
+def exit_codes(kube: Kube, w: Queued, name: str) -> list[int] | None:
+    """The exit codes of the job's training containers, once every rank has stopped."""
+    codes: list[Any] = [
         (c.get("state", {}).get("terminated") or {}).get("exitCode")
-        for p in pods(kube, LOW, LOW)
+        for p in w.ranks(kube, name, name)
         for c in p["status"].get("containerStatuses", [])
-        if c["name"] == "paddle"
+        if c["name"] == w.container
     ]
     return codes if codes and None not in codes else None
 
 
-def failed_or_done(kube: Kube, name: str) -> str:
-    return job_condition(kube, name, name)
-
-
 @pytest.mark.node
-def test_a_preempted_collective_job_is_requeued_and_trains_when_readmitted(queued: Kube) -> None:
-    kube = queued
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
+    queued: Kube, workload: str
+) -> None:
+    kube, w = queued, WORKLOADS[workload]
+    low, high = w.low_and_high()
+
+    def render(name: str, priority: str, **extra: Any) -> str:
+        return api.manifest_stream([queued_render(w.spec(name, 2, **extra), "team", priority)])
+
     hold = {"env": [{"name": "HOLD_SECONDS", "value": HOLD_SECONDS}]}
-    kube.apply(api.manifest_stream([job(LOW, "low", **hold)]))
-    admitted(kube, LOW, "Job", LOW)
+    kube.apply(render(low, "low", **hold))
+    admitted(kube, low, w.kind, low)
     wait_for(
-        f"{LOW}: both ranks running",
-        lambda: [p["status"].get("phase") for p in pods(kube, LOW, LOW)] == ["Running"] * 2,
+        f"{low}: both ranks running",
+        lambda: [p["status"].get("phase") for p in w.ranks(kube, low, low)] == ["Running"] * 2,
         timeout=90,
     )
-    first = {p["metadata"]["uid"] for p in pods(kube, LOW, LOW)}
+    first = {p["metadata"]["uid"] for p in w.ranks(kube, low, low)}
     # Held by a finalizer of the test's own, each stopped rank stays, Failed with its exit code,
     # until the Job controller has seen it (else it may be gone first: the controller drops
     # its own finalizer before it deletes a suspended Job's pods, job_controller.go:1284-1290).
-    for name in sorted(p["metadata"]["name"] for p in pods(kube, LOW, LOW)):
+    for name in sorted(p["metadata"]["name"] for p in w.ranks(kube, low, low)):
         keep = [{"op": "add", "path": "/metadata/finalizers/-", "value": KEEP}]
-        kube.run("patch", "pod", name, "-n", LOW, "--type=json", "-p", json.dumps(keep))
+        kube.run("patch", "pod", name, "-n", low, "--type=json", "-p", json.dumps(keep))
 
-    # The high-priority job takes the quota: Kueue evicts the low one and suspends its Job,
-    # whose running ranks get SIGTERM. The Job is not failed by its pod failure policy.
-    kube.apply(api.manifest_stream([job(HIGH, "high")]))
+    # The high-priority job takes the quota: Kueue evicts the low one and suspends it, and
+    # its running ranks get SIGTERM. The Job is not failed by its pod failure policy.
+    kube.apply(render(high, "high"))
     evicted = wait_for(
-        f"{LOW} preempted", lambda: workload_condition(kube, LOW, "Job", LOW, "Evicted")
+        f"{low} preempted", lambda: workload_condition(kube, low, w.kind, low, "Evicted")
     )
     assert evicted["reason"] == "Preempted", evicted
-    wait_for(f"{LOW} suspended", lambda: suspended(kube, LOW, "job", LOW))
-    stopped = wait_for(f"{LOW}'s ranks stopped", lambda: exit_codes(kube), timeout=90)
+    wait_for(f"{low} suspended", lambda: suspended(kube, low, w.kind.lower(), low))
+    stopped = wait_for(f"{low}'s ranks stopped", lambda: exit_codes(kube, w, low), timeout=90)
     # Paddle's launcher on SIGTERM (15), or killed at the end of the 5 s grace period (137);
     # either matched the exit-code rule before queued jobs ignored them (its FailureTarget:
     # "Container paddle for pod ... failed with exit code 137 matching FailJob rule at index 1")
     assert set(stopped) <= set(QUEUED_STOP_EXIT_CODES), stopped
+    job = w.job(low)
     wait_for(
-        f"the Job controller's count of {LOW}'s stopped ranks",
-        lambda: not get(kube, LOW, "job", LOW)["status"].get("terminating"),
+        f"the Job controller's count of {low}'s stopped ranks",
+        lambda: not get(kube, low, "job", job)["status"].get("terminating"),
     )
-    low = get(kube, LOW, "job", LOW)
-    assert not [c for c in low["status"].get("conditions", []) if c["type"] in (
-        "FailureTarget", "Failed")], low["status"]  # fmt: skip
-    assert low["status"].get("failed", 0) == 0, low["status"]
-    for pod in pods(kube, LOW, LOW):
-        kube.run("patch", "pod", pod["metadata"]["name"], "-n", LOW, "--type=merge",
+    status = get(kube, low, "job", job)["status"]
+    assert not [c for c in status.get("conditions", []) if c["type"] in (
+        "FailureTarget", "Failed")], status  # fmt: skip
+    assert status.get("failed", 0) == 0, status
+    for pod in w.ranks(kube, low, low):
+        kube.run("patch", "pod", pod["metadata"]["name"], "-n", low, "--type=merge",
                  "-p", '{"metadata": {"finalizers": []}}')  # fmt: skip
-    wait_for(f"{LOW}'s first ranks gone", lambda: not pods(kube, LOW, LOW), timeout=90)
+    wait_for(f"{low}'s first ranks gone", lambda: not w.ranks(kube, low, low), timeout=90)
 
-    # The high job trains; then the low one is admitted again and trains, every rank anew.
-    state, took, output = wait_until_done(kube, HIGH, lambda: failed_or_done(kube, HIGH))
-    assert state == "Complete", f"{HIGH}: {state or 'not done'} after {took:.0f} s:\n{output}"
+    # The high job leaves (deleted: its Workload goes with it, and its quota); the low one is
+    # admitted again and trains, every rank anew.
+    kube.run("delete", w.kind.lower(), high, "-n", high, "--wait=false")
+    state, took, output = wait_until_done(kube, low, lambda: w.done(kube, low), w.container)
+    assert state == "Complete", f"{low}: {state or 'not done'} after {took:.0f} s:\n{output}"
     assert_trained(output, 2)
-    state, took, output = wait_until_done(kube, LOW, lambda: failed_or_done(kube, LOW))
-    assert state == "Complete", f"{LOW}: {state or 'not done'} after {took:.0f} s:\n{output}"
-    assert_trained(output, 2)
-    ranks = pods(kube, LOW, LOW)
-    assert sorted(int(p["metadata"]["annotations"][INDEX]) for p in ranks) == [0, 1]
-    assert not first & {p["metadata"]["uid"] for p in ranks}  # new pods, both ranks
+    again = w.ranks(kube, low, low)
+    assert sorted(int(p["metadata"]["annotations"][INDEX]) for p in again) == [0, 1]
+    assert not first & {p["metadata"]["uid"] for p in again}  # new pods, both ranks
     wait_for(
-        f"{LOW}'s Workload Finished", lambda: workload_condition(kube, LOW, "Job", LOW, "Finished")
+        f"{low}'s Workload Finished",
+        lambda: workload_condition(kube, low, w.kind, low, "Finished"),
     )

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from jsonschema import Draft4Validator
 
@@ -140,6 +141,19 @@ def test_volcano_picks_the_gang_runtime_and_its_queue_goes_on_the_jobset_templat
     assert "scheduling.volcano.sh/queue-name" not in pod["metadata"].get("annotations", {})
 
 
+@pytest.mark.parametrize(
+    ("scheduling", "runtime"),
+    [
+        ("{kueue: {queue: team}}", "paddle-distributed-queued"),
+        ("{scheduler: volcano, kueue: {queue: team}}", "paddle-distributed-volcano-queued"),
+    ],
+)
+def test_a_queued_trainjob_picks_the_queued_runtime(scheduling, runtime):
+    obj = train_job(f"  args: [train.py]\n  scheduling: {scheduling}\n")
+    assert obj["spec"]["runtimeRef"]["name"] == runtime
+    assert obj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team"
+
+
 def test_a_named_runtime_wins_and_the_deadline_is_the_trainjobs():
     obj = train_job(
         "  args: [train.py]\n  trainjob: {runtime: team-paddle}\n"
@@ -150,12 +164,15 @@ def test_a_named_runtime_wins_and_the_deadline_is_the_trainjobs():
 
 
 def test_the_runtimes_carry_collective_jobs_launcher_contract():
-    plain, volcano = trainjob_runtime.runtimes()
-    assert [r["metadata"]["name"] for r in (plain, volcano)] == [
+    plain, plain_queued, volcano, volcano_queued = trainjob_runtime.runtimes()
+    assert [r["metadata"]["name"] for r in trainjob_runtime.runtimes()] == [
         "paddle-distributed",
+        "paddle-distributed-queued",
         "paddle-distributed-volcano",
+        "paddle-distributed-volcano-queued",
     ]
-    for runtime in (plain, volcano):
+    for runtime, queued in ((plain, False), (plain_queued, True), (volcano, False),
+                            (volcano_queued, True)):  # fmt: skip
         assert runtime["spec"]["mlPolicy"] == {"numNodes": 1}  # plain ML: numNodes is Trainer's
         (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
         assert (node["name"], node["replicas"]) == ("node", 1)
@@ -164,7 +181,8 @@ def test_the_runtimes_carry_collective_jobs_launcher_contract():
         }
         job = node["template"]["spec"]
         assert job["completionMode"] == "Indexed"
-        assert job["podFailurePolicy"] == collective.failure_policy("node")
+        # A queued one's ignores a rank Kueue's preemption stopped (tests/cluster/test_node_kueue)
+        assert job["podFailurePolicy"] == collective.failure_policy("node", queued)
         # No JobSet failurePolicy: one failed Job fails the JobSet, nothing restarts it.
         assert "failurePolicy" not in runtime["spec"]["template"]["spec"]
         pod = runtime_pod(runtime)
@@ -184,10 +202,12 @@ def test_the_runtimes_carry_collective_jobs_launcher_contract():
         # subdomain; the wrapper swaps in rank 0's own IP on rank 0.
         assert env["PADDLE_MASTER"]["value"] == "$(PADDLE_JOB_ID)-node-0-0.$(PADDLE_JOB_ID):6768"
         assert container["ports"] == [{"name": "master", "containerPort": 6768, "protocol": "TCP"}]
-    assert "podGroupPolicy" not in plain["spec"]
-    assert volcano["spec"]["podGroupPolicy"] == {"volcano": {}}
-    assert "schedulerName" not in runtime_pod(plain)
-    assert runtime_pod(volcano)["schedulerName"] == "volcano"
+    for runtime in (plain, plain_queued):
+        assert "podGroupPolicy" not in runtime["spec"]
+        assert "schedulerName" not in runtime_pod(runtime)
+    for runtime in (volcano, volcano_queued):
+        assert runtime["spec"]["podGroupPolicy"] == {"volcano": {}}
+        assert runtime_pod(runtime)["schedulerName"] == "volcano"
 
 
 def test_the_runtimes_are_valid_cluster_training_runtimes():
@@ -225,13 +245,15 @@ def test_the_master_wrapper_gives_rank_0_its_own_ip_in_the_runtime_too():
     assert out == {"0": "10.0.0.7:6768", "1": master}
 
 
-def test_paddlegen_runtime_prints_both_and_writes_the_same_bytes(runner, tmp_path):
+def test_paddlegen_runtime_prints_all_four_and_writes_the_same_bytes(runner, tmp_path):
     printed = runner.invoke(cli, ["runtime"])
     assert printed.exit_code == 0, printed.stderr
     assert printed.stdout == trainjob_runtime.runtimes_text()
     assert [d["metadata"]["name"] for d in yaml.safe_load_all(printed.stdout)] == [
         "paddle-distributed",
+        "paddle-distributed-queued",
         "paddle-distributed-volcano",
+        "paddle-distributed-volcano-queued",
     ]
     target = tmp_path / "platform" / "runtimes.yaml"
     written = runner.invoke(cli, ["runtime", "-o", str(target)])

@@ -172,6 +172,41 @@ def test_a_runtime_ref_of_another_group_or_kind_is_lossy():
     assert 'runtimeRef.apiGroup "example.com" becomes "trainer.kubeflow.org"' in note.message
 
 
+QUEUED = SPEC + "  scheduling: {scheduler: volcano, kueue: {queue: team, priorityClass: low}}\n"
+
+
+def test_a_queued_trainjob_on_the_queued_runtime_reads_back_without_a_note():
+    obj = rendered_trainjob(QUEUED)
+    assert obj["spec"]["runtimeRef"]["name"] == "paddle-distributed-volcano-queued"
+    result = imported(obj)
+    assert result.notes == []
+    scheduling = result.spec["spec"]["scheduling"]
+    assert scheduling["kueue"] == {"queue": "team", "priorityClass": "low"}
+    assert scheduling["scheduler"] == "volcano"
+    assert "trainjob" not in result.spec["spec"]  # paddlegen's runtime: the render picks it
+
+
+@pytest.mark.parametrize(
+    ("body", "runtime", "becomes"),
+    [
+        (SPEC, "paddle-distributed-queued", "paddle-distributed"),
+        (QUEUED, "paddle-distributed-volcano", "paddle-distributed-volcano-queued"),
+    ],
+)
+def test_a_queued_runtime_without_kueues_label_or_the_other_way_round_is_lossy(
+    body, runtime, becomes
+):
+    obj = rendered_trainjob(body)
+    obj["spec"]["runtimeRef"]["name"] = runtime
+    result = imported(obj)
+    (note,) = result.notes
+    assert note.lossy and note.at == ("spec", "runtimeRef", "name") and note.line > 0
+    assert f"runtime {runtime} becomes {becomes}" in note.message
+    again = api.render_document(parse_spec(result.text.encode(), "imported.yaml"))
+    (train_job,) = [m.obj for m in again.manifests if m.kind == "TrainJob"]
+    assert train_job["spec"]["runtimeRef"]["name"] == becomes
+
+
 @pytest.mark.parametrize(
     ("change", "at", "said"),
     [
