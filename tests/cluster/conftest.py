@@ -258,10 +258,10 @@ def host_state(state: Path) -> dict[str, object]:
             if (point := line.split()[4]).startswith(places)
         ],
         "folders": [folder for folder in folders if os.path.lexists(folder)],
-        "processes": [
-            proc.name
+        "processes": [  # each with its command line: a failure says which one was left
+            proc.name + " " + cmdline.replace(b"\0", b" ").decode(errors="replace")[:300]
             for proc in Path("/proc").iterdir()
-            if proc.name.isdigit() and str(state).encode() in _cmdline(proc)
+            if proc.name.isdigit() and str(state).encode() in (cmdline := _cmdline(proc))
         ],
     }
 
