@@ -169,8 +169,10 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
     wait_for(f"{low}'s first ranks gone", lambda: not w.ranks(kube, low, low), timeout=90)
 
     # The high job leaves (deleted: its Workload goes with it, and its quota); the low one is
-    # admitted again and trains, every rank anew.
+    # admitted again and trains, every rank anew: the training budget counts from its new
+    # ranks, not from the queueing before them.
     kube.run("delete", w.kind.lower(), high, "-n", high, "--wait=false")
+    wait_for(f"{low}'s new ranks", lambda: len(w.ranks(kube, low, low)) == 2, timeout=90)
     state, took, output = wait_until_done(kube, low, lambda: w.done(kube, low), w.container)
     assert state == "Complete", f"{low}: {state or 'not done'} after {took:.0f} s:\n{output}"
     assert_trained(output, 2)

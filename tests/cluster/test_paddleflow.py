@@ -35,6 +35,15 @@ def wait_for(what: str, probe, timeout: float = TIMEOUT) -> Any:
 
 
 def get(kube: Kube, namespace: str, *what: str) -> Any:
+    """`kubectl get -n NAMESPACE WHAT -o json`: from the API server (Kube.read) for a resource,
+    a name or a label selector, the rest by kubectl."""
+    resource, *rest = what
+    if not rest:
+        return kube.read(namespace, resource)
+    if len(rest) == 1 and not rest[0].startswith("-"):
+        return kube.read(namespace, resource, name=rest[0])
+    if len(rest) == 2 and rest[0] == "-l":
+        return kube.read(namespace, resource, selector=rest[1])
     done = kube.run("get", "-n", namespace, *what, "-o", "json", check=False)
     return json.loads(done.stdout) if done.returncode == 0 else None
 
