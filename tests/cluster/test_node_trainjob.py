@@ -11,8 +11,9 @@ import pytest
 
 from paddlegen import api
 from paddlegen.workloads.trainjob import MASTER_PORT, NODE
-from tests.cluster.conftest import Kube, local_cluster, with_extras
+from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_collective import INDEX, render
+from tests.cluster.test_node_collective import spec as collective_spec
 from tests.cluster.test_node_operators import create_namespace, wait_until_done
 from tests.cluster.test_paddleflow import get
 from tests.cluster.test_trainjob import install_runtimes, owner, ranks, trainjob_condition
@@ -36,30 +37,13 @@ def node_gang(node_trainer: Kube) -> Kube:
 def node_spec(name: str, nodes: int, **extra: Any) -> dict[str, Any]:
     """A trainjob in a namespace of its name that runs the training program of the ConfigMap
     `program` (create_namespace makes it) under Paddle's launcher, the workload's default
-    command. No imagePullPolicy: a TrainJob cannot set it (paddlegen warns); the image is
-    tagged and on the node, which IfNotPresent, the default, takes."""
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": name, "namespace": name},
-        "spec": {
-            "workload": "trainjob",
-            "image": local_cluster().images.PADDLE.reference,
-            "resources": {"requests": {"cpu": "250m"}, "limits": {"memory": "2Gi"}},
-            "args": ["/program/train.py"],
-            "volumes": [
-                {
-                    "name": "program",
-                    "mountPath": "/program",
-                    "readOnly": True,
-                    "configMap": {"name": "program"},
-                }
-            ],
-            "worker": {"replicas": nodes},
-            "terminationGracePeriodSeconds": 5,
-            **extra,
-        },
-    }
+    command: the collective-job of test_node_collective.py as a trainjob. No imagePullPolicy:
+    a TrainJob cannot set it (paddlegen warns); the image is tagged and on the node, which
+    IfNotPresent, the default, takes."""
+    data = collective_spec(name, nodes, **extra)
+    data["spec"]["workload"] = "trainjob"
+    del data["spec"]["imagePullPolicy"]
+    return data
 
 
 @pytest.mark.node
