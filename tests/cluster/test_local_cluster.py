@@ -33,7 +33,8 @@ def test_up_env_down_on_a_state_folder_of_their_own(kube: Kube, tmp_path: Path):
     # `kube` ensures the binaries exist (or skips/fails); this starts a second cluster.
     state = tmp_path / "state"
     env = {**os.environ, "PADDLEGEN_CLUSTER_DIR": str(state)}
-    bystander = subprocess.Popen(["sleep", "60"])  # a process `down` must leave alone
+    # A process `down` must leave alone; it must outlive `up`, which took 63 s in a loaded CI run.
+    bystander = subprocess.Popen(["sleep", "3600"])
     try:
         up = subprocess.run([sys.executable, SCRIPT, "up"], env=env, capture_output=True, text=True)
         assert up.returncode == 0, up.stderr
