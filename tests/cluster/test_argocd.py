@@ -9,7 +9,9 @@ hard refresh."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,7 @@ from click.testing import CliRunner
 from paddlegen.cli import cli
 from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_paddleflow import get, wait_for
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
 EXAMPLE = EXAMPLES / "paddlejob-wide-and-deep.yaml"  # 2 ps + 2 workers, PaddleFlow's operator
 NAMESPACE = "acd-wide-and-deep"
@@ -246,3 +248,20 @@ def running(kube: Kube) -> list[dict[str, Any]]:
 def phase(kube: Kube, job: str) -> str:
     found = get(kube, NAMESPACE, "paddlejobs.batch.paddlepaddle.org", job) or {}
     return found.get("status", {}).get("phase", "")
+
+
+def test_install_needs_a_running_argocd_and_a_folder_paddlegen_argocd_wrote(argocd: Kube, tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "hack" / "local-cluster"), "install", str(tmp_path)],
+        env={**os.environ, "PADDLEGEN_CLUSTER_DIR": str(tmp_path / "none")},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "no cluster with Argo CD is running (hack/local-cluster up --with argocd)" in done.stderr
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "hack" / "local-cluster"), "install", str(tmp_path)],
+        env={**os.environ, "PADDLEGEN_CLUSTER_DIR": str(argocd.state)},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"{tmp_path}/patches/argocd-cm-health.yaml: missing" in done.stderr

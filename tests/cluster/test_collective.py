@@ -2,8 +2,7 @@
 controller makes one pod per rank with the hostname, subdomain, index and env the launcher's
 contract needs, the headless Service gives each its name (the EndpointSlice CoreDNS serves),
 one failed or evicted rank fails the whole Job at once, the API server's read-back imports
-without a lossy note, and under Argo CD a failed rank fails the sync with the Job's Degraded
-health (Argo CD's built-in Job health: no health check of paddlegen's).
+without a lossy note (under Argo CD: test_argocd_collective.py).
 
 KWOK completes a batch Job's pods as soon as they run, so these tests pause it (SIGSTOP) and
 set the pods' status themselves, as a kubelet would: an IP and Running, a container's exit
@@ -12,7 +11,6 @@ code, Failed."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,14 +20,7 @@ from paddlegen import api
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, with_extras
-from tests.cluster.test_argocd import (
-    application,
-    init_repo,
-    paddlegen,
-    render_and_commit,
-    wait_running,
-)
-from tests.cluster.test_argocd_loop import kwok_paused, operation, results
+from tests.cluster.test_argocd_loop import kwok_paused
 from tests.cluster.test_paddleflow import get, wait_for
 
 INDEX = "batch.kubernetes.io/job-completion-index"
@@ -252,39 +243,3 @@ def test_the_api_servers_read_back_imports_without_a_lossy_note(nodes: Kube) -> 
     assert theirs["subdomain"] == mine["subdomain"] == name
     for key in ("command", "args", "env", "ports"):
         assert theirs["containers"][0][key] == mine["containers"][0][key], key
-
-
-def test_under_argo_cd_a_failed_rank_fails_the_sync_and_the_job_is_degraded(
-    argocd: Kube, tmp_path: Path
-) -> None:
-    """Argo CD's own Job health (gitops-engine pkg/health/health_job.go at v3.5.1): the Job's
-    Failed condition is Degraded, with its message; the Job is a Sync hook, so the Degraded
-    hook fails the sync, and nothing runs it again until its objects change."""
-    kube, namespace, name = argocd, "acd-collective", "coll"
-    repo = init_repo(tmp_path / "jobs-repo")
-    revision = render_and_commit(repo, {"coll.yaml": spec(name, namespace, 2)}, "collective")
-    paddlegen(
-        "argocd", "--mode", "applications",
-        "--deploy", str(repo / "deploy"), "-o", str(repo / "argocd"),
-        "--repo-url", f"file://{repo}", "--revision", "main",
-        "--dest-server", kube.server, "--dest-namespace", namespace,
-    )  # fmt: skip
-    with kwok_paused(kube):
-        kube.run("apply", "-f", str(repo / "argocd" / "applications" / f"{name}.yaml"))
-        wait_running(kube, name, f"batch/Job/{name}")
-        # wave 0 first: the Service that names the pods, and the run record
-        done = results(name, kube)
-        assert done[("Service", name)]["hookPhase"] == "Succeeded"
-        pods = wait_pods(kube, namespace, name, 2)
-        fail(kube, namespace, pods[1])
-        wait_for(
-            "the pod failure policy", lambda: condition(kube, namespace, name, "FailureTarget")
-        )
-    wait_for("the sync Failed", lambda: operation(name, kube).get("phase") == "Failed")
-    hook = results(name, kube)[("Job", name)]
-    assert hook["hookPhase"] == "Failed"
-    assert "failed with exit code 1 matching FailJob rule at index 1" in hook["message"]
-    assert operation(name, kube)["syncResult"]["revision"] == revision
-    assert condition(kube, namespace, name, "Failed")["reason"] == "PodFailurePolicy"
-    assert operation(name, kube).get("retryCount", 0) == 0  # no retry runs it again
-    assert application(kube, name)["status"]["sync"]["status"] == "Synced"

@@ -73,23 +73,6 @@ def _zombie(pid: int) -> bool:
     return any(line.split()[1] == "Z" for line in status.splitlines() if line.startswith("State:"))
 
 
-def test_install_needs_a_running_argocd_and_a_folder_paddlegen_argocd_wrote(argocd: Kube, tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "install", str(tmp_path)],
-        env={**os.environ, "PADDLEGEN_CLUSTER_DIR": str(tmp_path / "none")},
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "no cluster with Argo CD is running (hack/local-cluster up --with argocd)" in done.stderr
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "install", str(tmp_path)],
-        env={**os.environ, "PADDLEGEN_CLUSTER_DIR": str(argocd.state)},
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert f"{tmp_path}/patches/argocd-cm-health.yaml: missing" in done.stderr
-
-
 def test_trainer_starts_the_jobset_it_needs_first():
     resolve = local_cluster().cluster.resolve
     assert resolve(["trainer"]) == ["jobset", "trainer"]

@@ -447,7 +447,7 @@ DISTRIBUTED = (
 def test_a_ttl_is_safe_under_argo_cd_the_finished_object_is_a_hook(tmp_path, workload, extra, kind):
     """The object a TTL deletes is a Sync hook, which Argo CD does not compare: it is not
     Missing after its TTL and no sync creates it again (verified live in
-    tests/cluster/test_runtime_safety.py). So no warning any more."""
+    tests/cluster/test_argocd_runtime_safety.py). So no warning any more."""
     from paddlegen import api
 
     spec = tmp_path / "ttl.yaml"

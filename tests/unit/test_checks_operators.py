@@ -261,7 +261,7 @@ def test_recreate_on_change_is_deprecated_for_every_workload():
 @pytest.mark.parametrize("policy", ["Never", "OnFailure"])
 def test_a_clean_pod_policy_that_keeps_pods_is_reported(policy):
     """paddle-operator v0.3.5 creates a missing pod of a completed PaddleJob again unless its
-    policy cleaned them; verified live in tests/cluster/test_runtime_safety.py."""
+    policy cleaned them; verified live in tests/cluster/test_argocd_runtime_safety.py."""
     (line,) = findings(f"spec: {{image: img:1, paddlejob: {{cleanPodPolicy: {policy}}}}}\n")
     assert line.startswith("spec.yaml:4:50: warning: $.spec.paddlejob.cleanPodPolicy: ")
     assert "trains again, with the first run's endpoints" in line

@@ -1,5 +1,5 @@
 """paddlegen/render/syncwaves.py: what runs is an Argo CD Sync hook, and the run record's digest
-changes exactly when what runs does (live proof: tests/cluster/test_runtime_safety.py)."""
+changes exactly when what runs does (live proof: tests/cluster/test_argocd_runtime_safety.py)."""
 
 from __future__ import annotations
 
