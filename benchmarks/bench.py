@@ -159,6 +159,31 @@ def measure(row: Row, argv_for, *, setup=None, log: Path, **kw) -> Row:
     return row
 
 
+def child_env() -> dict[str, str]:
+    """The environment of every measured process."""
+    # Python keeps compiled bytecode (__pycache__) as it does for any installed package; a
+    # PYTHONDONTWRITEBYTECODE=1 in the caller's environment (some sandboxes set it) would make
+    # every cold process recompile paddlegen's sources, ~40 ms no user pays.
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PADDLEGEN_KUBECONFORM", "PYTHONDONTWRITEBYTECODE")
+    }
+
+
+def fresh(path: Path, trash: Path):
+    """A ``setup`` for ``measure`` that moves ``path`` aside into ``trash`` before each run."""
+
+    def setup(_run: int) -> None:
+        # Moved aside, deleted only at the end: ext4 skips inodes freed in the last 60-300 s
+        # when it allocates new ones (recently_deleted), so deleting thousands of files just
+        # before a timed run makes every file that run creates several times dearer.
+        if path.exists():
+            path.rename(trash / f"{len(list(trash.iterdir()))}")
+
+    return setup
+
+
 def fmt_s(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
@@ -351,14 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     WAIT_IDLE = args.wait_idle
 
     pg = find_paddlegen()
-    # Python keeps compiled bytecode (__pycache__) as it does for any installed package; a
-    # PYTHONDONTWRITEBYTECODE=1 in the caller's environment (some sandboxes set it) would make
-    # every cold process recompile paddlegen's sources, ~40 ms no user pays.
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PADDLEGEN_KUBECONFORM", "PYTHONDONTWRITEBYTECODE")
-    }
+    env = child_env()
     env_inproc = without_kubeconform(env)
     kustomize = shutil.which("kustomize")
     helm, helm_note = (
@@ -390,16 +408,6 @@ def main(argv: list[str] | None = None) -> int:
 
     trash = work / "trash"
     trash.mkdir(exist_ok=True)
-
-    def fresh(path: Path):
-        def setup(_run: int) -> None:
-            # Moved aside, deleted only at the end: ext4 skips inodes freed in the last 60-300 s
-            # when it allocates new ones (recently_deleted), so deleting thousands of files just
-            # before a timed run makes every file that run creates several times dearer.
-            if path.exists():
-                path.rename(trash / f"{len(list(trash.iterdir()))}")
-
-        return setup
 
     try:
         print("constant-size measures:", flush=True)
@@ -441,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
             measure(
                 Row("render-1-spec", "render 1 spec (empty dir, all files written)", 1, args.runs),
                 [pg, "render", str(one), "-o", str(out1)],
-                setup=fresh(out1),
+                setup=fresh(out1, trash),
                 log=log,
                 env=env,
             )
@@ -463,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
                 measure(
                     Row(f"render-{n}", f"render {n} specs into an empty dir", n, runs),
                     render,
-                    setup=fresh(out),
+                    setup=fresh(out, trash),
                     log=log,
                     env=env,
                 )
@@ -517,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
                 measure(
                     Row(f"floor-{n}", f"floor: bare jinja2 + PyYAML, {n} specs", n, runs),
                     [sys.executable, str(FLOOR), str(repo), str(floor_out)],
-                    setup=fresh(floor_out),
+                    setup=fresh(floor_out, trash),
                     log=log,
                     env=env,
                 )
@@ -550,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
                 measure(
                     Row("pg-per-job", "paddlegen render, one process per job", k, args.runs),
                     [[pg, "render", str(p), "-o", str(peer_out)] for p in peer_specs],
-                    setup=fresh(peer_out),
+                    setup=fresh(peer_out, trash),
                     log=log,
                     env=env,
                 )
@@ -561,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
                         "pg-batch-peer", f"paddlegen render, {k} jobs in one process", k, args.runs
                     ),
                     [pg, "render", str(work / "peer"), "-o", str(peer_out)],
-                    setup=fresh(peer_out),
+                    setup=fresh(peer_out, trash),
                     log=log,
                     env=env,
                 )
@@ -595,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
                             ]
                             for name, ns, v in values
                         ],
-                        setup=fresh(helm_out),
+                        setup=fresh(helm_out, trash),
                         log=log,
                         env=env,
                     )

@@ -58,8 +58,9 @@ def _resources(rng: random.Random) -> dict[str, Any]:
     return {"requests": {"cpu": cpu, "memory": mem}, "limits": {"memory": mem}}
 
 
-def make_spec(i: int, seed: int) -> dict[str, Any]:
-    """Spec number ``i``: the workload cycles, everything else is drawn from (seed, i)."""
+def make_spec(i: int, seed: int, sources: tuple[str, ...] = SOURCES) -> dict[str, Any]:
+    """Spec number ``i``: the workload cycles, everything else is drawn from (seed, i); its
+    volumes come from ``sources`` (a subset of SOURCES: see ``leaving_out``)."""
     rng = random.Random(f"{seed}-{i}")
     workload = WORKLOADS[i % len(WORKLOADS)]
     name = f"{_PREFIX[workload]}-{rng.choice(TEAMS)}-{i:05d}"
@@ -85,10 +86,10 @@ def make_spec(i: int, seed: int) -> dict[str, Any]:
             {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
         ]
     # Every source appears: one chosen by position, plus a random second one sometimes.
-    sources = [SOURCES[(i // len(WORKLOADS)) % len(SOURCES)]]
-    if rng.random() < 0.4:
-        sources.append(rng.choice([s for s in SOURCES if s not in sources]))
-    volumes = [_volume(rng, s, k) for k, s in enumerate(sources)]
+    chosen = [sources[(i // len(WORKLOADS)) % len(sources)]]
+    if rng.random() < 0.4 and len(sources) > 1:
+        chosen.append(rng.choice([s for s in sources if s not in chosen]))
+    volumes = [_volume(rng, s, k) for k, s in enumerate(chosen)]
     spec["volumes"] = volumes
     volcano = rng.random() < 0.4
     total = 1
@@ -182,6 +183,20 @@ def peer_spec(i: int, seed: int) -> dict[str, Any]:
     }
 
 
+def leaving_out(kinds: list[str]) -> tuple[str, ...]:
+    """SOURCES without ``kinds``: a repository two paddlegen versions both accept (one that
+    spells a volume source differently cannot read the other's), still deterministic."""
+    unknown = sorted(set(kinds) - set(SOURCES))
+    if unknown:
+        raise ValueError(
+            f"unknown volume source(s) {', '.join(unknown)}; known: {', '.join(SOURCES)}"
+        )
+    kept = tuple(s for s in SOURCES if s not in kinds)
+    if not kept:
+        raise ValueError("every volume source left out")
+    return kept
+
+
 def write_repo(root: Path, count: int, seed: int, make=make_spec) -> list[Path]:
     """``count`` spec files under ``root`` (one folder per team), returns their paths."""
     root.mkdir(parents=True, exist_ok=True)
@@ -196,12 +211,14 @@ def write_repo(root: Path, count: int, seed: int, make=make_spec) -> list[Path]:
     return paths
 
 
-def one_spec(_i: int, seed: int) -> dict[str, Any]:
+def one_spec(_i: int, seed: int, sources: tuple[str, ...] = SOURCES) -> dict[str, Any]:
     """The spec of the one-spec measure: the first synthetic paddlejob with Volcano, a
     PersistentVolume source and an overlay (the most objects one spec renders to)."""
+    if not {"nfs", "efs", "cephfs"} & set(sources):
+        raise ValueError("the one-spec measure needs nfs, efs or cephfs among the sources")
     i = 0
     while True:
-        doc = make_spec(i, seed)
+        doc = make_spec(i, seed, sources)
         spec = doc["spec"]
         if (
             spec["workload"] == "paddlejob"
