@@ -109,7 +109,7 @@ def _revision(checkout: Path) -> str:
         )
         return done.stdout.strip()
 
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    commit = git("rev-parse", "--short", "HEAD") or str(checkout)  # not a git checkout
     return commit + (" (dirty)" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
