@@ -202,3 +202,25 @@ def test_patterns_live_in_defs_with_a_human_message(schema: dict[str, Any]) -> N
         if "pattern" in node and not (where.startswith("$/$defs/") and node.get("x-error"))
     ]
     assert bad == []
+
+
+def test_inlined_definitions_keep_a_cycle_as_a_reference_and_share_their_copies() -> None:
+    from paddlegen.spec.schema import _inline_refs
+
+    ref_a, ref_b = {"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}
+    schema = {
+        "$defs": {
+            "a": {"type": "object", "properties": {"b": ref_b}},
+            "b": {"type": "object", "properties": {"a": ref_a}},
+        },
+        "properties": {"a": ref_a, "b": {**ref_b, "description": "x"}, "a2": ref_a},
+    }
+    props = _inline_refs(schema)["properties"]
+    # a with b inlined in it, where a stays a reference (a cycle)
+    b_in_a = {"type": "object", "properties": {"a": ref_a}}
+    assert props["a"] == {"type": "object", "properties": {"b": b_in_a}}
+    # b on its own: a inlined in it, where b stays a reference (not the b made inside a)
+    a_in_b = {"type": "object", "properties": {"b": ref_b}}
+    assert props["b"] == {"type": "object", "properties": {"a": a_in_b}, "description": "x"}
+    # a definition is inlined once and its copy shared: nothing changes a schema once built
+    assert props["a2"] == props["a"] and props["a2"]["properties"] is props["a"]["properties"]
