@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from paddlegen.errors import Diagnostic, InvalidValueError
 from paddlegen.spec.loader import Document, FieldPath, format_path
@@ -35,6 +35,7 @@ from paddlegen.workloads.collective import LAUNCHER, QUEUED_STOP_EXIT_CODES
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SIZED_SOURCES = ("nfs", "efs", "cephfs", "dynamic")
+T = TypeVar("T")
 
 
 class _Ctx:
@@ -45,6 +46,16 @@ class _Ctx:
         self.data: dict[str, Any] = doc.data
         self.spec: dict[str, Any] = doc.data.get("spec", {})
         self.workload = workload or self.spec.get("workload", DEFAULT_WORKLOAD)
+        self._roles = [(role, self.spec[role]) for role in ROLE_NAMES if role in self.spec]
+        self._walks: dict[Callable[[_Ctx], Iterable[Any]], list[Any]] = {}
+
+    def once(self, walk: Callable[[_Ctx], Iterable[T]]) -> list[T]:
+        """What ``walk`` finds in this document, walked once however many checks ask (every
+        check runs on every spec: a walk each repeats is paid by every render)."""
+        found = self._walks.get(walk)
+        if found is None:
+            found = self._walks[walk] = list(walk(self))
+        return found
 
     def error(
         self,
@@ -62,9 +73,8 @@ class _Ctx:
         )
 
     def roles(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        for role in ROLE_NAMES:
-            if role in self.spec:
-                yield role, self.spec[role]
+        """The roles the spec gives, in ROLE_NAMES order, each with its section."""
+        return iter(self._roles)
 
 
 Check = Callable[[_Ctx], Iterator[Diagnostic]]
@@ -289,13 +299,13 @@ def _images(ctx: _Ctx) -> Iterator[tuple[FieldPath, str]]:
         image = section.get("image")
         if isinstance(image, str):
             yield place, image
-    for place, container in _init_containers(ctx):
+    for place, container in ctx.once(_init_containers):
         yield place, container["image"]
 
 
 def _image_tags(ctx: _Ctx) -> Iterator[Diagnostic]:
     """GitOps promises that a commit pins what runs; an untagged or `latest` image breaks that."""
-    for place, image in _images(ctx):
+    for place, image in ctx.once(_images):
         if "@" in image:
             continue  # a digest pins it exactly
         name, _, tag = image.rpartition(":")
@@ -1158,7 +1168,7 @@ def _container_places(ctx: _Ctx, key: str) -> Iterator[tuple[FieldPath, dict[str
     for role, body in ctx.roles():
         if key in body:
             yield ("spec", role), body
-    for place, container in _init_containers(ctx):
+    for place, container in ctx.once(_init_containers):
         if key in container:
             yield place, container
 
@@ -1195,7 +1205,7 @@ def _fractional_bytes(ctx: _Ctx) -> Iterator[Diagnostic]:
     ephemeral-storage, a claim's storage) and Kubernetes rounds them up."""
     places: list[tuple[FieldPath, Any, str]] = [
         (path, quantity, name)
-        for path, name, quantity in _resource_lists(ctx)
+        for path, name, quantity in ctx.once(_resource_lists)
         if name in _BYTE_RESOURCES or _is_hugepages(name)
     ]
     if "shm" in ctx.spec:
@@ -1257,7 +1267,7 @@ _CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 def _resource_names(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A container can ask only for cpu, memory, ephemeral-storage, hugepages-<size> and
     resources with a domain (ValidateContainerResourceName)."""
-    for path, name, _ in _resource_lists(ctx):
+    for path, name, _ in ctx.once(_resource_lists):
         if "/" not in name and name not in _CONTAINER_RESOURCES and not _is_hugepages(name):
             problem = f"'{name}' is not a resource a container can ask for"
             hint = (
@@ -1277,7 +1287,7 @@ def _resource_names(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 def _resource_quantities(ctx: _Ctx) -> Iterator[Diagnostic]:
     """Extended resources count whole devices; hugepages come in whole pages."""
-    for path, name, quantity in _resource_lists(ctx):
+    for path, name, quantity in ctx.once(_resource_lists):
         value = server_value(quantity)
         text = spelling(quantity)
         if _is_extended(name) and value.denominator != 1:
@@ -1369,22 +1379,22 @@ def _gpu_shm(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A container runtime gives /dev/shm 64 MiB: NCCL's intra-node transport and the data
     loaders' worker processes, which pass batches through shared memory, outgrow it on a GPU
     pod and fail with a bus error or 'No space left on device'."""
-    if ctx.spec.get("shm") or any(
+    gpu_pods = [(at, gpus) for at, gpus in _gpus_at(ctx) if gpus]  # most specs have none
+    if not gpu_pods or ctx.spec.get("shm") or any(
         _mount_point(volume["mountPath"]) == "/dev/shm" for volume in ctx.spec.get("volumes", [])
     ):
         return
-    for at, gpus in _gpus_at(ctx):
-        if gpus:
-            yield ctx.error(
-                at,
-                f"pods with {gpus} GPU{'s' if gpus != 1 else ''} and no /dev/shm but the "
-                "container runtime's 64 MiB: NCCL and data loader workers outgrow it (a bus "
-                "error, or 'No space left on device')",
-                "gpu-shm",
-                f"set spec.shm, e.g. shm: {4 * gpus}Gi (4Gi per GPU; its pages count against "
-                "the memory limit)",
-                severity="warning",
-            )
+    for at, gpus in gpu_pods:
+        yield ctx.error(
+            at,
+            f"pods with {gpus} GPU{'s' if gpus != 1 else ''} and no /dev/shm but the "
+            "container runtime's 64 MiB: NCCL and data loader workers outgrow it (a bus "
+            "error, or 'No space left on device')",
+            "gpu-shm",
+            f"set spec.shm, e.g. shm: {4 * gpus}Gi (4Gi per GPU; its pages count against "
+            "the memory limit)",
+            severity="warning",
+        )
 
 
 # Beyond these a spec is more likely a typo than a job (README "Silencing a rule"): the
@@ -1428,7 +1438,7 @@ def _requests_within_limits(ctx: _Ctx) -> Iterator[Diagnostic]:
     said: set[tuple[FieldPath, str]] = set()
     own = [
         ((*place, "resources"), container["resources"], (), 0)
-        for place, container in _init_containers(ctx)
+        for place, container in ctx.once(_init_containers)
         if "resources" in container
     ]
     for where, resources, gpus_at, gpus in [*_role_resources(ctx), *own]:
@@ -1765,6 +1775,8 @@ def _container_names(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A pod's containers have names of their own (validateInitContainers, Kubernetes v1.37.2
     pkg/apis/core/validation/validation.go:3944-3950): not the training container's, nor an
     init container's that the operator adds to every pod."""
+    if not ctx.once(_init_containers):
+        return  # the training container alone
     workload = WORKLOADS[ctx.workload]
     reserved = {TRAINING_CONTAINER: "the training container's"}
     reserved |= dict.fromkeys(
@@ -1803,7 +1815,7 @@ def _container_mounts(ctx: _Ctx) -> Iterator[Diagnostic]:
     """An init container or sidecar mounts spec volumes, each path once (ValidateVolumeMounts,
     Kubernetes v1.37.2 pkg/apis/core/validation/validation.go:3177-3195)."""
     volumes = {v["name"]: v for v in ctx.spec.get("volumes", [])}
-    for place, container in _init_containers(ctx):
+    for place, container in ctx.once(_init_containers):
         paths: dict[str, int] = {}
         for i, mount in enumerate(container.get("volumeMounts", [])):
             here: FieldPath = (*place, "volumeMounts", i)
@@ -1831,16 +1843,17 @@ def _container_mounts(ctx: _Ctx) -> Iterator[Diagnostic]:
 def _paddlejob_sidecars(ctx: _Ctx) -> Iterator[Diagnostic]:
     """A workload whose object cannot carry native sidecars refuses them where they are set."""
     why = WORKLOADS[ctx.workload].no_sidecars
-    if not why:
+    places = [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]
+    given = [base for base, body in places if body.get("sidecars")]
+    if not why or not given:
         return
     able = [w for w in WORKLOADS.values() if not w.no_sidecars and "sidecars" not in w.unsupported]
     # an operator's first: the same shape of job
     names = [w.name for w in sorted(able, key=lambda w: w.scheduling_policy is None)]
     hint = f"use workload {', '.join(names[:-1])} or {names[-1]} for sidecars, or make it an "
     hint += "init container that exits"
-    for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
-        if body.get("sidecars"):
-            yield ctx.error((*base, "sidecars"), why, "paddlejob-sidecar-pruned", hint, key=True)
+    for base in given:
+        yield ctx.error((*base, "sidecars"), why, "paddlejob-sidecar-pruned", hint, key=True)
 
 
 def _training_ports(ctx: _Ctx) -> dict[tuple[int, str], str]:
@@ -1861,6 +1874,8 @@ def _sidecar_ports(ctx: _Ctx) -> Iterator[Diagnostic]:
     (two cannot listen on one; the API server warns about a name or number declared twice,
     Kubernetes v1.37.2 pkg/api/pod/warnings.go:300-350), and a probe names a port of its own
     sidecar (the kubelet finds a named port in the container's ports alone)."""
+    if not ctx.once(_init_containers):
+        return  # no sidecar
     training = _training_ports(ctx)
     said: set[FieldPath] = set()
     for _, lists in _pods(ctx):
@@ -1923,7 +1938,7 @@ def _host_paths(ctx: _Ctx) -> Iterator[Diagnostic]:
 def _image_whitespace(ctx: _Ctx) -> Iterator[Diagnostic]:
     """An image starts and ends with a visible character: the API server refuses pods whose
     image does not (the Job is accepted, its controller can create no pod)."""
-    for place, image in _images(ctx):
+    for place, image in ctx.once(_images):
         if image != image.strip():
             yield ctx.error(
                 (*place, "image"),
