@@ -50,6 +50,7 @@ def map_ordered(
         return _in_process(fn, items, done)
     if warm is not None:
         warm()
+    import gc
     import mmap
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -60,6 +61,11 @@ def map_ordered(
     chunk = max(1, len(items) // (workers * 8))
     stop = mmap.mmap(-1, 1)  # one byte shared with the forked workers: 1 = stop early
     others = set(multiprocessing.active_children())
+    # What the workers inherit (modules, compiled templates, the validator) goes to the
+    # collector's permanent generation: a collection in a worker would otherwise visit each of
+    # those objects, writing to it, and so copy every page of them (copy-on-write) into each
+    # worker (Python's gc.freeze documentation).
+    gc.freeze()
     executor = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("fork"),
@@ -97,6 +103,7 @@ def map_ordered(
         raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+        gc.unfreeze()
 
 
 _stop: mmap.mmap | None = None  # in a worker: the byte its parent sets to stop it early
