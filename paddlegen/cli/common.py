@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -80,6 +79,8 @@ def undone_on_spec_errors(
         if findings:
             emit(exc.diagnostics, fmt)
         else:
+            import shlex  # here: only this message needs it, and every command imports us
+
             bad = ", ".join(sorted({d.file for d in exc.diagnostics if d.is_error}))
             said += f" ({bad}); `{shlex.join(['paddlegen', 'validate', *validate])}` lists them"
         if fmt == "text":

@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
-from paddlegen.gitops.kueue_diff import ignore_differences
 from paddlegen.output.layout import (
     CUSTOM,
     HEADER,
@@ -187,6 +186,9 @@ def _app_spec(target: Target, server: str, namespace: str | None, path: str) -> 
     """An Application's spec; ``namespace`` is the one its objects go to (the folder's
     kustomization's, else the destination's), made the destination so that Argo CD creates
     it: the rendered tree has no Namespace object."""
+    # Imported here: `render` imports this module for its summary, which needs none of it.
+    from paddlegen.gitops.kueue_diff import ignore_differences
+
     destination = {"server": server}
     if namespace:
         destination["namespace"] = namespace
