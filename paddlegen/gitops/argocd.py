@@ -53,6 +53,7 @@ ENV_VARIABLE = "PADDLEGEN_ENV"  # the Application's plugin.env; the CMP sees ARG
 # after their own settings, and TrainJob and JobSet their counts of child Jobs
 # (replicated-jobs.lua); Argo CD v3.5.1 ships no check for either (resource_customizations/).
 HEALTH_CHECKS = {
+    "batch_Job": ("job.lua", "conditions.lua"),
     "batch.paddlepaddle.org_PaddleJob": ("paddlejob.lua",),
     "kubeflow.org_PaddleJob": ("kubeflow-paddlejob.lua", "conditions.lua"),
     "scheduling.volcano.sh_PodGroup": ("podgroup.lua",),
@@ -429,7 +430,8 @@ set source.plugin.env: [{{name: {ENV_VARIABLE}, value: <env>}}].""")
 
 def health_scripts() -> dict[str, str]:
     """argocd-cm key -> Lua health check, for PaddleJob (both groups), Volcano's PodGroup,
-    Trainer's TrainJob and its JobSet."""
+    Trainer's TrainJob and its JobSet, and batch/v1 Job (in place of Argo CD's own, which
+    calls a Job Kueue resumed finished: job.lua)."""
     folder = templates_dir() / "_argocd" / "health"
     return {
         HEALTH_KEY_PREFIX + key: "".join((folder / f).read_text(encoding="utf-8") for f in files)
@@ -464,7 +466,8 @@ def health_configmap() -> Plan:
     return {
         HEALTH_FILE: _header(f"""\
 Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org), Volcano's
-PodGroup, Kubeflow Trainer's TrainJob and JobSet. Merge it into argocd-cm, never kubectl apply
+PodGroup, Kubeflow Trainer's TrainJob and JobSet, and batch/v1 Job (Argo CD's own calls a Job
+Kueue resumed finished while it runs). Merge it into argocd-cm, never kubectl apply
 it (it would replace argocd-cm's last-applied configuration, and a later apply of either would
 delete the other's keys):
   kubectl -n {ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}

@@ -29,6 +29,7 @@ KUBEFLOW = SCRIPTS["resource.customizations.health.kubeflow.org_PaddleJob"]
 PODGROUP = SCRIPTS["resource.customizations.health.scheduling.volcano.sh_PodGroup"]
 TRAINJOB = SCRIPTS["resource.customizations.health.trainer.kubeflow.org_TrainJob"]
 JOBSET = SCRIPTS["resource.customizations.health.jobset.x-k8s.io_JobSet"]
+JOB = SCRIPTS["resource.customizations.health.batch_Job"]
 ARGOCD_HEALTH = {"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
 
 
@@ -478,6 +479,66 @@ def test_trainjob_conditions(obj, status, message):
 )
 def test_jobset_conditions(obj, status, message):
     assert health(JOBSET, obj) == (status, message)
+
+
+def batch_job(*conditions: tuple[str, str, str, str], **counts: int) -> dict[str, Any]:
+    """A batch/v1 Job with ``conditions`` (type, status, reason, message) and pod counts."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "resnet"},
+        "status": {
+            **counts,
+            "conditions": [
+                {"type": t, "status": s, "reason": r, "message": m} for t, s, r, m in conditions
+            ],
+        },
+    }
+
+
+# What the Job controller writes (Kubernetes v1.37.2 pkg/controller/job/job_controller.go)
+JOB_SUSPENDED = ("Suspended", "True", "JobSuspended", "Job suspended")
+JOB_RESUMED = ("Suspended", "False", "JobResumed", "Job resumed")
+JOB_COMPLETE = (
+    "Complete",
+    "True",
+    "CompletionsReached",
+    "Reached expected number of succeeded pods",
+)
+JOB_FAILED = (
+    "Failed",
+    "True",
+    "BackoffLimitExceeded",
+    "Job has reached the specified backoff limit",
+)
+JOB_FAILING = ("FailureTarget", "True", "PodFailurePolicy", "Container paddle failed")
+
+
+@pytest.mark.parametrize(
+    ("obj", "status", "message"),
+    [
+        (batch_job(), "Progressing", "Waiting for the Job controller to create the pods"),
+        (batch_job(active=2, ready=2), "Progressing", "Running (2 active, 2 ready)"),
+        # queued by Kueue, or preempted: a Sync hook stays Running
+        (batch_job(JOB_SUSPENDED), "Suspended", "Job suspended"),
+        # admitted and resumed: still running. Argo CD's own check says Healthy here.
+        (batch_job(JOB_RESUMED, active=2), "Progressing", "Running (2 active)"),
+        (
+            batch_job(JOB_RESUMED, JOB_COMPLETE, succeeded=2),
+            "Healthy",
+            "Reached expected number of succeeded pods (2 succeeded)",
+        ),
+        # failing: the pods are being stopped; Failed follows (the built-in check waits too)
+        (batch_job(JOB_FAILING, active=1, failed=1), "Progressing", "Running (1 active, 1 failed)"),
+        (
+            batch_job(JOB_FAILING, JOB_FAILED, failed=1),
+            "Degraded",
+            "Job has reached the specified backoff limit (1 failed)",
+        ),
+    ],
+)
+def test_batch_job_conditions(obj, status, message):
+    assert health(JOB, obj) == (status, message)
 
 
 def test_a_condition_without_a_message_says_its_reason_and_no_status_is_progressing():

@@ -233,6 +233,7 @@ def test_health_configmap_patches_argocd_cm_with_every_check():
     assert configmap["metadata"]["namespace"] == "argocd"
     assert sorted(configmap["data"]) == [
         "resource.customizations.health.batch.paddlepaddle.org_PaddleJob",
+        "resource.customizations.health.batch_Job",  # the core group's: <group>_<Kind>
         "resource.customizations.health.jobset.x-k8s.io_JobSet",
         "resource.customizations.health.kubeflow.org_PaddleJob",
         "resource.customizations.health.scheduling.volcano.sh_PodGroup",

@@ -1,0 +1,148 @@
+"""Kueue v0.19.2 under Argo CD v3.5.1 (#27), on KWOK's fake nodes (`hack/local-cluster --with
+kwok,kueue,argocd`), with the Applications `paddlegen argocd` writes (auto-sync, self-heal):
+a queued `collective-job` with data preparation. The data Job is not queued and runs first;
+the training Job, a Sync hook, is suspended by Kueue's webhook, admitted, preempted by a job of
+higher priority and admitted again, and the sync lasts through all of it (paddlegen's batch/v1
+Job health check: Argo CD's own calls a Job Kueue resumed finished), while the Application
+stays Synced and Argo CD never recreates or changes the Job.
+
+KWOK is paused (SIGSTOP) while the jobs run, and the tests set the pods' status as a kubelet
+would (test_collective.py): Running, Succeeded, or Failed with exit code 143, the code of a
+rank that a preemption stopped (test_node_kueue.py shows it on the real node)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import Kube, with_extras
+from tests.cluster.test_argocd import Loop, application, init_repo
+from tests.cluster.test_argocd_loop import kwok_paused, operation, results
+from tests.cluster.test_argocd_runtime_safety import install
+from tests.cluster.test_collective import fail, job_pods, run_on
+from tests.cluster.test_kueue import (
+    admitted,
+    flavor_and_priorities,
+    pods_of_job,
+    queue,
+    submit,
+    suspended,
+    workload,
+    workload_condition,
+)
+from tests.cluster.test_paddleflow import get, wait_for
+
+NAMESPACE = "acd-kueue"
+DATA = [{"name": "data", "mountPath": "/data", "hostPath": {"path": "/srv/acd-kueue"}}]
+
+
+@pytest.fixture(scope="module")
+def loop(kube: Kube, tmp_path_factory: pytest.TempPathFactory) -> Loop:
+    cluster = with_extras(kube, ["kwok", "kueue", "argocd"])
+    flavor_and_priorities(cluster)
+    queue(cluster, NAMESPACE, cpu=2)  # the namespace, and its LocalQueue `team`
+    return Loop(cluster, init_repo(tmp_path_factory.mktemp("acd-kueue") / "jobs-repo"), {})
+
+
+def spec(name: str, priority: str, **extra: Any) -> dict[str, Any]:
+    """A collective-job of two 1-CPU ranks in the LocalQueue `team`: the whole queue."""
+    kueue = {"queue": "team", "priorityClass": priority}
+    return {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "workload": "collective-job",
+            "image": "registry.example.com/resnet:v1",
+            "args": ["train.py"],
+            "resources": {"requests": {"cpu": "1"}, "limits": {"memory": "1Gi"}},
+            "worker": {"replicas": 2},
+            "scheduling": {"kueue": kueue},
+            **extra,
+        },
+    }
+
+
+def live_pods(kube: Kube, job: str, count: int) -> list[dict[str, Any]]:
+    """The ``count`` pods of ``job`` not being deleted, once made."""
+
+    def made() -> list[dict[str, Any]] | None:
+        found = [
+            p for p in job_pods(kube, NAMESPACE, job) if "deletionTimestamp" not in p["metadata"]
+        ]
+        return found if len(found) == count else None
+
+    return wait_for(f"{count} pods of {job}", made)
+
+
+def placed(kube: Kube, job: str) -> list[dict[str, Any]]:
+    return [p for p in pods_of_job(kube, NAMESPACE, job) if p["spec"].get("nodeName")]
+
+
+def hook_phase(kube: Kube, app: str, kind: str, name: str) -> str | None:
+    return results(app, kube).get((kind, name), {}).get("hookPhase")
+
+
+def test_a_queued_job_trains_after_its_data_and_its_sync_lasts_through_preemption(
+    loop: Loop,
+) -> None:
+    kube, app, data_job = loop.kube, "low", "low-data"
+    data_prep = {"volume": "data", "command": ["python3", "prep.py"]}
+    loop.specs["low.yaml"] = spec(app, "low", volumes=DATA, dataPrep=data_prep)
+    loop.commit("a queued job with data preparation")
+    with kwok_paused(kube):
+        install(loop)
+        # Wave by wave: the data Job runs unqueued (no Workload), the training Job waits for it.
+        data_pod = wait_for("the data Job's pod placed", lambda: placed(kube, data_job))[0]
+        assert workload(kube, NAMESPACE, "Job", data_job) is None
+        assert get(kube, NAMESPACE, "jobs", app) is None
+        kube.succeed(NAMESPACE, data_pod["metadata"]["name"])
+
+        # The training Job: suspended on create, admitted, resumed, its ranks running; the
+        # hook and the sync go on (Argo CD's own Job health would call it Healthy here).
+        admitted(kube, NAMESPACE, "Job", app)
+        uid = get(kube, NAMESPACE, "jobs", app)["metadata"]["uid"]
+        wait_for("the Job resumed", lambda: not suspended(kube, NAMESPACE, "job", app))
+        for i, pod in enumerate(live_pods(kube, app, 2)):
+            run_on(kube, NAMESPACE, pod, f"10.0.1.{i + 1}")
+        wait_for("the hook Running", lambda: hook_phase(kube, app, "Job", app) == "Running")
+        assert hook_phase(kube, app, "Job", data_job) == "Succeeded"
+        assert operation(app, kube)["phase"] == "Running"
+
+        # Preempted by a higher priority (not through Argo CD): suspended again, its ranks
+        # stopped with exit code 143; the sync still runs, the Application Synced.
+        submit(kube, spec("high", "high"), "high")
+        evicted = wait_for(
+            "low preempted", lambda: workload_condition(kube, NAMESPACE, "Job", app, "Evicted")
+        )
+        assert evicted["reason"] == "Preempted"
+        wait_for("low suspended", lambda: suspended(kube, NAMESPACE, "job", app))
+        for pod in job_pods(kube, NAMESPACE, app):
+            fail(kube, NAMESPACE, pod, exit_code=143)
+        admitted(kube, NAMESPACE, "Job", "high")
+        assert operation(app, kube)["phase"] == "Running"
+        assert hook_phase(kube, app, "Job", app) == "Running"
+        assert application(kube, app)["status"]["sync"]["status"] == "Synced"
+
+        # The higher one leaves: low is admitted again and trains to the end with new ranks.
+        kube.run("delete", "job", "-n", NAMESPACE, "high", "--wait=false")
+        kube.run("delete", "pods", "-n", NAMESPACE, "-l", "job-name=high", "--force",
+                 "--grace-period=0")  # fmt: skip
+        wait_for(
+            "low admitted again",
+            lambda: (
+                workload_condition(kube, NAMESPACE, "Job", app, "Evicted") is None
+                and workload_condition(kube, NAMESPACE, "Job", app, "Admitted")
+            ),
+        )
+        wait_for("low resumed", lambda: not suspended(kube, NAMESPACE, "job", app))
+        for pod in live_pods(kube, app, 2):
+            kube.succeed(NAMESPACE, pod["metadata"]["name"])
+        wait_for("the sync Succeeded", lambda: operation(app, kube).get("phase") == "Succeeded")
+    assert hook_phase(kube, app, "Job", app) == "Succeeded"
+    job = get(kube, NAMESPACE, "jobs", app)
+    assert job["metadata"]["uid"] == uid  # never recreated
+    assert not job["status"].get("failed")  # the preempted ranks were not failures
+    status = application(kube, app)["status"]
+    assert (status["sync"]["status"], status["health"]["status"]) == ("Synced", "Healthy")
