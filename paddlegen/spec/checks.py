@@ -1380,8 +1380,13 @@ def _gpu_shm(ctx: _Ctx) -> Iterator[Diagnostic]:
     loaders' worker processes, which pass batches through shared memory, outgrow it on a GPU
     pod and fail with a bus error or 'No space left on device'."""
     gpu_pods = [(at, gpus) for at, gpus in _gpus_at(ctx) if gpus]  # most specs have none
-    if not gpu_pods or ctx.spec.get("shm") or any(
-        _mount_point(volume["mountPath"]) == "/dev/shm" for volume in ctx.spec.get("volumes", [])
+    if (
+        not gpu_pods
+        or ctx.spec.get("shm")
+        or any(
+            _mount_point(volume["mountPath"]) == "/dev/shm"
+            for volume in ctx.spec.get("volumes", [])
+        )
     ):
         return
     for at, gpus in gpu_pods:
