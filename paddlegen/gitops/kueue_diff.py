@@ -42,12 +42,8 @@ _WRITTEN: dict[tuple[str, str], list[str]] = {
     # RunWithPodSetsInfo): spec.suspend and the one pod template
     ("batch", "Job"): [".spec.suspend", *_pod_template(".spec.template")],
     # TrainJob (pkg/controller/jobs/trainjob/trainjob_controller.go:130-136, :243-288): its
-    # spec.suspend, and a runtime patch of its own (manager kueue.x-k8s.io/manager, :76)
-    # carrying the pod template's share
-    ("trainer.kubeflow.org", "TrainJob"): [
-        ".spec.suspend",
-        '.spec.runtimePatches[]? | select(.manager == "kueue.x-k8s.io/manager")',
-    ],
+    # spec.suspend; its runtime patch is below
+    ("trainer.kubeflow.org", "TrainJob"): [".spec.suspend"],
     # Kubeflow PaddleJob (pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go
     # :55-72): runPolicy.suspend and every replica's pod template
     ("kubeflow.org", "PaddleJob"): [
@@ -57,9 +53,28 @@ _WRITTEN: dict[tuple[str, str], list[str]] = {
 }
 
 
+# (group, kind) -> what Kueue writes into every such object, queued or not, as jq paths. Its
+# webhook appends a runtime patch of its own (manager kueue.x-k8s.io/manager) to every TrainJob
+# it sees (pkg/controller/jobs/trainjob/trainjob_webhook.go:91-102), and fills it with the pod
+# template's share on admission (trainjob_controller.go:76, :243-288): in a cluster with Kueue
+# an unqueued TrainJob would read OutOfSync, and self-heal would take the patch away.
+_WRITTEN_ALWAYS: dict[tuple[str, str], list[str]] = {
+    ("trainer.kubeflow.org", "TrainJob"): [
+        '.spec.runtimePatches[]? | select(.manager == "kueue.x-k8s.io/manager")',
+    ],
+}
+
+
 def ignore_differences() -> list[dict[str, Any]]:
-    """An Application's ``ignoreDifferences`` for queued training objects."""
+    """An Application's ``ignoreDifferences`` for what Kueue writes into training objects."""
     return [
-        {"group": group, "kind": kind, "jqPathExpressions": [_QUEUED + path for path in paths]}
+        {
+            "group": group,
+            "kind": kind,
+            "jqPathExpressions": [
+                *(_QUEUED + path for path in paths),
+                *_WRITTEN_ALWAYS.get((group, kind), ()),
+            ],
+        }
         for (group, kind), paths in _WRITTEN.items()
     ]

@@ -83,7 +83,19 @@ def test_an_admitted_job_reads_as_what_git_holds(kind):
 def test_a_job_outside_any_queue_keeps_every_field_compared(kind):
     _, live = CASES[kind]
     unqueued = json.loads(json.dumps(live).replace("kueue.x-k8s.io/queue-name", "team"))
+    if kind == "TrainJob":  # but the runtime patch Kueue's webhook gives every TrainJob
+        kueues = unqueued["spec"]["runtimePatches"].pop()
+        assert kueues["manager"] == "kueue.x-k8s.io/manager"
     assert normalized(kind, unqueued) == unqueued
+
+
+def test_the_runtime_patch_kueue_gives_an_unqueued_trainjob_is_ignored():
+    git = {"metadata": {"labels": MINE}, "spec": {"runtimePatches": [{"manager": "paddlegen"}]}}
+    live = json.loads(json.dumps(git))
+    live["spec"]["runtimePatches"].append({"manager": "kueue.x-k8s.io/manager"})
+    assert normalized("TrainJob", live) == normalized("TrainJob", git)
+    live["spec"]["runtimePatches"][0]["trainingRuntimeSpec"] = {}  # paddlegen's own: compared
+    assert normalized("TrainJob", live) != normalized("TrainJob", git)
 
 
 def test_a_change_of_the_users_own_pod_labels_is_still_a_difference():
