@@ -59,6 +59,13 @@ ARGOCD_MODULES = "cluster/test_argocd"
 CLUSTER_UNITS = (NODE_MODULES, CLUSTER, ARGOCD_MODULES)  # the longest first
 
 
+def cluster_unit(module: str) -> str | None:
+    """The cluster unit of the test module ``module`` (a path from tests/), if any: the most
+    specific prefix wins (CLUSTER is also the start of the other two)."""
+    found = [unit for unit in CLUSTER_UNITS if module.startswith(unit)]
+    return max(found, key=len, default=None)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests = Path(__file__).resolve().parent
     for item in items:
@@ -93,9 +100,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     class ClusterTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
-            return next(
-                (unit for unit in CLUSTER_UNITS if module.startswith(f"tests/{unit}")), module
-            )
+            return cluster_unit(module.removeprefix("tests/")) or module
 
         def _assign_work_unit(self, node: object) -> None:
             for unit in reversed(CLUSTER_UNITS):  # each to the front: the longest ends first

@@ -24,7 +24,7 @@ from paddlegen.validate.kueue_queues import RULE
 from paddlegen.validate.server import Server, dry_run
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused
-from tests.cluster.test_collective import run_on
+from tests.cluster.test_collective import fail, run_on
 from tests.cluster.test_paddleflow import get, wait_for
 from tests.cluster.test_trainjob import install_runtimes
 
@@ -326,3 +326,57 @@ def test_validate_server_names_a_local_queue_that_does_not_exist(
         "does not have: Kueue keeps the job suspended until it exists"
     )
     assert dry_run([good], server) == []
+
+
+def test_a_volcano_gang_is_admitted_preempted_and_admitted_again_in_its_podgroup(
+    paused: Kube,
+) -> None:
+    """Kueue decides when a `scheduler: volcano` job starts, Volcano places its gang: no
+    PodGroup while it waits (Volcano's podgroup controller works from pods), one owned by the
+    Job once admitted, kept through a preemption, and the pods of the re-admission join it
+    ("Queueing with Kueue" -> "With Volcano")."""
+    kube, namespace = with_extras(paused, ["volcano"]), "kq-volcano"
+    queue(kube, namespace, cpu=2)
+    gang = {"scheduling": {"scheduler": "volcano"}}
+    submit(kube, spec("low", namespace, "collective-job", 2, **gang), priority="low")
+    admitted(kube, namespace, "Job", "low")
+    group = wait_for("the Job's PodGroup", lambda: get(kube, namespace, "podgroups")["items"])
+    (owner,) = group[0]["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], group[0]["spec"]["minMember"]) == ("Job", "low", 2)
+    pods = wait_for("the gang bound", lambda: bound(kube, namespace, "low", 2))
+    assert {p["spec"]["schedulerName"] for p in pods} == {"volcano"}
+
+    submit(kube, spec("high", namespace, "collective-job", 2), priority="high")
+    wait_for("low preempted", lambda: workload_condition(kube, namespace, "Job", "low", "Evicted"))
+    wait_for("low suspended again", lambda: suspended(kube, namespace, "job", "low"))
+    for pod in pods:  # a kubelet's report of the ranks the suspension stopped
+        fail(kube, namespace, pod, exit_code=143)
+    admitted(kube, namespace, "Job", "high")
+    kube.run("delete", "job", "-n", namespace, "high", "--wait=false")
+    kube.run("delete", "pods", "-n", namespace, "-l", "job-name=high", "--force",
+             "--grace-period=0")  # fmt: skip
+
+    wait_for(
+        "low admitted again",
+        lambda: (
+            workload_condition(kube, namespace, "Job", "low", "Evicted") is None
+            and workload_condition(kube, namespace, "Job", "low", "Admitted")
+        ),
+    )
+    again = wait_for("the gang bound again", lambda: bound(kube, namespace, "low", 2))
+    assert {p["metadata"]["name"] for p in again}.isdisjoint(p["metadata"]["name"] for p in pods)
+    (same,) = get(kube, namespace, "podgroups")["items"]
+    assert same["metadata"]["uid"] == group[0]["metadata"]["uid"]
+    assert {p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] for p in again} == {
+        same["metadata"]["name"]
+    }
+
+
+def bound(kube: Kube, namespace: str, job: str, count: int) -> list[dict[str, Any]] | None:
+    """The ``count`` pods of ``job`` not being deleted, once each is bound to a node."""
+    found = [
+        p
+        for p in pods_of_job(kube, namespace, job)
+        if "deletionTimestamp" not in p["metadata"] and p["spec"].get("nodeName")
+    ]
+    return found if len(found) == count else None
