@@ -29,6 +29,7 @@ from tests.helpers import job_spec
 PACKAGE_FILES = [
     "pyproject.toml",
     "README.md",
+    "LICENSE",  # pyproject's license-files
     ".pre-commit-hooks.yaml",
     "paddlegen",
     "templates",
