@@ -93,6 +93,12 @@ def _destinations(
     show_default=True,
     help="Sync on every commit, pruning and self-healing.",
 )
+@click.option(
+    "--sidecar-image",
+    metavar="IMAGE",
+    help="The plugin sidecar's image, built from OUTPUT/sidecar/Dockerfile "
+    "[default: a placeholder at registry.example.invalid, which never resolves].",
+)
 def argocd(
     mode: str,
     deploy: str,
@@ -106,14 +112,19 @@ def argocd(
     destinations: dict[str, Any],
     project: str,
     auto_sync: bool,
+    sidecar_image: str | None,
 ) -> None:
-    """Write Applications (or an ApplicationSet), a Config Management Plugin and health checks.
+    """Write Applications (or an ApplicationSet), a Config Management Plugin, its sidecar and
+    health checks.
 
     \b
     OUTPUT/applicationset.yaml    kubectl apply -f OUTPUT
     OUTPUT/applications/*.yaml    (--mode applications) kubectl apply -f OUTPUT/applications
     OUTPUT/patches/argocd-cm-health.yaml   merge into argocd-cm (kubectl patch, its header)
     OUTPUT/sidecar/plugin.yaml    the plugin sidecar image's configuration (not applied)
+    OUTPUT/sidecar/Dockerfile     builds that image (with paddlegen's wheel beside it)
+    OUTPUT/patches/argocd-repo-server-sidecar.yaml   adds the sidecar to argocd-repo-server
+                                  (a kustomize patch of Argo CD's install)
 
     \b
     Examples:
@@ -133,7 +144,7 @@ def argocd(
         auto_sync,
         destinations,
     )
-    generated = argocd_setup.generate(deploy, out_dir, mode, target, env)
+    generated = argocd_setup.generate(deploy, out_dir, mode, target, env, sidecar_image)
     report = generated.report
     for job in generated.fallbacks:
         note(f"paddlegen: {job} has no overlay '{env}': its base is deployed")

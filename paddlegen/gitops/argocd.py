@@ -43,10 +43,31 @@ APPLICATIONSET_FILE = "applicationset.yaml"
 # (kubectl fails on its kind), goes into the sidecar's image, and the health checks are a patch
 # of argocd-cm (applied, they would become its last-applied configuration: see health_configmap).
 CMP_FILE = "sidecar/plugin.yaml"
+DOCKERFILE = "sidecar/Dockerfile"  # the sidecar's image, built from sidecar/ with the wheel
 HEALTH_FILE = "patches/argocd-cm-health.yaml"
+SIDECAR_PATCH_FILE = "patches/argocd-repo-server-sidecar.yaml"
 # Where paddlegen wrote them before, at the top (CLI notes the move when it removes them).
 MOVED = {"cmp-plugin.yaml": CMP_FILE, "argocd-cm-health.yaml": HEALTH_FILE}
 PLUGIN_NAME = "paddlegen"
+# The sidecar as Argo CD's docs describe it (docs/operator-manual/config-management-plugins.md
+# :182-215 at v3.5.1): user 999, argocd-cmp-server as its command, the configuration baked into
+# the image at CMP_CONFIG, the repo-server's volumes var-files (where its init container copies
+# the argocd binary as argocd-cmp-server) and plugins (the sockets) shared, its own /tmp.
+SIDECAR_NAME = "paddlegen-cmp"
+SIDECAR_USER = 999
+CMP_HOME = "/home/argocd"
+CMP_CONFIG = f"{CMP_HOME}/cmp-server/config/plugin.yaml"
+CMP_SERVER = "/var/run/argocd/argocd-cmp-server"
+REPO_SERVER = "argocd-repo-server"
+# The upstream Deployment's volumes the sidecar mounts, by their names there and where
+# (manifests/base/repo-server/argocd-repo-server-deployment.yaml:327-328, :349 and :385-388 at
+# v3.5.1), and its own /tmp.
+SHARED_VOLUMES = {"var-files": "/var/run/argocd", "plugins": f"{CMP_HOME}/cmp-server/plugins"}
+SIDECAR_TMP = f"{SIDECAR_NAME}-tmp"
+# What --sidecar-image defaults to: a valid reference at a host that never resolves (.invalid,
+# RFC 2606), so that a patch applied unchanged fails at once with the name in the pod's events
+# (ErrImagePull), and the patch's header says what to give instead.
+PLACEHOLDER_IMAGE = "registry.example.invalid/paddlegen-cmp:{version}"
 ENV_VARIABLE = "PADDLEGEN_ENV"  # the Application's plugin.env; the CMP sees ARGOCD_ENV_<name>
 # argocd-cm key suffix (<group>_<Kind>) -> the files of templates/_argocd/health/ its Lua
 # script is made of, in order. The condition-driven checks share a body (conditions.lua)
@@ -417,14 +438,116 @@ def cmp_plugin() -> Plan:
     return {
         CMP_FILE: _header(f"""\
 Argo CD Config Management Plugin (sidecar, Argo CD >= 2.6): renders paddlegen specs in the
-repo-server instead of committing rendered output. Not an object to kubectl apply: bake it into
-a sidecar image that has paddlegen installed, at /home/argocd/cmp-server/config/plugin.yaml
-(e.g. COPY sidecar/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml), run the sidecar as user
-999 with /var/run/argocd/argocd-cmp-server as its command (see Argo CD's docs on config
-management plugins). An Application whose source path holds specs (apiVersion: paddlegen/v1)
-is matched automatically, or name it: source.plugin.name: {PLUGIN_NAME}. To deploy an overlay,
-set source.plugin.env: [{{name: {ENV_VARIABLE}, value: <env>}}].""")
+repo-server instead of committing rendered output. Not an object to kubectl apply: the sidecar
+image bakes it in at {CMP_CONFIG} (the Dockerfile beside it), and
+{SIDECAR_PATCH_FILE} adds that sidecar to {REPO_SERVER}. An Application whose
+source path holds specs (apiVersion: paddlegen/v1) is matched automatically, or name it:
+source.plugin.name: {PLUGIN_NAME}. To deploy an overlay, set
+source.plugin.env: [{{name: {ENV_VARIABLE}, value: <env>}}].""")
         + dump_yaml(plugin)
+    }
+
+
+def placeholder_image() -> str:
+    """--sidecar-image's default: this version's image at a registry that is an example."""
+    from paddlegen import __version__
+
+    return PLACEHOLDER_IMAGE.format(version=__version__)
+
+
+def sidecar_dockerfile() -> Plan:
+    """``sidecar/Dockerfile``: the plugin sidecar's image, built from sidecar/ with paddlegen's
+    wheel copied beside it (users build it in their CI; hack/localcluster/images.py builds the
+    same image without Docker)."""
+    from paddlegen import __version__
+
+    user = SIDECAR_USER
+    return {
+        DOCKERFILE: _header(f"""\
+The image of paddlegen's Argo CD plugin sidecar, which
+{SIDECAR_PATCH_FILE} adds to {REPO_SERVER}.
+Build it from this folder with paddlegen's wheel beside it, e.g.
+  cp dist/paddlegen-{__version__}-py3-none-any.whl sidecar/   (python -m build --wheel)
+  docker build -t <registry>/paddlegen-cmp:{__version__} sidecar/
+push it, and give that reference to `paddlegen argocd --sidecar-image`. The base is pinned by
+its tag: pin it by digest too (FROM python:3.11-slim-bookworm@sha256:<digest>), the digest
+your registry reports for that tag. No argocd-cmp-server in it: Argo CD's init container copies
+it into the var-files volume, which the sidecar's command runs.""")
+        + f"""FROM python:3.11-slim-bookworm
+COPY paddlegen-*.whl /tmp/
+RUN pip install --no-cache-dir /tmp/paddlegen-*.whl \\
+    && rm /tmp/paddlegen-*.whl \\
+    && groupadd --gid {user} argocd \\
+    && useradd --uid {user} --gid {user} --home-dir {CMP_HOME} --create-home \\
+       --shell /usr/sbin/nologin argocd
+COPY plugin.yaml {CMP_CONFIG}
+USER {user}:{user}
+ENV HOME={CMP_HOME}
+WORKDIR {CMP_HOME}
+ENTRYPOINT ["{CMP_SERVER}"]
+"""
+    }
+
+
+def _image_note(image: str) -> str:
+    if image == placeholder_image():
+        return (
+            f"Its image, {image}, is a placeholder:\n"
+            f"build ../{DOCKERFILE}, push it and give its reference to\n"
+            "`paddlegen argocd --sidecar-image`."
+        )
+    return f"Its image, {image}, is one ../{DOCKERFILE} built (--sidecar-image)."
+
+
+def sidecar_patch(image: str) -> Plan:
+    """``patches/argocd-repo-server-sidecar.yaml``: a strategic merge patch of Argo CD's
+    argocd-repo-server Deployment that adds the plugin sidecar running ``image``."""
+    container = {
+        "name": SIDECAR_NAME,
+        "image": image,
+        "command": [CMP_SERVER],
+        "env": [
+            # the compiled templates' cache (render/engine.py) on the writable volume
+            {"name": "PADDLEGEN_CACHE_DIR", "value": f"/tmp/{SIDECAR_NAME}-cache"},
+        ],
+        # as the repo-server's own (the upstream Deployment's :301-309), and user 999
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": SIDECAR_USER,
+            "readOnlyRootFilesystem": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "volumeMounts": [
+            *({"name": name, "mountPath": path} for name, path in SHARED_VOLUMES.items()),
+            # Not the repo-server's tmp: Argo CD's docs keep the two apart since v2.4 (a
+            # path traversal in one cannot reach the other's checkouts)
+            {"name": SIDECAR_TMP, "mountPath": "/tmp"},
+        ],
+    }
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": REPO_SERVER},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [container],
+                    "volumes": [{"name": SIDECAR_TMP, "emptyDir": {}}],
+                }
+            }
+        },
+    }
+    return {
+        SIDECAR_PATCH_FILE: _header(f"""\
+Adds paddlegen's plugin sidecar to Argo CD's {REPO_SERVER} Deployment: a strategic merge
+patch (containers and volumes merge by name) for the kustomization that installs Argo CD
+(namespace: {ARGOCD_NAMESPACE}, its install.yaml among the resources):
+  patches:
+  - path: <the path of this file>
+{_image_note(image)}""")
+        + dump_yaml(deployment)
     }
 
 
@@ -519,9 +642,11 @@ def plan(
     jobs: Jobs,
     env: str | None = None,
     namespaces: Namespaces | None = None,
+    sidecar_image: str | None = None,
 ) -> Plan:
     """Every file of the output folder, in memory; ``namespaces`` (from the rendered tree)
-    tells which Applications would share objects."""
+    tells which Applications would share objects; ``sidecar_image`` is the plugin sidecar's
+    (None: the placeholder)."""
     if mode not in MODES:
         raise InvalidValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     unknown = sorted(set(target.destinations) - {e for envs in jobs.values() for e in envs})
@@ -544,7 +669,14 @@ def plan(
     else:
         fallbacks = base_fallbacks(env, jobs) if env is not None and jobs else []
         files = application_set(target, env, fallbacks)
-    return {**files, **cmp_plugin(), **health_configmap()}
+    image = sidecar_image or placeholder_image()
+    return {
+        **files,
+        **cmp_plugin(),
+        **sidecar_dockerfile(),
+        **health_configmap(),
+        **sidecar_patch(image),
+    }
 
 
 def write(out_dir: str | Path, files: Plan) -> WriteReport:
@@ -567,12 +699,17 @@ class Generated:
 
 
 def generate(
-    deploy: str | Path, out_dir: str | Path, mode: str, target: Target, env: str | None = None
+    deploy: str | Path,
+    out_dir: str | Path,
+    mode: str,
+    target: Target,
+    env: str | None = None,
+    sidecar_image: str | None = None,
 ) -> Generated:
     """Read the rendered tree, plan the Argo CD files and write them."""
     jobs = rendered_jobs(Path(deploy))
     namespaces = rendered_namespaces(Path(deploy), jobs)
-    report = write(out_dir, plan(mode, target, jobs, env, namespaces))
+    report = write(out_dir, plan(mode, target, jobs, env, namespaces, sidecar_image))
     return Generated(
         report,
         base_fallbacks(env, jobs) if env is not None and jobs else [],

@@ -1,6 +1,6 @@
 """What `paddlegen argocd` writes is applyable as it is: every file `kubectl apply -f DIR` reads
 is a Kubernetes object the real kubeconform knows (strict, the Argo CD CRD schemas); the plugin
-configuration and the argocd-cm patch are where that command does not read.
+configuration, the sidecar's Dockerfile and the two patches are where that command does not read.
 
 kubectl itself cannot run here: even `apply --dry-run=client` asks an API server which kinds
 exist. The files it reads are picked as it picks them (`files_kubectl_applies`); the cluster
@@ -70,12 +70,11 @@ def test_kubectl_apply_of_the_folder_reads_only_objects_kubeconform_knows(
     files = [(str(p), p.read_text()) for p in applied]
     assert run_kubeconform(files, kubeconform) == []
     # What is not applied: below the folder, where -f does not look.
+    below = [argo.CMP_FILE, argo.DOCKERFILE, argo.HEALTH_FILE, argo.SIDECAR_PATCH_FILE]
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == sorted(
-        [*(str(p.relative_to(out)) for p in applied), argo.CMP_FILE, argo.HEALTH_FILE]
+        [*(str(p.relative_to(out)) for p in applied), *below]
     )
-    assert {Path(argo.CMP_FILE).parent, Path(argo.HEALTH_FILE).parent}.isdisjoint(
-        {Path("."), Path(folder)}
-    )
+    assert {Path(path).parent for path in below}.isdisjoint({Path("."), Path(folder)})
 
 
 def test_the_plugin_configuration_is_no_object_an_api_server_serves(tmp_path):
@@ -91,6 +90,8 @@ def test_a_folder_of_the_old_layout_is_moved_and_said_so(runner, tmp_path, deplo
     out = tmp_path / "argocd"
     args = ["argocd", "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
     assert runner.invoke(cli, [*args, "--dest-namespace", "ml"]).exit_code == 0
+    for new in (argo.DOCKERFILE, argo.SIDECAR_PATCH_FILE):  # not written then
+        (out / new).unlink()
     for old, new in argo.MOVED.items():  # as paddlegen wrote them before
         (out / new).rename(out / old)
     (out / "sidecar").rmdir()

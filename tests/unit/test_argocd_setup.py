@@ -314,14 +314,16 @@ def test_cli_writes_the_applicationset_setup(runner, tmp_path):
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
-    assert result.stderr == f"{out}: 3 written, 0 unchanged, 0 removed\n"
+    assert result.stderr == f"{out}: 5 written, 0 unchanged, 0 removed\n"
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
         "applicationset.yaml",
         "patches/argocd-cm-health.yaml",
+        "patches/argocd-repo-server-sidecar.yaml",
+        "sidecar/Dockerfile",
         "sidecar/plugin.yaml",
     ]
     again = runner.invoke(cli, args)
-    assert again.stderr == f"{out}: 0 written, 3 unchanged, 0 removed\n"
+    assert again.stderr == f"{out}: 0 written, 5 unchanged, 0 removed\n"
 
 
 @pytest.mark.parametrize("mode", argo.MODES)
@@ -367,6 +369,7 @@ def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
         "applications/flat-prod.yaml",
         "applications/staged-prod.yaml",
         "patches/argocd-cm-health.yaml",
+        "patches/argocd-repo-server-sidecar.yaml",
         "sidecar/plugin.yaml",
     ]
     app = yaml.safe_load((out / "applications" / "staged-prod.yaml").read_text())

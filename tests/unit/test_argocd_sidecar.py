@@ -1,0 +1,144 @@
+"""paddlegen argocd's plugin sidecar: the Dockerfile users build and the patch that adds the
+sidecar to argocd-repo-server, fact by fact (tests/e2e/test_argocd_sidecar_patch.py applies
+the patch with the real kustomize)."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from paddlegen.authoring.dockerfile import parse_dockerfile
+from paddlegen.cli import cli
+from paddlegen.gitops import argocd as argo
+from paddlegen.output.layout import HEADER
+from tests.conftest import ROOT
+
+UPSTREAM = ROOT / "tests" / "data" / "argocd" / "argocd-repo-server-deployment.yaml"
+REPO = "https://git.example.com/ml/jobs.git"
+
+
+def dockerfile() -> str:
+    return argo.sidecar_dockerfile()[argo.DOCKERFILE]
+
+
+def instructions() -> dict[str, list[object]]:
+    found: dict[str, list[object]] = {}
+    for instruction in parse_dockerfile(dockerfile()):
+        found.setdefault(instruction.keyword, []).append(instruction.args)
+    return found
+
+
+def test_the_dockerfile_is_a_slim_python_with_paddlegen_from_its_wheel():
+    found = instructions()
+    assert found["FROM"] == ["python:3.11-slim-bookworm"]
+    assert [str(args).split() for args in found["COPY"]] == [
+        ["paddlegen-*.whl", "/tmp/"],
+        ["plugin.yaml", "/home/argocd/cmp-server/config/plugin.yaml"],
+    ]
+    (run,) = found["RUN"]
+    commands = [shlex.split(part) for part in str(run).split("&&")]
+    assert commands[0] == ["pip", "install", "--no-cache-dir", "/tmp/paddlegen-*.whl"]
+    assert ["groupadd", "--gid", "999", "argocd"] in commands
+    useradd = next(c for c in commands if c[0] == "useradd")
+    assert useradd[useradd.index("--uid") + 1] == "999"
+    assert useradd[useradd.index("--home-dir") + 1] == "/home/argocd"
+
+
+def test_the_dockerfile_runs_argocd_cmp_server_as_user_999():
+    found = instructions()
+    assert found["USER"] == ["999:999"]
+    assert found["ENV"] == ["HOME=/home/argocd"]
+    assert found["ENTRYPOINT"] == [["/var/run/argocd/argocd-cmp-server"]]
+    # the one the patch's command names, and Argo CD's docs (config-management-plugins.md:184)
+    assert found["ENTRYPOINT"][0] == sidecar()["command"]
+
+
+def test_the_dockerfile_is_generated_and_passes_hadolint_where_it_is_installed(tmp_path):
+    text = dockerfile()
+    assert text.startswith(HEADER)  # `paddlegen argocd` may replace it
+    hadolint = shutil.which("hadolint")
+    if hadolint:  # else the parse above is the check: hadolint is no dependency
+        (tmp_path / "Dockerfile").write_text(text)
+        done = subprocess.run(
+            [hadolint, str(tmp_path / "Dockerfile")], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def patch(image: str | None = None) -> dict:
+    text = argo.sidecar_patch(image or argo.placeholder_image())[argo.SIDECAR_PATCH_FILE]
+    return yaml.safe_load(text)
+
+
+def sidecar(image: str | None = None) -> dict:
+    (container,) = patch(image)["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def test_the_patch_adds_a_sidecar_as_argo_cd_documents_it():
+    found = patch("ghcr.io/acme/paddlegen-cmp:1")
+    assert (found["apiVersion"], found["kind"]) == ("apps/v1", "Deployment")
+    assert found["metadata"] == {"name": "argocd-repo-server"}
+    container = sidecar("ghcr.io/acme/paddlegen-cmp:1")
+    assert container["image"] == "ghcr.io/acme/paddlegen-cmp:1"
+    assert container["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    security = container["securityContext"]
+    assert (security["runAsNonRoot"], security["runAsUser"]) == (True, 999)
+    assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {
+        "/var/run/argocd": "var-files",
+        "/home/argocd/cmp-server/plugins": "plugins",
+        "/tmp": "paddlegen-cmp-tmp",
+    }
+    assert found["spec"]["template"]["spec"]["volumes"] == [
+        {"name": "paddlegen-cmp-tmp", "emptyDir": {}}
+    ]
+
+
+def test_the_shared_volumes_are_the_upstream_deployments_and_the_tmp_is_not():
+    upstream = yaml.safe_load(UPSTREAM.read_text())["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in upstream["volumes"]}
+    assert {name: volumes[name] for name in argo.SHARED_VOLUMES} == {
+        "var-files": {"name": "var-files", "emptyDir": {}},
+        "plugins": {"name": "plugins", "emptyDir": {}},
+    }
+    (copyutil,) = upstream["initContainers"]  # copies argocd-cmp-server where it is run from
+    assert copyutil["volumeMounts"] == [{"mountPath": "/var/run/argocd", "name": "var-files"}]
+    assert "/var/run/argocd/argocd-cmp-server" in copyutil["args"][0]
+    repo_server = {m["name"]: m["mountPath"] for m in upstream["containers"][0]["volumeMounts"]}
+    assert repo_server["plugins"] == argo.SHARED_VOLUMES["plugins"]
+    assert argo.SIDECAR_TMP not in volumes  # the sidecar's /tmp is its own
+
+
+def test_the_cache_of_compiled_templates_is_on_the_writable_tmp():
+    container = sidecar()
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    (cache,) = [e["value"] for e in container["env"] if e["name"] == "PADDLEGEN_CACHE_DIR"]
+    assert Path(cache).parent == Path("/tmp")
+
+
+def test_the_placeholder_image_never_resolves_and_the_header_says_what_to_give():
+    text = argo.sidecar_patch(argo.placeholder_image())[argo.SIDECAR_PATCH_FILE]
+    assert sidecar()["image"].startswith("registry.example.invalid/paddlegen-cmp:")
+    assert "is a placeholder" in text and "--sidecar-image" in text
+    given = argo.sidecar_patch("ghcr.io/acme/paddlegen-cmp:1")[argo.SIDECAR_PATCH_FILE]
+    assert "placeholder" not in given
+
+
+def test_cli_writes_the_sidecar_files_with_the_image_given(runner, tmp_path):
+    out = tmp_path / "argocd"
+    args = ["argocd", "--deploy", str(tmp_path / "none"), "-o", str(out), "--repo-url", REPO]
+    result = runner.invoke(cli, [*args, "--sidecar-image", "ghcr.io/acme/paddlegen-cmp:1"])
+    assert result.exit_code == 0, result.output
+    assert sorted(str(p.relative_to(out)) for p in (out / "sidecar").iterdir()) == [
+        "sidecar/Dockerfile",
+        "sidecar/plugin.yaml",
+    ]
+    written = yaml.safe_load((out / argo.SIDECAR_PATCH_FILE).read_text())
+    (container,) = written["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "ghcr.io/acme/paddlegen-cmp:1"
+    # the Dockerfile's COPY finds plugin.yaml beside it: sidecar/ is the build context
+    assert (out / argo.DOCKERFILE).parent == (out / argo.CMP_FILE).parent
