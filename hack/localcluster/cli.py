@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             if "node" in running_extras(loaded):  # what a spec names, imagePullPolicy: Never
                 print(f"export PADDLEGEN_PADDLE_IMAGE={images.PADDLE.reference}")
                 print(f"export PADDLEGEN_PADDLE_PS_IMAGE={images.PADDLE_PS.reference}")
+                print(f"export PADDLEGEN_CMP_IMAGE={images.PLUGIN.reference}")
         elif args.command == "install":
             if args.folder is None:
                 parser.error("install needs the FOLDER `paddlegen argocd -o` wrote")

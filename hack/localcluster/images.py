@@ -1,11 +1,14 @@
-"""The node's images, built without a registry: a pause image (one static Go binary) and two
+"""The node's images, built without a registry: a pause image (one static Go binary), two
 Paddle CPU images (Debian bookworm by debootstrap, Paddle from a lock in requirements/
 installed by the host's pip): Paddle 3.x for collective training, Paddle 2.6 for
-parameter-server training (3.x's CPU wheel has none). Made into images by umoci and skopeo,
-cached by content."""
+parameter-server training (3.x's CPU wheel has none), and paddlegen's Argo CD plugin sidecar
+(a cached base of Debian, Python and paddlegen's dependencies, and a layer of the wheel built
+from this checkout). Made into images by umoci and skopeo, cached by content."""
 
 from __future__ import annotations
 
+import configparser
+import functools
 import hashlib
 import json
 import os
@@ -14,7 +17,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -43,7 +47,10 @@ PLATFORMS = (
 # Debian's busybox exits 1 when any search domain fails, so its loop never ends. No
 # ca-certificates: nothing in a pod downloads.
 PACKAGES = ("python3", "libgomp1", "bind9-dnsutils")
+# Where Debian's python3 looks for packages installed outside its own (site-packages is not)
+SITE = f"usr/local/lib/python{PYTHON}/dist-packages"
 REPOSITORY = "paddlegen.local"  # never pulled: pods name the images with imagePullPolicy Never
+KEEP = 4  # the images on a base kept in the cache (each 270 MB), and the wheels of them
 
 
 @dataclass(frozen=True)
@@ -55,9 +62,12 @@ class Image:
     recipe: Callable[[], dict[str, object]]  # what decides the content (hashed into KEY)
     rootfs: Callable[[Path], None]  # fills a folder with the image's files
     config: tuple[str, ...]  # umoci config flags
+    # None: ``rootfs`` is the whole image, one layer; else it is a layer on top of ``base``
+    base: Base | None = None
 
     def key(self) -> str:
-        text = json.dumps({"config": self.config, **self.recipe()}, sort_keys=True)
+        lower = {"base": self.base.key()} if self.base else {}
+        text = json.dumps({"config": self.config, **lower, **self.recipe()}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
@@ -75,20 +85,20 @@ class Image:
         for tool in ("umoci", "skopeo"):
             if shutil.which(tool) is None:
                 raise ClusterError(f"`{tool}` is not on PATH: it makes the node's images (Debian)")
+        if self.base:
+            self.base.build()
         archive.parent.parent.mkdir(parents=True, exist_ok=True)
         report = timer()
         with tempfile.TemporaryDirectory(dir=archive.parent.parent, prefix=".build-") as tmp:
             work = Path(tmp)
-            rootfs = work / "rootfs"
-            rootfs.mkdir()
-            try:
-                self.rootfs(rootfs)
-            finally:
-                unmount_under(rootfs)  # debootstrap mounts /proc and /sys; a failure leaves them
-            layout = f"{work / 'oci'}:{self.name}"
-            run(["umoci", "init", "--layout", str(work / "oci")])
-            run(["umoci", "new", "--image", layout])
-            run(["umoci", "insert", "--image", layout, str(rootfs), "/"])
+            if self.base:
+                layout = f"{work / 'oci'}:{self.base.name}"
+                self.base.copy_layout(work / "oci")
+            else:
+                layout = f"{work / 'oci'}:{self.name}"
+                run(["umoci", "init", "--layout", str(work / "oci")])
+                run(["umoci", "new", "--image", layout])
+            insert_layer(self.rootfs, work, layout)
             run(["umoci", "config", "--image", layout, *self.config])
             (work / "image").mkdir()
             output = work / "image" / "image.tar"
@@ -96,6 +106,70 @@ class Image:
                  f"docker-archive:{output}:{self.reference}"])  # fmt: skip
             os.replace(work / "image", archive.parent)
         report(f"image {self.reference}")
+        if self.base:  # a new one per commit to paddlegen: the oldest go
+            keep_newest(archive.parent.parent.glob(f"{self.name}-*/image.tar"))
+
+
+def keep_newest(archives: Iterable[Path], keep: int = KEEP) -> None:
+    """Remove the folders of all but the ``keep`` newest of ``archives``: other checkouts
+    sharing the cache (worktrees) may still want theirs, and a removed one is built again in
+    seconds."""
+    newest = sorted(archives, key=lambda path: path.stat().st_mtime, reverse=True)
+    for archive in newest[keep:]:
+        shutil.rmtree(archive.parent, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Base:
+    """The lower part of images that change more often than it does, cached as an OCI layout
+    <cache>/images/NAME-KEY/oci (tag NAME), KEY a digest of ``recipe``: what an image on it
+    adds is one layer, which takes seconds where the base takes minutes."""
+
+    name: str
+    recipe: Callable[[], dict[str, object]]
+    rootfs: Callable[[Path], None]
+
+    def key(self) -> str:
+        text = json.dumps(self.recipe(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def layout(self) -> Path:
+        return cache_root() / "images" / f"{self.name}-{self.key()}" / "oci"
+
+    def build(self) -> None:
+        """Build the layout unless it is there: into a folder beside it, then renamed."""
+        layout = self.layout()
+        if (layout / "index.json").is_file():
+            return
+        layout.parent.parent.mkdir(parents=True, exist_ok=True)
+        report = timer()
+        with tempfile.TemporaryDirectory(dir=layout.parent.parent, prefix=".build-") as tmp:
+            work = Path(tmp)
+            image = f"{work / 'base' / 'oci'}:{self.name}"
+            run(["umoci", "init", "--layout", str(work / "base" / "oci")])
+            run(["umoci", "new", "--image", image])
+            insert_layer(self.rootfs, work, image)
+            os.replace(work / "base", layout.parent)
+        report(f"base {self.name}:{self.key()}")
+
+    def copy_layout(self, target: Path) -> None:
+        """A copy of the layout at ``target`` that umoci may add to: the blobs (named by their
+        digest, never rewritten) linked, the files umoci rewrites (index.json) copied."""
+        shutil.copytree(self.layout(), target, copy_function=os.link)
+        for name in ("index.json", "oci-layout"):
+            (target / name).unlink()
+            shutil.copyfile(self.layout() / name, target / name)
+
+
+def insert_layer(fill: Callable[[Path], None], work: Path, image: str) -> None:
+    """A layer of the files ``fill`` puts into an empty folder, added to ``image`` at /."""
+    rootfs = work / "rootfs"
+    rootfs.mkdir()
+    try:
+        fill(rootfs)
+    finally:
+        unmount_under(rootfs)  # debootstrap mounts /proc and /sys; a failure leaves them
+    run(["umoci", "insert", "--image", image, str(rootfs), "/"])
 
 
 def build_all(pending: list[Image]) -> None:
@@ -165,25 +239,24 @@ def mirror() -> str:
     raise ClusterError("no Debian mirror in /etc/apt/sources*: debootstrap needs one")
 
 
-def paddle_rootfs(lock: str, rootfs: Path) -> None:
-    """Debian (minbase) with PACKAGES, then the wheels of the lock installed by the
+def debian_rootfs(packages: tuple[str, ...], lock: str, rootfs: Path) -> None:
+    """Debian (minbase) with ``packages``, then the wheels of the lock installed by the
     host's pip for that Python: pip inside the chroot would need a CA bundle there (and fails
     TLS verification on machines whose proxy signs with its own CA), none may stay in the
     image."""
     if shutil.which("debootstrap") is None:
-        raise ClusterError("`debootstrap` is not on PATH: it makes the Paddle image (Debian)")
+        raise ClusterError("`debootstrap` is not on PATH: it makes the node's Debian images")
     if os.geteuid() != 0:
-        raise ClusterError("debootstrap, which makes the Paddle image, needs root")
+        raise ClusterError("debootstrap, which makes the node's Debian images, needs root")
     debs = cache_root() / "images" / "debs"  # the downloaded packages, for the next build
     debs.mkdir(parents=True, exist_ok=True)
-    run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
+    run(["debootstrap", "--variant=minbase", f"--include={','.join(packages)}",
          f"--cache-dir={debs}", SUITE, str(rootfs), mirror()])  # fmt: skip
     run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--require-hashes",
          "--only-binary=:all:", *(f"--platform={tag}" for tag in PLATFORMS),
          f"--python-version={PYTHON}", "--implementation=cp",
-         f"--target={rootfs}/usr/local/lib/python{PYTHON}/dist-packages",
-         "-r", str(REQUIREMENTS / lock)]
+         f"--target={rootfs}/{SITE}", "-r", str(REQUIREMENTS / lock)]
     )  # fmt: skip
     # apt's downloads and lists: nothing installs in a pod
     for leftover in ("var/cache/apt/archives", "var/lib/apt/lists"):
@@ -205,7 +278,7 @@ def paddle_image(name: str, lock: str) -> Image:
     return Image(
         name,
         partial(paddle_recipe, lock),
-        partial(paddle_rootfs, lock),
+        partial(debian_rootfs, PACKAGES, lock),
         (
             "--config.env=PATH=/usr/local/bin:/usr/bin:/bin",
             "--config.env=PYTHONUNBUFFERED=1",  # logs line by line, as kubectl logs shows them
@@ -217,4 +290,130 @@ def paddle_image(name: str, lock: str) -> Image:
 
 PADDLE = paddle_image("paddle", "paddle-image.txt")  # Paddle 3.x: collective, single node
 PADDLE_PS = paddle_image("paddle-ps", "paddle-ps-image.txt")  # Paddle 2.6: parameter servers
-IMAGES = (PAUSE, PADDLE, PADDLE_PS)
+
+# paddlegen's Config Management Plugin sidecar, as sidecar/Dockerfile (`paddlegen argocd`)
+# makes it elsewhere: Argo CD's user 999, its home, the plugin's configuration where
+# argocd-cmp-server reads it, and that server as the entry point, which is not in the image:
+# Argo CD copies its binary into the volume it shares with the sidecar (var-files).
+PLUGIN_PACKAGES = ("python3",)  # sh and grep (the plugin's commands) are in minbase
+ARGOCD_USER = 999
+ARGOCD_HOME = "home/argocd"
+PLUGIN_CONFIG = f"{ARGOCD_HOME}/cmp-server/config/plugin.yaml"
+CMP_SERVER = "/var/run/argocd/argocd-cmp-server"
+# A fixed time for the files of the wheel (hatchling's reproducible builds: the zip entries'
+# times; its own default when the variable is unset, 2020-02-02): the wheel's bytes, and so
+# the image's key, depend on its files only, whatever the environment says.
+SOURCE_DATE_EPOCH = "1580601600"
+
+
+def plugin_base_recipe() -> dict[str, object]:
+    return {
+        "suite": SUITE,
+        "packages": PLUGIN_PACKAGES,
+        "lock": (REQUIREMENTS / "plugin-image.txt").read_text(encoding="utf-8"),
+        "python": PYTHON,
+        "platforms": PLATFORMS,
+        "user": ARGOCD_USER,
+        "home": ARGOCD_HOME,
+    }
+
+
+def plugin_base_rootfs(rootfs: Path) -> None:
+    """Debian, Python and paddlegen's dependencies, and Argo CD's user with its home."""
+    debian_rootfs(PLUGIN_PACKAGES, "plugin-image.txt", rootfs)
+    user = ARGOCD_USER
+    with (rootfs / "etc" / "passwd").open("a", encoding="utf-8") as passwd:
+        passwd.write(f"argocd:x:{user}:{user}::/{ARGOCD_HOME}:/usr/sbin/nologin\n")
+    with (rootfs / "etc" / "group").open("a", encoding="utf-8") as group:
+        group.write(f"argocd:x:{user}:\n")
+    home = rootfs / ARGOCD_HOME
+    home.mkdir(parents=True)
+    os.chown(home, user, user)
+
+
+@functools.cache
+def paddlegen_wheel() -> Path:
+    """paddlegen's wheel, built from this checkout once per process (`python -m build`, the
+    build backend of the running Python: the test extra has both), kept by its digest."""
+    with tempfile.TemporaryDirectory(prefix="paddlegen-wheel-") as tmp:
+        env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
+        try:
+            run([sys.executable, "-m", "build", "--wheel", "--no-isolation",
+                 f"--outdir={tmp}", str(HACK.parent)], env=env)  # fmt: skip
+        except ClusterError as exc:
+            raise ClusterError(
+                f"paddlegen's wheel, for the plugin sidecar image: {exc} (are `build` and "
+                f"`hatchling` installed beside {sys.executable}? the test extra has them)"
+            ) from None
+        (built,) = Path(tmp).glob("paddlegen-*.whl")
+        digest = hashlib.sha256(built.read_bytes()).hexdigest()[:16]
+        kept = cache_root() / "images" / "wheels" / digest / built.name
+        if not kept.is_file():
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(built, kept.with_suffix(".tmp"))
+            os.replace(kept.with_suffix(".tmp"), kept)
+            keep_newest(kept.parent.parent.glob(f"*/{built.name}"), KEEP)
+    return kept
+
+
+def plugin_recipe() -> dict[str, object]:
+    wheel = paddlegen_wheel()
+    return {"wheel": wheel.name, "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
+
+
+def plugin_layer(rootfs: Path) -> None:
+    """The wheel installed (its files spread into SITE, its console script in /usr/local/bin,
+    its modules compiled ahead: user 999 cannot write __pycache__ there, and each of the
+    plugin's renders is a new process), and the plugin.yaml that wheel's `paddlegen argocd`
+    writes."""
+    wheel = paddlegen_wheel()
+    site = rootfs / SITE
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+        (info,) = {name.split("/")[0] for name in archive.namelist() if ".dist-info/" in name}
+    scripts = configparser.ConfigParser()
+    scripts.read(site / info / "entry_points.txt", encoding="utf-8")
+    bin_dir = rootfs / "usr" / "local" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name, target in scripts["console_scripts"].items():
+        module, _, function = target.partition(":")
+        script = bin_dir / name
+        script.write_text(
+            f"#!/usr/bin/python3\nimport sys\nfrom {module} import {function}\n"
+            f"sys.exit({function}())\n",
+            encoding="utf-8",
+        )
+        script.chmod(0o755)
+    if sys.version_info[:2] == tuple(int(n) for n in PYTHON.split(".")):
+        # by hash, not by time: the files' times are not the wheel's (umoci, extraction)
+        run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode=checked-hash",
+             "-d", f"/{SITE}", str(site)])  # fmt: skip
+    written = rootfs / "argocd"
+    run(
+        [sys.executable, "-m", "paddlegen", "argocd", "--repo-url", "file:///",
+         "--deploy", str(rootfs / "no-deploy"), "-o", str(written)],
+        cwd=rootfs,  # not a checkout, whose paddlegen `-m` would find first
+        env={**os.environ, "PYTHONPATH": str(site)},  # the wheel's paddlegen, not the host's
+    )  # fmt: skip
+    config = rootfs / PLUGIN_CONFIG
+    config.parent.mkdir(parents=True)
+    shutil.copyfile(written / "sidecar" / "plugin.yaml", config)
+    shutil.rmtree(written)
+    for folder in (rootfs / ARGOCD_HOME, rootfs / ARGOCD_HOME / "cmp-server"):
+        os.chown(folder, ARGOCD_USER, ARGOCD_USER)
+
+
+PLUGIN = Image(
+    "paddlegen-cmp",
+    plugin_recipe,
+    plugin_layer,
+    (
+        f"--config.user={ARGOCD_USER}:{ARGOCD_USER}",
+        f"--config.env=HOME=/{ARGOCD_HOME}",
+        "--config.env=PATH=/usr/local/bin:/usr/bin:/bin",
+        f"--config.entrypoint={CMP_SERVER}",
+        f"--config.workingdir=/{ARGOCD_HOME}",
+    ),
+    Base("paddlegen-cmp-base", plugin_base_recipe, plugin_base_rootfs),
+)
+IMAGES = (PAUSE, PADDLE, PADDLE_PS, PLUGIN)
