@@ -15,7 +15,19 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
-from .base import TOOLS, Cluster, ClusterError, Component, GoBuild, free_port, on_path, tail
+from .base import (
+    TOOLS,
+    Cluster,
+    ClusterError,
+    Component,
+    GoBuild,
+    alive,
+    free_port,
+    on_path,
+    reap,
+    stop,
+    tail,
+)
 
 # What `--with argocd` runs, by the names `up` records them under: Debian's redis-server (Argo
 # CD's cache, shared by the components) and four components of the one binary, the plugin
@@ -188,6 +200,24 @@ class ArgoCD(Component):
         raise ClusterError(
             f"{waiting} did not listen in {timeout:.0f} s:\n" + tail(state / f"{waiting}.log")
         )
+
+
+def hand_over_plugin(state: Path) -> Path:
+    """Stop the plugin sidecar `up` started as a host process and remove its socket, so that
+    another argocd-cmp-server (the plugin image's, in a pod on the node) can listen in the
+    socket folder the repo-server reads; that folder. The rest of Argo CD keeps running, and
+    the cluster stays recorded without it: `load` wants every recorded process alive, and
+    `down` stops the others as before."""
+    cluster = Cluster(**json.loads((state / "cluster.json").read_text(encoding="utf-8")))
+    pid = cluster.pids.pop(CMP_SERVER, None)
+    if pid is not None:
+        if alive(pid, str(ArgoCD().binaries()["argocd"])):
+            stop([pid])
+        reap([pid])
+        cluster.save()
+    socket_path = state / PLUGIN_SOCKET
+    socket_path.unlink(missing_ok=True)
+    return socket_path.parent
 
 
 def setup(cluster: Cluster) -> list[dict[str, object]]:

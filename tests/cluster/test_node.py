@@ -95,7 +95,7 @@ def test_a_rendered_job_trains_and_its_loss_falls(node: Kube, tmp_path: Path) ->
 
 def test_env_exports_the_references_of_both_paddle_images(node: Kube) -> None:
     """What a spec names to run on the node (with imagePullPolicy Never): Paddle 3.x, and
-    Paddle 2.6 for parameter servers."""
+    Paddle 2.6 for parameter servers; and the plugin sidecar's image."""
     images = local_cluster().images
     done = subprocess.run(
         [sys.executable, str(ROOT / "hack" / "local-cluster"), "env"],
@@ -104,6 +104,7 @@ def test_env_exports_the_references_of_both_paddle_images(node: Kube) -> None:
     )  # fmt: skip
     assert f"export PADDLEGEN_PADDLE_IMAGE={images.PADDLE.reference}\n" in done.stdout
     assert f"export PADDLEGEN_PADDLE_PS_IMAGE={images.PADDLE_PS.reference}\n" in done.stdout
+    assert f"export PADDLEGEN_CMP_IMAGE={images.PLUGIN.reference}\n" in done.stdout
 
 
 def test_a_distributed_job_gives_its_contract_ports_and_peers(node: Kube, tmp_path: Path) -> None:
