@@ -54,7 +54,7 @@ from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
 
 if TYPE_CHECKING:
-    from paddlegen.validate.server import Server
+    from paddlegen.validate.target import Server
 
 
 class Events(Protocol):
