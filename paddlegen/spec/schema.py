@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -231,6 +230,8 @@ _MAX_SUGGESTIONS = 50
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:
+    import difflib  # here: a valid spec never needs it
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}
