@@ -51,7 +51,11 @@ def _nodes(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 @st.composite
 def mutated(draw: Any, base: st.SearchStrategy[Any]) -> Any:
+    """A document of ``base``, one time in four as drawn, else with one mutation."""
     data = copy.deepcopy(draw(base))
+    if draw(st.sampled_from(["mutate", "mutate", "mutate", "keep"])) == "keep":
+        event("mutation: none")
+        return data
     path = draw(st.sampled_from(_nodes(data)))
     if not path:
         return draw(_values)
@@ -80,16 +84,12 @@ def assert_same_verdict(data: Any) -> None:
     assert is_valid(data) == expected, data
 
 
-@given(schema_specs())
-def test_agrees_on_documents_from_the_schema(data):
-    assert_same_verdict(data)
-
-
 @given(st.one_of(plausible_specs(), broken_specs().map(lambda case: case[1])))
 def test_agrees_on_plausible_and_broken_specs(data):
     assert_same_verdict(data)
 
 
+# Documents from the schema come only through here: generating them is most of the cost.
 @given(mutated(st.one_of(schema_specs(), plausible_specs())))
-def test_agrees_on_specs_with_one_mutation_anywhere(data):
+def test_agrees_on_specs_from_the_schema_and_with_one_mutation_anywhere(data):
     assert_same_verdict(data)
