@@ -171,6 +171,35 @@ def child_env() -> dict[str, str]:
     }
 
 
+def measure_pair(a: Row, argv_a: list[str], b: Row, argv_b: list[str], **kw) -> tuple[Row, Row]:
+    """Two cold commands in interleaved runs (a b, b a, ...), for the ratio of their CPU
+    times: what slows the machine down during a pair weighs on both."""
+    a.busy = b.busy = wait_for_quiet()
+    for run in range(a.runs):
+        order = [(a, argv_a), (b, argv_b)]
+        for row, argv in order if run % 2 == 0 else reversed(order):
+            elapsed, rss, used = run_once(argv, **kw)
+            row.times.append(elapsed)
+            row.rss_mb.append(rss)
+            row.cpu.append(used)
+    for row in (a, b):
+        print(
+            f"  {row.label:<58} {fmt_s(row.median):>9}  (cpu {fmt_s(row.cpu_median)}, "
+            f"{row.runs} runs interleaved, others busy {row.busy:.0%})",
+            flush=True,
+        )
+    print(f"  {'CPU ratio':<58} {a.cpu_median / b.cpu_median:>8.2f}x", flush=True)
+    return a, b
+
+
+def interpreter_of(script: str) -> str:
+    """The Python a console script runs on (its shebang), for floors measured on the same."""
+    with open(script, "rb") as fh:
+        first = fh.readline().decode(errors="replace")
+    python = first[2:].strip() if first.startswith("#!") else ""
+    return python if python and os.path.exists(python) else sys.executable
+
+
 def fresh(path: Path, trash: Path):
     """A ``setup`` for ``measure`` that moves ``path`` aside into ``trash`` before each run."""
 
@@ -411,21 +440,36 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         print("constant-size measures:", flush=True)
-        rows.append(
-            measure(
-                Row("python", "baseline: python -c pass (interpreter start)", 1, args.runs),
-                [sys.executable, "-c", "pass"],
-                log=log,
-                env=env,
-            )
+        python = interpreter_of(pg)
+        # Issue 28's cold path, each against its floor in the same interleaved runs: `--version`
+        # at most 2x the interpreter alone; one spec through `render --stdout` (what an Argo CD
+        # plugin runs, once per Application per refresh) at most 1x importing the libraries.
+        rows += measure_pair(
+            Row("version", "paddlegen --version", 1, max(args.runs, 11)),
+            [pg, "--version"],
+            Row("python", "baseline: python -c pass (interpreter start)", 1, max(args.runs, 11)),
+            [python, "-c", "pass"],
+            log=log,
+            env=env,
         )
-        rows.append(
-            measure(
-                Row("version", "paddlegen --version", 1, args.runs),
-                [pg, "--version"],
-                log=log,
-                env=env,
-            )
+        quickstart = str(ROOT / "examples" / "quickstart.yaml")
+        rows += measure_pair(
+            Row(
+                "render-stdout-1",
+                "render --stdout 1 spec (examples/quickstart.yaml)",
+                1,
+                max(args.runs, 11),
+            ),
+            [pg, "render", "--stdout", quickstart],
+            Row(
+                "import-floor",
+                'floor: python -c "import jinja2, yaml, jsonschema, click"',
+                1,
+                max(args.runs, 11),
+            ),
+            [python, "-c", "import jinja2, yaml, jsonschema, click"],
+            log=log,
+            env=env,
         )
         # What the paddlegen-validate pre-commit hook does when a commit touches every example:
         # schema, checks and the rendered manifests (every environment), in process.
@@ -710,6 +754,19 @@ def report(
                 x, y = (by[a].per_job, by[b].per_job) if per_job else (by[a].median, by[b].median)
             ratios.append((label, x / y))
 
+    ratio(
+        "paddlegen --version / python -c pass, CPU (issue 28: at most 2)",
+        "version",
+        "python",
+        cpu=True,
+    )
+    ratio(
+        "render --stdout 1 spec / import jinja2, yaml, jsonschema, click, CPU (issue 28: "
+        "at most 1)",
+        "render-stdout-1",
+        "import-floor",
+        cpu=True,
+    )
     ratio(
         "paddlegen per job (one process per job) / helm template per job",
         "pg-per-job",

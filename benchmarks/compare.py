@@ -246,6 +246,12 @@ def run(args: argparse.Namespace) -> int:
             lambda s: [s.paddlegen, "render", str(spec1), "-o", str(out_of(s, "out-one"))],
             setup=fresh("out-one"),
         )
+        row(
+            "render-stdout-1",
+            "render --stdout 1 spec (as an Argo CD plugin)",
+            1,
+            lambda s: [s.paddlegen, "render", "--stdout", str(spec1)],
+        )
         for n in sizes:
             reading = [f"{what}-{n}" for what in ("rerender", "check", *VALIDATE_ROWS)]
             if not any(map(wanted, [f"render-{n}", *reading])):

@@ -7,11 +7,13 @@ for it often, and it should cost no more than starting Python. Its text is click
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
 
 from paddlegen import __version__
 
+TYPE_CHECKING = False  # not typing's: importing typing would double what `--version` costs
 if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
     from paddlegen.errors import Interrupted
 
 

@@ -54,7 +54,7 @@ from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
 
 if TYPE_CHECKING:
-    from paddlegen.validate.server import Server
+    from paddlegen.validate.target import Server
 
 
 class Events(Protocol):
@@ -257,6 +257,7 @@ def render_specs(
     ignore: Iterable[str] = (),
     events: Events | None = None,
     output: str | Path | None = None,
+    stamped: bool = True,
 ) -> list[Rendered]:
     """Every spec validated and rendered; all errors reported together, nothing rendered twice.
 
@@ -270,9 +271,10 @@ def render_specs(
     spec's findings, its message how many specs have errors (``specs_with_errors``). ``ignore``
     names rules whose findings are silenced in every spec (see ``validate_document``).
     ``output`` is the folder the job folders are planned for (see ``render_document``).
+    Without ``stamped`` (output to print) the results carry no input digest (no stamp).
     """
     specs = [Path(p) for p in paths]
-    inputs = Inputs.of(workload, templates, argocd, ignore)
+    inputs = Inputs.of(workload, templates, argocd, ignore, stamped=stamped or bool(reuse))
     raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
     found = {
         path: Rendered(str(path), name, {}, reused.warnings, digest, reused)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -84,6 +83,8 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.Abort):
             raise
         except Exception:  # noqa: BLE001 - a bug: keep the traceback, exit 2 not 1
+            import traceback  # here: only a bug needs it, and every command imports us
+
             traceback.print_exc(file=sys.stderr)
             click.echo("paddlegen: internal error (a bug in paddlegen; please report it)", err=True)
             fmt = ctx.meta.get("paddlegen.format", "text")

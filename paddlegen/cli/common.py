@@ -309,7 +309,7 @@ def server_target(server: bool, context: str | None, kubeconfig: str | None) -> 
         if context or kubeconfig:
             raise usage_error("--context and --kubeconfig go with --server")
         return None
-    from paddlegen.validate.server import Server
+    from paddlegen.validate.target import Server
 
     return Server(context, kubeconfig)
 

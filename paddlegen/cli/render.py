@@ -43,7 +43,13 @@ def _render(
 
     paths, whole_set = spec_paths(specs)
     rendered = api.render_specs(
-        paths, workload, templates, argocd=argocd, ignore=ignore, output=output
+        paths,
+        workload,
+        templates,
+        argocd=argocd,
+        ignore=ignore,
+        output=output,
+        stamped=output is not None,  # printed output is never stamped
     )
     emit([w for r in rendered for w in r.warnings], fmt)
     return rendered, whole_set

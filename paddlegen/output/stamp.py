@@ -79,14 +79,25 @@ class Inputs:
 
     @classmethod
     def of(
-        cls, workload: str | None, templates: str | None, argocd: bool, ignore: Iterable[str] = ()
+        cls,
+        workload: str | None,
+        templates: str | None,
+        argocd: bool,
+        ignore: Iterable[str] = (),
+        stamped: bool = True,
     ) -> Inputs:
+        """Without ``stamped`` (output that is printed, never stamped) no toolchain digest is
+        read, and ``digest`` is "": reading paddlegen's code and templates for it was a
+        tenth of a cold `render --stdout`'s own work."""
         from paddlegen.spec.ignores import run_rules
 
         rules = tuple(sorted(run_rules(ignore)))
-        return cls(workload, templates, argocd, toolchain_digest(templates), rules)
+        toolchain = toolchain_digest(templates) if stamped else ""
+        return cls(workload, templates, argocd, toolchain, rules)
 
     def digest(self, raw: bytes) -> str:
+        if not self.toolchain:
+            return ""  # "" writes no stamp (Rendered.digest)
         # With the rules in the digest, a job skipped as unchanged was checked with the same
         # ones: an error another run silenced is not skipped past, nor a silenced warning shown.
         options = {"workload": self.workload, "argocd": self.argocd, "ignore": list(self.ignore)}

@@ -108,14 +108,15 @@ def _bytecode_cache() -> Any:
 
     In ``$PADDLEGEN_CACHE_DIR``, else ``$XDG_CACHE_HOME/paddlegen``, else ``~/.cache/paddlegen``;
     ``PADDLEGEN_NO_CACHE=1`` turns it off. jinja2 checks each entry against its template's
-    source; the folder is named after paddlegen's code, whose sandbox shapes the compiled code.
+    source; the folder is named after what shapes the compiled code besides it (jinja2, the
+    environment, the sandbox: toolchain.compiler_digest).
     A folder this user does not own alone is not used: its entries are loaded as code.
     """
     if os.environ.get("PADDLEGEN_NO_CACHE"):
         return None
     from jinja2 import FileSystemBytecodeCache
 
-    from paddlegen.render.toolchain import code_digest
+    from paddlegen.render.toolchain import compiler_digest
 
     class QuietCache(FileSystemBytecodeCache):
         def dump_bytecode(self, bucket: Any) -> None:
@@ -125,7 +126,7 @@ def _bytecode_cache() -> Any:
     base = os.environ.get("PADDLEGEN_CACHE_DIR") or Path(
         os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "paddlegen"
     )
-    folder = Path(base, f"templates-{code_digest()[:16]}")
+    folder = Path(base, f"templates-{compiler_digest()[:16]}")
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = folder.stat()

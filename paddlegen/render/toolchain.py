@@ -55,6 +55,26 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+# What shapes a template's compiled code: the environment's options (engine.py) and the
+# sandbox's code generator (sandbox.py), with jinja2 itself (in _libraries). Filters, tests and
+# globals are looked up when a template runs, not compiled in.
+COMPILER_MODULES = ("render/engine.py", "render/sandbox.py")
+
+
+@lru_cache(maxsize=1)
+def compiler_digest() -> str:
+    """What the compiled templates depend on besides their source (fixed for a process): the
+    name of the template cache's folder. Two files, not code_digest's every module: hashing
+    the whole package was a tenth of a cold one-spec render's instructions."""
+    h = hashlib.sha256(_libraries().encode())
+    for rel in COMPILER_MODULES:
+        with open(PACKAGE / rel, "rb") as fh:
+            data = fh.read()
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
 def toolchain_digest(templates: str | None = None) -> str:
     """Everything besides the spec that decides the output bytes.
 

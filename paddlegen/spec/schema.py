@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -18,6 +17,20 @@ from paddlegen.spec.secrets import is_secret_name, looks_like_secret, redact
 def spec_schema() -> dict[str, Any]:
     with open(spec_schema_path(), encoding="utf-8") as fh:
         return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> Callable[[Any], bool] | None:
+    """The generated yes/no check (scripts/compile_schema.py), when it was made from this very
+    schema file; else None, and jsonschema decides alone (a schema edited in a checkout and not
+    compiled again must not let through what it now rejects)."""
+    import hashlib
+
+    from paddlegen.spec import schema_compiled
+
+    with open(spec_schema_path(), "rb") as fh:
+        digest = hashlib.sha256(fh.read()).hexdigest()
+    return schema_compiled.is_valid if digest == schema_compiled.SCHEMA_SHA256 else None
 
 
 @lru_cache(maxsize=1)
@@ -63,8 +76,10 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def warm_validator() -> None:
-    """Build the validator now (before worker processes fork, say)."""
-    _validator()
+    """Load the compiled check now (before worker processes fork, say); jsonschema only if
+    the check is stale (an invalid spec in a worker imports it there)."""
+    if _compiled() is None:
+        _validator()
 
 
 @lru_cache(maxsize=4)
@@ -80,6 +95,12 @@ def file_validator(path: str) -> Any:
 def schema_diagnostics(doc: Document, validator: Any = None) -> list[Diagnostic]:
     """Every schema violation in ``doc``, each pointing at the offending key or value; by
     the spec schema unless ``validator`` (``file_validator``) is given."""
+    if validator is None:
+        compiled = _compiled()
+        # A valid spec, the common case, never imports jsonschema (~40% of a cold render's
+        # imports); "invalid" only means jsonschema looks and words what it finds.
+        if compiled is not None and compiled(doc.data):
+            return []
     found: list[Diagnostic] = []
     for error in (validator or _validator()).iter_errors(doc.data):
         found.extend(_explain(doc, error))
@@ -209,6 +230,8 @@ _MAX_SUGGESTIONS = 50
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:
+    import difflib  # here: a valid spec never needs it
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}

@@ -15,8 +15,7 @@ from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import Document, format_path
 
 if TYPE_CHECKING:
-    from paddlegen.api import Rendered
-    from paddlegen.validate.server import Server
+    from paddlegen.validate.target import Rendered, Server
 
 RULE = "kueue-local-queue"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # pkg/controller/constants/constants.go

@@ -9,19 +9,14 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from paddlegen.errors import Diagnostic, ToolError
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import Document, format_path
-
-if TYPE_CHECKING:
-    from paddlegen.api import Rendered
+from paddlegen.validate.target import Rendered, Server
 
 RULE = "server"
 FIELD_MANAGER = "paddlegen"
-DEFAULT_TIMEOUT = 60.0
-
 # kubectl's words for a cluster it cannot use: exit 2, never a finding, never a silent pass.
 _UNREACHABLE = (
     "Unable to connect to the server",
@@ -47,15 +42,6 @@ _FIELD = re.compile(r"(?:^|, )([A-Za-z0-9_.\[\]/-]+): ")
 # A whole pod template as the rejected value says nothing a person reads: keep its outline.
 _BIG_VALUE = re.compile(r"Invalid value: ([{\[])[^\n]{200,}([}\]]): ")
 _PREFIX = re.compile(r"^Error from server \([A-Za-z]+\): (?:error when [a-z]+ \"[^\"]*\": )?")
-
-
-@dataclass(frozen=True)
-class Server:
-    """Which cluster: kubectl's own context and kubeconfig unless named."""
-
-    context: str | None = None
-    kubeconfig: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True)

@@ -271,15 +271,34 @@ def test_the_template_cache_never_serves_an_edited_template(tmp_path):
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
 def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
     from paddlegen.render import engine as render
-    from paddlegen.render.toolchain import code_digest
+    from paddlegen.render.toolchain import compiler_digest
 
     monkeypatch.setenv("PADDLEGEN_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PADDLEGEN_NO_CACHE", raising=False)
     assert render._bytecode_cache() is not None
-    (tmp_path / f"templates-{code_digest()[:16]}").chmod(0o777)
+    (tmp_path / f"templates-{compiler_digest()[:16]}").chmod(0o777)
     assert render._bytecode_cache() is None  # its entries would be loaded as code
     monkeypatch.setenv("PADDLEGEN_NO_CACHE", "1")
     assert render._bytecode_cache() is None
+
+
+def test_the_template_cache_is_named_after_the_sandbox_and_the_environment(tmp_path, monkeypatch):
+    import shutil
+
+    from paddlegen.render import toolchain
+
+    for rel in toolchain.COMPILER_MODULES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(toolchain.PACKAGE / rel, tmp_path / rel)
+    monkeypatch.setattr(toolchain, "PACKAGE", tmp_path)
+    digests = []
+    for rel in (None, *toolchain.COMPILER_MODULES):
+        if rel:
+            (tmp_path / rel).write_text((tmp_path / rel).read_text() + "\n# changed\n")
+        toolchain.compiler_digest.cache_clear()
+        digests.append(toolchain.compiler_digest())
+    toolchain.compiler_digest.cache_clear()
+    assert len(set(digests)) == len(digests)  # a change to either names a new cache
 
 
 def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path, monkeypatch):

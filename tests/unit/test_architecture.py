@@ -1,7 +1,8 @@
 """The package's shape: its modules import one another without cycles.
 
 Every import counts, the ones inside functions too (deferred to save start-up time, they still
-tie two modules together); only ``if TYPE_CHECKING:`` blocks are left out.
+tie two modules together) and those in ``if TYPE_CHECKING:`` blocks (types tie them too: a
+module that names another's class for its signatures cannot be read or moved without it).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def imports_of(name: str) -> set[str]:
-    """The paddlegen modules that module ``name`` imports."""
+def imports_of(name: str, typing: bool = True) -> set[str]:
+    """The paddlegen modules that module ``name`` imports (without ``typing``, only those it
+    imports when it runs)."""
     tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
-    skipped = _type_checking_nodes(tree)
+    skipped = set() if typing else _type_checking_nodes(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -85,10 +87,34 @@ def test_the_finder_sees_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+# The one circle left, of types only: each workload's context builder takes the Job model
+# (workloads/*.py), and the model takes the default workload and port from the registry.
+KNOWN_TYPE_CYCLES = [
+    [
+        "paddlegen.spec.model",
+        "paddlegen.workloads",
+        *(f"paddlegen.workloads.{m}" for m in ("base", "collective", "distributed", "job")),
+        *(f"paddlegen.workloads.{m}" for m in ("kubeflow", "paddlejob", "trainjob")),
+    ]
+]
+
+
 def test_no_module_of_the_package_takes_part_in_an_import_cycle():
-    graph = {name: imports_of(name) for name in MODULES}
+    graph = {name: imports_of(name, typing=False) for name in MODULES}
     assert len(graph) > 40 and graph["paddlegen.api"]  # the walk found the package
     assert cycles(graph) == []
+
+
+def test_no_other_cycle_when_type_checking_imports_count():
+    graph = {name: imports_of(name) for name in MODULES}
+    assert cycles(graph) == KNOWN_TYPE_CYCLES
+
+
+def test_type_checking_imports_count_as_imports():
+    # kueue_queues names the dry-run's types only in its signatures; the walk sees them anyway
+    assert "paddlegen.validate.target" in imports_of("paddlegen.validate.kueue_queues")
+    target = imports_of("paddlegen.validate.kueue_queues", typing=False)
+    assert "paddlegen.validate.target" not in target
 
 
 def test_subpackages_hold_the_pipeline_steps():

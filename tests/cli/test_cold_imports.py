@@ -1,0 +1,71 @@
+"""What a cold process imports (issue 28): the modules a command needs and nothing heavier.
+
+Not timed (the benchmark measures, benchmarks/bench.py): these pin the import graph, so that
+a later change cannot quietly bring back what a cold `render --stdout` (an Argo CD plugin runs
+one per Application per refresh) or `--version` got rid of.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# jsonschema and what it brings (~40% of the cost of importing the four libraries): only an
+# invalid spec needs it, for its messages; difflib and traceback only a mistake or a bug.
+NOT_ON_THE_HAPPY_PATH = (
+    "jsonschema",
+    "referencing",
+    "jsonschema_specifications",
+    "rpds",
+    "attrs",
+    "difflib",
+    "traceback",
+)
+
+
+def imported_by(*argv: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The top-level modules (and paddlegen's own, in full) that ``paddlegen argv`` has
+    imported when it exits, in a new interpreter."""
+    code = (
+        "import atexit, json, sys\n"
+        "said = lambda: sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+        "atexit.register(said)\n"
+        f"sys.argv = ['paddlegen', *{list(argv)!r}]\n"
+        "from paddlegen.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    modules = json.loads(done.stderr.rsplit("MODULES ", 1)[1])
+    return {m.split(".")[0] for m in modules} | set(modules), done
+
+
+@pytest.mark.parametrize("spec", ["examples/quickstart.yaml", "examples/paddlejob-volcano.yaml"])
+def test_rendering_a_valid_spec_never_imports_jsonschema(spec):
+    modules, done = imported_by("render", "--stdout", spec)
+    assert done.returncode == 0, done.stderr
+    assert "kind:" in done.stdout
+    assert "paddlegen.spec.schema_compiled" in modules  # the compiled check said "valid"
+    assert sorted(modules & set(NOT_ON_THE_HAPPY_PATH)) == []
+
+
+def test_an_invalid_spec_still_gets_jsonschemas_findings(tmp_path):
+    spec = tmp_path / "bad.yaml"
+    text = (ROOT / "examples" / "quickstart.yaml").read_text(encoding="utf-8")
+    spec.write_text(text.replace("kind: TrainingJob", "kind: TrainingJob\nwokrer: 1"), "utf-8")
+    modules, done = imported_by("render", "--stdout", str(spec))
+    assert done.returncode == 1
+    assert "jsonschema" in modules
+    assert "$.wokrer: unknown field" in done.stderr
+
+
+def test_version_imports_neither_typing_nor_the_cli():
+    modules, done = imported_by("--version")
+    assert done.stdout.startswith("paddlegen, version ")
+    assert sorted(modules & {"typing", "click", "yaml", "jinja2", "dataclasses"}) == []
