@@ -160,6 +160,9 @@ class Node(Component):
         paths = self.binaries()
         node = Path(cluster.state) / "node"
         node.mkdir(exist_ok=True)
+        short = low_disk(node)
+        if short:
+            raise ClusterError(short)
         record_host(node)
         run(["ip", "link", "add", BRIDGE, "type", "bridge"])
         run(["ip", "addr", "add", f"{NODE_IP}/24", "dev", BRIDGE])
@@ -461,6 +464,27 @@ state = "{node / "containerd-state"}"
         encoding="utf-8",
     )
     return config
+
+
+# Free space `up` wants on the node's file system, beyond the kubelet's eviction threshold
+# (kubelet_config: 1%): the images unpacked by containerd and what the pods write. Below it the
+# kubelet evicts the pods under DiskPressure, which tests saw as jobs that never finished and
+# a plugin sidecar whose socket vanished (2026-11-28, 2.9 GB free of 252 GB).
+DISK_ROOM = 5 * 1024**3
+
+
+def low_disk(folder: Path) -> str | None:
+    """Why the node cannot start on ``folder``'s file system for lack of space, if so."""
+    usage = shutil.disk_usage(folder)
+    wanted = usage.total // 100 + DISK_ROOM
+    if usage.free >= wanted:
+        return None
+    gib = 1024**3
+    return (
+        f"{usage.free / gib:.1f} GiB free on the file system of {folder}, "
+        f"{wanted / gib:.1f} GiB wanted: the kubelet evicts every pod below 1% "
+        f"(DiskPressure), and the images and pods need {DISK_ROOM // gib} GiB more"
+    )
 
 
 def kubelet_config(node: Path, socket: Path) -> Path:

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from paddlegen.validate.k8s_schemas import DEFAULT_KUBERNETES_VERSION
 from tests.cluster.conftest import Kube, local_cluster
@@ -106,3 +107,21 @@ def test_the_kueue_tools_build_the_controller_of_the_vendored_crds_sharing_train
     shared = sorted(set(kueue) & set(trainer))
     assert len(shared) > 100
     assert [m for m in shared if kueue[m] != trainer[m]] == []
+
+
+def test_a_node_does_not_start_where_the_kubelet_would_evict_its_pods(tmp_path, monkeypatch):
+    node = local_cluster().node
+    gib = 1024**3
+    for free, verdict in ((8 * gib, None), (int(2.9 * gib), "2.9 GiB free")):
+        usage = SimpleNamespace(total=252 * gib, used=252 * gib - free, free=free)
+        monkeypatch.setattr(node.shutil, "disk_usage", lambda _, usage=usage: usage)
+        said = node.low_disk(tmp_path)
+        assert (
+            said is verdict
+            if verdict is None
+            else said
+            == (
+                f"{verdict} on the file system of {tmp_path}, 7.5 GiB wanted: the kubelet evicts "
+                "every pod below 1% (DiskPressure), and the images and pods need 5 GiB more"
+            )
+        )
