@@ -224,6 +224,26 @@ def refresh(kube: Kube, app: str) -> None:
     )  # fmt: skip
 
 
+def compared_with_tree(
+    kube: Kube, app: str, source: dict[str, Any], path: str, timeout: float = 60.0
+) -> dict[str, Any]:
+    """Point ``app``, which renders specs with the plugin, at the committed tree at ``path``
+    (no plugin, no automated sync) and ask for a hard refresh; its status once Argo CD has
+    compared that tree with what the plugin's sync left live."""
+    tree = {**source, "path": path}
+    patch = {"spec": {"source": {**tree, "plugin": None}, "syncPolicy": {"automated": None}}}
+    kube.run("-n", "argocd", "patch", "application", app, "--type=merge", "-p", json.dumps(patch))
+    refresh(kube, app)
+
+    def compared() -> dict[str, Any] | None:
+        status = application(kube, app)["status"]
+        source = status["sync"].get("comparedTo", {}).get("source", {})
+        return status if source.get("path") == path else None
+
+    found: dict[str, Any] = wait_for("the tree compared", compared, timeout=timeout)
+    return found
+
+
 def wait_for_health(kube: Kube, app: str, status: str) -> None:
     """Wait until ``app`` reports health ``status``, asking for a hard refresh whenever the
     controller has taken the last request: one made before the controller read a changed

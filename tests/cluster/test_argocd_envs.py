@@ -24,6 +24,7 @@ from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_argocd import (
     Loop,
     application,
+    compared_with_tree,
     git,
     init_repo,
     paddlegen,
@@ -316,17 +317,7 @@ def test_the_plugin_sidecar_renders_what_the_committed_tree_holds(
     assert ("PersistentVolume", "", f"{namespace}-{job}-data") in objects
     assert get(kube, namespace, PADDLEJOBS, job)["spec"]["worker"]["replicas"] == 3
 
-    tree = {**source, "path": f"deploy/{job}/overlays/prod"}
-    patch = {"spec": {"source": {**tree, "plugin": None}, "syncPolicy": {"automated": None}}}
-    kube.run("-n", "argocd", "patch", "application", job, "--type=merge", "-p", json.dumps(patch))
-    refresh(kube, job)
-
-    def compared_with_tree() -> dict[str, Any] | None:
-        status = application(kube, job)["status"]
-        compared = status["sync"].get("comparedTo", {}).get("source", {})
-        return status if compared.get("path") == tree["path"] else None
-
-    status = wait_for("the tree compared", compared_with_tree)
+    status = compared_with_tree(kube, job, source, f"deploy/{job}/overlays/prod")
     assert status.get("sourceType") == "Kustomize", status.get("conditions")
     assert status["sync"]["status"] == "Synced", status["resources"]
     assert resources(status) == objects

@@ -24,8 +24,10 @@ from tests.cluster.test_collective import fail, job_pods, run_on
 from tests.cluster.test_kueue import (
     admitted,
     flavor_and_priorities,
+    leave,
     pods_of_job,
     queue,
+    readmitted,
     submit,
     suspended,
     workload,
@@ -126,16 +128,8 @@ def test_a_queued_job_trains_after_its_data_and_its_sync_lasts_through_preemptio
         assert application(kube, app)["status"]["sync"]["status"] == "Synced"
 
         # The higher one leaves: low is admitted again and trains to the end with new ranks.
-        kube.run("delete", "job", "-n", NAMESPACE, "high", "--wait=false")
-        kube.run("delete", "pods", "-n", NAMESPACE, "-l", "job-name=high", "--force",
-                 "--grace-period=0")  # fmt: skip
-        wait_for(
-            "low admitted again",
-            lambda: (
-                workload_condition(kube, NAMESPACE, "Job", app, "Evicted") is None
-                and workload_condition(kube, NAMESPACE, "Job", app, "Admitted")
-            ),
-        )
+        leave(kube, NAMESPACE, "high")
+        readmitted(kube, NAMESPACE, "Job", app)
         wait_for("low resumed", lambda: not suspended(kube, NAMESPACE, "job", app))
         for pod in live_pods(kube, app, 2):
             kube.succeed(NAMESPACE, pod["metadata"]["name"])

@@ -181,6 +181,25 @@ def admitted(kube: Kube, namespace: str, kind: str, name: str) -> dict[str, Any]
     )
 
 
+def leave(kube: Kube, namespace: str, job: str) -> None:
+    """Delete the Job ``job`` and its pods at once, as a kubelet confirming their end would
+    (KWOK paused keeps them Terminating): its Workload goes, and its quota."""
+    kube.run("delete", "job", "-n", namespace, job, "--wait=false")
+    kube.run("delete", "pods", "-n", namespace, "-l", f"job-name={job}", "--force",
+             "--grace-period=0")  # fmt: skip
+
+
+def readmitted(kube: Kube, namespace: str, kind: str, name: str) -> None:
+    """Wait until the job Kueue evicted is admitted again (its Evicted condition gone)."""
+    wait_for(
+        f"{kind} {name} admitted again",
+        lambda: (
+            workload_condition(kube, namespace, kind, name, "Evicted") is None
+            and workload_condition(kube, namespace, kind, name, "Admitted")
+        ),
+    )
+
+
 def suspended(kube: Kube, namespace: str, resource: str, name: str) -> bool:
     obj = get(kube, namespace, resource, name)
     spec = obj["spec"].get("runPolicy", obj["spec"])  # Kubeflow's PaddleJob: in runPolicy
@@ -352,17 +371,8 @@ def test_a_volcano_gang_is_admitted_preempted_and_admitted_again_in_its_podgroup
     for pod in pods:  # a kubelet's report of the ranks the suspension stopped
         fail(kube, namespace, pod, exit_code=143)
     admitted(kube, namespace, "Job", "high")
-    kube.run("delete", "job", "-n", namespace, "high", "--wait=false")
-    kube.run("delete", "pods", "-n", namespace, "-l", "job-name=high", "--force",
-             "--grace-period=0")  # fmt: skip
-
-    wait_for(
-        "low admitted again",
-        lambda: (
-            workload_condition(kube, namespace, "Job", "low", "Evicted") is None
-            and workload_condition(kube, namespace, "Job", "low", "Admitted")
-        ),
-    )
+    leave(kube, namespace, "high")
+    readmitted(kube, namespace, "Job", "low")
     again = wait_for("the gang bound again", lambda: bound(kube, namespace, "low", 2))
     assert {p["metadata"]["name"] for p in again}.isdisjoint(p["metadata"]["name"] for p in pods)
     (same,) = get(kube, namespace, "podgroups")["items"]

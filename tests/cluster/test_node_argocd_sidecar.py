@@ -24,9 +24,9 @@ from paddlegen.gitops import argocd as argo
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd import (
     application,
+    compared_with_tree,
     init_repo,
     paddlegen,
-    refresh,
     render_and_commit,
     synced_at,
 )
@@ -227,17 +227,7 @@ def test_the_sidecar_image_renders_an_application_through_the_socket(
     # Argo CD's own comparison: the same Application over the committed tree, no plugin, no
     # automated sync, compares Synced with what the sidecar rendered, object for object.
     objects = resources(status)
-    tree = {**source, "path": f"deploy/{JOB}"}
-    patch = {"spec": {"source": {**tree, "plugin": None}, "syncPolicy": {"automated": None}}}
-    kube.run("-n", "argocd", "patch", "application", JOB, "--type=merge", "-p", json.dumps(patch))
-    refresh(kube, JOB)
-
-    def compared_with_tree() -> dict[str, Any] | None:
-        status = application(kube, JOB)["status"]
-        compared = status["sync"].get("comparedTo", {}).get("source", {})
-        return status if compared.get("path") == tree["path"] else None
-
-    status = wait_for("the tree compared", compared_with_tree, timeout=SYNC_TIMEOUT)
+    status = compared_with_tree(kube, JOB, source, f"deploy/{JOB}", timeout=SYNC_TIMEOUT)
     assert status.get("sourceType") == "Kustomize", status.get("conditions")
     assert status["sync"]["status"] == "Synced", status["resources"]
     assert resources(status) == objects
