@@ -50,18 +50,18 @@ SLOW = (
 
 
 # Tests against a local control plane (hack/local-cluster, started once per worker): those
-# on the real node, those under Argo CD, and the rest on KWOK's fake nodes, three units on
-# three control planes, the first two in modules named so (tests/cluster/conftest.py refuses a
-# `node` or `argocd` test elsewhere).
+# on the real node, and the rest on KWOK's fake nodes, two units on two control planes, the
+# node's in modules named so (tests/cluster/conftest.py refuses a `node` test elsewhere). A
+# third unit for the Argo CD tests, on a control plane of its own, cost 5 more minutes of CPU
+# for no shorter run on 2 cores (2026-11-28: 20 min 47 s, 33 CPU-min).
 CLUSTER = "cluster/"
 NODE_MODULES = "cluster/test_node"
-ARGOCD_MODULES = "cluster/test_argocd"
-CLUSTER_UNITS = (NODE_MODULES, CLUSTER, ARGOCD_MODULES)  # the longest first
+CLUSTER_UNITS = (NODE_MODULES, CLUSTER)  # the longest first
 
 
 def cluster_unit(module: str) -> str | None:
     """The cluster unit of the test module ``module`` (a path from tests/), if any: the most
-    specific prefix wins (CLUSTER is also the start of the other two)."""
+    specific prefix wins (CLUSTER is also the start of NODE_MODULES)."""
     found = [unit for unit in CLUSTER_UNITS if module.startswith(unit)]
     return max(found, key=len, default=None)
 
@@ -79,22 +79,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` (pyproject.toml): a worker per CPU and one more, as the cluster units' workers
-    mostly wait on their controllers; and at least one per cluster unit and one more, so that
-    each unit starts at once (a worker never runs two: each has its own control plane) while
-    the CPU-bound modules run beside them (PYTEST_XDIST_AUTO_NUM_WORKERS overrides)."""
-    return max((os.cpu_count() or 1) + 1, len(CLUSTER_UNITS) + 1)
+    """`-n auto` (pyproject.toml): a worker per CPU, and one more, as the workers of the two
+    cluster units mostly wait on their controllers (PYTEST_XDIST_AUTO_NUM_WORKERS overrides)."""
+    return (os.cpu_count() or 1) + 1
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """pytest-xdist's scheduler for this suite: every test module is a unit of work, except
-    the `cluster` tests, which are three: those on the real node (test_node_*.py), those
-    under Argo CD (test_argocd*.py) and the rest on KWOK's fake nodes, each on a control plane
-    its first test starts and the rest of its unit shares. They are handed out first, the
-    longest first, so that three workers run them side by side while the others run the
-    CPU-bound modules. One control plane for all took 15.5 of the run's 16.4 minutes on 2
-    cores, 74% of a core busy (a cgroup per worker, 2026-11-28)."""
+    the `cluster` tests, which are two: those on the real node (test_node_*.py) and the rest
+    on KWOK's fake nodes, each on a control plane its first test starts and the rest of its
+    unit shares. They are handed out first, the longer first, so that two workers run them
+    side by side while the others run the CPU-bound modules."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ClusterTestsTogether(LoadScopeScheduling):

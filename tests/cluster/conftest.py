@@ -153,10 +153,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def uses(item: pytest.Item, name: str) -> bool:
         return name in getattr(item, "fixturenames", ())
 
-    # One pytest-xdist worker runs the tests on the real node, another those under Argo CD and
-    # a third the rest (tests/conftest.py tells them apart by module name), each on a control
-    # plane of its own: a `node` test elsewhere would start a second real node beside the
-    # first (the two cannot share a host), an `argocd` test elsewhere a second Argo CD.
+    # One pytest-xdist worker runs the tests on the real node and another those on KWOK's
+    # cluster (tests/conftest.py tells them apart by module name): a `node` test elsewhere
+    # would start a second real node beside the first, and the two cannot share a host.
     here = Path(__file__).parent
     only_node = [uses(item, "node") and not uses(item, "kube") for item in items]
     misplaced = [
@@ -168,16 +167,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         raise pytest.UsageError(
             "tests on the real node (fixture `node`, and not `kube`) belong in test_node_*.py "
             "modules, and only they: " + ", ".join(misplaced)
-        )
-    misplaced = [
-        item.nodeid
-        for item in items
-        if uses(item, "argocd") and not item.path.name.startswith("test_argocd")
-    ]
-    if misplaced:
-        raise pytest.UsageError(
-            "tests under Argo CD (fixture `argocd`) belong in test_argocd*.py modules: "
-            + ", ".join(misplaced)
         )
     items[:] = [i for i in items if not uses(i, "node")] + [i for i in items if uses(i, "node")]
     for name in ("kube", "node"):

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import ARGOCD_MODULES, CLUSTER, CLUSTER_UNITS, NODE_MODULES, cluster_unit
+from tests.conftest import CLUSTER, CLUSTER_UNITS, NODE_MODULES, cluster_unit
 
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_a_module_goes_to_the_unit_of_its_most_specific_prefix():
-    assert cluster_unit("cluster/test_argocd_kueue.py") == ARGOCD_MODULES
-    assert cluster_unit("cluster/test_argocd.py") == ARGOCD_MODULES
+    assert cluster_unit("cluster/test_argocd_kueue.py") == CLUSTER
     assert cluster_unit("cluster/test_node_kueue.py") == NODE_MODULES
     assert cluster_unit("cluster/test_kueue.py") == CLUSTER
     assert cluster_unit("unit/test_suite_units.py") is None
