@@ -326,7 +326,7 @@ def test_the_plugin_sidecar_renders_what_the_committed_tree_holds(
 
 
 def resources(status: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The objects Argo CD compares (hooks, the PaddleJob here, are not compared)."""
+    """The objects Argo CD compares (hooks, the training object, are not compared)."""
     return sorted(
         (r["kind"], r.get("namespace", ""), r["name"])
         for r in status["resources"]

@@ -30,6 +30,7 @@ from tests.cluster.test_argocd import (
     render_and_commit,
     synced_at,
 )
+from tests.cluster.test_argocd_envs import resources
 from tests.cluster.test_paddleflow import wait_for
 from tests.conftest import require_tool
 
@@ -232,12 +233,3 @@ def test_the_sidecar_image_renders_an_application_through_the_socket(
     assert status["sync"]["status"] == "Synced", status["resources"]
     assert resources(status) == objects
     assert status["operationState"]["syncResult"]["revision"] == revision  # no sync since
-
-
-def resources(status: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The objects Argo CD compares (hooks, the Job here, are not compared)."""
-    return sorted(
-        (r["kind"], r.get("namespace", ""), r["name"])
-        for r in status["resources"]
-        if not r.get("hook")
-    )
