@@ -19,6 +19,12 @@ import pytest
 import yaml
 
 from tests.cluster.conftest import Kube, local_cluster
+from tests.cluster.test_node_operators import (
+    HANG_TIMEOUT,
+    overrun,
+    trained_in,
+    wait_until_done,
+)
 from tests.cluster.training import (
     PREPARED,
     assert_trained,
@@ -30,7 +36,6 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.node
 
 NAMESPACE = "node-training"
-TRAINING_TIMEOUT = 60  # seconds, a job's budget (issue 24)
 
 
 def spec(image: str) -> dict[str, Any]:
@@ -75,22 +80,19 @@ def test_a_rendered_job_trains_and_its_loss_falls(node: Kube, tmp_path: Path) ->
     image = local_cluster().images.PADDLE.reference
     node.run("create", "namespace", NAMESPACE)
     node.apply(render_stdout(spec(image), tmp_path))
-    started = time.monotonic()
-    condition = ""
-    while time.monotonic() - started < TRAINING_TIMEOUT and not condition:
-        condition = job_condition(node, "linear-regression")
-        time.sleep(0.5)
-    took = time.monotonic() - started
-    log = node.run("logs", "-n", NAMESPACE, "job/linear-regression", "-c", "paddle", check=False)
-    assert condition == "Complete", f"{condition or 'not done'} after {took:.0f} s:\n{log.stdout}"
-    assert log.stdout.startswith(PREPARED + "\n"), log.stdout
-    assert_trained({"job/linear-regression": log.stdout}, 1)
+    condition, took, logs = wait_until_done(
+        node, NAMESPACE, lambda: job_condition(node, "linear-regression")
+    )
+    assert condition == "Complete", overrun(node, NAMESPACE, condition, took, logs)
+    (log,) = logs.values()
+    assert log.startswith(PREPARED + "\n"), log
+    assert_trained(logs, 1)
     (pod,) = json.loads(node.run("get", "pods", "-n", NAMESPACE, "-o", "json").stdout)["items"]
     assert pod["status"]["phase"] == "Succeeded"
     states = {s["name"]: s["state"] for s in pod["status"]["initContainerStatuses"]}
     assert states["prepare"]["terminated"]["exitCode"] == 0
     assert states["heartbeat"]["terminated"]["exitCode"] == 0  # stopped, by SIGTERM
-    print(f"trained in {took:.1f} s")
+    trained_in(took)
 
 
 def test_env_exports_the_references_of_both_paddle_images(node: Kube) -> None:
@@ -140,7 +142,7 @@ def test_a_distributed_job_gives_its_contract_ports_and_peers(node: Kube, tmp_pa
         return node.run("logs", "-n", namespace, f"job/{name}", check=False).stdout
 
     started = time.monotonic()
-    while "listening on 7164-7167" not in log() and time.monotonic() - started < TRAINING_TIMEOUT:
+    while "listening on 7164-7167" not in log() and time.monotonic() - started < HANG_TIMEOUT:
         time.sleep(0.5)
     node_ip = local_cluster().node.NODE_IP
     answers = []
@@ -148,7 +150,14 @@ def test_a_distributed_job_gives_its_contract_ports_and_peers(node: Kube, tmp_pa
         with socket.create_connection((node_ip, port), timeout=10) as connection:
             answers.append(connection.makefile().readline().strip())
     assert answers == ["trainer 0"] * 4, log()
-    node.run("wait", "-n", namespace, "--for=condition=Complete", f"job/{name}", "--timeout=30s")
+    node.run(
+        "wait",
+        "-n",
+        namespace,
+        "--for=condition=Complete",
+        f"job/{name}",
+        f"--timeout={HANG_TIMEOUT:.0f}s",
+    )
     output = log()
     contract = json.loads(re.search(r"^contract (.*)$", output, re.M).group(1))
     assert contract == {

@@ -3,8 +3,9 @@ Paddle 3.x's launcher in every pod of the Indexed Job, started by paddlegen's ma
 finds rank 0 through the headless Service's name (rank 0 serving the rendezvous at its own IP),
 and the ranks train a linear regression (tests/cluster/training/collective.py) to completion,
 2 ranks and 3 (gang-scheduled by the real Volcano), the loss falling and the ranks agreeing.
-A job whose rank 1 exits 1 fails as a whole, quickly: the other ranks, waiting for it in the
-rendezvous, are stopped, and the Job is Failed."""
+A job whose rank 1 exits 1 fails as a whole at that exit (the pod failure policy's FailJob
+rule, no retry): the other ranks, waiting for it in the rendezvous, are stopped, and the Job
+is Failed. How long each job took goes to benchmarks/node.py (trained_in), not into a test."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ import pytest
 
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_node_operators import (
+    HANG_TIMEOUT,
     PROGRAM,
-    TRAINING_TIMEOUT,
     create_namespace,
     get,
+    overrun,
     render,
+    trained_in,
     wait_until_done,
 )
 from tests.cluster.training import assert_masters, assert_trained
@@ -27,7 +30,6 @@ from tests.cluster.training import assert_masters, assert_trained
 pytestmark = pytest.mark.node
 
 INDEX = "batch.kubernetes.io/job-completion-index"
-FAILURE_TIMEOUT = 30.0  # seconds from apply to the Job Failed, its pods stopped
 
 
 @pytest.fixture(scope="module")
@@ -88,12 +90,12 @@ def train(kube: Kube, name: str, replicas: int, **extra: Any) -> dict[str, str]:
     """Run a collective-job of ``replicas`` ranks to completion: its pods' logs."""
     apply(kube, spec(name, replicas, **extra))
     state, took, output = wait_until_done(kube, name, lambda: job_condition(kube, name, name))
-    assert state == "Complete", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert state == "Complete", overrun(kube, name, state, took, output)
     assert_trained(output, replicas)
     ranks = {int(p["metadata"]["annotations"][INDEX]): p for p in pods(kube, name, name)}
     assert len(ranks) == replicas
     assert_masters(output, ranks, f"{name}-0.{name}:6768")
-    print(f"{replicas} ranks trained in {took:.1f} s")
+    trained_in(took, f"{replicas} ranks trained")
     return output
 
 
@@ -121,13 +123,12 @@ def test_a_rank_that_exits_1_fails_the_whole_job_quickly(node: Kube) -> None:
     started = time.monotonic()
     apply(node, spec(name, 3, command=command))
     state = ""
-    while time.monotonic() - started < TRAINING_TIMEOUT and not state:
+    while time.monotonic() - started < HANG_TIMEOUT and not state:
         state = job_condition(node, name, name)
         time.sleep(0.5)
     took = time.monotonic() - started
     job = get(node, name, "job", name)
-    assert state == "Failed", f"{state or 'not done'} after {took:.0f} s: {job.get('status')}"
-    assert took < FAILURE_TIMEOUT, f"the job took {took:.0f} s to fail"
+    assert state == "Failed", overrun(node, name, state, took, job.get("status"))
     (failed,) = [c for c in job["status"]["conditions"] if c["type"] == "Failed"]
     assert failed["reason"] == "PodFailurePolicy"
     assert "failed with exit code 1 matching FailJob rule at index 1" in failed["message"]
@@ -140,4 +141,4 @@ def test_a_rank_that_exits_1_fails_the_whole_job_quickly(node: Kube) -> None:
     for pod, index in zip(left, indexes, strict=True):
         assert index == "1" or pod["metadata"].get("deletionTimestamp"), pod["metadata"]
     assert job["status"].get("active", 0) == 0
-    print(f"failed in {took:.1f} s")
+    trained_in(took, "failed")

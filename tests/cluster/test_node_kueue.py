@@ -31,7 +31,12 @@ from tests.cluster.test_kueue import (
     workload_condition,
 )
 from tests.cluster.test_node_collective import INDEX, job_condition, pods, spec
-from tests.cluster.test_node_operators import wait_until_done
+from tests.cluster.test_node_operators import (
+    HANG_TIMEOUT,
+    overrun,
+    trained_in,
+    wait_until_done,
+)
 from tests.cluster.test_node_trainjob import node_spec
 from tests.cluster.test_paddleflow import get, wait_for
 from tests.cluster.test_trainjob import install_runtimes, ranks, trainjob_condition
@@ -131,7 +136,7 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
     wait_for(
         f"{low}: both ranks running",
         lambda: [p["status"].get("phase") for p in w.ranks(kube, low, low)] == ["Running"] * 2,
-        timeout=90,
+        timeout=HANG_TIMEOUT,
     )
     first = {p["metadata"]["uid"] for p in w.ranks(kube, low, low)}
     # Held by a finalizer of the test's own, each stopped rank stays, Failed with its exit code,
@@ -149,7 +154,9 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
     )
     assert evicted["reason"] == "Preempted", evicted
     wait_for(f"{low} suspended", lambda: suspended(kube, low, w.kind.lower(), low))
-    stopped = wait_for(f"{low}'s ranks stopped", lambda: exit_codes(kube, w, low), timeout=90)
+    stopped = wait_for(
+        f"{low}'s ranks stopped", lambda: exit_codes(kube, w, low), timeout=HANG_TIMEOUT
+    )
     # Paddle's launcher on SIGTERM (15), or killed at the end of the 5 s grace period (137);
     # either matched the exit-code rule before queued jobs ignored them (its FailureTarget:
     # "Container paddle for pod ... failed with exit code 137 matching FailJob rule at index 1")
@@ -166,15 +173,15 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
     for pod in w.ranks(kube, low, low):
         kube.run("patch", "pod", pod["metadata"]["name"], "-n", low, "--type=merge",
                  "-p", '{"metadata": {"finalizers": []}}')  # fmt: skip
-    wait_for(f"{low}'s first ranks gone", lambda: not w.ranks(kube, low, low), timeout=90)
+    wait_for(f"{low}'s first ranks gone", lambda: not w.ranks(kube, low, low), timeout=HANG_TIMEOUT)
 
     # The high job leaves (deleted: its Workload goes with it, and its quota); the low one is
     # admitted again and trains, every rank anew: the training budget counts from its new
     # ranks, not from the queueing before them.
     kube.run("delete", w.kind.lower(), high, "-n", high, "--wait=false")
-    wait_for(f"{low}'s new ranks", lambda: len(w.ranks(kube, low, low)) == 2, timeout=90)
+    wait_for(f"{low}'s new ranks", lambda: len(w.ranks(kube, low, low)) == 2, timeout=HANG_TIMEOUT)
     state, took, output = wait_until_done(kube, low, lambda: w.done(kube, low), w.container)
-    assert state == "Complete", f"{low}: {state or 'not done'} after {took:.0f} s:\n{output}"
+    assert state == "Complete", f"{low}: {overrun(kube, low, state, took, output)}"
     assert_trained(output, 2)
     again = w.ranks(kube, low, low)
     assert sorted(int(p["metadata"]["annotations"][INDEX]) for p in again) == [0, 1]
@@ -183,3 +190,4 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
         f"{low}'s Workload Finished",
         lambda: workload_condition(kube, low, w.kind, low, "Finished"),
     )
+    trained_in(took, "re-admitted, trained")

