@@ -186,8 +186,19 @@ def _sync_policy(target: Target, namespace: str | None) -> dict[str, Any]:
     # Background deletion, as for the Application itself (FINALIZER): also how a sync deletes
     # the previous run's hooks (BeforeHookCreation, paddlegen/render/syncwaves.py).
     # RespectIgnoreDifferences: a sync keeps the live values of what Kueue writes into a queued
-    # job (gitops/kueue_diff.py) instead of applying Git's over them.
-    options = ["PrunePropagationPolicy=background", "RespectIgnoreDifferences=true"]
+    # job (gitops/kueue_diff.py) instead of applying Git's over them. ServerSideApply: a sync
+    # writes only the fields paddlegen renders, and merges lists by their keys; with
+    # client-side apply, re-applying a TrainJob in a cluster with Kueue sends its whole
+    # spec.runtimePatches list without the entry Kueue's webhook appended
+    # (trainjob_webhook.go:91-102 at v0.19.2), which Trainer refuses while the TrainJob runs
+    # (v2.3.0 pkg/runtime/framework/plugins/jobset/jobset.go:214-233): a sync that re-applies it
+    # (by hand, or self-heal when Argo CD's cache has not seen the object it just created)
+    # failed. With it Argo CD also diffs by structured merge (controller/state.go:908-912).
+    options = [
+        "PrunePropagationPolicy=background",
+        "RespectIgnoreDifferences=true",
+        "ServerSideApply=true",
+    ]
     if namespace:
         # Only the destination's namespace is created (Argo CD skips an empty one), and only
         # when missing: one that exists keeps its labels and owner.

@@ -51,12 +51,14 @@ def init_repo(repo: Path) -> Path:
     return repo
 
 
-def render_and_commit(repo: Path, specs: dict[str, dict[str, Any]], message: str) -> str:
-    """Write the specs (file name -> spec) into jobs/, render them into deploy/ and commit
-    all; the new commit's sha."""
+def render_and_commit(
+    repo: Path, specs: dict[str, dict[str, Any]], message: str, *render_args: str
+) -> str:
+    """Write the specs (file name -> spec) into jobs/, render them into deploy/ (with
+    ``render_args``) and commit all; the new commit's sha."""
     for name, spec in specs.items():
         (repo / "jobs" / name).write_text(yaml.safe_dump(spec, sort_keys=False))
-    paddlegen("render", str(repo / "jobs"), "-o", str(repo / "deploy"))
+    paddlegen("render", str(repo / "jobs"), "-o", str(repo / "deploy"), *render_args)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")
@@ -70,11 +72,12 @@ class Loop:
     kube: Kube
     repo: Path
     specs: dict[str, dict[str, Any]]  # jobs/ file name -> spec
+    render_args: tuple[str, ...] = ()  # what `paddlegen render` is given besides the folders
 
     def commit(self, message: str, *refreshed: str) -> str:
         """Render and commit the specs, then ask for a hard refresh of the ``refreshed``
         Applications (as a Git webhook would); the commit's sha."""
-        revision = render_and_commit(self.repo, self.specs, message)
+        revision = render_and_commit(self.repo, self.specs, message, *self.render_args)
         for app in refreshed:
             refresh(self.kube, app)
         return revision

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import Kube, with_extras
-from tests.cluster.test_argocd import Loop, application, init_repo
+from tests.cluster.test_argocd import Loop, application, init_repo, wait_synced
+from tests.cluster.test_argocd_envs import reconcile
 from tests.cluster.test_argocd_loop import kwok_paused, operation, results
 from tests.cluster.test_argocd_runtime_safety import install
 from tests.cluster.test_collective import fail, job_pods, run_on
@@ -34,6 +35,8 @@ from tests.cluster.test_kueue import (
     workload_condition,
 )
 from tests.cluster.test_paddleflow import get, wait_for
+from tests.cluster.test_trainjob import install_runtimes
+from tests.cluster.test_trainjob import spec as trainjob_spec
 
 NAMESPACE = "acd-kueue"
 DATA = [{"name": "data", "mountPath": "/data", "hostPath": {"path": "/srv/acd-kueue"}}]
@@ -140,3 +143,68 @@ def test_a_queued_job_trains_after_its_data_and_its_sync_lasts_through_preemptio
     assert not job["status"].get("failed")  # the preempted ranks were not failures
     status = application(kube, app)["status"]
     assert (status["sync"]["status"], status["health"]["status"]) == ("Synced", "Healthy")
+
+
+@pytest.fixture(scope="module")
+def plain(loop: Loop, tmp_path_factory: pytest.TempPathFactory) -> Loop:
+    """A repository rendered with `--no-argocd` (no hooks: Argo CD compares every object),
+    in the same cluster, with JobSet, Trainer and paddlegen's runtimes for a TrainJob."""
+    cluster = with_extras(loop.kube, ["kwok", "kueue", "argocd", "jobset", "trainer"])
+    install_runtimes(cluster)
+    repo = init_repo(tmp_path_factory.mktemp("acd-kueue-plain") / "jobs-repo")
+    return Loop(cluster, repo, {}, ("--no-argocd",))
+
+
+def test_without_hooks_what_kueue_writes_keeps_the_applications_synced(plain: Loop) -> None:
+    """Objects Argo CD compares, self-heal on: a queued Job Kueue suspends, admits, preempts
+    and admits again (`spec.suspend`), and an unqueued TrainJob whose runtime patches Kueue's
+    webhook appends to (trainjob_webhook.go:91-102 at v0.19.2). Each Application stays Synced
+    and Argo CD changes neither object again (the Applications `paddlegen argocd` writes: its
+    ignoreDifferences, RespectIgnoreDifferences and ServerSideApply); Kueue's values stay.
+    Applied client-side, the TrainJob's sync failed in 2 runs of 7: self-heal re-applied it
+    before Argo CD's cache had seen it, without Kueue's runtime patch, which Trainer refuses."""
+    kube, app, other = plain.kube, "plain", "unqueued"
+    plain.specs["plain.yaml"] = spec(app, "low")
+    plain.specs["unqueued.yaml"] = trainjob_spec(other, NAMESPACE, 2)
+    revision = plain.commit("a queued Job and an unqueued TrainJob, no hooks")
+    with kwok_paused(kube):
+        install(plain)
+        admitted(kube, NAMESPACE, "Job", app)
+        wait_for(f"{app} resumed", lambda: not suspended(kube, NAMESPACE, "job", app))
+        wait_for(f"{other}: Kueue's runtime patch", lambda: kueue_patch(kube, other))
+        for name in (app, other):
+            wait_synced(kube, name, revision)
+        resources = {app: "jobs", other: "trainjobs.trainer.kubeflow.org"}
+        synced = {name: argocd_writes(kube, resource, name) for name, resource in resources.items()}
+
+        submit(kube, spec("higher", "high"), "high")  # not through Argo CD
+        evicted = wait_for(
+            f"{app} preempted", lambda: workload_condition(kube, NAMESPACE, "Job", app, "Evicted")
+        )
+        assert evicted["reason"] == "Preempted"
+        wait_for(f"{app} suspended", lambda: suspended(kube, NAMESPACE, "job", app))
+        reconcile(kube, app)  # compared with Kueue's suspend: Synced, and left as Kueue set it
+        assert suspended(kube, NAMESPACE, "job", app)
+
+        leave(kube, NAMESPACE, "higher")
+        readmitted(kube, NAMESPACE, "Job", app)
+        wait_for(f"{app} resumed again", lambda: not suspended(kube, NAMESPACE, "job", app))
+        for name in (app, other):
+            reconcile(kube, name)
+    assert kueue_patch(kube, other)  # self-heal left it
+    # no write of Argo CD's to either object after their first sync (a sync that re-applies
+    # the same fields, as self-heal may once right after the first, changes nothing)
+    assert {name: argocd_writes(kube, res, name) for name, res in resources.items()} == synced
+
+
+def kueue_patch(kube: Kube, name: str) -> list[dict[str, Any]]:
+    found = get(kube, NAMESPACE, "trainjobs.trainer.kubeflow.org", name) or {"spec": {}}
+    patches = found["spec"].get("runtimePatches", [])
+    return [p for p in patches if p.get("manager") == "kueue.x-k8s.io/manager"]
+
+
+def argocd_writes(kube: Kube, resource: str, name: str) -> list[str]:
+    """When Argo CD last wrote the object (its managedFields entry; a webhook's change at
+    create is the creator's)."""
+    fields = get(kube, NAMESPACE, resource, name)["metadata"]["managedFields"]
+    return [f["time"] for f in fields if f["manager"] == "argocd-controller"]

@@ -139,6 +139,7 @@ def test_sync_policy_follows_auto_sync_and_destination_namespace():
         "syncOptions": [
             "PrunePropagationPolicy=background",
             "RespectIgnoreDifferences=true",
+            "ServerSideApply=true",
             "CreateNamespace=true",
         ],
     }
@@ -146,7 +147,11 @@ def test_sync_policy_follows_auto_sync_and_destination_namespace():
     manual = argo.Target(REPO, auto_sync=False)
     spec = objects(argo.applications({"a": []}, manual))["applications/a.yaml"]["spec"]
     assert spec["syncPolicy"] == {
-        "syncOptions": ["PrunePropagationPolicy=background", "RespectIgnoreDifferences=true"]
+        "syncOptions": [
+            "PrunePropagationPolicy=background",
+            "RespectIgnoreDifferences=true",
+            "ServerSideApply=true",
+        ]
     }
     assert "namespace" not in spec["destination"]
 
@@ -165,6 +170,7 @@ def test_an_application_deploys_to_and_creates_its_rendered_namespace():
     created = [
         "PrunePropagationPolicy=background",
         "RespectIgnoreDifferences=true",
+        "ServerSideApply=true",
         "CreateNamespace=true",
     ]
     assert found == {
