@@ -163,6 +163,8 @@ def _format(f: Callable[..., Any], *, expose: bool) -> Callable[..., Any]:
 
 
 def _rules(_ctx: click.Context, _param: click.Parameter, names: tuple[str, ...]) -> list[str]:
+    if not names:  # the usual run: no rules' module to import (output/stamp.py _run_rules)
+        return []
     from paddlegen.errors import InvalidValueError
     from paddlegen.spec.ignores import run_rules
 

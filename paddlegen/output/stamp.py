@@ -89,9 +89,7 @@ class Inputs:
         """Without ``stamped`` (output that is printed, never stamped) no toolchain digest is
         read, and ``digest`` is "": reading paddlegen's code and templates for it was a
         tenth of a cold `render --stdout`'s own work."""
-        from paddlegen.spec.ignores import run_rules
-
-        rules = tuple(sorted(run_rules(ignore)))
+        rules = _run_rules(tuple(ignore))
         toolchain = toolchain_digest(templates) if stamped else ""
         return cls(workload, templates, argocd, toolchain, rules)
 
@@ -102,6 +100,17 @@ class Inputs:
         # ones: an error another run silenced is not skipped past, nor a silenced warning shown.
         options = {"workload": self.workload, "argocd": self.argocd, "ignore": list(self.ignore)}
         return input_digest(raw, options, self.toolchain)
+
+
+def _run_rules(ignore: tuple[str, ...]) -> tuple[str, ...]:
+    """The run's silenced rules, sorted. The rules' module (spec/checks.py and what it
+    imports) only for a run that names any: an unchanged spec's re-render or check needs
+    none of it (about 3 ms of a 100 ms run, issue 25)."""
+    if not ignore:
+        return ()
+    from paddlegen.spec.ignores import run_rules
+
+    return tuple(sorted(run_rules(ignore)))
 
 
 class _Output(Protocol):
