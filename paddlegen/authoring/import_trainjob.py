@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, dotted, pod, take
+from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
 from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.authoring.import_workloads import Spec, assemble, take_env, unwrap
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL
@@ -60,7 +60,6 @@ _POD_FIELDS = ("priorityClassName", "runtimeClassName", "topologySpreadConstrain
 
 def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A TrainJob (trainer.kubeflow.org/v1alpha1): a `trainjob` spec."""
-    _drop_misshapen(obj, SHAPES, (), ctx, where)
     body = obj.setdefault("spec", {})
     runtime = _runtime(body, ctx, where)
     template, template_at, jobset = _own_patch(body, ctx, where)
@@ -101,86 +100,6 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if "activeDeadlineSeconds" in body:
         spec.setdefault("run", {})["activeDeadlineSeconds"] = take(body, "activeDeadlineSeconds")
     return spec
-
-
-# The fields the importer walks, with the JSON type the TrainJob CRD gives each ("[]": every
-# item of a list): a hand-written TrainJob of another shape gets a note at the field, not a
-# traceback (the API server refuses it, so `kubectl get` never prints one).
-SHAPES: dict[str, Any] = {
-    "spec": {
-        "runtimeRef": {"name": str, "apiGroup": str, "kind": str},
-        "activeDeadlineSeconds": int,
-        "trainer": {
-            "image": str,
-            "command": [str],
-            "args": [str],
-            "env": [dict],
-            "numNodes": int,
-            "resourcesPerNode": dict,
-        },
-        "runtimePatches": [
-            {
-                "manager": str,
-                "trainingRuntimeSpec": {
-                    "template": {
-                        "metadata": {"annotations": {"[]": str}},
-                        "spec": {
-                            "replicatedJobs": [
-                                {"name": str, "template": {"spec": {"template": dict}}}
-                            ]
-                        },
-                    }
-                },
-            }
-        ],
-    }
-}
-_JSON = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
-
-
-def _drop_misshapen(
-    value: dict[str, Any], shape: dict[str, Any], at: FieldPath, ctx: Context, where: str
-) -> None:
-    """Remove each field of ``value`` (at ``at``) not of the type ``shape`` gives it, with a
-    note at it; a list with an item of another type goes whole (its items keep their index)."""
-    for name, inner in shape.items():
-        for key in list(value) if name == "[]" else [name] if name in value else []:
-            path = (*at, key)
-            wrong = _misshapen(value[key], inner, path)
-            if wrong is not None:
-                where_, kind = wrong
-                ctx.note(
-                    LOSSY,
-                    where,
-                    f"{dotted(where_)} is not {_JSON[kind]}, as in a TrainJob: "
-                    f"{dotted(path)} is not read",
-                    where_,
-                )
-                del value[key]
-            elif isinstance(inner, dict):
-                _drop_misshapen(value[key], inner, path, ctx, where)
-            elif isinstance(inner, list) and isinstance(inner[0], dict):
-                for i, entry in enumerate(value[key]):
-                    _drop_misshapen(entry, inner[0], (*path, i), ctx, where)
-
-
-def _misshapen(value: Any, shape: Any, at: FieldPath) -> tuple[FieldPath, type] | None:
-    """Where ``value`` (or an item of it, for a list) is not of the type ``shape`` gives, and
-    the type it should be; None if it is."""
-    kind = _type(shape)
-    if isinstance(value, bool) or not isinstance(value, kind):
-        return at, kind
-    if isinstance(shape, list) and isinstance(value, list):
-        item = _type(shape[0])
-        for i, entry in enumerate(value):
-            if isinstance(entry, bool) or not isinstance(entry, item):
-                return (*at, i), item
-    return None
-
-
-def _type(shape: Any) -> type:
-    """The Python type of a JSON value of ``shape``: an object, a list, or a scalar's type."""
-    return dict if isinstance(shape, dict) else list if isinstance(shape, list) else shape
 
 
 def _runtime(body: dict[str, Any], ctx: Context, where: str) -> str:

@@ -39,6 +39,7 @@ from paddlegen.authoring.import_pod import (
     take,
 )
 from paddlegen.authoring.import_positions import Origin, Source
+from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
 from paddlegen.authoring.import_workloads import (
     Spec,
@@ -174,6 +175,7 @@ def import_jobs(
     located = [found for source, text in sources for found in _read_located(source, text)]
     origins: dict[int, Origin] = {id(obj): origin for obj, origin in located}
     files = {key: origin.source.name for key, origin in origins.items()}
+    refuse_misshapen(located)
     objects = [obj for obj, _ in located]
     groups, stray = split_jobs(objects, set(OPERATOR_JOBS), BATCH_JOB)
     if not groups:

@@ -30,7 +30,11 @@ def _load_json(path: Path) -> Any:
     return json.loads(path.read_bytes())
 
 
-def _schema_for(api_version: str, kind: str, kubernetes_version: str) -> Any:
+def schema_for(
+    api_version: str,
+    kind: str,
+    kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
+) -> Any:
     """The schema kubeconform would pick, looking in the same order as kubeconform_argv."""
     group, version = api_version.split("/")[0], api_version.split("/")[-1]
     crd = crd_schemas_dir() / group / f"{kind.lower()}_{version}.json"
@@ -68,7 +72,7 @@ class _InProcess:
         from jsonschema import Draft4Validator
         from jsonschema.validators import validator_for
 
-        schema = _schema_for(str(doc["apiVersion"]), str(doc["kind"]), self.version)
+        schema = schema_for(str(doc["apiVersion"]), str(doc["kind"]), self.version)
         if schema is None:
             self.missing.add(f"{doc['apiVersion']} {doc['kind']}")
             return

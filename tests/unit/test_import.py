@@ -772,7 +772,7 @@ def test_what_a_spec_container_cannot_hold_is_listed():
     text = INIT_JOB.replace(
         "        volumeMounts: [{name: scratch, mountPath: /scratch}]\n",
         "        volumeMounts: [{name: scratch, mountPath: /scratch, mountPropagation: None}]\n"
-        "        readinessProbe: {exec: {command: [true]}}\n"
+        "        readinessProbe: {exec: {command: ['true']}}\n"
         "        securityContext: {privileged: true}\n",
     ).replace("periodSeconds: 1\n", "periodSeconds: 1\n          httpGet: {path: /ready, port: "
               "admin, httpHeaders: [{name: X, value: y}]}\n", 1)  # fmt: skip

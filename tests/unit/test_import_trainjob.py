@@ -12,6 +12,7 @@ import yaml
 from paddlegen import api
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
+from paddlegen.errors import ManifestError
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads import collective
 from tests.conftest import DATA
@@ -210,21 +211,23 @@ def test_a_queued_runtime_without_kueues_label_or_the_other_way_round_is_lossy(
 @pytest.mark.parametrize(
     ("change", "at", "said"),
     [
-        (lambda s: s["trainer"].update(numNodes="two"), ("spec", "trainer", "numNodes"),
-         "spec.trainer.numNodes is not an integer"),
-        (lambda s: s["trainer"].update(env=["PADDLE_NNODES=3"]), ("spec", "trainer", "env", 0),
-         "spec.trainer.env[0] is not an object"),
-        (lambda s: s.update(runtimePatches={"manager": "x"}), ("spec", "runtimePatches"),
-         "spec.runtimePatches is not a list"),
-        (lambda s: s.update(trainer=True), ("spec", "trainer"), "spec.trainer is not an object"),
-        (lambda s: s["runtimeRef"].update(name=7), ("spec", "runtimeRef", "name"),
-         "spec.runtimeRef.name is not a string"),
+        (lambda s: s["trainer"].update(numNodes="two"), "spec.trainer.numNodes",
+         '"two" (a string), where the API takes an integer'),
+        (lambda s: s["trainer"].update(env=["PADDLE_NNODES=3"]), "spec.trainer.env[0]",
+         '"PADDLE_NNODES=3" (a string), where the API takes an object'),
+        (lambda s: s.update(runtimePatches={"manager": "x"}), "spec.runtimePatches",
+         "an object, where the API takes a list"),
+        (lambda s: s.update(trainer=True), "spec.trainer",
+         "true (a boolean), where the API takes an object"),
+        (lambda s: s["runtimeRef"].update(name=7), "spec.runtimeRef.name",
+         "7 (an integer), where the API takes a string"),
     ],
 )  # fmt: skip
-def test_a_field_of_another_shape_is_a_note_at_it_not_a_traceback(change, at, said):
+def test_a_field_of_another_type_is_refused_at_it_not_a_traceback(change, at, said):
     obj = rendered_trainjob()
     change(obj["spec"])
-    result = imported(obj)
-    (note,) = [n for n in result.notes if n.message.startswith(said)]
-    assert note.lossy and note.at == at and note.line > 0
-    assert result.spec["spec"]["workload"] == "trainjob"
+    with pytest.raises(ManifestError) as refused:
+        imported(obj)
+    (found,) = refused.value.diagnostics
+    assert (found.path, found.message) == (f"TrainJob/resnet {at}", said)
+    assert found.file == "in.yaml" and found.line > 0 and found.rule == "import-shape"
