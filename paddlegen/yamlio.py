@@ -222,6 +222,9 @@ class ManifestLoader(SafeLoader):
         self.duplicates: list[str] = []
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # `<<: *anchor` first, as the constructor does: a key the mapping sets again after a
+        # merge is a duplicate to kubeconform -strict too ("key already set in map").
+        self.flatten_mapping(node)
         seen = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
