@@ -1,0 +1,39 @@
+"""What a release reads from the repository agrees with the package: the changelog's newest
+version, the README's install line and the version the wheel gets (paddlegen/__init__.py)."""
+
+from __future__ import annotations
+
+import re
+
+import paddlegen
+from tests.conftest import ROOT
+
+VERSION = r"\d+\.\d+\.\d+"
+# Keep a Changelog's kinds of change; a heading may name what it came with: "Added (Kueue)".
+KINDS = {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+def headings(level: str) -> list[str]:
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    return re.findall(rf"^{level} (.+)$", text, flags=re.MULTILINE)
+
+
+def test_the_changelogs_newest_version_is_the_packages_and_only_it_may_be_unpublished():
+    versions = headings("##")
+    assert versions, "CHANGELOG.md has no version"
+    newest, *older = versions
+    assert re.fullmatch(rf"{VERSION} \(not yet published\)|{VERSION} - \d{{4}}-\d\d-\d\d", newest)
+    assert newest.split()[0] == paddlegen.__version__
+    for version in older:  # released ones: a version and its date
+        assert re.fullmatch(rf"{VERSION} - \d{{4}}-\d\d-\d\d", version), version
+
+
+def test_every_change_is_of_a_kind_keep_a_changelog_knows():
+    kinds = {heading.split(" (")[0] for heading in headings("###")}
+    assert kinds <= KINDS, kinds - KINDS
+
+
+def test_the_readmes_install_line_names_the_wheel_of_this_version():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    wheels = set(re.findall(rf"paddlegen-({VERSION})-py3-none-any\.whl", readme))
+    assert wheels == {paddlegen.__version__}
