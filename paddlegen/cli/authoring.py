@@ -19,7 +19,7 @@ from paddlegen.cli.common import (
     note,
     stdout_is_output,
 )
-from paddlegen.errors import InputError
+from paddlegen.errors import Diagnostic, InputError
 from paddlegen.workloads import WORKLOADS
 
 if TYPE_CHECKING:
@@ -366,9 +366,17 @@ def import_command(
         raise InputError(several_jobs(result))
     else:
         _write_or_print(result.jobs[0].text, output, force)
+    # Each job's notes in the order of the input, as a compiler lists its findings (those
+    # about a whole object first, as made); then what validating its spec found; then the
+    # notes about no one job.
     emit(
-        [d for job in result.jobs for d in [n.diagnostic() for n in job.notes] + job.diagnostics]
-        + [n.diagnostic() for n in result.notes],
+        [
+            d
+            for job in result.jobs
+            for d in sorted((n.diagnostic() for n in job.notes), key=_in_the_input)
+            + job.diagnostics
+        ]
+        + sorted((n.diagnostic() for n in result.notes), key=_in_the_input),
         fmt,
     )
     if any(d.is_error for job in result.jobs for d in job.diagnostics):
@@ -381,6 +389,10 @@ def import_command(
                 "run as the input does; edit it, or accept it with --lossy"
             )
         raise click.exceptions.Exit(1)
+
+
+def _in_the_input(found: Diagnostic) -> tuple[str, int, int]:
+    return found.file, found.line, found.col
 
 
 def _is_folder(output: str) -> bool:

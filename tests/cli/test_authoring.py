@@ -11,6 +11,7 @@ from paddlegen import api
 from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
 from paddlegen.resources import spec_schema_path
+from tests.conftest import DATA
 from tests.helpers import LOSSY_JOB
 
 STORAGE = [
@@ -437,6 +438,19 @@ def test_import_of_what_maps_whole_exits_0_with_its_notes_as_information(runner,
     assert f"{source}: info: Job/demo: container 'main' is named 'paddle'" in result.stderr
     assert "warning: Job" not in result.stderr
     assert renders(out) == ["Job", "ConfigMap"]
+
+
+def test_import_lists_a_jobs_notes_in_the_order_of_the_input(runner):
+    # The TrainJob importer notes the runtime, the trainer, Kueue's patch and the pod template
+    # in an order of its own; a reader goes down the file.
+    source = str(DATA / "import" / "torch-trainjob.yaml")
+    result = runner.invoke(cli, ["import", source, "--lossy"])
+    assert result.exit_code == 0, result.output
+    notes = [line.split(": ", 1)[0] for line in result.stderr.splitlines()]
+    notes = [where for where in notes if where.startswith(source)]
+    placed = [tuple(map(int, where.split(":")[1:])) for where in notes if where != source]
+    assert len(placed) >= 6 and placed == sorted(placed)
+    assert notes.index(source) < notes.index(f"{source}:{placed[0][0]}:{placed[0][1]}")
 
 
 def test_import_writes_a_lossy_spec_that_renders(runner, tmp_path):
