@@ -12,6 +12,7 @@ rank that a preemption stopped (test_node_kueue.py shows it on the real node).""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -40,6 +41,8 @@ from tests.cluster.test_trainjob import spec as trainjob_spec
 
 NAMESPACE = "acd-kueue"
 DATA = [{"name": "data", "mountPath": "/data", "hostPath": {"path": "/srv/acd-kueue"}}]
+ZONE = {"example.com/zone": "a"}  # what a flavor's nodes carry: Kueue adds it on admission
+DISK = {"example.com/disk": "ssd"}  # a spec's own nodeSelector
 
 
 @pytest.fixture(scope="module")
@@ -195,6 +198,34 @@ def test_without_hooks_what_kueue_writes_keeps_the_applications_synced(plain: Lo
     # no write of Argo CD's to either object after their first sync (a sync that re-applies
     # the same fields, as self-heal may once right after the first, changes nothing)
     assert {name: argocd_writes(kube, res, name) for name, res in resources.items()} == synced
+
+
+def test_a_flavors_node_labels_beside_the_specs_node_selector_keep_the_application_synced(
+    plain: Loop,
+) -> None:
+    """A queued Job whose spec has a nodeSelector of its own, in a queue whose flavor adds node
+    labels: Kueue merges them into the pod template on admission (pkg/podset/podset.go:181-238
+    at v0.19.2). The Application stays Synced through a hard refresh, and Kueue's labels and
+    the spec's stay side by side (an unsuspended Job's template is immutable: a sync that
+    tried to take Kueue's labels away would fail)."""
+    kube, app, namespace = plain.kube, "zoned", "acd-kueue-zone"
+    kube.apply(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: zone-a}\n"
+        f"spec: {{nodeLabels: {json.dumps(ZONE)}}}\n"
+    )
+    queue(kube, namespace, 2, flavor="zone-a")
+    zoned = spec(app, "low", nodeSelector=DISK)
+    zoned["metadata"]["namespace"] = namespace
+    plain.specs["zoned.yaml"] = zoned
+    revision = plain.commit("a queued Job with a nodeSelector, in a flavor with node labels")
+    with kwok_paused(kube):
+        install(plain)
+        admitted(kube, namespace, "Job", app)
+        wait_for(f"{app} resumed", lambda: not suspended(kube, namespace, "job", app))
+        wait_synced(kube, app, revision)
+        reconcile(kube, app)  # compared with Kueue's nodeSelector: Synced
+        template = get(kube, namespace, "jobs", app)["spec"]["template"]
+        assert template["spec"]["nodeSelector"] == {**DISK, **ZONE}
 
 
 def kueue_patch(kube: Kube, name: str) -> list[dict[str, Any]]:

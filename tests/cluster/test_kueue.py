@@ -60,10 +60,10 @@ def flavor_and_priorities(kube: Kube) -> None:
     )  # fmt: skip
 
 
-def queue(kube: Kube, namespace: str, cpu: int | str, *others: str) -> None:
+def queue(kube: Kube, namespace: str, cpu: int | str, *others: str, flavor: str = FLAVOR) -> None:
     """``namespace`` (and the ``others``) with a LocalQueue `team` of one ClusterQueue named
-    after ``namespace`` (``cpu`` CPUs; memory plenty: Kueue admits no workload asking for a
-    resource its ClusterQueue does not cover), which preempts lower priorities."""
+    after ``namespace`` (``cpu`` CPUs of ``flavor``; memory plenty: Kueue admits no workload
+    asking for a resource its ClusterQueue does not cover), which preempts lower priorities."""
     for name in (namespace, *others):
         kube.run("create", "namespace", name)
     kube.apply(
@@ -89,7 +89,7 @@ def queue(kube: Kube, namespace: str, cpu: int | str, *others: str) -> None:
                                 "coveredResources": ["cpu", "memory"],
                                 "flavors": [
                                     {
-                                        "name": FLAVOR,
+                                        "name": flavor,
                                         "resources": [
                                             {"name": "cpu", "nominalQuota": cpu},
                                             {"name": "memory", "nominalQuota": "256Gi"},
