@@ -294,7 +294,7 @@ def _training_container(
     """The container a spec describes (``training``, else the first). A spec's pods run that
     one container alone: every other container is dropped, each with a note (init containers
     and native sidecars are carried over, _init_containers)."""
-    containers = spec.get("containers", [{}])
+    containers = spec.get("containers") or [{}]  # none: the spec's validation says so
     chosen = next((c for c in containers if c.get("name") == training), containers[0])
     for i, other in enumerate(containers):
         if other is not chosen:
@@ -458,8 +458,8 @@ def _resources(container: dict[str, Any]) -> dict[str, Any]:
     if resources == {"requests": DEFAULT_REQUESTS}:
         resources = {}  # what paddlegen renders when the spec sets none
     out: dict[str, Any] = {"resources": resources} if resources else {}
-    if gpus is not None:
-        out["gpus"] = int(gpus)
+    if gpus is not None:  # a whole number to the API; else the spec's validation says so
+        out["gpus"] = int(gpus) if str(gpus).isdigit() else gpus
     return out
 
 
@@ -496,6 +496,7 @@ def _volumes(
                 others.setdefault(str(mount.get("name")), mount)
     volumes: list[dict[str, Any]] = []
     shm = None
+    _drop_repeated_volumes(spec, ctx, where)
     for i, volume in reversed(list(enumerate(spec.get("volumes", [])))):
         mount = mounts.get(volume.get("name"))
         if mount is None and volume.get("name") in others:
@@ -518,7 +519,8 @@ def _volumes(
             source = _source(volume, ctx)
             if source is None:
                 continue
-            entry = {"name": volume["name"], "mountPath": mount["mountPath"], **source}
+            # no mountPath (a runtime patch's template is not typed): the spec's to refuse
+            entry = {"name": volume["name"], "mountPath": mount.get("mountPath"), **source}
             if mount.get("readOnly"):
                 entry["readOnly"] = True
             volumes.insert(0, entry)
@@ -554,6 +556,25 @@ def _borrowed_volume(
         "sidecars did)",
     )
     return entry
+
+
+def _drop_repeated_volumes(spec: dict[str, Any], ctx: Context, where: str) -> None:
+    """Every volume of a name an earlier one has (the API refuses them: "Duplicate value"),
+    with a note: one volume of a name, one mount."""
+    if "volumes" not in spec:
+        return
+    seen: set[Any] = set()
+    kept = []
+    for volume in spec["volumes"]:
+        name = volume.get("name")
+        if name in seen:
+            ctx.note(
+                LOSSY, where, f"volume '{name}' is given twice: the second is not carried over"
+            )
+        else:
+            kept.append(volume)
+        seen.add(name)
+    spec["volumes"] = kept
 
 
 def _drop_volume(

@@ -1,12 +1,14 @@
 """`paddlegen import`, before any mapping: every field of every input object has the JSON type
-its schema gives it, or the import is refused at that field.
+its schema gives it, and every field its schema requires is there, or the import is refused at
+that field.
 
 The schemas are `validate`'s own (the Kubernetes version's for built-in kinds, the vendored CRDs'
 for the operators' and Volcano's). The API server refuses an object of another shape, so
-`kubectl get` never prints one; a hand-written one (`spec: []`, `containers: {}`) is refused
-here, at its line and field, rather than met by the mappers, which walk the objects expecting the
-API's types. Only types count: a missing or unknown field is the mappers' to note, and values
-(an enum, a pattern) the spec's validation checks after the import.
+`kubectl get` never prints one; a hand-written one (`spec: []`, `containers: {}`, a claim
+volume without `claimName`) is refused here, at its line and field, rather than met by the
+mappers, which walk the objects expecting the API's types and required fields. Only those
+count: an unknown field is the mappers' to note, and values (an enum, a quantity) the spec's
+validation checks after the import.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from paddlegen.authoring.import_positions import Origin
 from paddlegen.errors import Diagnostic, ManifestError
 from paddlegen.validate import k8s_schemas
 from paddlegen.validate.inprocess import schema_for
-from paddlegen.validate.kubeconform import diagnostic, object_name
+from paddlegen.validate.kubeconform import MISSING_FIELD, diagnostic, object_name
 
 RULE = "import-shape"
-# The keywords that give a field its type, and those that reach the fields inside it. Without
-# the others (required, enum, format, bounds), a schema says only what shape an object has.
+# The keywords that give a field its type or require it, and those that reach the fields
+# inside it. Without the others (enum, format, bounds), a schema says what shape an object has.
 _SHAPE_KEYWORDS = (
-    "$ref", "type", "properties", "items", "additionalProperties", "allOf", "anyOf",
+    "$ref", "type", "properties", "items", "additionalProperties", "allOf", "anyOf", "required",
 )  # fmt: skip
 
 
@@ -61,8 +63,9 @@ def _shape_validator(schema: Any) -> Any:
 
 
 def misshapen(located: list[tuple[dict[str, Any], Origin]]) -> list[Diagnostic]:
-    """A finding at each field of the objects ``located`` that is not of its schema's type;
-    an object of a kind no schema knows is left to the mappers."""
+    """A finding at each field of the objects ``located`` that is not of its schema's type or
+    that it requires and they lack; an object of a kind no schema knows is left to the
+    mappers."""
     found = []
     for obj, origin in located:
         schema = schema_for(str(obj["apiVersion"]), str(obj["kind"]))
@@ -71,10 +74,21 @@ def misshapen(located: list[tuple[dict[str, Any], Origin]]) -> list[Diagnostic]:
         name = object_name(obj["kind"], obj["metadata"]["name"])
         for error in _shape_validator(schema).iter_errors(obj):
             at = list(error.absolute_path)
-            line, col = origin.position(tuple(at)) or (0, 0)
-            finding = diagnostic(origin.source.name, name, at, _said(error), RULE)
-            found.append(replace(finding, line=line, col=col))
+            line, col = origin.position(tuple(at)) or (0, 0)  # a missing field: its parent's
+            for field, message in _causes(error):
+                finding = diagnostic(origin.source.name, name, at + field, message, RULE)
+                found.append(replace(finding, line=line, col=col))
     return sorted(set(found))
+
+
+def _causes(error: Any) -> Iterator[tuple[list[str], str]]:
+    """Each field ``error`` is about, below its path, and what is wrong with it."""
+    if error.validator == "required":
+        for field in error.validator_value:
+            if field not in error.instance:
+                yield [field], MISSING_FIELD
+    else:
+        yield [], _said(error)
 
 
 _JSON = {
@@ -109,7 +123,7 @@ def refuse_misshapen(located: list[tuple[dict[str, Any], Origin]]) -> None:
     found = misshapen(located)
     if found:
         raise ManifestError(
-            "the input holds objects the API server would refuse (a field of another type): "
-            "nothing is imported",
+            "the input holds objects the API server would refuse (a field of another type, or "
+            "missing): nothing is imported",
             found,
         )

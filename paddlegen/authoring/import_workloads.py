@@ -76,7 +76,7 @@ def assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, wher
     roles = {name: {"replicas": replicas, **p.role} for name, (replicas, p) in pods.items()}
     for key in ROLE_FIELDS:
         values = [role.get(key) for role in roles.values()]
-        if values[0] is not None and all(v == values[0] for v in values):
+        if values and values[0] is not None and all(v == values[0] for v in values):
             spec[key] = values[0]
             for role in roles.values():
                 role.pop(key)
@@ -417,14 +417,13 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             container["env"].remove(gloo)
             if not container["env"]:
                 del container["env"]
-    pods = {
-        role: (
-            take(body, role, "replicas", default=1),
-            pod(body[role].setdefault("template", {}), ctx, f"{where} {role}"),
-        )
-        for role in ("ps", "worker", "heter")
-        if role in body
-    }
+    pods = {}
+    for role in ("ps", "worker", "heter"):
+        if role in body:
+            # the template first: taking the replicas of a role that has nothing else drops it
+            template = body[role].setdefault("template", {})
+            replicas = take(body, role, "replicas", default=1)
+            pods[role] = (replicas, pod(template, ctx, f"{where} {role}"))
     spec = assemble("paddlejob", pods, ctx, where)
     settings = {
         key: take(body, key)
@@ -464,11 +463,11 @@ def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     pods, policies = {}, set()
     for kind, role in _KUBEFLOW_ROLES.items():
         if kind in replica_specs:
+            # the template first: taking a replica spec's last field drops it
+            template = replica_specs[kind].setdefault("template", {})
             policies.add(take(replica_specs, kind, "restartPolicy", default="OnFailure"))
-            pods[role] = (
-                take(replica_specs, kind, "replicas", default=1),
-                pod(replica_specs[kind].setdefault("template", {}), ctx, f"{where} {kind}"),
-            )
+            replicas = take(replica_specs, kind, "replicas", default=1)
+            pods[role] = (replicas, pod(template, ctx, f"{where} {kind}"))
     spec = assemble("kubeflow-paddlejob", pods, ctx, where)
     ports = {json.dumps(p.container.get("ports")) for _, p in pods.values()}
     master = json.loads(ports.pop()) if len(ports) == 1 else None

@@ -1,7 +1,7 @@
-"""`paddlegen import` refuses an object the API server would refuse for a field's type, at that
-field's line and column, before any importer walks it (import_shapes.py). Each case below was an
-"internal error" (a traceback) before: the batch Job and PaddleJob importers expect the API's
-types."""
+"""`paddlegen import` refuses an object the API server would refuse for a field's type or a
+required field it lacks, at that field's line and column, before any importer walks it
+(import_shapes.py). Most cases below were an "internal error" (a traceback) before: the batch
+Job and PaddleJob importers expect the API's types and required fields."""
 
 from __future__ import annotations
 
@@ -25,10 +25,18 @@ GOOD_JOB = JOB + f"spec: {{template: {{spec: {{containers: [{CONTAINER}]}}}}}}\n
         (JOB + "spec: {template: {spec: {containers: x}}}\n",
          (4, 26, "Job/x spec.template.spec.containers"),
          '"x" (a string), where the API takes a list'),
-        (JOB.replace("{name: x}", "{name: x, labels: [a]}") + "spec: {}\n",
+        (JOB.replace("{name: x}", "{name: x, labels: [a]}") + "spec: {template: {}}\n",
          (3, 21, "Job/x metadata.labels"), "a list, where the API takes an object"),
-        (JOB + "spec: {parallelism: true}\n", (4, 8, "Job/x spec.parallelism"),
+        (JOB + "spec: {parallelism: true, template: {}}\n", (4, 8, "Job/x spec.parallelism"),
          "true (a boolean), where the API takes an integer"),
+        # A field the API requires: said at the object that lacks it.
+        (JOB + "spec: {}\n", (4, 1, "Job/x spec.template"), "required field is missing"),
+        (JOB + "spec:\n  template:\n    spec:\n      containers: [{image: 'r/a:v1'}]\n",
+         (7, 20, "Job/x spec.template.spec.containers[0].name"), "required field is missing"),
+        (JOB + "spec:\n  template:\n    spec:\n      containers: [" + CONTAINER + "]\n"
+         "      volumes: [{name: data, persistentVolumeClaim: {}}]\n",
+         (8, 30, "Job/x spec.template.spec.volumes[0].persistentVolumeClaim.claimName"),
+         "required field is missing"),
         (JOB + "spec:\n  template:\n    spec:\n      containers:\n"
          "      - {name: a, resources: {limits: {cpu: [2]}}}\n",
          (8, 40, "Job/x spec.template.spec.containers[0].resources.limits.cpu"),
@@ -47,7 +55,7 @@ GOOD_JOB = JOB + f"spec: {{template: {{spec: {{containers: [{CONTAINER}]}}}}}}\n
          "a list, where the API takes an object"),
     ],
 )  # fmt: skip
-def test_a_field_of_another_type_is_refused_at_its_line(text, at, said):
+def test_a_field_of_another_type_or_missing_is_refused_at_its_line(text, at, said):
     with pytest.raises(ManifestError) as refused:
         import_jobs([("in.yaml", text)])
     (found,) = refused.value.diagnostics
@@ -55,9 +63,9 @@ def test_a_field_of_another_type_is_refused_at_its_line(text, at, said):
     assert (found.file, found.message, found.rule) == ("in.yaml", said, "import-shape")
 
 
-def test_only_types_count_not_values_or_missing_fields():
-    # No image (required), an unknown field, a restartPolicy no enum holds, an int-or-string
-    # port given as a string: the importer's to note, or the spec's validation's to refuse.
+def test_only_types_and_required_fields_count_not_values():
+    # No image (optional to the API), an unknown field, a restartPolicy no enum holds, an
+    # int-or-string port given as a string: the importer's to note, or the spec's to refuse.
     text = JOB + (
         "spec:\n  template:\n    spec:\n      restartPolicy: Sometimes\n      containers:\n"
         "      - {name: a, frobnicate: 1, ports: [{containerPort: 1, name: p}],\n"
@@ -78,3 +86,18 @@ def test_the_cli_says_where_exits_1_and_writes_nothing(runner, tmp_path):
         f"{source}:5:21: error: Job/x spec.template.spec.containers: "
         '"x" (a string), where the API takes a list [import-shape]\n'
     )
+
+
+@pytest.mark.parametrize(
+    ("pod", "rule", "at"),
+    [
+        ("{containers: []}", "image-required", "$.spec"),
+        ("{containers: [{name: a, image: 'r/a:v1', resources: {limits: {nvidia.com/gpu: x}}}]}",
+         "schema", "$.spec.gpus"),
+    ],
+)  # fmt: skip
+def test_values_the_api_refuses_but_no_schema_types_are_the_specs_errors(pod, rule, at):
+    # No container (the API requires one), a GPU count that is no whole number: each was an
+    # internal error in the pod mapper; the spec is written and its validation says why.
+    (job,) = import_jobs([("in.yaml", JOB + f"spec: {{template: {{spec: {pod}}}}}\n")]).jobs
+    assert [(d.rule, d.path) for d in job.diagnostics if d.is_error] == [(rule, at)]
