@@ -40,7 +40,7 @@ def _finds_nothing(*_: Any) -> None:
 
 
 def _shape_validator(schema: Any) -> Any:
-    """A validator of ``schema`` that checks types only."""
+    """A validator of ``schema`` that checks types and required fields only."""
     if id(schema) in _VALIDATORS:
         return _VALIDATORS[id(schema)]
     from jsonschema import Draft4Validator

@@ -125,8 +125,9 @@ class Kube:
         return done
 
     def succeed(self, namespace: str, pod: str, phase: str = "Succeeded") -> None:
-        """Mark a pod Succeeded, as its training finishing would (KWOK keeps pods Running),
-        or with ``phase="Failed"`` as its training crashing would."""
+        """Mark a pod Succeeded, as its training finishing would (KWOK keeps pods Running but
+        a batch Job's, which it completes at once, and paused none), or with
+        ``phase="Failed"`` as its training crashing would."""
         self.run(
             "patch", "pod", "-n", namespace, pod, "--subresource=status", "--type=merge",
             "-p", json.dumps({"status": {"phase": phase}}),
