@@ -97,10 +97,42 @@ def wait_synced(kube: Kube, app: str, revision: str) -> None:
             status = found.get("status", {})
             said = {k: status.get(k) for k in ("sync", "conditions", "operationState")}
             pytest.fail(
-                f"{app} not Synced at {revision[:7]} in {SETTLE_TIMEOUT:.0f} s: "
+                f"{app} not Synced at {revision[:7]} in {SETTLE_TIMEOUT:.0f} s; "
+                + live_now(kube, found)
+                + "\n"
                 + json.dumps(said, indent=1)[:3000]
             )
         time.sleep(0.3)
+
+
+def live_now(kube: Kube, app: dict[str, Any]) -> str:
+    """What a stuck sync waits on, for its failure's first line: the hook the operation names
+    (`waiting for completion of hook group/Kind/name`), as the cluster has it, and every pod
+    of the Application's namespace (phase, owner, deletion)."""
+    status = app.get("status", {})
+    namespace = (
+        status.get("sync", {}).get("comparedTo", {}).get("destination", {}).get("namespace", "")
+    )
+    message = status.get("operationState", {}).get("message", "")
+    said = []
+    if "waiting for completion of hook " in message:
+        group, kind, name = message.rsplit(" ", 1)[-1].split("/")
+        hook = get(kube, namespace, f"{kind.lower()}s.{group}" if group else kind, name)
+        meta = (hook or {}).get("metadata", {})
+        said.append(
+            f"hook {kind}/{name} uid {meta.get('uid', '?')[:8]} deleting "
+            f"{'deletionTimestamp' in meta} status {json.dumps((hook or {}).get('status'))}"
+        )
+    for pod in (get(kube, namespace, "pods") or {}).get("items", []):
+        meta = pod["metadata"]
+        owners = [
+            f"{o['kind']}/{o['name']}/{o['uid'][:8]}" for o in meta.get("ownerReferences", [])
+        ]
+        said.append(
+            f"pod {meta['name']} {pod['status'].get('phase')} of {','.join(owners)}"
+            + (" deleting" if "deletionTimestamp" in meta else "")
+        )
+    return "; ".join(said)
 
 
 def synced_at(app: dict[str, Any], revision: str) -> bool:
