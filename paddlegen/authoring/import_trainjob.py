@@ -1,6 +1,6 @@
 """`paddlegen import`, part six: a Kubeflow Trainer TrainJob (workload trainjob) back to a spec.
 
-What paddlegen renders for trainjob (workloads/trainjob.py) reads back without a note: the
+What paddlegen renders for trainjob (workloads/trainjob) reads back without a note: the
 trainer's image, command (after the master wrapper), args, env, numNodes and resourcesPerNode,
 and paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
 other workload's (import_pod.py). Whatever a TrainJob holds beyond that is a note at the field,
@@ -18,7 +18,7 @@ from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, t
 from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.authoring.import_workloads import Spec, assemble, take_env, unwrap
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL
-from paddlegen.workloads import collective
+from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME
 from paddlegen.workloads.trainjob import (
     CONTRACT_ENV,
@@ -89,7 +89,7 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     p.restart_policy = None  # the runtime's: Never
     p.volcano, p.queue = False, None  # the runtime gangs the pods, not the pod template
     spec = assemble("trainjob", {"worker": (replicas, p)}, ctx, where)
-    # Volcano's queue sits on the JobSet template (workloads/trainjob.py): with paddlegen's
+    # Volcano's queue sits on the JobSet template (workloads/trainjob): with paddlegen's
     # Volcano runtime, or another that the spec then gangs too. Anywhere else it stays, listed.
     queues = jobset.get("metadata", {}).get("annotations", {})
     if RUNTIMES[runtime][0] if runtime in RUNTIMES else QUEUE_NAME in queues:
@@ -133,7 +133,7 @@ def _other_runtime(p: Pod, runtime: str, counted: bool, ctx: Context, where: str
     without that contract (no PADDLE_NNODES, no master wrapper: a torch or jax one, say)
     would run otherwise: a warning at the name says so, beside the notes on each field."""
     command = p.role.get("command")
-    wrapped = command is None or command[: len(collective.WRAPPER)] == collective.WRAPPER
+    wrapped = command is None or command[: len(collective_job.WRAPPER)] == collective_job.WRAPPER
     if wrapped and counted:
         return
     ctx.note(
@@ -227,7 +227,7 @@ def _trainer_env(trainer: dict[str, Any], replicas: int, ctx: Context, where: st
         trainer.pop("env", None)  # none given, or an empty list
     for i, entry in enumerate(env):
         name = entry.get("name") if isinstance(entry, dict) else None
-        if name not in collective.CONTRACT_ENV:
+        if name not in collective_job.CONTRACT_ENV:
             continue
         take_env(trainer, name)
         at = ("spec", "trainer", "env", i)
@@ -306,7 +306,7 @@ def _command(p: Pod, runtime: str, ctx: Context, where: str) -> None:
             LOSSY,
             where,
             f"no command: runtime {runtime}'s own ran; the TrainJob now runs Paddle's launcher "
-            "after paddlegen's master wrapper, " + " ".join(collective.LAUNCHER),
+            "after paddlegen's master wrapper, " + " ".join(collective_job.LAUNCHER),
             ("spec", "trainer"),
         )
 
@@ -314,7 +314,7 @@ def _command(p: Pod, runtime: str, ctx: Context, where: str) -> None:
 def _unsupported(
     p: Pod, template_at: FieldPath, container_at: FieldPath, ctx: Context, where: str
 ) -> None:
-    """What a TrainJob cannot carry (workloads/trainjob.py UNSUPPORTED) leaves the spec,
+    """What a TrainJob cannot carry (workloads/trainjob UNSUPPORTED) leaves the spec,
     which would be refused with it, with a note where the input had it."""
     for key, (_, why) in UNSUPPORTED.items():
         if key not in p.role:

@@ -16,7 +16,8 @@ from paddlegen.spec.model import (
     ROLE_NAMES,
     CollectiveSettings,
 )
-from paddlegen.workloads import collective, kubeflow, paddlejob
+from paddlegen.workloads import collective_job as collective
+from paddlegen.workloads import kubeflow_paddlejob, paddlejob
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS
 
 Spec = dict[str, Any]
@@ -400,7 +401,7 @@ def _scheduling_policy(
 def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A PaddleFlow PaddleJob (batch.paddlepaddle.org/v1)."""
     body = obj.setdefault("spec", {})
-    # paddlegen's own Gloo endpoint (workloads/paddlejob.py gloo_env): derived, not the spec's
+    # paddlegen's own Gloo endpoint (workloads/paddlejob gloo_env): derived, not the spec's
     gloo = {
         "name": "PADDLE_GLOO_HTTP_ENDPOINT",
         "value": f"{obj.get('metadata', {}).get('name')}-ps-0:{paddlejob.GLOO_PORT}",
@@ -409,7 +410,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         template_spec = body.get(role, {}).get("template", {}).get("spec", {})
         if template_spec.get("schedulerName") == "default-scheduler":
             # paddlegen writes it on every PaddleFlow pod that is not Volcano's
-            # (workloads/paddlejob.py): nothing to carry over, nothing lost.
+            # (workloads/paddlejob): nothing to carry over, nothing lost.
             take(template_spec, "schedulerName")
         _drop_coordinate_container(template_spec, ctx, f"{where} {role}")
         container = (template_spec.get("containers") or [{}])[0]
@@ -439,7 +440,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
 
 def _drop_coordinate_container(pod_spec: dict[str, Any], ctx: Context, where: str) -> None:
     """The operator's own init container, where a copy of a pod put it in the template: the
-    operator appends it to every pod itself (workloads/paddlejob.py COORDINATE_CONTAINER)."""
+    operator appends it to every pod itself (workloads/paddlejob COORDINATE_CONTAINER)."""
     inits = pod_spec.get("initContainers", [])
     for init in [c for c in inits if c.get("name") == paddlejob.COORDINATE_CONTAINER]:
         inits.remove(init)
@@ -453,7 +454,7 @@ def _drop_coordinate_container(pod_spec: dict[str, Any], ctx: Context, where: st
         del pod_spec["initContainers"]
 
 
-_KUBEFLOW_ROLES = {replica: role for role, replica in kubeflow.ROLES.items()}
+_KUBEFLOW_ROLES = {replica: role for role, replica in kubeflow_paddlejob.ROLES.items()}
 
 
 def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
@@ -624,7 +625,7 @@ def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: st
         )
 
 
-# --- collective-job: an Indexed Job running Paddle's launcher (workloads/collective.py) -------
+# --- collective-job: an Indexed Job running Paddle's launcher (workloads/collective_job) -------
 
 # What the rank may read the completion index from: the annotation paddlegen reads, or the label
 # of the same name (Kubernetes >= 1.28).

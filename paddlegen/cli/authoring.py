@@ -480,7 +480,7 @@ def runtime(output: str | None, force: bool) -> None:
       paddlegen runtime | kubectl apply --server-side -f -
       paddlegen runtime -o platform/paddle-runtimes.yaml
     """
-    from paddlegen.workloads.trainjob_runtime import runtimes_text
+    from paddlegen.workloads.trainjob.runtime import runtimes_text
 
     _printing(output)
     _write_or_print(runtimes_text(), output, force)

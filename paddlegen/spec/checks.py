@@ -16,6 +16,7 @@ from paddlegen.spec.model import (
     CLAIM_SOURCES,
     CONTAINER_LISTS,
     DEFAULT_REQUESTS,
+    DEFAULT_WORKLOAD,
     DISTRIBUTED_DEFAULTS,
     GPU_RESOURCE,
     KUEUE_PRIORITY_LABEL,
@@ -29,9 +30,9 @@ from paddlegen.spec.model import (
 )
 from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
-from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS, collective, trainjob
+from paddlegen.workloads import WORKLOADS, collective_job, trainjob
 from paddlegen.workloads.base import RUN_KEYS, TRAINING_CONTAINER, Workload
-from paddlegen.workloads.collective import LAUNCHER, QUEUED_STOP_EXIT_CODES
+from paddlegen.workloads.collective_job import LAUNCHER, QUEUED_STOP_EXIT_CODES
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _SIZED_SOURCES = ("nfs", "efs", "cephfs", "dynamic")
@@ -724,7 +725,7 @@ _CONTRACT_FLAGS = {
 
 # The workloads that run Paddle's launcher with its contract on every pod, and the source
 # of each variable of the contract.
-_CONTRACTS = {"collective-job": collective.CONTRACT_ENV, "trainjob": trainjob.CONTRACT_ENV}
+_CONTRACTS = {"collective-job": collective_job.CONTRACT_ENV, "trainjob": trainjob.CONTRACT_ENV}
 
 
 def _collective_job(ctx: _Ctx) -> Iterator[Diagnostic]:
@@ -1863,7 +1864,7 @@ def _paddlejob_sidecars(ctx: _Ctx) -> Iterator[Diagnostic]:
 
 def _training_ports(ctx: _Ctx) -> dict[tuple[int, str], str]:
     """(containerPort, protocol) -> name of the ports the workload gives the training
-    container (workloads/kubeflow.py, workloads/distributed.py ports)."""
+    container (workloads/kubeflow_paddlejob, workloads/distributed_job ports)."""
     if ctx.workload == "kubeflow-paddlejob":
         port = ctx.spec.get("kubeflow", {}).get("port", KubeflowSettings().port)
         return {(port, "TCP"): "master"}

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from paddlegen.workloads import DEFAULT_WORKLOAD
-from paddlegen.workloads.collective import DEFAULT_PORT
-
+# The workload of a spec that names none.
+DEFAULT_WORKLOAD = "paddlejob"
+# Where rank 0 serves Paddle's launcher rendezvous store unless spec.collective.port says
+# otherwise: below 35100-64000, where the launcher draws its own processes' ports.
+COLLECTIVE_PORT = 6768
 # Requests every container gets for what the spec leaves unset, so the scheduler reserves room
 # (a pod without requests is first to be evicted); limits are left to the user.
 DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
@@ -258,14 +260,14 @@ DISTRIBUTED_DEFAULTS = DistributedSettings()
 
 @dataclass(frozen=True)
 class CollectiveSettings:
-    """spec.collective: where rank 0 serves the launcher's rendezvous (workloads/collective.py)."""
+    """spec.collective: where rank 0 serves the launcher's rendezvous (workloads/collective_job)."""
 
-    port: int = DEFAULT_PORT
+    port: int = COLLECTIVE_PORT
 
 
 @dataclass(frozen=True)
 class TrainJobSettings:
-    """spec.trainjob: the ClusterTrainingRuntime the TrainJob references (workloads/trainjob.py);
+    """spec.trainjob: the ClusterTrainingRuntime the TrainJob references (workloads/trainjob);
     None: paddlegen's own, chosen by the scheduler."""
 
     runtime: str | None = None

@@ -70,6 +70,11 @@ class Workload:
         return self.name
 
     @property
+    def package(self) -> str:
+        """paddlegen/workloads/<package>/ holds everything else paddlegen knows of it."""
+        return self.name.replace("-", "_")
+
+    @property
     def kind_name(self) -> str:
         return self.kind[1]
 

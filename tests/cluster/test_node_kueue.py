@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from paddlegen import api
-from paddlegen.workloads.collective import QUEUED_STOP_EXIT_CODES
+from paddlegen.workloads.collective_job import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.trainjob import NODE
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_kueue import (

@@ -549,7 +549,7 @@ def test_init_containers_and_sidecars_come_back_from_the_objects(workload, role)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
 
 
-# What a TrainJob carries (Trainer v2.3.0's runtime patches: workloads/trainjob.py), each
+# What a TrainJob carries (Trainer v2.3.0's runtime patches: workloads/trainjob), each
 # spec-wide: the pod settings, env (the trainer's), volumes, /dev/shm, GPUs, security.
 TRAINJOB_POD_SETTINGS = {
     key: POD_SETTINGS[key]

@@ -13,7 +13,7 @@ import pytest
 from paddlegen import api
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
-from paddlegen.workloads.collective import MASTER_SCRIPT, WRAPPER
+from paddlegen.workloads.collective_job import MASTER_SCRIPT, WRAPPER
 from tests.helpers import HEADER, rendered_objects
 
 BODY = """\

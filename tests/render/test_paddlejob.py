@@ -85,7 +85,7 @@ def test_the_operator_owns_env_ports_and_restart_policy(tmp_path):
         spec = pod(job, role)
         (container,) = spec["containers"]
         # The one operator key paddlegen sets: the operator's own is the server's port
-        # (workloads/paddlejob.py gloo_env).
+        # (workloads/paddlejob gloo_env).
         assert container["env"] == [gloo, {"name": "EPOCHS", "value": "10"}]
         assert "ports" not in container and "envFrom" not in container
         assert not {e["name"] for e in container["env"]} & OPERATOR_ENV

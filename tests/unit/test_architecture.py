@@ -87,27 +87,15 @@ def test_the_finder_sees_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-# The one circle left, of types only: each workload's context builder takes the Job model
-# (workloads/*.py), and the model takes the default workload and port from the registry.
-KNOWN_TYPE_CYCLES = [
-    [
-        "paddlegen.spec.model",
-        "paddlegen.workloads",
-        *(f"paddlegen.workloads.{m}" for m in ("base", "collective", "distributed", "job")),
-        *(f"paddlegen.workloads.{m}" for m in ("kubeflow", "paddlejob", "trainjob")),
-    ]
-]
-
-
 def test_no_module_of_the_package_takes_part_in_an_import_cycle():
     graph = {name: imports_of(name, typing=False) for name in MODULES}
     assert len(graph) > 40 and graph["paddlegen.api"]  # the walk found the package
     assert cycles(graph) == []
 
 
-def test_no_other_cycle_when_type_checking_imports_count():
+def test_no_cycle_when_type_checking_imports_count():
     graph = {name: imports_of(name) for name in MODULES}
-    assert cycles(graph) == KNOWN_TYPE_CYCLES
+    assert cycles(graph) == []
 
 
 def test_type_checking_imports_count_as_imports():
@@ -118,7 +106,9 @@ def test_type_checking_imports_count_as_imports():
 
 
 def test_subpackages_hold_the_pipeline_steps():
-    packages = sorted(n for n, p in MODULES.items() if p.name == "__init__.py" and "." in n)
+    packages = sorted(
+        n for n, p in MODULES.items() if p.name == "__init__.py" and n.count(".") == 1
+    )
     assert packages == [
         f"paddlegen.{step}"
         for step in (
@@ -132,6 +122,23 @@ def test_subpackages_hold_the_pipeline_steps():
             "workloads",
         )
     ]
+
+
+def test_every_workload_is_one_folder_named_after_it():
+    import importlib
+
+    from paddlegen.workloads import WORKLOADS
+
+    folders = {
+        n.rsplit(".", 1)[1]
+        for n, p in MODULES.items()
+        if p.name == "__init__.py" and n.startswith("paddlegen.workloads.")
+    }
+    assert folders == {w.package for w in WORKLOADS.values()}
+    for workload in WORKLOADS.values():
+        package = importlib.import_module(f"paddlegen.workloads.{workload.package}")
+        assert package.WORKLOAD is workload
+        assert (PACKAGE.parent / "templates" / workload.folder).is_dir()
 
 
 # Raised but never escaping the library: each is caught and turned into a PaddlegenError.

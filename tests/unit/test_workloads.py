@@ -9,8 +9,8 @@ import pytest
 from paddlegen import api
 from paddlegen.resources import templates_dir
 from paddlegen.spec.loader import parse_spec
-from paddlegen.spec.model import build_job
-from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
+from paddlegen.spec.model import DEFAULT_WORKLOAD, build_job
+from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS
 from tests.helpers import HEADER
 

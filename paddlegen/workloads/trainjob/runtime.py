@@ -1,10 +1,10 @@
 """paddlegen's Paddle ClusterTrainingRuntimes, which the `trainjob` workload's TrainJobs
-reference (workloads/trainjob.py holds their names and defaults): what `paddlegen runtime`
+reference (workloads/trainjob holds their names and defaults): what `paddlegen runtime`
 prints for a platform team to install once. Each is a JobSet template whose replicated job
 `node` runs Paddle's launcher on every pod with collective-job's contract (its env, the
-rank-0-by-IP wrapper and the pod failure policy, workloads/collective.py).
+rank-0-by-IP wrapper and the pod failure policy, workloads/collective_job).
 
-Apart from workloads/trainjob.py, which the WORKLOADS registry imports, as it imports the spec
+Apart from workloads/trainjob, which the WORKLOADS registry imports, as it imports the spec
 model. Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
 sigs.k8s.io/jobset at v0.12.0."""
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from paddlegen.spec.model import recommended_labels
-from paddlegen.workloads import collective
+from paddlegen.workloads import collective_job
 from paddlegen.workloads.trainjob import (
     ANCESTOR_LABEL,
     API_VERSION,
@@ -33,8 +33,8 @@ def runtime_env() -> list[dict[str, Any]]:
     subdomain `<jobset>` (jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go:380-389), which
     Trainer does not change (plugins/jobset/jobset.go:281-307)."""
     return [
-        *collective.rank_env(),
-        collective.field_env("PADDLE_JOB_ID", f"metadata.labels['{JOBSET_NAME}']"),
+        *collective_job.rank_env(),
+        collective_job.field_env("PADDLE_JOB_ID", f"metadata.labels['{JOBSET_NAME}']"),
         {
             "name": "PADDLE_MASTER",
             "value": f"$(PADDLE_JOB_ID)-{NODE}-0-0.$(PADDLE_JOB_ID):{MASTER_PORT}",
@@ -44,7 +44,7 @@ def runtime_env() -> list[dict[str, Any]]:
 
 def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
     """A Paddle ClusterTrainingRuntime: a JobSet template of one replicated job `node`; a
-    ``queued`` one's pod failure policy lets Kueue preempt (collective.failure_policy)."""
+    ``queued`` one's pod failure policy lets Kueue preempt (collective_job.failure_policy)."""
     name = runtime_of(volcano=volcano, queued=queued)
     pod_spec: dict[str, Any] = {
         # The pod failure policy takes no other (Kubernetes pkg/apis/batch/validation), and
@@ -56,7 +56,7 @@ def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
             {
                 "name": NODE,
                 "image": RUNTIME_IMAGE,
-                "command": [*collective.WRAPPER, *collective.LAUNCHER],
+                "command": [*collective_job.WRAPPER, *collective_job.LAUNCHER],
                 "env": runtime_env(),
                 "ports": [{"name": "master", "containerPort": MASTER_PORT, "protocol": "TCP"}],
             }
@@ -86,7 +86,7 @@ def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
                                 # Trainer sets parallelism = completions = numNodes
                                 # (plugins/jobset/jobset.go:310-330, SyncParallelCount).
                                 "completionMode": "Indexed",
-                                "podFailurePolicy": collective.failure_policy(NODE, queued),
+                                "podFailurePolicy": collective_job.failure_policy(NODE, queued),
                                 "template": {"spec": pod_spec},
                             },
                         },

@@ -23,9 +23,6 @@ from paddlegen.workloads.base import (
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role
 
-# Where rank 0 serves the launcher's rendezvous store unless spec.collective.port says
-# otherwise: below 35100-64000, where the launcher draws its own processes' ports.
-DEFAULT_PORT = 6768
 # The launcher, when the spec gives no command: the spec's args are then the training script
 # and its flags.
 LAUNCHER = ["python3", "-m", "paddle.distributed.launch"]

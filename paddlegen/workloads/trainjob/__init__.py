@@ -1,9 +1,9 @@
 """Workload `trainjob` (#26): Paddle's collective training on Kubeflow Trainer v2. paddlegen
 renders a TrainJob that references paddlegen's own Paddle ClusterTrainingRuntime
-(workloads/trainjob_runtime.py, printed by `paddlegen runtime` for a platform team to install
+(workloads/trainjob/runtime.py, printed by `paddlegen runtime` for a platform team to install
 once): Trainer makes a JobSet from the runtime's template, whose replicated job `node` is one
 Indexed Job of `numNodes` pods, each running Paddle's launcher with the same contract as
-collective-job (workloads/collective.py: env, the rank-0-by-IP wrapper, the pod failure
+collective-job (workloads/collective_job: env, the rank-0-by-IP wrapper, the pod failure
 policy).
 
 Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads import collective
+from paddlegen.spec.model import COLLECTIVE_PORT
+from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 # (jobset v0.12.0 pkg/controllers/jobset_controller.go:1014-1020, labelAndAnnotateObject).
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 # Where rank 0 serves the launcher's rendezvous store: collective-job's default port.
-MASTER_PORT = collective.DEFAULT_PORT
+MASTER_PORT = COLLECTIVE_PORT
 # Who owns the TrainJob's one runtime patch. Trainer's webhook wants a domain-prefixed path
 # (plugins/jobset/jobset.go:175-176, validation.IsDomainPrefixedPath); the list is keyed by it.
 MANAGER = "paddlegen/spec"
@@ -102,7 +103,7 @@ def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     # The pods join Volcano's gang through the runtime (its podGroupPolicy and scheduler),
     # not through pod settings of their own.
-    node = pod(job, worker, gang=False, command=collective.command(worker))
+    node = pod(job, worker, gang=False, command=collective_job.command(worker))
     jobset_annotations = {}
     if job.scheduling.scheduler == "volcano":
         # Trainer's Volcano plugin gives the PodGroup the queue of this annotation on the
