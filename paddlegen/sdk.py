@@ -18,11 +18,6 @@ from paddlegen.errors import Diagnostic, InvalidArgumentError, SpecError
 if TYPE_CHECKING:
     from paddlegen.spec.loader import Document
 
-# Kubeflow labels every pod with its index within the replica type; the downward API hands it
-# to the container, since that operator sets no per-trainer index itself.
-KUBEFLOW_INDEX_LABEL = "training.kubeflow.org/replica-index"
-SDK_WORKLOADS = ("paddlejob", "kubeflow-paddlejob", "job")
-
 
 @dataclass(frozen=True)
 class CephFSVolume:
@@ -149,27 +144,17 @@ class PaddleJob:
         self.cephfs_volume = cephfs_volume
         self.workload = workload
 
-    def _identity(self) -> tuple[list[dict[str, Any]], str]:
-        """TRAINER_ID/TRAINERS env and a shell prefix for the entry point, per workload."""
-        count = {"name": "TRAINERS", "value": str(self.trainers)}
-        if self.workload == "job":
-            return [{"name": "TRAINER_ID", "value": "0"}, count], ""
-        if self.workload == "kubeflow-paddlejob":
-            field = f"metadata.labels['{KUBEFLOW_INDEX_LABEL}']"
-            return [
-                {"name": "TRAINER_ID", "valueFrom": {"fieldRef": {"fieldPath": field}}},
-                count,
-            ], ""
-        # The PaddleFlow operator appends PADDLE_TRAINER_ID after the spec's env, so a
-        # $(PADDLE_TRAINER_ID) reference would not expand; the shell copies it instead.
-        return [count], 'export TRAINER_ID="${PADDLE_TRAINER_ID:-}"; exec '
-
     def _spec_data(self) -> dict[str, Any]:
-        if self.workload not in SDK_WORKLOADS:
+        from paddlegen.workloads import WORKLOADS
+
+        sdk_workloads = [name for name, w in WORKLOADS.items() if w.trainer_identity]
+        workload = WORKLOADS.get(self.workload)
+        identity = workload.trainer_identity if workload else None
+        if identity is None:
             message = (
                 f"workload '{self.workload}' cannot run an entry_point (the "
                 "distributed-job image starts its own pserver and trainer); use one "
-                f"of: {', '.join(SDK_WORKLOADS)}"
+                f"of: {', '.join(sdk_workloads)}"
             )
             raise SpecError(
                 message,
@@ -179,7 +164,7 @@ class PaddleJob:
                     )
                 ],
             )
-        env, prefix = self._identity()
+        env, prefix = identity(self.trainers)
         spec: dict[str, Any] = {"workload": self.workload, "image": self.runtime_image}
         if self.trainer_package:
             spec["workingDir"] = self.trainer_package  # where build_docker.sh copied it

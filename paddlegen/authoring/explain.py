@@ -113,7 +113,7 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
             f"spec.scheduling.kueue.{field}": {
                 w: [f"{k} metadata.labels[{label}]"]
                 for w, k in MAIN_OBJECT.items()
-                if w != "paddlejob"
+                if WORKLOADS[w].queueable
             }
             for field, label in (
                 ("queue", KUEUE_QUEUE_LABEL),

@@ -258,7 +258,7 @@ def answer_problems(answers: Mapping[str, Any], pending: Collection[str] = ()) -
                 continue
             owner = _owner(d)
             if owner is not None and owner not in found:
-                more.setdefault(owner, _REASONS.get(d.rule) or _reason(d))
+                more.setdefault(owner, _reason_for(d, options.workload))
         if not more:
             return {field: reason for field, reason in found.items() if field not in pending}
         found |= more
@@ -302,13 +302,18 @@ _RULE_OWNERS = {
     "image-required": "image",  # reported on $.spec itself
     "cephfs-secret-namespace": "namespace",  # on the cephfs volume: its Secret's namespace
 }
-# Where the checks' wording speaks of the spec, and init's user answered a question.
+# Where the checks' wording speaks of the spec, and init's user answered a question (a
+# volume-reference finding: the workload's settings name a volume, Workload.needs_storage).
 _REASONS = {
-    "volume-reference": "workload 'distributed-job' needs storage: its image reads the "
-    "trainer config and the data from a shared volume (JOB_PATH)",
     "cephfs-secret-namespace": "cephfs storage needs a namespace: the CSI driver reads the "
     "Secret cephfs-secret (userID and userKey) from the job's namespace",
 }
+
+
+def _reason_for(d: Diagnostic, workload: str) -> str:
+    if d.rule == "volume-reference" and WORKLOADS[workload].needs_storage:
+        return f"workload '{workload}' needs storage: {WORKLOADS[workload].needs_storage}"
+    return _REASONS.get(d.rule) or _reason(d)
 
 
 def _owner(d: Diagnostic) -> str | None:
@@ -365,7 +370,7 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["image"] = o.image
     if o.command:
         spec["command"] = shlex.split(o.command)
-    elif o.workload in LAUNCHER_WORKLOADS:
+    elif WORKLOADS[o.workload].launcher:
         spec["args"] = ["train.py"]  # what the workload's default command, the launcher, runs
     # The spec-wide resources are the trainers'; parameter servers with another GPU count get
     # their own (unless --cpu and --memory give every pod the same).
@@ -386,15 +391,7 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["scheduling"] = {"scheduler": "volcano", "queue": "default"}
     if o.kueue is not None:
         spec.setdefault("scheduling", {})["kueue"] = {"queue": o.kueue}
-    if o.workload == "paddlejob":
-        spec["paddlejob"] = {"cleanPodPolicy": "OnCompletion", **({"withGloo": 1} if o.ps else {})}
-    if o.workload == "distributed-job":
-        # Without storage this reference fails the checks: init refuses (see _REASONS).
-        spec["distributed"] = {"volume": "data", "trainConfigDir": "quick_start"}
-        spec["run"] = {"activeDeadlineSeconds": 86400}
-    if o.workload in LAUNCHER_WORKLOADS:
-        # Ranks that started wait in the launcher's rendezvous for the rest: bounded.
-        spec["run"] = {"activeDeadlineSeconds": 86400}
+    spec.update(WORKLOADS[o.workload].init_sections(o.ps))
     metadata = {"name": o.name, **({"namespace": o.namespace} if o.namespace else {})}
     return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
 
@@ -430,35 +427,10 @@ _COMMENTS = {
     "spec.distributed.trainConfigDir": "folder under JOB_PATH/JOB_NAME with the trainer config",
     "spec.run.activeDeadlineSeconds": "ends a job whose pods never all start",
 }
-# A workload's own comments, where its fields mean more than the general ones say.
-_WORKLOAD_COMMENTS = {
-    "collective-job": {
-        "spec.command": "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out",
-        "spec.args": "the training script and its flags: the launcher runs it on every pod",
-        "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
-    },
-    "kubeflow-paddlejob": {
-        "spec.scheduling.kueue.queue": "needs Kueue's kubeflow.org/paddlejob integration on "
-        "(off by default from Kueue v0.19)",
-    },
-    "trainjob": {
-        "spec.workload": "on paddlegen's runtime: install it once with `paddlegen runtime`",
-        "spec.command": "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out",
-        "spec.args": "the training script and its flags: the launcher runs it on every node",
-        "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
-        "spec.scheduling.scheduler": (
-            "Volcano gang scheduling: the runtime paddle-distributed-volcano"
-        ),
-    },
-}
-
-
-# The workloads whose default command is Paddle's launcher, which needs the script as args.
-LAUNCHER_WORKLOADS = ("collective-job", "trainjob")
 
 
 def _comments(workload: str) -> dict[str, str]:
-    return {**_COMMENTS, **_WORKLOAD_COMMENTS.get(workload, {})}
+    return {**_COMMENTS, **WORKLOADS[workload].init_comments}
 
 
 _PLAIN = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@+=-]*$")

@@ -224,7 +224,7 @@ def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[
 def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
     """Prompt for every answer no flag gave, judging each as it is given: a wrong one is asked
     again at once, with the reason (click.prompt reads stdin, so tests can feed it)."""
-    from paddlegen.authoring.init import LAUNCHER_WORKLOADS, answer_problems
+    from paddlegen.authoring.init import answer_problems
     from paddlegen.report import printable
 
     def ask(name: str, text: str, kind: Any = click.STRING, **kwargs: Any) -> None:
@@ -252,24 +252,24 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
         "Start command (empty: "
         + (
             "Paddle's launcher on train.py)"
-            if answers["workload"] in LAUNCHER_WORKLOADS
+            if WORKLOADS[answers["workload"]].launcher
             else "the image's)"
         ),
         default=answers["command"] or "",
         show_default=False,
     )
-    roles = WORKLOADS[answers["workload"]].roles
-    if "ps" in roles:
+    workload = WORKLOADS[answers["workload"]]
+    if "ps" in workload.roles:
         ask("ps", "Parameter servers (0 for none)", click.IntRange(0))
-    if answers["workload"] != "job":
+    if not workload.single_pod:
         ask("workers", "Trainers", int)
     ask("gpus", "GPUs per trainer", click.IntRange(0))
-    if "ps" in roles and answers["ps"]:
+    if "ps" in workload.roles and answers["ps"]:
         ask("ps_gpus", "GPUs per parameter server", click.IntRange(0))
     if "volcano" in pending:
         answers["volcano"] = click.confirm("Gang-schedule with Volcano", default=False)
         pending.discard("volcano")
-    needs_storage = answers["workload"] == "distributed-job"
+    needs_storage = bool(workload.needs_storage)
     ask(
         "storage",
         "Storage (" + ("" if needs_storage else "none, ") + "nfs://SERVER/PATH, "

@@ -63,6 +63,23 @@ class Workload:
     # Spec fields (a role's or the spec's) its object has no place for: field -> (severity,
     # why). An error where running without it would differ from what the spec asks.
     unsupported: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # Whether Kueue can queue its object (it must have a suspend field Kueue sets).
+    queueable: bool = True
+    # Its pods run Paddle's launcher with the launcher's contract; the launcher is the default
+    # command, so a spec gives the training script as args.
+    launcher: bool = False
+    # What `init` writes and asks for it: the spec sections of its own, given the number of
+    # parameter servers; its end-of-line comments where its fields mean more than the general
+    # ones say; whether it runs exactly one pod (no trainer count to ask); and why it needs a
+    # volume, if its settings name one.
+    init_sections: Callable[[int], Spec] = field(default=lambda ps: {})
+    init_comments: Mapping[str, str] = field(default_factory=dict)
+    single_pod: bool = False
+    needs_storage: str = ""
+    # How a program that reads TRAINER_ID and TRAINERS (the Python SDK's entry point) learns
+    # them in its pods: their env and a shell prefix for its command, given the trainer count.
+    # None: the workload starts its own program, not the SDK's.
+    trainer_identity: Callable[[int], tuple[list[dict[str, Any]], str]] | None = None
 
     @property
     def folder(self) -> str:
@@ -294,6 +311,11 @@ def common_context(job: Job) -> dict[str, Any]:
         shm=False,
     )
     return {"data_pod": data_pod}
+
+
+def trainers_env(count: int, trainer_id: dict[str, Any]) -> list[dict[str, Any]]:
+    """TRAINER_ID (its value or valueFrom given) and TRAINERS, for the SDK's entry point."""
+    return [{"name": "TRAINER_ID", **trainer_id}, {"name": "TRAINERS", "value": str(count)}]
 
 
 def replica_pod_names(name: str, spec: Spec, roles: Mapping[str, str]) -> list[str]:

@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from paddlegen.errors import InvalidArgumentError, SpecError
-from paddlegen.sdk import KUBEFLOW_INDEX_LABEL, CephFSVolume, PaddleJob
+from paddlegen.sdk import CephFSVolume, PaddleJob
+from paddlegen.workloads.kubeflow_paddlejob import INDEX_LABEL as KUBEFLOW_INDEX_LABEL
 from tests.conftest import ROOT
 from tests.seeds import code_blocks, seed_text
 

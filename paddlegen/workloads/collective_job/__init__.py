@@ -72,6 +72,10 @@ CONTRACT_ENV = {
     "PADDLE_MASTER": "rank 0's address and collective.port",
 }
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
+# What `init` writes: ranks that started wait in the launcher's rendezvous for the rest, so
+# the run is bounded; and what its command comment says (trainjob's too).
+BOUNDED_RUN = {"activeDeadlineSeconds": 86400}
+COMMAND_COMMENT = "after paddlegen's rank-0 master wrapper; Paddle's launcher when left out"
 
 
 def failure_policy(container: str, queued: bool = False) -> dict[str, Any]:
@@ -212,5 +216,12 @@ WORKLOAD = Workload(
             _env("PADDLE_MASTER"),
             f"{_CONTAINER}.ports[master].containerPort",
         ],
+    },
+    launcher=True,
+    init_sections=lambda ps: {"run": BOUNDED_RUN},
+    init_comments={
+        "spec.command": COMMAND_COMMENT,
+        "spec.args": "the training script and its flags: the launcher runs it on every pod",
+        "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
     },
 )

@@ -141,4 +141,10 @@ WORKLOAD = Workload(
         "spec.distributed.trainerCount": [_env("TRAINER_COUNT")],
         "spec.distributed.hostPorts": [f"{_CONTAINER}.ports", "{tmpl}.spec.affinity"],
     },
+    # A volume named "data" is what init's storage answer makes.
+    init_sections=lambda ps: {
+        "distributed": {"volume": "data", "trainConfigDir": "quick_start"},
+        "run": {"activeDeadlineSeconds": 86400},
+    },
+    needs_storage="its image reads the trainer config and the data from a shared volume (JOB_PATH)",
 )

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import RUN_KEYS, Workload, batch_job_annotations, pod, run_fields
+from paddlegen.workloads.base import (
+    RUN_KEYS,
+    Workload,
+    batch_job_annotations,
+    pod,
+    run_fields,
+    trainers_env,
+)
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -31,4 +38,6 @@ WORKLOAD = Workload(
     pod_template="Job spec.template",
     run_policy="Job spec",
     explain={"spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"]},
+    single_pod=True,
+    trainer_identity=lambda count: (trainers_env(count, {"value": "0"}), ""),
 )

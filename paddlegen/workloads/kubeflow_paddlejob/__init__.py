@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import RUN_KEYS, Workload, pod, replica_pod_names, run_fields
+from paddlegen.workloads.base import (
+    RUN_KEYS,
+    Workload,
+    pod,
+    replica_pod_names,
+    run_fields,
+    trainers_env,
+)
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -27,6 +34,10 @@ OPERATOR_ENV = dict.fromkeys(
     ),
     "the operator, after the spec's env (it would replace yours)",
 )
+# Kubeflow labels every pod with its index within the replica type; the downward API hands it
+# to the container, since the operator sets no per-trainer index itself.
+INDEX_LABEL = "training.kubeflow.org/replica-index"
+INDEX_REF = {"fieldRef": {"fieldPath": f"metadata.labels['{INDEX_LABEL}']"}}
 
 
 def context(job: Job) -> dict[str, Any]:
@@ -76,4 +87,9 @@ WORKLOAD = Workload(
         "spec.kubeflow.port": ["{tmpl}.spec.containers[paddle].ports[master].containerPort"],
     },
     operator_env=OPERATOR_ENV,
+    trainer_identity=lambda count: (trainers_env(count, {"valueFrom": INDEX_REF}), ""),
+    init_comments={
+        "spec.scheduling.kueue.queue": "needs Kueue's kubeflow.org/paddlejob integration on "
+        "(off by default from Kueue v0.19)",
+    },
 )

@@ -151,4 +151,15 @@ WORKLOAD = Workload(
     operator_env=OPERATOR_ENV,
     operator_init_containers=(COORDINATE_CONTAINER,),
     no_sidecars=NO_SIDECARS,
+    # Kueue suspends a job through its spec; the PaddleFlow PaddleJob has no suspend.
+    queueable=False,
+    # The operator appends PADDLE_TRAINER_ID after the spec's env, so a $(PADDLE_TRAINER_ID)
+    # reference would not expand; the shell copies it instead.
+    trainer_identity=lambda count: (
+        [{"name": "TRAINERS", "value": str(count)}],
+        'export TRAINER_ID="${PADDLE_TRAINER_ID:-}"; exec ',
+    ),
+    init_sections=lambda ps: {
+        "paddlejob": {"cleanPodPolicy": "OnCompletion", **({"withGloo": 1} if ps else {})}
+    },
 )

@@ -177,4 +177,13 @@ WORKLOAD = Workload(
         "spec.trainjob.runtime": ["TrainJob spec.runtimeRef.name"],
     },
     unsupported=UNSUPPORTED,
+    launcher=True,
+    init_sections=lambda ps: {"run": collective_job.BOUNDED_RUN},
+    init_comments={
+        "spec.workload": "on paddlegen's runtime: install it once with `paddlegen runtime`",
+        "spec.command": collective_job.COMMAND_COMMENT,
+        "spec.args": "the training script and its flags: the launcher runs it on every node",
+        "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
+        "spec.scheduling.scheduler": f"Volcano gang scheduling: the runtime {VOLCANO_RUNTIME}",
+    },
 )
