@@ -133,6 +133,7 @@ def argocd(
       paddlegen argocd --repo-url URL --destination prod=https://prod.example:6443,ml
     """
     from paddlegen.gitops import argocd as argocd_setup
+    from paddlegen.gitops.argocd_files import MOVED
 
     target = argocd_setup.Target(
         repo_url,
@@ -155,10 +156,10 @@ def argocd(
             "set metadata.namespace in the job's spec, or pass --dest-namespace"
         )
     for rel in report.removed:
-        if rel in argocd_setup.MOVED:
+        if rel in MOVED:
             note(
                 f"paddlegen: moved {os.path.join(out_dir, rel)} to "
-                f"{os.path.join(out_dir, argocd_setup.MOVED[rel])}, so that `kubectl apply -f "
+                f"{os.path.join(out_dir, MOVED[rel])}, so that `kubectl apply -f "
                 f"{out_dir}` applies only the Argo CD objects; update what reads it there"
             )
         elif rel.startswith("applications/"):

@@ -12,20 +12,26 @@ from typing import Any
 import yaml
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
+from paddlegen.gitops.argocd_files import (
+    ARGOCD_NAMESPACE,
+    CMP_FILE,
+    DOCKERFILE,
+    SIDECAR_PATCH_FILE,
+    Plan,
+    header,
+)
+from paddlegen.gitops.argocd_health import health_configmap
 from paddlegen.output.layout import (
     CUSTOM,
-    HEADER,
     KUSTOMIZATION,
     base_fallbacks,
     generated_jobs,
     is_generated,
 )
 from paddlegen.output.writer import WriteReport
-from paddlegen.resources import templates_dir
 from paddlegen.spec.model import MANAGED_BY
 from paddlegen.yamlio import dump_yaml, load_all
 
-ARGOCD_NAMESPACE = "argocd"
 API_VERSION = "argoproj.io/v1alpha1"
 IN_CLUSTER = "https://kubernetes.default.svc"
 # Deleting an Application (or the ApplicationSet dropping one) deletes its objects too; PVs
@@ -37,17 +43,6 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 FINALIZER = "resources-finalizer.argocd.argoproj.io/background"
 MODES = ("applicationset", "applications")
 APPLICATIONSET_FILE = "applicationset.yaml"
-# The top of the folder holds only the objects to apply (`kubectl apply -f argocd/`, which reads
-# no subfolder without -R; the Applications of --mode applications are in applications/). What
-# is installed otherwise lives below it: the plugin's configuration, which is no API object
-# (kubectl fails on its kind), goes into the sidecar's image, and the health checks are a patch
-# of argocd-cm (applied, they would become its last-applied configuration: see health_configmap).
-CMP_FILE = "sidecar/plugin.yaml"
-DOCKERFILE = "sidecar/Dockerfile"  # the sidecar's image, built from sidecar/ with the wheel
-HEALTH_FILE = "patches/argocd-cm-health.yaml"
-SIDECAR_PATCH_FILE = "patches/argocd-repo-server-sidecar.yaml"
-# Where paddlegen wrote them before, at the top (CLI notes the move when it removes them).
-MOVED = {"cmp-plugin.yaml": CMP_FILE, "argocd-cm-health.yaml": HEALTH_FILE}
 PLUGIN_NAME = "paddlegen"
 # The sidecar as Argo CD's docs describe it (docs/operator-manual/config-management-plugins.md
 # :182-215 at v3.5.1): user 999, argocd-cmp-server as its command, the configuration baked into
@@ -69,22 +64,8 @@ SIDECAR_TMP = f"{SIDECAR_NAME}-tmp"
 # (ErrImagePull), and the patch's header says what to give instead.
 PLACEHOLDER_IMAGE = "registry.example.invalid/paddlegen-cmp:{version}"
 ENV_VARIABLE = "PADDLEGEN_ENV"  # the Application's plugin.env; the CMP sees ARGOCD_ENV_<name>
-# argocd-cm key suffix (<group>_<Kind>) -> the files of templates/_argocd/health/ its Lua
-# script is made of, in order. The condition-driven checks share a body (conditions.lua)
-# after their own settings, and TrainJob and JobSet their counts of child Jobs
-# (replicated-jobs.lua); Argo CD v3.5.1 ships no check for either (resource_customizations/).
-HEALTH_CHECKS = {
-    "batch_Job": ("job.lua", "conditions.lua"),
-    "batch.paddlepaddle.org_PaddleJob": ("paddlejob.lua",),
-    "kubeflow.org_PaddleJob": ("kubeflow-paddlejob.lua", "conditions.lua"),
-    "scheduling.volcano.sh_PodGroup": ("podgroup.lua",),
-    "trainer.kubeflow.org_TrainJob": ("trainjob.lua", "replicated-jobs.lua", "conditions.lua"),
-    "jobset.x-k8s.io_JobSet": ("jobset.lua", "replicated-jobs.lua", "conditions.lua"),
-}
-HEALTH_KEY_PREFIX = "resource.customizations.health."
 _MAX_NAME = 63  # Argo CD writes the Application name into the app.kubernetes.io/instance label
 
-Plan = dict[str, str]  # relative path in the output folder -> file text
 Jobs = dict[str, list[str]]  # job directory -> its environments (empty: flat layout)
 Namespaces = dict[str, str | None]  # deployable folder (as in application_sources) -> namespace
 
@@ -175,11 +156,6 @@ def rendered_jobs(deploy: Path) -> Jobs:
             else []
         )
     return jobs
-
-
-def _header(purpose: str) -> str:
-    # HEADER marks the file as generated: re-running `paddlegen argocd` may replace it.
-    return HEADER + "".join(f"# {line}\n" for line in purpose.splitlines())
 
 
 def _sync_policy(target: Target, namespace: str | None) -> dict[str, Any]:
@@ -312,7 +288,7 @@ def applications(
                 target, dest.server, namespace, posixpath.join(target.prefix, folder)
             ),
         }
-        files[f"applications/{name}.yaml"] = _header(
+        files[f"applications/{name}.yaml"] = header(
             f"Argo CD Application for {folder}; apply it in namespace {ARGOCD_NAMESPACE}."
         ) + dump_yaml(app)
     return files
@@ -377,7 +353,7 @@ def application_set(target: Target, env: str | None = None, fallbacks: Sequence[
         sets += [_appset(target, e, f"{job}-{e}", [[overlays(e)]]) for e in own]
     where = f"{root or './'}*" + (f" (environment {env})" if env else "")
     return {
-        APPLICATIONSET_FILE: _header(
+        APPLICATIONSET_FILE: header(
             f"Argo CD ApplicationSet: an Application per rendered job in {where};\n"
             f"apply it in namespace {ARGOCD_NAMESPACE}."
         )
@@ -447,7 +423,7 @@ def cmp_plugin() -> Plan:
         },
     }
     return {
-        CMP_FILE: _header(f"""\
+        CMP_FILE: header(f"""\
 Argo CD Config Management Plugin (sidecar, Argo CD >= 2.6): renders paddlegen specs in the
 repo-server instead of committing rendered output. Not an object to kubectl apply: the sidecar
 image bakes it in at {CMP_CONFIG} (the Dockerfile beside it), and
@@ -474,7 +450,7 @@ def sidecar_dockerfile() -> Plan:
 
     user = SIDECAR_USER
     return {
-        DOCKERFILE: _header(f"""\
+        DOCKERFILE: header(f"""\
 The image of paddlegen's Argo CD plugin sidecar, which
 {SIDECAR_PATCH_FILE} adds to {REPO_SERVER}.
 Build it from this folder with paddlegen's wheel beside it, e.g.
@@ -551,7 +527,7 @@ def sidecar_patch(image: str) -> Plan:
         },
     }
     return {
-        SIDECAR_PATCH_FILE: _header(f"""\
+        SIDECAR_PATCH_FILE: header(f"""\
 Adds paddlegen's plugin sidecar to Argo CD's {REPO_SERVER} Deployment: a strategic merge
 patch (containers and volumes merge by name) for the kustomization that installs Argo CD
 (namespace: {ARGOCD_NAMESPACE}, its install.yaml among the resources):
@@ -559,55 +535,6 @@ patch (containers and volumes merge by name) for the kustomization that installs
   - path: <the path of this file>
 {_image_note(image)}""")
         + dump_yaml(deployment)
-    }
-
-
-def health_scripts() -> dict[str, str]:
-    """argocd-cm key -> Lua health check, for PaddleJob (both groups), Volcano's PodGroup,
-    Trainer's TrainJob and its JobSet, and batch/v1 Job (in place of Argo CD's own, which
-    calls a Job Kueue resumed finished: job.lua)."""
-    folder = templates_dir() / "_argocd" / "health"
-    return {
-        HEALTH_KEY_PREFIX + key: "".join((folder / f).read_text(encoding="utf-8") for f in files)
-        for key, files in HEALTH_CHECKS.items()
-    }
-
-
-def health_configmap() -> Plan:
-    """``patches/argocd-cm-health.yaml``: the health checks as a patch of the argocd-cm
-    ConfigMap.
-
-    A patch, kept out of what `kubectl apply -f argocd/` reads: applied, it would become
-    argocd-cm's last-applied configuration, and kubectl's three-way merge deletes what the last
-    applied configuration has and the new one lacks (a client-side apply's patch:
-    k8s.io/kubectl pkg/cmd/apply/patcher.go:126 and :367 at v0.37.2). Applied over
-    an argocd-cm that a team applies with its own settings (url, SSO, RBAC), it would delete
-    those; and the next apply of Argo CD's own argocd-cm (an upgrade) would delete the checks.
-    A merge patch changes only its keys and leaves the last-applied configuration alone."""
-    configmap = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": "argocd-cm",
-            "namespace": ARGOCD_NAMESPACE,
-            "labels": {
-                "app.kubernetes.io/name": "argocd-cm",
-                "app.kubernetes.io/part-of": "argocd",
-            },
-        },
-        "data": health_scripts(),
-    }
-    return {
-        HEALTH_FILE: _header(f"""\
-Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org), Volcano's
-PodGroup, Kubeflow Trainer's TrainJob and JobSet, and batch/v1 Job (Argo CD's own calls a Job
-Kueue resumed finished while it runs). Merge it into argocd-cm, never kubectl apply
-it (it would replace argocd-cm's last-applied configuration, and a later apply of either would
-delete the other's keys):
-  kubectl -n {ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}
-(from the folder above this one), or list it under `patches:` in the kustomization that installs
-Argo CD.""")
-        + dump_yaml(configmap)
     }
 
 

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from paddlegen.gitops import argocd as argo
+from paddlegen.gitops import argocd_files as argo_files
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd import (
     application,
@@ -172,7 +173,7 @@ def test_the_sidecar_image_renders_an_application_through_the_socket(
     os.chown(plugins, argo.SIDECAR_USER, argo.SIDECAR_USER)  # it listens there as user 999
     cmp_server = hack.argocd.ArgoCD().binaries()["argocd"]  # the pinned build `up` runs
     var_files = var_files_with(cmp_server, tmp_path / "var-files")
-    pod = sidecar_pod(setup / argo.SIDECAR_PATCH_FILE, var_files, plugins)
+    pod = sidecar_pod(setup / argo_files.SIDECAR_PATCH_FILE, var_files, plugins)
     kube.run("apply", "-f", "-", stdin=json.dumps(pod))
     wait_listening(kube, plugins / "paddlegen.sock")
     found = kube.read("argocd", "pods", POD)

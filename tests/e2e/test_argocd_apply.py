@@ -17,6 +17,7 @@ import yaml
 from paddlegen.cli import cli
 from paddlegen.errors import ToolError
 from paddlegen.gitops import argocd as argo
+from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.validate.kubeconform import run_kubeconform
 from tests.conftest import require_tool
 from tests.helpers import job_spec
@@ -70,7 +71,12 @@ def test_kubectl_apply_of_the_folder_reads_only_objects_kubeconform_knows(
     files = [(str(p), p.read_text()) for p in applied]
     assert run_kubeconform(files, kubeconform) == []
     # What is not applied: below the folder, where -f does not look.
-    below = [argo.CMP_FILE, argo.DOCKERFILE, argo.HEALTH_FILE, argo.SIDECAR_PATCH_FILE]
+    below = [
+        argo_files.CMP_FILE,
+        argo_files.DOCKERFILE,
+        argo_files.HEALTH_FILE,
+        argo_files.SIDECAR_PATCH_FILE,
+    ]
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == sorted(
         [*(str(p.relative_to(out)) for p in applied), *below]
     )
@@ -90,9 +96,9 @@ def test_a_folder_of_the_old_layout_is_moved_and_said_so(runner, tmp_path, deplo
     out = tmp_path / "argocd"
     args = ["argocd", "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
     assert runner.invoke(cli, [*args, "--dest-namespace", "ml"]).exit_code == 0
-    for new in (argo.DOCKERFILE, argo.SIDECAR_PATCH_FILE):  # not written then
+    for new in (argo_files.DOCKERFILE, argo_files.SIDECAR_PATCH_FILE):  # not written then
         (out / new).unlink()
-    for old, new in argo.MOVED.items():  # as paddlegen wrote them before
+    for old, new in argo_files.MOVED.items():  # as paddlegen wrote them before
         (out / new).rename(out / old)
     (out / "sidecar").rmdir()
     (out / "patches").rmdir()

@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 from paddlegen.gitops import argocd as argo
+from paddlegen.gitops import argocd_files as argo_files
+from paddlegen.gitops import argocd_health as argo_health
 
 lupa = pytest.importorskip("lupa")
 try:  # Lua 5.1 semantics, as gopher-lua: every number is a double
@@ -23,7 +25,7 @@ try:  # Lua 5.1 semantics, as gopher-lua: every number is a double
 except ImportError:  # pragma: no cover - a lupa built without the 5.1 runtime
     from lupa import LuaError, LuaRuntime
 
-SCRIPTS = yaml.safe_load(argo.health_configmap()[argo.HEALTH_FILE])["data"]
+SCRIPTS = yaml.safe_load(argo_health.health_configmap()[argo_files.HEALTH_FILE])["data"]
 PADDLEFLOW = SCRIPTS["resource.customizations.health.batch.paddlepaddle.org_PaddleJob"]
 KUBEFLOW = SCRIPTS["resource.customizations.health.kubeflow.org_PaddleJob"]
 PODGROUP = SCRIPTS["resource.customizations.health.scheduling.volcano.sh_PodGroup"]

@@ -12,6 +12,7 @@ import yaml
 
 from paddlegen.cli import cli
 from paddlegen.gitops import argocd as argo
+from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.kubeconform import run_kubeconform
 from tests.conftest import ROOT, require_tool
@@ -36,7 +37,7 @@ def built(runner, tmp_path: Path) -> tuple[str, dict]:
             {
                 "namespace": "argocd",
                 "resources": ["argocd-repo-server-deployment.yaml"],
-                "patches": [{"path": f"../argocd/{argo.SIDECAR_PATCH_FILE}"}],
+                "patches": [{"path": f"../argocd/{argo_files.SIDECAR_PATCH_FILE}"}],
             }
         )
     )

@@ -237,7 +237,6 @@ NOT_YET_SPLIT = {
     "paddlegen.spec.checks",
     "paddlegen.authoring.import_workloads",
     "paddlegen.authoring.import_pod",
-    "paddlegen.gitops.argocd",
     "paddlegen.api",
 }
 

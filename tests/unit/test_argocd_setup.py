@@ -14,6 +14,8 @@ import yaml
 from paddlegen.cli import cli
 from paddlegen.errors import InputError, OutputError
 from paddlegen.gitops import argocd as argo
+from paddlegen.gitops import argocd_files as argo_files
+from paddlegen.gitops import argocd_health as argo_health
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
 from tests.conftest import ROOT
@@ -45,7 +47,7 @@ def objects(files: dict[str, str]) -> dict[str, dict]:
 
 def assert_valid(files: dict[str, str]) -> None:
     """Valid by the Argo CD CRD schemas, in process and with kubeconform when it is installed."""
-    manifests = [(path, text) for path, text in files.items() if path != argo.CMP_FILE]
+    manifests = [(path, text) for path, text in files.items() if path != argo_files.CMP_FILE]
     assert validate_in_process(manifests) == []
     if shutil.which("kubeconform"):
         assert validate_manifests(manifests) == ([], "kubeconform")
@@ -232,9 +234,9 @@ def test_applicationset_generates_from_every_deployable_kustomization(
 
 
 def test_health_configmap_patches_argocd_cm_with_every_check():
-    files = argo.health_configmap()
+    files = argo_health.health_configmap()
     assert_valid(files)
-    configmap = objects(files)[argo.HEALTH_FILE]
+    configmap = objects(files)[argo_files.HEALTH_FILE]
     assert configmap["metadata"]["name"] == "argocd-cm"
     assert configmap["metadata"]["namespace"] == "argocd"
     assert sorted(configmap["data"]) == [
@@ -245,17 +247,17 @@ def test_health_configmap_patches_argocd_cm_with_every_check():
         "resource.customizations.health.scheduling.volcano.sh_PodGroup",
         "resource.customizations.health.trainer.kubeflow.org_TrainJob",
     ]
-    assert configmap["data"] == argo.health_scripts()  # embedded whole, as literal blocks
+    assert configmap["data"] == argo_health.health_scripts()  # embedded whole, as literal blocks
     # Argo CD's key is <group>_<Kind> of the live object's apiVersion: the groups of the
     # vendored CRDs (hack/crds)
     for key in ("trainer.kubeflow.org_TrainJob", "jobset.x-k8s.io_JobSet"):
         group, kind = key.split("_")
         assert (ROOT / "hack" / "crds" / f"{group}_{kind.lower()}s.yaml").is_file()
-    assert "|\n" in files[argo.HEALTH_FILE]
+    assert "|\n" in files[argo_files.HEALTH_FILE]
 
 
 def test_cmp_plugin_uses_the_sidecar_format():
-    plugin = objects(argo.cmp_plugin())[argo.CMP_FILE]
+    plugin = objects(argo.cmp_plugin())[argo_files.CMP_FILE]
     assert plugin["apiVersion"] == "argoproj.io/v1alpha1"
     assert plugin["kind"] == "ConfigManagementPlugin"
     assert plugin["metadata"]["name"] == "paddlegen"
@@ -282,7 +284,7 @@ def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProce
 def test_cmp_discovery_matches_only_folders_with_specs(tmp_path):
     if not shutil.which("sh") or not shutil.which("grep"):
         pytest.skip("needs sh and grep")
-    command = objects(argo.cmp_plugin())[argo.CMP_FILE]["spec"]["discover"]["find"]["command"]
+    command = objects(argo.cmp_plugin())[argo_files.CMP_FILE]["spec"]["discover"]["find"]["command"]
     (tmp_path / "specs" / "team").mkdir(parents=True)
     (tmp_path / "specs" / "team" / "a.yaml").write_text(job_spec("a"))
     (tmp_path / "rendered").mkdir()
@@ -297,7 +299,7 @@ def test_cmp_discovery_matches_only_folders_with_specs(tmp_path):
 def test_cmp_generate_prints_only_manifests_on_stdout(tmp_path):
     if not shutil.which("sh"):
         pytest.skip("needs sh")
-    command = objects(argo.cmp_plugin())[argo.CMP_FILE]["spec"]["generate"]["command"]
+    command = objects(argo.cmp_plugin())[argo_files.CMP_FILE]["spec"]["generate"]["command"]
     spec = (job_spec("staged") + OVERLAYS).replace("  resources: {limits: {memory: 1Gi}}\n", "")
     (tmp_path / "staged.yaml").write_text(spec)
     base = _run(command, tmp_path)

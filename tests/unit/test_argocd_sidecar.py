@@ -14,6 +14,7 @@ import yaml
 from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
 from paddlegen.gitops import argocd as argo
+from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.output.layout import HEADER
 from tests.conftest import ROOT
 
@@ -22,7 +23,7 @@ REPO = "https://git.example.com/ml/jobs.git"
 
 
 def dockerfile() -> str:
-    return argo.sidecar_dockerfile()[argo.DOCKERFILE]
+    return argo.sidecar_dockerfile()[argo_files.DOCKERFILE]
 
 
 def instructions() -> dict[str, list[object]]:
@@ -70,7 +71,7 @@ def test_the_dockerfile_is_generated_and_passes_hadolint_where_it_is_installed(t
 
 
 def patch(image: str | None = None) -> dict:
-    text = argo.sidecar_patch(image or argo.placeholder_image())[argo.SIDECAR_PATCH_FILE]
+    text = argo.sidecar_patch(image or argo.placeholder_image())[argo_files.SIDECAR_PATCH_FILE]
     return yaml.safe_load(text)
 
 
@@ -121,10 +122,10 @@ def test_the_cache_of_compiled_templates_is_on_the_writable_tmp():
 
 
 def test_the_placeholder_image_never_resolves_and_the_header_says_what_to_give():
-    text = argo.sidecar_patch(argo.placeholder_image())[argo.SIDECAR_PATCH_FILE]
+    text = argo.sidecar_patch(argo.placeholder_image())[argo_files.SIDECAR_PATCH_FILE]
     assert sidecar()["image"].startswith("registry.example.invalid/paddlegen-cmp:")
     assert "is a placeholder" in text and "--sidecar-image" in text
-    given = argo.sidecar_patch("ghcr.io/acme/paddlegen-cmp:1")[argo.SIDECAR_PATCH_FILE]
+    given = argo.sidecar_patch("ghcr.io/acme/paddlegen-cmp:1")[argo_files.SIDECAR_PATCH_FILE]
     assert "placeholder" not in given
 
 
@@ -137,8 +138,8 @@ def test_cli_writes_the_sidecar_files_with_the_image_given(runner, tmp_path):
         "sidecar/Dockerfile",
         "sidecar/plugin.yaml",
     ]
-    written = yaml.safe_load((out / argo.SIDECAR_PATCH_FILE).read_text())
+    written = yaml.safe_load((out / argo_files.SIDECAR_PATCH_FILE).read_text())
     (container,) = written["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "ghcr.io/acme/paddlegen-cmp:1"
     # the Dockerfile's COPY finds plugin.yaml beside it: sidecar/ is the build context
-    assert (out / argo.DOCKERFILE).parent == (out / argo.CMP_FILE).parent
+    assert (out / argo_files.DOCKERFILE).parent == (out / argo_files.CMP_FILE).parent

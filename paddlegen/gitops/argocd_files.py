@@ -1,0 +1,24 @@
+"""Where `paddlegen argocd` writes each file, and the header every one of them carries."""
+
+from __future__ import annotations
+
+from paddlegen.output.layout import HEADER
+
+ARGOCD_NAMESPACE = "argocd"
+# The top of the folder holds only the objects to apply (`kubectl apply -f argocd/`, which reads
+# no subfolder without -R; the Applications of --mode applications are in applications/). What
+# is installed otherwise lives below it: the plugin's configuration, which is no API object
+# (kubectl fails on its kind), goes into the sidecar's image, and the health checks are a patch
+# of argocd-cm (applied, they would become its last-applied configuration: see health_configmap).
+CMP_FILE = "sidecar/plugin.yaml"
+DOCKERFILE = "sidecar/Dockerfile"  # the sidecar's image, built from sidecar/ with the wheel
+HEALTH_FILE = "patches/argocd-cm-health.yaml"
+SIDECAR_PATCH_FILE = "patches/argocd-repo-server-sidecar.yaml"
+# Where paddlegen wrote them before, at the top (CLI notes the move when it removes them).
+MOVED = {"cmp-plugin.yaml": CMP_FILE, "argocd-cm-health.yaml": HEALTH_FILE}
+Plan = dict[str, str]  # relative path in the output folder -> file text
+
+
+def header(purpose: str) -> str:
+    # HEADER marks the file as generated: re-running `paddlegen argocd` may replace it.
+    return HEADER + "".join(f"# {line}\n" for line in purpose.splitlines())
