@@ -117,6 +117,7 @@ def test_subpackages_hold_the_pipeline_steps():
             "gitops",
             "output",
             "render",
+            "rules",
             "spec",
             "validate",
             "workloads",
@@ -184,7 +185,6 @@ WORKLOAD_NAMES |= {"trainjob"}
 GENERATED = {"paddlegen.spec.schema_compiled"}
 # Not yet moved behind the registry; each entry goes when its module asks the registry instead.
 NOT_YET_BEHIND_THE_REGISTRY = {
-    "paddlegen.spec.checks": 15,
     "paddlegen.authoring.explain": 1,
     "paddlegen.authoring.importer": 4,
     "paddlegen.authoring.init": 2,
@@ -238,7 +238,6 @@ def test_only_the_workload_folders_compare_workload_names():
 # Long modules are hard to read and to review; a generated one is read by nobody.
 MAX_LINES = 700
 NOT_YET_SPLIT = {
-    "paddlegen.spec.checks",
     "paddlegen.authoring.import_workloads",
     "paddlegen.authoring.import_pod",
     "paddlegen.gitops.argocd",
