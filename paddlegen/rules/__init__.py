@@ -89,8 +89,12 @@ REGISTRY: tuple[Rule, ...] = (
     scheduling.KUEUE_REQUESTS,
     trainjob.KUEUE_RUNTIME,
 )
-# The ids a spec's `ignore` entries and `--ignore` name; all but REQUIRED can be silenced.
+# The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
+# schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).
 RULES: tuple[str, ...] = tuple(rule.id for rule in REGISTRY)
+# The rules that guard what no job can be built without: a volume's one source, the volumes
+# that settings name, the distributed image's volume and config folder. Silenced, they would
+# leave paddlegen nothing it could render, so `ignore` entries and `--ignore` may not name them.
 REQUIRED: tuple[str, ...] = tuple(rule.id for rule in REGISTRY if not rule.silenceable)
 
 
