@@ -101,8 +101,8 @@ def validate_document(
     are left out (a rule that is unknown or cannot be silenced raises InvalidValueError); an
     entry that silences nothing is a warning.
     """
-    from paddlegen.spec.checks import semantic_diagnostics
-    from paddlegen.spec.ignores import Silencer, run_rules
+    from paddlegen.rules import semantic_diagnostics
+    from paddlegen.rules.ignores import Silencer, run_rules
     from paddlegen.spec.schema import schema_diagnostics
 
     rules = run_rules(ignore)

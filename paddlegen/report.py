@@ -126,7 +126,7 @@ def sarif(diagnostics: Sequence[Diagnostic], run: Run = Run()) -> str:
     """A SARIF 2.1.0 log of one run (GitHub code scanning): a result per finding in a file, at
     its line and column (line 1 for a whole file), with a path relative to the working
     directory; what no file holds (a missing tool, the run's summary) as the invocation's
-    notifications; each rule id used, with its help text (paddlegen/rules.py).
+    notifications; each rule id used, with its help text (paddlegen/rules/help.py).
 
     Texts are escaped as for a terminal (``printable``): code scanning shows them to people.
     """
@@ -221,7 +221,7 @@ def _sarif_notification(d: Diagnostic) -> dict[str, object]:
 
 
 def _sarif_rule(rule: str) -> dict[str, object]:
-    from paddlegen.rules import HELP
+    from paddlegen.rules.help import HELP
 
     found: dict[str, object] = {"id": rule}
     if rule in HELP:

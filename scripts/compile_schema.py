@@ -1,9 +1,11 @@
 """Compiles the spec schema into paddlegen/spec/schema_compiled.py: a yes/no check, no jsonschema.
 
 A maintainer tool, not shipped in the wheel. Regenerate from the repository root with
-``python -m scripts.compile_schema`` after changing schemas/trainingjob.v1.schema.json;
-tests/unit/test_compiled_schema.py fails while the committed module differs from what this
-writes, and the module itself refuses a schema file whose digest is not the one it was made from.
+``python -m scripts.compile_schema`` after changing schemas/trainingjob.v1.schema.json or the
+rules (it first writes the rule registry's ids, paddlegen/rules, into the schema's ``ruleId``
+enum); tests/unit/test_compiled_schema.py fails while the committed module differs from what
+this writes, tests/unit/test_ignores.py while the enum does, and the module itself refuses a
+schema file whose digest is not the one it was made from.
 
 The module answers one question, "is this document valid?", for the happy path of every render
 (a valid spec then never imports jsonschema, about 40% of the cost of a cold render's imports).
@@ -313,12 +315,24 @@ def compile_schema(text: bytes) -> str:
     return f"{_PRELUDE.format(digest=digest)}\n{constants}\n\n{functions}"
 
 
+def with_rule_ids(text: bytes) -> bytes:
+    """The schema file's bytes ``text`` with the registry's rule ids, in its order, as the
+    ``ruleId`` enum (the ids a spec's ``ignore`` entries may name)."""
+    from paddlegen.rules import RULES
+
+    schema = json.loads(text)
+    schema["$defs"]["ruleId"]["enum"] = list(RULES)
+    return (json.dumps(schema, indent=2, ensure_ascii=False) + "\n").encode()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--schema", type=Path, default=SCHEMA)
     parser.add_argument("--out", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
-    args.out.write_text(compile_schema(args.schema.read_bytes()), encoding="utf-8")
+    text = with_rule_ids(args.schema.read_bytes())
+    args.schema.write_bytes(text)
+    args.out.write_text(compile_schema(text), encoding="utf-8")
     return 0
 
 

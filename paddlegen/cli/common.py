@@ -166,7 +166,7 @@ def _rules(_ctx: click.Context, _param: click.Parameter, names: tuple[str, ...])
     if not names:  # the usual run: no rules' module to import (output/stamp.py _run_rules)
         return []
     from paddlegen.errors import InvalidValueError
-    from paddlegen.spec.ignores import run_rules
+    from paddlegen.rules.ignores import run_rules
 
     try:
         return sorted(run_rules(names))
@@ -175,7 +175,7 @@ def _rules(_ctx: click.Context, _param: click.Parameter, names: tuple[str, ...])
 
 
 def _complete_rules(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
-    from paddlegen.spec.checks import REQUIRED, RULES
+    from paddlegen.rules import REQUIRED, RULES
 
     return [r for r in RULES if r.startswith(incomplete) and r not in REQUIRED]
 

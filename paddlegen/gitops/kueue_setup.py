@@ -26,7 +26,7 @@ API_VERSION = "kueue.x-k8s.io/v1beta2"
 OUTPUT = "kueue"  # the default folder, beside argocd/ and deploy/ in a GitOps repository
 # Kueue's default LocalQueue: a namespace that has one gets every Job without a queue label
 # put in it, the data-preparation Job too (sigs.k8s.io/kueue v0.19.2
-# pkg/controller/jobframework/defaults.go:80-98; spec/checks.py kueue-data-prep).
+# pkg/controller/jobframework/defaults.go:80-98; rules/scheduling.py kueue-data-prep).
 DEFAULT_QUEUE = "default"
 RULES = (
     "kueue-setup-flavor",

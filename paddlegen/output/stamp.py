@@ -103,12 +103,12 @@ class Inputs:
 
 
 def _run_rules(ignore: tuple[str, ...]) -> tuple[str, ...]:
-    """The run's silenced rules, sorted. The rules' module (spec/checks.py and what it
+    """The run's silenced rules, sorted. The rules (paddlegen/rules and what it
     imports) only for a run that names any: an unchanged spec's re-render or check needs
     none of it (about 3 ms of a 100 ms run, issue 25)."""
     if not ignore:
         return ()
-    from paddlegen.spec.ignores import run_rules
+    from paddlegen.rules.ignores import run_rules
 
     return tuple(sorted(run_rules(ignore)))
 

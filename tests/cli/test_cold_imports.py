@@ -73,7 +73,7 @@ def test_version_imports_neither_typing_nor_the_cli():
 
 def test_checking_an_unchanged_spec_imports_no_rule(tmp_path):
     """The stamp says the output is current: nothing is rendered or checked again (issue 25:
-    the rules' module, spec/checks.py, was about 3 ms of a 100 ms `check`). `--ignore` still
+    the rules, paddlegen/rules, were about 3 ms of a 100 ms `check`). `--ignore` still
     imports it, to refuse an unknown rule."""
     out = tmp_path / "deploy"
     rendered = subprocess.run(
@@ -84,8 +84,8 @@ def test_checking_an_unchanged_spec_imports_no_rule(tmp_path):
     modules, done = imported_by("check", "examples/quickstart.yaml", "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "up to date" in done.stderr
-    assert sorted(modules & {"paddlegen.spec.checks", "paddlegen.spec.ignores", "jinja2"}) == []
+    assert sorted(modules & {"paddlegen.rules", "paddlegen.rules.ignores", "jinja2"}) == []
     modules, done = imported_by("check", "examples/quickstart.yaml", "-o", str(out), "--ignore",
                                 "no-such-rule")  # fmt: skip
     assert done.returncode == 2 and "unknown rule 'no-such-rule'" in done.stderr
-    assert "paddlegen.spec.checks" in modules
+    assert "paddlegen.rules" in modules

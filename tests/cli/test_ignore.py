@@ -12,7 +12,7 @@ import json
 import pytest
 
 from paddlegen.cli import cli
-from paddlegen.spec.checks import REQUIRED, RULES
+from paddlegen.rules import REQUIRED, RULES
 from tests.cli.test_authoring import complete
 from tests.helpers import HEADER
 

@@ -214,7 +214,7 @@ DISTRIBUTED_ENV = {
 
 # Env collective-job's pods get from paddlegen, and what makes the launcher replace it.
 COLLECTIVE_ENV = {*CONTRACT_ENV, "PADDLE_TRAINER_ENDPOINTS", "DISTRIBUTED_TRAINER_ENDPOINTS"}
-# What YAML cannot hold (the control-character rule refuses it): see paddlegen/spec/checks.py.
+# What YAML cannot hold (the control-character rule refuses it): see paddlegen/rules/names.py.
 _NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 job_names = st.from_regex(r"[a-z][a-z0-9]{0,12}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)
 dns_labels = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?", fullmatch=True)

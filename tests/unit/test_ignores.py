@@ -1,5 +1,5 @@
-"""The rule registry and what silencing may name: one list of ids, held to the checks, the
-schema and the README."""
+"""The rule registry and what silencing may name: one list of ids, held to the rules' definitions,
+the schema and the README."""
 
 from __future__ import annotations
 
@@ -12,38 +12,46 @@ import pytest
 
 from paddlegen.errors import InvalidValueError, SpecError
 from paddlegen.resources import spec_schema_path
-from paddlegen.spec import checks
-from paddlegen.spec.checks import REQUIRED, RULES
-from paddlegen.spec.ignores import covers, run_rules
+from paddlegen.rules import OWN, REGISTRY, REQUIRED, RULES
+from paddlegen.rules.ignores import covers, run_rules
+from scripts.compile_schema import with_rule_ids
 
 ROOT = Path(__file__).resolve().parents[2]
+RULE_MODULES = [
+    *(ROOT / "paddlegen" / "rules").glob("*.py"),
+    *(ROOT / "paddlegen" / "workloads").glob("*/rules.py"),
+]
 
 
-def reported_rules() -> list[str]:
-    """The rule argument of every ``ctx.error(...)`` call in checks.py."""
-    tree = ast.parse(Path(checks.__file__).read_text(encoding="utf-8"))
+def defined_rules() -> list[str]:
+    """The id of every ``Rule(...)`` the rule modules define."""
     found = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "error"
-        ):
-            rule = node.args[2]
-            assert isinstance(rule, ast.Constant), ast.unparse(node)  # a literal, so it is known
-            found.append(rule.value)
+    for path in RULE_MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Rule":
+                rule = node.args[0]
+                assert isinstance(rule, ast.Constant), ast.unparse(node)  # a literal: it is known
+                found.append(rule.value)
     return found
 
 
-def test_the_registry_holds_exactly_the_rules_the_checks_report():
-    assert len(RULES) == len(set(RULES))
-    assert set(reported_rules()) == set(RULES)
+def test_the_registry_holds_every_rule_defined_once():
+    assert sorted(defined_rules()) == sorted(RULES)
+    assert len(REGISTRY) == len(set(RULES))
     assert set(REQUIRED) < set(RULES)
 
 
+def test_what_a_workload_adds_is_in_the_registry():
+    for own in OWN.values():
+        assert set(own.rules) <= set(REGISTRY)
+        assert set(own.extends) <= set(RULES)
+
+
 def test_the_schema_offers_the_registry():
-    schema = json.loads(spec_schema_path().read_text(encoding="utf-8"))
-    assert schema["$defs"]["ruleId"]["enum"] == list(RULES)
+    # Regenerate with `python -m scripts.compile_schema` after a change of the rules.
+    committed = spec_schema_path().read_bytes()
+    assert with_rule_ids(committed) == committed
+    assert json.loads(committed)["$defs"]["ruleId"]["enum"] == list(RULES)
 
 
 def test_the_readme_lists_every_rule():

@@ -1,7 +1,7 @@
 """Silencing: a spec's ``ignore`` entries and a run's ``--ignore`` rules drop what they name.
 
-Only the findings of the semantic checks (``checks.RULES``) can be silenced, and not those of
-``checks.REQUIRED``: a schema or YAML error means the spec cannot be read as a job at all, and
+Only the findings of the semantic rules (``paddlegen.rules.RULES``) can be silenced, and not
+those of ``REQUIRED``: a schema or YAML error means the spec cannot be read as a job at all, and
 a required rule guards what every job needs. An entry silences its rule at its ``path`` and
 everything under it (``$.spec.env`` covers ``$.spec.env[2].value``), or in the whole spec when
 it has no path; an entry that silences nothing is reported, so stale entries do not pile up.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from paddlegen.errors import Diagnostic, InvalidValueError
-from paddlegen.spec.checks import REQUIRED, RULES
+from paddlegen.rules import REQUIRED, RULES
 from paddlegen.spec.loader import Document, format_path
 
 # The rules of the findings about `ignore` entries themselves (not silenceable either).

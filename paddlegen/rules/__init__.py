@@ -1,0 +1,123 @@
+"""The semantic rules JSON Schema cannot express: their registry, and the runner over a spec."""
+
+# Each rule is one `Rule` (paddlegen/spec/rule.py) in the module of its topic, or in the folder of
+# the workload whose specs alone it checks (paddlegen/workloads/<package>/rules.py, whose `RULES`
+# also names what the workload adds to the rules every spec gets). A spec is checked by every
+# rule here and by its workload's own; its findings come out sorted, whatever the order.
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from paddlegen.errors import Diagnostic
+from paddlegen.rules import env, images, names, pods, resources, scheduling, volumes, workload
+from paddlegen.spec.loader import Document
+from paddlegen.spec.model import DEFAULT_WORKLOAD
+from paddlegen.spec.rule import Context, Rule, WorkloadRules
+from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.collective_job import rules as collective_job
+from paddlegen.workloads.distributed_job import rules as distributed_job
+from paddlegen.workloads.job import rules as job
+from paddlegen.workloads.kubeflow_paddlejob import rules as kubeflow_paddlejob
+from paddlegen.workloads.paddlejob import rules as paddlejob
+from paddlegen.workloads.trainjob import rules as trainjob
+
+# Every rule, in the order the README's table, the schema's `ruleId` enum and `--ignore`'s list
+# of rules give them (the order they came in: a new rule goes at the end).
+REGISTRY: tuple[Rule, ...] = (
+    job.JOB_REPLICAS,
+    images.IMAGE_REQUIRED,
+    names.NAME_LENGTH,
+    volumes.VOLUME_SOURCE,
+    volumes.VOLUME_CAPACITY,
+    volumes.VOLUME_UNIQUE,
+    volumes.VOLUME_REFERENCE,
+    volumes.CEPHFS_IN_TREE,
+    volumes.CEPHFS_SECRET_NAMESPACE,
+    env.ENV_UNIQUE,
+    env.ENV_VALUE,
+    env.SECRET_LITERAL,
+    images.IMAGE_TAG,
+    resources.LIMITS_MISSING,
+    scheduling.MIN_AVAILABLE,
+    paddlejob.PADDLEJOB_MIN_AVAILABLE,
+    scheduling.PRIORITY_CLASS,
+    paddlejob.PADDLEJOB_HETER,
+    paddlejob.PADDLEJOB_GLOO,
+    paddlejob.PADDLEJOB_ELASTIC,
+    paddlejob.PADDLEJOB_CLEAN_POD_POLICY,
+    env.OPERATOR_ENV,
+    kubeflow_paddlejob.KUBEFLOW_HETER,
+    workload.WORKLOAD_SETTING,
+    distributed_job.DISTRIBUTED_ROLES,
+    distributed_job.DISTRIBUTED_REQUIRED,
+    distributed_job.DISTRIBUTED_PORTS,
+    distributed_job.DISTRIBUTED_COMMAND,
+    distributed_job.DISTRIBUTED_ENV,
+    distributed_job.HOSTPORT_NODES,
+    collective_job.COLLECTIVE_ROLES,
+    collective_job.COLLECTIVE_COMMAND,
+    collective_job.COLLECTIVE_RESTART,
+    collective_job.COLLECTIVE_ENV,
+    collective_job.COLLECTIVE_ARGS,
+    workload.WORKLOAD_UNSUPPORTED,
+    distributed_job.DATAPREP_LAYOUT,
+    volumes.VOLUME_ACCESS_MODE,
+    workload.DEPRECATED,
+    names.CONTROL_CHARACTER,
+    resources.QUANTITY_FRACTIONAL_BYTES,
+    resources.RESOURCE_NAME,
+    resources.RESOURCE_QUANTITY,
+    resources.GPUS_OVERRIDE,
+    resources.GPU_SHM,
+    resources.IMPLAUSIBLE_SIZE,
+    resources.REQUEST_LIMIT,
+    env.ENV_DOWNWARD_API,
+    volumes.NFS_RECYCLE,
+    volumes.PV_BINDING,
+    pods.TOLERATION,
+    env.ENV_KEY_REF,
+    volumes.HOST_PATH,
+    images.IMAGE_WHITESPACE,
+    pods.TOPOLOGY_SPREAD,
+    pods.CONTAINER_NAME,
+    pods.CONTAINER_PORT,
+    pods.PADDLEJOB_SIDECAR_PRUNED,
+    paddlejob.KUEUE_WORKLOAD,
+    scheduling.KUEUE_LABELS,
+    scheduling.KUEUE_DATA_PREP,
+    scheduling.KUEUE_REQUESTS,
+    trainjob.KUEUE_RUNTIME,
+)
+# The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
+# schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).
+RULES: tuple[str, ...] = tuple(rule.id for rule in REGISTRY)
+# The rules that guard what no job can be built without: a volume's one source, the volumes
+# that settings name, the distributed image's volume and config folder. Silenced, they would
+# leave paddlegen nothing it could render, so `ignore` entries and `--ignore` may not name them.
+REQUIRED: tuple[str, ...] = tuple(rule.id for rule in REGISTRY if not rule.silenceable)
+
+
+def own_rules(name: str) -> WorkloadRules:
+    """What the folder of workload ``name`` adds to the rules."""
+    module = import_module(f"paddlegen.workloads.{WORKLOADS[name].package}.rules")
+    rules: WorkloadRules = module.RULES
+    return rules
+
+
+OWN: dict[str, WorkloadRules] = {name: own_rules(name) for name in WORKLOADS}
+# The rules every spec gets: those no workload's folder holds.
+EVERY_SPEC = tuple(rule for rule in REGISTRY if not any(rule in o.rules for o in OWN.values()))
+
+
+def semantic_diagnostics(doc: Document, workload: str | None = None) -> list[Diagnostic]:
+    """Run every rule of the spec's workload on a spec that already passed the schema."""
+    name = workload or doc.data.get("spec", {}).get("workload", DEFAULT_WORKLOAD)
+    own = OWN[name]
+    ctx = Context(doc, name, own)
+    found = []
+    for rule in (*EVERY_SPEC, *own.rules):
+        found += [ctx.diagnostic(rule, f) for f in rule.check(ctx)]
+        if rule.id in own.extends:
+            found += [ctx.diagnostic(rule, f) for f in own.extends[rule.id](ctx)]
+    return sorted(found)

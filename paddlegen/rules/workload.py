@@ -1,0 +1,99 @@
+"""What the workload's object has no place for: settings, run fields and deprecated ones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from paddlegen.spec.rule import Context, Finding, Rule
+from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.base import RUN_KEYS, Workload
+
+
+def _ignored_settings(ctx: Context) -> Iterator[Finding]:
+    """A settings section, or a run field, that the workload's object has no place for would
+    vanish silently (the CRD would prune it)."""
+    workload = WORKLOADS[ctx.workload]
+    for owner in WORKLOADS.values():
+        section = owner.settings
+        if section and section in ctx.spec and owner is not workload:
+            yield ctx.finding(
+                ("spec", section),
+                f"spec.{section} only applies to workload "
+                f"'{owner.name}'; workload '{ctx.workload}' ignores it",
+                key=True,
+            )
+    for key in RUN_KEYS:
+        if key in ctx.spec.get("run", {}) and key not in workload.run_keys:
+            yield ctx.finding(
+                ("spec", "run", key),
+                f"the {workload.title} has no {key}; workload '{ctx.workload}' ignores it",
+                _run_key_home(key, workload),
+                key=True,
+            )
+
+
+def _run_key_home(key: str, workload: Workload) -> str:
+    """The hint: a workload with the same kind of object that does carry ``key``."""
+    for other in WORKLOADS.values():
+        if other.kind_name == workload.kind_name and key in other.run_keys and other.run_policy:
+            return f"workload '{other.name}' supports it ({other.run_policy.rsplit('.', 1)[-1]})"
+    return ""
+
+
+WORKLOAD_SETTING = Rule(
+    "workload-setting",
+    "a settings section or run field the workload ignores",
+    severity="warning",
+    silenceable=True,
+    check=_ignored_settings,
+)
+
+
+def _deprecated(ctx: Context) -> Iterator[Finding]:
+    if "recreateOnChange" in ctx.spec.get("run", {}):
+        yield ctx.finding(
+            ("spec", "run", "recreateOnChange"),
+            "run.recreateOnChange no longer does anything: under Argo CD every change to a "
+            "job's objects deletes the last run and starts a new one (they are Sync hooks)",
+            "remove it",
+            key=True,
+        )
+
+
+DEPRECATED = Rule(
+    "deprecated",
+    "a field that no longer does anything (`run.recreateOnChange`)",
+    severity="warning",
+    silenceable=True,
+    check=_deprecated,
+)
+
+
+def _unsupported(ctx: Context) -> Iterator[Finding]:
+    """Spec settings the workload's object has no place for (``Workload.unsupported``)."""
+    unsupported = WORKLOADS[ctx.workload].unsupported
+    for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
+        for key, (severity, why) in unsupported.items():
+            if key in body:
+                yield ctx.finding(
+                    (*base, key),
+                    why,
+                    "remove it"
+                    if severity == "error"
+                    else "remove it, or use a workload whose object has the field",
+                    key=True,
+                    severity=severity,
+                )
+
+
+WORKLOAD_UNSUPPORTED = Rule(
+    "workload-unsupported",
+    "no setting the workload's object has no place for: a `trainjob` (Trainer v2.3.0) "
+    "carries no `priorityClassName`, `runtimeClassName`, `topologySpreadConstraints`, "
+    "`initContainers`, `sidecars`, `envFrom`, `workingDir` (errors), `imagePullPolicy` "
+    "(warning), nor, under Volcano, the gang's `priorityClassName` (error) or a "
+    "`minAvailable` below its pods (warning)",
+    severity="error",
+    silenceable=True,
+    check=_unsupported,
+)

@@ -1,0 +1,146 @@
+"""A rule and what its check sees, kept in spec so that workloads can define rules too."""
+
+# Not in paddlegen.rules: that package (the runner, the rules every spec gets) imports
+# paddlegen.workloads for each workload's own rules, so the types those are made of live where
+# a workload can import them without a cycle; a rule reads a spec, so with the spec.
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
+
+from paddlegen.errors import Diagnostic
+from paddlegen.spec.loader import Document, FieldPath, format_path
+from paddlegen.spec.model import CONTAINER_LISTS, ROLE_NAMES
+
+T = TypeVar("T")
+
+
+class Finding(NamedTuple):
+    """What a check found; its rule gives the id, and the severity unless the finding does."""
+
+    path: FieldPath
+    message: str
+    hint: str
+    key: bool
+    severity: str | None
+
+
+class Context:
+    """What a check sees: the document, its spec section and the effective workload."""
+
+    def __init__(self, doc: Document, workload: str, own: WorkloadRules) -> None:
+        self.doc = doc
+        self.data: dict[str, Any] = doc.data
+        self.spec: dict[str, Any] = doc.data.get("spec", {})
+        self.workload = workload
+        self.own = own  # what the workload's folder adds to the rules
+        self._roles = [(role, self.spec[role]) for role in ROLE_NAMES if role in self.spec]
+        self._walks: dict[Callable[[Context], Iterable[Any]], list[Any]] = {}
+
+    def once(self, walk: Callable[[Context], Iterable[T]]) -> list[T]:
+        """What ``walk`` finds in this document, walked once however many checks ask (every
+        check runs on every spec: a walk each repeats is paid by every render)."""
+        found = self._walks.get(walk)
+        if found is None:
+            found = self._walks[walk] = list(walk(self))
+        return found
+
+    def finding(
+        self,
+        path: FieldPath,
+        message: str,
+        hint: str = "",
+        *,
+        key: bool = False,
+        severity: str | None = None,
+    ) -> Finding:
+        return Finding(path, message, hint, key, severity)
+
+    def diagnostic(self, rule: Rule, found: Finding) -> Diagnostic:
+        pos = self.doc.where(found.path, key=found.key)
+        return Diagnostic(
+            self.doc.file,
+            pos.line,
+            pos.col,
+            found.severity or rule.severity,
+            format_path(found.path),
+            found.message,
+            rule.id,
+            found.hint,
+        )
+
+    def roles(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The roles the spec gives, in ROLE_NAMES order, each with its section."""
+        return iter(self._roles)
+
+
+Check = Callable[[Context], Iterator[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One semantic rule: its id (what findings print and ``ignore`` entries name), its
+    summary (Markdown, the README's table row), the severity of its findings unless a finding
+    says otherwise, whether ``ignore`` may silence it, and the check that finds them."""
+
+    id: str
+    summary: str
+    severity: str
+    silenceable: bool
+    check: Check
+
+
+@dataclass(frozen=True)
+class WorkloadRules:
+    """What a workload's folder adds to the rules (its ``rules.py``, ``RULES``): the rules
+    that check only its specs, more findings for rules every spec gets (by rule id), and the
+    ports its training container has (which no sidecar may take)."""
+
+    rules: tuple[Rule, ...] = ()
+    extends: Mapping[str, Check] = field(default_factory=dict)
+    training_ports: Callable[[Context], dict[tuple[int, str], str]] | None = None
+
+
+def mount_point(path: str) -> str:
+    """The directory a container path names: '/data/', '/data/.' and '//data' are all '/data'.
+
+    Lexical, as the API server cannot know the image's symlinks; Linux reads a leading '//' as
+    '/', which posixpath.normpath keeps (POSIX leaves it implementation-defined).
+    """
+    path = posixpath.normpath(path)
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def worker_replicas(ctx: Context) -> int:
+    return int(ctx.spec.get("worker", {}).get("replicas", 1))
+
+
+def pod_count(ctx: Context) -> int:
+    """The job's pods: every role's replicas (a spec without roles has one worker)."""
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    return sum(body.get("replicas", 1) for body in roles.values())
+
+
+def container_places(ctx: Context, key: str) -> Iterator[tuple[FieldPath, dict[str, Any]]]:
+    """Where the spec sets a container field ``key``: spec-wide and per role, as written, and
+    in each init container and sidecar."""
+    if key in ctx.spec:
+        yield ("spec",), ctx.spec
+    for role, body in ctx.roles():
+        if key in body:
+            yield ("spec", role), body
+    for place, container in ctx.once(init_containers):
+        if key in container:
+            yield place, container
+
+
+def init_containers(ctx: Context) -> Iterator[tuple[FieldPath, dict[str, Any]]]:
+    """Every init container and sidecar the spec gives, spec-wide and per role, with its place."""
+    for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
+        for key in CONTAINER_LISTS:
+            for i, container in enumerate(body.get(key, [])):
+                yield (*base, key, i), container

@@ -1,0 +1,190 @@
+"""The rules of Paddle's launcher on every pod: workloads `collective-job` and `trainjob`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from paddlegen.spec.loader import FieldPath
+from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
+from paddlegen.workloads import collective_job, trainjob
+from paddlegen.workloads.collective_job import LAUNCHER
+
+
+def _roles(ctx: Context) -> Iterator[Finding]:
+    for role in ("ps", "heter"):
+        if role in ctx.spec:
+            yield ctx.finding(
+                ("spec", role),
+                f"workload '{ctx.workload}' has no '{role}' role: every pod is a trainer of "
+                "the collective (data-parallel) job",
+                "set worker.replicas to the number of pods, or use workload 'paddlejob' for "
+                "parameter servers",
+                key=True,
+            )
+
+
+COLLECTIVE_ROLES = Rule(
+    "collective-roles",
+    "`collective-job` and `trainjob` have no `ps` or `heter` role: every pod is a trainer",
+    severity="error",
+    silenceable=True,
+    check=_roles,
+)
+
+
+def _command(ctx: Context) -> Iterator[Finding]:
+    worker = ctx.spec.get("worker", {})
+    if not any(body.get(key) for body in (ctx.spec, worker) for key in ("command", "args")):
+        yield ctx.finding(
+            ("spec",),
+            "nothing to run: without a command the pods run Paddle's launcher ("
+            + " ".join(LAUNCHER)
+            + "), which needs the training script as args",
+            "set args, e.g. args: [train.py] (the launcher runs it on every pod), or a command",
+            key=True,
+        )
+
+
+COLLECTIVE_COMMAND = Rule(
+    "collective-command",
+    "a `collective-job` or `trainjob` runs something: `args` (the training script, which "
+    "the default "
+    "command, Paddle's launcher, runs) or a `command`",
+    severity="error",
+    silenceable=True,
+    check=_command,
+)
+
+
+def _restart(ctx: Context) -> Iterator[Finding]:
+    restart = ctx.spec.get("run", {}).get("restartPolicy")
+    if restart == "OnFailure":
+        yield ctx.finding(
+            ("spec", "run", "restartPolicy"),
+            f"a {ctx.workload}'s pods run with restartPolicy Never: a rank restarted in place "
+            "cannot rejoin the others, and the Job's pod failure policy, which fails the whole "
+            "job at once, takes no other",
+            "remove run.restartPolicy; a new run of the job restarts every rank",
+        )
+
+
+COLLECTIVE_RESTART = Rule(
+    "collective-restart",
+    "a `collective-job`'s or `trainjob`'s pods run with `restartPolicy: Never`: its pod "
+    "failure policy "
+    "takes no other, and a rank restarted in place cannot rejoin the others",
+    severity="error",
+    silenceable=True,
+    check=_restart,
+)
+
+
+# Env that makes Paddle's launcher replace the master and node count it was given with its own
+# (python/paddle/distributed/launch/plugins/__init__.py:45-67 at v3.3.1, collective_compatible).
+_LAUNCHER_OVERRIDES = ("PADDLE_TRAINER_ENDPOINTS", "DISTRIBUTED_TRAINER_ENDPOINTS")
+
+
+# The launcher's flags that the contract's env overrides (context/__init__.py:100-107), by the
+# env that does.
+_CONTRACT_FLAGS = {
+    "--master": "PADDLE_MASTER",
+    "--nnodes": "PADDLE_NNODES",
+    "--rank": "PADDLE_RANK",
+    "--job_id": "PADDLE_JOB_ID",
+    "--host": "POD_IP",
+}
+
+
+# The workloads that run Paddle's launcher with its contract on every pod, and the source
+# of each variable of the contract.
+_CONTRACTS = {"collective-job": collective_job.CONTRACT_ENV, "trainjob": trainjob.CONTRACT_ENV}
+
+
+def _env(ctx: Context) -> Iterator[Finding]:
+    contract = _CONTRACTS[ctx.workload]
+    worker = ctx.spec.get("worker", {})
+    for base in (("spec",), ("spec", "worker")):
+        body = ctx.spec if len(base) == 1 else worker
+        for i, entry in enumerate(body.get("env", [])):
+            name = entry["name"]
+            if name in contract:
+                yield ctx.finding(
+                    (*base, "env", i, "name"),
+                    f"env '{name}' is set by workload '{ctx.workload}' from {contract[name]}",
+                    "remove it here",
+                )
+            elif name in _LAUNCHER_OVERRIDES:
+                yield ctx.finding(
+                    (*base, "env", i, "name"),
+                    f"env '{name}' makes Paddle's launcher replace the master and the node count "
+                    f"that workload '{ctx.workload}' gives it with its own",
+                    "remove it here: the launcher gives each process its endpoints",
+                )
+
+
+COLLECTIVE_ENV = Rule(
+    "collective-env",
+    "no env that `collective-job` or `trainjob` sets itself (`POD_IP`, `PADDLE_RANK`, "
+    "`PADDLE_NNODES`, "
+    "`PADDLE_JOB_ID`, `PADDLE_MASTER`), nor `PADDLE_TRAINER_ENDPOINTS` or "
+    "`DISTRIBUTED_TRAINER_ENDPOINTS`, which make the launcher replace the master and node "
+    "count",
+    severity="error",
+    silenceable=True,
+    check=_env,
+)
+
+
+def _collective_flags(ctx: Context) -> Iterator[Finding]:
+    """The launcher's own flags that the contract's env overrides, among its words before the
+    training script (each of its flags takes one value) in the command and args pods run."""
+    words = _run_words(ctx)
+    starts = [i for i, (_, word) in enumerate(words) if word == "paddle.distributed.launch"]
+    i = starts[0] + 1 if starts else len(words)
+    while i < len(words) and words[i][1].startswith("--"):
+        where, flag = words[i]
+        name = flag.split("=", 1)[0]
+        if name in _CONTRACT_FLAGS and where is not None:
+            yield ctx.finding(
+                where,
+                f"the launcher's {name} is overridden by env {_CONTRACT_FLAGS[name]}, which "
+                f"workload '{ctx.workload}' sets",
+                f"remove {name} and its value",
+            )
+        i += 1 if "=" in flag else 2
+
+
+def _run_words(ctx: Context) -> list[tuple[FieldPath | None, str]]:
+    """The words a collective-job's or trainjob's pods run after the master wrapper, each
+    with its place in the spec (None: the launcher paddlegen runs when the spec gives no
+    command)."""
+    worker = ctx.spec.get("worker", {})
+    words: list[tuple[FieldPath | None, str]] = []
+    for key in ("command", "args"):
+        body, base = (worker, ("spec", "worker")) if key in worker else (ctx.spec, ("spec",))
+        if key in body:
+            words += [((*base, key, i), word) for i, word in enumerate(body[key])]
+        elif key == "command":
+            words += [(None, word) for word in LAUNCHER]
+    return words
+
+
+COLLECTIVE_ARGS = Rule(
+    "collective-args",
+    "the launcher's own flags that the env overrides (`--master`, `--nnodes`, `--rank`, "
+    "`--job_id`, `--host`, before the training script)",
+    severity="warning",
+    silenceable=True,
+    check=_collective_flags,
+)
+
+
+# The launcher's rules: trainjob lists them too (its pods run the same launcher).
+LAUNCHER_RULES = (
+    COLLECTIVE_ROLES,
+    COLLECTIVE_COMMAND,
+    COLLECTIVE_RESTART,
+    COLLECTIVE_ENV,
+    COLLECTIVE_ARGS,
+)
+RULES = WorkloadRules(rules=LAUNCHER_RULES)

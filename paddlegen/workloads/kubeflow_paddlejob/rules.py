@@ -1,0 +1,38 @@
+"""The rules of workload `kubeflow-paddlejob`: the roles the Kubeflow PaddleJob has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from paddlegen.spec.model import KubeflowSettings
+from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
+from paddlegen.workloads.paddlejob.rules import KUEUE_WORKLOAD
+
+
+def _kubeflow_roles(ctx: Context) -> Iterator[Finding]:
+    if "heter" in ctx.spec:
+        yield ctx.finding(
+            ("spec", "heter"),
+            "workload 'kubeflow-paddlejob' has no heter role: the "
+            "Kubeflow PaddleJob knows only Master (from ps) and Worker",
+            "use workload 'paddlejob' for heterogeneous training",
+            key=True,
+        )
+
+
+KUBEFLOW_HETER = Rule(
+    "kubeflow-heter",
+    "the Kubeflow PaddleJob has no heter role",
+    severity="error",
+    silenceable=True,
+    check=_kubeflow_roles,
+)
+
+
+def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
+    """The training container's master port (no sidecar may take it)."""
+    port = ctx.spec.get("kubeflow", {}).get("port", KubeflowSettings().port)
+    return {(port, "TCP"): "master"}
+
+
+RULES = WorkloadRules(rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD), training_ports=_training_ports)

@@ -1,0 +1,246 @@
+"""The rules of workload `paddlejob`: what PaddleFlow's operator (v0.3.5) does with a spec."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from paddlegen.spec.loader import FieldPath
+from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, container_places, pod_count
+
+
+def _gang_deadlock(ctx: Context) -> Iterator[Finding]:
+    wanted = ctx.spec.get("scheduling", {}).get("minAvailable")
+    total = pod_count(ctx)
+    if wanted is not None and wanted < total and not _elastic(ctx):
+        # paddle-operator v0.3.5: the endpoints ConfigMap is made once every pod has an IP
+        # (paddlejob_controller.go:250, paddlejob_helper.go:41 isAllPodsReady), and each
+        # container takes its env from it (envFrom, not optional: paddlejob_helper.go:346).
+        yield ctx.finding(
+            ("spec", "scheduling", "minAvailable"),
+            f"minAvailable {wanted} of {total} pods can deadlock: Volcano may start "
+            f"{wanted} pods while the rest wait for room, and the started ones cannot run "
+            "until the operator's endpoints ConfigMap exists, which it makes only once every "
+            "pod has an IP; the job then holds what it got and never trains",
+            "leave minAvailable out (all pods start together)",
+        )
+
+
+def _elastic(ctx: Context) -> bool:
+    """Elastic mode: the operator's pods take no endpoints ConfigMap (paddlejob_helper.go:331)."""
+    return "elastic" in ctx.spec.get("paddlejob", {})
+
+
+PADDLEJOB_MIN_AVAILABLE = Rule(
+    "paddlejob-min-available",
+    "a PaddleFlow gang smaller than the job (`minAvailable` below its pods) can deadlock: "
+    "started pods wait for an endpoints ConfigMap the operator makes only once every pod "
+    "has an IP",
+    severity="warning",
+    silenceable=True,
+    check=_gang_deadlock,
+)
+
+
+def _heter(ctx: Context) -> Iterator[Finding]:
+    has_ps = "ps" in ctx.spec
+    if "heter" in ctx.spec and not has_ps:
+        yield ctx.finding(
+            ("spec", "heter"),
+            "the heter role needs ps: heterogeneous training is a form of PS mode",
+            "add spec.ps, or remove spec.heter",
+            key=True,
+        )
+    elif "heter" in ctx.spec:
+        # paddle-operator v0.3.5 api/v1/paddlejob_types.go:44-48 and
+        # controllers/paddlejob_helper.go:265; Paddle 2.6's role maker
+        # (python/paddle/distributed/fleet/base/role_maker.py, _ps_env) raises for HETER.
+        yield ctx.finding(
+            ("spec", "heter"),
+            "the operator (v0.3.5) starts heter pods with TRAINING_ROLE=HETER, which Paddle's "
+            "role maker refuses (it takes HETER_TRAINER), and lists them in "
+            "PADDLE_HETER_ENDPOINTS, which Paddle does not read: without your own mapping the "
+            "heter pods fail in fleet.init() and the job never trains",
+            "start heter pods with an entry point that sets TRAINING_ROLE=HETER_TRAINER and the "
+            "PADDLE_*HETER* variables Paddle reads, or remove spec.heter",
+            key=True,
+            severity="warning",
+        )
+
+
+PADDLEJOB_HETER = Rule(
+    "paddlejob-heter",
+    "PaddleJob's `heter` role needs `ps` (error); with it, the operator (v0.3.5) starts "
+    "heter pods with `TRAINING_ROLE=HETER`, which Paddle's role maker refuses, so they fail"
+    " unless your entry point maps it (warning)",
+    severity="error",
+    silenceable=True,
+    check=_heter,
+)
+
+
+def _gloo(ctx: Context) -> Iterator[Finding]:
+    gloo = ctx.spec.get("paddlejob", {}).get("withGloo", 0)  # 0 is off, so it is harmless anywhere
+    if gloo and "ps" not in ctx.spec:
+        yield ctx.finding(
+            ("spec", "paddlejob", "withGloo"),
+            f"withGloo {gloo} needs ps: the operator only starts Gloo in PS mode",
+            "add spec.ps, or remove withGloo",
+        )
+    # (withGloo works with every intranet: the operator sets Gloo up whenever ps exists,
+    # paddle-operator v0.3.5 paddlejob_helper.go:268-275, and its own wide_and_deep_service
+    # example combines it with intranet Service.)
+
+
+PADDLEJOB_GLOO = Rule(
+    "paddlejob-gloo",
+    "`withGloo` needs `ps` (it works with every `intranet`)",
+    severity="error",
+    silenceable=True,
+    check=_gloo,
+)
+
+
+def _paddlejob_elastic(ctx: Context) -> Iterator[Finding]:
+    """The operator turns elastic mode on when the field is present, whatever its value
+    (paddlejob_helper.go:331, 364): then the pods do not get its endpoints ConfigMap (no
+    envFrom), which PS mode needs, and every pod runs with restartPolicy OnFailure."""
+    if not _elastic(ctx):
+        return
+    settings = ctx.spec["paddlejob"]
+    where = ("spec", "paddlejob", "elastic")
+    if settings["elastic"] == 0:
+        yield ctx.finding(
+            where,
+            "elastic: 0 turns elastic mode on: the operator only checks that the field is there",
+            "remove paddlejob.elastic to turn it off",
+            severity="warning",
+        )
+    if "ps" in ctx.spec:
+        yield ctx.finding(
+            where,
+            "elastic mode has no PS mode: the operator then gives the pods no endpoints "
+            "(its ConfigMap is not passed on), which ps and worker pods need to find each other",
+            "remove spec.ps (collective training), or remove elastic",
+        )
+    restart = ctx.spec.get("run", {}).get("restartPolicy")
+    if restart and restart != "OnFailure":
+        yield ctx.finding(
+            ("spec", "run", "restartPolicy"),
+            f"elastic mode runs every pod with restartPolicy OnFailure; {restart} is overridden",
+            "remove run.restartPolicy",
+            severity="warning",
+        )
+
+
+PADDLEJOB_ELASTIC = Rule(
+    "paddlejob-elastic",
+    "elastic mode (on whenever `paddlejob.elastic` is there, `0` too) has no PS mode, and "
+    "forces `restartPolicy: OnFailure`",
+    severity="error",
+    silenceable=True,
+    check=_paddlejob_elastic,
+)
+
+
+def _paddlejob_clean_pod_policy(ctx: Context) -> Iterator[Finding]:
+    """paddle-operator v0.3.5 deletes the pods of a Completed job only under "", Always or
+    OnCompletion (controllers/paddlejob_controller.go:188-199); otherwise every reconcile
+    creates each missing pod (:239-247), Completed or not, even while the job is being deleted.
+    A pod gone after the job finished then trains again, with the endpoints of the first run
+    (the ConfigMap is never updated, :250-251), and under Volcano waits Pending for ever: the
+    job's PodGroup was deleted when it finished (:121-125)."""
+    policy = ctx.spec.get("paddlejob", {}).get("cleanPodPolicy")
+    if policy in ("Never", "OnFailure"):
+        yield ctx.finding(
+            ("spec", "paddlejob", "cleanPodPolicy"),
+            f"cleanPodPolicy {policy} keeps the pods of a completed PaddleJob, and the "
+            "operator creates any of them that goes later (node scale-down, pod garbage "
+            "collection, a delete by hand): it trains again, with the first run's endpoints",
+            "use OnCompletion (or leave it unset): logs stay readable until the job ends; "
+            "keep them longer with a log collector",
+        )
+
+
+PADDLEJOB_CLEAN_POD_POLICY = Rule(
+    "paddlejob-clean-pod-policy",
+    "a PaddleFlow `cleanPodPolicy` of `Never` or `OnFailure` keeps a completed job's pods, "
+    "and the operator (v0.3.5) creates any that goes later: it trains again, with stale "
+    "endpoints",
+    severity="warning",
+    silenceable=True,
+    check=_paddlejob_clean_pod_policy,
+)
+
+
+def _kueue_workload(ctx: Context) -> Iterator[Finding]:
+    """Kueue holds a job suspended until its queue has quota: only a workload it can suspend,
+    and whose integration it has, can be queued (README "Queueing with Kueue")."""
+    if ctx.spec.get("scheduling", {}).get("kueue") is None:
+        return
+    here: FieldPath = ("spec", "scheduling", "kueue")
+    if ctx.workload == "paddlejob":
+        # PaddleFlow's PaddleJob (v0.3.5) has no suspend, and Kueue no integration for its
+        # kind (v0.19.2 pkg/controller/jobs/ has none for batch.paddlepaddle.org).
+        yield ctx.finding(
+            here,
+            "Kueue cannot queue a PaddleFlow PaddleJob: its operator (v0.3.5) has no suspend, "
+            "which is how Kueue holds a job until its queue has quota, and Kueue has no "
+            "integration for it",
+            "use workload collective-job, trainjob or kubeflow-paddlejob: Kueue queues each",
+            key=True,
+        )
+    else:  # kubeflow-paddlejob
+        yield ctx.finding(
+            here,
+            "Kueue queues a Kubeflow PaddleJob only with its kubeflow.org/paddlejob integration "
+            "turned on, which it is not by default from Kueue v0.19",
+            'add "kubeflow.org/paddlejob" to integrations.frameworks of Kueue\'s '
+            "Configuration, or use workload collective-job or trainjob",
+            key=True,
+            severity="info",
+        )
+
+
+KUEUE_WORKLOAD = Rule(
+    "kueue-workload",
+    "`scheduling.kueue` only for a workload Kueue can hold suspended: not `paddlejob` "
+    "(PaddleFlow's PaddleJob has no `suspend`; use `collective-job`, `trainjob` or "
+    "`kubeflow-paddlejob`); for `kubeflow-paddlejob` a note that Kueue's "
+    "`kubeflow.org/paddlejob` integration is off by default from v0.19",
+    severity="error",
+    silenceable=True,
+    check=_kueue_workload,
+)
+
+
+# Fields of a topology spread constraint newer than PaddleFlow's PaddleJob CRD (v0.3.5, whose pod
+# template has maxSkew, topologyKey, whenUnsatisfiable and labelSelector only): its structural
+# schema prunes them.
+_NOT_IN_PADDLEFLOW_CRD = ("minDomains", "matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy")
+
+
+def _pruned_spread(ctx: Context) -> Iterator[Finding]:
+    """topology-spread: what PaddleFlow's CRD would silently drop."""
+    for place, section in container_places(ctx, "topologySpreadConstraints"):
+        for i, constraint in enumerate(section["topologySpreadConstraints"]):
+            for key in _NOT_IN_PADDLEFLOW_CRD:
+                if key in constraint:
+                    yield ctx.finding(
+                        (*place, "topologySpreadConstraints", i, key),
+                        f"the PaddleFlow PaddleJob (v0.3.5) pod template has no {key}: the API "
+                        "server would drop it, and the constraint would not hold",
+                        "spread with maxSkew, topologyKey, whenUnsatisfiable and labelSelector",
+                    )
+
+
+RULES = WorkloadRules(
+    rules=(
+        PADDLEJOB_MIN_AVAILABLE,
+        PADDLEJOB_HETER,
+        PADDLEJOB_GLOO,
+        PADDLEJOB_ELASTIC,
+        PADDLEJOB_CLEAN_POD_POLICY,
+        KUEUE_WORKLOAD,
+    ),
+    extends={"topology-spread": _pruned_spread},
+)

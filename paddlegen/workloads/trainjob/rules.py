@@ -1,0 +1,68 @@
+"""The rules of workload `trainjob`: the launcher's, and what a TrainJob cannot carry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
+from paddlegen.workloads.collective_job import QUEUED_STOP_EXIT_CODES
+from paddlegen.workloads.collective_job.rules import LAUNCHER_RULES
+
+
+def _kueue_runtime(ctx: Context) -> Iterator[Finding]:
+    """A queued TrainJob's runtime ignores the exit codes of the ranks Kueue's preemption
+    stops."""
+    runtime = ctx.spec.get("trainjob", {}).get("runtime")
+    if ctx.spec.get("scheduling", {}).get("kueue") is not None and runtime is not None:
+        yield ctx.finding(
+            ("spec", "trainjob", "runtime"),
+            f"Kueue preempts a TrainJob by suspending it, and its ranks then end with exit code "
+            f"{', '.join(map(str, QUEUED_STOP_EXIT_CODES))}: unless the pod failure policy of "
+            f"runtime {runtime} ignores those, as paddlegen's queued runtimes do, a preempted "
+            "TrainJob fails for good",
+            "leave spec.trainjob.runtime out (paddlegen's queued runtime then), or give "
+            f"runtime {runtime} that rule (`paddlegen runtime` prints it)",
+        )
+
+
+KUEUE_RUNTIME = Rule(
+    "kueue-runtime",
+    "a queued TrainJob runs on paddlegen's queued runtime, or on one whose pod failure policy "
+    "also ignores the exit codes of ranks that Kueue's preemption stops",
+    severity="warning",
+    silenceable=True,
+    check=_kueue_runtime,
+)
+
+
+def _trainjob_gang(ctx: Context) -> Iterator[Finding]:
+    """workload-unsupported under Volcano. Trainer's Volcano plugin makes the PodGroup of every
+    pod, with the priority class of the runtime's pod template (plugins/volcano/volcano.go:113-150
+    at v2.3.0): a TrainJob carries neither a gang size nor a priority."""
+    scheduling = ctx.spec.get("scheduling", {})
+    if scheduling.get("scheduler") != "volcano":
+        return
+    if "priorityClassName" in scheduling:
+        yield ctx.finding(
+            ("spec", "scheduling", "priorityClassName"),
+            "a TrainJob (Trainer v2.3.0) cannot give its gang a priority: Trainer's PodGroup "
+            "takes the priority class of the runtime's pods",
+            "remove it, or install a copy of paddlegen's Volcano runtime with a "
+            "priorityClassName in its pod template and name it in trainjob.runtime",
+            key=True,
+        )
+    if "minAvailable" in scheduling and scheduling["minAvailable"] < worker_replicas(ctx):
+        yield ctx.finding(
+            ("spec", "scheduling", "minAvailable"),
+            f"Trainer's PodGroup waits for every one of the {worker_replicas(ctx)} pods, not "
+            f"{scheduling['minAvailable']}: a TrainJob (Trainer v2.3.0) carries no gang size",
+            "remove minAvailable: a rank that starts alone waits for the others anyway",
+            key=True,
+            severity="warning",
+        )
+
+
+RULES = WorkloadRules(
+    rules=(*LAUNCHER_RULES, KUEUE_RUNTIME),
+    extends={"workload-unsupported": _trainjob_gang},
+)
