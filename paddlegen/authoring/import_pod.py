@@ -15,11 +15,11 @@ from typing import Any, Literal
 from paddlegen.authoring.import_defaults import DEFAULT_GRACE, JOB_LABELS
 from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.errors import Diagnostic
-from paddlegen.render.engine import EFS_MOUNT_OPTIONS
 from paddlegen.spec.model import (
     CEPHFS_CSI_DRIVER,
     DEFAULT_REQUESTS,
     EFS_CSI_DRIVER,
+    EFS_MOUNT_OPTIONS,
     GPU_RESOURCE,
     MANAGED_BY,
     recommended_labels,
