@@ -98,6 +98,33 @@ def test_no_cycle_when_type_checking_imports_count():
     assert cycles(graph) == []
 
 
+# Modules whose imports still tie two subpackages into a cycle, each to go when untangled:
+# spec.checks asks the workloads registry, which builds on spec.model.
+NOT_YET_UNTANGLED = {"paddlegen.spec.checks"}
+
+
+def subpackage(module: str) -> str:
+    """The subpackage ``module`` belongs to; a module of the top level is one of its own."""
+    return module.split(".")[1] if "." in module else module
+
+
+def subpackage_graph(skipped: set[str]) -> dict[str, set[str]]:
+    """Which subpackages import which, every import counted but those of ``skipped``."""
+    graph: dict[str, set[str]] = {subpackage(name): set() for name in MODULES}
+    for name in MODULES.keys() - skipped:
+        graph[subpackage(name)].update(subpackage(dep) for dep in imports_of(name))
+    for node, deps in graph.items():
+        deps.discard(node)
+    return graph
+
+
+def test_no_cycle_between_subpackages():
+    assert {"errors", "yamlio", "workloads", "authoring"} <= subpackage_graph(set()).keys()
+    assert cycles(subpackage_graph(NOT_YET_UNTANGLED)) == []
+    for name in NOT_YET_UNTANGLED:  # each still ties a cycle, or its entry goes
+        assert cycles(subpackage_graph(NOT_YET_UNTANGLED - {name}))
+
+
 def test_type_checking_imports_count_as_imports():
     # kueue_queues names the dry-run's types only in its signatures; the walk sees them anyway
     assert "paddlegen.validate.target" in imports_of("paddlegen.validate.kueue_queues")
