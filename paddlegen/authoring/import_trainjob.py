@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
-from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.authoring.import_workloads import Spec, assemble, take_env, unwrap
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
+from paddlegen.workloads.import_pod import Pod, pod
+from paddlegen.workloads.import_positions import FieldPath
 from paddlegen.workloads.trainjob import (
     CONTRACT_ENV,
     MANAGER,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
-from paddlegen.authoring.import_positions import FieldPath
 from paddlegen.spec.model import (
     CONTAINER_LISTS,
     DATA_PREP_INHERITS,
@@ -19,6 +17,9 @@ from paddlegen.spec.model import (
 from paddlegen.workloads import collective_job as collective
 from paddlegen.workloads import kubeflow_paddlejob, paddlejob
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
+from paddlegen.workloads.import_pod import Pod, pod
+from paddlegen.workloads.import_positions import FieldPath
 
 Spec = dict[str, Any]
 # The legacy image's env and the distributed settings each comes from (see the template).

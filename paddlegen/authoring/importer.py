@@ -5,8 +5,8 @@ a single-pod Job) makes a spec; a data Job, a PodGroup, PVs, PVCs and distribute
 that belong to it (import_split.py) fill in dataPrep, scheduling and volumes. Mappers pop what
 they use from copies of the objects, so what remains is exactly what the spec does not carry;
 it is listed. Every note says whether the rendered spec would run differently from the input
-(lossy) or the same (cosmetic: what the cluster sets by itself, import_defaults.py, or a name
-paddlegen derives).
+(lossy) or the same (cosmetic: what the cluster sets by itself, workloads/import_defaults.py, or
+a name paddlegen derives).
 """
 
 from __future__ import annotations
@@ -20,25 +20,6 @@ from typing import Any
 
 import yaml
 
-from paddlegen.authoring.import_defaults import (
-    SERVER_METADATA,
-    TOOL_ANNOTATIONS,
-    is_server_label,
-    set_by_cluster,
-    without_derived,
-)
-from paddlegen.authoring.import_pod import (
-    ARGOCD_PREFIX,
-    COSMETIC,
-    LOSSY,
-    Context,
-    Note,
-    dotted,
-    leftovers,
-    strip_meta,
-    take,
-)
-from paddlegen.authoring.import_positions import Origin, Source
 from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
 from paddlegen.authoring.import_workloads import (
@@ -55,6 +36,25 @@ from paddlegen.spec.model import (
     recommended_labels,
 )
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.import_defaults import (
+    SERVER_METADATA,
+    TOOL_ANNOTATIONS,
+    is_server_label,
+    set_by_cluster,
+    without_derived,
+)
+from paddlegen.workloads.import_notes import (
+    ARGOCD_PREFIX,
+    COSMETIC,
+    LOSSY,
+    Context,
+    Note,
+    dotted,
+    leftovers,
+    strip_meta,
+    take,
+)
+from paddlegen.workloads.import_positions import Origin, Source
 from paddlegen.yamlio import load_all
 
 Mapper = Callable[[dict[str, Any], Context, str], Spec]
@@ -363,8 +363,8 @@ def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:
 
 
 def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
-    """The pods' priorityClassName is the spec's (import_pod.py). Under Volcano a batch Job's
-    pods also give the gang its priority, so there it is the gang's field,
+    """The pods' priorityClassName is the spec's (workloads/import_pod.py). Under Volcano a batch
+    Job's pods also give the gang its priority, so there it is the gang's field,
     scheduling.priorityClassName, which the pods carry when they have none of their own,
     unless the data Job has it too (the data Job takes spec.priorityClassName, never the
     gang's). A gang (PodGroup) of another priority keeps its own, by which Volcano orders and

@@ -263,7 +263,6 @@ MAX_LINES = 700
 NOT_YET_SPLIT = {
     "paddlegen.spec.checks",
     "paddlegen.authoring.import_workloads",
-    "paddlegen.authoring.import_pod",
     "paddlegen.api",
 }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from paddlegen import errors
-from paddlegen.authoring import import_pod
 from paddlegen.cli import common
 from paddlegen.cli import render as render_cli
 from paddlegen.gitops import kueue_setup
@@ -13,6 +12,7 @@ from paddlegen.rules import CHECKS, HELP, OTHERS
 from paddlegen.spec import ignores
 from paddlegen.spec.checks import RULES
 from paddlegen.validate import inprocess, kubeconform, kueue_queues, overlays, server
+from paddlegen.workloads import import_notes
 from tests.conftest import ROOT
 
 
@@ -39,7 +39,7 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         "job-name",
         ignores.UNUSED,
         ignores.REFUSED,
-        *(rule for _severity, rule in import_pod._RULES.values()),
+        *(rule for _severity, rule in import_notes._RULES.values()),
         # manifests
         kubeconform.RULE,
         inprocess.RULE,
