@@ -20,13 +20,9 @@ from typing import Any
 
 import yaml
 
+from paddlegen.authoring.import_data import data_job, is_data_job
 from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
-from paddlegen.authoring.import_workloads import (
-    Spec,
-    data_job,
-    is_data_job,
-)
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import (
     KUEUE_PRIORITY_LABEL,
@@ -36,6 +32,7 @@ from paddlegen.spec.model import (
     recommended_labels,
 )
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.base import Spec
 from paddlegen.workloads.import_defaults import (
     SERVER_METADATA,
     TOOL_ANNOTATIONS,

@@ -262,7 +262,6 @@ def test_only_the_workload_folders_compare_workload_names():
 MAX_LINES = 700
 NOT_YET_SPLIT = {
     "paddlegen.spec.checks",
-    "paddlegen.authoring.import_workloads",
     "paddlegen.api",
 }
 

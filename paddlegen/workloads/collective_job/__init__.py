@@ -194,7 +194,7 @@ WORKLOAD = Workload(
     derived_names=derived_names,
     context=context,
     # The batch Job importer tells job, distributed-job and collective-job apart.
-    importer="paddlegen.authoring.import_workloads:batch_job",
+    importer="paddlegen.workloads.job.importer:batch_job",
     settings="collective",
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
