@@ -99,6 +99,16 @@ class Note:
         )
 
 
+def key_of(obj: dict[str, Any]) -> tuple[str, str]:
+    """An object's apiVersion and kind, as a workload's entry names its main one."""
+    return obj["apiVersion"], obj["kind"]
+
+
+def label_of(obj: dict[str, Any]) -> str:
+    """An object as notes name it, Kind/name."""
+    return f"{obj['kind']}/{obj['metadata']['name']}"
+
+
 @dataclass
 class Context:
     """State one import shares: the job's identity, notes, and PVs/PVCs not yet used."""
@@ -118,6 +128,7 @@ class Context:
     # an operator's schedulingPolicy.minResources: derived, compared with what paddlegen sums
     gang_min_resources: dict[str, Any] | None = None
     data_priority: str | None = None  # the data Job's priorityClassName
+    subdomain: str | None = None  # the pods' as the input named them (collective-job's Service)
 
     def note(self, kind: NoteKind, where: str, message: str, at: FieldPath = ()) -> None:
         """A note on the object ``where`` names; ``at``: the field of it the note is about,
@@ -140,3 +151,9 @@ def strip_meta(meta: dict[str, Any], ctx: Context) -> None:
     for key in ("labels", "annotations"):
         if key in meta and not meta[key]:
             meta.pop(key)
+
+
+def expect_name(obj: dict[str, Any], expected: str, ctx: Context) -> None:
+    """A cosmetic note when ``obj``, which paddlegen derives, is not named ``expected``."""
+    if obj["metadata"]["name"] != expected:
+        ctx.note(COSMETIC, label_of(obj), f"renamed {expected} (paddlegen derives the name)")

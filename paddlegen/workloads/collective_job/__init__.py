@@ -224,4 +224,5 @@ WORKLOAD = Workload(
         "spec.args": "the training script and its flags: the launcher runs it on every pod",
         "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
     },
+    derived_objects="paddlegen.workloads.collective_job.importer:derived",
 )

@@ -8,7 +8,7 @@ from typing import Any
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL, CollectiveSettings
 from paddlegen.workloads import collective_job as collective
 from paddlegen.workloads.base import Spec
-from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, expect_name, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_positions import FieldPath
 from paddlegen.workloads.import_spec import assemble, env_of, take_env, take_gang_size, take_run
@@ -32,7 +32,7 @@ def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     body = obj.setdefault("spec", {})
     replicas = _indexed_replicas(body, ctx, where)
     p = pod(body.setdefault("template", {}), ctx, where)
-    subdomain = take(p.spec, "subdomain")
+    subdomain = ctx.subdomain = take(p.spec, "subdomain")  # its Service's name: derived()
     service = collective.service_name(ctx.name)
     if subdomain != service:
         ctx.note(
@@ -198,3 +198,32 @@ def _failure_policy(body: dict[str, Any], ctx: Context, where: str, queued: bool
             else ""
         ),
     )
+
+
+SERVICE = ("v1", "Service")
+
+
+def derived(objects: list[dict[str, Any]], spec: Spec, ctx: Context) -> list[dict[str, Any]]:
+    """The headless Service of ``objects`` that collective-job renders for its pods' subdomain
+    (Workload.derived_objects)."""
+    return [
+        o for o in objects if key_of(o) == SERVICE and _service_is_derived(o, ctx.subdomain, ctx)
+    ]
+
+
+def _service_is_derived(obj: dict[str, Any], subdomain: str | None, ctx: Context) -> bool:
+    """collective-job's headless Service, the pods' subdomain, which it regenerates (named
+    after the job); fields that differ from what it regenerates stay and are listed."""
+    if obj["metadata"]["name"] != subdomain:
+        return False
+    expect_name(obj, ctx.name, ctx)
+    body = obj.get("spec", {})
+    if body.get("clusterIP") == "None":
+        take(body, "clusterIP")
+    if body.get("publishNotReadyAddresses") is True:
+        take(body, "publishNotReadyAddresses")
+    if body.get("selector") in (
+        {label: ctx.name} for label in ("batch.kubernetes.io/job-name", "job-name")
+    ):
+        take(body, "selector")
+    return True

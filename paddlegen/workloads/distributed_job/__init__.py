@@ -147,4 +147,5 @@ WORKLOAD = Workload(
         "run": {"activeDeadlineSeconds": 86400},
     },
     needs_storage="its image reads the trainer config and the data from a shared volume (JOB_PATH)",
+    derived_objects="paddlegen.workloads.distributed_job.importer:derived",
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 from paddlegen.spec.model import DISTRIBUTED_DEFAULTS
 from paddlegen.workloads.base import Spec
-from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_spec import (
     assemble,
@@ -192,3 +192,38 @@ def _drop_anti_affinity(role: dict[str, Any], name: str) -> None:
                 "podAntiAffinity",
                 "requiredDuringSchedulingIgnoredDuringExecution",
             )
+
+
+# distributed-job renders these for the image's peer discovery; importing them is a no-op.
+RBAC = {
+    ("v1", "ServiceAccount"),
+    ("rbac.authorization.k8s.io/v1", "Role"),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+}
+_ROLE_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+
+
+def derived(objects: list[dict[str, Any]], spec: Spec, ctx: Context) -> list[dict[str, Any]]:
+    """The ServiceAccount, Role and RoleBinding of ``objects`` that distributed-job renders for
+    its pods' account (Workload.derived_objects)."""
+    account = spec.get("worker", {}).get("serviceAccountName", spec.get("serviceAccountName"))
+    job = ctx.name
+    return [o for o in objects if key_of(o) in RBAC and _rbac_is_derived(o, job, account or job)]
+
+
+def _rbac_is_derived(obj: dict[str, Any], name: str, account: str) -> bool:
+    """distributed-job's own ServiceAccount, Role and RoleBinding, which it regenerates (the
+    binding's subject: ``account``, the pods'); fields that differ from what it regenerates
+    stay in the object and are listed."""
+    if obj["metadata"]["name"] != name or (obj["kind"] == "ServiceAccount" and account != name):
+        return False
+    if obj.get("rules") == _ROLE_RULES:
+        take(obj, "rules")
+    if obj.get("roleRef", {}).get("name") == name:
+        take(obj, "roleRef")
+    if all(
+        s.get("kind") == "ServiceAccount" and s.get("name") == account
+        for s in obj.get("subjects", [{}])
+    ):
+        take(obj, "subjects")
+    return True
