@@ -1,4 +1,4 @@
-"""Import's notes and Context, in workloads/ so their importers need not import authoring."""
+"""Import's notes and Context; in workloads/ because authoring imports the workloads, not back."""
 
 from __future__ import annotations
 
