@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from paddlegen.authoring.import_positions import Origin
 from paddlegen.errors import Diagnostic, ManifestError
 from paddlegen.validate import k8s_schemas
 from paddlegen.validate.inprocess import schema_for
 from paddlegen.validate.kubeconform import MISSING_FIELD, diagnostic, object_name
+from paddlegen.workloads.import_positions import Origin
 
 RULE = "import-shape"
 # The keywords that give a field its type or require it, and those that reach the fields

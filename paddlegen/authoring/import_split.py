@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from paddlegen.authoring.import_workloads import is_data_job
+from paddlegen.authoring.import_data import is_data_job
 from paddlegen.workloads.base import GROUP_NAME
 
 Obj = dict[str, Any]

@@ -5,8 +5,8 @@ a single-pod Job) makes a spec; a data Job, a PodGroup, PVs, PVCs and distribute
 that belong to it (import_split.py) fill in dataPrep, scheduling and volumes. Mappers pop what
 they use from copies of the objects, so what remains is exactly what the spec does not carry;
 it is listed. Every note says whether the rendered spec would run differently from the input
-(lossy) or the same (cosmetic: what the cluster sets by itself, import_defaults.py, or a name
-paddlegen derives).
+(lossy) or the same (cosmetic: what the cluster sets by itself, workloads/import_defaults.py, or
+a name paddlegen derives).
 """
 
 from __future__ import annotations
@@ -20,32 +20,9 @@ from typing import Any
 
 import yaml
 
-from paddlegen.authoring.import_defaults import (
-    SERVER_METADATA,
-    TOOL_ANNOTATIONS,
-    is_server_label,
-    set_by_cluster,
-    without_derived,
-)
-from paddlegen.authoring.import_pod import (
-    ARGOCD_PREFIX,
-    COSMETIC,
-    LOSSY,
-    Context,
-    Note,
-    dotted,
-    leftovers,
-    strip_meta,
-    take,
-)
-from paddlegen.authoring.import_positions import Origin, Source
+from paddlegen.authoring.import_data import data_job, is_data_job
 from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
-from paddlegen.authoring.import_workloads import (
-    Spec,
-    data_job,
-    is_data_job,
-)
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import (
     KUEUE_PRIORITY_LABEL,
@@ -55,33 +32,54 @@ from paddlegen.spec.model import (
     recommended_labels,
 )
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.base import Spec
+from paddlegen.workloads.import_defaults import (
+    SERVER_METADATA,
+    TOOL_ANNOTATIONS,
+    is_server_label,
+    set_by_cluster,
+    without_derived,
+)
+from paddlegen.workloads.import_notes import (
+    ARGOCD_PREFIX,
+    COSMETIC,
+    LOSSY,
+    Context,
+    Note,
+    dotted,
+    expect_name,
+    key_of,
+    label_of,
+    leftovers,
+    strip_meta,
+    take,
+)
+from paddlegen.workloads.import_positions import Origin, Source
 from paddlegen.yamlio import load_all
 
 Mapper = Callable[[dict[str, Any], Context, str], Spec]
+Derived = Callable[[list[dict[str, Any]], Spec, Context], list[dict[str, Any]]]
 BATCH_JOB = ("batch/v1", "Job")
 
 
-def _importers() -> dict[tuple[str, str], Mapper]:
-    """Each workload's main kind and the function reading it back, as its entry names it."""
-    found: dict[tuple[str, str], Mapper] = {}
-    for w in WORKLOADS.values():
-        module, _, function = w.importer.partition(":")
-        found[w.kind] = getattr(importlib.import_module(module), function)
-    return found
+def _function(name: str) -> Any:
+    """The function a registry entry names, "module:function"."""
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
-IMPORTERS = _importers()
+# Each workload's main kind and the function reading it back; the workloads that render
+# objects besides it, and the function that finds those (Workload.derived_objects).
+IMPORTERS: dict[tuple[str, str], Mapper] = {
+    w.kind: _function(w.importer) for w in WORKLOADS.values()
+}
+DERIVED: dict[str, Derived] = {
+    w.name: _function(w.derived_objects) for w in WORKLOADS.values() if w.derived_objects
+}
 # The operators' objects: a PaddleJob beats any batch Job in the same stream.
 OPERATOR_JOBS = {kind: mapper for kind, mapper in IMPORTERS.items() if kind != BATCH_JOB}
 PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 CONFIGMAP = ("v1", "ConfigMap")
-SERVICE = ("v1", "Service")
-# distributed-job renders these for the image's peer discovery; importing them is a no-op.
-RBAC = {
-    ("v1", "ServiceAccount"),
-    ("rbac.authorization.k8s.io/v1", "Role"),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"),
-}
 
 
 @dataclass(frozen=True)
@@ -108,10 +106,6 @@ class Imported:
         """The training object it was made from, and its namespace, for a message."""
         namespace = self.spec["metadata"].get("namespace")
         return self.label + (f" in namespace {namespace}" if namespace else "")
-
-
-def _label(obj: dict[str, Any]) -> str:
-    return f"{obj['kind']}/{obj['metadata']['name']}"
 
 
 def read_manifests(sources: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -148,10 +142,6 @@ def _read_located(name: str, text: str) -> list[tuple[dict[str, Any], Origin]]:
     return objects
 
 
-def _key(obj: dict[str, Any]) -> tuple[str, str]:
-    return obj["apiVersion"], obj["kind"]
-
-
 @dataclass(frozen=True)
 class ImportedJobs:
     """An input of one job or several: a spec for each, and a note for every object of the
@@ -179,7 +169,7 @@ def import_jobs(
     objects = [obj for obj, _ in located]
     groups, stray = split_jobs(objects, set(OPERATOR_JOBS), BATCH_JOB)
     if not groups:
-        found = ", ".join(map(_label, objects)) or "nothing"
+        found = ", ".join(map(label_of, objects)) or "nothing"
         raise InputError(
             f"no training object (a batch/v1 Job, a PaddleJob or a TrainJob) in the input; "
             f"found: {found}"
@@ -196,7 +186,7 @@ def import_jobs(
     notes = [
         Note(
             LOSSY,
-            _label(o),
+            label_of(o),
             f"belongs to none of the jobs ({names}) alone; not imported",
             files[id(o)],
         )
@@ -234,10 +224,10 @@ def _import_job(
 ) -> Imported:
     """One job's spec from its training object ``main`` and the ``objects`` around it (the
     mappers pop what they carry over from them)."""
-    label = _label(main)
+    label = label_of(main)
     by_label: dict[str, Origin] = {}
     for obj in objects:
-        by_label.setdefault(_label(obj), origins[id(obj)])
+        by_label.setdefault(label_of(obj), origins[id(obj)])
     ctx = _context(main, objects)
     spec, used, group = _map(main, objects, ctx)
     result = _spec(ctx, spec)
@@ -253,7 +243,7 @@ def _import_job(
     for obj in used:
         notes += _report(obj, main, ctx, origins[id(obj)])
     notes += [
-        Note(LOSSY, _label(o), "no spec counterpart; not imported")
+        Note(LOSSY, label_of(o), "no spec counterpart; not imported")
         for o in objects
         if not any(o is u for u in used)
     ]
@@ -288,15 +278,17 @@ def _context(main: dict[str, Any], objects: list[dict[str, Any]]) -> Context:
     return Context(
         job,
         meta.get("namespace"),
-        _own_labels(job, meta.get("labels", {}), batch=_key(main) == BATCH_JOB),
+        _own_labels(job, meta.get("labels", {}), batch=key_of(main) == BATCH_JOB),
         {
             k: v
             for k, v in meta.get("annotations", {}).items()
             if not k.startswith(ARGOCD_PREFIX) and k not in TOOL_ANNOTATIONS
         },
-        pvs={o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolume")},
+        pvs={o["metadata"]["name"]: o for o in objects if key_of(o) == ("v1", "PersistentVolume")},
         pvcs={
-            o["metadata"]["name"]: o for o in objects if _key(o) == ("v1", "PersistentVolumeClaim")
+            o["metadata"]["name"]: o
+            for o in objects
+            if key_of(o) == ("v1", "PersistentVolumeClaim")
         },
     )
 
@@ -307,38 +299,33 @@ def _map(
     """The spec fields of the training object and the objects around it, the objects used,
     and the PodGroup if there is one."""
     job = ctx.name
-    subdomain = main.get("spec", {}).get("template", {}).get("spec", {}).get("subdomain")
-    spec = IMPORTERS[_key(main)](main, ctx, _label(main))
+    spec = IMPORTERS[key_of(main)](main, ctx, label_of(main))
     _kueue(main, spec, ctx)
     used = [main]
     data = next(
-        (o for o in objects if o is not main and _key(o) == BATCH_JOB and is_data_job(o)), None
+        (o for o in objects if o is not main and key_of(o) == BATCH_JOB and is_data_job(o)), None
     )
     if data is not None:
-        data_job(data, spec, ctx, _label(data))
-        _expect_name(data, f"{job}-data", ctx)
+        data_job(data, spec, ctx, label_of(data))
+        expect_name(data, f"{job}-data", ctx)
         used.append(data)
-    group = next((o for o in objects if _key(o) == PODGROUP), None)
+    group = next((o for o in objects if key_of(o) == PODGROUP), None)
     if group is not None:
         _podgroup(group, spec, ctx)
         used.append(group)
-    _pod_priority(spec, ctx, _label(main))
-    if spec["workload"] == "distributed-job":
-        account = spec.get("worker", {}).get("serviceAccountName", spec.get("serviceAccountName"))
-        used += [o for o in objects if _key(o) in RBAC and _rbac_is_derived(o, job, account or job)]
-    if spec["workload"] == "collective-job":
-        used += [
-            o for o in objects if _key(o) == SERVICE and _service_is_derived(o, subdomain, ctx)
-        ]
+    _pod_priority(spec, ctx, label_of(main))
+    derived = DERIVED.get(spec["workload"])
+    if derived is not None:
+        used += derived(objects, spec, ctx)
     used += [o for o in objects if _is_run_record(o, job)]
     used += [obj for _, obj in ctx.consumed]
     return spec, used, group
 
 
 def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:
-    """Kueue's labels on the training object are spec.scheduling.kueue. Kueue cannot queue a
-    PaddleFlow PaddleJob (no suspend): there they are lost, not carried into a spec that the
-    kueue-workload rule would refuse."""
+    """Kueue's labels on the training object are spec.scheduling.kueue. Kueue cannot queue
+    every workload's object (Workload.queueable: a PaddleFlow PaddleJob has no suspend):
+    there they are lost, not carried into a spec that the kueue-workload rule would refuse."""
     labels = main["metadata"].get("labels", {})
     kueue = {
         field: labels.pop(label)  # carried over: not reported as left over (_report)
@@ -347,14 +334,15 @@ def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:
     }
     if not kueue:
         return
-    if spec["workload"] == "paddlejob" or "queue" not in kueue:
+    workload = WORKLOADS[spec["workload"]]
+    if not workload.queueable or "queue" not in kueue:
         ctx.note(
             LOSSY,
-            _label(main),
+            label_of(main),
             f"Kueue's labels {kueue} are lost: "
             + (
-                "Kueue cannot queue a PaddleFlow PaddleJob (it has no suspend)"
-                if spec["workload"] == "paddlejob"
+                f"Kueue cannot queue a {workload.title} (it has no suspend)"
+                if not workload.queueable
                 else "a priority class without a queue queues nothing"
             ),
         )
@@ -363,8 +351,8 @@ def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:
 
 
 def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
-    """The pods' priorityClassName is the spec's (import_pod.py). Under Volcano a batch Job's
-    pods also give the gang its priority, so there it is the gang's field,
+    """The pods' priorityClassName is the spec's (workloads/import_pod.py). Under Volcano a batch
+    Job's pods also give the gang its priority, so there it is the gang's field,
     scheduling.priorityClassName, which the pods carry when they have none of their own,
     unless the data Job has it too (the data Job takes spec.priorityClassName, never the
     gang's). A gang (PodGroup) of another priority keeps its own, by which Volcano orders and
@@ -402,11 +390,6 @@ def _own_labels(name: str, labels: dict[str, str], *, batch: bool) -> dict[str, 
     }
 
 
-def _expect_name(obj: dict[str, Any], expected: str, ctx: Context) -> None:
-    if obj["metadata"]["name"] != expected:
-        ctx.note(COSMETIC, _label(obj), f"renamed {expected} (paddlegen derives the name)")
-
-
 def _podgroup(group: dict[str, Any], spec: Spec, ctx: Context) -> None:
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
     scheduling["scheduler"] = "volcano"
@@ -418,54 +401,15 @@ def _podgroup(group: dict[str, Any], spec: Spec, ctx: Context) -> None:
     ):
         if key in body:
             scheduling[mine] = take(body, key)
-    _expect_name(group, ctx.name, ctx)
-
-
-_ROLE_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+    expect_name(group, ctx.name, ctx)
 
 
 def _is_run_record(obj: dict[str, Any], name: str) -> bool:
     """The run record paddlegen renders beside a job (paddlegen/render/syncwaves.py): a digest
     of the job's objects, made again by every render."""
-    if _key(obj) != CONFIGMAP or obj["metadata"]["name"] != name + RUN_RECORD_SUFFIX:
+    if key_of(obj) != CONFIGMAP or obj["metadata"]["name"] != name + RUN_RECORD_SUFFIX:
         return False
     take(obj, "data")
-    return True
-
-
-def _rbac_is_derived(obj: dict[str, Any], name: str, account: str) -> bool:
-    """distributed-job's own ServiceAccount, Role and RoleBinding, which it regenerates (the
-    binding's subject: ``account``, the pods'); fields that differ from what it regenerates
-    stay in the object and are listed."""
-    if obj["metadata"]["name"] != name or (obj["kind"] == "ServiceAccount" and account != name):
-        return False
-    if obj.get("rules") == _ROLE_RULES:
-        take(obj, "rules")
-    if obj.get("roleRef", {}).get("name") == name:
-        take(obj, "roleRef")
-    if all(
-        s.get("kind") == "ServiceAccount" and s.get("name") == account
-        for s in obj.get("subjects", [{}])
-    ):
-        take(obj, "subjects")
-    return True
-
-
-def _service_is_derived(obj: dict[str, Any], subdomain: str | None, ctx: Context) -> bool:
-    """collective-job's headless Service, the pods' subdomain, which it regenerates (named
-    after the job); fields that differ from what it regenerates stay and are listed."""
-    if obj["metadata"]["name"] != subdomain:
-        return False
-    _expect_name(obj, ctx.name, ctx)
-    body = obj.get("spec", {})
-    if body.get("clusterIP") == "None":
-        take(body, "clusterIP")
-    if body.get("publishNotReadyAddresses") is True:
-        take(body, "publishNotReadyAddresses")
-    if body.get("selector") in (
-        {label: ctx.name} for label in ("batch.kubernetes.io/job-name", "job-name")
-    ):
-        take(body, "selector")
     return True
 
 
@@ -533,7 +477,7 @@ _SET_BY_CLUSTER = {
 def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context, origin: Origin) -> list[Note]:
     """A note per field left in ``obj`` after mapping, at that field in the input, but one
     cosmetic note for all the fields the cluster sets by itself."""
-    label = _label(obj)
+    label = label_of(obj)
     known = _crd_fields(main) if obj is main else set()
     meta = obj["metadata"]
     take(meta, "name")
@@ -581,7 +525,7 @@ def _lost(label: str, what: str, path: str, value: Any, known: set[str]) -> Note
 
 def _crd_fields(obj: dict[str, Any]) -> set[str]:
     """The spec fields the operator's CRD knows (for a did-you-mean on a typo)."""
-    if _key(obj) not in OPERATOR_JOBS:
+    if key_of(obj) not in OPERATOR_JOBS:
         return set()
     from paddlegen.resources import data_path
 

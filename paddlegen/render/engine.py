@@ -16,7 +16,7 @@ import yaml
 
 from paddlegen.errors import TemplateError
 from paddlegen.resources import templates_dir
-from paddlegen.spec.model import Job
+from paddlegen.spec.model import EFS_MOUNT_OPTIONS, Job
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import common_context
 from paddlegen.yamlio import dump_yaml, load_all
@@ -37,14 +37,6 @@ KIND_ORDER = (
     "Job",
     "PaddleJob",
 )
-EFS_MOUNT_OPTIONS = [
-    "nfsvers=4.1",
-    "rsize=1048576",
-    "wsize=1048576",
-    "hard",
-    "timeo=600",
-    "retrans=2",
-]  # what AWS recommends for mounting EFS over NFS
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,15 @@ VOLUME_SOURCES = (*CLAIM_SOURCES, "hostPath", "emptyDir", *OBJECT_SOURCES)
 # them too).
 CEPHFS_CSI_DRIVER = "cephfs.csi.ceph.com"
 EFS_CSI_DRIVER = "efs.csi.aws.com"
+# What AWS recommends for mounting EFS over NFS (the PV renders them; import reads them back).
+EFS_MOUNT_OPTIONS = [
+    "nfsvers=4.1",
+    "rsize=1048576",
+    "wsize=1048576",
+    "hard",
+    "timeo=600",
+    "retrans=2",
+]
 # Pod settings a role may override, each written to the pod spec (or, podLabels and
 # podAnnotations, to the pod template's metadata) as given.
 POD_FIELDS = (

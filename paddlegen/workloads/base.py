@@ -80,6 +80,9 @@ class Workload:
     # them in its pods: their env and a shell prefix for its command, given the trainer count.
     # None: the workload starts its own program, not the SDK's.
     trainer_identity: Callable[[int], tuple[list[dict[str, Any]], str]] | None = None
+    # "module:function" finding, among an input's objects, those besides its main object that
+    # it renders and regenerates from the spec (import carries them over as used); "" for none.
+    derived_objects: str = ""
 
     @property
     def folder(self) -> str:

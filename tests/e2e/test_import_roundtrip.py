@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from paddlegen import api
-from paddlegen.authoring.import_pod import PROBE_DEFAULTS
 from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
+from paddlegen.workloads.import_pod import PROBE_DEFAULTS
 from tests.conftest import ROOT, example_specs
 from tests.helpers import (
     ENV_SOURCES,

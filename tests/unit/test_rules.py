@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 from paddlegen import errors
-from paddlegen.authoring import import_pod
 from paddlegen.cli import common
 from paddlegen.cli import render as render_cli
 from paddlegen.gitops import kueue_setup
 from paddlegen.rules import REGISTRY, RULES, ignores
 from paddlegen.rules.help import HELP, OTHERS
 from paddlegen.validate import inprocess, kubeconform, kueue_queues, overlays, server
+from paddlegen.workloads import import_notes
 from tests.conftest import ROOT
 
 
@@ -38,7 +38,7 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         "job-name",
         ignores.UNUSED,
         ignores.REFUSED,
-        *(rule for _severity, rule in import_pod._RULES.values()),
+        *(rule for _severity, rule in import_notes._RULES.values()),
         # manifests
         kubeconform.RULE,
         inprocess.RULE,

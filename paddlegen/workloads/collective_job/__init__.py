@@ -194,7 +194,7 @@ WORKLOAD = Workload(
     derived_names=derived_names,
     context=context,
     # The batch Job importer tells job, distributed-job and collective-job apart.
-    importer="paddlegen.authoring.import_workloads:batch_job",
+    importer="paddlegen.workloads.job.importer:batch_job",
     settings="collective",
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
@@ -224,4 +224,5 @@ WORKLOAD = Workload(
         "spec.args": "the training script and its flags: the launcher runs it on every pod",
         "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
     },
+    derived_objects="paddlegen.workloads.collective_job.importer:derived",
 )

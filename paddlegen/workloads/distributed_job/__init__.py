@@ -110,7 +110,7 @@ WORKLOAD = Workload(
     roles={"worker": "worker"},
     derived_names=lambda name, spec: [name],
     context=context,
-    importer="paddlegen.authoring.import_workloads:batch_job",
+    importer="paddlegen.workloads.job.importer:batch_job",
     settings="distributed",
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
@@ -147,4 +147,5 @@ WORKLOAD = Workload(
         "run": {"activeDeadlineSeconds": 86400},
     },
     needs_storage="its image reads the trainer config and the data from a shared volume (JOB_PATH)",
+    derived_objects="paddlegen.workloads.distributed_job.importer:derived",
 )

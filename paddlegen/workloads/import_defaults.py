@@ -1,4 +1,4 @@
-"""`paddlegen import`, part three: what the cluster sets by itself in an object read back from
+"""`paddlegen import`: what the cluster sets by itself in an object read back from
 it (`kubectl get -o yaml`): server-set identity and status, and the API's defaults. Leaving
 them out of the spec runs the same, so they are cosmetic notes, not lossy ones. And the spec
 fields paddlegen derives from the rest of a spec, which the spec leaves out when they equal

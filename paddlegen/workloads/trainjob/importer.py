@@ -1,11 +1,11 @@
-"""`paddlegen import`, part six: a Kubeflow Trainer TrainJob (workload trainjob) back to a spec.
+"""Workload `trainjob`'s importer: a Kubeflow Trainer TrainJob back to a spec.
 
 What paddlegen renders for trainjob (workloads/trainjob) reads back without a note: the
 trainer's image, command (after the master wrapper), args, env, numNodes and resourcesPerNode,
 and paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
-other workload's (import_pod.py). Whatever a TrainJob holds beyond that is a note at the field,
-line and column: a runtime other than paddlegen's four, a patch of another manager, a field
-Trainer v2.3.0 has and the spec does not (numProcPerNode, initializer, suspend, ...).
+other workload's (workloads/import_pod.py). Whatever a TrainJob holds beyond that is a note at
+the field, line and column: a runtime other than paddlegen's four, a patch of another manager,
+a field Trainer v2.3.0 has and the spec does not (numProcPerNode, initializer, suspend, ...).
 
 Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0."""
 
@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.authoring.import_pod import COSMETIC, LOSSY, Context, Pod, pod, take
-from paddlegen.authoring.import_positions import FieldPath
-from paddlegen.authoring.import_workloads import Spec, assemble, take_env, unwrap
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import collective_job
-from paddlegen.workloads.base import QUEUE_NAME
+from paddlegen.workloads.base import QUEUE_NAME, Spec
+from paddlegen.workloads.collective_job.importer import unwrap
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
+from paddlegen.workloads.import_pod import Pod, pod
+from paddlegen.workloads.import_positions import FieldPath
+from paddlegen.workloads.import_spec import assemble, take_env
 from paddlegen.workloads.trainjob import (
     CONTRACT_ENV,
     MANAGER,

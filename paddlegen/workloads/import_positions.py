@@ -1,4 +1,4 @@
-"""`paddlegen import`, part five: where a field of an input object stands in its file
+"""`paddlegen import`: where a field of an input object stands in its file
 (``file:line:col``), for the notes that name one.
 
 Found when a note asks, not while reading: an input that imports without a note is parsed once.

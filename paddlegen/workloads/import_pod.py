@@ -1,0 +1,340 @@
+"""`paddlegen import`: a pod template back to a spec role, its volumes and job-wide settings."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from paddlegen.spec.model import DEFAULT_REQUESTS, GPU_RESOURCE, recommended_labels
+from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME, TRAINING_CONTAINER
+from paddlegen.workloads.import_defaults import DEFAULT_GRACE, JOB_LABELS
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, strip_meta, take
+from paddlegen.workloads.import_volumes import pod_volumes
+
+RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+SECURITY_KEYS = ("runAsNonRoot", "runAsUser", "runAsGroup", "readOnlyRootFilesystem")
+# What a pod's securityContext sets for every container that does not set its own.
+POD_WIDE = ("runAsNonRoot", "runAsUser", "runAsGroup", "seccompProfile")
+
+
+@dataclass
+class Pod:
+    """What one pod template carries over: a role, its volumes and job-wide settings."""
+
+    role: dict[str, Any]
+    volumes: list[dict[str, Any]]
+    container: dict[str, Any]  # what is left of the training container, for the workload
+    spec: dict[str, Any]  # what is left of the pod spec, for the workload
+    shm: Any = None
+    volcano: bool = False
+    restart_policy: str | None = None
+    security: dict[str, Any] = field(default_factory=dict)
+    queue: str | None = None  # the queue Volcano's group for a batch Job takes
+
+
+def pod(
+    template: dict[str, Any],
+    ctx: Context,
+    where: str,
+    *,
+    peer_discovery: bool = False,
+    training: str = TRAINING_CONTAINER,
+) -> Pod:
+    """Map a pod template (popping what is used) to a role and its volumes. With
+    ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token.
+    ``training`` names the training container the workload renders (trainjob's is `node`)."""
+    meta = template.setdefault("metadata", {})
+    strip_meta(meta, ctx)
+    annotations = meta.get("annotations", {})
+    queue = annotations.pop(QUEUE_NAME, None)
+    volcano = annotations.pop(GROUP_NAME, None) is not None or queue is not None
+    own = _pod_meta(meta, ctx)
+    if not meta:
+        template.pop("metadata")
+    spec = template.setdefault("spec", {})
+    container = _training_container(spec, training, ctx, where)
+    # what the job's securityContext gives every container, before _security takes it apart
+    container_security = copy.deepcopy(container.get("securityContext"))
+    name = container.pop("name", training)
+    if name != training:
+        ctx.note(
+            COSMETIC, where, f"container '{name}' is named 'paddle' (operators find it by name)"
+        )
+    role: dict[str, Any] = {
+        key: container.pop(key)
+        for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env", "envFrom")
+        if key in container
+    }
+    role.update(_resources(container))
+    role.update(
+        {key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity") if key in spec}
+    )
+    role.update(own)
+    role.update(_pod_settings(spec))
+    if spec.get("schedulerName") == "volcano":  # any other scheduler stays, and is listed
+        take(spec, "schedulerName")
+        volcano = True
+    security = _security(container, spec)
+    volumes, shm = pod_volumes(container, spec, ctx, where)
+    role.update(_init_containers(spec, volumes, container_security, ctx, where))
+    if take(spec, "automountServiceAccountToken") not in (None, peer_discovery):
+        ctx.note(
+            LOSSY,
+            where,
+            "automountServiceAccountToken follows the workload (a token only "
+            "for distributed-job's peer discovery)",
+        )
+    return Pod(
+        role,
+        volumes,
+        container,
+        spec,
+        shm,
+        volcano,
+        take(spec, "restartPolicy"),
+        security,
+        queue,
+    )
+
+
+def _pod_meta(meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """podLabels and podAnnotations: what the pod template carries beyond the object's own
+    (strip_meta removed those). The labels the Job controller sets, and paddlegen's
+    recommended ones (which win over podLabels), stay and are listed."""
+    reserved = {*JOB_LABELS, *recommended_labels(ctx.name)}
+    labels = meta.get("labels", {})
+    own: dict[str, Any] = {}
+    mine = {k: labels.pop(k) for k in list(labels) if k not in reserved}
+    if mine:
+        own["podLabels"] = mine
+    if meta.get("annotations"):
+        own["podAnnotations"] = meta.pop("annotations")
+    for key in ("labels", "annotations"):
+        if key in meta and not meta[key]:
+            meta.pop(key)
+    return own
+
+
+def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
+    """The pod settings of spec.model.POD_FIELDS that sit in the pod spec."""
+    if spec.get("serviceAccount") == spec.get("serviceAccountName"):
+        take(spec, "serviceAccount")  # the deprecated alias the API server fills in
+    out: dict[str, Any] = {
+        key: spec.pop(key)
+        for key in (
+            "serviceAccountName",
+            "priorityClassName",
+            "runtimeClassName",
+            "topologySpreadConstraints",
+        )
+        if key in spec
+    }
+    if spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE) != DEFAULT_GRACE:
+        # Kubernetes' default, which every pod read back has, is left to it (a cosmetic note).
+        out["terminationGracePeriodSeconds"] = spec.pop("terminationGracePeriodSeconds")
+    secrets = spec.get("imagePullSecrets", [])
+    if secrets and all(isinstance(s, dict) and set(s) == {"name"} for s in secrets):
+        out["imagePullSecrets"] = [s["name"] for s in spec.pop("imagePullSecrets")]
+    return out
+
+
+def _training_container(
+    spec: dict[str, Any], training: str, ctx: Context, where: str
+) -> dict[str, Any]:
+    """The container a spec describes (``training``, else the first). A spec's pods run that
+    one container alone: every other container is dropped, each with a note (init containers
+    and native sidecars are carried over, _init_containers)."""
+    containers = spec.get("containers") or [{}]  # none: the spec's validation says so
+    chosen = next((c for c in containers if c.get("name") == training), containers[0])
+    for i, other in enumerate(containers):
+        if other is not chosen:
+            ctx.note(
+                LOSSY,
+                where,
+                f"container {_describe(other)} is not carried over: the spec's pods run "
+                "one container, the training container; a native sidecar (spec.sidecars) "
+                "runs beside it, and ends with it",
+            )
+            containers[i] = {}  # in place: what is left of the training container keeps its index
+    return chosen
+
+
+# What a spec's init container or sidecar carries (spec.model CONTAINER_LISTS), beyond its
+# mounts, securityContext, restartPolicy and probes, which _init_containers maps itself.
+_CONTAINER_FIELDS = (
+    "name",
+    "image",
+    "imagePullPolicy",
+    "command",
+    "args",
+    "workingDir",
+    "env",
+    "envFrom",
+    "resources",
+)
+_SIDECAR_FIELDS = ("ports",)
+_PROBES = ("startupProbe", "livenessProbe")
+_PROBE_FIELDS = ("exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "periodSeconds",
+                 "timeoutSeconds", "failureThreshold")  # fmt: skip
+# The API server's defaults in a probe (import_defaults._POD_DEFAULTS has them too): left in
+# place, so that the report calls them defaults.
+PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
+                  "failureThreshold": 3}  # fmt: skip
+
+
+def _init_containers(
+    spec: dict[str, Any],
+    volumes: list[dict[str, Any]],
+    security: dict[str, Any] | None,
+    ctx: Context,
+    where: str,
+) -> dict[str, list[dict[str, Any]]]:
+    """spec initContainers and sidecars (init containers with restartPolicy Always) from the
+    pod's init containers; what a spec container cannot hold stays in place, and is listed.
+    The render starts every sidecar first: a sidecar after an init container moves up."""
+    out: dict[str, list[dict[str, Any]]] = {"sidecars": [], "initContainers": []}
+    mounted = {v["name"]: v for v in volumes}
+    for init in spec.get("initContainers", []):
+        described = _describe(init)
+        sidecar = init.get("restartPolicy") == "Always"
+        if sidecar:
+            take(init, "restartPolicy")
+            if out["initContainers"]:
+                ctx.note(
+                    LOSSY,
+                    where,
+                    f"sidecar {described} now starts before init container "
+                    f"'{out['initContainers'][0].get('name')}': paddlegen starts every sidecar "
+                    "first",
+                )
+        entry = {key: init.pop(key) for key in _CONTAINER_FIELDS if key in init}
+        if sidecar:
+            entry.update({key: init.pop(key) for key in _SIDECAR_FIELDS if key in init})
+            entry.update(_probes(init))
+        mounts = _container_mounts(init, mounted)
+        if mounts:
+            entry["volumeMounts"] = mounts
+        _container_security(init, security, described, ctx, where)
+        out["sidecars" if sidecar else "initContainers"].append(entry)
+    return {key: found for key, found in out.items() if found}
+
+
+def _probes(init: dict[str, Any]) -> dict[str, Any]:
+    """A sidecar's probes, less the API server's defaults and what a spec probe cannot hold."""
+    out = {}
+    for key in _PROBES:
+        probe = init.get(key)
+        if not isinstance(probe, dict):
+            continue
+        mine = {k: probe.pop(k) for k in _PROBE_FIELDS if k in probe}
+        for name, default in PROBE_DEFAULTS.items():
+            if mine.get(name) == default:
+                probe[name] = mine.pop(name)
+        http = mine.get("httpGet", {})
+        if isinstance(http, dict):
+            extra = {k: http.pop(k) for k in list(http) if k not in ("path", "port", "scheme")}
+            if http.get("scheme") == "HTTP":
+                extra["scheme"] = http.pop("scheme")
+            if extra:
+                probe["httpGet"] = extra
+        out[key] = mine
+        if not probe:
+            init.pop(key)
+    return out
+
+
+def _container_mounts(
+    init: dict[str, Any], volumes: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The mounts of the spec's volumes, where and as the training container's when they are
+    (the spec's defaults); a mount of a volume the spec lacks stays in place."""
+    out = []
+    left = []
+    for mount in init.get("volumeMounts", []):
+        volume = volumes.get(mount.get("name"))
+        if volume is None or "mountPath" not in mount:
+            left.append(mount)
+            continue
+        entry = {"name": mount.pop("name")}
+        path = mount.pop("mountPath")
+        if path != volume["mountPath"]:
+            entry["mountPath"] = path
+        read_only = bool(mount.pop("readOnly", False))
+        if read_only != bool(volume.get("readOnly")):
+            entry["readOnly"] = read_only
+        if "subPath" in mount:
+            entry["subPath"] = mount.pop("subPath")
+        out.append(entry)
+        if mount:  # mountPropagation, subPathExpr...: listed
+            left.append(mount)
+    if left:
+        init["volumeMounts"] = left
+    else:
+        init.pop("volumeMounts", None)
+    return out
+
+
+def _container_security(
+    init: dict[str, Any],
+    security: dict[str, Any] | None,
+    described: str,
+    ctx: Context,
+    where: str,
+) -> None:
+    """Every container of the render gets the training container's securityContext: an init
+    container that had the same one loses nothing; one that had none is noted, and another
+    one stays in place, and is listed."""
+    own = init.get("securityContext")
+    if own == security:
+        init.pop("securityContext", None)
+    elif own is None:
+        ctx.note(
+            LOSSY,
+            where,
+            f"init container {described} ran without a securityContext; it now gets the "
+            f"training container's, {json.dumps(security)}",
+        )
+
+
+def _describe(container: dict[str, Any]) -> str:
+    return f"'{container.get('name')}' ({container.get('image')})"
+
+
+def _resources(container: dict[str, Any]) -> dict[str, Any]:
+    resources = container.pop("resources", {})
+    gpus = take(resources, "limits", GPU_RESOURCE)
+    if gpus is not None and resources.get("requests", {}).get(GPU_RESOURCE) == gpus:
+        take(resources, "requests", GPU_RESOURCE)  # Kubernetes copies the limit anyway
+    if resources == {"requests": DEFAULT_REQUESTS}:
+        resources = {}  # what paddlegen renders when the spec sets none
+    out: dict[str, Any] = {"resources": resources} if resources else {}
+    if gpus is not None:  # a whole number to the API; else the spec's validation says so
+        out["gpus"] = int(gpus) if str(gpus).isdigit() else gpus
+    return out
+
+
+def _security(container: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """spec.security from the securityContext the training container runs with: its own, else
+    the pod's (which applies to every container). restricted: false unless the container had
+    paddlegen's whole restricted profile, so the spec does not restrict what ran unrestricted."""
+    own = container.get("securityContext", {})
+    shared = spec.get("securityContext", {})
+    effective = {**{k: v for k, v in shared.items() if k in POD_WIDE}, **own}
+
+    def pop(key: str) -> Any:
+        return take(container if key in own else spec, "securityContext", key)
+
+    restricted = all(effective.get(k) == v for k, v in RESTRICTED.items())
+    for key in RESTRICTED if restricted else ():
+        pop(key)
+    security: dict[str, Any] = {} if restricted else {"restricted": False}
+    security.update({key: pop(key) for key in SECURITY_KEYS if key in effective})
+    if "fsGroup" in shared:
+        security["fsGroup"] = take(spec, "securityContext", "fsGroup")
+    return security

@@ -1,0 +1,161 @@
+"""`paddlegen import`: a spec from the pods an importer read, and what several importers share."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from paddlegen.spec.model import ROLE_FIELDS
+from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS, Spec
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
+from paddlegen.workloads.import_pod import Pod
+
+
+def env_of(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The env entries of every container of a Job's pod template."""
+    containers = job.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+    return [e for c in containers for e in c.get("env", []) if isinstance(e, dict)]
+
+
+def take_env(role: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """Remove the env entry ``name`` from a role, returning it."""
+    env = role.get("env", [])
+    entry = next((e for e in env if e.get("name") == name), None)
+    if entry is not None:
+        env.remove(entry)
+        if not env:
+            role.pop("env")
+    return entry
+
+
+def literal_env(role: dict[str, Any], name: str, ctx: Context, where: str) -> str | None:
+    """Remove the env entry ``name`` from a role, returning its literal value (None, noted,
+    for one that comes from elsewhere)."""
+    entry = take_env(role, name)
+    if entry is not None and set(entry) != {"name", "value"}:
+        ctx.note(
+            LOSSY,
+            where,
+            f"env {name} comes from {json.dumps(entry.get('valueFrom'))}; only a "
+            "literal value can be read back, so paddlegen derives it",
+        )
+        return None
+    return None if entry is None else str(entry["value"])
+
+
+def assemble(workload: str, pods: dict[str, tuple[int, Pod]], ctx: Context, where: str) -> Spec:
+    """A spec from the roles' pods: values every role shares move up to the spec."""
+    spec: Spec = {"workload": workload}
+    roles = {name: {"replicas": replicas, **p.role} for name, (replicas, p) in pods.items()}
+    for key in ROLE_FIELDS:
+        values = [role.get(key) for role in roles.values()]
+        if values and values[0] is not None and all(v == values[0] for v in values):
+            spec[key] = values[0]
+            for role in roles.values():
+                role.pop(key)
+    spec.update(roles)
+    volumes: dict[str, dict[str, Any]] = {}
+    for _, p in pods.values():
+        for volume in p.volumes:
+            if volumes.setdefault(volume["name"], volume) != volume:
+                ctx.note(
+                    LOSSY,
+                    where,
+                    f"volume '{volume['name']}' differs between roles; the first one is kept",
+                )
+    for name in volumes:
+        missing = [r for r, (_, p) in pods.items() if name not in {v["name"] for v in p.volumes}]
+        if missing:
+            ctx.note(
+                LOSSY,
+                where,
+                f"volume '{name}' is now also mounted into {', '.join(missing)} "
+                "(paddlegen mounts every volume into every role)",
+            )
+    if volumes:
+        spec["volumes"] = list(volumes.values())
+    _job_wide(spec, [p for _, p in pods.values()], ctx, where)
+    return spec
+
+
+def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
+    """Settings paddlegen applies to every pod: one value must serve all roles."""
+    for key, values in (
+        ("shm", [p.shm for p in pods]),
+        ("restartPolicy", [p.restart_policy for p in pods]),
+        ("security", [p.security for p in pods]),
+    ):
+        given = [v for v in values if v]
+        if given and any(v != given[0] for v in values):
+            ctx.note(
+                LOSSY,
+                where,
+                f"{key} differs between roles ({', '.join(map(json.dumps, values))}); "
+                f"{json.dumps(given[0])} now serves every role",
+            )
+        if not given:
+            continue
+        if key == "restartPolicy":
+            spec.setdefault("run", {})["restartPolicy"] = given[0]
+        else:
+            spec[key] = given[0]
+    if any(p.volcano for p in pods):
+        queue = next((p.queue for p in pods if p.queue), None)
+        spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}
+    if spec.get("security", {}).get("restricted") is False:
+        ctx.note(
+            COSMETIC,
+            where,
+            "the containers ran without paddlegen's restricted securityContext, so "
+            "spec.security.restricted is false; delete it for the restricted profile (no "
+            "privilege escalation, all capabilities dropped, RuntimeDefault seccomp)",
+        )
+
+
+def take_run(spec: Spec, source: dict[str, Any]) -> None:
+    """Move the run settings a workload's object carries (base.RUN_KEYS) from ``source``."""
+    run = {key: take(source, key) for key in RUN_KEYS if key in source}
+    if run:
+        spec["run"] = {**spec.get("run", {}), **run}
+
+
+def take_gang_size(obj: dict[str, Any], spec: Spec, ctx: Context) -> None:
+    """The Job's annotation that sizes the PodGroup Volcano makes for its pods."""
+    given = ctx.annotations.get(GROUP_MIN_MEMBER, "")
+    if "scheduling" in spec and given.isdigit() and int(given) > 0:
+        spec["scheduling"]["minAvailable"] = int(ctx.annotations.pop(GROUP_MIN_MEMBER))
+        take(obj, "metadata", "annotations", GROUP_MIN_MEMBER)
+
+
+def scheduling_policy(
+    spec: Spec, policy: dict[str, Any], ctx: Context, where: str, field: str
+) -> None:
+    """The operators' schedulingPolicy: the Volcano gang (its minResources paddlegen derives,
+    as for a PodGroup: the importer compares them), when a pod names Volcano.
+
+    Pods that name no scheduler run on the default one unless the operator was started to
+    gang every job (PaddleFlow --scheduling=volcano, training-operator
+    --gang-scheduler-name=volcano): which one runs them is the cluster's, not the input's. A
+    spec with Volcano would have the pods name it, and wait where it is not installed, so the
+    import never switches scheduler: the policy is lossy."""
+    if spec.get("scheduling", {}).get("scheduler") != "volcano":
+        ctx.note(
+            LOSSY,
+            where,
+            f"{field} {json.dumps(policy)} is not carried over: the pods name no scheduler, "
+            "so they run on the default scheduler unless the operator gang-schedules every "
+            "job; set spec.scheduling.scheduler: volcano (the pods then name Volcano) if this "
+            "job needs its gang",
+        )
+        policy.clear()
+        return
+    if "minResources" in policy:
+        ctx.gang_min_resources = take(policy, "minResources")
+    scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
+    for theirs, mine in (
+        ("minAvailable", "minAvailable"),
+        ("queue", "queue"),
+        ("priorityClass", "priorityClassName"),
+    ):
+        if theirs in policy:
+            scheduling[mine] = take(policy, theirs)

@@ -1,0 +1,67 @@
+"""Workload `paddlejob`'s importer: a PaddleFlow PaddleJob back to a spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paddlegen.workloads import paddlejob
+from paddlegen.workloads.base import Spec
+from paddlegen.workloads.import_notes import COSMETIC, Context, take
+from paddlegen.workloads.import_pod import pod
+from paddlegen.workloads.import_spec import assemble, scheduling_policy
+
+
+def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
+    """A PaddleFlow PaddleJob (batch.paddlepaddle.org/v1)."""
+    body = obj.setdefault("spec", {})
+    # paddlegen's own Gloo endpoint (workloads/paddlejob gloo_env): derived, not the spec's
+    gloo = {
+        "name": "PADDLE_GLOO_HTTP_ENDPOINT",
+        "value": f"{obj.get('metadata', {}).get('name')}-ps-0:{paddlejob.GLOO_PORT}",
+    }
+    for role in ("ps", "worker", "heter"):
+        template_spec = body.get(role, {}).get("template", {}).get("spec", {})
+        if template_spec.get("schedulerName") == "default-scheduler":
+            # paddlegen writes it on every PaddleFlow pod that is not Volcano's
+            # (workloads/paddlejob): nothing to carry over, nothing lost.
+            take(template_spec, "schedulerName")
+        _drop_coordinate_container(template_spec, ctx, f"{where} {role}")
+        container = (template_spec.get("containers") or [{}])[0]
+        if body.get("withGloo") and gloo in container.get("env", []):
+            container["env"].remove(gloo)
+            if not container["env"]:
+                del container["env"]
+    pods = {}
+    for role in ("ps", "worker", "heter"):
+        if role in body:
+            # the template first: taking the replicas of a role that has nothing else drops it
+            template = body[role].setdefault("template", {})
+            replicas = take(body, role, "replicas", default=1)
+            pods[role] = (replicas, pod(template, ctx, f"{where} {role}"))
+    spec = assemble("paddlejob", pods, ctx, where)
+    settings = {
+        key: take(body, key)
+        for key in ("cleanPodPolicy", "withGloo", "intranet", "elastic")
+        if key in body
+    }
+    if settings:
+        spec["paddlejob"] = settings
+    if "schedulingPolicy" in body:
+        scheduling_policy(spec, body["schedulingPolicy"], ctx, where, "schedulingPolicy")
+    return spec
+
+
+def _drop_coordinate_container(pod_spec: dict[str, Any], ctx: Context, where: str) -> None:
+    """The operator's own init container, where a copy of a pod put it in the template: the
+    operator appends it to every pod itself (workloads/paddlejob COORDINATE_CONTAINER)."""
+    inits = pod_spec.get("initContainers", [])
+    for init in [c for c in inits if c.get("name") == paddlejob.COORDINATE_CONTAINER]:
+        inits.remove(init)
+        ctx.note(
+            COSMETIC,
+            where,
+            f"init container '{paddlejob.COORDINATE_CONTAINER}' is the operator's: it adds "
+            "it to every pod itself",
+        )
+    if "initContainers" in pod_spec and not inits:
+        del pod_spec["initContainers"]
