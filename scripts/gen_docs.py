@@ -192,7 +192,9 @@ def cli_page() -> str:
     ]
 
     def command(cmd: click.Command, parent: click.Context, words: list[str]) -> None:
-        ctx = click.Context(cmd, info_name=words[-1], parent=parent)
+        # as click makes it (make_context applies the command's context_settings), so that
+        # the help option is -h/--help whatever ran before in this process
+        ctx = click.Context(cmd, info_name=words[-1], parent=parent, **cmd.context_settings)
         name = " ".join(words)
         out.append(f"## `{name}`\n")
         usage = " ".join([name, *cmd.collect_usage_pieces(ctx)])
@@ -226,7 +228,7 @@ def cli_page() -> str:
                 if found is not None and not found.hidden:
                     command(found, ctx, [*words, sub])
 
-    root = click.Context(cli, info_name="paddlegen")
+    root = click.Context(cli, info_name="paddlegen", **cli.context_settings)
     out.append("## `paddlegen`\n")
     out.append("| option | description |")
     out.append("| --- | --- |")

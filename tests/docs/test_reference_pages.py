@@ -40,7 +40,7 @@ def test_the_cli_reference_names_every_command_and_option():
     from paddlegen.cli import cli
 
     page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
-    ctx = click.Context(cli, info_name="paddlegen")
+    ctx = click.Context(cli, info_name="paddlegen", **cli.context_settings)
     for name in cli.list_commands(ctx):
         command = cli.get_command(ctx, name)
         assert f"## `paddlegen {name}`" in page
