@@ -1,5 +1,6 @@
 """What a release reads from the repository agrees with the package: the changelog's newest
-version, the README's install line and the version the wheel gets (paddlegen/__init__.py)."""
+version, the install lines (README.md, docs/install.md) and the version the wheel gets
+(paddlegen/__init__.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_every_change_is_of_a_kind_keep_a_changelog_knows():
     assert kinds <= KINDS, kinds - KINDS
 
 
-def test_the_readmes_install_line_names_the_wheel_of_this_version():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    wheels = set(re.findall(rf"paddlegen-({VERSION})-py3-none-any\.whl", readme))
-    assert wheels == {paddlegen.__version__}
+def test_the_install_lines_name_the_wheel_of_this_version():
+    for page in (ROOT / "README.md", ROOT / "docs" / "install.md"):
+        text = page.read_text(encoding="utf-8")
+        wheels = set(re.findall(rf"paddlegen-({VERSION})-py3-none-any\.whl", text))
+        assert wheels == {paddlegen.__version__}, page
