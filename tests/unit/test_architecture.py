@@ -238,7 +238,6 @@ NOT_YET_SPLIT = {
     "paddlegen.authoring.import_workloads",
     "paddlegen.authoring.import_pod",
     "paddlegen.gitops.argocd",
-    "paddlegen.api",
 }
 
 
