@@ -12,7 +12,7 @@ from paddlegen.gitops import kueue_setup
 from paddlegen.rules import CHECKS, HELP, OTHERS
 from paddlegen.spec import ignores
 from paddlegen.spec.checks import RULES
-from paddlegen.validate import inprocess, kubeconform, kueue_queues, overlays, server
+from paddlegen.validate import inprocess, kubeconform, kueue_queues, patched, server
 from tests.conftest import ROOT
 
 
@@ -43,7 +43,7 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         # manifests
         kubeconform.RULE,
         inprocess.RULE,
-        overlays.RULE,
+        patched.RULE,
         server.RULE,
         kueue_queues.RULE,
         # check, diff and the run's summary
