@@ -74,8 +74,7 @@ def run_render(request: Request, events: Events | None = None) -> Result:
     up to date skipped), or with ``stdout`` returned as one stream; with ``validate`` the
     manifests are validated first, and fail as a ManifestError, nothing written."""
     events = events or Events()
-    paths, whole_set = collect_specs(request.specs)
-    prune = whole_set if request.prune is None else request.prune
+    paths, prune = _specs(request)
     if not (request.stdout or request.validate):
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         rendered, written = render_into(
@@ -111,6 +110,12 @@ def run_render(request: Request, events: Events | None = None) -> Result:
         )
     written = write_rendered(rendered, request.output, prune=prune, events=events)
     return Result(rendered, written, findings=found)
+
+
+def _specs(request: Request) -> tuple[list[Path], bool]:
+    """The spec files ``request`` names, and whether to prune the jobs whose spec is gone."""
+    paths, whole_set = collect_specs(request.specs)
+    return paths, whole_set if request.prune is None else request.prune
 
 
 def _validated(rendered: list[Rendered], request: Request, events: Events) -> list[Diagnostic]:
@@ -150,8 +155,7 @@ def run_check(request: Request, events: Events | None = None) -> Result:
     the specs render to (``Result.drifts``, empty when it is up to date); with ``fix`` the
     output that differs is rewritten, and the leftovers of an interrupted render removed."""
     events = events or Events()
-    paths, whole_set = collect_specs(request.specs)
-    prune = whole_set if request.prune is None else request.prune
+    paths, prune = _specs(request)
     rendered = render_specs(
         paths,
         request.workload,
