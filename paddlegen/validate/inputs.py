@@ -94,7 +94,7 @@ def validate_files(
 
 @dataclass(frozen=True)
 class Validation:
-    """What ``validate_inputs`` found, and in how much."""
+    """What ``run_validate`` (``validate_inputs``) found, and in how much."""
 
     diagnostics: list[Diagnostic]
     specs: int  # spec files read
