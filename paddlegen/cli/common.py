@@ -329,8 +329,9 @@ PROGRESS_FROM = 20
 
 class TerminalEvents(Events):
     """What a long call tells a person: a progress line, redrawn in place and only at a
-    terminal with text output (never in a pipe, a CI log or --format json), and why it waits
-    when another paddlegen holds the output folder (always said)."""
+    terminal with text output (never in a pipe, a CI log or --format json), why it waits
+    when another paddlegen holds the output folder (always said), and the warnings and the
+    validator as the call finds them."""
 
     def __init__(self, out_dir: str, fmt: str) -> None:
         self.out_dir = out_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,6 +26,9 @@ from paddlegen.cli.common import (
 )
 from paddlegen.errors import Diagnostic
 
+if TYPE_CHECKING:
+    from paddlegen.api import Request
+
 
 def _request(
     specs: Sequence[str],
@@ -36,7 +39,7 @@ def _request(
     jobs: int,
     ignore: list[str],
     **flags: Any,
-) -> Any:
+) -> Request:
     """The request the arguments and the options render, check and diff share make, with the
     command's own ``flags``: a folder or glob among SPEC prunes the jobs whose spec is gone."""
     from paddlegen.api import Request
