@@ -4,6 +4,17 @@ The public API is what ``__all__`` lists, plus the modules ``paddlegen.sdk`` (se
 ``PaddleJob`` front end) and ``paddlegen.runtime`` (helpers for training code). Every other
 module is internal and may change between releases. The names load on first use, so that
 ``import paddlegen`` (and ``paddlegen --version``) costs no more than this file.
+
+Small on purpose, as kustomize's krusty (one options object, one entry) and copier (a handful
+of ``run_*`` calls) are: a ``Request`` holds what the command line says, and each command is
+one call taking it (``run_render``, ``run_check``, ``run_validate``, named after the commands;
+``render`` and ``validate`` are subpackages, which importing them sets as this module's
+attributes), returning a ``Result`` or a ``Validation``. A spec goes in only through a request,
+so every spec is validated before it is rendered. ``import_jobs`` turns manifests back into
+specs. Findings are ``Diagnostic``; every error is a ``PaddlegenError`` (its ``exit_code`` is
+the CLI's), and the two worth catching apart carry diagnostics: ``SpecError`` (a spec has
+errors) and ``ManifestError`` (the manifests failed validation); the others are in
+``paddlegen.errors``. The pipeline's steps stay internal, so they can change.
 """
 
 from __future__ import annotations
@@ -19,43 +30,68 @@ __version__ = "0.1.0"
 
 # name -> the module that defines it
 _EXPORTS = {
-    # the pipeline, for one spec or ten thousand
-    "Rendered": "paddlegen.api",
-    "Validation": "paddlegen.api",
-    "collect_specs": "paddlegen.api",
-    "load_valid": "paddlegen.api",
-    "validate_document": "paddlegen.api",
-    "render_document": "paddlegen.api",
-    "render_specs": "paddlegen.api",
-    "render_into": "paddlegen.api",
-    "write_rendered": "paddlegen.api",
-    "drift": "paddlegen.api",
-    "manifest_stream": "paddlegen.api",
-    "validate_inputs": "paddlegen.api",
-    "validate_rendered": "paddlegen.api",
-    # specs in, specs out
-    "parse_spec": "paddlegen.spec.loader",
-    "read_spec": "paddlegen.spec.loader",
-    "import_manifests": "paddlegen.authoring.importer",
+    "Request": "paddlegen.api",
+    "Result": "paddlegen.api",
+    "run_render": "paddlegen.api",
+    "run_check": "paddlegen.api",
+    "run_validate": "paddlegen.api",
+    "Validation": "paddlegen.validate.inputs",
     "import_jobs": "paddlegen.authoring.importer",
-    # findings and errors: every error paddlegen raises is a PaddlegenError
     "Diagnostic": "paddlegen.errors",
     "PaddlegenError": "paddlegen.errors",
     "SpecError": "paddlegen.errors",
     "ManifestError": "paddlegen.errors",
-    "InputError": "paddlegen.errors",
-    "OutputError": "paddlegen.errors",
-    "ToolError": "paddlegen.errors",
-    "TemplateError": "paddlegen.errors",
-    "InvalidValueError": "paddlegen.errors",
-    "InvalidArgumentError": "paddlegen.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
+# The names of the previous release, still working until the next: name -> (the module that
+# defines it, what to use instead).
+_RENDER = "paddlegen.run_render(paddlegen.Request(...))"
+_CHECK = "paddlegen.run_check(paddlegen.Request(...))"
+_VALIDATE = "paddlegen.run_validate(paddlegen.Request(...))"
+_STDOUT = "paddlegen.run_render(paddlegen.Request(..., stdout=True))"
+_VALIDATED = "paddlegen.run_render(paddlegen.Request(..., validate=True))"
+_ERRORS = "paddlegen.errors.{} (or catch paddlegen.PaddlegenError)"
+_DEPRECATED = {
+    "Rendered": ("paddlegen.build", "paddlegen.Result.rendered, from " + _RENDER),
+    "collect_specs": ("paddlegen.load", "paddlegen.Request(specs=...), which takes folders"),
+    "load_valid": ("paddlegen.load", _VALIDATE),
+    "validate_document": ("paddlegen.load", _VALIDATE),
+    "render_document": ("paddlegen.build", _RENDER),
+    "render_specs": ("paddlegen.build", _RENDER),
+    "render_into": ("paddlegen.write", _RENDER),
+    "write_rendered": ("paddlegen.write", _RENDER),
+    "manifest_stream": ("paddlegen.write", _STDOUT),
+    "drift": ("paddlegen.write", _CHECK),
+    "validate_inputs": ("paddlegen.validate.inputs", _VALIDATE),
+    "validate_rendered": ("paddlegen.validate.inputs", _VALIDATED),
+    "parse_spec": ("paddlegen.spec.loader", _VALIDATE),
+    "read_spec": ("paddlegen.spec.loader", _VALIDATE),
+    "import_manifests": ("paddlegen.authoring.importer", "paddlegen.import_jobs"),
+    **{
+        name: ("paddlegen.errors", _ERRORS.format(name))
+        for name in (
+            "InputError",
+            "OutputError",
+            "ToolError",
+            "TemplateError",
+            "InvalidValueError",
+            "InvalidArgumentError",
+        )
+    },
+}
+
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
+    if module is None and name in _DEPRECATED:
+        import warnings  # here: only an old name pays for it
+
+        module, instead = _DEPRECATED[name]
+        message = f"paddlegen.{name} is deprecated and goes in the next release; use {instead}"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(module), name)  # not cached: each use warns
     if module is None:
         raise AttributeError(f"module 'paddlegen' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)

@@ -209,32 +209,31 @@ class PaddleJob:
 
     def to_spec(self) -> dict[str, Any]:
         """The TrainingJob spec as a dict; raises SpecError if it is invalid."""
-        self._valid()
+        from paddlegen.load import require_valid
+
+        require_valid(self._document())
         return self._spec_data()
 
     def render(self, out_dir: str | Path) -> Path:
         """Write the kustomize directory ``out_dir/<job_name>``; returns its path."""
-        from paddlegen.api import render_document, write_rendered
+        from paddlegen.build import render_document
         from paddlegen.output.stamp import Inputs
+        from paddlegen.write import write_rendered
 
-        doc, warnings = self._valid()
         # The stamp of the spec text to_yaml() gives, as `paddlegen render` computes it for
         # that text saved to a file: a later CLI render of the saved spec skips the job.
         digest = Inputs.of(None, None, argocd=True).digest(self.to_yaml().encode("utf-8"))
-        write_rendered(
-            [render_document(doc, warnings=warnings, digest=digest, output=out_dir)], out_dir
-        )
+        rendered = render_document(self._document(), digest=digest, output=out_dir)  # validated
+        write_rendered([rendered], out_dir)
         return Path(out_dir) / self.job_name
 
-    def _checked(self) -> tuple[Document, list[Diagnostic]]:
-        from paddlegen.api import validate_document
+    def _document(self) -> Document:
         from paddlegen.spec.loader import parse_spec
 
-        doc = parse_spec(self.to_yaml(), self._source)
-        return doc, validate_document(doc)
+        return parse_spec(self.to_yaml(), self._source)
 
-    def _valid(self) -> tuple[Document, list[Diagnostic]]:
-        doc, found = self._checked()
-        if any(d.is_error for d in found):
-            raise SpecError(f"{self._source}: invalid spec", found)
-        return doc, found
+    def _checked(self) -> tuple[Document, list[Diagnostic]]:
+        from paddlegen.load import validate_document
+
+        doc = self._document()
+        return doc, validate_document(doc)

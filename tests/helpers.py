@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.spec.loader import parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
@@ -18,7 +18,7 @@ def render_plan(tmp_path: Path, body: str) -> dict[str, str]:
     """The planned files of a spec made of HEADER + ``body``."""
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + body)
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     return rendered.plan
 
 
@@ -35,9 +35,9 @@ def objects_by_kind(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
 def rendered_objects(body: str) -> dict[tuple[str, str], Any]:
     """The objects of the spec ``HEADER + body``, by kind and name; it must have no error."""
     doc = parse_spec((HEADER + body).encode(), "spec.yaml")
-    errors = [d for d in api.validate_document(doc) if d.is_error]
+    errors = [d for d in load.validate_document(doc) if d.is_error]
     assert not errors, errors
-    return {(m.kind, m.name): m.obj for m in api.render_document(doc).manifests}
+    return {(m.kind, m.name): m.obj for m in build.render_document(doc).manifests}
 
 
 def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:

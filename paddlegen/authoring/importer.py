@@ -262,8 +262,8 @@ def _placed(note: Note, origins: dict[str, Origin]) -> Note:
 
 def _checked(data: dict[str, Any], origin: str, name: str) -> tuple[str, list[Diagnostic]]:
     """The spec as a file (``name``, under the modeline and ``origin``) and its validation."""
-    from paddlegen.api import validate_document
     from paddlegen.authoring.init import spec_text
+    from paddlegen.load import validate_document
     from paddlegen.spec.loader import parse_spec
 
     text = spec_text(data, origin, name)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from paddlegen.errors import Diagnostic
+from paddlegen.events import Events
 from paddlegen.workloads import WORKLOADS
 
 WORKLOAD_NAMES = tuple(WORKLOADS)
@@ -248,9 +249,9 @@ def cores() -> int:
 
 
 def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
-    from paddlegen import api
+    from paddlegen.load import collect_specs
 
-    paths, whole_set = api.collect_specs(specs)
+    paths, whole_set = collect_specs(specs)
     if not paths:
         raise no_specs_error(specs)
     read_inputs(paths)
@@ -326,13 +327,15 @@ def note_backend(used: str | None) -> None:
 PROGRESS_FROM = 20
 
 
-class TerminalEvents:
+class TerminalEvents(Events):
     """What a long call tells a person: a progress line, redrawn in place and only at a
-    terminal with text output (never in a pipe, a CI log or --format json), and why it waits
-    when another paddlegen holds the output folder (always said)."""
+    terminal with text output (never in a pipe, a CI log or --format json), why it waits
+    when another paddlegen holds the output folder (always said), and the warnings and the
+    validator as the call finds them."""
 
     def __init__(self, out_dir: str, fmt: str) -> None:
         self.out_dir = out_dir
+        self.fmt = fmt
         self.live = fmt == "text" and sys.stderr.isatty()
         self.shown = False
 
@@ -344,6 +347,13 @@ class TerminalEvents:
     def waiting_for_lock(self) -> None:
         self.clear()
         note(f"paddlegen: waiting for another paddlegen writing to {self.out_dir}")
+
+    def warnings(self, found: Sequence[Diagnostic]) -> None:
+        self.clear()
+        emit(found, self.fmt)
+
+    def validated(self, backend: str | None) -> None:
+        note_backend(backend)
 
     def clear(self) -> None:
         if self.shown:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,7 +15,6 @@ from paddlegen.cli.common import (
     format_option,
     is_document,
     note,
-    note_backend,
     render_options,
     server_options,
     server_target,
@@ -26,69 +24,47 @@ from paddlegen.cli.common import (
     undone_on_spec_errors,
     validation_options,
 )
+from paddlegen.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from paddlegen.api import Request
 
 
-def _render(
+def _request(
     specs: Sequence[str],
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    fmt: str,
-    ignore: list[str],
-    output: str | None,
-) -> tuple[list[Any], bool]:
-    """Every spec rendered in full, objects and positions kept (--stdout, --validate), for
-    job folders in ``output`` (None: printed)."""
-    from paddlegen import api
-
-    paths, whole_set = spec_paths(specs)
-    rendered = api.render_specs(
-        paths,
-        workload,
-        templates,
-        argocd=argocd,
-        ignore=ignore,
-        output=output,
-        stamped=output is not None,  # printed output is never stamped
-    )
-    emit([w for r in rendered for w in r.warnings], fmt)
-    return rendered, whole_set
-
-
-def _plan(
-    specs: Sequence[str],
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    fmt: str,
     out_dir: str,
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
     jobs: int,
     ignore: list[str],
-    warnings: bool = True,
-) -> tuple[list[Any], bool]:
-    """Every spec's job directory, reusing those already up to date in ``out_dir``; the
-    specs' warnings shown unless not ``warnings``."""
-    from paddlegen import api
+    **flags: Any,
+) -> Request:
+    """The request the arguments and the options render, check and diff share make, with the
+    command's own ``flags``: a folder or glob among SPEC prunes the jobs whose spec is gone."""
+    from paddlegen.api import Request
 
     paths, whole_set = spec_paths(specs)
-    with TerminalEvents(out_dir, fmt) as events:
-        planned = api.render_specs(
-            paths,
-            workload,
-            templates,
-            argocd=argocd,
-            objects=False,
-            reuse=out_dir,
-            jobs=jobs,
-            ignore=ignore,
-            events=events,
-            output=out_dir,
-        )
-    if not warnings:
-        planned = [dataclasses.replace(p, warnings=[]) for p in planned]
-    if fmt == "text":  # other formats print the warnings with the drift, in one report
-        emit([w for p in planned for w in p.warnings], fmt)
-    return planned, whole_set
+    return Request(
+        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, **flags
+    )
+
+
+class _DriftEvents(TerminalEvents):
+    """check and diff: the specs' warnings (unless not ``spec_findings``) at once in text, in
+    the drift's report in the other formats; the drift as soon as it is known."""
+
+    def __init__(self, out_dir: str, fmt: str, spec_findings: bool = True) -> None:
+        super().__init__(out_dir, fmt)
+        self.spec_findings = spec_findings
+
+    def warnings(self, found: Sequence[Diagnostic]) -> None:
+        if self.fmt == "text" and self.spec_findings:
+            super().warnings(found)
+
+    def drifted(self, rendered: Sequence[Any], drifts: Sequence[tuple[str, Any]]) -> None:
+        warnings = [w for r in rendered for w in r.warnings] if self.spec_findings else []
+        _show_drift(rendered, warnings, drifts, self.out_dir, self.fmt)
 
 
 @click.command()
@@ -146,7 +122,7 @@ def render(
       paddlegen render jobs/ -o deploy/
       paddlegen render examples/quickstart.yaml --stdout | kubectl apply -f -
     """
-    from paddlegen import api
+    from paddlegen.api import run_render
 
     target = server_target(server, context, kubeconfig)
     if target and not validate_output:
@@ -158,56 +134,30 @@ def render(
     output_given = click.get_current_context().get_parameter_source("out_dir")
     if to_stdout and output_given is not click.core.ParameterSource.DEFAULT:
         raise click.UsageError("-o/--output and --stdout exclude each other: choose one")
-    if not to_stdout and not validate_output:
-        # Unchanged jobs are skipped; the rest are rendered and written on every core.
-        paths, whole_set = spec_paths(specs)
-        with undone_on_spec_errors("nothing written", fmt), TerminalEvents(out_dir, fmt) as events:
-            planned, reports = api.render_into(
-                paths,
-                out_dir,
-                workload,
-                templates,
-                argocd=argocd,
-                jobs=jobs,
-                prune=whole_set,
-                ignore=ignore,
-                events=events,
-            )
-        emit([w for p in planned for w in p.warnings], fmt)
-        _summary(len(planned), out_dir, reports)
-        return
-    with undone_on_spec_errors("nothing printed" if to_stdout else "nothing written", fmt):
-        rendered, whole_set = _render(
-            specs, workload, templates, argocd, fmt, ignore, None if to_stdout else out_dir
-        )
-    if validate_output:
-        from paddlegen.errors import ManifestError
-
-        found, used = api.validate_rendered(rendered, out_dir, kubernetes_version, kubeconform)
-        note_backend(used)
-        if target and not any(d.is_error for d in found):
-            from paddlegen.validate.server import dry_run
-
-            found += dry_run(rendered, target)
-        if any(d.is_error for d in found):
-            raise ManifestError("invalid manifests", found)
-        if found:
-            emit(found, fmt)  # the server's warnings
-    if env:
-        from paddlegen.output.layout import base_fallbacks
-
-        fallbacks = base_fallbacks(env, {r.name: list(r.environments) for r in rendered})
-        for r in rendered:
-            if r.name in fallbacks:
-                note(f"paddlegen: {r.file} has no overlay '{env}': its base is rendered")
-    if to_stdout:
-        click.echo(api.manifest_stream(rendered, env), nl=False)
-        return
-    _summary(
-        len(rendered),
+    request = _request(
+        specs,
         out_dir,
-        api.write_rendered(rendered, out_dir, prune=whole_set, events=TerminalEvents(out_dir, fmt)),
+        workload,
+        templates,
+        argocd,
+        jobs,
+        ignore,
+        stdout=to_stdout,
+        env=env,
+        validate=validate_output,
+        kubeconform=kubeconform,
+        kubernetes_version=kubernetes_version,
+        server=target,
     )
+    undone = "nothing printed" if to_stdout else "nothing written"
+    with undone_on_spec_errors(undone, fmt), TerminalEvents(out_dir, fmt) as events:
+        result = run_render(request, events)
+    for file in result.fallbacks:
+        note(f"paddlegen: {file} has no overlay '{env}': its base is rendered")
+    if to_stdout:
+        click.echo(result.stream, nl=False)
+        return
+    _summary(len(result.rendered), out_dir, result.written)
 
 
 def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
@@ -275,27 +225,25 @@ def check(
       paddlegen check jobs/ -o deploy/
       paddlegen check jobs/ -o deploy/ --fix
     """
-    from paddlegen import api
+    from paddlegen.api import run_check
 
+    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, fix=fix)
     validate = [*specs, *(arg for rule in ignore for arg in ("--ignore", rule))]
-    with undone_on_spec_errors(
-        "nothing written" if fix else "nothing checked",
-        fmt,
-        findings=spec_findings,
-        validate=validate,
+    with (
+        undone_on_spec_errors(
+            "nothing written" if fix else "nothing checked",
+            fmt,
+            findings=spec_findings,
+            validate=validate,
+        ),
+        _DriftEvents(out_dir, fmt, spec_findings) as events,
     ):
-        rendered, whole_set = _plan(
-            specs, workload, templates, argocd, fmt, out_dir, jobs, ignore, spec_findings
-        )
-    drifts = api.drift(rendered, out_dir, prune=whole_set)
-    _show_drift(rendered, drifts, out_dir, fmt)
+        result = run_check(request, events)
+    rendered, drifts = result.rendered, result.drifts
     if not drifts:
         note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
         return
-    if fix:
-        api.write_rendered(
-            rendered, out_dir, prune=whole_set, events=TerminalEvents(out_dir, fmt)
-        )  # sweeps the leftovers too
+    if fix:  # the output was rewritten, and the leftovers swept
         stale = sum(found.fixable and not found.leftover for _, found in drifts)
         left = sum(found.leftover for _, found in drifts)
         theirs = sum(len(found.unknown) + len(found.custom) for _, found in drifts)
@@ -333,11 +281,11 @@ def diff(
     Example:
       paddlegen diff jobs/ -o deploy/ | less
     """
-    from paddlegen import api
+    from paddlegen.api import run_check
 
-    with undone_on_spec_errors("nothing compared", fmt):
-        rendered, whole_set = _plan(specs, workload, templates, argocd, fmt, out_dir, jobs, ignore)
-    _show_drift(rendered, api.drift(rendered, out_dir, prune=whole_set), out_dir, fmt)
+    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore)
+    with undone_on_spec_errors("nothing compared", fmt), _DriftEvents(out_dir, fmt) as events:
+        run_check(request, events)
 
 
 # What each kind of drift means, for --format json, github, sarif and junit (one finding per
@@ -355,15 +303,20 @@ _OWN_PLACE = (
 )
 
 
-def _show_drift(rendered: list[Any], drifts: list[Any], out_dir: str, fmt: str) -> None:
+def _show_drift(
+    rendered: Sequence[Any],
+    warnings: list[Diagnostic],
+    drifts: Sequence[tuple[str, Any]],
+    out_dir: str,
+    fmt: str,
+) -> None:
     """The diff on stdout (on stderr with a --format whose document stdout holds); on
     stderr the files, as lines, or in the other formats as findings reported with the
     specs' warnings, in one report."""
-    from paddlegen.errors import Diagnostic
     from paddlegen.output.layout import CUSTOM
     from paddlegen.report import printable
 
-    findings: list[Diagnostic] = [w for r in rendered for w in r.warnings]
+    findings = list(warnings)
     specs = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
     for name, found in drifts:
         if found.leftover:

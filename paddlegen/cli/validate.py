@@ -71,25 +71,28 @@ def validate(
       paddlegen validate --format github jobs/*.yaml
       paddlegen validate --format sarif jobs/ > paddlegen.sarif
     """
-    from paddlegen import api
+    from paddlegen.api import Request, run_validate
+    from paddlegen.validate.inputs import rendered_trees
 
     source = click.get_current_context().get_parameter_source
     asked = source("manifests") is not click.core.ParameterSource.DEFAULT or kubeconform
     target = server_target(server, context, kubeconfig)
-    if target and any(api.rendered_trees(spec) is not None for spec in specs):
+    if target and any(rendered_trees(spec) is not None for spec in specs):
         raise click.UsageError(
             "--server validates specs; for a rendered tree run "
             "kubectl apply --server-side --dry-run=server -k DIR"
         )
-    result = api.validate_inputs(
-        specs,
-        manifests=manifests,
-        workload=workload,
-        kubernetes_version=kubernetes_version,
-        kubeconform=kubeconform,
-        ignore=ignore,
-        prefer_binary=bool(asked),
-        server=target,
+    result = run_validate(
+        Request(
+            specs,
+            workload=workload,
+            ignore=ignore,
+            manifests=manifests,
+            kubernetes_version=kubernetes_version,
+            kubeconform=kubeconform,
+            prefer_kubeconform=bool(asked),
+            server=target,
+        )
     )
     if not result.specs and not result.trees:
         raise no_specs_error(specs)

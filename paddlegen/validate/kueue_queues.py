@@ -15,7 +15,7 @@ from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import Document, format_path
 
 if TYPE_CHECKING:
-    from paddlegen.validate.target import Rendered, Server
+    from paddlegen.validate.target import Server, SpecObjects
 
 RULE = "kueue-local-queue"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # pkg/controller/constants/constants.go
@@ -26,7 +26,7 @@ QUEUE_FIELD = ("spec", "scheduling", "kueue", "queue")
 
 
 def missing_local_queues(
-    rendered: Sequence[Rendered], server: Server, kubectl: str
+    rendered: Sequence[SpecObjects], server: Server, kubectl: str
 ) -> list[Diagnostic]:
     """A warning for each top-level object, base and overlays, whose queue-name label names a
     LocalQueue its namespace lacks; one kubectl call per namespace."""
@@ -62,7 +62,9 @@ def missing_local_queues(
     return found
 
 
-def _queued(rendered: Sequence[Rendered]) -> Iterator[tuple[Document, str | None, Manifest, str]]:
+def _queued(
+    rendered: Sequence[SpecObjects],
+) -> Iterator[tuple[Document, str | None, Manifest, str]]:
     """(document, environment, object, queue) for each object with the queue-name label."""
     from paddlegen.spec.overlays import env_document
 

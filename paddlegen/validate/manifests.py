@@ -15,7 +15,7 @@ from paddlegen.validate.kubeconform import (
     run_kubeconform,
     tree_files,
 )
-from paddlegen.validate.overlays import overlay_files
+from paddlegen.validate.patched import patched_files
 
 
 def validate_manifests(
@@ -31,9 +31,9 @@ def validate_manifests(
 
     The binary runs when found (and preferred); otherwise the in-process path, whose use the
     caller should mention once. The environments of rendered trees are validated too, each
-    patched object under its patch file's name (validate/overlays.py).
+    patched object under its patch file's name (validate/patched.py).
     """
-    patched, broken = overlay_files(trees)
+    patched, broken = patched_files(trees)
     files = [*files, *patched]
     binary = find_kubeconform(kubeconform) if prefer_binary else None
     if binary:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from paddlegen.errors import Diagnostic, ToolError
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import Document, format_path
-from paddlegen.validate.target import Rendered, Server
+from paddlegen.validate.target import Server, SpecObjects
 
 RULE = "server"
 FIELD_MANAGER = "paddlegen"
@@ -53,7 +53,7 @@ class _Variant:
     manifests: list[Manifest]
 
 
-def dry_run(rendered: Sequence[Rendered], server: Server) -> list[Diagnostic]:
+def dry_run(rendered: Sequence[SpecObjects], server: Server) -> list[Diagnostic]:
     """Every refusal and warning of a server-side dry-run of ``rendered``, base and overlays.
 
     Each environment goes in one kubectl call for every spec (objects of one job share names

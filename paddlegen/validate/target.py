@@ -1,7 +1,7 @@
 """What a server-side dry-run is given: which cluster, and the rendered specs it reads.
 
 Apart from validate/server.py, which runs the dry-run and calls validate/kueue_queues.py: both
-name these types, and neither needs to import the other (nor api) for them.
+name these types, and neither needs to import the other (nor the pipeline) for them.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ class Server:
     timeout: float = DEFAULT_TIMEOUT
 
 
-class Rendered(Protocol):
-    """What a dry-run reads of a rendered spec (``api.Rendered`` is one): its document and its
-    objects, the base's and each environment's. Not ``api.Rendered`` itself: api imports the
-    dry-run, which needs nothing of api."""
+class SpecObjects(Protocol):
+    """What a dry-run reads of a rendered spec (``build.Rendered`` is one): its document and
+    its objects, the base's and each environment's. Not ``build.Rendered`` itself: the
+    pipeline imports the dry-run, which needs nothing of the pipeline."""
 
     @property
     def doc(self) -> Document | None: ...

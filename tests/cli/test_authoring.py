@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
 from paddlegen.resources import spec_schema_path
@@ -34,8 +34,8 @@ def init(runner, tmp_path, *args, name="demo.yaml", stdin=None):
 
 def renders(path) -> list[str]:
     """The kinds a spec renders to (it must validate first)."""
-    doc, _warnings = api.load_valid(path)
-    return [m.kind for m in api.render_document(doc).manifests]
+    doc, _warnings = load.load_valid(path)
+    return [m.kind for m in build.render_document(doc).manifests]
 
 
 _WORKLOADS = [
@@ -333,8 +333,8 @@ def test_init_refuses_every_bad_flag_at_once_even_when_it_would_ask(runner, tmp_
 
 def gang_min_resources(path) -> dict:
     """minResources of the scheduling policy the operator builds its PodGroup from."""
-    doc, _ = api.load_valid(path)
-    (job,) = [m.obj for m in api.render_document(doc).manifests if m.kind == "PaddleJob"]
+    doc, _ = load.load_valid(path)
+    (job,) = [m.obj for m in build.render_document(doc).manifests if m.kind == "PaddleJob"]
     policy = job["spec"].get("schedulingPolicy") or job["spec"]["runPolicy"]["schedulingPolicy"]
     return policy["minResources"]
 

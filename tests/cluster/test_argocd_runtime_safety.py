@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd import (
@@ -310,8 +310,8 @@ def test_paddleflow_creates_a_lost_pod_of_a_completed_job_again_unless_cleaned(
     kube = loop.kube
     job = f"pods-{policy.lower()}"
     data = spec(job, "paddlejob", worker={"replicas": 2}, paddlejob={"cleanPodPolicy": policy})
-    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), f"{job}.yaml"))
-    kube.apply(api.manifest_stream([rendered]))
+    rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), f"{job}.yaml"))
+    kube.apply(write.manifest_stream([rendered]))
     selector = f"app.kubernetes.io/instance={job}"
     finish(kube, selector, count=2)
 

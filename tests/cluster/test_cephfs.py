@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import subprocess
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube
@@ -22,7 +22,7 @@ def persistent_volume(cephfs: str, metadata: str = "{name: ceph}") -> Manifest:
         f"  volumes: [{{name: data, mountPath: /data, cephfs: {cephfs}, capacity: 1Gi}}]\n"
     )
     doc = parse_spec(text, "ceph.yaml")
-    (pv,) = [m for m in api.render_document(doc).manifests if m.kind == "PersistentVolume"]
+    (pv,) = [m for m in build.render_document(doc).manifests if m.kind == "PersistentVolume"]
     return pv
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, with_extras
@@ -48,14 +48,14 @@ def spec(name: str, namespace: str, replicas: int, **extra: Any) -> dict[str, An
     }
 
 
-def render(data: dict[str, Any]) -> api.Rendered:
-    return api.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
+def render(data: dict[str, Any]) -> build.Rendered:
+    return build.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
 
 
-def apply(kube: Kube, data: dict[str, Any]) -> api.Rendered:
+def apply(kube: Kube, data: dict[str, Any]) -> build.Rendered:
     kube.run("create", "namespace", data["metadata"]["namespace"])
     rendered = render(data)
-    kube.apply(api.manifest_stream([rendered]))
+    kube.apply(write.manifest_stream([rendered]))
     return rendered
 
 
@@ -231,7 +231,7 @@ def test_the_api_servers_read_back_imports_without_a_lossy_note(nodes: Kube) -> 
     imported = import_manifests([("read-back.yaml", back)])
     assert [str(n) for n in imported.lossy] == []
     assert not [d for d in imported.diagnostics if d.is_error]
-    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     kinds = {m.kind: m.obj for m in again}
     ours = {m.kind: m.obj for m in rendered.manifests}
     assert kinds["Service"]["spec"] == ours["Service"]["spec"]

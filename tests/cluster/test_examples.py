@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from tests.cluster.conftest import Kube
 from tests.conftest import DATA, example_specs, require_tool
 
@@ -31,7 +31,7 @@ def deploy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Each spec rendered into a folder of its own, ``<deploy>/<spec id>/<job>``."""
     out = tmp_path_factory.mktemp("deploy")
     for spec in SPECS:
-        api.write_rendered(api.render_specs([spec]), out / spec_id(spec))
+        write.write_rendered(build.render_specs([spec]), out / spec_id(spec))
     return out
 
 

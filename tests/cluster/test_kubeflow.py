@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import parse
 from tests.cluster.conftest import Kube, with_extras
@@ -42,8 +42,8 @@ def run_to_success(
     """Apply the render, wait until every replica runs, check the pods (and
     ``running_check(job)``), finish them."""
     kube.run("create", "namespace", namespace)
-    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
-    kube.apply(api.manifest_stream([rendered]))
+    rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
+    kube.apply(write.manifest_stream([rendered]))
     (job,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
     name, replicas = job["metadata"]["name"], job["spec"]["paddleReplicaSpecs"]
     total = sum(r["replicas"] for r in replicas.values())

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.spec.loader import parse_spec
 from paddlegen.validate.kueue_queues import RULE
 from paddlegen.validate.server import Server, dry_run
@@ -138,17 +138,17 @@ def spec(name: str, namespace: str, workload: str, ranks: int, **extra: Any) -> 
     }
 
 
-def queued_render(data: dict[str, Any], queue_name: str, priority: str = "") -> api.Rendered:
+def queued_render(data: dict[str, Any], queue_name: str, priority: str = "") -> build.Rendered:
     """``data`` queued in ``queue_name`` (and the WorkloadPriorityClass ``priority``) by its
     `spec.scheduling.kueue`, rendered by paddlegen."""
     kueue = {"queue": queue_name, **({"priorityClass": priority} if priority else {})}
     scheduling = {**data["spec"].get("scheduling", {}), "kueue": kueue}
     queued = {**data, "spec": {**data["spec"], "scheduling": scheduling}}
-    return api.render_document(parse_spec(yaml.safe_dump(queued).encode(), "spec.yaml"))
+    return build.render_document(parse_spec(yaml.safe_dump(queued).encode(), "spec.yaml"))
 
 
 def submit(kube: Kube, data: dict[str, Any], priority: str = "") -> None:
-    kube.apply(api.manifest_stream([queued_render(data, "team", priority)]))
+    kube.apply(write.manifest_stream([queued_render(data, "team", priority)]))
 
 
 def workload(kube: Kube, namespace: str, kind: str, name: str) -> dict[str, Any] | None:
@@ -232,7 +232,7 @@ def test_the_webhook_suspends_a_job_of_a_queue_on_create(kueue: Kube) -> None:
     kube, namespace = kueue, "kq-webhook"
     queue(kube, namespace, cpu=4)
     rendered = queued_render(spec("held", namespace, "job", 1), "no-such-queue")
-    kube.apply(api.manifest_stream([rendered]))
+    kube.apply(write.manifest_stream([rendered]))
     assert suspended(kube, namespace, "job", "held")
     pending = wait_for(
         "the Workload of held",

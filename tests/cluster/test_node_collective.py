@@ -69,10 +69,10 @@ def spec(name: str, replicas: int, **extra: Any) -> dict[str, Any]:
 
 
 def apply(kube: Kube, data: dict[str, Any]) -> None:
-    from paddlegen import api
+    from paddlegen import write
 
     create_namespace(kube, data, "collective")
-    kube.apply(api.manifest_stream([render(data)]))
+    kube.apply(write.manifest_stream([render(data)]))
 
 
 def job_condition(kube: Kube, namespace: str, name: str) -> str:

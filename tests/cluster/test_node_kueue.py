@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import write
 from paddlegen.workloads.collective_job import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.trainjob import NODE
 from tests.cluster.conftest import Kube, with_extras
@@ -128,7 +128,7 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
     low, high = w.low_and_high()
 
     def render(name: str, priority: str, **extra: Any) -> str:
-        return api.manifest_stream([queued_render(w.spec(name, 2, **extra), "team", priority)])
+        return write.manifest_stream([queued_render(w.spec(name, 2, **extra), "team", priority)])
 
     hold = {"env": [{"name": "HOLD_SECONDS", "value": HOLD_SECONDS}]}
     kube.apply(render(low, "low", **hold))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.output.layout import stream
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
@@ -76,8 +76,8 @@ def spec(name: str, workload: str, image: str, command: list[str], body: dict[st
     }
 
 
-def render(data: dict[str, Any]) -> api.Rendered:
-    return api.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
+def render(data: dict[str, Any]) -> build.Rendered:
+    return build.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
 
 
 def create_namespace(kube: Kube, data: dict[str, Any], program_name: str) -> None:
@@ -90,7 +90,7 @@ def create_namespace(kube: Kube, data: dict[str, Any], program_name: str) -> Non
 
 def apply(kube: Kube, data: dict[str, Any], program_name: str) -> None:
     create_namespace(kube, data, program_name)
-    kube.apply(api.manifest_stream([render(data)]))
+    kube.apply(write.manifest_stream([render(data)]))
 
 
 def get(kube: Kube, namespace: str, *what: str) -> Any:

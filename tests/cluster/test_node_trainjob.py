@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import write
 from paddlegen.workloads.trainjob import MASTER_PORT, NODE
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_collective import INDEX, render
@@ -70,7 +70,7 @@ def train_on_the_node(kube: Kube, name: str, nodes: int, **extra: Any) -> list[d
     falls, the ranks agree, each met rank 0's master; its pods."""
     data = node_spec(name, nodes, **extra)
     create_namespace(kube, data, "collective")
-    kube.apply(api.manifest_stream([render(data)]))
+    kube.apply(write.manifest_stream([render(data)]))
 
     def finished() -> str:
         for kind in ("Complete", "Failed"):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import parse
 from tests.cluster.conftest import Kube
@@ -70,8 +70,8 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
     kube.run("create", "namespace", namespace)
     for key, value in data["spec"].get("nodeSelector", {}).items():  # the pool it asks for
         kube.run("label", "nodes", "--all", "--overwrite", f"{key}={value}")
-    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
-    kube.apply(api.manifest_stream([rendered]))
+    rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
+    kube.apply(write.manifest_stream([rendered]))
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
     name = paddlejob["metadata"]["name"]
     roles = {
@@ -86,7 +86,7 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
     wait_for("phase Running", lambda: phase() == "Running")
     # The operator wrote the job back (its finalizer); the same render applied again, as a
     # GitOps sync does, meets no conflict: the operator took over no field of paddlegen's.
-    kube.apply(api.manifest_stream([rendered]))
+    kube.apply(write.manifest_stream([rendered]))
     pods = get(kube, namespace, "pods")["items"]
     assert sorted(p["metadata"]["name"] for p in pods) == sorted(
         f"{name}-{role}-{i}" for role, r in roles.items() for i in range(r["replicas"])
@@ -154,8 +154,8 @@ spec:
   worker: {replicas: 3}
   paddlejob: {intranet: Host}
 """
-    rendered = api.render_document(parse_spec(spec.encode(), "host-net.yaml"))
-    kube.apply(api.manifest_stream([rendered]))
+    rendered = build.render_document(parse_spec(spec.encode(), "host-net.yaml"))
+    kube.apply(write.manifest_stream([rendered]))
     wait_for(
         "5 running pods",
         lambda: (
@@ -189,7 +189,7 @@ def test_what_the_paddlejob_checks_rely_on_holds_for_the_real_operator(operators
 
     def paddlejob(name: str, extra: str) -> dict[str, Any]:
         text = base.replace("NAME", name) + "  worker: {replicas: 2}\n" + extra
-        rendered = api.render_document(parse_spec(text.encode(), f"{name}.yaml"))
+        rendered = build.render_document(parse_spec(text.encode(), f"{name}.yaml"))
         (obj,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
         return obj
 
@@ -238,9 +238,9 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube
     data = yaml.safe_load(example.read_text())
     namespace = data["metadata"]["namespace"] = "pf-gang"
     kube.run("create", "namespace", namespace)
-    rendered = api.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
+    rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
     assert "PodGroup" not in [m.kind for m in rendered.manifests]
-    stream = api.manifest_stream([rendered])
+    stream = write.manifest_stream([rendered])
     kube.apply(stream)
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
     name, policy = paddlejob["metadata"]["name"], paddlejob["spec"]["schedulingPolicy"]
@@ -290,8 +290,8 @@ def test_quantities_as_the_user_wrote_them_meet_no_conflict_with_the_operator(
         namespace,
         "  resources: {requests: {cpu: 0.5}, limits: {memory: 1024Mi}}\n  shm: 0.5Gi\n",
     )
-    rendered = api.render_document(parse_spec(spec.encode(), "quantities.yaml"))
-    kube.apply(api.manifest_stream([rendered]))
+    rendered = build.render_document(parse_spec(spec.encode(), "quantities.yaml"))
+    kube.apply(write.manifest_stream([rendered]))
     wait_for(
         "the operator's finalizer",
         lambda: (
@@ -300,7 +300,7 @@ def test_quantities_as_the_user_wrote_them_meet_no_conflict_with_the_operator(
             .get("finalizers")
         ),
     )
-    kube.apply(api.manifest_stream([rendered]))  # fails on a conflict
+    kube.apply(write.manifest_stream([rendered]))  # fails on a conflict
 
 
 def test_the_pods_run_the_specs_init_containers_then_the_operators(operators: Kube) -> None:
@@ -324,10 +324,10 @@ def test_the_pods_run_the_specs_init_containers_then_the_operators(operators: Ku
     initContainers:
       - {name: warm, image: "busybox:1.36.1", resources: {requests: {cpu: 10m, memory: 16Mi}}}
 """
-    rendered = api.render_document(
+    rendered = build.render_document(
         parse_spec(paddlejob_spec("inits", namespace, body).encode(), "inits.yaml")
     )
-    kube.apply(api.manifest_stream([rendered]))
+    kube.apply(write.manifest_stream([rendered]))
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
 
     def running() -> list[dict[str, Any]]:
@@ -368,7 +368,7 @@ def test_a_sidecar_does_not_survive_the_paddleflow_crd(operators: Kube) -> None:
         "  resources: {limits: {memory: 1Gi}}\n"
         "  initContainers: [{name: agent, image: 'busybox:1.36.1', command: [sleep, infinity]}]\n"
     )
-    rendered = api.render_document(
+    rendered = build.render_document(
         parse_spec(paddlejob_spec("sidecar", namespace, body).encode(), "sidecar.yaml")
     )
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]

@@ -12,7 +12,7 @@ import time
 
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from tests.cluster.conftest import Kube
 from tests.cluster.test_paddleflow import wait_for
 from tests.conftest import require_tool
@@ -44,7 +44,7 @@ def _built(tmp_path) -> dict[str, dict]:
     """paddlegen's folder built by a kustomization that sets the namespace, by kind."""
     spec = tmp_path / "binding.yaml"
     spec.write_text(SPEC)
-    api.write_rendered(api.render_specs([spec]), tmp_path / "deploy")
+    write.write_rendered(build.render_specs([spec]), tmp_path / "deploy")
     (tmp_path / "team").mkdir()
     (tmp_path / "team" / "kustomization.yaml").write_text(
         f"namespace: {NAMESPACE}\nresources: [../deploy/binding]\n"

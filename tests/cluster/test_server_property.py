@@ -22,7 +22,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.errors import Diagnostic
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
@@ -63,9 +63,9 @@ def _keep(data: dict, strategy: str) -> None:
     doc, found = verdict(text)
     if not is_accepted(doc, found):
         return
-    rendered = api.render_document(parse_spec(text.encode("utf-8"), SPEC))
-    streams = [api.manifest_stream([rendered])]
-    streams += [api.manifest_stream([rendered], env) for env in rendered.environments]
+    rendered = build.render_document(parse_spec(text.encode("utf-8"), SPEC))
+    streams = [write.manifest_stream([rendered])]
+    streams += [write.manifest_stream([rendered], env) for env in rendered.environments]
     ACCEPTED.append(Accepted(text, found, "".join(streams)))
 
 

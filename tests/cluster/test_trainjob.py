@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec
@@ -76,7 +76,7 @@ def spec(name: str, namespace: str, nodes: int, **extra: Any) -> dict[str, Any]:
     }
 
 
-def trainjob_of(rendered: api.Rendered) -> dict[str, Any]:
+def trainjob_of(rendered: build.Rendered) -> dict[str, Any]:
     (ours,) = [m.obj for m in rendered.manifests if m.kind == "TrainJob"]
     return ours
 
@@ -304,6 +304,6 @@ def test_the_api_servers_read_back_imports_without_a_lossy_note(gang: Kube) -> N
     imported = import_manifests([("read-back.yaml", back)])
     assert [str(n) for n in imported.lossy] == []
     assert not [d for d in imported.diagnostics if d.is_error]
-    again = trainjob_of(api.render_document(parse_spec(imported.text, "imported.yaml")))
+    again = trainjob_of(build.render_document(parse_spec(imported.text, "imported.yaml")))
     assert again["spec"] == ours["spec"]
     assert again["metadata"]["labels"] == ours["metadata"]["labels"]

@@ -18,7 +18,7 @@ from functools import cache
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
@@ -47,7 +47,7 @@ STORAGE_KINDS = {"PersistentVolume", "PersistentVolumeClaim"}
 
 
 def rendered_stream(path) -> tuple[str, list[dict]]:
-    manifests = api.render_document(read_spec(path)).manifests
+    manifests = build.render_document(read_spec(path)).manifests
     return "---\n".join(m.text() for m in manifests), [m.obj for m in manifests]
 
 
@@ -58,7 +58,7 @@ def test_a_rendered_example_imports_to_a_spec_that_renders_the_same_objects(spec
     # paddlegen's own output carries nothing a spec cannot hold: not even a cosmetic note
     assert imported.notes == []
     assert not [d for d in imported.diagnostics if d.is_error]
-    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert [m.obj for m in again] == objects
 
 
@@ -202,7 +202,7 @@ def test_a_rendered_example_read_back_from_the_cluster_imports_without_a_lossy_n
     assert [str(n) for n in imported.lossy] == []
     assert not [d for d in imported.diagnostics if d.is_error]
     assert LAST_APPLIED not in imported.text
-    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert all(UID not in m.text() for m in again)  # the old Job's uid would be refused
 
 
@@ -265,7 +265,7 @@ def test_a_seed_manifest_imports_to_a_valid_spec_that_renders(index):
     seed, blocks = seed_cases()[index]
     imported = import_manifests([(f"seed {seed}", b) for b in blocks])
     assert not [d for d in imported.diagnostics if d.is_error], imported.diagnostics
-    assert api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
 
 
 def _import_seed(seed: str, pick=slice(None)):
@@ -381,12 +381,12 @@ def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
 @pytest.mark.parametrize(("workload", "volcano", "role"), POD_SETTINGS_CASES)
 def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     text = pod_settings_spec(workload, volcano, role)
-    manifests = api.render_document(parse_spec(text, "spec.yaml")).manifests
+    manifests = build.render_valid(parse_spec(text, "spec.yaml")).manifests
     objects = [m.obj for m in manifests]
     imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
     assert imported.notes == []
     assert not [d for d in imported.diagnostics if d.is_error]
-    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert [m.obj for m in again] == objects
     spec = imported.spec["spec"]
     for key in (
@@ -425,7 +425,7 @@ spec:
 def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replicas():
     """render -> import -> more workers -> render: the gang, the data Job's split and the
     single trainer's ReadWriteOnce claim follow, as they would in the spec that was rendered."""
-    manifests = api.render_document(parse_spec(FOLLOWING, "follow.yaml")).manifests
+    manifests = build.render_document(parse_spec(FOLLOWING, "follow.yaml")).manifests
     imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
     assert imported.notes == []
     spec = imported.spec["spec"]
@@ -439,7 +439,7 @@ def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replica
     before = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in manifests}
     data = yaml.safe_load(imported.text)
     data["spec"]["worker"]["replicas"] = 3
-    again = api.render_document(parse_spec(yaml.safe_dump(data), "more.yaml")).manifests
+    again = build.render_document(parse_spec(yaml.safe_dump(data), "more.yaml")).manifests
     after = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in again}
 
     def policy(objects):
@@ -457,7 +457,7 @@ def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replica
 
 
 def test_a_derived_value_the_input_sets_otherwise_stays_in_the_spec():
-    manifests = api.render_document(
+    manifests = build.render_document(
         parse_spec(FOLLOWING.replace("replicas: 1}", "replicas: 4}"), "follow.yaml")
     ).manifests
     stream = "---\n".join(m.text() for m in manifests)
@@ -479,7 +479,7 @@ def test_every_example_in_one_stream_imports_to_a_spec_per_job_that_renders_the_
     for job, (name, (_, objects)) in zip(result.jobs, streams.items(), strict=True):
         assert job.notes == [], name
         assert f"# imported by `paddlegen import` from {name}\n" in job.text
-        again = api.render_document(parse_spec(job.text, "imported.yaml")).manifests
+        again = build.render_document(parse_spec(job.text, "imported.yaml")).manifests
         assert [m.obj for m in again] == objects, name
 
 
@@ -528,12 +528,12 @@ def init_containers_spec(workload: str, role: bool) -> dict:
 @pytest.mark.parametrize(("workload", "role"), INIT_CONTAINER_CASES)
 def test_init_containers_and_sidecars_come_back_from_the_objects(workload, role):
     data = init_containers_spec(workload, role)
-    manifests = api.render_document(parse_spec(yaml.safe_dump(data), "spec.yaml")).manifests
+    manifests = build.render_document(parse_spec(yaml.safe_dump(data), "spec.yaml")).manifests
     objects = [m.obj for m in manifests]
     imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
     assert imported.notes == []
     assert not [d for d in imported.diagnostics if d.is_error]
-    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert [m.obj for m in again] == objects
     spec, given = imported.spec["spec"], data["spec"]
     for key in ("initContainers", "sidecars"):
@@ -605,12 +605,12 @@ def trainjob_spec(extra: dict) -> str:
 )
 def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(extra):
     text = trainjob_spec(extra)
-    manifests = api.render_document(parse_spec(text, "spec.yaml")).manifests
+    manifests = build.render_document(parse_spec(text, "spec.yaml")).manifests
     objects = [m.obj for m in manifests]
     imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
     assert imported.notes == []
     assert not [d for d in imported.diagnostics if d.is_error]
-    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert [m.obj for m in again] == objects
     spec = imported.spec["spec"]
     assert spec.get("trainjob") == extra.get("trainjob")
@@ -630,7 +630,7 @@ def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(ex
 
 @pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_the_kueue_queue_comes_back_from_the_training_objects_labels(workload):
-    manifests = api.render_document(
+    manifests = build.render_document(
         parse_spec(HEADER + kueue_spec(workload), "spec.yaml")
     ).manifests
     objects = [m.obj for m in manifests]
@@ -641,7 +641,7 @@ def test_the_kueue_queue_comes_back_from_the_training_objects_labels(workload):
         "kueue": {"queue": "team-a", "priorityClass": "high"}
     }
     assert "labels" not in imported.spec["metadata"]
-    again = api.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
     assert [m.obj for m in again] == objects
     # read back from the cluster: the queue is not lost either (a data Job's server-defaulted
     # imagePullPolicy is, beside a kubeflow-paddlejob or trainjob: another matter)
@@ -653,7 +653,7 @@ def test_the_kueue_queue_comes_back_from_the_training_objects_labels(workload):
 
 def test_kueues_labels_on_a_paddleflow_paddlejob_are_lost_with_the_reason():
     text = HEADER + "metadata: {name: demo}\nspec: {workload: paddlejob, image: x:1}\n"
-    manifests = api.render_document(parse_spec(text, "spec.yaml"), argocd=False).manifests
+    manifests = build.render_document(parse_spec(text, "spec.yaml"), argocd=False).manifests
     (paddlejob,) = [m.obj for m in manifests]
     paddlejob["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-a"  # by hand
     imported = import_manifests([("in.yaml", yaml.safe_dump(paddlejob))])
@@ -665,7 +665,7 @@ def test_kueues_labels_on_a_paddleflow_paddlejob_are_lost_with_the_reason():
 
 
 def test_a_queued_collective_job_without_the_preemption_rule_says_it_gains_it():
-    manifests = api.render_document(
+    manifests = build.render_document(
         parse_spec(HEADER + kueue_spec("collective-job"), "spec.yaml"), argocd=False
     ).manifests
     objects = [m.obj for m in manifests]

@@ -10,7 +10,7 @@ import subprocess
 
 import yaml
 
-from paddlegen import api
+from paddlegen import build
 from tests.conftest import example_specs, require_tool
 
 IGNORED = {
@@ -76,7 +76,7 @@ def pods_of(obj: dict) -> list[dict]:
 def test_examples_are_clean_for_kube_score(tmp_path):
     binary = require_tool("kube-score")
     docs = []
-    for rendered in api.render_specs(example_specs()):
+    for rendered in build.render_specs(example_specs()):
         for manifests in (rendered.manifests, *rendered.environments.values()):
             for m in manifests:
                 core = m.obj["apiVersion"] in ("batch/v1", "v1")

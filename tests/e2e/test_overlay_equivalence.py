@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paddlegen import api
+from paddlegen import build, write
 from tests.conftest import example_specs, require_tool
 
 
@@ -31,8 +31,8 @@ def _key(obj: dict) -> tuple[str, str]:
 
 
 def assert_overlays_equal_direct_renders(spec: Path, out: Path) -> None:
-    (rendered,) = api.render_specs([spec])
-    api.write_rendered([rendered], out)
+    (rendered,) = build.render_specs([spec])
+    write.write_rendered([rendered], out)
     assert rendered.environments, f"{spec} has no overlays"
     base = built_objects(out / rendered.job.name / "base")
     assert base == sorted((m.obj for m in rendered.manifests), key=_key)
@@ -240,7 +240,7 @@ def test_pod_settings_in_an_overlay_build_to_the_merged_render(tmp_path):
     spec = tmp_path / "pods.yaml"
     spec.write_text(POD_SETTINGS_SPEC)
     assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     prod = {
         (m.obj["kind"], m.obj["metadata"]["name"]): m.obj for m in rendered.environments["prod"]
     }
@@ -289,7 +289,7 @@ def test_init_containers_and_sidecars_in_an_overlay_build_to_the_merged_render(t
     spec = tmp_path / "inits.yaml"
     spec.write_text(INIT_CONTAINERS_SPEC)
     assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
 
     def init_containers(env: str, replica: str) -> list[tuple[str, str]]:
         (job,) = [m.obj for m in rendered.environments[env] if m.obj["kind"] == "PaddleJob"]
@@ -417,7 +417,7 @@ def test_kueue_in_an_overlay_builds_to_the_merged_render(tmp_path):
     spec = tmp_path / "queued.yaml"
     spec.write_text(KUEUE_SPEC)
     assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
 
     def labels(env: str, name: str = "queued") -> dict[str, str]:
         (job,) = [m.obj for m in rendered.environments[env] if m.name == name and m.kind == "Job"]

@@ -9,8 +9,9 @@ import subprocess
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.cli import cli
+from paddlegen.validate import inputs as validation
 from paddlegen.validate.kubeconform import tree_files
 from tests.conftest import example_specs, require_tool
 
@@ -20,17 +21,17 @@ EXAMPLES = example_specs()
 @pytest.fixture(scope="module")
 def rendered_tree(tmp_path_factory):
     out = tmp_path_factory.mktemp("deploy")
-    rendered = api.render_specs(EXAMPLES)
-    api.write_rendered(rendered, out)
+    rendered = build.render_specs(EXAMPLES)
+    write.write_rendered(rendered, out)
     return out, rendered
 
 
 def test_every_example_passes_kubeconform_strict_on_both_paths(rendered_tree):
     binary = require_tool("kubeconform")
     out, rendered = rendered_tree
-    found, used = api.validate_rendered(rendered, out, kubeconform=binary)
+    found, used = validation.validate_rendered(rendered, out, kubeconform=binary)
     assert used == "kubeconform" and found == []
-    found, used = api.validate_rendered(rendered, out, prefer_binary=False)
+    found, used = validation.validate_rendered(rendered, out, prefer_binary=False)
     assert used == "in-process" and found == []
 
 
@@ -44,7 +45,7 @@ def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
         [kustomize, "build", str(directory)], capture_output=True, text=True, check=True
     )
     assert built.stderr == ""
-    found, _ = api.validate_files(
+    found, _ = validation.validate_files(
         [(f"kustomize-build/{job.job.name}", built.stdout)], kubeconform=require_tool("kubeconform")
     )
     assert found == []
@@ -146,7 +147,7 @@ def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered
         tmp_path / "schemas" / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
     )
     k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
-    manifests = [name for name, _ in tree_files(api.rendered_trees(out))]
+    manifests = [name for name, _ in tree_files(validation.rendered_trees(out))]
     run = subprocess.run(
         [
             binary,
@@ -196,7 +197,7 @@ def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_bi
         "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n  volumes: [{name: data, "
         "mountPath: /data, nfs: {server: 10.0.0.1, path: /data}, capacity: 10Gi}]\n"
     )
-    api.write_rendered(api.render_specs([spec]), tmp_path / "deploy")
+    write.write_rendered(build.render_specs([spec]), tmp_path / "deploy")
     team = tmp_path / "team"
     team.mkdir()
     (team / "kustomization.yaml").write_text(

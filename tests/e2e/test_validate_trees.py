@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen import api
 from paddlegen.cli import cli
 from paddlegen.output.layout import HEADER
+from paddlegen.validate import inputs as validation
 from paddlegen.validate import kubeconform as kc
 from paddlegen.validate.inprocess import validate_in_process
 from tests.conftest import require_tool
@@ -32,7 +32,7 @@ def deploy(runner, tmp_path):
 
 
 def _verdicts(out, binary):
-    trees = api.rendered_trees(out)
+    trees = validation.rendered_trees(out)
     by_binary = kc.run_kubeconform([], binary, trees=trees)
     in_process = validate_in_process(kc.tree_files(trees))
     return by_binary, in_process
@@ -51,7 +51,7 @@ def test_a_finding_names_the_file_on_disk_on_both_paths(deploy):
 
 def test_both_paths_read_the_same_files(deploy):
     binary = require_tool("kubeconform")
-    names = [name for name, _ in kc.tree_files(api.rendered_trees(deploy))]
+    names = [name for name, _ in kc.tree_files(validation.rendered_trees(deploy))]
     # The overlay's kustomization and patches are kustomize plumbing, not objects.
     assert not [n for n in names if n.endswith("kustomization.yaml") or "/patch-" in n]
     assert any("/c/base/" in n for n in names)
@@ -74,7 +74,7 @@ def test_a_symlink_in_a_tree_is_never_followed(deploy, tmp_path):
     (deploy / "a" / "leak.yaml").symlink_to(secret)
     by_binary, in_process = _verdicts(deploy, binary)
     assert by_binary == in_process == []  # the link's target was not read by either
-    result = api.validate_rendered([], "", trees=api.rendered_trees(deploy))
+    result = validation.validate_rendered([], "", trees=validation.rendered_trees(deploy))
     assert result[0] == []
 
 

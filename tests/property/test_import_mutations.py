@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.errors import PaddlegenError
 from paddlegen.spec.loader import read_spec
@@ -33,7 +33,7 @@ def rendered_streams() -> tuple[tuple[str, tuple[dict[str, Any], ...]], ...]:
     """Every example's rendered objects (the specs `render` accepts)."""
     found = []
     for spec in example_specs():
-        result = api.render_document(read_spec(str(spec)))
+        result = build.render_document(read_spec(str(spec)))
         found.append((spec.name, tuple(m.obj for m in result.manifests)))
     return tuple(found)
 

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import parse
+from paddlegen.validate import inputs as validation
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
 from tests.conftest import require_tool
@@ -22,16 +23,16 @@ BASE = {
 }
 
 
-def rendered(spec: dict[str, Any]) -> api.Rendered:
+def rendered(spec: dict[str, Any]) -> build.Rendered:
     doc = parse_spec(yaml.safe_dump({**BASE, "spec": {**BASE["spec"], **spec}}), "reg.yaml")
-    assert not [d for d in api.validate_document(doc) if d.is_error]
-    return api.render_document(doc)
+    assert not [d for d in load.validate_document(doc) if d.is_error]
+    return build.render_document(doc)
 
 
 def render(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Objects by kind of a spec that must be accepted and pass kubeconform."""
     result = rendered(spec)
-    assert validate_in_process(api.manifest_files([result], "deploy")) == []
+    assert validate_in_process(validation.manifest_files([result], "deploy")) == []
     return {m.kind: m.obj for m in result.manifests}
 
 
@@ -57,11 +58,11 @@ def test_values_with_characters_yaml_cannot_hold_raw_render_unchanged(value):
     spec = {**BASE["spec"], "env": [{"name": "A", "value": value}]}
     doc = parse_spec(yaml.safe_dump({**BASE, "spec": spec}), "reg.yaml")
     refused = value in ("a\x7fb", "\x9f", "g\ufffe")
-    assert [d.rule for d in api.validate_document(doc) if d.is_error] == (
+    assert [d.rule for d in load.validate_document(doc) if d.is_error] == (
         ["control-character"] if refused else []
     )
-    result = api.render_document(doc)
-    assert validate_in_process(api.manifest_files([result], "deploy")) == []
+    result = build.render_valid(doc)  # with its findings: it renders all the same
+    assert validate_in_process(validation.manifest_files([result], "deploy")) == []
     (job,) = [m.obj for m in result.manifests if m.kind == "Job"]
     (container,) = job["spec"]["template"]["spec"]["containers"]
     assert container["env"] == [{"name": "A", "value": value}]
@@ -98,7 +99,7 @@ def test_quantities_too_large_to_sum_are_rejected_with_a_position(quantity):
         "resources": {"requests": {"cpu": quantity}},
     }
     doc = parse_spec(yaml.safe_dump({**BASE, "spec": spec}), "reg.yaml")
-    (error,) = [d for d in api.validate_document(doc) if d.is_error]
+    (error,) = [d for d in load.validate_document(doc) if d.is_error]
     assert (error.path, error.line, error.rule) == ("$.spec.resources.requests.cpu", 9, "schema")
 
 
@@ -110,7 +111,7 @@ def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
         "shm": 1e-05,
         "resources": {"requests": {"cpu": "1E3"}},
     }
-    files = api.manifest_files([rendered(spec)], "deploy")
+    files = validation.manifest_files([rendered(spec)], "deploy")
     job = next(text for name, text in files if "_job_" in name)
     # (the quantities in the API server's spelling: 1e-05 is 10e-6)
     for quoted in ("'1e3'", "'0o17'", "'1_000'", "'10e-6'", "'1E3'"):

@@ -18,10 +18,11 @@ import yaml
 from click.testing import CliRunner
 from hypothesis import event, example, given
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.cli import cli
 from paddlegen.errors import Diagnostic, SpecError
 from paddlegen.spec.loader import Document, parse_spec
+from paddlegen.validate import inputs as validation
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
 from tests.conftest import require_tool
@@ -56,7 +57,7 @@ def verdict(text: str) -> tuple[Document | None, list[Diagnostic]]:
         doc = parse_spec(text.encode("utf-8"), SPEC)
     except SpecError as exc:
         return None, exc.diagnostics
-    return doc, api.validate_document(doc)
+    return doc, load.validate_document(doc)
 
 
 def is_accepted(doc: Document | None, found: list[Diagnostic]) -> bool:
@@ -65,12 +66,13 @@ def is_accepted(doc: Document | None, found: list[Diagnostic]) -> bool:
 
 def assert_renders_cleanly(text: str, data: Any) -> None:
     """Property 1: renders, byte-stable across two renders, kubeconform strict passes."""
-    first = api.render_document(parse_spec(text.encode("utf-8"), SPEC))
+    first = build.render_document(parse_spec(text.encode("utf-8"), SPEC))
     assert first.doc.data == data, "the loader changed a value while reading it"
-    second = api.render_document(parse_spec(text.encode("utf-8"), SPEC))
+    second = build.render_document(parse_spec(text.encode("utf-8"), SPEC))
     assert first.plan == second.plan
     files = [
-        (f"{next(_serial)}/{path}", body) for path, body in api.manifest_files([first], "deploy")
+        (f"{next(_serial)}/{path}", body)
+        for path, body in validation.manifest_files([first], "deploy")
     ]
     assert files, "an accepted spec rendered no manifest"
     assert validate_in_process(files) == []

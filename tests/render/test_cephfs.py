@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.authoring.explain import explain
 from paddlegen.errors import Diagnostic
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import CEPHFS_CSI_DRIVER
+from paddlegen.validate import inputs as validation
 from tests.helpers import HEADER
 
 CSI = "{clusterID: ceph-a, fsName: cephfs, secretName: ceph-user}"
@@ -32,14 +33,14 @@ def cephfs_volume(cephfs: str, more: str = "") -> str:
 
 
 def findings(text: str) -> list[Diagnostic]:
-    return api.validate_document(parse_spec(text, "spec.yaml"))
+    return load.validate_document(parse_spec(text, "spec.yaml"))
 
 
 def objects(text: str) -> dict[str, dict[str, Any]]:
     """The objects of a spec that validates without errors, by kind (the base's)."""
     doc = parse_spec(text, "spec.yaml")
-    assert not [d for d in api.validate_document(doc) if d.is_error]
-    return {m.kind: m.obj for m in api.render_document(doc).manifests}
+    assert not [d for d in load.validate_document(doc) if d.is_error]
+    return {m.kind: m.obj for m in build.render_document(doc).manifests}
 
 
 def test_a_cephfs_volume_is_a_static_volume_of_the_csi_driver():
@@ -94,7 +95,7 @@ def test_path_secret_namespace_class_options_and_read_only_reach_the_pv():
 
 def test_an_environment_with_its_own_namespace_moves_the_secret_reference_too():
     text = spec_text(cephfs_volume(CSI), extra="overlays:\n  prod: {metadata: {namespace: ml}}\n")
-    rendered = api.render_document(parse_spec(text, "spec.yaml"))
+    rendered = build.render_document(parse_spec(text, "spec.yaml"))
     (pv,) = [m.obj for m in rendered.environments["prod"] if m.kind == "PersistentVolume"]
     assert pv["spec"]["csi"]["nodeStageSecretRef"] == {"name": "ceph-user", "namespace": "ml"}
     assert pv["spec"]["csi"]["volumeHandle"] == pv["metadata"]["name"] == "ml-demo-data"
@@ -230,6 +231,6 @@ def test_the_rendered_csi_pv_passes_the_manifest_validation():
     from paddlegen.validate.inprocess import validate_in_process
 
     doc = parse_spec(spec_text(cephfs_volume(CSI)), "spec.yaml")
-    files = api.manifest_files([api.render_document(doc)], "deploy")
+    files = validation.manifest_files([build.render_document(doc)], "deploy")
     assert any("driver: cephfs.csi.ceph.com" in text for _, text in files)
     assert validate_in_process(files) == []

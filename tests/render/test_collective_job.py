@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import load
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.collective_job import MASTER_SCRIPT, WRAPPER
@@ -204,6 +204,6 @@ def test_gpus_shm_volumes_and_the_data_job_as_for_every_workload():
 def test_the_last_pods_hostname_bounds_the_name(replicas, fits):
     name = "n" * 61  # pod 9 is n...n-9 (63 characters), pod 10 one more
     text = HEADER + BODY.replace("resnet", name).replace("replicas: 3", f"replicas: {replicas}")
-    found = api.validate_document(parse_spec((text + "  args: [t.py]\n").encode(), "s.yaml"))
+    found = load.validate_document(parse_spec((text + "  args: [t.py]\n").encode(), "s.yaml"))
     rules = [d.rule for d in found if d.is_error]
     assert rules == ([] if fits else ["name-length"])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build
 
 VOLUMES = """\
   volumes:
@@ -16,14 +16,14 @@ VOLUMES = """\
 """
 
 
-def render(tmp_path: Path, body: str) -> api.Rendered:
+def render(tmp_path: Path, body: str) -> build.Rendered:
     spec = tmp_path / "spec.yaml"
     spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + body)
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     return rendered
 
 
-def data_job(rendered: api.Rendered) -> dict:
+def data_job(rendered: build.Rendered) -> dict:
     (job,) = [m.obj for m in rendered.manifests if m.name == f"{rendered.job.name}-data"]
     return job
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build, write
 from tests.conftest import require_tool
 
 SEED_004 = """\
@@ -34,18 +34,18 @@ spec:
 """
 
 
-def render(tmp_path: Path, body: str) -> api.Rendered:
+def render(tmp_path: Path, body: str) -> build.Rendered:
     spec = tmp_path / "spec.yaml"
     spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + body)
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     return rendered
 
 
-def objects(rendered: api.Rendered) -> dict[tuple[str, str], dict]:
+def objects(rendered: build.Rendered) -> dict[tuple[str, str], dict]:
     return {(m.kind, m.name): m.obj for m in rendered.manifests}
 
 
-def pod_of(rendered: api.Rendered, name: str = "paddle-cluster-job") -> dict:
+def pod_of(rendered: build.Rendered, name: str = "paddle-cluster-job") -> dict:
     return objects(rendered)[("Job", name)]["spec"]["template"]["spec"]
 
 
@@ -248,7 +248,7 @@ def test_kustomize_builds_it_and_kubeconform_accepts_it(tmp_path, schema_dir):
     body = SEED_004 + "  dataPrep: {image: paddlepaddle/paddle-tutorial:k8s_data, volume: efs}\n"
     rendered = render(tmp_path, body)
     out = tmp_path / "out"
-    api.write_rendered([rendered], out)
+    write.write_rendered([rendered], out)
     built = subprocess.run(
         [kustomize, "build", str(out / "paddle-cluster-job")],
         capture_output=True,

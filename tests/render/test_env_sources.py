@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.helpers import ENV_SOURCES, ROLE_ENV_SOURCES
@@ -72,7 +72,7 @@ def test_a_workloads_own_env_comes_before_the_specs_and_wins_over_env_from():
 
 def errors(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    return sorted((d.path, d.rule, d.message) for d in api.validate_document(doc) if d.is_error)
+    return sorted((d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error)
 
 
 @pytest.mark.parametrize("workload", ["paddlejob", "kubeflow-paddlejob"])

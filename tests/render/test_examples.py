@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build
 from tests.conftest import ROOT, example_specs
 
 EXAMPLES = example_specs()
 
 
-def tree_text(rendered: api.Rendered) -> str:
+def tree_text(rendered: build.Rendered) -> str:
     return "".join(f"# ---- {path} ----\n{text}" for path, text in rendered.plan.items())
 
 
@@ -22,7 +22,7 @@ def example_id(spec) -> str:
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=example_id)
 def test_example_renders_to_its_snapshot(spec, yaml_snapshot):
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     assert tree_text(rendered) == yaml_snapshot
 
 

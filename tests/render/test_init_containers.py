@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.yamlio import dump_yaml
@@ -58,11 +58,11 @@ def spec(workload: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def rendered(data: dict[str, Any]) -> api.Rendered:
+def rendered(data: dict[str, Any]) -> build.Rendered:
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    errors = [d for d in api.validate_document(doc) if d.is_error]
+    errors = [d for d in load.validate_document(doc) if d.is_error]
     assert not errors, errors
-    return api.render_document(doc, argocd=False)
+    return build.render_document(doc, argocd=False)
 
 
 def render(data: dict[str, Any]) -> list[dict[str, Any]]:

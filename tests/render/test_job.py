@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import yaml
 
-from paddlegen import api
+from paddlegen import build
 from tests.conftest import EXAMPLES
 
 
 def render(tmp_path, body: str) -> dict[str, dict]:
     spec = tmp_path / "spec.yaml"
     spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + body)
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     return {path: yaml.safe_load(text) for path, text in rendered.plan.items()}
 
 
 def test_quickstart_reproduces_the_seed_job():
-    (rendered,) = api.render_specs([EXAMPLES / "quickstart.yaml"])
+    (rendered,) = build.render_specs([EXAMPLES / "quickstart.yaml"])
     assert list(rendered.plan) == [
         "kustomization.yaml",
         "batch_v1_job_quickstart.yaml",
@@ -148,8 +148,8 @@ def test_a_value_cannot_inject_yaml(tmp_path):
 def test_output_is_byte_stable(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + FULL)
-    first = api.render_specs([spec])[0].plan
-    second = api.render_specs([spec])[0].plan
+    first = build.render_specs([spec])[0].plan
+    second = build.render_specs([spec])[0].plan
     assert first == second
 
 

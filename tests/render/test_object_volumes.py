@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.render.test_pod_settings import WORKLOADS, data_pod, render, spec, training_pods
@@ -61,7 +61,7 @@ def test_modes_are_written_as_numbers_yaml_octal_reads_them():
 
 def errors(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    return sorted((d.path, d.rule, d.message) for d in api.validate_document(doc) if d.is_error)
+    return sorted((d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error)
 
 
 @pytest.mark.parametrize("section", ["dataPrep", "distributed"])

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.helpers import POD_SETTINGS, ROLE_POD_SETTINGS
@@ -52,9 +52,9 @@ def spec(workload: str, **extra: Any) -> dict[str, Any]:
 
 def render(data: dict[str, Any]) -> list[dict[str, Any]]:
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    errors = [d for d in api.validate_document(doc) if d.is_error]
+    errors = [d for d in load.validate_document(doc) if d.is_error]
     assert not errors, errors
-    return [m.obj for m in api.render_document(doc, argocd=False).manifests]
+    return [m.obj for m in build.render_document(doc, argocd=False).manifests]
 
 
 def training_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -224,7 +224,7 @@ def test_pod_settings_are_checked_like_the_objects_own(field, value, said):
         target = data["spec"] if where == "spec" else data["spec"]["worker"]
         target[field] = value
         doc = parse_spec(dump_yaml(data), "case.yaml")
-        messages = [d.message for d in api.validate_document(doc) if d.is_error]
+        messages = [d.message for d in load.validate_document(doc) if d.is_error]
         assert any(said in m for m in messages), messages
 
 
@@ -267,7 +267,7 @@ def test_topology_spread_constraints_the_api_server_refuses_are_errors_where_the
         }
     ]
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    found = [(d.path, d.rule, d.message) for d in api.validate_document(doc) if d.is_error]
+    found = [(d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error]
     where = "$.spec.topologySpreadConstraints"
     assert sorted(found) == [
         (
@@ -326,7 +326,7 @@ def test_fields_paddleflows_crd_would_drop_are_refused_for_paddlejob():
     data = spec("paddlejob")
     data["spec"]["worker"]["topologySpreadConstraints"] = [NEWER_SPREAD]
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    found = sorted((d.path, d.rule) for d in api.validate_document(doc) if d.is_error)
+    found = sorted((d.path, d.rule) for d in load.validate_document(doc) if d.is_error)
     where = "$.spec.worker.topologySpreadConstraints[0]"
     assert found == [
         (f"{where}.{key}", "topology-spread")

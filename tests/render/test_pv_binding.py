@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.spec.loader import parse_spec
 
 SOURCES = [
@@ -26,7 +26,7 @@ def spec(source: str, metadata: str = "{name: demo}", volume: str = "", more: st
 
 def storage(text: str, env: str | None = None) -> tuple[dict, dict]:
     """The PersistentVolume and PersistentVolumeClaim ``text`` renders (in environment env)."""
-    rendered = api.render_document(parse_spec(text, "spec.yaml"))
+    rendered = build.render_document(parse_spec(text, "spec.yaml"))
     manifests = rendered.environments[env] if env else rendered.manifests
     objects = {m.kind: m.obj for m in manifests}
     return objects["PersistentVolume"], objects["PersistentVolumeClaim"]
@@ -53,7 +53,7 @@ def test_a_class_the_spec_names_is_used_as_given_and_warned_about_without_a_name
     text = spec(SOURCES[0], volume=", storageClassName: slow")
     pv, claim = storage(text)
     assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == "slow"
-    found = api.validate_document(parse_spec(text, "spec.yaml"))
+    found = load.validate_document(parse_spec(text, "spec.yaml"))
     assert [d.rule for d in found] == ["pv-binding"]
     namespaced = spec(SOURCES[0], "{name: demo, namespace: team}", ", storageClassName: slow")
     pv, _ = storage(namespaced)
@@ -61,7 +61,7 @@ def test_a_class_the_spec_names_is_used_as_given_and_warned_about_without_a_name
         "slow",
         "team",
     )
-    assert api.validate_document(parse_spec(namespaced, "spec.yaml")) == []
+    assert load.validate_document(parse_spec(namespaced, "spec.yaml")) == []
 
 
 def test_an_overlay_that_gives_the_namespace_pre_binds_there():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen import api
+from paddlegen import load
 from paddlegen.cli import cli
 from paddlegen.errors import SpecError
 from paddlegen.spec.loader import MAX_BYTES, MAX_DEPTH
@@ -97,7 +97,7 @@ def hostile_dir(tmp_path_factory) -> Path:
 
 def _load(path: Path) -> SpecError:
     with pytest.raises(SpecError) as info:
-        api.load_valid(path)
+        load.load_valid(path)
     return info.value
 
 

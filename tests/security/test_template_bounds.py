@@ -152,7 +152,7 @@ def test_each_render_gets_its_own_budget():
 )
 def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_path, workload):
     """The bounds sit above anything a valid spec can make the shipped templates build."""
-    from paddlegen import api
+    from paddlegen import build
     from paddlegen.spec.loader import MAX_BYTES
 
     extra = {
@@ -170,5 +170,5 @@ def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_
     spec = tmp_path / "big.yaml"
     spec.write_text(head + "x" * (MAX_BYTES - len(head) - 3) + "}]\n")
     assert spec.stat().st_size == MAX_BYTES
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     assert sum(text.count("x" * 1000) for text in rendered.plan.values()) >= 1000

@@ -124,9 +124,9 @@ def test_built_in_templates_render_through_the_sandbox(monkeypatch):
         return env
 
     monkeypatch.setattr(render, "environment", spy)
-    from paddlegen import api
+    from paddlegen import build
 
-    api.render_specs([GOOD_SPEC])
+    build.render_specs([GOOD_SPEC])
     assert seen and all(isinstance(env, ImmutableSandboxedEnvironment) for env in seen)
 
 

@@ -460,13 +460,13 @@ def test_a_ttl_is_safe_under_argo_cd_the_finished_object_is_a_hook(tmp_path, wor
     """The object a TTL deletes is a Sync hook, which Argo CD does not compare: it is not
     Missing after its TTL and no sync creates it again (verified live in
     tests/cluster/test_argocd_runtime_safety.py). So no warning any more."""
-    from paddlegen import api
+    from paddlegen import build, load
 
     spec = tmp_path / "ttl.yaml"
     spec.write_text(TTL_SPEC.format(workload=workload, extra=extra))
-    doc, warnings = api.load_valid(spec)
+    doc, warnings = load.load_valid(spec)
     assert not [d for d in warnings if "ttl" in d.message.lower()]
-    manifests = api.render_document(doc).manifests
+    manifests = build.render_document(doc).manifests
     (main,) = [m for m in manifests if (m.name, m.kind) == ("ttl", kind)]
     assert main.obj["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "Sync"
 

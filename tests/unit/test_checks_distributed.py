@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import api, report
+from paddlegen import build, load, report
 from paddlegen.errors import SpecError
 from paddlegen.spec.loader import parse_spec
 
@@ -18,7 +18,7 @@ def findings(body: str, workload: str | None = None) -> list[str]:
     doc = parse_spec(HEADER + body, "spec.yaml")
     return [
         line
-        for line in report.text(api.validate_document(doc, workload)).splitlines()
+        for line in report.text(load.validate_document(doc, workload)).splitlines()
         if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))
     ]
 
@@ -150,7 +150,7 @@ def test_no_host_ports_no_warning():
 def test_warnings_reach_the_rendered_result(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + distributed(replicas=3))
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     assert [(w.severity, w.rule, w.line, w.col) for w in rendered.warnings] == [
         ("warning", "limits-missing", 4, 1),
         ("warning", "hostport-nodes", 7, 22),
@@ -161,7 +161,7 @@ def test_errors_stop_rendering(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + distributed("  ps: {replicas: 1}\n"))
     with pytest.raises(SpecError) as caught:
-        api.render_specs([spec])
+        build.render_specs([spec])
     assert [d.rule for d in caught.value.diagnostics if d.is_error] == ["distributed-roles"]
 
 

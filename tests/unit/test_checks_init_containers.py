@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 
@@ -25,7 +25,7 @@ def findings(workload: str, **spec: Any) -> list[tuple[str, str, str]]:
         },
     }
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    return sorted((d.path, d.rule, d.message) for d in api.validate_document(doc) if d.is_error)
+    return sorted((d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error)
 
 
 def test_a_roles_own_entry_that_clashes_with_the_spec_wide_list_is_where_the_finding_is():

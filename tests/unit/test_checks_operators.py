@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import api, report
+from paddlegen import build, load, report
 from paddlegen.errors import SpecError
 from paddlegen.spec.loader import Document, parse_spec
 
@@ -16,7 +16,7 @@ def findings_of(doc: Document, workload: str | None = None) -> list[str]:
     warning almost every small spec gets; tests/unit/test_security_defaults.py covers it)."""
     return [
         line
-        for line in report.text(api.validate_document(doc, workload)).splitlines()
+        for line in report.text(load.validate_document(doc, workload)).splitlines()
         if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))
     ]
 
@@ -274,7 +274,7 @@ def test_errors_stop_the_render(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + "spec: {image: x, heter: {replicas: 1}, paddlejob: {withGloo: 1}}\n")
     with pytest.raises(SpecError) as caught:
-        api.render_specs([spec])
+        build.render_specs([spec])
     assert sorted(d.rule for d in caught.value.diagnostics if d.is_error) == [
         "paddlejob-gloo",
         "paddlejob-heter",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import api, report
+from paddlegen import load, report
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import canonical, server_value
 from tests.unit.test_checks_distributed import HEADER, findings
@@ -63,7 +63,7 @@ def test_every_string_that_reaches_a_manifest_is_checked_and_the_count_is_given(
         HEADER.replace("{name: demo}", '{name: demo, annotations: {a: "\\x10"}}') + body,
         "spec.yaml",
     )
-    lines = report.text(api.validate_document(doc)).splitlines()
+    lines = report.text(load.validate_document(doc)).splitlines()
     assert [line for line in lines if "[control-character]" in line] == [
         f"spec.yaml:3:41: error: $.metadata.annotations.a: the value holds U+0010 (a C0 control "
         f"character), {SAYS}",
@@ -635,7 +635,7 @@ def test_a_pv_with_a_namespace_is_pre_bound_whatever_its_class():
     namespaced = HEADER.replace("metadata: {name: demo}", "metadata: {name: demo, namespace: ml}")
     text = namespaced + JOB + f"  volumes: [{NFS}, storageClassName: slow}}]\n"
     assert not [
-        d for d in api.validate_document(parse_spec(text, "s.yaml")) if d.rule == "pv-binding"
+        d for d in load.validate_document(parse_spec(text, "s.yaml")) if d.rule == "pv-binding"
     ]
 
 

@@ -75,13 +75,13 @@ def test_the_contract_env_is_the_runtimes():
 
 
 def test_the_last_pods_jobset_hostname_bounds_the_name():
-    from paddlegen import api
+    from paddlegen import load
     from paddlegen.spec.loader import parse_spec
 
     def found(name: str) -> list[str]:
         text = f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: {name}}}\n"
         doc = parse_spec(text + TRAINJOB + "  worker: {replicas: 10}\n", "spec.yaml")
-        return [d.rule for d in api.validate_document(doc) if d.is_error]
+        return [d.rule for d in load.validate_document(doc) if d.is_error]
 
     name = "a" * 54  # `<name>-node-0-9`: 54 + 9 = 63
     assert found(name) == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.authoring.explain import OUTPUTS, explain, field_paths, format_doc, outputs
 from paddlegen.errors import InputError
 from paddlegen.spec.loader import parse_spec
@@ -145,9 +145,9 @@ def _set(data: dict[str, Any], field: str, value: Any) -> str:
 
 def _render(data: dict[str, Any]) -> list[dict[str, Any]]:
     doc = parse_spec(dump_yaml(data), "case.yaml")
-    errors = [d for d in api.validate_document(doc) if d.is_error]
+    errors = [d for d in load.validate_document(doc) if d.is_error]
     assert not errors, errors
-    return [m.obj for m in api.render_document(doc, argocd=False).manifests]
+    return [m.obj for m in build.render_document(doc, argocd=False).manifests]
 
 
 _STEP = re.compile(r"([^.\[]+)((?:\[[^\]]*\])*)")

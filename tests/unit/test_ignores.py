@@ -96,14 +96,14 @@ def test_run_rules_are_checked_against_the_registry():
 
 
 def test_the_docs_example_silences_what_it_says(tmp_path):
-    from paddlegen import api
+    from paddlegen import load
 
     page = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
     example = page.split("## Silencing a rule", 1)[1].split("```yaml\n", 1)[1].split("```")[0]
     spec = tmp_path / "ranker.yaml"
     spec.write_text(example)
-    assert api.load_valid(spec)[1] == []
+    assert load.load_valid(spec)[1] == []
     spec.write_text(example.split("ignore:")[0])
     with pytest.raises(SpecError) as raised:
-        api.load_valid(spec)
+        load.load_valid(spec)
     assert [d.rule for d in raised.value.diagnostics] == ["limits-missing", "secret-literal"]

@@ -208,10 +208,10 @@ spec:
 
 def render(result) -> dict[str, dict]:
     """The objects the imported spec renders, by kind."""
-    from paddlegen import api
+    from paddlegen import build
     from paddlegen.spec.loader import parse_spec
 
-    manifests = api.render_document(parse_spec(result.text, "imported.yaml")).manifests
+    manifests = build.render_document(parse_spec(result.text, "imported.yaml")).manifests
     return {m.obj["kind"]: m.obj for m in manifests}
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.spec.loader import parse_spec
 
@@ -92,8 +92,8 @@ def test_a_static_csi_volume_comes_back_as_a_cephfs_volume():
         str(n) for n in result.notes
     ]
     doc = parse_spec(result.text, "imported.yaml")
-    assert [d for d in api.validate_document(doc) if d.is_error] == []
-    (pv,) = [m.obj for m in api.render_document(doc).manifests if m.kind == "PersistentVolume"]
+    assert [d for d in load.validate_document(doc) if d.is_error] == []
+    (pv,) = [m.obj for m in build.render_document(doc).manifests if m.kind == "PersistentVolume"]
     assert pv["spec"]["csi"] == {**CSI, "volumeHandle": "team-demo-data"}
 
 
@@ -152,5 +152,5 @@ def test_an_in_tree_volume_comes_back_asking_for_the_in_tree_plugin():
         "secretNamespace": "ceph-csi",
     }
     assert result.lossy == []
-    found = api.validate_document(parse_spec(result.text, "imported.yaml"))
+    found = load.validate_document(parse_spec(result.text, "imported.yaml"))
     assert [(d.severity, d.rule) for d in found] == [("warning", "cephfs-in-tree")]

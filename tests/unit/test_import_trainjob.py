@@ -9,7 +9,7 @@ import copy
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
 from paddlegen.errors import ManifestError
@@ -87,7 +87,7 @@ def test_the_cli_names_each_field_at_its_line_and_column_and_exits_1(runner, tmp
         "over [import-lossy]" in result.stderr.splitlines()
     )
     assert "Traceback" not in result.stderr
-    assert api.render_document(parse_spec(out.read_text("utf-8"), str(out))).manifests
+    assert build.render_document(parse_spec(out.read_text("utf-8"), str(out))).manifests
 
 
 def test_kueues_patch_read_back_is_dropped_with_a_cosmetic_note_and_paddlegens_own_maps():
@@ -203,7 +203,7 @@ def test_a_queued_runtime_without_kueues_label_or_the_other_way_round_is_lossy(
     (note,) = result.notes
     assert note.lossy and note.at == ("spec", "runtimeRef", "name") and note.line > 0
     assert f"runtime {runtime} becomes {becomes}" in note.message
-    again = api.render_document(parse_spec(result.text.encode(), "imported.yaml"))
+    again = build.render_document(parse_spec(result.text.encode(), "imported.yaml"))
     (train_job,) = [m.obj for m in again.manifests if m.kind == "TrainJob"]
     assert train_job["spec"]["runtimeRef"]["name"] == becomes
 

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paddlegen import api
+from paddlegen import build, load
 from paddlegen.authoring.init import InitOptions, answer_problems, init_spec
 from paddlegen.spec.loader import parse_spec
 
@@ -197,7 +197,7 @@ def test_answers_without_problems_make_a_spec_without_findings(answers):
     assert all(problems.values())
     if not problems:
         text = init_spec(InitOptions(**answers))
-        found = api.validate_document(parse_spec(text, "spec.yaml"))
+        found = load.validate_document(parse_spec(text, "spec.yaml"))
         # an info finding says nothing is wrong (kubeflow-paddlejob's Kueue note, which the
         # spec's comment repeats)
         assert [d for d in found if d.severity != "info"] == []
@@ -214,6 +214,6 @@ def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():
         text = init_spec(options, "demo.yaml")
         (volume,) = yaml.safe_load(text)["spec"]["volumes"]
         assert "accessModes" not in volume
-        (rendered,) = [api.render_document(parse_spec(text, "demo.yaml"))]
+        (rendered,) = [build.render_document(parse_spec(text, "demo.yaml"))]
         (claim,) = [m.obj for m in rendered.manifests if m.obj["kind"] == "PersistentVolumeClaim"]
         assert claim["spec"]["accessModes"] == modes

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build, write
 from paddlegen.output import interrupts, pool
 from paddlegen.output import writer as kustomize
 from paddlegen.output.layout import HEADER
@@ -53,17 +53,17 @@ def _interrupt_at(monkeypatch, module, name: str, call: int) -> None:
     monkeypatch.setattr(module, name, wrapped)
 
 
-def _rendered(tmp_path: Path, image: str) -> list[api.Rendered]:
+def _rendered(tmp_path: Path, image: str) -> list[build.Rendered]:
     specs = tmp_path / f"specs-{image.replace(':', '-')}"
     specs.mkdir()
     for i in range(6):
         (specs / f"j{i}.yaml").write_text(job_spec(f"j{i}", image))
-    return api.render_specs(sorted(specs.iterdir()))
+    return build.render_specs(sorted(specs.iterdir()))
 
 
 def test_an_interrupted_write_keeps_whole_jobs_and_leaves_no_staging(tmp_path, monkeypatch):
     out = tmp_path / "deploy"
-    api.write_rendered(_rendered(tmp_path, "img:1"), out)
+    write.write_rendered(_rendered(tmp_path, "img:1"), out)
     old = job_trees(out)
     new_rendered = _rendered(tmp_path, "img:2")
     # Each job writes three files (its manifest, its run record and kustomization.yaml): the
@@ -71,7 +71,7 @@ def test_an_interrupted_write_keeps_whole_jobs_and_leaves_no_staging(tmp_path, m
     # half staged.
     _interrupt_at(monkeypatch, kustomize, "_write_text", 10)
     with pytest.raises(KeyboardInterrupt):
-        api.write_rendered(new_rendered, out)
+        write.write_rendered(new_rendered, out)
     assert hidden(out) == []
     found = job_trees(out)
     assert [job for job in found if found[job] != old[job]] == ["j0", "j1", "j2"]
@@ -82,12 +82,12 @@ def test_the_rename_fallback_of_a_swap_is_not_cut_in_two(tmp_path, monkeypatch):
     """Without renameat2 a swap takes three renames; an interrupt after the first one, where
     the job directory is gone, waits until the new tree is in place."""
     out = tmp_path / "deploy"
-    api.write_rendered(_rendered(tmp_path, "img:1"), out)
+    write.write_rendered(_rendered(tmp_path, "img:1"), out)
     new_rendered = _rendered(tmp_path, "img:2")
     monkeypatch.setattr(kustomize, "_renameat2", lambda: None)
     _interrupt_at(monkeypatch, os, "rename", 1)
     with pytest.raises(KeyboardInterrupt):
-        api.write_rendered(new_rendered[:1], out)
+        write.write_rendered(new_rendered[:1], out)
     monkeypatch.undo()
     assert hidden(out) == []
     assert "img:2" in (out / "j0" / "batch_v1_job_j0.yaml").read_text()

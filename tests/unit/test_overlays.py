@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.errors import SpecError
 from paddlegen.spec.overlays import deep_merge
 
@@ -32,7 +32,7 @@ def test_maps_merge_lists_replace_null_removes():
 def render(tmp_path, overlays: str):
     spec = tmp_path / "spec.yaml"
     spec.write_text(BASE + overlays)
-    return spec, api.render_specs([spec])[0]
+    return spec, build.render_specs([spec])[0]
 
 
 def test_an_overlay_error_points_into_the_overlay(tmp_path):

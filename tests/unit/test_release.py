@@ -21,6 +21,8 @@ def headings(level: str) -> list[str]:
 
 def test_the_changelogs_newest_version_is_the_packages_and_only_it_may_be_unpublished():
     versions = headings("##")
+    if versions[:1] == ["Unreleased"]:  # Keep a Changelog: changes not in a version yet
+        versions = versions[1:]
     assert versions, "CHANGELOG.md has no version"
     newest, *older = versions
     assert re.fullmatch(rf"{VERSION} \(not yet published\)|{VERSION} - \d{{4}}-\d\d-\d\d", newest)

@@ -11,7 +11,7 @@ from paddlegen.cli import render as render_cli
 from paddlegen.gitops import kueue_setup
 from paddlegen.rules import REGISTRY, RULES, ignores
 from paddlegen.rules.help import HELP, OTHERS
-from paddlegen.validate import inprocess, kubeconform, kueue_queues, overlays, server
+from paddlegen.validate import inprocess, kubeconform, kueue_queues, patched, server
 from paddlegen.workloads import import_notes
 from tests.conftest import ROOT
 
@@ -31,7 +31,7 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         return [cls, *(c for sub in cls.__subclasses__() for c in subclasses(sub))]
 
     reported = {
-        # the loader, the schema and the spec set (spec/loader.py, spec/schema.py, api.py)
+        # the loader, the schema and the spec set (spec/loader.py, spec/schema.py, load.py)
         "yaml",
         "encoding",
         "schema",
@@ -42,7 +42,7 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         # manifests
         kubeconform.RULE,
         inprocess.RULE,
-        overlays.RULE,
+        patched.RULE,
         server.RULE,
         kueue_queues.RULE,
         # check, diff and the run's summary

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen import api, report
+from paddlegen import build, load, report
 from paddlegen.cli import cli
 from paddlegen.errors import SpecError
 from paddlegen.spec.loader import parse_spec
@@ -16,7 +16,7 @@ HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
 def pods(tmp_path, body: str) -> list[dict]:
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + body)
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     out = []
     for m in rendered.manifests:
         text = yaml.safe_dump(m.obj)
@@ -104,7 +104,7 @@ def test_default_requests_never_exceed_a_given_limit(tmp_path):
 
 def findings(body: str) -> list[str]:
     doc = parse_spec(HEADER + body, "spec.yaml")
-    return report.text(api.validate_document(doc)).splitlines()
+    return report.text(load.validate_document(doc)).splitlines()
 
 
 def test_a_missing_memory_limit_is_a_warning():
@@ -158,7 +158,7 @@ def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, valu
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + body)
     with pytest.raises(SpecError):
-        api.render_specs([spec])
+        build.render_specs([spec])
 
 
 @pytest.mark.parametrize(
@@ -212,7 +212,7 @@ def test_settings_with_credential_words_in_their_names_pass(tmp_path, name, valu
     assert findings(body) == []
     spec = tmp_path / "spec.yaml"
     spec.write_text(HEADER + body)
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     env = rendered.manifests[0].obj["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": name, "value": value} in env
 

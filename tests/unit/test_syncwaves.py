@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.render.syncwaves import HOOK, HOOK_DELETE_POLICY, WAVE
 from paddlegen.spec.loader import parse_spec
 
@@ -32,7 +32,7 @@ EXTRA = {"collective-job": "  args: [train.py]\n"}
 
 
 def manifests(text: str, **kwargs):
-    return api.render_document(parse_spec(text.encode(), "demo.yaml"), **kwargs).manifests
+    return build.render_document(parse_spec(text.encode(), "demo.yaml"), **kwargs).manifests
 
 
 def record(text: str) -> dict:
@@ -94,7 +94,7 @@ def test_an_environment_patches_the_digest_of_its_run(tmp_path):
     spec.write_text(
         BODY.format(workload="job", extra="overlays:\n  prod: {spec: {image: img:2}}\n")
     )
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     patch = yaml.safe_load(rendered.plan["overlays/prod/patch-v1_configmap_demo-run.yaml"])
     base = yaml.safe_load(rendered.plan["base/v1_configmap_demo-run.yaml"])
     assert (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.errors import ToolError
 from paddlegen.validate.kueue_queues import QUEUE_LABEL
 from paddlegen.validate.server import Server, dry_run
@@ -25,7 +25,7 @@ def fake_kubectl(folder: Path, body: str) -> None:
 def rendered(tmp_path):
     spec = tmp_path / "a.yaml"
     spec.write_text(job_spec("a"))
-    return api.render_specs([spec])
+    return build.render_specs([spec])
 
 
 def test_a_kubectl_that_hangs_is_a_tool_error_after_the_timeout(tmp_path, monkeypatch, rendered):
@@ -102,7 +102,7 @@ def queued(tmp_path: Path, name: str, namespace: str, queue: str, extra: str = "
     spec.write_text(job_spec(name, extra=extra).replace(
         f"name: {name}\n", f"name: {name}\n  namespace: {namespace}\n", 1
     ))  # fmt: skip
-    (rendered,) = api.render_specs([spec])
+    (rendered,) = build.render_specs([spec])
     for manifests in [rendered.manifests, *rendered.environments.values()]:
         (job,) = [m for m in manifests if m.kind == "Job"]
         # a new dict: the render shares one labels mapping between a job's objects

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from paddlegen import api
+from paddlegen import build
 from paddlegen.resources import templates_dir
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import DEFAULT_WORKLOAD, build_job
@@ -36,7 +36,7 @@ def _spec_text(name: str, extra: str = "", distributed: str = DISTRIBUTED) -> st
 
 def _main_object(name: str, extra: str = "", distributed: str = DISTRIBUTED) -> dict:
     w = WORKLOADS[name]
-    rendered = api.render_document(parse_spec(_spec_text(name, extra, distributed), "spec.yaml"))
+    rendered = build.render_valid(parse_spec(_spec_text(name, extra, distributed), "spec.yaml"))
     (main,) = [m.obj for m in rendered.manifests if (m.obj["apiVersion"], m.kind) == w.kind]
     return main
 

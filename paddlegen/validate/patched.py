@@ -1,4 +1,4 @@
-"""The environments of a rendered tree, built in process as kustomize would build them.
+"""The patched objects of a rendered tree's environments, built in process as kustomize would.
 
 A job with overlays keeps each environment as JSON patches (`overlays/<env>/patch-<file>`)
 against its `base/` objects. Neither backend can validate a patch file: a prod patch setting
@@ -23,7 +23,7 @@ from paddlegen.yamlio import dump_yaml, load_all
 RULE = "overlay"
 
 
-def overlay_files(trees: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+def patched_files(trees: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
     """``(patch file, YAML of the patched object)`` for every patch of every environment, and
     a finding for each patch that does not apply. Symlinks are not followed."""
     files: list[tuple[str, str]] = []

@@ -1,0 +1,298 @@
+"""Build -> render -> plan: valid specs to each job's files, on one or many processes."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paddlegen.errors import (
+    Diagnostic,
+    InputError,
+    OutputError,
+    PaddlegenError,
+    SpecError,
+    TemplateError,
+)
+from paddlegen.events import Events
+from paddlegen.load import load_valid, require_valid
+from paddlegen.output import stamp
+from paddlegen.output.layout import CUSTOM, Plan, has_custom, plan_job, plan_overlays
+from paddlegen.output.pool import map_ordered
+from paddlegen.output.stamp import Inputs, Reused, with_stamp
+from paddlegen.output.writer import Staged, discard, stage_job
+from paddlegen.render.engine import Manifest, render_job
+from paddlegen.spec.loader import Document, read_spec_bytes
+from paddlegen.spec.model import Job, build_job
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One spec through the pipeline: its job directory's files, before anything touches disk.
+
+    ``reused`` says the directory on disk is already what the spec renders to (nothing was
+    rendered; ``plan`` is empty); ``staged`` holds its new tree, built beside the old one and
+    waiting to be swapped in. ``doc``, ``job``, ``manifests`` and ``environments`` are the
+    objects and positions that ``--stdout`` and validation need; results that cross a process
+    boundary leave them out (``None`` and empty), which keeps them small.
+    """
+
+    file: str
+    name: str
+    plan: Plan
+    warnings: list[Diagnostic]
+    digest: str = ""  # the input digest its stamp records (see output/stamp.py); "" writes none
+    reused: Reused | None = None
+    staged: Staged | None = None
+    doc: Document | None = None
+    job: Job | None = None
+    manifests: list[Manifest] = field(default_factory=list)  # of the base spec
+    environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
+    custom: bool = False  # the plan lists the job folder's own Component (output/layout.py)
+
+
+def render_document(
+    doc: Document,
+    workload: str | None = None,
+    templates: str | None = None,
+    *,
+    ignore: Iterable[str] = (),
+    argocd: bool = True,
+    digest: str = "",
+    output: str | Path | None = None,
+) -> Rendered:
+    """A loaded spec validated (SpecError carrying every finding when it has errors, see
+    ``load.require_valid``), then rendered in memory as ``render_valid`` renders it."""
+    warnings = require_valid(doc, workload, ignore)
+    return render_valid(
+        doc, workload, templates, warnings, argocd=argocd, digest=digest, output=output
+    )
+
+
+def render_valid(
+    doc: Document,
+    workload: str | None = None,
+    templates: str | None = None,
+    warnings: Iterable[Diagnostic] = (),
+    *,
+    argocd: bool = True,
+    digest: str = "",
+    output: str | Path | None = None,
+) -> Rendered:
+    """A loaded spec already validated (its ``warnings`` found) rendered in memory, objects
+    and positions kept. With ``output`` (the folder the job folder is planned for), a
+    `custom/` Component found in the job folder there is listed in its kustomization."""
+    from paddlegen.spec.overlays import base_document, env_document
+
+    job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
+    env_jobs = {
+        env: _render_data(env_document(doc, env).data, workload, templates, argocd)
+        for env in sorted(doc.data.get("overlays", {}))
+    }
+    environments = {env: env_manifests for env, (_, env_manifests) in env_jobs.items()}
+    custom = output is not None and has_custom(Path(output) / job.name)
+    plan = (
+        plan_overlays(
+            job,
+            manifests,
+            environments,
+            {env: j.namespace for env, (j, _) in env_jobs.items()},
+            custom,
+        )
+        if environments
+        else plan_job(job, manifests, CUSTOM if custom else None)
+    )
+    return Rendered(
+        doc.file,
+        job.name,
+        plan,
+        list(warnings),
+        digest,
+        None,
+        None,
+        doc,
+        job,
+        manifests,
+        environments,
+        custom,
+    )
+
+
+def _render_data(
+    data: dict, workload: str | None, templates: str | None, argocd: bool
+) -> tuple[Job, list[Manifest]]:
+    job = build_job(data, workload)
+    manifests = render_job(job, templates)
+    if argocd:
+        from paddlegen.render.syncwaves import annotate
+
+        manifests = annotate(job.name, job.workload, manifests)
+    return job, manifests
+
+
+def render_specs(
+    paths: Sequence[str | Path],
+    workload: str | None = None,
+    templates: str | None = None,
+    *,
+    argocd: bool = True,
+    objects: bool = True,
+    reuse: str | Path | None = None,
+    jobs: int = 1,
+    stage_in: str | Path | None = None,
+    ignore: Iterable[str] = (),
+    events: Events | None = None,
+    output: str | Path | None = None,
+    stamped: bool = True,
+) -> list[Rendered]:
+    """Every spec validated and rendered; all errors reported together, nothing rendered twice.
+
+    With ``objects`` (the default) each result keeps its objects and positions, and the work
+    stays in this process. Without, the specs are rendered on up to ``jobs`` processes;
+    with ``reuse`` (the output folder), a spec whose job directory there carries a matching
+    stamp and untouched files is not rendered again (``Rendered.reused``); with ``stage_in``
+    (the output folder, held under ``output_lock``), each worker also builds its job's new tree
+    beside the old one, so the files are written in parallel with the rendering. On any error
+    every staged tree is discarded before the error is raised: a SpecError carrying every
+    spec's findings, its message how many specs have errors (``specs_with_errors``). ``ignore``
+    names rules whose findings are silenced in every spec (see ``validate_document``).
+    ``output`` is the folder the job folders are planned for (see ``render_valid``).
+    Without ``stamped`` (output to print) the results carry no input digest (no stamp).
+    """
+    specs = [Path(p) for p in paths]
+    inputs = Inputs.of(workload, templates, argocd, ignore, stamped=stamped or bool(reuse))
+    raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
+    found = {
+        path: Rendered(str(path), name, {}, reused.warnings, digest, reused)
+        for path, (name, digest, reused) in (
+            stamp.reusable(specs, Path(reuse), inputs, raws) if reuse else {}
+        ).items()
+    }
+    todo = [path for path in specs if path not in found]
+    work = [
+        (
+            path,
+            inputs,
+            Path(stage_in) if stage_in else None,
+            raws.get(path),
+            objects,
+            Path(output) if output else None,
+        )
+        for path in todo
+    ]
+    results = dict(
+        zip(
+            todo,
+            map_ordered(
+                _render_one,
+                work,
+                1 if objects else jobs,
+                warm=lambda: _warm(templates),
+                done=events.progress if events else None,
+            ),
+            strict=True,
+        )
+    )
+    outcomes = [found.get(path) or results[path] for path in specs]
+    try:
+        _raise_first(list(results.values()))
+        rendered = [r for r in outcomes if isinstance(r, Rendered)]  # all of them, by now
+        refuse_same_name(rendered)
+    except SpecError as exc:
+        _discard_staged(outcomes)
+        raise SpecError(specs_with_errors(exc.diagnostics, len(specs)), exc.diagnostics) from None
+    except PaddlegenError:
+        _discard_staged(outcomes)
+        raise
+    return rendered
+
+
+def specs_with_errors(diagnostics: Sequence[Diagnostic], total: int) -> str:
+    """How many of ``total`` specs the errors among ``diagnostics`` are in, as a sentence:
+    ``1 of 12 specs has errors``."""
+    bad = len({d.file for d in diagnostics if d.is_error})
+    specs = "spec" if total == 1 else "specs"
+    return f"{bad} of {total} {specs} {'has' if bad == 1 else 'have'} errors"
+
+
+def _render_one(
+    work: tuple[Path, Inputs, Path | None, bytes | None, bool, Path | None],
+) -> Rendered | Exception:
+    """One spec from file to plan (and staged tree); errors are returned, as they cross a
+    process boundary."""
+    path, inputs, stage_in, raw, objects, output = work
+    try:
+        raw = read_spec_bytes(path) if raw is None else raw
+        doc, warnings = load_valid(path, inputs.workload, raw, inputs.ignore)
+        r = render_valid(
+            doc,
+            inputs.workload,
+            inputs.templates,
+            warnings,
+            argocd=inputs.argocd,
+            digest=inputs.digest(raw),
+            output=output,
+        )
+        if not objects:
+            r = Rendered(r.file, r.name, r.plan, r.warnings, r.digest, custom=r.custom)
+        if stage_in is not None:
+            staged = stage_job(stage_in, r.name, with_stamp(r, stage_in / r.name))
+            r = dataclasses.replace(r, staged=staged)
+    except (InputError, SpecError, OutputError, TemplateError) as exc:
+        return exc
+    return r
+
+
+def _raise_first(results: list[Rendered | Exception]) -> None:
+    """The errors in the order a user should see them: a missing file (exit 2) first, then
+    every spec finding together, then the first other error."""
+    for result in results:
+        if isinstance(result, InputError):
+            raise result
+    errors = [d for r in results if isinstance(r, SpecError) for d in r.diagnostics]
+    if errors:
+        raise SpecError("invalid spec", errors)
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+
+
+def _discard_staged(rendered: Sequence[Rendered | Exception]) -> None:
+    for r in rendered:
+        if isinstance(r, Rendered) and r.staged is not None:
+            discard(r.staged)
+
+
+def _warm(templates: str | None) -> None:
+    """Load what every spec needs once, before worker processes fork from this one."""
+    from paddlegen.render.engine import warm_templates
+    from paddlegen.spec.schema import warm_validator
+
+    warm_templates(templates)
+    warm_validator()
+
+
+def refuse_same_name(rendered: Sequence[Rendered]) -> None:
+    found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered])
+    if found:
+        raise SpecError("specs share a job name", found)
+
+
+def same_name_diagnostics(jobs: Sequence[tuple[str, str, int, int]]) -> list[Diagnostic]:
+    """An error for each spec whose job name (metadata.name) an earlier one already has: both
+    would render into the same job directory. ``jobs``: spec file, job name, line and column
+    of the name (0 when unknown)."""
+    seen: dict[str, str] = {}
+    found = []
+    for file, name, line, col in jobs:
+        if name in seen:
+            message = (
+                f"job '{name}' is also the name of {seen[name]}: both would render into the "
+                "same directory"
+            )
+            found.append(
+                Diagnostic(file, line, col, "error", "$.metadata.name", message, "job-name")
+            )
+        seen.setdefault(name, file)
+    return found

@@ -1,0 +1,108 @@
+"""Load -> check: spec files found, read, and validated against the schema and the rules."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+
+from paddlegen.errors import Diagnostic, InputError, SpecError
+from paddlegen.output.layout import is_generated
+from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
+
+
+def validate_document(
+    doc: Document, workload: str | None = None, ignore: Iterable[str] = ()
+) -> list[Diagnostic]:
+    """Every finding for a loaded spec: the schema first, then (on a schema-valid spec) checks.
+
+    The checks' findings that the spec's ``ignore`` entries or the rules in ``ignore`` silence
+    are left out (a rule that is unknown or cannot be silenced raises InvalidValueError); an
+    entry that silences nothing is a warning.
+    """
+    from paddlegen.rules import semantic_diagnostics
+    from paddlegen.rules.ignores import Silencer, run_rules
+    from paddlegen.spec.schema import schema_diagnostics
+
+    rules = run_rules(ignore)
+    found = schema_diagnostics(doc)
+    checked = not found  # the checks assume the shapes the schema guarantees
+    silencer = Silencer(doc, rules) if checked else None
+    if silencer is not None:
+        found = sorted(silencer.refused() + silencer.keep(semantic_diagnostics(doc, workload)))
+    # Each environment is a spec of its own: merged, it must pass everything the base does.
+    # Its schema findings come in the same round as the base's, not after those are fixed.
+    from paddlegen.spec.overlays import env_document, overlay_path
+
+    overlays = doc.data.get("overlays") if isinstance(doc.data, dict) else None
+    for env, overlay in overlays.items() if isinstance(overlays, dict) else ():
+        if not isinstance(overlay, dict) or not isinstance(doc.data.get("spec", {}), dict):
+            continue  # the schema finding on it says why: there is nothing to merge
+        merged = env_document(doc, env)
+        more = schema_diagnostics(merged)
+        if not more and silencer is not None:
+            more = semantic_diagnostics(merged, workload)
+        new = [
+            dataclasses.replace(d, path=overlay_path(doc, env, d.path))
+            for d in more
+            if d not in found  # a base finding shows once, not once per environment
+        ]
+        found += silencer.keep(new) if silencer is not None else new
+    # Every check ran on the base and each environment: an entry that silenced nothing is stale.
+    return sorted(found + (silencer.unused() if silencer is not None else []))
+
+
+def load_valid(
+    path: str | Path,
+    workload: str | None = None,
+    raw: bytes | None = None,
+    ignore: Iterable[str] = (),
+) -> tuple[Document, list[Diagnostic]]:
+    """Load and validate a spec; raise SpecError carrying every error, return the warnings."""
+    doc = parse_spec(read_spec_bytes(path) if raw is None else raw, str(path))
+    return doc, require_valid(doc, workload, ignore)
+
+
+def require_valid(
+    doc: Document, workload: str | None = None, ignore: Iterable[str] = ()
+) -> list[Diagnostic]:
+    """A loaded spec's warnings; SpecError carrying every finding when it has errors."""
+    found = validate_document(doc, workload, ignore)
+    if any(d.is_error for d in found):
+        raise SpecError(f"{doc.file}: invalid spec", found)
+    return found
+
+
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+
+def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
+    """Spec files named by ``inputs`` (files, folders searched recursively, or globs).
+
+    Also says whether a folder or glob was given: only then does the caller know the whole
+    set of jobs, and may prune the output of jobs whose spec is gone.
+    """
+    found: list[Path] = []
+    whole_set = False
+    for item in map(str, inputs):
+        path = Path(item)
+        if path.is_dir():
+            whole_set = True
+            # Generated output below the folder (deploy/ inside jobs/) is not a spec.
+            found.extend(
+                p
+                for p in sorted(path.rglob("*"))
+                if p.suffix in SPEC_SUFFIXES
+                and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                and not is_generated(p)
+            )
+        elif not path.exists() and any(c in item for c in "*?["):
+            whole_set = True
+            matches = sorted(p for p in Path().glob(item) if p.is_file())
+            if not matches:
+                raise InputError(f"{item}: no spec matches")
+            found.extend(matches)
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found)), whole_set

@@ -1,0 +1,168 @@
+"""Write | check: rendered jobs swapped into the output folder under its lock, or compared to it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from paddlegen.build import Rendered, render_specs
+from paddlegen.events import Events
+from paddlegen.output import stamp
+from paddlegen.output.drift import Drift, drift_of, user_files
+from paddlegen.output.layout import generated_jobs, stream
+from paddlegen.output.stamp import with_stamp, without_stamp
+from paddlegen.output.writer import (
+    WriteReport,
+    commit,
+    leftover_staging,
+    output_lock,
+    remove_job,
+    sweep_staging,
+    write_job,
+)
+
+
+def render_into(
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    workload: str | None = None,
+    templates: str | None = None,
+    *,
+    argocd: bool = True,
+    jobs: int = 1,
+    prune: bool = False,
+    ignore: Iterable[str] = (),
+    events: Events | None = None,
+) -> tuple[list[Rendered], list[tuple[str, WriteReport]]]:
+    """``paddlegen render``: unchanged jobs skipped, the rest rendered and staged on up to
+    ``jobs`` processes, then swapped in, in order, all under the output lock."""
+    out = Path(out_dir)
+    with _writing(out, events):  # held while workers stage: a second render waits
+        rendered = render_specs(
+            paths,
+            workload,
+            templates,
+            argocd=argocd,
+            objects=False,
+            reuse=out,
+            jobs=jobs,
+            stage_in=out,
+            ignore=ignore,
+            events=events,
+            output=out,
+        )
+        return rendered, _write_all(rendered, out, prune)
+
+
+def write_rendered(
+    rendered: Sequence[Rendered],
+    out_dir: str | Path,
+    prune: bool = False,
+    events: Events | None = None,
+) -> list[tuple[str, WriteReport]]:
+    """Write every job (with its stamp), and remove the generated jobs ``orphans`` names (with
+    ``prune``, the whole set of specs was given: every job not rendered)."""
+    out = Path(out_dir)
+    with _writing(out, events):
+        return _write_all(rendered, out, prune)
+
+
+@contextlib.contextmanager
+def _writing(out: Path, events: Events | None = None) -> Iterator[None]:
+    """The output lock, held for a whole write. However the write ends early (an error,
+    Ctrl-C, SIGTERM), jobs already swapped in stay and nothing else it made is left: the
+    staging directories are swept, and a folder this call had to create is removed again."""
+    created = not os.path.lexists(out)
+    try:
+        wait = events.waiting_for_lock if events else None
+        with output_lock(out, on_wait=wait):  # a second render waits; no interleaved swaps
+            try:
+                yield
+            except BaseException:
+                # Still under the lock, so every staging directory is this write's (or a dead
+                # one's), and the workers that staged them have ended (map_ordered waits for
+                # them; a second Ctrl-C that cuts the wait short may let one stage a folder
+                # after this sweep, which the next render's sweep removes).
+                sweep_staging(out)
+                raise
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # only if empty: what the failed write made, and no more
+        raise
+
+
+def _write_all(
+    rendered: Sequence[Rendered], out: Path, prune: bool
+) -> list[tuple[str, WriteReport]]:
+    """Swap every job in, in order (a staged tree, else its plan written now); if one fails,
+    ``_writing`` sweeps the rest, not the next render."""
+    reports = []
+    for r in rendered:
+        if r.reused:
+            reports.append((r.name, r.reused.report()))
+        else:
+            written = (
+                commit(r.staged)
+                if r.staged
+                else write_job(out, r.name, with_stamp(r, out / r.name))
+            )
+            reports.append((r.name, without_stamp(written)))
+    reports += [
+        (name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out, prune)
+    ]
+    return reports
+
+
+def orphans(rendered: Sequence[Rendered], out: Path, whole_set: bool = True) -> list[str]:
+    """Generated job directories in ``out`` that no rendered spec owns any more: with the
+    ``whole_set`` of specs, every other one; otherwise those whose stamp names a spec that is
+    gone or is among ``rendered`` (it names another job now). Others may be a spec's that was
+    not given."""
+    names = {r.name for r in rendered}
+    given = {os.path.abspath(r.file) for r in rendered}
+    return [
+        name
+        for name in generated_jobs(out)
+        if name not in names and (whole_set or _spec_left(out / name, given))
+    ]
+
+
+def _spec_left(job_dir: Path, given: set[str]) -> bool:
+    spec = stamp.stamped_spec(job_dir)
+    return spec is not None and (spec in given or not os.path.exists(spec))
+
+
+def drift(
+    rendered: Sequence[Rendered], out_dir: str | Path, prune: bool = False
+) -> list[tuple[str, Drift]]:
+    """How the output on disk differs from ``rendered`` (nothing is written), staging
+    directories left by an interrupted render included (named as they are, ``leftover``), and
+    in every rendered job's folder, reused or not, the files of the user's nothing deploys."""
+    out = Path(out_dir)
+    found = [
+        (
+            r.name,
+            # a reused job's folder was walked already: its files of the user's are known
+            user_files({rel: out / r.name / rel for rel in r.reused.kept})
+            if r.reused
+            else drift_of(out, r.name, r.plan),
+        )
+        for r in rendered
+    ]
+    found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out, prune)]
+    found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
+    return [(name, d) for name, d in found if d]
+
+
+def manifest_stream(rendered: list[Rendered], env: str | None = None) -> str:
+    """The manifests of every job (of environment ``env`` where a job has it) as one stream."""
+    return stream(
+        [
+            m
+            for r in rendered
+            for m in (r.environments.get(env, r.manifests) if env else r.manifests)
+        ]
+    )
