@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-import paddlegen
+from paddlegen.load import validate_document
+from paddlegen.spec.loader import parse_spec
 from tests.docs.pages import blocks
 
 SAMPLES = list(blocks({"yaml", "yml"}))
@@ -23,10 +24,10 @@ def test_a_yaml_sample_parses_and_a_spec_validates(sample):
     assert documents, f"{sample.where}: an empty YAML sample"
     for document in documents:
         if isinstance(document, dict) and document.get("kind") == "TrainingJob":
-            doc = paddlegen.parse_spec(sample.body, sample.where)
+            doc = parse_spec(sample.body, sample.where)
             errors = [
                 d.format() if hasattr(d, "format") else str(d)
-                for d in paddlegen.validate_document(doc)
+                for d in validate_document(doc)
                 if d.severity == "error"
             ]
             assert errors == [], f"{sample.where}: the spec is not valid"
