@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from paddlegen.errors import (
     Diagnostic,
@@ -120,7 +121,7 @@ def render_valid(
 
 
 def _render_data(
-    data: dict, workload: str | None, templates: str | None, argocd: bool
+    data: dict[str, Any], workload: str | None, templates: str | None, argocd: bool
 ) -> tuple[Job, list[Manifest]]:
     job = build_job(data, workload)
     manifests = render_job(job, templates)

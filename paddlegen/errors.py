@@ -66,7 +66,7 @@ class PaddlegenError(Exception):
         # A Python caller (the SDK, a notebook) sees the reasons, not just "invalid spec".
         return "\n".join([self.message, *map(str, self.diagnostics)])
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[PaddlegenError], tuple[str, list[Diagnostic]]]:
         # Crosses process boundaries (render -j): keep the diagnostics, not just the message.
         return type(self), (self.message, self.diagnostics)
 

@@ -69,7 +69,7 @@ _scalars: dict[tuple[type, Any], str] = {}
 _keys: dict[str, str] = {}
 
 
-def _remember(cache: dict, key: Any, text: str) -> str:
+def _remember(cache: dict[Any, str], key: Any, text: str) -> str:
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = text
@@ -109,13 +109,13 @@ def _leaf(value: Any, seen: set[int]) -> str:
     return _scalar(value)
 
 
-def _visit(value: dict | list, seen: set[int]) -> None:
+def _visit(value: dict[Any, Any] | list[Any], seen: set[int]) -> None:
     if id(value) in seen:
         raise _Fallback  # met twice: PyYAML writes an anchor and an alias
     seen.add(id(value))
 
 
-def _lines(value: dict | list, indent: int, out: list[str], seen: set[int]) -> None:
+def _lines(value: dict[Any, Any] | list[Any], indent: int, out: list[str], seen: set[int]) -> None:
     """Append the block lines of a non-empty mapping or sequence, PyYAML's layout."""
     _visit(value, seen)
     pad = " " * indent
@@ -159,7 +159,8 @@ class SafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore
 
     def resolve(self, kind: type, value: Any, implicit: Any) -> str:
         if kind is not ScalarNode or not implicit or not implicit[0]:
-            return super().resolve(kind, value, implicit)
+            resolved: str = super().resolve(kind, value, implicit)
+            return resolved
         key = (value, bool(implicit[1]))
         tag = _resolved.get(key)
         if tag is None:
@@ -231,7 +232,8 @@ class ManifestLoader(SafeLoader):
             if key in seen:
                 self.duplicates.append(f"duplicate key {key!r}")
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 ManifestLoader.add_constructor("tag:yaml.org,2002:timestamp", ManifestLoader.construct_yaml_str)

@@ -161,7 +161,8 @@ def outputs(field: str) -> dict[str, list[str]]:
 def spec_schema() -> dict[str, Any]:
     from paddlegen.resources import spec_schema_path
 
-    return json.loads(spec_schema_path().read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(spec_schema_path().read_text(encoding="utf-8"))
+    return schema
 
 
 def _normal(field: str) -> str:

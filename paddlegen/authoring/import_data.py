@@ -80,7 +80,7 @@ def _shared_volume(volume: dict[str, Any], spec: Spec, ctx: Context, where: str)
         )
 
     volumes = spec.setdefault("volumes", [])
-    same = next((v for v in volumes if source(v) == source(volume)), None)
+    same: dict[str, Any] | None = next((v for v in volumes if source(v) == source(volume)), None)
     if same is not None:
         return same
     if volume["name"] in {v["name"] for v in volumes}:

@@ -14,7 +14,7 @@ validation checks after the import.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -44,7 +44,11 @@ def _shape_validator(schema: Any) -> Any:
     if id(schema) in _VALIDATORS:
         return _VALIDATORS[id(schema)]
     from jsonschema import Draft4Validator
-    from jsonschema.validators import extend, validator_for
+    from jsonschema.validators import extend as untyped_extend
+    from jsonschema.validators import validator_for
+
+    # jsonschema 4.26 leaves `extend` unannotated: called through a typed name
+    extend: Callable[..., Any] = untyped_extend
 
     base = validator_for(schema, default=Draft4Validator)
     any_of, additional = base.VALIDATORS["anyOf"], base.VALIDATORS["additionalProperties"]

@@ -83,11 +83,12 @@ def _key(obj: Obj) -> tuple[str, str]:
 
 
 def _name(obj: Obj) -> str:
-    return obj["metadata"]["name"]
+    return str(obj["metadata"]["name"])
 
 
 def _namespace(obj: Obj) -> str | None:
-    return obj["metadata"].get("namespace")
+    namespace: str | None = obj["metadata"].get("namespace")
+    return namespace
 
 
 def _same_namespace(obj: Obj, main: Obj) -> bool:

@@ -159,7 +159,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 @click.option("--force", is_flag=True, help="Replace PATH if it exists.")
 @errors_format_option
 @click.pass_context
-def init(ctx: click.Context, path: str, no_input: bool, force: bool, **answers: Any) -> None:
+def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answers: Any) -> None:
     """Write a new commented spec to PATH, asking for what flags leave out.
 
     PATH defaults to trainingjob.yaml; - prints the spec. Each answer is checked against the

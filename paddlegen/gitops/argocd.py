@@ -628,7 +628,7 @@ def write(out_dir: str | Path, files: Plan) -> WriteReport:
 
 
 @dataclass(frozen=True)
-class Generated:
+class ArgocdFiles:
     """What `paddlegen argocd` wrote, and what its caller should say about it."""
 
     report: WriteReport
@@ -643,12 +643,12 @@ def generate(
     target: Target,
     env: str | None = None,
     sidecar_image: str | None = None,
-) -> Generated:
+) -> ArgocdFiles:
     """Read the rendered tree, plan the Argo CD files and write them."""
     jobs = rendered_jobs(Path(deploy))
     namespaces = rendered_namespaces(Path(deploy), jobs)
     report = write(out_dir, plan(mode, target, jobs, env, namespaces, sidecar_image))
-    return Generated(
+    return ArgocdFiles(
         report,
         base_fallbacks(env, jobs) if env is not None and jobs else [],
         without_namespace(target, jobs, env, namespaces),

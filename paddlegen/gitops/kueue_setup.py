@@ -42,7 +42,7 @@ _LABELS = {"app.kubernetes.io/managed-by": MANAGED_BY}
 
 
 @dataclass(frozen=True)
-class Generated:
+class KueueFiles:
     report: WriteReport
     warnings: list[Diagnostic]
     backend: str  # which validator ran: kubeconform or in-process
@@ -242,7 +242,7 @@ def generate(
     out_dir: str | Path,
     kubeconform: str | None = None,
     kubernetes_version: str | None = None,
-) -> Generated:
+) -> KueueFiles:
     """Load the file, plan the objects, validate them against Kueue's CRD schemas and write
     them; nothing is written when the file or an object is invalid."""
     from paddlegen.gitops.argocd import write
@@ -259,4 +259,4 @@ def generate(
     )
     if any(d.is_error for d in found):
         raise ManifestError("invalid manifests", found)
-    return Generated(write(out_dir, files), warnings, backend)
+    return KueueFiles(write(out_dir, files), warnings, backend)

@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
@@ -177,7 +177,7 @@ class Reused:
         return WriteReport(unchanged=list(self.files), kept=list(self.kept))
 
 
-def read_stamp(job_dir: Path) -> dict | None:
+def read_stamp(job_dir: Path) -> dict[str, Any] | None:
     try:
         if job_dir.is_symlink() or (job_dir / STAMP).is_symlink():
             return None
@@ -188,7 +188,7 @@ def read_stamp(job_dir: Path) -> dict | None:
     return body if isinstance(body, dict) and isinstance(body.get("input"), str) else None
 
 
-def verify(job_dir: Path, body: dict, spec_file: str) -> Reused | None:
+def verify(job_dir: Path, body: dict[str, Any], spec_file: str) -> Reused | None:
     """``job_dir`` as its stamp recorded it (no file edited, missing or added), else None."""
     files = body.get("files")
     if not isinstance(files, dict):
@@ -234,7 +234,7 @@ def reusable(
     """The specs whose job directory in ``out`` is exactly what they render to, as
     ``{spec: (job name, input digest, what is on disk)}``. The bytes of the specs it reads
     go into ``raws``, so the caller does not read them again."""
-    by_digest: dict[str, list[tuple[Path, dict]]] = {}
+    by_digest: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for job_dir in sorted(out.iterdir()) if out.is_dir() else []:
         body = None if job_dir.name.startswith(".") else read_stamp(job_dir)
         if body is not None:

@@ -41,11 +41,11 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import (
     ImmutableSandboxedEnvironment,
     SandboxedEscapeFormatter,
     SandboxedFormatter,
-    SecurityError,
 )
 from jinja2.utils import _PassArg
 
@@ -499,7 +499,7 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset(["+", "-", "*", "/", "//", "%", "**"])
     code_generator_class = _CodeGenerator
     # Template.render joins the top-level output with this: counted, and stopped at MAX_OUTPUT.
-    concat = staticmethod(_render_output)  # type: ignore[assignment]
+    concat = staticmethod(_render_output)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -193,7 +193,8 @@ def _compose_single(text: str, name: str) -> yaml.Node:
         loader.dispose()
     if node is None:
         _fail(name, 1, 1, "the file is empty; a spec is a YAML mapping", "yaml")
-    return node
+    found: yaml.Node = node
+    return found
 
 
 def _char_at(text: str, line: int, col: int) -> str:

@@ -157,7 +157,8 @@ class Volume:
         """The EFS CSI driver's volumeHandle: `<fileSystemId>`, or `<fileSystemId>:<path>`
         below the root (aws-efs-csi-driver docs, static provisioning)."""
         path = self.config.get("path", "/")
-        return self.config["fileSystemId"] + ("" if path == "/" else f":{path}")
+        handle: str = self.config["fileSystemId"]
+        return handle + ("" if path == "/" else f":{path}")
 
     @property
     def pod_source(self) -> dict[str, Any]:
@@ -451,7 +452,9 @@ def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: An
 
 
 def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
-    get = lambda key, default=None: role_value(spec, role, key, default)  # noqa: E731
+    def get(key: str, default: Any = None) -> Any:
+        return role_value(spec, role, key, default)
+
     return Role(
         name=name,
         replicas=role.get("replicas", 1),

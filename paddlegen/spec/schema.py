@@ -16,7 +16,8 @@ from paddlegen.spec.secrets import is_secret_name, looks_like_secret, redact
 @lru_cache(maxsize=1)
 def spec_schema() -> dict[str, Any]:
     with open(spec_schema_path(), encoding="utf-8") as fh:
-        return json.load(fh)
+        schema: dict[str, Any] = json.load(fh)
+    return schema
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +73,8 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             return {**done[key], **siblings}
         return {k: v if k == "$defs" else inline(v, stack) for k, v in node.items()}
 
-    return inline(schema, frozenset())
+    inlined: dict[str, Any] = inline(schema, frozenset())
+    return inlined
 
 
 def warm_validator() -> None:

@@ -108,7 +108,9 @@ def registry(version: str = DEFAULT_KUBERNETES_VERSION) -> Registry:
     from referencing import Registry, Resource
 
     definitions = json.loads((strict_dir(version) / DEFINITIONS).read_bytes())
-    return Registry().with_resource(_DEFINITIONS_URI, Resource.from_contents(definitions))
+    resource: Resource[Any] = Resource.from_contents(definitions)
+    found: Registry[Any] = Registry().with_resource(_DEFINITIONS_URI, resource)
+    return found
 
 
 @cache

@@ -189,7 +189,7 @@ def _findings(variant: _Variant, lines: list[str], server: Server) -> list[Diagn
 
 
 def _diagnostic(
-    variant: _Variant, path: tuple, where: str, message: str, severity: str
+    variant: _Variant, path: tuple[str | int, ...], where: str, message: str, severity: str
 ) -> Diagnostic:
     from paddlegen.spec.overlays import overlay_path
 

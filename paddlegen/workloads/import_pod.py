@@ -151,7 +151,9 @@ def _training_container(
     one container alone: every other container is dropped, each with a note (init containers
     and native sidecars are carried over, _init_containers)."""
     containers = spec.get("containers") or [{}]  # none: the spec's validation says so
-    chosen = next((c for c in containers if c.get("name") == training), containers[0])
+    chosen: dict[str, Any] = next(
+        (c for c in containers if c.get("name") == training), containers[0]
+    )
     for i, other in enumerate(containers):
         if other is not chosen:
             ctx.note(

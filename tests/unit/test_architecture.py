@@ -249,6 +249,8 @@ def test_only_the_workload_folders_compare_workload_names():
 
 # Long modules are hard to read and to review; a generated one is read by nobody.
 MAX_LINES = 700
+
+
 def test_no_module_is_longer_than_700_lines():
     long = {
         name
@@ -256,3 +258,11 @@ def test_no_module_is_longer_than_700_lines():
         if name not in GENERATED and len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES
     }
     assert long == set()
+
+
+def test_mypy_checks_the_package_and_hack_strictly():
+    import tomllib
+
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["mypy"] == {"files": ["paddlegen", "hack"], "strict": True}
+

@@ -7,7 +7,7 @@ from typing import Any
 
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL, CollectiveSettings
 from paddlegen.workloads import collective_job as collective
-from paddlegen.workloads.base import Spec
+from paddlegen.workloads.base import TRAINING_CONTAINER, Spec
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, expect_name, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_positions import FieldPath
@@ -179,7 +179,7 @@ def _failure_policy(body: dict[str, Any], ctx: Context, where: str, queued: bool
     given = take(body, "podFailurePolicy")
     if body.get("podReplacementPolicy") == "Failed":
         take(body, "podReplacementPolicy")  # the only one a pod failure policy allows
-    if given == collective.failure_policy(collective.TRAINING_CONTAINER, queued):
+    if given == collective.failure_policy(TRAINING_CONTAINER, queued):
         return
     was = (
         f"podFailurePolicy {json.dumps(given)}"
