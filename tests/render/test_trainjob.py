@@ -237,7 +237,12 @@ def test_the_master_wrapper_gives_rank_0_its_own_ip_in_the_runtime_too():
     for rank in ("0", "1"):
         run = subprocess.run(
             [sh, "-c", collective_job.MASTER_SCRIPT, "sh", "-c", 'echo "$PADDLE_MASTER"'],
-            env={"PADDLE_RANK": rank, "POD_IP": "10.0.0.7", "PADDLE_MASTER": master},
+            env={
+                "PADDLE_RANK": rank,
+                "POD_IP": "10.0.0.7",
+                "PADDLE_MASTER": master,
+                "PADDLE_NNODES": "2",  # the TrainJob's (trainer.env)
+            },
             capture_output=True,
             text=True,
             check=True,

@@ -40,7 +40,16 @@ COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 # its own IP before the master's port, then every rank execs the spec's command unchanged
 # ($0 and $@: the words after this script). POSIX sh, no $( or $$, which the kubelet would
 # expand in a command.
+# Before that, a pod without PADDLE_NNODES stops at once (NO_NODE_COUNT_EXIT): the launcher
+# would take it for a job of one node (context/args_envs.py:108-113) and skip the rendezvous
+# (controllers/master.py:138-140), so every pod would train alone and "succeed". A TrainJob
+# written by hand against paddlegen's runtime lacks it (the runtime leaves the count to the
+# TrainJob: Trainer's plain ML policy adds only the TrainJob's env, plainml.go:46-71).
+NO_NODE_COUNT_EXIT = 64  # EX_USAGE: not one of the exit codes a stopped rank ends with
 MASTER_SCRIPT = (
+    'if [ -z "${PADDLE_NNODES:-}" ]; then echo "paddlegen: PADDLE_NNODES is not set: every pod '
+    "would train alone; give the pods the number of nodes (a TrainJob: spec.trainer.env)\" >&2; "
+    f"exit {NO_NODE_COUNT_EXIT}; fi; "
     'if [ "$PADDLE_RANK" = 0 ]; then export PADDLE_MASTER="$POD_IP:${PADDLE_MASTER##*:}"; fi; '
     'exec "$0" "$@"'
 )
