@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import Volume
 from paddlegen.workloads.base import (
     RUN_KEYS,
     TRAINING_CONTAINER,
@@ -48,7 +49,7 @@ COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 NO_NODE_COUNT_EXIT = 64  # EX_USAGE: not one of the exit codes a stopped rank ends with
 MASTER_SCRIPT = (
     'if [ -z "${PADDLE_NNODES:-}" ]; then echo "paddlegen: PADDLE_NNODES is not set: every pod '
-    "would train alone; give the pods the number of nodes (a TrainJob: spec.trainer.env)\" >&2; "
+    'would train alone; give the pods the number of nodes (a TrainJob: spec.trainer.env)" >&2; '
     f"exit {NO_NODE_COUNT_EXIT}; fi; "
     'if [ "$PADDLE_RANK" = 0 ]; then export PADDLE_MASTER="$POD_IP:${PADDLE_MASTER##*:}"; fi; '
     'exec "$0" "$@"'
@@ -119,6 +120,24 @@ def failure_policy(container: str, queued: bool = False) -> dict[str, Any]:
     }
 
 
+# Paddle's launcher writes each process's log to log/workerlog.N under its working directory
+# (launch/job/container.py:101-126, utils/process_context.py:47-49): on a read-only root file
+# system every rank exits 1 at start. PADDLE_LOG_DIR moves the logs (context/args_envs.py:33)
+# to an emptyDir of the pod's own (`writable_logs`).
+LOG_DIR = "/var/log/paddle"
+LOG_VOLUME = "paddle-log"
+
+
+def writable_logs(job: Job, role: Role) -> tuple[list[dict[str, Any]], list[Volume]]:
+    """The env and the volumes of ``role``'s pods: under a read-only root file system (and
+    unless the spec places the logs itself), the launcher's logs on an emptyDir."""
+    own = any(e["name"] == "PADDLE_LOG_DIR" for e in role.env)
+    if not job.security.readOnlyRootFilesystem or own:
+        return [], job.volumes
+    logs = Volume(LOG_VOLUME, LOG_DIR, False, "emptyDir", {}, None, [], None, None, [], None, None)
+    return [{"name": "PADDLE_LOG_DIR", "value": LOG_DIR}], [*job.volumes, logs]
+
+
 def _env(name: str) -> str:
     return f"{_CONTAINER}.env[{name}].value"
 
@@ -167,6 +186,7 @@ def command(role: Role) -> list[str]:
 def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     replicas = worker.replicas
+    log_env, volumes = writable_logs(job, worker)
     return {
         "shape": {
             "parallelism": replicas,
@@ -185,7 +205,8 @@ def context(job: Job) -> dict[str, Any]:
             # The pod failure policy takes no other (Kubernetes v1.37.2
             # pkg/apis/batch/validation/validation.go:308-310).
             restart_policy="Never",
-            env=contract_env(job.name, replicas, job.collective.port),
+            env=[*contract_env(job.name, replicas, job.collective.port), *log_env],
+            volumes=volumes,
             ports=[{"name": "master", "containerPort": job.collective.port, "protocol": "TCP"}],
             command=command(worker),
             subdomain=service_name(job.name),
