@@ -144,6 +144,12 @@ TRIGGERS = {
     "collective-launcher": "spec:\n  workload: collective-job\n  image: x:1\n"
     + LIMITS
     + "  command: [python3, t.py]\n  worker: {replicas: 2}\n",
+    "paddlejob-intranet": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  worker: {replicas: 2}\n  paddlejob: {intranet: Service}\n",
+    "collective-deadline": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  worker: {replicas: 2}\n  scheduling: {kueue: {queue: q}}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

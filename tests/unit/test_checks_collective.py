@@ -119,3 +119,17 @@ def test_flags_of_the_default_launcher_are_the_args_before_the_script():
 def test_other_workloads_may_set_what_collective_job_sets():
     body = "spec:\n  workload: job\n  image: img:1\n  env: [{name: PADDLE_MASTER, value: x}]\n"
     assert findings(body) == []
+
+
+def test_a_queued_job_of_several_ranks_has_a_deadline():
+    queued = COLLECTIVE + "  args: [t.py]\n  scheduling: {kueue: {queue: q}}\n"
+    queued += "  resources: {requests: {cpu: '1', memory: 1Gi}}\n"  # else kueue-requests
+    assert findings(queued + "  worker: {replicas: 2}\n") == [
+        "spec.yaml:8:16: warning: $.spec.scheduling.kueue: a queued job of several ranks without "
+        "run.activeDeadlineSeconds: ranks that wait for one that never comes, or a collective "
+        "that hangs, hold the queue's quota for ever (set run.activeDeadlineSeconds (paddlegen "
+        "init writes 86400)) [collective-deadline]"
+    ]
+    bounded = queued + "  worker: {replicas: 2}\n  run: {activeDeadlineSeconds: 3600}\n"
+    assert findings(bounded) == []
+    assert findings(queued) == []  # one rank waits for no other

@@ -214,6 +214,35 @@ COLLECTIVE_LAUNCHER = Rule(
 )
 
 
+def _queued_deadline(ctx: Context) -> Iterator[Finding]:
+    """A queued job's ranks that wait for each other, bounded by nothing: a failed rank ends
+    the job and a rank stopped by a signal counts against backoffLimit, but a rank that waits
+    in the rendezvous for one that never comes, or a collective that hangs, runs until its
+    deadline, holding the queue's quota."""
+    if ctx.spec.get("scheduling", {}).get("kueue") is None or worker_replicas(ctx) < 2:
+        return
+    if "activeDeadlineSeconds" in ctx.spec.get("run", {}):
+        return
+    yield ctx.finding(
+        ("spec", "scheduling", "kueue"),
+        "a queued job of several ranks without run.activeDeadlineSeconds: ranks that wait for "
+        "one that never comes, or a collective that hangs, hold the queue's quota for ever",
+        "set run.activeDeadlineSeconds (paddlegen init writes 86400)",
+        key=True,
+    )
+
+
+COLLECTIVE_DEADLINE = Rule(
+    "collective-deadline",
+    "a queued `collective-job` or `trainjob` of several ranks has `run.activeDeadlineSeconds`: "
+    "ranks waiting for one that never comes, or a hung collective, would hold the queue's "
+    "quota for ever",
+    severity="warning",
+    silenceable=True,
+    check=_queued_deadline,
+)
+
+
 COLLECTIVE_ARGS = Rule(
     "collective-args",
     "the launcher's own flags that the env overrides (`--master`, `--nnodes`, `--rank`, "
@@ -232,5 +261,6 @@ LAUNCHER_RULES = (
     COLLECTIVE_ENV,
     COLLECTIVE_ARGS,
     COLLECTIVE_LAUNCHER,
+    COLLECTIVE_DEADLINE,
 )
 RULES = WorkloadRules(rules=LAUNCHER_RULES)
