@@ -12,6 +12,7 @@ still running when the high-priority one takes its quota."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -221,8 +222,10 @@ def test_a_queued_job_whose_ranks_run_out_of_memory_every_time_fails_in_bounded_
     assert condition["reason"] == "BackoffLimitExceeded", condition
     status = get(kube, name, "job", name)["status"]
     assert status["failed"] > 2, status
-    made = [p["metadata"]["annotations"][INDEX] for p in pods(kube, name, name)]
-    assert sorted(made) == ["0", "0", "1", "1"], made  # two attempts of each rank
+    # Started again, and no more than the limit allows: every failed pod stays, the running
+    # ones are deleted when the Job fails.
+    made = Counter(p["metadata"]["annotations"][INDEX] for p in pods(kube, name, name))
+    assert max(made.values()) == 2 and sum(made.values()) <= 4, made
     codes = [
         c["state"]["terminated"]["exitCode"]
         for p in pods(kube, name, name)

@@ -273,12 +273,12 @@ def test_paddlegen_runtime_prints_all_four_and_writes_the_same_bytes(runner, tmp
     assert target.read_text("utf-8") == "other\n"  # nothing on disk changed
 
 
-def test_under_a_read_only_root_the_launchers_logs_go_to_an_empty_dir():
+def test_under_a_read_only_root_paddle_writes_to_an_empty_dir_at_tmp():
     trainjob = train_job("  args: [train.py]\n  security: {readOnlyRootFilesystem: true}\n")
-    assert {"name": "PADDLE_LOG_DIR", "value": "/var/log/paddle"} in trainjob["spec"]["trainer"][
+    assert {"name": "PADDLE_LOG_DIR", "value": "/tmp/paddle-log"} in trainjob["spec"]["trainer"][
         "env"
     ]
     pod = patched_pod(trainjob)["spec"]
-    assert {"name": "paddle-log", "emptyDir": {}} in pod["volumes"]
+    assert {"name": "paddle-tmp", "emptyDir": {}} in pod["volumes"]
     (node,) = pod["containers"]
-    assert {"name": "paddle-log", "mountPath": "/var/log/paddle"} in node["volumeMounts"]
+    assert {"name": "paddle-tmp", "mountPath": "/tmp"} in node["volumeMounts"]

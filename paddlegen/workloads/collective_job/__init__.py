@@ -120,22 +120,36 @@ def failure_policy(container: str, queued: bool = False) -> dict[str, Any]:
     }
 
 
-# Paddle's launcher writes each process's log to log/workerlog.N under its working directory
-# (launch/job/container.py:101-126, utils/process_context.py:47-49): on a read-only root file
-# system every rank exits 1 at start. PADDLE_LOG_DIR moves the logs (context/args_envs.py:33)
-# to an emptyDir of the pod's own (`writable_logs`).
-LOG_DIR = "/var/log/paddle"
-LOG_VOLUME = "paddle-log"
+# Under a read-only root file system Paddle writes in two places the image holds: `import
+# paddle` asks for a temporary directory (paddle/dataset/common.py:44, tempfile.gettempdir(),
+# which raises when none of /tmp, /var/tmp, /usr/tmp and / can be written: seen on the real
+# node), and the launcher writes each process's log to log/workerlog.N under its working
+# directory (launch/job/container.py:101-126, utils/process_context.py:47-49). Every rank exits
+# 1 at start. An emptyDir at /tmp, the pod's own, serves both, the launcher's logs moved there
+# by PADDLE_LOG_DIR (context/args_envs.py:33; the launcher makes the folder,
+# job/container.py:108). (`writable_scratch`)
+SCRATCH = "/tmp"
+SCRATCH_VOLUME = "paddle-tmp"
+LOG_DIR = f"{SCRATCH}/paddle-log"
 
 
-def writable_logs(job: Job, role: Role) -> tuple[list[dict[str, Any]], list[Volume]]:
-    """The env and the volumes of ``role``'s pods: under a read-only root file system (and
-    unless the spec places the logs itself), the launcher's logs on an emptyDir."""
-    own = any(e["name"] == "PADDLE_LOG_DIR" for e in role.env)
-    if not job.security.readOnlyRootFilesystem or own:
+def writable_scratch(job: Job, role: Role) -> tuple[list[dict[str, Any]], list[Volume]]:
+    """The env and the volumes of ``role``'s pods: under a read-only root file system, an
+    emptyDir at /tmp (unless the spec mounts one of its own there) with the launcher's logs
+    (unless the spec places them itself)."""
+    if not job.security.readOnlyRootFilesystem:
         return [], job.volumes
-    logs = Volume(LOG_VOLUME, LOG_DIR, False, "emptyDir", {}, None, [], None, None, [], None, None)
-    return [{"name": "PADDLE_LOG_DIR", "value": LOG_DIR}], [*job.volumes, logs]
+    env = (
+        []
+        if any(e["name"] == "PADDLE_LOG_DIR" for e in role.env)
+        else [{"name": "PADDLE_LOG_DIR", "value": LOG_DIR}]
+    )
+    if any(v.mountPath == SCRATCH for v in job.volumes):
+        return env, job.volumes
+    scratch = Volume(
+        SCRATCH_VOLUME, SCRATCH, False, "emptyDir", {}, None, [], None, None, [], None, None
+    )
+    return env, [*job.volumes, scratch]
 
 
 def _env(name: str) -> str:
@@ -186,7 +200,7 @@ def command(role: Role) -> list[str]:
 def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     replicas = worker.replicas
-    log_env, volumes = writable_logs(job, worker)
+    log_env, volumes = writable_scratch(job, worker)
     return {
         "shape": {
             "parallelism": replicas,

@@ -103,7 +103,7 @@ def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     # The pods join Volcano's gang through the runtime (its podGroupPolicy and scheduler),
     # not through pod settings of their own.
-    log_env, volumes = collective_job.writable_logs(job, worker)
+    log_env, volumes = collective_job.writable_scratch(job, worker)
     node = pod(
         job,
         worker,
