@@ -88,6 +88,9 @@ REGISTRY: tuple[Rule, ...] = (
     scheduling.KUEUE_DATA_PREP,
     scheduling.KUEUE_REQUESTS,
     trainjob.KUEUE_RUNTIME,
+    collective_job.COLLECTIVE_LAUNCHER,
+    paddlejob.PADDLEJOB_INTRANET,
+    collective_job.COLLECTIVE_DEADLINE,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "9c8fba0d3f6db4739381391eebefddba4f957562f6ce96d6fce908c8ed4a64a3"
+SCHEMA_SHA256 = "ecad19418ad3372da41ca04437ef709594677636d33637441a52fcd48d927079"
 
 
 def _is_integer(x: Any) -> bool:
@@ -99,7 +99,7 @@ _K68 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup
 _K69 = frozenset({"metadata", "spec"})
 _K70 = frozenset({"annotations", "labels", "namespace"})
 _K71 = frozenset({"path", "reason", "rule"})
-_K72 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "collective-args", "collective-command", "collective-env", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K72 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:

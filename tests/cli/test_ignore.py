@@ -141,6 +141,15 @@ TRIGGERS = {
     "kueue-runtime": "spec:\n  workload: trainjob\n  image: x:1\n  args: [t.py]\n"
     + LIMITS
     + "  trainjob: {runtime: team-paddle}\n  scheduling: {kueue: {queue: q}}\n",
+    "collective-launcher": "spec:\n  workload: collective-job\n  image: x:1\n"
+    + LIMITS
+    + "  command: [python3, t.py]\n  worker: {replicas: 2}\n",
+    "paddlejob-intranet": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  worker: {replicas: 2}\n  paddlejob: {intranet: Service}\n",
+    "collective-deadline": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  worker: {replicas: 2}\n  scheduling: {kueue: {queue: q}}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

@@ -103,6 +103,12 @@ def test_a_collective_job_of_two_ranks_trains(node: Kube) -> None:
     train(node, "coll-two", 2)
 
 
+def test_a_collective_job_trains_on_a_read_only_root_file_system(node: Kube) -> None:
+    """Paddle's launcher writes its logs where PADDLE_LOG_DIR says, on an emptyDir: it exited
+    1 at start when it wrote them to its working directory on a read-only root."""
+    train(node, "coll-ro", 2, security={"readOnlyRootFilesystem": True})
+
+
 def test_a_collective_job_of_three_ranks_trains_as_one_volcano_gang(gang: Kube) -> None:
     train(gang, "coll-three", 3, scheduling={"scheduler": "volcano"})
     groups = get(gang, "coll-three", "podgroups")["items"]

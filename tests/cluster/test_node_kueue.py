@@ -12,6 +12,7 @@ still running when the high-priority one takes its quota."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,7 @@ from tests.cluster.test_trainjob import install_runtimes, ranks, trainjob_condit
 from tests.cluster.training import assert_trained, program
 
 HOLD_SECONDS = "15"  # the low job's first run must still be running when it is preempted
+OOM = "kq-oom"  # the job whose ranks run out of memory at every attempt
 KEEP = "paddlegen.test/keep"  # the test's finalizer on the preempted ranks
 
 
@@ -100,7 +102,7 @@ def queued(node: Kube) -> Kube:
     with_extras(node, ["jobset", "trainer", "kueue"])
     install_runtimes(node)
     flavor_and_priorities(node)
-    namespaces = [name for w in WORKLOADS.values() for name in w.low_and_high()]
+    namespaces = [name for w in WORKLOADS.values() for name in w.low_and_high()] + [OOM]
     queue(node, namespaces[0], "750m", *namespaces[1:])
     for namespace in namespaces:
         node.run("create", "configmap", "program", "-n", namespace,
@@ -191,3 +193,43 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
         lambda: workload_condition(kube, low, w.kind, low, "Finished"),
     )
     trained_in(took, "re-admitted, trained")
+
+
+@pytest.mark.node
+def test_a_queued_job_whose_ranks_run_out_of_memory_every_time_fails_in_bounded_attempts(
+    queued: Kube,
+) -> None:
+    """Data-parallel ranks are alike in memory: when one runs out, the others do too, at the
+    same step, at every attempt. On a node with cgroup v2 the kubelet has the OOM killer end
+    the whole container (memory.oom.group), exit code 137, which a queued job's policy must
+    not fail on (Kueue's preemption ends ranks with it too). The ranks here end with 137 at
+    step 100 themselves (this node's cgroup v1 would kill only the training process). Each
+    such end counts against backoffLimit (2 here; Kubernetes' default is 6), so the Job fails
+    after two attempts, with no deadline, instead of starting its ranks again for ever."""
+    kube, name = queued, OOM
+    fault = [{"name": "EXIT_AT_STEP", "value": "100"}, {"name": "EXIT_CODE", "value": "137"}]
+    data = spec(name, 2, env=fault, run={"backoffLimit": 2})
+    kube.apply(write.manifest_stream([queued_render(data, "team")]))
+    admitted(kube, name, "Job", name)
+
+    def failed() -> dict[str, Any] | None:
+        conditions = get(kube, name, "job", name)["status"].get("conditions", [])
+        return next((c for c in conditions if (c["type"], c["status"]) == ("Failed", "True")), None)
+
+    # Counted (BackoffLimitExceeded), not failed at once by the exit-code rule
+    # (PodFailurePolicy), nor ignored (no end at all).
+    condition = wait_for(f"{name} failed", failed, timeout=HANG_TIMEOUT)
+    assert condition["reason"] == "BackoffLimitExceeded", condition
+    status = get(kube, name, "job", name)["status"]
+    assert status["failed"] > 2, status
+    # Started again, and no more than the limit allows: every failed pod stays, the running
+    # ones are deleted when the Job fails.
+    made = Counter(p["metadata"]["annotations"][INDEX] for p in pods(kube, name, name))
+    assert max(made.values()) == 2 and sum(made.values()) <= 4, made
+    codes = [
+        c["state"]["terminated"]["exitCode"]
+        for p in pods(kube, name, name)
+        for c in p["status"].get("containerStatuses", [])
+        if c["name"] == "paddle" and "terminated" in c["state"]
+    ]
+    assert 137 in codes, codes

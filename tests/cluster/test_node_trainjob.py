@@ -5,22 +5,25 @@ which one pytest-xdist worker runs while another runs the KWOK cluster's (tests/
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from paddlegen import write
-from paddlegen.workloads.trainjob import MASTER_PORT, NODE
-from tests.cluster.conftest import Kube, with_extras
+from paddlegen.workloads.collective_job import NO_NODE_COUNT_EXIT
+from paddlegen.workloads.trainjob import JOBSET_NAME, MASTER_PORT, NODE, RUNTIME
+from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_collective import INDEX, render
 from tests.cluster.test_node_collective import spec as collective_spec
 from tests.cluster.test_node_operators import (
+    HANG_TIMEOUT,
     create_namespace,
     overrun,
     trained_in,
     wait_until_done,
 )
-from tests.cluster.test_paddleflow import get
+from tests.cluster.test_paddleflow import get, wait_for
 from tests.cluster.test_trainjob import install_runtimes, owner, ranks, trainjob_condition
 from tests.cluster.training import assert_masters, assert_trained
 
@@ -86,3 +89,45 @@ def train_on_the_node(kube: Kube, name: str, nodes: int, **extra: Any) -> list[d
     assert_masters(output, by_rank, f"{name}-{NODE}-0-0.{name}:{MASTER_PORT}")
     trained_in(took, f"{nodes} nodes trained")
     return list(by_rank.values())
+
+
+@pytest.mark.node
+def test_a_trainjob_written_by_hand_without_the_node_count_fails_instead_of_training_alone(
+    node_trainer: Kube,
+) -> None:
+    """A TrainJob written with kubectl or the Kubeflow SDK against paddlegen's runtime gives no
+    PADDLE_NNODES (paddlegen's TrainJobs do: the runtime leaves it to them). Paddle's launcher
+    would take each pod for a job of one node and train alone, and every pod "succeed"; the
+    runtime's wrapper stops each pod first, exit code 64, and the TrainJob fails."""
+    name = "tj-alone"
+    kube = node_trainer
+    kube.run("create", "namespace", name)
+    trainjob = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": name},
+        "spec": {
+            "runtimeRef": {"name": RUNTIME},
+            "trainer": {
+                "numNodes": 2,
+                "image": local_cluster().images.PADDLE.reference,
+                "args": ["train.py"],
+            },
+        },
+    }
+    kube.apply(json.dumps(trainjob))
+    failed = wait_for(
+        f"{name} failed",
+        lambda: trainjob_condition(kube, name, name, "Failed"),
+        timeout=HANG_TIMEOUT,
+    )
+    assert not trainjob_condition(kube, name, name, "Complete"), failed
+    stopped = [
+        c["state"]["terminated"]
+        for p in ranks(kube, name, name)
+        for c in p["status"].get("containerStatuses", [])
+        if c["name"] == NODE and "terminated" in c["state"]
+    ]
+    assert stopped and {s["exitCode"] for s in stopped} == {NO_NODE_COUNT_EXIT}, stopped
+    logs = kube.run("logs", "-n", name, "-l", f"{JOBSET_NAME}={name}", "-c", NODE).stdout
+    assert "paddlegen: PADDLE_NNODES is not set: every pod would train alone" in logs

@@ -13,7 +13,7 @@ import pytest
 from paddlegen import load
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
-from paddlegen.workloads.collective_job import MASTER_SCRIPT, WRAPPER
+from paddlegen.workloads.collective_job import MASTER_SCRIPT, NO_NODE_COUNT_EXIT, WRAPPER
 from tests.helpers import HEADER, rendered_objects
 
 BODY = """\
@@ -135,8 +135,8 @@ def test_the_kubelet_leaves_the_wrapper_as_it_is():
     assert "$(" not in MASTER_SCRIPT and "$$" not in MASTER_SCRIPT
 
 
-def run_wrapper(rank: str, *command: str) -> str:
-    """What ``command`` prints when the pod's wrapper runs it as rank ``rank``."""
+def wrapped(rank: str, *command: str, nodes: str | None = "2") -> subprocess.CompletedProcess[str]:
+    """``command`` run by the pod's wrapper as rank ``rank`` of ``nodes``."""
     shell = shutil.which("sh")
     if shell is None:  # pragma: no cover - every CI image has a POSIX shell
         pytest.skip("no POSIX sh")
@@ -145,11 +145,28 @@ def run_wrapper(rank: str, *command: str) -> str:
         "POD_IP": "10.244.0.7",
         "PADDLE_RANK": rank,
         "PADDLE_MASTER": "resnet-0.resnet:6768",
+        **({"PADDLE_NNODES": nodes} if nodes is not None else {}),
     }
-    done = subprocess.run(
-        [shell, "-c", MASTER_SCRIPT, *command], env=env, capture_output=True, text=True, check=True
+    return subprocess.run(
+        [shell, "-c", MASTER_SCRIPT, *command], env=env, capture_output=True, text=True, check=False
     )
+
+
+def run_wrapper(rank: str, *command: str) -> str:
+    """What ``command`` prints when the pod's wrapper runs it as rank ``rank``."""
+    done = wrapped(rank, *command)
+    assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+@pytest.mark.parametrize("nodes", [None, ""])
+def test_a_pod_without_the_node_count_stops_before_it_trains_alone(nodes):
+    done = wrapped("0", "sh", "-c", "echo trained", nodes=nodes)
+    assert (done.returncode, done.stdout) == (NO_NODE_COUNT_EXIT, "")
+    assert done.stderr == (
+        "paddlegen: PADDLE_NNODES is not set: every pod would train alone; give the pods the "
+        "number of nodes (a TrainJob: spec.trainer.env)\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -166,9 +183,7 @@ def test_the_wrapper_execs_the_command_with_its_words_intact():
     printed = run_wrapper("0", "sh", "-c", 'printf "<%s>" "$@"', "argv0", *words)
     assert printed == "".join(f"<{w}>" for w in words)
     # exec: the command replaces the shell, so its exit code is the container's
-    shell = shutil.which("sh") or "sh"
-    done = subprocess.run([shell, "-c", MASTER_SCRIPT, "sh", "-c", "exit 7"], check=False)
-    assert done.returncode == 7
+    assert wrapped("0", "sh", "-c", "exit 7").returncode == 7
 
 
 def test_under_volcano_the_job_sizes_the_gang_and_its_pods_join_it():
@@ -207,3 +222,27 @@ def test_the_last_pods_hostname_bounds_the_name(replicas, fits):
     found = load.validate_document(parse_spec((text + "  args: [t.py]\n").encode(), "s.yaml"))
     rules = [d.rule for d in found if d.is_error]
     assert rules == ([] if fits else ["name-length"])
+
+
+READ_ONLY = "  security: {readOnlyRootFilesystem: true}\n"
+
+
+def test_under_a_read_only_root_paddle_writes_to_an_empty_dir_at_tmp():
+    """`import paddle` needs a writable temporary directory, and the launcher writes
+    log/workerlog.N in its working directory: on a read-only root every rank exits 1 at start."""
+    objects = render(BODY + READ_ONLY)
+    found = container(objects)
+    assert {"name": "PADDLE_LOG_DIR", "value": "/tmp/paddle-log"} in found["env"]
+    assert {"name": "paddle-tmp", "mountPath": "/tmp"} in found["volumeMounts"]
+    pod = objects[("Job", "resnet")]["spec"]["template"]["spec"]
+    assert {"name": "paddle-tmp", "emptyDir": {}} in pod["volumes"]
+
+
+def test_what_the_spec_places_itself_stays_where_it_says():
+    own = "  env: [{name: PADDLE_LOG_DIR, value: /out/logs}]\n"
+    own += "  volumes: [{name: scratch, mountPath: /tmp, emptyDir: {sizeLimit: 1Gi}}]\n"
+    found = container(render(BODY + READ_ONLY + own))
+    assert [e for e in found["env"] if e["name"] == "PADDLE_LOG_DIR"] == [
+        {"name": "PADDLE_LOG_DIR", "value": "/out/logs"}
+    ]
+    assert [m["name"] for m in found["volumeMounts"]] == ["scratch"]

@@ -26,6 +26,16 @@ spec:
 """
 
 
+def test_a_collective_jobs_worker_is_never_restarted_alone(tmp_path):
+    """Restarted in place, a collective worker would come back with rank -1 and never finish
+    the rendezvous the others did; with Never one failed worker fails the PaddleJob."""
+    collective = PS_MODE.replace("  ps: {replicas: 2}\n", "")
+    replicas = paddlejob(tmp_path, collective)["spec"]["paddleReplicaSpecs"]
+    assert {name: r["restartPolicy"] for name, r in replicas.items()} == {"Worker": "Never"}
+    asked = paddlejob(tmp_path, collective + "  run: {restartPolicy: OnFailure}\n")
+    assert asked["spec"]["paddleReplicaSpecs"]["Worker"]["restartPolicy"] == "OnFailure"
+
+
 def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
     plan = render_plan(tmp_path, PS_MODE)
     assert list(plan) == [
@@ -40,7 +50,7 @@ def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
     assert replicas["Master"]["replicas"] == 2 and replicas["Worker"]["replicas"] == 3
     for replica in replicas.values():
         assert set(replica) == {"replicas", "restartPolicy", "template"}
-        # The operator's default, not the batch Job default Never.
+        # A PS job's: the operator's default, its trainers reach the servers anew.
         assert replica["restartPolicy"] == "OnFailure"
         spec = replica["template"]["spec"]
         assert "restartPolicy" not in spec  # the operator copies the replica's onto the pods

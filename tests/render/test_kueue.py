@@ -80,15 +80,16 @@ def test_without_kueue_no_object_carries_its_labels():
         assert not keys(obj["metadata"]) & {KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL}
 
 
-def test_a_queued_collective_job_ignores_the_ranks_kueues_preemption_stops():
+def test_a_queued_collective_job_counts_the_ranks_kueues_preemption_stops():
     """Kueue preempts by suspending the Job; its pods end on SIGTERM with no DisruptionTarget
     (Paddle's launcher exits 15, or 137 when the grace period ends first; a shell-run program
-    143): a queued job does not fail for it. Any other non-zero exit, and an eviction, still
-    fail it at once."""
+    143): a queued job does not fail for it, and counts it against backoffLimit (a suspended
+    Job's pods are not counted; a rank the OOM killer ends is, so an OOM at every attempt ends
+    the job). Any other non-zero exit, and an eviction, still fail it at once."""
     rules = objects("collective-job")["Job", "demo"]["spec"]["podFailurePolicy"]["rules"]
     assert [(r["action"], r.get("onExitCodes")) for r in rules] == [
         ("FailJob", None),
-        ("Ignore", {"containerName": "paddle", "operator": "In", "values": [15, 137, 143]}),
+        ("Count", {"containerName": "paddle", "operator": "In", "values": [15, 137, 143]}),
         ("FailJob", {"containerName": "paddle", "operator": "NotIn", "values": [0]}),
     ]
     assert rules[0]["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]

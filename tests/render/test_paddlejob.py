@@ -127,11 +127,11 @@ spec:
   worker: {replicas: 2}
   volumes:
     - {name: data, mountPath: /data, claim: {name: shared}}
-  paddlejob: {intranet: Service}
+  paddlejob: {intranet: PodIP}
 """,
     )
     assert set(job["spec"]) == {"intranet", "worker"}  # no ps: the operator runs Collective
-    assert job["spec"]["intranet"] == "Service"
+    assert job["spec"]["intranet"] == "PodIP"  # Service would hang: paddlejob-intranet
     assert job["spec"]["worker"]["replicas"] == 2
     spec = pod(job, "worker")
     (container,) = spec["containers"]

@@ -237,7 +237,12 @@ def test_the_master_wrapper_gives_rank_0_its_own_ip_in_the_runtime_too():
     for rank in ("0", "1"):
         run = subprocess.run(
             [sh, "-c", collective_job.MASTER_SCRIPT, "sh", "-c", 'echo "$PADDLE_MASTER"'],
-            env={"PADDLE_RANK": rank, "POD_IP": "10.0.0.7", "PADDLE_MASTER": master},
+            env={
+                "PADDLE_RANK": rank,
+                "POD_IP": "10.0.0.7",
+                "PADDLE_MASTER": master,
+                "PADDLE_NNODES": "2",  # the TrainJob's (trainer.env)
+            },
             capture_output=True,
             text=True,
             check=True,
@@ -266,3 +271,14 @@ def test_paddlegen_runtime_prints_all_four_and_writes_the_same_bytes(runner, tmp
     assert refused.exit_code == 2
     assert "already exists" in refused.stderr
     assert target.read_text("utf-8") == "other\n"  # nothing on disk changed
+
+
+def test_under_a_read_only_root_paddle_writes_to_an_empty_dir_at_tmp():
+    trainjob = train_job("  args: [train.py]\n  security: {readOnlyRootFilesystem: true}\n")
+    assert {"name": "PADDLE_LOG_DIR", "value": "/tmp/paddle-log"} in trainjob["spec"]["trainer"][
+        "env"
+    ]
+    pod = patched_pod(trainjob)["spec"]
+    assert {"name": "paddle-tmp", "emptyDir": {}} in pod["volumes"]
+    (node,) = pod["containers"]
+    assert {"name": "paddle-tmp", "mountPath": "/tmp"} in node["volumeMounts"]

@@ -11,10 +11,39 @@ COLLECTIVE = "spec:\n  workload: collective-job\n  image: img:1\n"
 
 def test_a_spec_with_the_training_script_as_args_has_no_findings():
     assert findings(COLLECTIVE + "  args: [train.py]\n") == []
-    assert findings(COLLECTIVE + "  worker: {replicas: 2, command: [python3, t.py]}\n") == []
     assert (
         findings(COLLECTIVE + "  command: [python3, -m, paddle.distributed.launch, t.py]\n") == []
     )
+
+
+def test_a_command_without_paddles_launcher_would_train_alone_on_every_pod():
+    assert findings(COLLECTIVE + "  worker: {replicas: 2, command: [python3, t.py]}\n") == [
+        "spec.yaml:7:34: warning: $.spec.worker.command: the pods' command starts no Paddle "
+        "launcher: each of the 2 pods would train alone, as a job of one, and succeed (leave "
+        "command out (Paddle's launcher then runs the args), or start it yourself: python3 -m "
+        "paddle.distributed.launch train.py) [collective-launcher]"
+    ]
+    assert rules(COLLECTIVE + "  worker: {replicas: 2}\n  command: [sh, -c, python3 t.py]\n") == [
+        "collective-launcher"
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "[sh, -c, 'python3 -m paddle.distributed.launch --log_dir /l t.py']",
+        "[fleetrun, t.py]",
+        "[paddleformers-cli, train, c.yaml]",
+        "[erniekit, train, c.yaml]",
+        "[python3, -m, paddle.distributed.fleet.launch, t.py]",
+    ],
+)
+def test_a_command_that_starts_the_launcher_some_other_way_is_fine(command):
+    assert rules(COLLECTIVE + f"  worker: {{replicas: 2}}\n  command: {command}\n") == []
+
+
+def test_one_pod_may_run_its_program_without_the_launcher():
+    assert rules(COLLECTIVE + "  command: [python3, t.py]\n") == []
 
 
 def test_nothing_to_run_without_a_command_or_args():
@@ -90,3 +119,17 @@ def test_flags_of_the_default_launcher_are_the_args_before_the_script():
 def test_other_workloads_may_set_what_collective_job_sets():
     body = "spec:\n  workload: job\n  image: img:1\n  env: [{name: PADDLE_MASTER, value: x}]\n"
     assert findings(body) == []
+
+
+def test_a_queued_job_of_several_ranks_has_a_deadline():
+    queued = COLLECTIVE + "  args: [t.py]\n  scheduling: {kueue: {queue: q}}\n"
+    queued += "  resources: {requests: {cpu: '1', memory: 1Gi}}\n"  # else kueue-requests
+    assert findings(queued + "  worker: {replicas: 2}\n") == [
+        "spec.yaml:8:16: warning: $.spec.scheduling.kueue: a queued job of several ranks without "
+        "run.activeDeadlineSeconds: ranks that wait for one that never comes, or a collective "
+        "that hangs, hold the queue's quota for ever (set run.activeDeadlineSeconds (paddlegen "
+        "init writes 86400)) [collective-deadline]"
+    ]
+    bounded = queued + "  worker: {replicas: 2}\n  run: {activeDeadlineSeconds: 3600}\n"
+    assert findings(bounded) == []
+    assert findings(queued) == []  # one rank waits for no other

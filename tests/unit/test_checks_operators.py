@@ -59,6 +59,21 @@ spec:
     )
 
 
+def test_a_paddleflow_collective_job_on_service_intranet_would_hang():
+    body = "spec:\n  workload: paddlejob\n  image: img:1\n  worker: {replicas: 2}\n"
+    assert findings(body + "  paddlejob: {intranet: Service}\n") == [
+        "spec.yaml:8:25: error: $.spec.paddlejob.intranet: a PaddleFlow Collective job with "
+        "intranet Service hangs for ever: the operator names the master by its Service, and "
+        "Paddle's launcher starts the master only where that name is the pod's own IP, so no "
+        "rank serves it (leave intranet out (PodIP) or set Host; or use workload "
+        "collective-job) [paddlejob-intranet]"
+    ]
+    for fine in ("{intranet: Host}", "{intranet: PodIP}"):
+        assert findings(body + f"  paddlejob: {fine}\n") == []
+    one = "spec:\n  workload: paddlejob\n  image: img:1\n  paddlejob: {intranet: Service}\n"
+    assert findings(one) == []  # Single mode: one worker, no rendezvous
+
+
 def test_elastic_mode_is_on_whenever_the_field_is_there():
     assert findings("""\
 spec:

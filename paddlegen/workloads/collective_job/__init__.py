@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import Volume
 from paddlegen.workloads.base import (
     RUN_KEYS,
     TRAINING_CONTAINER,
@@ -40,7 +41,16 @@ COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 # its own IP before the master's port, then every rank execs the spec's command unchanged
 # ($0 and $@: the words after this script). POSIX sh, no $( or $$, which the kubelet would
 # expand in a command.
+# Before that, a pod without PADDLE_NNODES stops at once (NO_NODE_COUNT_EXIT): the launcher
+# would take it for a job of one node (context/args_envs.py:108-113) and skip the rendezvous
+# (controllers/master.py:138-140), so every pod would train alone and "succeed". A TrainJob
+# written by hand against paddlegen's runtime lacks it (the runtime leaves the count to the
+# TrainJob: Trainer's plain ML policy adds only the TrainJob's env, plainml.go:46-71).
+NO_NODE_COUNT_EXIT = 64  # EX_USAGE: not one of the exit codes a stopped rank ends with
 MASTER_SCRIPT = (
+    'if [ -z "${PADDLE_NNODES:-}" ]; then echo "paddlegen: PADDLE_NNODES is not set: every pod '
+    'would train alone; give the pods the number of nodes (a TrainJob: spec.trainer.env)" >&2; '
+    f"exit {NO_NODE_COUNT_EXIT}; fi; "
     'if [ "$PADDLE_RANK" = 0 ]; then export PADDLE_MASTER="$POD_IP:${PADDLE_MASTER##*:}"; fi; '
     'exec "$0" "$@"'
 )
@@ -58,10 +68,15 @@ WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
 # 15 on the SIGTERM (paddle 3.3.1 distributed/launch/controllers/controller.py:165-177), or is
 # killed at the end of the grace period, 137 (seen on the real node with a grace of 5 s), and
 # a program a shell runs ends 143: each would match the exit-code rule and fail, for good, a
-# job Kueue meant to requeue. A queued job ignores them, said before that rule: not counted,
-# and on re-admission every rank starts again together. The price: a queued job's rank that
-# the kernel's OOM killer ends (137 too) does not fail the job at once; the others fail on the
-# broken collective, or the deadline ends it. (`QUEUED_STOP_EXIT_CODES`)
+# job Kueue meant to requeue. A queued job counts them instead, said before that rule, and a
+# suspension's are never counted: the Job controller takes its tracking finalizer off a
+# suspended Job's pods before it deletes them (job_controller.go:1284-1291), and a failed pod
+# without it is not counted (:2028-2035); on re-admission every rank starts again together.
+# A rank the kernel's OOM killer ends exits 137 too (the kubelet kills the whole cgroup on
+# cgroup v2, memory.oom.group, pkg/kubelet/kubelet.go:775-787): counted, each such failure
+# brings the Job nearer its backoffLimit, so ranks that run out of memory at every attempt
+# fail the job after a bounded number of attempts; Ignore would re-create them for ever.
+# (`QUEUED_STOP_EXIT_CODES`)
 QUEUED_STOP_EXIT_CODES = [15, 137, 143]
 # The env every pod gets (the launcher reads it: context/args_envs.py:21-47), and its source.
 CONTRACT_ENV = {
@@ -80,9 +95,10 @@ COMMAND_COMMENT = "after paddlegen's rank-0 master wrapper; Paddle's launcher wh
 
 def failure_policy(container: str, queued: bool = False) -> dict[str, Any]:
     """The pod failure policy for pods whose training container is ``container``; a
-    ``queued`` job's (Kueue) ignores a rank stopped by SIGTERM."""
+    ``queued`` job's (Kueue) counts a rank stopped by a signal against backoffLimit instead of
+    failing the job, so that a suspension does not fail it."""
     stopped = {
-        "action": "Ignore",
+        "action": "Count",
         "onExitCodes": {
             "containerName": container,
             "operator": "In",
@@ -102,6 +118,38 @@ def failure_policy(container: str, queued: bool = False) -> dict[str, Any]:
             },
         ]
     }
+
+
+# Under a read-only root file system Paddle writes in two places the image holds: `import
+# paddle` asks for a temporary directory (paddle/dataset/common.py:44, tempfile.gettempdir(),
+# which raises when none of /tmp, /var/tmp, /usr/tmp and / can be written: seen on the real
+# node), and the launcher writes each process's log to log/workerlog.N under its working
+# directory (launch/job/container.py:101-126, utils/process_context.py:47-49). Every rank exits
+# 1 at start. An emptyDir at /tmp, the pod's own, serves both, the launcher's logs moved there
+# by PADDLE_LOG_DIR (context/args_envs.py:33; the launcher makes the folder,
+# job/container.py:108). (`writable_scratch`)
+SCRATCH = "/tmp"
+SCRATCH_VOLUME = "paddle-tmp"
+LOG_DIR = f"{SCRATCH}/paddle-log"
+
+
+def writable_scratch(job: Job, role: Role) -> tuple[list[dict[str, Any]], list[Volume]]:
+    """The env and the volumes of ``role``'s pods: under a read-only root file system, an
+    emptyDir at /tmp (unless the spec mounts one of its own there) with the launcher's logs
+    (unless the spec places them itself)."""
+    if not job.security.readOnlyRootFilesystem:
+        return [], job.volumes
+    env = (
+        []
+        if any(e["name"] == "PADDLE_LOG_DIR" for e in role.env)
+        else [{"name": "PADDLE_LOG_DIR", "value": LOG_DIR}]
+    )
+    if any(v.mountPath == SCRATCH for v in job.volumes):
+        return env, job.volumes
+    scratch = Volume(
+        SCRATCH_VOLUME, SCRATCH, False, "emptyDir", {}, None, [], None, None, [], None, None
+    )
+    return env, [*job.volumes, scratch]
 
 
 def _env(name: str) -> str:
@@ -152,6 +200,7 @@ def command(role: Role) -> list[str]:
 def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     replicas = worker.replicas
+    log_env, volumes = writable_scratch(job, worker)
     return {
         "shape": {
             "parallelism": replicas,
@@ -170,7 +219,8 @@ def context(job: Job) -> dict[str, Any]:
             # The pod failure policy takes no other (Kubernetes v1.37.2
             # pkg/apis/batch/validation/validation.go:308-310).
             restart_policy="Never",
-            env=contract_env(job.name, replicas, job.collective.port),
+            env=[*contract_env(job.name, replicas, job.collective.port), *log_env],
+            volumes=volumes,
             ports=[{"name": "master", "containerPort": job.collective.port, "protocol": "TCP"}],
             command=command(worker),
             subdomain=service_name(job.name),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
+from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
 from paddlegen.workloads import collective_job, trainjob
 from paddlegen.workloads.collective_job import LAUNCHER
 
@@ -169,6 +169,80 @@ def _run_words(ctx: Context) -> list[tuple[FieldPath | None, str]]:
     return words
 
 
+# What starts Paddle's launcher, as a word or part of one (a shell's script): its module (and
+# the older fleet one), its console script fleetrun (Paddle's setup.py entry point), and the
+# LLM entry points that start it themselves (PaddleFormers' paddleformers-cli, ERNIEKit's
+# erniekit: both call paddle.distributed.launch).
+_LAUNCHER_MARKS = (
+    "paddle.distributed.launch",
+    "paddle.distributed.fleet.launch",
+    "fleetrun",
+    "paddleformers-cli",
+    "erniekit",
+)
+
+
+def _launcher(ctx: Context) -> Iterator[Finding]:
+    """A command that starts no launcher: the pods' program would read the contract's env
+    nowhere (init_parallel_env reads PADDLE_TRAINER_ID and PADDLE_TRAINERS_NUM, which only the
+    launcher sets: paddle 3.3.1 distributed/parallel.py:741-742), so each pod would train as a
+    world of one (:1065-1069) and succeed: N lone trainings."""
+    words = _run_words(ctx)
+    located = [where for where, _ in words if where is not None]
+    if worker_replicas(ctx) == 1 or not located:  # one pod is a job of one; no words: -command
+        return
+    if any(mark in word for _, word in words for mark in _LAUNCHER_MARKS):
+        return
+    yield ctx.finding(
+        located[0][:-1],
+        f"the pods' command starts no Paddle launcher: each of the {worker_replicas(ctx)} pods "
+        "would train alone, as a job of one, and succeed",
+        "leave command out (Paddle's launcher then runs the args), or start it yourself: "
+        + " ".join(LAUNCHER)
+        + " train.py",
+    )
+
+
+COLLECTIVE_LAUNCHER = Rule(
+    "collective-launcher",
+    "a `collective-job`'s or `trainjob`'s pods start Paddle's launcher (the default command, "
+    "or `python3 -m paddle.distributed.launch`, `fleetrun`, `paddleformers-cli`, `erniekit` in "
+    "`command`): a program started without it trains alone on every pod",
+    severity="warning",
+    silenceable=True,
+    check=_launcher,
+)
+
+
+def _queued_deadline(ctx: Context) -> Iterator[Finding]:
+    """A queued job's ranks that wait for each other, bounded by nothing: a failed rank ends
+    the job and a rank stopped by a signal counts against backoffLimit, but a rank that waits
+    in the rendezvous for one that never comes, or a collective that hangs, runs until its
+    deadline, holding the queue's quota."""
+    if ctx.spec.get("scheduling", {}).get("kueue") is None or worker_replicas(ctx) < 2:
+        return
+    if "activeDeadlineSeconds" in ctx.spec.get("run", {}):
+        return
+    yield ctx.finding(
+        ("spec", "scheduling", "kueue"),
+        "a queued job of several ranks without run.activeDeadlineSeconds: ranks that wait for "
+        "one that never comes, or a collective that hangs, hold the queue's quota for ever",
+        "set run.activeDeadlineSeconds (paddlegen init writes 86400)",
+        key=True,
+    )
+
+
+COLLECTIVE_DEADLINE = Rule(
+    "collective-deadline",
+    "a queued `collective-job` or `trainjob` of several ranks has `run.activeDeadlineSeconds`: "
+    "ranks waiting for one that never comes, or a hung collective, would hold the queue's "
+    "quota for ever",
+    severity="warning",
+    silenceable=True,
+    check=_queued_deadline,
+)
+
+
 COLLECTIVE_ARGS = Rule(
     "collective-args",
     "the launcher's own flags that the env overrides (`--master`, `--nnodes`, `--rank`, "
@@ -186,5 +260,7 @@ LAUNCHER_RULES = (
     COLLECTIVE_RESTART,
     COLLECTIVE_ENV,
     COLLECTIVE_ARGS,
+    COLLECTIVE_LAUNCHER,
+    COLLECTIVE_DEADLINE,
 )
 RULES = WorkloadRules(rules=LAUNCHER_RULES)

@@ -54,9 +54,13 @@ def context(job: Job) -> dict[str, Any]:
     run = {"backoffLimit": JOB_BACKOFF_LIMIT, **run_fields(job)}
     return {
         "run": run,
-        # The operator copies this onto the pods; OnFailure is its own default, not the batch
-        # Job default (Never) that job.run carries.
-        "restart_policy": job.run.restartPolicy or "OnFailure",
+        # The operator copies this onto the pods; unset, its own default is OnFailure. A
+        # collective job (no Master) gets Never instead: a worker the kubelet restarts in place
+        # comes back with rank -1 (training-operator v1.9.0 paddlepaddle/envvar.go:53-141) and
+        # never completes the rendezvous the others finished, while with Never one failed
+        # worker fails the whole job at once (paddlepaddle_controller.go:427-434), as a
+        # collective-job's does. A PS job keeps OnFailure: its trainers reach the servers anew.
+        "restart_policy": job.run.restartPolicy or ("OnFailure" if "ps" in job.roles else "Never"),
         "replicas": [  # (replica type, role, pod), Master first
             (ROLES[name], role, pod(job, role, ports=ports, operator_group=True))
             for name, role in job.roles.items()

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, container_places, pod_count
+from paddlegen.spec.rule import (
+    Context,
+    Finding,
+    Rule,
+    WorkloadRules,
+    container_places,
+    pod_count,
+    worker_replicas,
+)
 
 
 def _gang_deadlock(ctx: Context) -> Iterator[Finding]:
@@ -233,6 +241,35 @@ def _pruned_spread(ctx: Context) -> Iterator[Finding]:
                     )
 
 
+def _intranet_service(ctx: Context) -> Iterator[Finding]:
+    """PaddleFlow's Collective mode (several workers, no ps) with intranet Service: the
+    operator writes PADDLE_TRAINER_ENDPOINTS=<job>-worker-0:36000,... and POD_IP=<pod name>
+    (paddle-operator v0.3.5 controllers/paddlejob_helper.go:234-235, 308-309); Paddle's
+    launcher takes the master from the first endpoint, ignores a POD_IP without a dot (paddle
+    3.3.1 distributed/launch/plugins/__init__.py:45-73) and serves the master only where its
+    host is the pod's own IP (launch/controllers/master.py:80-93): nobody serves it."""
+    settings = ctx.spec.get("paddlejob", {})
+    if settings.get("intranet") != "Service" or "ps" in ctx.spec or worker_replicas(ctx) < 2:
+        return
+    yield ctx.finding(
+        ("spec", "paddlejob", "intranet"),
+        "a PaddleFlow Collective job with intranet Service hangs for ever: the operator names "
+        "the master by its Service, and Paddle's launcher starts the master only where that "
+        "name is the pod's own IP, so no rank serves it",
+        "leave intranet out (PodIP) or set Host; or use workload collective-job",
+    )
+
+
+PADDLEJOB_INTRANET = Rule(
+    "paddlejob-intranet",
+    "a PaddleFlow Collective job (several workers, no `ps`) does not use `intranet: Service`, "
+    "with which no rank serves the launcher's master and the job hangs",
+    severity="error",
+    silenceable=True,
+    check=_intranet_service,
+)
+
+
 RULES = WorkloadRules(
     rules=(
         PADDLEJOB_MIN_AVAILABLE,
@@ -241,6 +278,7 @@ RULES = WorkloadRules(
         PADDLEJOB_ELASTIC,
         PADDLEJOB_CLEAN_POD_POLICY,
         KUEUE_WORKLOAD,
+        PADDLEJOB_INTRANET,
     ),
     extends={"topology-spread": _pruned_spread},
 )

@@ -103,7 +103,15 @@ def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     # The pods join Volcano's gang through the runtime (its podGroupPolicy and scheduler),
     # not through pod settings of their own.
-    node = pod(job, worker, gang=False, command=collective_job.command(worker))
+    log_env, volumes = collective_job.writable_scratch(job, worker)
+    node = pod(
+        job,
+        worker,
+        gang=False,
+        command=collective_job.command(worker),
+        env=log_env,
+        volumes=volumes,
+    )
     jobset_annotations = {}
     if job.scheduling.scheduler == "volcano":
         # Trainer's Volcano plugin gives the PodGroup the queue of this annotation on the

@@ -10,15 +10,15 @@ from paddlegen.workloads.collective_job.rules import LAUNCHER_RULES
 
 
 def _kueue_runtime(ctx: Context) -> Iterator[Finding]:
-    """A queued TrainJob's runtime ignores the exit codes of the ranks Kueue's preemption
-    stops."""
+    """A queued TrainJob's runtime does not fail on the exit codes of the ranks Kueue's
+    preemption stops."""
     runtime = ctx.spec.get("trainjob", {}).get("runtime")
     if ctx.spec.get("scheduling", {}).get("kueue") is not None and runtime is not None:
         yield ctx.finding(
             ("spec", "trainjob", "runtime"),
             f"Kueue preempts a TrainJob by suspending it, and its ranks then end with exit code "
             f"{', '.join(map(str, QUEUED_STOP_EXIT_CODES))}: unless the pod failure policy of "
-            f"runtime {runtime} ignores those, as paddlegen's queued runtimes do, a preempted "
+            f"runtime {runtime} counts those, as paddlegen's queued runtimes do, a preempted "
             "TrainJob fails for good",
             "leave spec.trainjob.runtime out (paddlegen's queued runtime then), or give "
             f"runtime {runtime} that rule (`paddlegen runtime` prints it)",
@@ -28,7 +28,7 @@ def _kueue_runtime(ctx: Context) -> Iterator[Finding]:
 KUEUE_RUNTIME = Rule(
     "kueue-runtime",
     "a queued TrainJob runs on paddlegen's queued runtime, or on one whose pod failure policy "
-    "also ignores the exit codes of ranks that Kueue's preemption stops",
+    "also counts (not fails on) the exit codes of ranks that Kueue's preemption stops",
     severity="warning",
     silenceable=True,
     check=_kueue_runtime,

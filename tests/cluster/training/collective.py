@@ -2,8 +2,9 @@
 synthetic data set (no download), gradients all-reduced by Paddle, so all ranks end with the
 same parameters. The shard is `$DATA_DIR/part-<rank>.npy` when DATA_DIR is set (what the data
 Job wrote, prepare_data.py), else rows of the same data made here. Waits HOLD_SECONDS first
-when set (a job that must still be running when a test preempts it). Prints `rank R/W step S
-loss L` and `rank R/W parameters V,V,...`."""
+when set (a job that must still be running when a test preempts it). With EXIT_AT_STEP, every
+rank ends at that step with EXIT_CODE (a fault: 137 is what a rank the OOM killer ends exits
+with). Prints `rank R/W step S loss L` and `rank R/W parameters V,V,...`."""
 
 import os
 import time
@@ -28,7 +29,11 @@ inputs, targets = paddle.to_tensor(x), paddle.to_tensor(y)
 paddle.seed(0)
 model = paddle.DataParallel(paddle.nn.Linear(4, 1))  # broadcasts rank 0's initial parameters
 sgd = paddle.optimizer.SGD(learning_rate=0.2, parameters=model.parameters())
+exit_at = int(os.environ.get("EXIT_AT_STEP", "-1"))
 for step in range(300):
+    if step == exit_at:
+        print(f"rank {rank}/{world} step {step} exits {os.environ['EXIT_CODE']}", flush=True)
+        os._exit(int(os.environ["EXIT_CODE"]))
     loss = paddle.nn.functional.mse_loss(model(inputs), targets)
     loss.backward()
     sgd.step()
