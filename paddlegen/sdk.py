@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.errors import Diagnostic, InvalidArgumentError, SpecError
+from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
 
 if TYPE_CHECKING:
     from paddlegen.spec.loader import Document
@@ -119,7 +120,7 @@ class PaddleJob:
         trainer_package: str | None = None,
         namespace: str | None = None,
         cephfs_volume: CephFSVolume | None = None,
-        workload: str = "paddlejob",
+        workload: str | None = None,
         cpu_num: int | str | None = None,
         gpu_num: int | None = None,
         use_gpu: bool | None = None,
@@ -142,7 +143,9 @@ class PaddleJob:
         )
         self.namespace = namespace or None  # the original SDK's default was ""
         self.cephfs_volume = cephfs_volume
-        self.workload = workload
+        # paddlegen's default workload runs no parameter servers: a job with them goes to the
+        # PaddleFlow operator's PaddleJob, as the original SDK's did.
+        self.workload = workload or (PS_WORKLOAD if self.pservers else DEFAULT_WORKLOAD)
 
     def _spec_data(self) -> dict[str, Any]:
         from paddlegen.workloads import WORKLOADS

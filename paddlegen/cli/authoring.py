@@ -20,6 +20,7 @@ from paddlegen.cli.common import (
     stdout_is_output,
 )
 from paddlegen.errors import Diagnostic, InputError
+from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
 from paddlegen.workloads import WORKLOADS
 
 if TYPE_CHECKING:
@@ -85,9 +86,10 @@ def _given(ctx: click.Context, name: str) -> bool:
 @click.option(
     "--workload",
     type=click.Choice(WORKLOAD_NAMES),
-    default="paddlejob",
+    default=DEFAULT_WORKLOAD,
     show_default=True,
-    help="What to render: see `paddlegen explain spec.workload`.",
+    help="What to render (with --ps, paddlejob unless given): see `paddlegen explain "
+    "spec.workload`.",
 )
 @click.option("--name", help="metadata.name (default: the file name without .yaml).")
 @click.option("--namespace", help="metadata.namespace (default: none).")
@@ -184,6 +186,10 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
         raise click.UsageError("--image is required with --no-input")
     if no_input and not answers["name"]:
         raise click.UsageError("--name is required when writing to stdout")
+    if answers["ps"] and not _given(ctx, "workload"):
+        # Parameter servers: the default becomes the workload that runs them (and what the
+        # question proposes), not the collective one, which has none.
+        answers["workload"] = PS_WORKLOAD
     # Questions to come are judged when answered; the flags given are judged now.
     pending = set() if no_input else {name for name in answers if not _given(ctx, name)}
     _refuse_bad_flags(ctx, answers, pending)

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "9c8fba0d3f6db4739381391eebefddba4f957562f6ce96d6fce908c8ed4a64a3"
+SCHEMA_SHA256 = "6e9fe70479f7a810f5ed5910214c5f7703d68ee098e580978ee76f3b99b6d74e"
 
 
 def _is_integer(x: Any) -> bool:
