@@ -332,9 +332,16 @@ def explain(field: str | None) -> None:
     help="Accept a spec that would run differently from the input: exit 0 all the same "
     "(the lossy notes are still printed).",
 )
+@click.option(
+    "--to",
+    "to",
+    type=click.Choice(["collective-job"]),
+    help="Convert a PaddleFlow or Kubeflow PaddleJob to this workload (no operator); what "
+    "does not carry over (parameter servers, the operator's settings and env) is noted.",
+)
 @format_option
 def import_command(
-    files: tuple[str, ...], output: str | None, force: bool, lossy: bool, fmt: str
+    files: tuple[str, ...], output: str | None, force: bool, lossy: bool, to: str | None, fmt: str
 ) -> None:
     """Turn existing Kubernetes manifests into specs, one per job.
 
@@ -355,6 +362,7 @@ def import_command(
       paddlegen import job.yaml pv-pvc.yaml -o jobs/demo.yaml
       kubectl get paddlejob demo -o yaml | paddlegen import - > jobs/demo.yaml
       paddlegen import manifests/*.yaml -o jobs/
+      paddlegen import paddlejob.yaml --to collective-job -o jobs/demo.yaml
     """
     from paddlegen.authoring.importer import import_jobs, several_jobs
 
@@ -365,7 +373,7 @@ def import_command(
     def spec_file(job: str) -> str:
         return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
 
-    result = import_jobs(sources, spec_file)
+    result = import_jobs(sources, spec_file, to)
     if folder:
         _write_specs(result.jobs, spec_file, force)
     elif len(result.jobs) > 1:
