@@ -265,4 +265,3 @@ def test_mypy_checks_the_package_and_hack_strictly():
 
     config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
     assert config["tool"]["mypy"] == {"files": ["paddlegen", "hack"], "strict": True}
-
