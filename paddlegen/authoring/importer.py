@@ -1,6 +1,6 @@
 """`paddlegen import`: Kubernetes manifests back to specs; whatever is not carried over is listed.
 
-Each training object (a PaddleFlow or Kubeflow PaddleJob, the seeds' distributed batch Job, else
+Each training object (a PaddleFlow or Kubeflow PaddleJob, the classic distributed batch Job, else
 a single-pod Job) makes a spec; a data Job, a PodGroup, PVs, PVCs and distributed-job's RBAC
 that belong to it (import_split.py) fill in dataPrep, scheduling and volumes. Mappers pop what
 they use from copies of the objects, so what remains is exactly what the spec does not carry;

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "6e9fe70479f7a810f5ed5910214c5f7703d68ee098e580978ee76f3b99b6d74e"
+SCHEMA_SHA256 = "09fec7ae507d7cbf794b2a14c8bc465b7f1570cc2b57b9f573c4d408979876b0"
 
 
 def _is_integer(x: Any) -> bool:

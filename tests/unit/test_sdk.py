@@ -207,7 +207,7 @@ def test_the_example_of_seed_002_holds_the_sdks_csi_volume():
     """examples/README.md says which CephFSVolume call makes sdk-cephfs.yaml's volume."""
     example = yaml.safe_load((ROOT / "examples" / "sdk-cephfs.yaml").read_text())
     (volume,) = example["spec"]["volumes"]
-    assert volume == CephFSVolume(cluster_id="ceph-seed-002", fs_name="cephfs").to_volume()
+    assert volume == CephFSVolume(cluster_id="my-ceph-cluster", fs_name="cephfs").to_volume()
 
 
 def test_cephfs_secret_namespace_is_passed_on():
