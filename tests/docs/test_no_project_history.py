@@ -56,15 +56,19 @@ def test_the_seed_notes_are_gone():
     assert not (ROOT / "examples" / "SEED-NOTES.md").exists()
 
 
-def commands(command: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
-    """Every command's full --help text, by its name."""
-    ctx = click.Context(command, info_name=" ".join(("paddlegen", *path)))
+def commands(
+    command: click.Command, path: tuple[str, ...] = (), parent: click.Context | None = None
+) -> Iterator[tuple[str, str]]:
+    """Every command's full --help text, by its name. Each context is made as the CLI makes it
+    (its settings, its parent): click caches a command's help option from the first one."""
+    name = path[-1] if path else "paddlegen"
+    ctx = click.Context(command, info_name=name, parent=parent, **command.context_settings)
     yield " ".join(path) or "paddlegen", command.get_help(ctx)
     if isinstance(command, click.Group):
-        for name in command.list_commands(ctx):
-            sub = command.get_command(ctx, name)
+        for sub_name in command.list_commands(ctx):
+            sub = command.get_command(ctx, sub_name)
             assert sub is not None
-            yield from commands(sub, (*path, name))
+            yield from commands(sub, (*path, sub_name), ctx)
 
 
 def test_no_help_text_carries_history():
