@@ -96,7 +96,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     """-V, --version: what `paddlegen --version` prints before the CLI loads (__main__)."""
     if not value or ctx.resilient_parsing:
         return
-    from paddlegen.__main__ import version_text
+    from paddlegen.version import version_text
 
     click.echo(version_text(), nl=False)
     ctx.exit()

@@ -351,7 +351,7 @@ def test_version_names_the_commit_in_a_git_checkout_and_only_there(tmp_path):
     import sys
 
     import paddlegen
-    from paddlegen.__main__ import version_text
+    from paddlegen.version import version_text
 
     checkout = os.path.dirname(os.path.dirname(os.path.abspath(paddlegen.__file__)))
     if os.path.exists(os.path.join(checkout, ".git")) and shutil.which("git"):
@@ -361,7 +361,7 @@ def test_version_names_the_commit_in_a_git_checkout_and_only_there(tmp_path):
         assert version_text() == f"paddlegen, version {paddlegen.__version__} (commit {head})\n"
     # A copy of the package outside any checkout says the version alone.
     shutil.copytree(checkout + "/paddlegen", tmp_path / "paddlegen")
-    code = "from paddlegen.__main__ import version_text; print(version_text(), end='')"
+    code = "from paddlegen.version import version_text; print(version_text(), end='')"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
