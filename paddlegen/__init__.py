@@ -1,9 +1,10 @@
 """paddlegen: PaddlePaddle training-job specs in, kustomize-ready Kubernetes manifests out.
 
-The public API is what ``__all__`` lists, plus the modules ``paddlegen.sdk`` (seed 002's
-``PaddleJob`` front end) and ``paddlegen.runtime`` (helpers for training code). Every other
-module is internal and may change between releases. The names load on first use, so that
-``import paddlegen`` (and ``paddlegen --version``) costs no more than this file.
+The public API is what ``__all__`` lists, plus the modules ``paddlegen.sdk`` (a ``PaddleJob``
+front end with the old Python SDK's parameters) and ``paddlegen.runtime`` (helpers for
+training code). Every other module is internal and may change between releases. The names
+load on first use, so that ``import paddlegen`` (and ``paddlegen --version``) costs no more
+than this file.
 
 Small on purpose, as kustomize's krusty (one options object, one entry) and copier (a handful
 of ``run_*`` calls) are: a ``Request`` holds what the command line says, and each command is

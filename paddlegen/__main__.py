@@ -1,14 +1,13 @@
 """The `paddlegen` command (and `python -m paddlegen`).
 
 `--version` is answered here, before the CLI and click are imported: scripts and hooks ask
-for it often, and it should cost no more than starting Python. Its text is click's.
+for it often, and it should cost no more than starting Python. Its text is click's, and run
+from a git checkout it names the commit too.
 """
 
 from __future__ import annotations
 
 import sys
-
-from paddlegen import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing would double what `--version` costs
 if TYPE_CHECKING:
@@ -19,7 +18,9 @@ if TYPE_CHECKING:
 
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
-        sys.stdout.write(f"paddlegen, version {__version__}\n")
+        from paddlegen.version import version_text
+
+        sys.stdout.write(version_text())
         return
     import signal
 

@@ -13,7 +13,7 @@ from typing import Any
 from paddlegen.errors import PaddlegenError
 
 # Where each workload puts the trainer's index and the trainer count, most specific first:
-# TRAINER_ID/TRAINERS are the seed SDK's names (paddlegen.sdk sets them where it can), the
+# TRAINER_ID/TRAINERS are the old Python SDK's names (paddlegen.sdk sets them where it can), the
 # PaddleFlow operator and paddle.distributed.launch set PADDLE_*, an Indexed batch Job sets
 # JOB_COMPLETION_INDEX, and the distributed-job image gets the trainer count as
 # CONF_PADDLE_GRADIENT_NUM.
@@ -55,13 +55,13 @@ def trainers(env: Mapping[str, str] | None = None) -> int:
     return count
 
 
-# dist_reader keeps the seed's parameter names, which hide the functions above inside it.
+# dist_reader keeps the old SDK's parameter names, which hide the functions above inside it.
 _env_trainer_id = trainer_id
 _env_trainers = trainers
 
 
 def _ints(line: str) -> tuple[Any, ...]:
-    """The seed's line format: comma-separated integers."""
+    """The old SDK's line format: comma-separated integers."""
     return tuple(int(cell) for cell in line.split(","))
 
 
@@ -73,7 +73,7 @@ def dist_reader(
 ) -> Callable[[], Iterator[Any]]:
     """A reader creator yielding this trainer's share of the lines of ``filename``.
 
-    Line ``cnt`` (counted from 1, as in the seed) belongs to the trainer with
+    Line ``cnt`` (counted from 1, as in the old SDK) belongs to the trainer with
     ``cnt % trainers == trainer_id``, so every line goes to exactly one trainer. The count
     and index default to the pod's environment, read when the reader is created.
     """
@@ -93,7 +93,7 @@ def dist_reader(
 
 def dataset_from_reader(filename: str, reader: Callable[[], Iterable[Iterable[Any]]]) -> None:
     """Write every sample of ``reader`` as one comma-separated line, the format dist_reader
-    reads (the seed's data-preparation step)."""
+    reads (the old SDK's data-preparation step)."""
     with open(filename, "w", encoding="utf-8") as out:
         for sample in reader():
             out.write(",".join(str(cell) for cell in sample))

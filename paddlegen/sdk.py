@@ -1,6 +1,6 @@
-"""The seed's Python SDK (``paddle.job.PaddleJob``) as a front end that writes paddlegen specs.
+"""The old Python SDK (``paddle.job.PaddleJob``) as a front end that writes paddlegen specs.
 
-The seed README's example runs unchanged after ``import paddlegen.sdk as job``. Unlike the
+That SDK's README example runs unchanged after ``import paddlegen.sdk as job``. Unlike the
 original, ``pservers`` and ``trainers`` are honoured, ``cpu_nums`` and ``memory`` become
 resource requests (memory also the limit), and nothing is submitted: ``render`` writes a
 kustomize directory for ``kubectl apply -k`` or a GitOps tool.
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.errors import Diagnostic, InvalidArgumentError, SpecError
+from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
 
 if TYPE_CHECKING:
     from paddlegen.spec.loader import Document
@@ -21,13 +22,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CephFSVolume:
-    """A CephFS share mounted into every pod (seed parameters, plus a nominal capacity).
+    """A CephFS share mounted into every pod (the old SDK's parameters, and a capacity).
 
     With ``cluster_id`` and ``fs_name`` the PersistentVolume uses the CephFS CSI driver (a
     static volume): the driver finds the monitors by ``cluster_id`` in its own configuration,
-    and the Secret holds ``userID`` and ``userKey``. With the seed's ``monitors_addr`` instead,
-    it is the seed's in-tree CephFS volume (``inTree: true``), which Kubernetes deprecated in
-    1.28 and which does nothing from 1.31: ``PaddleJob.validate()`` warns (cephfs-in-tree).
+    and the Secret holds ``userID`` and ``userKey``. With the old SDK's ``monitors_addr``
+    instead, it is the old SDK's in-tree CephFS volume (``inTree: true``), which Kubernetes
+    deprecated in 1.28 and which does nothing from 1.31: ``PaddleJob.validate()`` warns
+    (cephfs-in-tree).
     """
 
     monitors_addr: str | Sequence[str] | None = None  # in-tree: "host:port", comma-separated
@@ -96,14 +98,18 @@ class CephFSVolume:
 
 
 def _either(name: str, value: Any, alias: str, alias_value: Any) -> Any:
-    """The seed README and its parameter table spell some parameters differently."""
+    """The old SDK's README and its parameter table spell some parameters differently."""
     if alias_value is not None and value is not None and alias_value != value:
         raise InvalidArgumentError(f"PaddleJob got {name}={value!r} and {alias}={alias_value!r}")
     return value if value is not None else alias_value
 
 
 class PaddleJob:
-    """One training job, with the seed SDK's parameters (and its README's spellings)."""
+    """One training job, with the old SDK's parameters (and its README's spellings).
+
+    ``workload`` defaults to ``collective-job`` without parameter servers (``pservers=0``) and
+    to ``paddlejob`` (the PaddleFlow operator) with them: the default workload has none.
+    """
 
     def __init__(
         self,
@@ -119,7 +125,7 @@ class PaddleJob:
         trainer_package: str | None = None,
         namespace: str | None = None,
         cephfs_volume: CephFSVolume | None = None,
-        workload: str = "paddlejob",
+        workload: str | None = None,
         cpu_num: int | str | None = None,
         gpu_num: int | None = None,
         use_gpu: bool | None = None,
@@ -142,7 +148,9 @@ class PaddleJob:
         )
         self.namespace = namespace or None  # the original SDK's default was ""
         self.cephfs_volume = cephfs_volume
-        self.workload = workload
+        # paddlegen's default workload runs no parameter servers: a job with them goes to the
+        # PaddleFlow operator's PaddleJob, as the original SDK's did.
+        self.workload = workload or (PS_WORKLOAD if self.pservers else DEFAULT_WORKLOAD)
 
     def _spec_data(self) -> dict[str, Any]:
         from paddlegen.workloads import WORKLOADS

@@ -13,12 +13,12 @@ from paddlegen.workloads.import_spec import env_of, literal_env
 
 
 def is_data_job(job: dict[str, Any]) -> bool:
-    """A data-preparation Job of the seeds (it writes SPLIT_COUNT parts to OUT_DIR)."""
+    """A data-preparation Job of the classic image (it writes SPLIT_COUNT parts to OUT_DIR)."""
     return {"OUT_DIR", "SPLIT_COUNT"} <= {e.get("name") for e in env_of(job)}
 
 
 def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
-    """The seeds' data-preparation Job becomes spec.dataPrep (and its volume, if new)."""
+    """The classic data-preparation Job becomes spec.dataPrep (and its volume, if new)."""
     p = pod(obj.setdefault("spec", {}).setdefault("template", {}), ctx, where)
     role = p.role
     for key in CONTAINER_LISTS:

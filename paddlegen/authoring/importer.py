@@ -1,6 +1,6 @@
 """`paddlegen import`: Kubernetes manifests back to specs; whatever is not carried over is listed.
 
-Each training object (a PaddleFlow or Kubeflow PaddleJob, the seeds' distributed batch Job, else
+Each training object (a PaddleFlow or Kubeflow PaddleJob, the classic distributed batch Job, else
 a single-pod Job) makes a spec; a data Job, a PodGroup, PVs, PVCs and distributed-job's RBAC
 that belong to it (import_split.py) fill in dataPrep, scheduling and volumes. Mappers pop what
 they use from copies of the objects, so what remains is exactly what the spec does not carry;
@@ -75,6 +75,15 @@ IMPORTERS: dict[tuple[str, str], Mapper] = {
 }
 DERIVED: dict[str, Derived] = {
     w.name: _function(w.derived_objects) for w in WORKLOADS.values() if w.derived_objects
+}
+# `import --to WORKLOAD`: the workloads another's spec can be converted to, the workloads it
+# converts, and the function doing it.
+Converter = Callable[[Spec, Context, str], Spec]
+CONVERSIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "collective-job": (
+        ("paddlejob", "kubeflow-paddlejob"),
+        "paddlegen.workloads.collective_job.convert:from_operator",
+    ),
 }
 # The operators' objects: a PaddleJob beats any batch Job in the same stream.
 OPERATOR_JOBS = {kind: mapper for kind, mapper in IMPORTERS.items() if kind != BATCH_JOB}
@@ -156,11 +165,18 @@ class ImportedJobs:
 
 
 def import_jobs(
-    sources: Iterable[tuple[str, str]], name: Callable[[str], str] = lambda job: "<imported>"
+    sources: Iterable[tuple[str, str]],
+    name: Callable[[str], str] = lambda job: "<imported>",
+    to: str | None = None,
 ) -> ImportedJobs:
     """A spec per job of the manifests in ``sources`` (see import_split.py), each with what it
     does not carry over and its validation; ``name(job)`` is the spec's file name in its
-    diagnostics, and where its modeline finds the schema from."""
+    diagnostics, and where its modeline finds the schema from. ``to``: a workload to convert
+    each job to (CONVERSIONS: ``collective-job``, from a PaddleFlow or Kubeflow PaddleJob)."""
+    if to is not None and to not in CONVERSIONS:
+        raise InputError(
+            f"cannot convert to workload '{to}'; import converts to: {', '.join(CONVERSIONS)}"
+        )
     sources = list(sources)
     located = [found for source, text in sources for found in _read_located(source, text)]
     origins: dict[int, Origin] = {id(obj): origin for obj, origin in located}
@@ -181,7 +197,7 @@ def import_jobs(
         origin = "imported by `paddlegen import` from " + ", ".join(
             source for source, _ in sources if source in held
         )
-        jobs.append(_import_job(main, group, origin, name(main["metadata"]["name"]), origins))
+        jobs.append(_import_job(main, group, origin, name(main["metadata"]["name"]), origins, to))
     names = ", ".join(job.label for job in jobs)
     notes = [
         Note(
@@ -221,6 +237,7 @@ def _import_job(
     origin: str,
     name: str,
     origins: dict[int, Origin],
+    to: str | None = None,
 ) -> Imported:
     """One job's spec from its training object ``main`` and the ``objects`` around it (the
     mappers pop what they carry over from them)."""
@@ -229,7 +246,7 @@ def _import_job(
     for obj in objects:
         by_label.setdefault(label_of(obj), origins[id(obj)])
     ctx = _context(main, objects)
-    spec, used, group = _map(main, objects, ctx)
+    spec, used, group = _map(main, objects, ctx, to)
     result = _spec(ctx, spec)
     text, found = _checked(result, origin, name)
     if not any(d.is_error for d in found):
@@ -294,12 +311,14 @@ def _context(main: dict[str, Any], objects: list[dict[str, Any]]) -> Context:
 
 
 def _map(
-    main: dict[str, Any], objects: list[dict[str, Any]], ctx: Context
+    main: dict[str, Any], objects: list[dict[str, Any]], ctx: Context, to: str | None = None
 ) -> tuple[Spec, list[dict[str, Any]], dict[str, Any] | None]:
-    """The spec fields of the training object and the objects around it, the objects used,
-    and the PodGroup if there is one."""
+    """The spec fields of the training object and the objects around it (converted to
+    workload ``to``, if given), the objects used, and the PodGroup if there is one."""
     job = ctx.name
     spec = IMPORTERS[key_of(main)](main, ctx, label_of(main))
+    if to is not None and spec["workload"] != to:
+        spec = _convert(spec, to, ctx, label_of(main))
     _kueue(main, spec, ctx)
     used = [main]
     data = next(
@@ -320,6 +339,21 @@ def _map(
     used += [o for o in objects if _is_run_record(o, job)]
     used += [obj for _, obj in ctx.consumed]
     return spec, used, group
+
+
+def _convert(spec: Spec, to: str, ctx: Context, where: str) -> Spec:
+    """``spec``, read from ``where``, as a spec of workload ``to``; refused for a workload the
+    conversion does not take."""
+    sources, function = CONVERSIONS[to]
+    if spec["workload"] not in sources:
+        title = WORKLOADS[spec["workload"]].title
+        raise InputError(
+            f"{where}: cannot convert a {title} (workload {spec['workload']}) to {to}: "
+            f"--to {to} converts {' and '.join(WORKLOADS[s].title + 's' for s in sources)}; "
+            "import it without --to"
+        )
+    converted: Spec = _function(function)(spec, ctx, where)
+    return converted
 
 
 def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:

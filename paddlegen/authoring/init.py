@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
+from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.workloads import WORKLOADS
 from paddlegen.yamlio import load_all
 
@@ -183,7 +184,7 @@ class InitOptions:
 
     name: str | None = None
     image: str | None = None
-    workload: str = "paddlejob"
+    workload: str = DEFAULT_WORKLOAD
     namespace: str | None = None
     command: str | None = None  # shell words, e.g. "python3 train.py"
     ps: int = 0

@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from paddlegen import __version__
 from paddlegen.cli.common import emit, is_document, note, print_report
 from paddlegen.errors import EXIT_ERROR, Diagnostic, PaddlegenError
 
@@ -93,8 +92,26 @@ class _Group(click.Group):
             ctx.exit(EXIT_ERROR)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """-V, --version: what `paddlegen --version` prints before the CLI loads (__main__)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from paddlegen.version import version_text
+
+    click.echo(version_text(), nl=False)
+    ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="paddlegen")
+@click.option(
+    "-V",
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """Render PaddlePaddle training-job specs into kustomize-ready Kubernetes manifests.
 

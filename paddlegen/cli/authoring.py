@@ -20,6 +20,7 @@ from paddlegen.cli.common import (
     stdout_is_output,
 )
 from paddlegen.errors import Diagnostic, InputError
+from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
 from paddlegen.workloads import WORKLOADS
 
 if TYPE_CHECKING:
@@ -85,9 +86,10 @@ def _given(ctx: click.Context, name: str) -> bool:
 @click.option(
     "--workload",
     type=click.Choice(WORKLOAD_NAMES),
-    default="paddlejob",
+    default=DEFAULT_WORKLOAD,
     show_default=True,
-    help="What to render: see `paddlegen explain spec.workload`.",
+    help="What to render (with --ps, paddlejob unless given): see `paddlegen explain "
+    "spec.workload`.",
 )
 @click.option("--name", help="metadata.name (default: the file name without .yaml).")
 @click.option("--namespace", help="metadata.namespace (default: none).")
@@ -184,6 +186,10 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
         raise click.UsageError("--image is required with --no-input")
     if no_input and not answers["name"]:
         raise click.UsageError("--name is required when writing to stdout")
+    if answers["ps"] and not _given(ctx, "workload"):
+        # Parameter servers: the default becomes the workload that runs them (and what the
+        # question proposes), not the collective one, which has none.
+        answers["workload"] = PS_WORKLOAD
     # Questions to come are judged when answered; the flags given are judged now.
     pending = set() if no_input else {name for name in answers if not _given(ctx, name)}
     _refuse_bad_flags(ctx, answers, pending)
@@ -326,29 +332,39 @@ def explain(field: str | None) -> None:
     help="Accept a spec that would run differently from the input: exit 0 all the same "
     "(the lossy notes are still printed).",
 )
+@click.option(
+    "--to",
+    "to",
+    type=click.Choice(["collective-job"]),
+    help="Convert a PaddleFlow or Kubeflow PaddleJob to this workload (no operator); what "
+    "does not carry over (parameter servers, the operator's settings and env) is noted.",
+)
 @format_option
 def import_command(
-    files: tuple[str, ...], output: str | None, force: bool, lossy: bool, fmt: str
+    files: tuple[str, ...], output: str | None, force: bool, lossy: bool, to: str | None, fmt: str
 ) -> None:
     """Turn existing Kubernetes manifests into specs, one per job.
 
-    FILE may be - for stdin. Reads a batch/v1 Job (single, the seeds' distributed one with
-    CONF_PADDLE_* env, or an Indexed one with Paddle's launcher contract and its headless
-    Service), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, a
+    FILE may be - for stdin. Reads a batch/v1 Job (single, the classic pserver/trainer
+    image's distributed one with CONF_PADDLE_* env, or an Indexed one with Paddle's launcher
+    contract and its headless Service), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, a
     trainer.kubeflow.org/v1alpha1 TrainJob, and the PodGroup, PVs, PVCs and data Job in the
     same stream. Every field or object not carried over as it was is a note on stderr, at
     its line and column where it has one: a warning [import-lossy] when the rendered spec would
     run differently (more or fewer pods, a dropped container, volume, env, resource,
     scheduling or placement setting), else an info [import-note] (server-set fields,
-    defaults, derived names). An input of several jobs needs -o FOLDER/, which gets a spec
-    per job (<job>.yaml). The specs are written in any case; exit 1 when one is invalid,
-    or lossy without --lossy.
+    defaults, derived names). --to collective-job converts a PaddleFlow or Kubeflow PaddleJob
+    to a collective-job spec (no operator), noting what does not carry over (parameter
+    servers, the operator's settings and env). An input of several jobs needs -o FOLDER/,
+    which gets a spec per job (<job>.yaml). The specs are written in any case; exit 1 when
+    one is invalid, or lossy without --lossy.
 
     \b
     Examples:
       paddlegen import job.yaml pv-pvc.yaml -o jobs/demo.yaml
       kubectl get paddlejob demo -o yaml | paddlegen import - > jobs/demo.yaml
       paddlegen import manifests/*.yaml -o jobs/
+      paddlegen import paddlejob.yaml --to collective-job -o jobs/demo.yaml
     """
     from paddlegen.authoring.importer import import_jobs, several_jobs
 
@@ -359,7 +375,7 @@ def import_command(
     def spec_file(job: str) -> str:
         return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
 
-    result = import_jobs(sources, spec_file)
+    result = import_jobs(sources, spec_file, to)
     if folder:
         _write_specs(result.jobs, spec_file, force)
     elif len(result.jobs) > 1:

@@ -1,7 +1,7 @@
 """What each rule id checks: the help text of the reports that describe their rules (SARIF).
 
-The semantic rules' texts are their summaries (Markdown), the README's table in "Silencing a
-rule" word for word (tests/unit/test_rules.py holds the two together); ``OTHERS`` name what the
+The semantic rules' texts are their summaries (Markdown), the rules reference's table word for
+word (a test holds the two together); ``OTHERS`` name what the
 findings of every other rule id paddlegen reports are about. A rule id missing from both is
 still reported, without a description.
 """

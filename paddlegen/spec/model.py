@@ -6,8 +6,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-# The workload of a spec that names none.
-DEFAULT_WORKLOAD = "paddlejob"
+# The workload of a spec that names none: Paddle's collective launcher on an Indexed Job,
+# no operator to install.
+DEFAULT_WORKLOAD = "collective-job"
+# What `init` proposes for parameter servers, which the default workload has none of.
+PS_WORKLOAD = "paddlejob"
 # Where rank 0 serves Paddle's launcher rendezvous store unless spec.collective.port says
 # otherwise: below 35100-64000, where the launcher draws its own processes' ports.
 COLLECTIVE_PORT = 6768

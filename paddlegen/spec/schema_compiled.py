@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "ecad19418ad3372da41ca04437ef709594677636d33637441a52fcd48d927079"
+SCHEMA_SHA256 = "d75be53b57fc9346ecf1baab4ad7fe89eab758b7ad9af8f351b7bdec59df6139"
 
 
 def _is_integer(x: Any) -> bool:

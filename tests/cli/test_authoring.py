@@ -292,7 +292,7 @@ def test_init_asks_collective_job_for_a_command_defaulting_to_the_launcher(runne
     ("args", "flag"),
     [
         (["--name", "Demo_Job"], "'--name': 'Demo_Job' is not a DNS-1035 label"),
-        (["--name", "a" * 61], "'--name': '" + "a" * 61 + "' is too long for workload"),
+        (["--name", "a" * 62], "'--name': '" + "a" * 62 + "' is too long for workload"),
         (["--namespace", "Team"], "'--namespace': 'Team' is not a DNS-1123 label"),
         (["--image", "r/x"], "'--image': image 'r/x' is not pinned to a tag"),
         (["--image", ""], "'--image': '' should be non-empty"),
@@ -676,3 +676,21 @@ def test_init_kueue_refuses_paddlejob_naming_the_flag(runner, tmp_path):
     assert "Invalid value for '--kueue': Kueue cannot queue a PaddleFlow PaddleJob" in result.stderr
     assert "collective-job, trainjob or kubeflow-paddlejob" in result.stderr
     assert not path.exists()
+
+
+def test_init_writes_collective_job_by_default_and_paddlejob_for_parameter_servers(
+    runner, tmp_path
+):
+    result, path = init(runner, tmp_path, "--no-input", "--image", "r/x:v1")
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(path.read_text())["spec"]["workload"] == "collective-job"
+    result, path = init(runner, tmp_path, "--no-input", "--image", "r/x:v1", "--ps", "2", "--force")
+    assert result.exit_code == 0, result.output
+    spec = yaml.safe_load(path.read_text())["spec"]
+    assert (spec["workload"], spec["ps"]["replicas"]) == ("paddlejob", 2)
+    # asked, the question proposes it too
+    answers = ["", "", "r/demo:v1", "", "0", "1", "0", "0", "n", "none"]
+    result, path = prompted(runner, tmp_path, answers, "--ps", "1", "--force")
+    assert result.exit_code == 0, result.output
+    assert "Workload (job, distributed-job, paddlejob" in result.output
+    assert "[paddlejob]: " in result.output

@@ -341,3 +341,28 @@ def test_validate_checks_the_manifests_by_default_in_process(runner, tmp_path, m
     assert "nodeSelectorTerm: unknown field" in result.stderr
     assert "[in-process]" in result.stderr and "kubeconform not found" not in result.stderr
     assert runner.invoke(cli, ["validate", "--no-manifests", str(spec)]).exit_code == 0
+
+
+def test_version_names_the_commit_in_a_git_checkout_and_only_there(tmp_path):
+    """From a checkout, the commit (`git rev-parse --short HEAD`); installed, the version."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import paddlegen
+    from paddlegen.version import version_text
+
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(paddlegen.__file__)))
+    if os.path.exists(os.path.join(checkout, ".git")) and shutil.which("git"):
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True
+        ).stdout.strip()
+        assert version_text() == f"paddlegen, version {paddlegen.__version__} (commit {head})\n"
+    # A copy of the package outside any checkout says the version alone.
+    shutil.copytree(checkout + "/paddlegen", tmp_path / "paddlegen")
+    code = "from paddlegen.version import version_text; print(version_text(), end='')"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout == f"paddlegen, version {paddlegen.__version__}\n"

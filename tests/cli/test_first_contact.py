@@ -77,7 +77,7 @@ TYPED = (
     "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo, labels: {v: 1.10}}\n"
     "spec:\n  image: x:1\n  resources: {limits: {memory: 1Gi}}\n  env:\n"
     "  - {name: VERSION, value: 1.10}\n  - {name: FLAG, value: on}\n"
-    "  - {name: API_KEY, value: 12345678}\n"
+    "  - {name: API_KEY, value: 12345678}\n  workload: paddlejob\n"
 )
 
 
@@ -107,6 +107,7 @@ def test_an_overlay_value_shows_as_the_overlay_wrote_it(runner, tmp_path):
     spec = tmp_path / "demo.yaml"
     spec.write_text(
         "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
+        "  workload: paddlejob\n"
         "  image: x:1\n  resources: {limits: {memory: 1Gi}}\n"
         "  env: [{name: A, value: '1'}]\noverlays:\n  prod:\n    spec:\n"
         "      env: [{name: A, value: 2.50}]\n"
@@ -118,7 +119,10 @@ def test_an_overlay_value_shows_as_the_overlay_wrote_it(runner, tmp_path):
 
 # 3. CLI habits: colour at a terminal, completion scripts, -V, end of input at a prompt.
 
-WARNED = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n  image: x\n"
+WARNED = (
+    "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
+    "  image: x\n  workload: paddlejob\n"
+)
 
 
 def _validate_at_terminal(runner, tmp_path, monkeypatch, terminal: bool, no_color: str | None):

@@ -27,41 +27,72 @@ COLLECTIVE = "  workload: collective-job\n  image: x:1\n" + LIMITS
 TRIGGERS = {
     "job-replicas": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n",
     "image-required": "spec:\n  workload: job\n" + LIMITS,
-    "name-length": "spec:\n  image: x:1\n" + LIMITS,  # with a long name, below
-    "volume-source": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "name-length": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS,  # with a long name, below
+    "volume-source": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, "
     "emptyDir: {}, hostPath: {path: /x}}]\n",
-    "volume-capacity": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "volume-capacity": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, "
     "nfs: {server: s, path: /x}}]\n",
-    "volume-unique": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "volume-unique": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, "
     "emptyDir: {}}, {name: a, mountPath: /b, emptyDir: {}}]\n",
     "volume-reference": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: nope}\n",
-    "cephfs-in-tree": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "cephfs-in-tree": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, "
     "cephfs: {inTree: true, monitors: ['m:6789']}, capacity: 1Gi}]\n",
     # metadata has no namespace, so the Secret has none
-    "cephfs-secret-namespace": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, "
+    "cephfs-secret-namespace": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, "
     "mountPath: /a, cephfs: {clusterID: c, fsName: f, secretName: s}, capacity: 1Gi}]\n",
-    "env-unique": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, value: '1'}, "
+    "env-unique": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  env: [{name: A, value: '1'}, "
     "{name: A, value: '2'}]\n",
-    "env-value": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, value: '1', "
+    "env-value": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  env: [{name: A, value: '1', "
     "valueFrom: {fieldRef: {fieldPath: metadata.name}}}]\n",
-    "secret-literal": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: API_KEY, "
+    "secret-literal": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  env: [{name: API_KEY, "
     "value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}]\n",
-    "image-tag": "spec:\n  image: x\n" + LIMITS,
-    "limits-missing": "spec:\n  image: x:1\n",
-    "min-available": "spec:\n  image: x:1\n" + LIMITS + "  scheduling: {minAvailable: 5}\n",
-    "paddlejob-min-available": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n"
+    "image-tag": "spec:\n  workload: paddlejob\n  image: x\n" + LIMITS,
+    "limits-missing": "spec:\n  workload: paddlejob\n  image: x:1\n",
+    "min-available": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  scheduling: {minAvailable: 5}\n",
+    "paddlejob-min-available": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  worker: {replicas: 2}\n"
     "  scheduling: {scheduler: volcano, minAvailable: 1}\n",
-    "paddlejob-heter": "spec:\n  image: x:1\n" + LIMITS + "  heter: {replicas: 1}\n",
-    "paddlejob-gloo": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {withGloo: 1}\n",
-    "paddlejob-elastic": "spec:\n  image: x:1\n" + LIMITS + "  paddlejob: {elastic: 0}\n",
-    "paddlejob-clean-pod-policy": "spec:\n  image: x:1\n"
+    "paddlejob-heter": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  heter: {replicas: 1}\n",
+    "paddlejob-gloo": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  paddlejob: {withGloo: 1}\n",
+    "paddlejob-elastic": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  paddlejob: {elastic: 0}\n",
+    "paddlejob-clean-pod-policy": "spec:\n  workload: paddlejob\n  image: x:1\n"
     + LIMITS
     + "  paddlejob: {cleanPodPolicy: Never}\n",
-    "operator-env": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: PADDLE_PORT, value: '1'}]\n",
+    "operator-env": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  env: [{name: PADDLE_PORT, value: '1'}]\n",
     "kubeflow-heter": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
     + LIMITS
     + "  ps: {replicas: 1}\n  heter: {replicas: 1}\n",
-    "workload-setting": "spec:\n  image: x:1\n" + LIMITS + "  kubeflow: {port: 3000}\n",
+    "workload-setting": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  kubeflow: {port: 3000}\n",
     "distributed-roles": "spec:\n" + DISTRIBUTED + SETTINGS + "  ps: {replicas: 1}\n",
     "distributed-required": "spec:\n" + DISTRIBUTED,
     "distributed-ports": "spec:\n" + DISTRIBUTED + "  distributed: {volume: data, "
@@ -83,52 +114,84 @@ TRIGGERS = {
     + "  args: [t.py]\n  workingDir: /w\n",
     "dataprep-layout": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: data, "
     "splitCount: 3}\n",
-    "volume-access-mode": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n"
+    "volume-access-mode": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  worker: {replicas: 2}\n"
     "  volumes: [{name: a, mountPath: /a, dynamic: {}, capacity: 1Gi, "
     "accessModes: [ReadWriteOnce]}]\n",
     "deprecated": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  run: {recreateOnChange: true}\n",
-    "control-character": "spec:\n  image: x:1\n" + LIMITS + '  args: ["a\\x01b"]\n',
-    "quantity-fractional-bytes": "spec:\n  image: x:1\n  resources: {limits: {memory: 500m}}\n",
-    "resource-name": "spec:\n  image: x:1\n" + LIMITS + "  worker: {resources: {limits: "
+    "control-character": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + '  args: ["a\\x01b"]\n',
+    "quantity-fractional-bytes": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    "  resources: {limits: {memory: 500m}}\n",
+    "resource-name": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  worker: {resources: {limits: "
     "{memory: 1Gi, storage: 1Gi}}}\n",
-    "resource-quantity": "spec:\n  image: x:1\n  resources: {limits: {memory: 1Gi, "
+    "resource-quantity": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    "  resources: {limits: {memory: 1Gi, "
     "example.com/fpga: 500m}}\n",
-    "gpus-override": "spec:\n  image: x:1\n  gpus: 2\n  resources: {limits: {memory: 1Gi, "
+    "gpus-override": "spec:\n  workload: paddlejob\n  image: x:1\n  gpus: 2\n"
+    "  resources: {limits: {memory: 1Gi, "
     "nvidia.com/gpu: 1}}\n",
-    "gpu-shm": "spec:\n  image: x:1\n" + LIMITS + "  gpus: 1\n",
-    "implausible-size": "spec:\n  image: x:1\n" + LIMITS + "  worker: {replicas: 1001}\n",
-    "request-limit": "spec:\n  image: x:1\n  resources: {requests: {memory: 2Gi}, limits: "
+    "gpu-shm": "spec:\n  workload: paddlejob\n  image: x:1\n" + LIMITS + "  gpus: 1\n",
+    "implausible-size": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  worker: {replicas: 1001}\n",
+    "request-limit": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    "  resources: {requests: {memory: 2Gi}, limits: "
     "{memory: 1Gi}}\n",
-    "env-downward-api": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, valueFrom: "
+    "env-downward-api": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  env: [{name: A, valueFrom: "
     "{resourceFieldRef: {resource: limits.cpu, divisor: 500m}}}]\n",
-    "nfs-recycle": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "nfs-recycle": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, "
     "nfs: {server: s, path: /x}, capacity: 1Gi, reclaimPolicy: Recycle}]\n",
     # metadata has no namespace, so the PV has no claimRef
-    "pv-binding": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "pv-binding": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, "
     "nfs: {server: s, path: /x}, capacity: 1Gi, storageClassName: slow}]\n",
-    "toleration": "spec:\n  image: x:1\n" + LIMITS + "  tolerations: [{operator: Equal}]\n",
-    "env-key-ref": "spec:\n  image: x:1\n" + LIMITS + "  env: [{name: A, valueFrom: "
+    "toleration": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  tolerations: [{operator: Equal}]\n",
+    "env-key-ref": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  env: [{name: A, valueFrom: "
     "{secretKeyRef: {name: s, key: a/b}}}]\n",
-    "host-path": "spec:\n  image: x:1\n" + LIMITS + "  volumes: [{name: a, mountPath: /a, "
+    "host-path": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, "
     "hostPath: {path: /a/../b}}]\n",
-    "image-whitespace": "spec:\n  image: 'x:1 '\n" + LIMITS,
-    "topology-spread": "spec:\n  image: x:1\n" + LIMITS + "  topologySpreadConstraints: [{maxSkew: "
+    "image-whitespace": "spec:\n  workload: paddlejob\n  image: 'x:1 '\n" + LIMITS,
+    "topology-spread": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  topologySpreadConstraints: [{maxSkew: "
     "1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {a: "
     "b}}, matchLabelKeys: [a]}]\n",
     "priority-class": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  priorityClassName: a\n  scheduling: {scheduler: volcano, priorityClassName: b}\n",
-    "container-name": "spec:\n  image: x:1\n" + LIMITS + "  initContainers: [{name: paddle, "
+    "container-name": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  initContainers: [{name: paddle, "
     "image: b:1}]\n",
     "container-port": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  sidecars: [{name: s, image: b:1, ports: [{containerPort: 80}, {containerPort: 80}]}]\n",
-    "paddlejob-sidecar-pruned": "spec:\n  image: x:1\n" + LIMITS + "  sidecars: [{name: s, "
+    "paddlejob-sidecar-pruned": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  sidecars: [{name: s, "
     "image: b:1}]\n",
-    "kueue-workload": "spec:\n  image: x:1\n" + LIMITS + "  scheduling: {kueue: {queue: q}}\n",
-    "kueue-labels": "spec:\n  image: x:1\n"
+    "kueue-workload": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  scheduling: {kueue: {queue: q}}\n",
+    "kueue-labels": "spec:\n  workload: paddlejob\n  image: x:1\n"
     + LIMITS
     + "  podLabels: {kueue.x-k8s.io/queue-name: q}\n",
     "kueue-data-prep": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
@@ -254,7 +317,7 @@ def test_a_run_ignores_every_rule_it_is_given(runner, tmp_path):
 
 
 ENV = (
-    "spec:\n  image: x:1\n" + LIMITS + "  env:\n"
+    "spec:\n  workload: paddlejob\n  image: x:1\n" + LIMITS + "  env:\n"
     "    - {name: API_KEY, value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}\n"
     "    - {name: STRIPE_KEY, value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}\n"
     "  worker:\n    env: [{name: HF_TOKEN, value: hf_4eC39HqLyjWDarjtT1zdp7dc}]\n"
@@ -302,17 +365,17 @@ def test_an_entry_only_silences_its_own_rule(runner, tmp_path):
 def test_an_entry_that_silences_nothing_is_a_positioned_warning(runner, tmp_path):
     spec = write(
         tmp_path,
-        f"{HEADER}metadata: {{name: demo}}\nspec:\n  image: x:1\n{LIMITS}"
+        f"{HEADER}metadata: {{name: demo}}\nspec:\n  workload: paddlejob\n  image: x:1\n{LIMITS}"
         "ignore:\n  - {rule: secret-literal, path: '$.spec.env[2].value'}\n"
         "  - {rule: image-tag}\n",
     )
     result = runner.invoke(cli, ["validate", spec])
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[:2] == [
-        f"{spec}:8:5: warning: $.ignore[0]: this entry silences nothing: no 'secret-literal' "
+        f"{spec}:9:5: warning: $.ignore[0]: this entry silences nothing: no 'secret-literal' "
         "finding at or under $.spec.env[2].value (remove it, or correct its rule or path) "
         "[ignore-unused]",
-        f"{spec}:9:5: warning: $.ignore[1]: this entry silences nothing: no 'image-tag' "
+        f"{spec}:10:5: warning: $.ignore[1]: this entry silences nothing: no 'image-tag' "
         "finding in this spec (remove it, or correct its rule or path) [ignore-unused]",
     ]
 
@@ -323,7 +386,7 @@ def test_a_run_rule_does_not_make_the_spec_entry_for_it_stale(runner, tmp_path):
 
 
 OVERLAY = (
-    f"{HEADER}metadata: {{name: demo}}\nspec:\n  image: x:1\n{LIMITS}"
+    f"{HEADER}metadata: {{name: demo}}\nspec:\n  workload: paddlejob\n  image: x:1\n{LIMITS}"
     "overlays:\n  prod:\n    spec:\n"
     "      env: [{name: API_KEY, value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}]\n"
 )

@@ -18,6 +18,7 @@ def persistent_volume(cephfs: str, metadata: str = "{name: ceph}") -> Manifest:
     """The PersistentVolume a one-volume spec renders (validated or not: rendered as is)."""
     text = (
         f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {metadata}\nspec:\n"
+        f"  workload: paddlejob\n"
         "  image: r/x:v1\n  resources: {limits: {memory: 1Gi}}\n"
         f"  volumes: [{{name: data, mountPath: /data, cephfs: {cephfs}, capacity: 1Gi}}]\n"
     )

@@ -20,6 +20,7 @@ from tests.conftest import require_tool
 NAMESPACE = "pv-binding"
 SPEC = (
     "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: binding}\nspec:\n"
+    "  workload: paddlejob\n"
     "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n  volumes: [{name: data, "
     "mountPath: /data, nfs: {server: 10.0.0.1, path: /data}, capacity: 10Gi}]\n"
 )

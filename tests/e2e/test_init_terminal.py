@@ -69,7 +69,7 @@ def test_init_at_a_terminal_asks_again_at_once_with_the_reason(tmp_path):
     conversation = [
         (
             "Workload (job, distributed-job, paddlejob, kubeflow-paddlejob, collective-job, "
-            "trainjob) [paddlejob]: ",
+            "trainjob) [collective-job]: ",
             "3",
         ),
         ("Error: '3' is not one of", None),

@@ -194,6 +194,7 @@ def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_bi
     spec = tmp_path / "demo.yaml"
     spec.write_text(
         "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
+        "  workload: paddlejob\n"
         "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n  volumes: [{name: data, "
         "mountPath: /data, nfs: {server: 10.0.0.1, path: /data}, capacity: 10Gi}]\n"
     )
@@ -246,7 +247,7 @@ def test_a_jobs_custom_component_is_built_with_its_objects(runner, tmp_path, ove
     spec.parent.mkdir()
     spec.write_text(
         "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: team, namespace: ml}\n"
-        "spec:\n  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n"
+        "spec:\n  workload: paddlejob\n  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n"
         + ("overlays:\n  prod: {spec: {worker: {replicas: 4}}}\n" if overlays else "")
     )
     deploy = tmp_path / "deploy"

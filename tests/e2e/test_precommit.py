@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import paddlegen
 from tests.conftest import EXAMPLES, ROOT, require_tool
 from tests.helpers import job_spec
 
@@ -297,10 +298,11 @@ def test_the_gitops_example_passes_its_own_config(hooks, tmp_path):
     shutil.copytree(EXAMPLES / "gitops", repo)
     config = repo / ".pre-commit-config.yaml"
     text = config.read_text()
-    assert "repo: https://git.example.com/tools/paddlegen\n    rev: v0.1.0\n" in text
+    tag = f"v{paddlegen.__version__}"  # the release's tag (CONTRIBUTING.md, "Releasing")
+    assert f"repo: https://git.example.com/tools/paddlegen\n    rev: {tag}\n" in text
     config.write_text(
         text.replace("https://git.example.com/tools/paddlegen", str(hooks.repo)).replace(
-            "rev: v0.1.0", f"rev: {hooks.rev}"
+            f"rev: {tag}", f"rev: {hooks.rev}"
         )
     )
     git_init(repo, hooks.env)

@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from paddlegen.resources import spec_schema_path
+from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.spec.overlays import deep_merge
 from paddlegen.spec.quantity import server_value
 from paddlegen.spec.secrets import is_secret_name
@@ -613,7 +614,7 @@ def plausible_specs(draw: Any) -> dict[str, Any]:
     """A spec the schema and every check accept (warnings allowed), across all workloads."""
     workload = draw(st.sampled_from(WORKLOADS))
     spec: dict[str, Any] = {"workload": workload, "image": draw(images)}
-    if draw(st.booleans()) and workload == "paddlejob":
+    if draw(st.booleans()) and workload == DEFAULT_WORKLOAD:
         del spec["workload"]  # the default workload
     spec.update(
         draw(
@@ -800,7 +801,7 @@ def _overlay_resources(spec: dict[str, Any], overlay: dict[str, Any]) -> dict[st
 
 def _overlay(spec: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     """Overlay changes that keep the merged spec valid."""
-    workload = spec.get("workload", "paddlejob")
+    workload = spec.get("workload", DEFAULT_WORKLOAD)
     changes: dict[str, st.SearchStrategy[Any]] = {
         "image": images,
         "gpus": st.integers(0, 8),

@@ -24,7 +24,8 @@ def spec_text(volume: str, namespace: str | None = "team", extra: str = "") -> s
     meta = f"{{name: demo, namespace: {namespace}}}" if namespace else "{name: demo}"
     return (
         f"{HEADER}metadata: {meta}\nspec:\n  image: r/demo:v1\n"
-        f"  resources: {{limits: {{memory: 1Gi}}}}\n  volumes:\n    - {volume}\n{extra}"
+        f"  resources: {{limits: {{memory: 1Gi}}}}\n  volumes:\n    - {volume}\n"
+        f"  workload: paddlejob\n{extra}"
     )
 
 

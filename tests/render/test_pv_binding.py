@@ -19,6 +19,7 @@ SOURCES = [
 def spec(source: str, metadata: str = "{name: demo}", volume: str = "", more: str = "") -> str:
     return (
         f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {metadata}\nspec:\n"
+        f"  workload: paddlejob\n"
         "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n"
         f"  volumes: [{{name: data, mountPath: /data, {source}, capacity: 10Gi{volume}}}]\n" + more
     )

@@ -81,6 +81,7 @@ spec:
   ps: {replicas: 1}
   run: {restartPolicy: Never}
   paddlejob: {elastic: 0}
+  workload: paddlejob
 """) == [
         "spec.yaml:7:24: warning: $.spec.run.restartPolicy: elastic mode runs every pod with "
         "restartPolicy OnFailure; Never is overridden (remove run.restartPolicy) "
@@ -93,7 +94,13 @@ spec:
         "the operator only checks that the field is there (remove paddlejob.elastic to turn it "
         "off) [paddlejob-elastic]",
     ]
-    assert findings("spec: {image: img:1, worker: {replicas: 2}, paddlejob: {elastic: 1}}\n") == []
+    assert (
+        findings(
+            "spec: {image: img:1, worker: {replicas: 2}, paddlejob: {elastic: 1},"
+            " workload: paddlejob}\n"
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,8 +194,8 @@ spec:
 
 
 def test_the_workload_override_is_checked_too():
-    body = "spec: {image: img:1, ps: {replicas: 1}, heter: {replicas: 1}}\n"
-    # the default workload, paddlejob, has heter (whose pods need the user's own mapping)
+    body = "spec: {image: img:1, ps: {replicas: 1}, heter: {replicas: 1}, workload: paddlejob}\n"
+    # paddlejob has heter (whose pods need the user's own mapping)
     assert [line.rsplit(" ", 1)[-1] for line in findings(body)] == ["[paddlejob-heter]"]
     assert [line.rsplit(" ", 1)[-1] for line in findings(body, "kubeflow-paddlejob")] == [
         "[kubeflow-heter]"
@@ -232,7 +239,7 @@ spec:
 
 def test_the_longest_name_that_fits():
     name = "n" * 54  # name-worker-9 is exactly 63 characters
-    body = "spec: {image: x, worker: {replicas: 10}}\n"
+    body = "spec: {image: x, worker: {replicas: 10}, workload: paddlejob}\n"
     assert findings_of(parse_spec(HEADER.replace("demo", name) + body, "spec.yaml")) == []
 
 
@@ -246,14 +253,16 @@ spec:
         "spec.yaml:7:3: warning: $.spec.paddlejob: spec.paddlejob only applies to workload "
         "'paddlejob'; workload 'kubeflow-paddlejob' ignores it [workload-setting]"
     ]
-    assert findings("spec: {image: img:1, kubeflow: {port: 1234}}\n") == [
+    assert findings("spec: {image: img:1, kubeflow: {port: 1234}, workload: paddlejob}\n") == [
         "spec.yaml:4:22: warning: $.spec.kubeflow: spec.kubeflow only applies to workload "
         "'kubeflow-paddlejob'; workload 'paddlejob' ignores it [workload-setting]"
     ]
 
 
 def test_run_fields_the_paddleflow_crd_lacks_are_reported():
-    assert findings("spec: {image: img:1, run: {restartPolicy: Never, backoffLimit: 3}}\n") == [
+    assert findings(
+        "spec: {image: img:1, run: {restartPolicy: Never, backoffLimit: 3}, workload: paddlejob}\n"
+    ) == [
         "spec.yaml:4:50: warning: $.spec.run.backoffLimit: the PaddleFlow PaddleJob has no "
         "backoffLimit; workload 'paddlejob' ignores it (workload 'kubeflow-paddlejob' supports "
         "it (runPolicy)) [workload-setting]"
@@ -277,17 +286,24 @@ def test_recreate_on_change_is_deprecated_for_every_workload():
 def test_a_clean_pod_policy_that_keeps_pods_is_reported(policy):
     """paddle-operator v0.3.5 creates a missing pod of a completed PaddleJob again unless its
     policy cleaned them; verified live in tests/cluster/test_argocd_runtime_safety.py."""
-    (line,) = findings(f"spec: {{image: img:1, paddlejob: {{cleanPodPolicy: {policy}}}}}\n")
+    (line,) = findings(
+        f"spec: {{image: img:1, paddlejob: {{cleanPodPolicy: {policy}}}, workload: paddlejob}}\n"
+    )
     assert line.startswith("spec.yaml:4:50: warning: $.spec.paddlejob.cleanPodPolicy: ")
     assert "trains again, with the first run's endpoints" in line
     assert line.endswith("[paddlejob-clean-pod-policy]")
     for safe in ("OnCompletion", "Always"):
-        assert not findings(f"spec: {{image: img:1, paddlejob: {{cleanPodPolicy: {safe}}}}}\n")
+        assert not findings(
+            f"spec: {{image: img:1, paddlejob: {{cleanPodPolicy: {safe}}}, workload: paddlejob}}\n"
+        )
 
 
 def test_errors_stop_the_render(tmp_path):
     spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + "spec: {image: x, heter: {replicas: 1}, paddlejob: {withGloo: 1}}\n")
+    spec.write_text(
+        HEADER
+        + "spec: {image: x, heter: {replicas: 1}, paddlejob: {withGloo: 1}, workload: paddlejob}\n"
+    )
     with pytest.raises(SpecError) as caught:
         build.render_specs([spec])
     assert sorted(d.rule for d in caught.value.diagnostics if d.is_error) == [

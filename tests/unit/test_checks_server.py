@@ -304,11 +304,17 @@ def test_gpu_pods_without_shm_warn_at_their_gpus():
 
 
 def test_gpu_shm_is_reported_per_role_that_sets_its_own_gpus():
-    body = "spec:\n  image: img:1\n  gpus: 1\n  ps: {replicas: 1, gpus: 0}\n  worker: {gpus: 2}\n"
+    body = (
+        "spec:\n  image: img:1\n  gpus: 1\n  ps: {replicas: 1, gpus: 0}\n"
+        "  worker: {gpus: 2}\n  workload: paddlejob\n"
+    )
     assert [line.split(": pods with")[0] for line in findings(body)] == [
         "spec.yaml:8:18: warning: $.spec.worker.gpus",  # spec.gpus: 1 reaches no pod
     ]
-    body = "spec:\n  image: img:1\n  gpus: 1\n  ps: {replicas: 1}\n  worker: {gpus: 2}\n"
+    body = (
+        "spec:\n  image: img:1\n  gpus: 1\n  ps: {replicas: 1}\n  worker: {gpus: 2}\n"
+        "  workload: paddlejob\n"
+    )
     assert [line.split(": pods with")[0] for line in findings(body)] == [
         "spec.yaml:6:9: warning: $.spec.gpus",  # the parameter servers'
         "spec.yaml:8:18: warning: $.spec.worker.gpus",
@@ -341,7 +347,7 @@ def test_an_overlay_that_adds_gpus_warns_in_that_environment():
 def test_absurd_sizes_warn_at_each_field():
     body = (
         "spec:\n  image: img:1\n  gpus: 64\n  shm: 1Gi\n  ps: {replicas: 10000}\n"
-        "  worker: {replicas: 10000}\n"
+        "  worker: {replicas: 10000}\n  workload: paddlejob\n"
     )
     assert findings(body) == [
         "spec.yaml:6:9: warning: $.spec.gpus: 64 GPUs per pod: more than 16, the most the "
@@ -358,8 +364,8 @@ def test_absurd_sizes_warn_at_each_field():
 
 def test_sizes_up_to_the_bounds_are_no_finding():
     body = "spec:\n  image: img:1\n  shm: 1Gi\n  ps: {replicas: 1000}\n"
-    assert findings(body + "  worker: {replicas: 1000, gpus: 16}\n") == []
-    (line,) = findings(body + "  worker: {replicas: 1, gpus: 17}\n")
+    assert findings(body + "  worker: {replicas: 1000, gpus: 16}\n  workload: paddlejob\n") == []
+    (line,) = findings(body + "  worker: {replicas: 1, gpus: 17}\n  workload: paddlejob\n")
     assert line.startswith("spec.yaml:8:31: warning: $.spec.worker.gpus: 17 GPUs per pod")
     assert line.endswith("[implausible-size]")
 

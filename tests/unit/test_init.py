@@ -12,8 +12,20 @@ from hypothesis import strategies as st
 from paddlegen import build, load
 from paddlegen.authoring.init import InitOptions, answer_problems, init_spec
 from paddlegen.spec.loader import parse_spec
+from paddlegen.spec.model import DEFAULT_WORKLOAD
 
-GOOD = {"name": "demo", "image": "r/demo:v1"}
+GOOD = {"name": "demo", "image": "r/demo:v1", "workload": "paddlejob"}
+
+
+def test_the_default_workload_is_collective_job_and_parameter_servers_need_paddlejob():
+    assert InitOptions().workload == DEFAULT_WORKLOAD == "collective-job"
+    spec = yaml.safe_load(init_spec(InitOptions(name="demo", image="r/demo:v1")))["spec"]
+    assert (spec["workload"], spec["args"]) == ("collective-job", ["train.py"])
+    assert answer_problems({"name": "demo", "image": "r/demo:v1", "ps": 1}) == {
+        "ps": "workload 'collective-job' has no 'ps' role: every pod is a trainer of the "
+        "collective (data-parallel) job (set worker.replicas to the number of pods, or use "
+        "workload 'paddlejob' for parameter servers)"
+    }
 
 
 def test_good_answers_have_no_problems():
@@ -208,9 +220,7 @@ def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():
     block and local StorageClasses cannot get (Pending): a dynamic one takes the default,
     ReadWriteOnce for one pod."""
     for workers, modes in ((1, ["ReadWriteOnce"]), (2, ["ReadWriteMany"])):
-        options = InitOptions(
-            **GOOD, workload="paddlejob", workers=workers, storage="dynamic://fast"
-        )
+        options = InitOptions(**GOOD, workers=workers, storage="dynamic://fast")
         text = init_spec(options, "demo.yaml")
         (volume,) = yaml.safe_load(text)["spec"]["volumes"]
         assert "accessModes" not in volume

@@ -7,6 +7,7 @@ import yaml
 
 from paddlegen.errors import InvalidArgumentError, SpecError
 from paddlegen.sdk import CephFSVolume, PaddleJob
+from paddlegen.workloads.collective_job import RANK_PATH
 from paddlegen.workloads.kubeflow_paddlejob import INDEX_LABEL as KUBEFLOW_INDEX_LABEL
 from tests.conftest import ROOT
 from tests.seeds import code_blocks, seed_text
@@ -206,7 +207,7 @@ def test_the_example_of_seed_002_holds_the_sdks_csi_volume():
     """examples/README.md says which CephFSVolume call makes sdk-cephfs.yaml's volume."""
     example = yaml.safe_load((ROOT / "examples" / "sdk-cephfs.yaml").read_text())
     (volume,) = example["spec"]["volumes"]
-    assert volume == CephFSVolume(cluster_id="ceph-seed-002", fs_name="cephfs").to_volume()
+    assert volume == CephFSVolume(cluster_id="my-ceph-cluster", fs_name="cephfs").to_volume()
 
 
 def test_cephfs_secret_namespace_is_passed_on():
@@ -269,3 +270,31 @@ def test_a_rendered_job_is_reused_by_the_cli_render_of_the_saved_spec(tmp_path):
     assert result.exit_code == 0, result.output
     assert " 0 written, " in result.stderr
     assert stamp.stat().st_mtime_ns == before  # its stamp matched: the job was not rendered
+
+
+def test_without_parameter_servers_the_default_is_collective_job_with_the_rank_as_trainer_id(
+    tmp_path,
+):
+    job = PaddleJob(
+        job_name="ranks", entry_point="python train.py", runtime_image="r/d:v1", pservers=0
+    )
+    body = job.to_spec()["spec"]
+    assert body["workload"] == "collective-job"
+    assert body["env"] == [
+        {"name": "TRAINER_ID", "valueFrom": {"fieldRef": {"fieldPath": RANK_PATH}}},
+        {"name": "TRAINERS", "value": "3"},
+    ]
+    folder = job.render(tmp_path)
+    (container,) = yaml.safe_load((folder / "batch_v1_job_ranks.yaml").read_text())["spec"][
+        "template"
+    ]["spec"]["containers"]
+    # paddlegen's rank-0 wrapper, then the entry point's shell, unchanged
+    assert container["command"][3:] == ["sh", "-c"]
+    assert container["args"] == ["python train.py"]
+    names = [e["name"] for e in container["env"]]
+    assert {"TRAINER_ID", "TRAINERS", "PADDLE_RANK", "PADDLE_NNODES"} <= set(names)
+
+
+def test_with_parameter_servers_the_default_is_the_paddleflow_paddlejob():
+    job = PaddleJob(job_name="ps", entry_point="python train.py", runtime_image="r/d:v1")
+    assert job.to_spec()["spec"]["workload"] == "paddlejob"

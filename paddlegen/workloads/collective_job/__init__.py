@@ -1,4 +1,4 @@
-"""Workload `collective-job` (#26): Paddle's collective training on Kubernetes' own batch
+"""Workload `collective-job`: Paddle's collective training on Kubernetes' own batch
 primitives, no operator. An Indexed Job runs `worker.replicas` pods at once; the Job controller
 names pod i's host `<job>-<i>`, and a headless Service named after the job, the pods'
 subdomain, makes that `<job>-<i>.<job>` in the job's namespace. Every pod starts Paddle's
@@ -19,6 +19,7 @@ from paddlegen.workloads.base import (
     batch_job_annotations,
     pod,
     run_fields,
+    trainers_env,
 )
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ LAUNCHER = ["python3", "-m", "paddle.distributed.launch"]
 # it expands, so no env of ours could say $(JOB_COMPLETION_INDEX): the rank reads the
 # annotation itself (set on every index since Kubernetes 1.21).
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+RANK_PATH = f"metadata.annotations['{COMPLETION_INDEX}']"
 # The launcher's HTTP master starts its store only on the pod whose own IP is the master's
 # host (controllers/master.py:80-93: `ip in ['127.0.0.1', self.ctx.node.ip]`, node.ip being
 # POD_IP, plugins/__init__.py:70-73); a name there leaves every pod waiting for a store that
@@ -177,7 +179,7 @@ def rank_env() -> list[dict[str, Any]]:
     completion index of an Indexed Job's pod."""
     return [
         field_env("POD_IP", "status.podIP"),
-        field_env("PADDLE_RANK", f"metadata.annotations['{COMPLETION_INDEX}']"),
+        field_env("PADDLE_RANK", RANK_PATH),
     ]
 
 
@@ -268,6 +270,12 @@ WORKLOAD = Workload(
         ],
     },
     launcher=True,
+    # A program that reads TRAINER_ID and TRAINERS (the Python SDK's entry point) gets the
+    # pod's rank, its completion index, as PADDLE_RANK has it.
+    trainer_identity=lambda count: (
+        trainers_env(count, {"valueFrom": {"fieldRef": {"fieldPath": RANK_PATH}}}),
+        "",
+    ),
     init_sections=lambda ps: {"run": BOUNDED_RUN},
     init_comments={
         "spec.command": COMMAND_COMMENT,

@@ -1,4 +1,4 @@
-"""Workload `distributed-job` (seeds 001, 004): one batch/v1 Job whose pods each run a pserver
+"""Workload `distributed-job`: one batch/v1 Job whose pods each run a pserver
 and a trainer. The legacy image's start_paddle.py lists the Job's pods (label job-name) through
 the API server, sorts their IPs into trainer ids and waits until every listed pod is Running."""
 
@@ -104,7 +104,7 @@ def context(job: Job) -> dict[str, Any]:
 WORKLOAD = Workload(
     name="distributed-job",
     summary="one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts "
-    "(seeds 001, 004)",
+    "(the classic pserver/trainer image)",
     title="Job",
     kind=("batch/v1", "Job"),
     roles={"worker": "worker"},

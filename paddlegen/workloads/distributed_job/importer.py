@@ -29,12 +29,12 @@ _DISTRIBUTED_ENV = {
 
 
 def is_distributed(job: dict[str, Any]) -> bool:
-    """A batch Job of the seeds' legacy pserver/trainer image (it reads CONF_PADDLE_* env)."""
+    """A batch Job of the classic pserver/trainer image (it reads CONF_PADDLE_* env)."""
     return any(e.get("name", "").startswith("CONF_PADDLE_") for e in env_of(job))
 
 
 def distributed_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
-    """The seeds' distributed batch Job: its pods, and its settings read back from the legacy
+    """The classic distributed batch Job: its pods, and its settings read back from the legacy
     image's env, ports and account."""
     body = obj.setdefault("spec", {})
     p = pod(body.setdefault("template", {}), ctx, where, peer_discovery=True)

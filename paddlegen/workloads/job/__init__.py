@@ -1,4 +1,4 @@
-"""Workload `job`: one pod, one container, runs to completion (seed 000)."""
+"""Workload `job`: one pod, one container, runs to completion."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def context(job: Job) -> dict[str, Any]:
 
 WORKLOAD = Workload(
     name="job",
-    summary="a single-node batch/v1 Job (seed 000)",
+    summary="a single-node batch/v1 Job",
     title="Job",
     kind=("batch/v1", "Job"),
     roles={"worker": "worker"},

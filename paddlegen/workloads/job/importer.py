@@ -14,7 +14,7 @@ from paddlegen.workloads.import_spec import assemble, take_gang_size, take_run
 
 def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A batch/v1 Job: an Indexed one with Paddle's launcher contract (collective-job), the
-    seeds' distributed one (CONF_PADDLE_* env), else a single pod."""
+    classic distributed one (CONF_PADDLE_* env), else a single pod."""
     if is_collective(obj):
         return collective_job(obj, ctx, where)
     if is_distributed(obj):

@@ -1,4 +1,4 @@
-"""Workload `paddlejob`: the PaddleFlow operator's PaddleJob (seed 003). The operator picks the
+"""Workload `paddlejob`: the PaddleFlow operator's PaddleJob. The operator picks the
 mode from the roles (ps -> PS, several workers -> Collective, else Single) and injects the env
 (PADDLE_TRAINER_ID, endpoints, ...) and ports itself, so none are rendered."""
 
@@ -131,7 +131,7 @@ def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
 
 WORKLOAD = Workload(
     name="paddlejob",
-    summary="the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1 (seed 003)",
+    summary="the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1",
     title="PaddleFlow PaddleJob",
     kind=("batch.paddlepaddle.org/v1", "PaddleJob"),
     roles=ROLES,

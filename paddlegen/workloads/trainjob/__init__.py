@@ -1,4 +1,4 @@
-"""Workload `trainjob` (#26): Paddle's collective training on Kubeflow Trainer v2. paddlegen
+"""Workload `trainjob`: Paddle's collective training on Kubeflow Trainer v2. paddlegen
 renders a TrainJob that references paddlegen's own Paddle ClusterTrainingRuntime
 (workloads/trainjob/runtime.py, printed by `paddlegen runtime` for a platform team to install
 once): Trainer makes a JobSet from the runtime's template, whose replicated job `node` is one
