@@ -266,9 +266,12 @@ def images(pod: dict[str, Any]) -> str:
 def test_a_crash_looping_kubeflow_trainer_fails_the_job_and_the_sync(loop: Loop) -> None:
     """training-operator counts a running pod's container restarts against
     runPolicy.backoffLimit (v1.9.0 pkg/core/job.go:95-133), which paddlegen now sets (6, as a
-    Job's default): without it the trainer would restart in place for ever."""
+    Job's default): without it the trainer would restart in place for ever. A collective job's
+    workers restart only when the spec asks (restartPolicy OnFailure; paddlegen's is Never)."""
     kube, job = loop.kube, "kf-crash"
-    loop.specs[f"{job}.yaml"] = spec(job, "kubeflow-paddlejob", worker={"replicas": 1})
+    loop.specs[f"{job}.yaml"] = spec(
+        job, "kubeflow-paddlejob", worker={"replicas": 1}, run={"restartPolicy": "OnFailure"}
+    )
     loop.commit("a Kubeflow PaddleJob")
     install(loop)
     created = wait_for("the PaddleJob", lambda: get(kube, NAMESPACE, KUBEFLOW, job))

@@ -23,7 +23,7 @@ def persistent_volume(cephfs: str, metadata: str = "{name: ceph}") -> Manifest:
         f"  volumes: [{{name: data, mountPath: /data, cephfs: {cephfs}, capacity: 1Gi}}]\n"
     )
     doc = parse_spec(text, "ceph.yaml")
-    (pv,) = [m for m in build.render_document(doc).manifests if m.kind == "PersistentVolume"]
+    (pv,) = [m for m in build.render_valid(doc).manifests if m.kind == "PersistentVolume"]
     return pv
 
 
