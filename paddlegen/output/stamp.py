@@ -105,7 +105,7 @@ class Inputs:
 def _run_rules(ignore: tuple[str, ...]) -> tuple[str, ...]:
     """The run's silenced rules, sorted. The rules (paddlegen/rules and what it
     imports) only for a run that names any: an unchanged spec's re-render or check needs
-    none of it (about 3 ms of a 100 ms run, issue 25)."""
+    none of it (about 3 ms of a 100 ms run)."""
     if not ignore:
         return ()
     from paddlegen.rules.ignores import run_rules
