@@ -91,6 +91,8 @@ REGISTRY: tuple[Rule, ...] = (
     collective_job.COLLECTIVE_LAUNCHER,
     paddlejob.PADDLEJOB_INTRANET,
     collective_job.COLLECTIVE_DEADLINE,
+    workload.GROUP_RESTARTS,
+    volumes.CHECKPOINT_VOLUME,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

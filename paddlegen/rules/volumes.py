@@ -167,10 +167,15 @@ VOLUME_UNIQUE = Rule(
 
 
 def _references(ctx: Context) -> Iterator[Finding]:
-    """distributed.volume and dataPrep.volume name a volume that can hold data; an init
+    """distributed.volume, dataPrep.volume and checkpoint.volume name a volume that can hold
+    data; an init
     container's or sidecar's volumeMounts name volumes of spec.volumes."""
     names = _first_names(ctx)
-    for section, use in (("distributed", "the trainers read"), ("dataPrep", "the data Job writes")):
+    for section, use in (
+        ("distributed", "the trainers read the training data on"),
+        ("dataPrep", "the data Job writes the training data on"),
+        ("checkpoint", "the ranks save checkpoints on"),
+    ):
         ref = ctx.spec.get(section, {}).get("volume")
         if ref is None:
             continue
@@ -186,7 +191,7 @@ def _references(ctx: Context) -> Iterator[Finding]:
             yield ctx.finding(
                 ("spec", section, "volume"),
                 f"volume '{ref}' is a {source}: read-only files of one object (at most 1 MiB), "
-                f"not a volume {use} the training data on",
+                f"not a volume {use}",
                 "name a volume that holds data (nfs, efs, cephfs, claim, dynamic, hostPath)",
             )
     for place, container in ctx.once(init_containers):
@@ -201,7 +206,8 @@ def _references(ctx: Context) -> Iterator[Finding]:
 
 VOLUME_REFERENCE = Rule(
     "volume-reference",
-    "`distributed.volume` and `dataPrep.volume` name a volume, and not a `configMap` or "
+    "`distributed.volume`, `dataPrep.volume` and `checkpoint.volume` name a volume, and not "
+    "a `configMap` or "
     "`secret` one (read-only files, no place for data); an init container's or sidecar's "
     "`volumeMounts` name volumes of `spec.volumes`",
     severity="error",
@@ -392,4 +398,47 @@ HOST_PATH = Rule(
     severity="error",
     silenceable=True,
     check=_host_paths,
+)
+
+
+def _checkpoint_volume(ctx: Context) -> Iterator[Finding]:
+    """The checkpoint volume must outlive the pods and take every rank's writes; a hostPath
+    is each node's own, so ranks on other nodes (or on another node after a restart) do not
+    find what rank 0 saved."""
+    ref = ctx.spec.get("checkpoint", {}).get("volume")
+    names = _first_names(ctx)
+    if ref not in names:
+        return  # volume-reference says so
+    volume = ctx.spec["volumes"][names[ref]]
+    at = ("spec", "checkpoint", "volume")
+    if "emptyDir" in volume:
+        yield ctx.finding(
+            at,
+            f"volume '{ref}' is an emptyDir: it is deleted with its pod, so a job that "
+            "starts again finds no checkpoint",
+            "name a volume that outlives the pods (nfs, efs, cephfs, claim, dynamic)",
+        )
+    elif volume.get("readOnly"):
+        yield ctx.finding(
+            at,
+            f"volume '{ref}' is mounted readOnly: the ranks cannot save checkpoints on it",
+            f"drop readOnly from volume '{ref}'",
+        )
+    elif "hostPath" in volume and pod_count(ctx) > 1:
+        yield ctx.finding(
+            at,
+            f"volume '{ref}' is a hostPath, each node's own: a rank on another node, or on "
+            "another node after a restart, does not find the checkpoint",
+            "use a volume every node mounts (nfs, efs, cephfs, a ReadWriteMany claim)",
+            severity="warning",
+        )
+
+
+CHECKPOINT_VOLUME = Rule(
+    "checkpoint-volume",
+    "`checkpoint.volume` outlives the pods and can be written: not an `emptyDir` nor "
+    "`readOnly` (errors), nor a `hostPath` shared by several pods (warning)",
+    severity="error",
+    silenceable=True,
+    check=_checkpoint_volume,
 )

@@ -97,3 +97,27 @@ WORKLOAD_UNSUPPORTED = Rule(
     silenceable=True,
     check=_unsupported,
 )
+
+
+def _restarts(ctx: Context) -> Iterator[Finding]:
+    """Group restarts need an engine that stops and starts every rank together
+    (``Workload.group_restarts``); without one the spec would promise what no object does."""
+    workload = WORKLOADS[ctx.workload]
+    if ctx.spec.get("run", {}).get("restarts", 0) and not workload.group_restarts:
+        able = [w.name for w in WORKLOADS.values() if w.group_restarts]
+        yield ctx.finding(
+            ("spec", "run", "restarts"),
+            f"workload '{ctx.workload}' cannot restart its group of ranks: the {workload.title} "
+            "would not start them again",
+            f"use workload {' or '.join(repr(n) for n in able)}" if able else "remove it",
+            key=True,
+        )
+
+
+GROUP_RESTARTS = Rule(
+    "group-restarts",
+    "`run.restarts` only on a workload that restarts its whole group of ranks",
+    severity="error",
+    silenceable=True,
+    check=_restarts,
+)

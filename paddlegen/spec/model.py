@@ -226,6 +226,7 @@ class Run:
 
     restartPolicy: str | None = None
     backoffLimit: int | None = None
+    restarts: int = 0  # group restarts: every rank starts again, up to this many times
     activeDeadlineSeconds: int | None = None
     ttlSecondsAfterFinished: int | None = None
     recreateOnChange: bool = False  # Argo CD deletes and recreates changed batch Jobs
@@ -233,6 +234,27 @@ class Run:
     @property
     def restart_policy(self) -> str:
         return self.restartPolicy or "Never"
+
+
+# Paddle's launcher gives its processes 30 s to end after it is sent SIGTERM, then kills them
+# (paddle 3.3.1 distributed/launch/controllers/controller.py:148-155 stop, job/pod.py:120-133);
+# a pod that saves on SIGTERM needs the kubelet to wait longer than that (Kubernetes' default
+# grace is 30 s, which ends the launcher as its own wait ends).
+CHECKPOINT_GRACE = 40
+CHECKPOINT_DIR_ENV = "PADDLE_CHECKPOINT_DIR"
+RESTART_ATTEMPT_ENV = "PADDLE_RESTART_ATTEMPT"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """spec.checkpoint: the volume the ranks save on and their folder on it."""
+
+    volume: Volume
+    path: str  # relative to the volume's mountPath
+
+    @property
+    def dir(self) -> str:
+        return f"{self.volume.mountPath.rstrip('/')}/{self.path}"
 
 
 @dataclass(frozen=True)
@@ -318,6 +340,7 @@ class Job:
     security: Security = field(default_factory=Security)
     collective: CollectiveSettings = field(default_factory=CollectiveSettings)
     trainjob: TrainJobSettings = field(default_factory=TrainJobSettings)
+    checkpoint: Checkpoint | None = None
 
     @property
     def total_replicas(self) -> int:
@@ -410,8 +433,12 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
     namespace = meta.get("namespace")
     recommended = recommended_labels(name)
     labels = dict(sorted({**meta.get("labels", {}), **recommended}.items()))
+    # The training pods' defaults: with a checkpoint, time to save it after SIGTERM.
+    pod_defaults = spec
+    if "checkpoint" in spec and "terminationGracePeriodSeconds" not in spec:
+        pod_defaults = {**spec, "terminationGracePeriodSeconds": CHECKPOINT_GRACE}
     roles = {
-        role: _role(role, spec, spec.get(role, {"replicas": 1}))
+        role: _role(role, pod_defaults, spec.get(role, {"replicas": 1}))
         for role in ROLE_NAMES
         if role in spec or role == "worker"
     }
@@ -441,7 +468,15 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         security=Security(**spec.get("security", {})),
         collective=CollectiveSettings(**spec.get("collective", {})),
         trainjob=TrainJobSettings(**spec.get("trainjob", {})),
+        checkpoint=_checkpoint(spec.get("checkpoint"), name, volumes),
     )
+
+
+def _checkpoint(given: dict[str, Any] | None, job: str, volumes: list[Volume]) -> Checkpoint | None:
+    if given is None:
+        return None
+    volume = next(v for v in volumes if v.name == given["volume"])
+    return Checkpoint(volume, given.get("path", job))
 
 
 def _scheduling(given: dict[str, Any]) -> Scheduling:

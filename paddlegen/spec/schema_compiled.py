@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "d75be53b57fc9346ecf1baab4ad7fe89eab758b7ad9af8f351b7bdec59df6139"
+SCHEMA_SHA256 = "51c9144d341069326a3d73f0eebe928a93853f867f6b30c09c9f4413f62e2d6e"
 
 
 def _is_integer(x: Any) -> bool:
@@ -32,7 +32,7 @@ _K1 = frozenset({"paddlegen/v1"})
 _K2 = frozenset({"TrainingJob"})
 _K3 = frozenset({"annotations", "labels", "name", "namespace"})
 _K4 = frozenset[str]()
-_K5 = frozenset({"affinity", "args", "build", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
+_K5 = frozenset({"affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
 _K6 = frozenset({"collective-job", "distributed-job", "job", "kubeflow-paddlejob", "paddlejob", "trainjob"})
 _K7 = frozenset({"Always", "IfNotPresent", "Never"})
 _K8 = frozenset({"name", "value", "valueFrom"})
@@ -83,7 +83,7 @@ _K52 = frozenset({"Delete", "Recycle", "Retain"})
 _K53 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
 _K54 = frozenset({"default", "volcano"})
 _K55 = frozenset({"priorityClass", "queue"})
-_K56 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "ttlSecondsAfterFinished"})
+_K56 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
 _K57 = frozenset({"Never", "OnFailure"})
 _K58 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
 _K59 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
@@ -93,13 +93,14 @@ _K62 = frozenset({"All", "None", "Running"})
 _K63 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
 _K64 = frozenset({"runtime"})
 _K65 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
-_K66 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
-_K67 = frozenset({"dest", "src"})
-_K68 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
-_K69 = frozenset({"metadata", "spec"})
-_K70 = frozenset({"annotations", "labels", "namespace"})
-_K71 = frozenset({"path", "reason", "rule"})
-_K72 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K66 = frozenset({"path", "volume"})
+_K67 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
+_K68 = frozenset({"dest", "src"})
+_K69 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
+_K70 = frozenset({"metadata", "spec"})
+_K71 = frozenset({"annotations", "labels", "namespace"})
+_K72 = frozenset({"path", "reason", "rule"})
+_K73 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -1618,6 +1619,16 @@ def _s138(x: Any) -> bool:
 
 
 def _s139(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 0:
+        return False
+    if x > 1000:
+        return False
+    return True
+
+
+def _s140(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K56.issuperset(x):
@@ -1625,6 +1636,8 @@ def _s139(x: Any) -> bool:
     if "restartPolicy" in x and not _s138(x["restartPolicy"]):
         return False
     if "backoffLimit" in x and not _s39(x["backoffLimit"]):
+        return False
+    if "restarts" in x and not _s139(x["restarts"]):
         return False
     if "activeDeadlineSeconds" in x and not _s45(x["activeDeadlineSeconds"]):
         return False
@@ -1635,13 +1648,13 @@ def _s139(x: Any) -> bool:
     return True
 
 
-def _s140(x: Any) -> bool:
+def _s141(x: Any) -> bool:
     if not (isinstance(x, str) and x in _K59):
         return False
     return True
 
 
-def _s141(x: Any) -> bool:
+def _s142(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
@@ -1649,52 +1662,42 @@ def _s141(x: Any) -> bool:
     return True
 
 
-def _s142(x: Any) -> bool:
+def _s143(x: Any) -> bool:
     if not (isinstance(x, str) and x in _K60):
         return False
     return True
 
 
-def _s143(x: Any) -> bool:
+def _s144(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K58.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s140(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s141(x["cleanPodPolicy"]):
         return False
-    if "withGloo" in x and not _s141(x["withGloo"]):
+    if "withGloo" in x and not _s142(x["withGloo"]):
         return False
-    if "intranet" in x and not _s142(x["intranet"]):
+    if "intranet" in x and not _s143(x["intranet"]):
         return False
     if "elastic" in x and not _s39(x["elastic"]):
         return False
     return True
 
 
-def _s144(x: Any) -> bool:
+def _s145(x: Any) -> bool:
     if not (isinstance(x, str) and x in _K62):
         return False
     return True
 
 
-def _s145(x: Any) -> bool:
+def _s146(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K61.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s144(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s145(x["cleanPodPolicy"]):
         return False
     if "port" in x and not _s61(x["port"]):
-        return False
-    return True
-
-
-def _s146(x: Any) -> bool:
-    if not _is_integer(x):
-        return False
-    if x < 1:
-        return False
-    if x > 1000:
         return False
     return True
 
@@ -1702,7 +1705,7 @@ def _s146(x: Any) -> bool:
 def _s147(x: Any) -> bool:
     if not _is_integer(x):
         return False
-    if x < 0:
+    if x < 1:
         return False
     if x > 1000:
         return False
@@ -1732,9 +1735,9 @@ def _s149(x: Any) -> bool:
         return False
     if "port" in x and not _s61(x["port"]):
         return False
-    if "portsNum" in x and not _s146(x["portsNum"]):
+    if "portsNum" in x and not _s147(x["portsNum"]):
         return False
-    if "portsNumSparse" in x and not _s147(x["portsNumSparse"]):
+    if "portsNumSparse" in x and not _s139(x["portsNumSparse"]):
         return False
     if "trainerCount" in x and not _s148(x["trainerCount"]):
         return False
@@ -1792,24 +1795,33 @@ def _s152(x: Any) -> bool:
 def _s153(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
+    if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
+        return False
+    if len(x) < 1:
+        return False
+    if len(x) > 1024:
         return False
     return True
 
 
 def _s154(x: Any) -> bool:
-    if not isinstance(x, list):
+    if not isinstance(x, dict):
         return False
-    for item in x:
-        if not _s153(item):
-            return False
+    if "volume" not in x:
+        return False
+    if not _K66.issuperset(x):
+        return False
+    if "volume" in x and not _s3(x["volume"]):
+        return False
+    if "path" in x and not _s153(x["path"]):
+        return False
     return True
 
 
 def _s155(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[A-Za-z0-9][^\\s]*$", x):
+    if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
         return False
     return True
 
@@ -1826,43 +1838,60 @@ def _s156(x: Any) -> bool:
 def _s157(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
+    if not re.search("^[A-Za-z0-9][^\\s]*$", x):
         return False
     return True
 
 
 def _s158(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s157(item):
+            return False
+    return True
+
+
+def _s159(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
+        return False
+    return True
+
+
+def _s160(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "src" not in x or "dest" not in x:
         return False
-    if not _K67.issuperset(x):
+    if not _K68.issuperset(x):
         return False
-    if "src" in x and not _s157(x["src"]):
+    if "src" in x and not _s159(x["src"]):
         return False
     if "dest" in x and not _s14(x["dest"]):
         return False
     return True
 
 
-def _s159(x: Any) -> bool:
+def _s161(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "base" not in x:
         return False
-    if not _K66.issuperset(x):
+    if not _K67.issuperset(x):
         return False
     if "base" in x and not _s11(x["base"]):
         return False
-    if "apt" in x and not _s154(x["apt"]):
+    if "apt" in x and not _s156(x["apt"]):
         return False
-    if "pip" in x and not _s156(x["pip"]):
+    if "pip" in x and not _s158(x["pip"]):
         return False
     if "pipIndexUrl" in x and not _s11(x["pipIndexUrl"]):
         return False
     if "python" in x and not _s11(x["python"]):
         return False
-    if "package" in x and not _s158(x["package"]):
+    if "package" in x and not _s160(x["package"]):
         return False
     if "workingDir" in x and not _s14(x["workingDir"]):
         return False
@@ -1873,10 +1902,10 @@ def _s159(x: Any) -> bool:
     return True
 
 
-def _s160(x: Any) -> bool:
+def _s162(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K68.issuperset(x):
+    if not _K69.issuperset(x):
         return False
     if "restricted" in x and not _s17(x["restricted"]):
         return False
@@ -1893,7 +1922,7 @@ def _s160(x: Any) -> bool:
     return True
 
 
-def _s161(x: Any) -> bool:
+def _s163(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K5.issuperset(x):
@@ -1956,11 +1985,11 @@ def _s161(x: Any) -> bool:
         return False
     if "scheduling" in x and not _s137(x["scheduling"]):
         return False
-    if "run" in x and not _s139(x["run"]):
+    if "run" in x and not _s140(x["run"]):
         return False
-    if "paddlejob" in x and not _s143(x["paddlejob"]):
+    if "paddlejob" in x and not _s144(x["paddlejob"]):
         return False
-    if "kubeflow" in x and not _s145(x["kubeflow"]):
+    if "kubeflow" in x and not _s146(x["kubeflow"]):
         return False
     if "distributed" in x and not _s149(x["distributed"]):
         return False
@@ -1970,17 +1999,19 @@ def _s161(x: Any) -> bool:
         return False
     if "dataPrep" in x and not _s152(x["dataPrep"]):
         return False
-    if "build" in x and not _s159(x["build"]):
+    if "checkpoint" in x and not _s154(x["checkpoint"]):
         return False
-    if "security" in x and not _s160(x["security"]):
+    if "build" in x and not _s161(x["build"]):
+        return False
+    if "security" in x and not _s162(x["security"]):
         return False
     return True
 
 
-def _s162(x: Any) -> bool:
+def _s164(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K70.issuperset(x):
+    if not _K71.issuperset(x):
         return False
     if "namespace" in x and not _s3(x["namespace"]):
         return False
@@ -1991,23 +2022,23 @@ def _s162(x: Any) -> bool:
     return True
 
 
-def _s163(x: Any) -> bool:
+def _s165(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K69.issuperset(x):
+    if not _K70.issuperset(x):
         return False
-    if "metadata" in x and not _s162(x["metadata"]):
+    if "metadata" in x and not _s164(x["metadata"]):
         return False
     if "spec" in x and not _s42(x["spec"]):
         return False
     return True
 
 
-def _s164(x: Any) -> bool:
+def _s166(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     for key, value in x.items():
-        if key not in _K4 and not _s163(value):
+        if key not in _K4 and not _s165(value):
             return False
     for key in x:
         if not _s3(key):
@@ -2015,15 +2046,15 @@ def _s164(x: Any) -> bool:
     return True
 
 
-def _s165(x: Any) -> bool:
+def _s167(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not (isinstance(x, str) and x in _K72):
+    if not (isinstance(x, str) and x in _K73):
         return False
     return True
 
 
-def _s166(x: Any) -> bool:
+def _s168(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
@@ -2031,32 +2062,32 @@ def _s166(x: Any) -> bool:
     return True
 
 
-def _s167(x: Any) -> bool:
+def _s169(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "rule" not in x:
         return False
-    if not _K71.issuperset(x):
+    if not _K72.issuperset(x):
         return False
-    if "rule" in x and not _s165(x["rule"]):
+    if "rule" in x and not _s167(x["rule"]):
         return False
-    if "path" in x and not _s166(x["path"]):
+    if "path" in x and not _s168(x["path"]):
         return False
     if "reason" in x and not _s7(x["reason"]):
         return False
     return True
 
 
-def _s168(x: Any) -> bool:
+def _s170(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s167(item):
+        if not _s169(item):
             return False
     return True
 
 
-def _s169(x: Any) -> bool:
+def _s171(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "apiVersion" not in x or "kind" not in x or "metadata" not in x or "spec" not in x:
@@ -2069,15 +2100,15 @@ def _s169(x: Any) -> bool:
         return False
     if "metadata" in x and not _s9(x["metadata"]):
         return False
-    if "spec" in x and not _s161(x["spec"]):
+    if "spec" in x and not _s163(x["spec"]):
         return False
-    if "overlays" in x and not _s164(x["overlays"]):
+    if "overlays" in x and not _s166(x["overlays"]):
         return False
-    if "ignore" in x and not _s168(x["ignore"]):
+    if "ignore" in x and not _s170(x["ignore"]):
         return False
     return True
 
 
 def is_valid(x: Any) -> bool:
     """Whether jsonschema finds no error."""
-    return _s169(x)
+    return _s171(x)

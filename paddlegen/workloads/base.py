@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
+
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role, Volume
 
@@ -83,6 +85,9 @@ class Workload:
     # "module:function" finding, among an input's objects, those besides its main object that
     # it renders and regenerates from the spec (import carries them over as used); "" for none.
     derived_objects: str = ""
+    # How it restarts the whole group of ranks when one fails (spec.run.restarts): the engine,
+    # for messages; "" when it cannot.
+    group_restarts: str = ""
 
     @property
     def folder(self) -> str:
@@ -160,6 +165,8 @@ def pod(
     shm: bool = True,
     dns_policy: str | None = None,
     subdomain: str | None = None,
+    attempt: dict[str, Any] | None = None,
+    trains: bool = True,
 ) -> Pod:
     """The pod of ``role``: the workload's own env, ports and command come before the role's.
 
@@ -171,6 +178,11 @@ def pod(
     workload's pods talk to the API server with (its token is mounted); without one the pods
     run as the role's serviceAccountName, if any, without the API token (workload identity
     projects a token of its own or uses the node's metadata server).
+
+    With a checkpoint (spec.checkpoint) every pod that ``trains`` (not the data Job's) reads
+    its folder and its group's attempt in its env: ``attempt`` is where the workload's pods
+    find it (an env var's value or valueFrom), "0" for a workload whose group never starts
+    again.
 
     The role's priorityClassName is the pods' own. Under Volcano a batch Job's pods also give
     the gang its priority (Volcano's PodGroup for the Job takes the pods'), so without one of
@@ -203,7 +215,7 @@ def pod(
             command=command or role.command,
             args=role.args,
             workingDir=role.workingDir,
-            env=[*(env or []), *role.env],
+            env=[*(env or []), *(checkpoint_env(job, attempt) if trains else []), *role.env],
             envFrom=role.envFrom,
             ports=list(ports or []),
             resources=role.resources,
@@ -221,6 +233,17 @@ def pod(
         image_pull_secrets=[{"name": name} for name in role.imagePullSecrets],
         subdomain=subdomain,
     )
+
+
+def checkpoint_env(job: Job, attempt: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The checkpoint contract's env (spec.checkpoint): the folder, and the attempt from
+    ``attempt`` (an env var's value or valueFrom; default "0")."""
+    if job.checkpoint is None:
+        return []
+    return [
+        {"name": CHECKPOINT_DIR_ENV, "value": job.checkpoint.dir},
+        {"name": RESTART_ATTEMPT_ENV, **(attempt or {"value": "0"})},
+    ]
 
 
 def _init_container(job: Job, given: dict[str, Any], *, sidecar: bool) -> Container:
@@ -312,6 +335,7 @@ def common_context(job: Job) -> dict[str, Any]:
         gang=False,
         volumes=[prep.volume],
         shm=False,
+        trains=False,
     )
     return {"data_pod": data_pod}
 

@@ -213,6 +213,12 @@ TRIGGERS = {
     "collective-deadline": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
     + LIMITS
     + "  worker: {replicas: 2}\n  scheduling: {kueue: {queue: q}}\n",
+    "group-restarts": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  run: {restarts: 2}\n",
+    "checkpoint-volume": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  volumes: [{name: a, mountPath: /a, emptyDir: {}}]\n  checkpoint: {volume: a}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

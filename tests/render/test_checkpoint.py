@@ -1,0 +1,94 @@
+"""The checkpoint contract (spec.checkpoint): every training pod mounts the checkpoint volume,
+finds its folder and its group's attempt in its env, and has time to save after SIGTERM; the
+data Job's pod gets none of it. Bad references are refused before anything is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from paddlegen.spec.model import CHECKPOINT_GRACE
+from tests.helpers import rendered_objects
+
+VOLUME = (
+    "  volumes: [{name: ckpt, mountPath: /ckpt, capacity: 10Gi, accessModes: [ReadWriteMany],"
+    " nfs: {server: nfs.example, path: /exports}}]\n"
+)
+SPECS = {
+    "job": "  workload: job\n",
+    "collective-job": "  workload: collective-job\n  worker: {replicas: 2}\n",
+    "kubeflow-paddlejob": "  workload: kubeflow-paddlejob\n  worker: {replicas: 2}\n",
+    "paddlejob": "  workload: paddlejob\n  worker: {replicas: 2}\n",
+    "trainjob": "  workload: trainjob\n  worker: {replicas: 2}\n",
+}
+
+
+def render(workload: str, extra: str) -> dict[tuple[str, str], Any]:
+    body = (
+        "metadata: {name: ft, namespace: ml}\nspec:\n  image: r/ft:v1\n  args: [train.py]\n"
+        "  resources: {limits: {memory: 8Gi}}\n" + SPECS[workload] + VOLUME + extra
+    )
+    return rendered_objects(body)
+
+
+def pod_specs(objects: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
+    """Every pod template's spec in the objects, whatever nests it."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "containers" in node:
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(list(objects.values()))
+    return found
+
+
+@pytest.mark.parametrize("workload", SPECS)
+def test_every_training_pod_gets_the_folder_the_attempt_and_time_to_save(workload):
+    objects = render(workload, "  checkpoint: {volume: ckpt, path: run-1}\n")
+    pods = pod_specs(objects)
+    assert pods
+    for pod in pods:
+        (paddle,) = [c for c in pod["containers"] if c["name"] in ("paddle", "node")]
+        # a TrainJob gives the env to every node's container in its own spec.trainer
+        trainer = objects.get(("TrainJob", "ft"), {}).get("spec", {}).get("trainer", {})
+        env = {e["name"]: e for e in paddle.get("env", trainer.get("env"))}
+        assert env["PADDLE_CHECKPOINT_DIR"] == {
+            "name": "PADDLE_CHECKPOINT_DIR",
+            "value": "/ckpt/run-1",
+        }
+        assert env["PADDLE_RESTART_ATTEMPT"] == {"name": "PADDLE_RESTART_ATTEMPT", "value": "0"}
+        assert {"name": "ckpt", "mountPath": "/ckpt"} in paddle["volumeMounts"]
+        # longer than the 30 s Paddle's launcher gives its processes after SIGTERM
+        assert pod["terminationGracePeriodSeconds"] == CHECKPOINT_GRACE > 30
+
+
+def test_the_folder_defaults_to_the_job_name_and_a_grace_given_is_kept():
+    extra = "  checkpoint: {volume: ckpt}\n  terminationGracePeriodSeconds: 120\n"
+    (pod,) = pod_specs(render("job", extra))
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["PADDLE_CHECKPOINT_DIR"] == "/ckpt/ft"
+    assert pod["terminationGracePeriodSeconds"] == 120
+
+
+def test_without_a_checkpoint_nothing_is_added():
+    (pod,) = pod_specs(render("job", ""))
+    names = {e["name"] for e in pod["containers"][0].get("env", [])}
+    assert not names & {"PADDLE_CHECKPOINT_DIR", "PADDLE_RESTART_ATTEMPT"}
+    assert "terminationGracePeriodSeconds" not in pod
+
+
+def test_the_data_job_gets_no_checkpoint():
+    extra = "  checkpoint: {volume: ckpt}\n  dataPrep: {volume: ckpt, image: r/data:v1}\n"
+    objects = render("collective-job", extra)
+    data = objects[("Job", "ft-data")]["spec"]["template"]["spec"]
+    names = {e["name"] for e in data["containers"][0].get("env", [])}
+    assert "PADDLE_CHECKPOINT_DIR" not in names
+    assert "terminationGracePeriodSeconds" not in data
