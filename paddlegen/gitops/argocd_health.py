@@ -1,34 +1,28 @@
-"""Argo CD health checks for the objects paddlegen renders: Lua scripts for argocd-cm."""
+"""Argo CD health checks for the objects of paddlegen's jobs: Lua scripts for argocd-cm, one
+for each kind of object the workloads registry lists (paddlegen/workloads/objects.py)."""
 
 from __future__ import annotations
 
 from paddlegen.gitops.argocd_files import ARGOCD_NAMESPACE, HEALTH_FILE, Plan, header
 from paddlegen.resources import templates_dir
+from paddlegen.workloads import judged_objects
 from paddlegen.yamlio import dump_yaml
 
-# argocd-cm key suffix (<group>_<Kind>) -> the files of templates/_argocd/health/ its Lua
-# script is made of, in order. The condition-driven checks share a body (conditions.lua)
-# after their own settings, and TrainJob and JobSet their counts of child Jobs
-# (replicated-jobs.lua); Argo CD v3.5.1 ships no check for either (resource_customizations/).
-HEALTH_CHECKS = {
-    "batch_Job": ("job.lua", "conditions.lua"),
-    "batch.paddlepaddle.org_PaddleJob": ("paddlejob.lua",),
-    "kubeflow.org_PaddleJob": ("kubeflow-paddlejob.lua", "conditions.lua"),
-    "scheduling.volcano.sh_PodGroup": ("podgroup.lua",),
-    "trainer.kubeflow.org_TrainJob": ("trainjob.lua", "replicated-jobs.lua", "conditions.lua"),
-    "jobset.x-k8s.io_JobSet": ("jobset.lua", "replicated-jobs.lua", "conditions.lua"),
-}
 HEALTH_KEY_PREFIX = "resource.customizations.health."
 
 
 def health_scripts() -> dict[str, str]:
-    """argocd-cm key -> Lua health check, for PaddleJob (both groups), Volcano's PodGroup,
-    Trainer's TrainJob and its JobSet, and batch/v1 Job (in place of Argo CD's own, which
-    calls a Job Kueue resumed finished: job.lua)."""
+    """argocd-cm key -> Lua health check, for every kind of object Argo CD judges in a job
+    paddlegen renders (``judged_objects``: the workloads' objects and their children, the data
+    Job and Volcano's PodGroup), each made of its ``TrainingObject.health`` files of
+    templates/_argocd/health/. The batch/v1 Job's replaces Argo CD's own, which calls a Job
+    Kueue resumed finished (job.lua)."""
     folder = templates_dir() / "_argocd" / "health"
     return {
-        HEALTH_KEY_PREFIX + key: "".join((folder / f).read_text(encoding="utf-8") for f in files)
-        for key, files in HEALTH_CHECKS.items()
+        HEALTH_KEY_PREFIX + obj.health_key: "".join(
+            (folder / f).read_text(encoding="utf-8") for f in obj.health
+        )
+        for obj in judged_objects()
     }
 
 
@@ -57,6 +51,7 @@ def health_configmap() -> Plan:
         "data": health_scripts(),
     }
     return {
+        # Names every kind of judged_objects() in prose (tests/unit/test_argocd_setup.py).
         HEALTH_FILE: header(f"""\
 Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org), Volcano's
 PodGroup, Kubeflow Trainer's TrainJob and JobSet, and batch/v1 Job (Argo CD's own calls a Job

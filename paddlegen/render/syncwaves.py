@@ -27,6 +27,7 @@ import hashlib
 from paddlegen.render.engine import COMMON_FOLDER, Manifest
 from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, RUN_RECORD_SUFFIX
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.objects import BATCH_JOB
 
 WAVE = "argocd.argoproj.io/sync-wave"
 OPTIONS = "argocd.argoproj.io/sync-options"
@@ -50,7 +51,6 @@ _DATA_JOB_WAVE = 2
 _TRAINING_WAVE = 3
 _KUEUE_LABELS = (KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL)
 _CORE_GROUPS = ("v1", "batch/v1", "rbac.authorization.k8s.io/v1")
-_BATCH_JOB = ("batch/v1", "Job")
 
 
 def _wave(manifest: Manifest) -> int:
@@ -75,9 +75,10 @@ def _options(manifest: Manifest) -> list[str]:
 
 
 def _runs(manifest: Manifest, workload: str) -> bool:
-    """Whether ``manifest`` runs pods to completion: a batch Job or the workload's object."""
-    kind = (manifest.obj["apiVersion"], manifest.kind)
-    return kind in (_BATCH_JOB, WORKLOADS[workload].kind)
+    """Whether ``manifest`` runs pods to completion: a batch Job (the data Job among them) or
+    a training object of the workload's, whichever of its ``objects`` the spec made."""
+    kinds = [BATCH_JOB, *WORKLOADS[workload].objects]
+    return (manifest.obj["apiVersion"], manifest.kind) in {k.api_kind for k in kinds}
 
 
 def _annotated(manifest: Manifest, annotations: dict[str, str]) -> Manifest:

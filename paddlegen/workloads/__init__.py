@@ -2,7 +2,9 @@
 
 ``paddlegen/workloads/<package>/`` holds a workload's ``Workload`` entry (see ``base``) and
 everything else paddlegen knows of it; ``templates/<name>/`` its templates. Adding a workload
-touches its folder, its template folder, the line below, its tests and its docs page.
+touches its folder, its template folder, the line below, its tests and its docs page. The rest
+of the package asks the registry, never a workload's name: the Argo CD health checks and
+ignoreDifferences come from the kinds of object the workloads list (``objects``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from paddlegen.workloads import (
     trainjob,
 )
 from paddlegen.workloads.base import Workload
+from paddlegen.workloads.objects import ANY_WORKLOAD, TrainingObject, each_kind_once
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -28,3 +31,17 @@ WORKLOADS: dict[str, Workload] = {
         trainjob.WORKLOAD,
     )
 }
+
+
+def rendered_objects() -> list[TrainingObject]:
+    """The kinds of training object the workloads render (``Workload.objects``), each once, in
+    the registry's order."""
+    return each_kind_once(o for w in WORKLOADS.values() for o in w.objects)
+
+
+def judged_objects() -> list[TrainingObject]:
+    """The kinds of object Argo CD judges the health of in a job paddlegen renders, each once:
+    every workload's objects and their children, in the registry's order, then what a job may
+    hold whatever its workload (``objects.ANY_WORKLOAD``: the data Job, Volcano's PodGroup)."""
+    every = [o for w in WORKLOADS.values() for o in (*w.objects, *w.children)]
+    return each_kind_once([*every, *ANY_WORKLOAD])

@@ -1,10 +1,11 @@
 """What a workload is (``Workload``), and the pod every workload's templates lay out (``Pod``).
 
-A registry entry owns everything paddlegen knows about one workload: its main object and the
-names it derives, how spec roles map onto it, which spec settings and run fields it carries,
-where ``explain`` finds them, how ``import`` reads it back, and a context builder that computes
-in Python what its templates lay out (env, ports, affinity, restart policies), so templates
-hold no logic.
+A registry entry owns everything paddlegen knows about one workload: the kinds of object it
+renders and that its controllers make of them (``objects.TrainingObject``: their Argo CD health
+checks, what Kueue writes into them), the names it derives, how spec roles map onto it, which
+spec settings and run fields it carries, where ``explain`` finds them, how ``import`` reads it
+back, and a context builder that computes in Python what its templates lay out (env, ports,
+affinity, restart policies), so templates hold no logic.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role, Volume
+    from paddlegen.workloads.objects import TrainingObject
 
 Spec = dict[str, Any]
 # spec.run fields a main object may carry (the restart policy goes to the pods instead).
@@ -41,7 +43,9 @@ class Workload:
     name: str
     summary: str
     title: str  # what messages call its main object: "the <title>"
-    kind: tuple[str, str]  # apiVersion and kind of the main object
+    # The kinds of training object it renders, those that run its pods, its main object first
+    # (`kind`); one that renders either of two kinds, as its spec says, lists both.
+    objects: tuple[TrainingObject, ...]
     roles: Mapping[str, str]  # spec role -> its name in the main object
     # Names Kubernetes or an operator derives from metadata.name (pods, services): each must
     # be a DNS-1035 label of at most 63 characters, which bounds the length of the job name.
@@ -88,6 +92,10 @@ class Workload:
     # How it restarts the whole group of ranks when one fails (spec.run.restarts): the engine,
     # for messages; "" when it cannot.
     group_restarts: str = ""
+    # The kinds of object its controllers make of its objects that Argo CD shows in the
+    # Application's tree and judges the health of too (never queued: Kueue queues the object
+    # they are made from).
+    children: tuple[TrainingObject, ...] = ()
 
     @property
     def folder(self) -> str:
@@ -100,8 +108,13 @@ class Workload:
         return self.name.replace("-", "_")
 
     @property
+    def kind(self) -> tuple[str, str]:
+        """apiVersion and kind of the main object."""
+        return self.objects[0].api_kind
+
+    @property
     def kind_name(self) -> str:
-        return self.kind[1]
+        return self.objects[0].kind
 
 
 @dataclass(frozen=True)

@@ -265,3 +265,23 @@ def test_mypy_checks_the_package_and_hack_strictly():
 
     config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
     assert config["tool"]["mypy"] == {"files": ["paddlegen", "hack"], "strict": True}
+
+
+def test_gitops_keeps_no_table_of_kinds():
+    """Argo CD's health checks and ignoreDifferences come from the kinds of object the
+    workloads list (paddlegen/workloads/objects.py): no module of gitops/ names one of those
+    kinds, its API version or group, or a health check's Lua file, as a string of its own."""
+    from paddlegen.workloads import judged_objects
+
+    names = {"PaddleJob", "TrainJob", "JobSet", "PodGroup", "Job"}
+    for obj in judged_objects():
+        names |= {obj.kind, obj.api_version, obj.health_key, *obj.health}
+        names |= {obj.group} - {""}
+    named = {
+        (name, node.value)
+        for name, path in MODULES.items()
+        if name.startswith("paddlegen.gitops")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value in names
+    }
+    assert named == set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -254,6 +255,15 @@ def test_health_configmap_patches_argocd_cm_with_every_check():
         group, kind = key.split("_")
         assert (ROOT / "hack" / "crds" / f"{group}_{kind.lower()}s.yaml").is_file()
     assert "|\n" in files[argo_files.HEALTH_FILE]
+
+
+def test_the_health_patchs_header_names_every_kind_it_checks():
+    from paddlegen.workloads import judged_objects
+
+    text = argo_health.health_configmap()[argo_files.HEALTH_FILE]
+    header = " ".join(line.lstrip("# ") for line in text.split("\napiVersion:")[0].splitlines())
+    for obj in judged_objects():
+        assert re.search(rf"\b{obj.kind}\b", header), obj.kind
 
 
 def test_cmp_plugin_uses_the_sidecar_format():

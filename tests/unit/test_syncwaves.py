@@ -3,12 +3,17 @@ changes exactly when what runs does (live proof: tests/cluster/test_argocd_runti
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import yaml
 
 from paddlegen import build
-from paddlegen.render.syncwaves import HOOK, HOOK_DELETE_POLICY, WAVE
+from paddlegen.render.engine import Manifest
+from paddlegen.render.syncwaves import HOOK, HOOK_DELETE_POLICY, WAVE, annotate
 from paddlegen.spec.loader import parse_spec
+from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.objects import JOBSET
 
 BODY = """\
 apiVersion: paddlegen/v1
@@ -107,3 +112,21 @@ def test_without_argo_cd_annotations_there_is_no_hook_and_no_record():
     found = manifests(BODY.format(workload="job", extra=""), argocd=False)
     assert [m.kind for m in found] == ["PersistentVolume", "PersistentVolumeClaim", "Job", "Job"]
     assert all("annotations" not in m.obj["metadata"] for m in found)
+
+
+def test_any_of_the_workloads_objects_is_a_sync_hook(monkeypatch):
+    """A workload that renders either of two kinds, as its spec says, lists both: whichever
+    it renders runs as a hook."""
+    w = WORKLOADS["collective-job"]
+    monkeypatch.setitem(WORKLOADS, w.name, dataclasses.replace(w, objects=(*w.objects, JOBSET)))
+    metadata = {"name": "demo", "labels": {"app.kubernetes.io/name": "demo"}}
+    service = Manifest({"apiVersion": "v1", "kind": "Service", "metadata": metadata}, "s")
+    jobset = Manifest(
+        {"apiVersion": JOBSET.api_version, "kind": JOBSET.kind, "metadata": metadata},
+        "collective-job/jobset.yaml.j2",
+    )
+    found = annotate("demo", w.name, [service, jobset])
+    assert [m.kind for m in found if HOOK in m.obj["metadata"]["annotations"]] == ["JobSet"]
+    # a workload that does not list it compares it instead
+    found = annotate("demo", "paddlejob", [jobset])
+    assert [m.kind for m in found if HOOK in m.obj["metadata"]["annotations"]] == []

@@ -21,6 +21,7 @@ from paddlegen.workloads.base import (
     run_fields,
     trainers_env,
 )
+from paddlegen.workloads.objects import BATCH_JOB
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role
@@ -241,7 +242,7 @@ WORKLOAD = Workload(
     summary="an Indexed batch/v1 Job and a headless Service: Paddle's collective launcher "
     "on every pod, no operator",
     title="Job",
-    kind=("batch/v1", "Job"),
+    objects=(BATCH_JOB,),
     roles={"worker": "worker"},
     derived_names=derived_names,
     context=context,

@@ -14,6 +14,7 @@ from paddlegen.workloads.base import (
     pod,
     run_fields,
 )
+from paddlegen.workloads.objects import BATCH_JOB
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -106,7 +107,7 @@ WORKLOAD = Workload(
     summary="one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts "
     "(the classic pserver/trainer image)",
     title="Job",
-    kind=("batch/v1", "Job"),
+    objects=(BATCH_JOB,),
     roles={"worker": "worker"},
     derived_names=lambda name, spec: [name],
     context=context,

@@ -12,6 +12,7 @@ from paddlegen.workloads.base import (
     run_fields,
     trainers_env,
 )
+from paddlegen.workloads.objects import BATCH_JOB
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -29,7 +30,7 @@ WORKLOAD = Workload(
     name="job",
     summary="a single-node batch/v1 Job",
     title="Job",
-    kind=("batch/v1", "Job"),
+    objects=(BATCH_JOB,),
     roles={"worker": "worker"},
     derived_names=lambda name, spec: [name],  # the Job's pods carry it as the job-name label
     context=context,

@@ -14,10 +14,22 @@ from paddlegen.workloads.base import (
     run_fields,
     trainers_env,
 )
+from paddlegen.workloads.objects import TrainingObject, kueue_pod_template
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
+PADDLEJOB = TrainingObject(
+    "kubeflow.org/v1",
+    "PaddleJob",
+    health=("kubeflow-paddlejob.lua", "conditions.lua"),
+    # Kueue v0.19.2 (pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go
+    # :55-72): runPolicy.suspend and every replica's pod template
+    kueue_written=(
+        ".spec.runPolicy.suspend",
+        *kueue_pod_template(".spec.paddleReplicaSpecs[]?.template"),
+    ),
+)
 ROLES = {"ps": "Master", "worker": "Worker"}
 JOB_BACKOFF_LIMIT = 6  # a batch/v1 Job's default spec.backoffLimit
 # training-operator v1.9.0 pkg/controller.v1/paddlepaddle/envvar.go (setPodEnv) appends these
@@ -73,7 +85,7 @@ WORKLOAD = Workload(
     name="kubeflow-paddlejob",
     summary="the Kubeflow training-operator PaddleJob, kubeflow.org/v1",
     title="Kubeflow PaddleJob",
-    kind=("kubeflow.org/v1", "PaddleJob"),
+    objects=(PADDLEJOB,),
     roles=ROLES,
     derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
     context=context,

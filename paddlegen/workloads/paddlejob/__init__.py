@@ -8,10 +8,13 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import Pod, Workload, one_pod_per_node, pod, replica_pod_names
+from paddlegen.workloads.objects import TrainingObject
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
+# Kueue cannot queue it (it has no suspend field): no paths Kueue writes.
+PADDLEJOB = TrainingObject("batch.paddlepaddle.org/v1", "PaddleJob", health=("paddlejob.lua",))
 ROLES = {"ps": "ps", "worker": "worker", "heter": "heter"}
 # paddle-operator v0.3.5 controllers/paddlejob_helper.go. Its ConfigMap reaches the container
 # by envFrom, which the spec's env overrides (constructConfigMap, 240-277); the pod env it
@@ -133,7 +136,7 @@ WORKLOAD = Workload(
     name="paddlejob",
     summary="the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1",
     title="PaddleFlow PaddleJob",
-    kind=("batch.paddlepaddle.org/v1", "PaddleJob"),
+    objects=(PADDLEJOB,),
     roles=ROLES,
     derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
     context=context,

@@ -16,11 +16,29 @@ from typing import TYPE_CHECKING, Any
 from paddlegen.spec.model import COLLECTIVE_PORT
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
+from paddlegen.workloads.objects import BATCH_JOB, JOBSET, TrainingObject
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
+# Argo CD v3.5.1 ships no health check for a TrainJob (resource_customizations/).
+TRAINJOB = TrainingObject(
+    API_VERSION,
+    "TrainJob",
+    health=("trainjob.lua", "replicated-jobs.lua", "conditions.lua"),
+    # Kueue v0.19.2 (pkg/controller/jobs/trainjob/trainjob_controller.go:130-136, :243-288):
+    # its spec.suspend; its runtime patch is below
+    kueue_written=(".spec.suspend",),
+    # Kueue's webhook appends a runtime patch of its own (manager kueue.x-k8s.io/manager) to
+    # every TrainJob it sees (pkg/controller/jobs/trainjob/trainjob_webhook.go:91-102), and
+    # fills it with the pod template's share on admission (trainjob_controller.go:76,
+    # :243-288): in a cluster with Kueue an unqueued TrainJob would read OutOfSync, and
+    # self-heal would take the patch away.
+    kueue_written_always=(
+        '.spec.runtimePatches[]? | select(.manager == "kueue.x-k8s.io/manager")',
+    ),
+)
 # paddlegen's runtimes: one for the default scheduler, one that gang-schedules with Volcano
 # (spec.scheduling.scheduler: volcano picks it), each also as a queued one (`-queued`, picked
 # by spec.scheduling.kueue), whose pod failure policy lets Kueue preempt the TrainJob: a
@@ -156,7 +174,9 @@ WORKLOAD = Workload(
     summary="a Kubeflow Trainer v2 TrainJob, trainer.kubeflow.org/v1alpha1, on paddlegen's "
     "Paddle runtime (paddlegen runtime): Paddle's collective launcher on every node",
     title="TrainJob",
-    kind=(API_VERSION, "TrainJob"),
+    objects=(TRAINJOB,),
+    # Trainer makes a JobSet of the TrainJob, and the JobSet a batch Job per replicated job.
+    children=(JOBSET, BATCH_JOB),
     roles={"worker": NODE},
     derived_names=derived_names,
     context=context,

@@ -1,8 +1,8 @@
 
--- The body paddlegen appends to each condition-driven health check (paddlegen/gitops/argocd.py:
--- HEALTH_CHECKS), after the kind's ORDER, WAITING and counts(status): the first condition of
--- ORDER that is True decides, with its message, so a job that failed is Degraded whatever else
--- is still listed; none decides: Progressing.
+-- The body paddlegen appends to each condition-driven health check (TrainingObject.health,
+-- paddlegen/workloads/objects.py), after the kind's ORDER, WAITING and counts(status): the
+-- first condition of ORDER that is True decides, with its message, so a job that failed is
+-- Degraded whatever else is still listed; none decides: Progressing.
 local hs = {}
 local status = obj.status or {}
 

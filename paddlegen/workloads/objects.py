@@ -1,0 +1,110 @@
+"""The kinds of object a job is made of, as Argo CD and Kueue see them (``TrainingObject``):
+the Lua health check Argo CD judges one by, and the fields Kueue writes into one it queues.
+
+A workload lists the kinds it renders (``Workload.objects``, its main object first) and those
+its controllers make of them that Argo CD judges too (``Workload.children``). A kind only one
+workload renders is defined in that workload's folder; the kinds several share are defined
+here, with Volcano's PodGroup, which no workload renders but a job under Volcano gets whatever
+its workload. paddlegen/gitops gathers them from the registry: the argocd-cm health checks
+(``argocd_health``) and an Application's ignoreDifferences (``kueue_diff``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_KUEUE_PREFIX = "kueue.x-k8s.io/"
+
+
+@dataclass(frozen=True)
+class TrainingObject:
+    """A kind of object a workload renders, or one its controllers make that Argo CD shows in
+    the Application's tree and judges the health of."""
+
+    api_version: str
+    kind: str
+    # The files of templates/_argocd/health/ its argocd-cm Lua health check is made of, in
+    # order. The condition-driven checks share a body (conditions.lua) after their own
+    # settings, and TrainJob and JobSet their counts of child Jobs (replicated-jobs.lua).
+    health: tuple[str, ...]
+    # What Kueue writes into such an object it queues, as jq paths from the object; Argo CD
+    # ignores them in an object that is in a queue only (paddlegen/gitops/kueue_diff.py). A
+    # child's are never used: the object it is made from is the one Kueue queues.
+    kueue_written: tuple[str, ...] = ()
+    # What Kueue writes into every such object, queued or not, as jq paths from the object.
+    kueue_written_always: tuple[str, ...] = ()
+
+    @property
+    def api_kind(self) -> tuple[str, str]:
+        """Its apiVersion and kind."""
+        return self.api_version, self.kind
+
+    @property
+    def group(self) -> str:
+        """Its API group: "" in the core group (apiVersion v1)."""
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def health_key(self) -> str:
+        """The argocd-cm key suffix of its health check: ``<group>_<Kind>``, the kind alone in
+        the core group."""
+        return f"{self.group}_{self.kind}" if self.group else self.kind
+
+
+def each_kind_once(objects: Iterable[TrainingObject]) -> list[TrainingObject]:
+    """``objects`` in their order, the first of each group and kind only (Argo CD keys health
+    checks and ignoreDifferences by group and kind, whatever the version)."""
+    seen: dict[tuple[str, str], TrainingObject] = {}
+    for obj in objects:
+        seen.setdefault((obj.group, obj.kind), obj)
+    return list(seen.values())
+
+
+def kueue_pod_template(template: str) -> tuple[str, ...]:
+    """What Kueue merges into a pod template on admission and restores on eviction (sigs.k8s.io/
+    kueue v0.19.2 pkg/podset/podset.go:181-238 Merge, RestorePodSpec): the flavor's node labels
+    as nodeSelector, its tolerations, scheduling gates, and labels and annotations of its own
+    (kueue.x-k8s.io/podset, pkg/controller/jobframework/reconciler.go:1756)."""
+    return (
+        f"{template}.spec.nodeSelector",
+        f"{template}.spec.tolerations",
+        f"{template}.spec.schedulingGates",
+        kueue_keys(f"{template}.metadata.labels"),
+        kueue_keys(f"{template}.metadata.annotations"),
+    )
+
+
+def kueue_keys(mapping: str) -> str:
+    """The keys of ``mapping`` in Kueue's own domain, as a path (the key generator in the
+    brackets reads the object itself)."""
+    return f'{mapping}[({mapping} // {{}} | keys[] | select(startswith("{_KUEUE_PREFIX}")))]'
+
+
+# batch/v1 Job: the main object of job, distributed-job and collective-job, the data Job of any
+# workload (spec.dataPrep, templates/_common), and what a JobSet makes of each replicated job.
+# Its health check replaces Argo CD's own, which calls a Job Kueue resumed finished (job.lua).
+BATCH_JOB = TrainingObject(
+    "batch/v1",
+    "Job",
+    health=("job.lua", "conditions.lua"),
+    # Kueue v0.19.2 (pkg/controller/jobs/job/job_controller.go:165-167 Suspend, :377-391
+    # RunWithPodSetsInfo): spec.suspend and the one pod template
+    kueue_written=(".spec.suspend", *kueue_pod_template(".spec.template")),
+)
+# JobSet, which Kubeflow Trainer makes for a TrainJob; Argo CD v3.5.1 ships no health check
+# for it (resource_customizations/).
+JOBSET = TrainingObject(
+    "jobset.x-k8s.io/v1alpha2",
+    "JobSet",
+    health=("jobset.lua", "replicated-jobs.lua", "conditions.lua"),
+)
+# Volcano's PodGroup: no workload renders one, but under Volcano every job has one, made by an
+# operator or by Volcano's podgroup controller for a batch Job's pods (workloads/base.py).
+PODGROUP = TrainingObject(
+    "scheduling.volcano.sh/v1beta1",
+    "PodGroup",
+    health=("podgroup.lua",),
+)
+# What a job may hold whatever its workload: the data Job, and Volcano's PodGroup.
+ANY_WORKLOAD = (BATCH_JOB, PODGROUP)
