@@ -92,12 +92,19 @@ BATCH_JOB = TrainingObject(
     # RunWithPodSetsInfo): spec.suspend and the one pod template
     kueue_written=(".spec.suspend", *kueue_pod_template(".spec.template")),
 )
-# JobSet, which Kubeflow Trainer makes for a TrainJob; Argo CD v3.5.1 ships no health check
-# for it (resource_customizations/).
+# JobSet, which Kubeflow Trainer makes for a TrainJob, and a collective-job with group
+# restarts renders; Argo CD v3.5.1 ships no health check for it (resource_customizations/).
 JOBSET = TrainingObject(
     "jobset.x-k8s.io/v1alpha2",
     "JobSet",
     health=("jobset.lua", "replicated-jobs.lua", "conditions.lua"),
+    # Kueue v0.19.2 (pkg/controller/jobs/jobset/jobset_controller.go:103-105 Suspend,
+    # :138-173 RunWithPodSetsInfo, RestorePodSetsInfo): spec.suspend and every replicated
+    # job's pod template
+    kueue_written=(
+        ".spec.suspend",
+        *kueue_pod_template(".spec.replicatedJobs[]?.template.spec.template"),
+    ),
 )
 # Volcano's PodGroup: no workload renders one, but under Volcano every job has one, made by an
 # operator or by Volcano's podgroup controller for a batch Job's pods (workloads/base.py).
