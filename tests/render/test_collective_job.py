@@ -246,3 +246,74 @@ def test_what_the_spec_places_itself_stays_where_it_says():
         {"name": "PADDLE_LOG_DIR", "value": "/out/logs"}
     ]
     assert [m["name"] for m in found["volumeMounts"]] == ["scratch"]
+
+
+RESTARTS = (
+    "  args: [train.py]\n"
+    "  run: {restarts: 3, activeDeadlineSeconds: 3600, ttlSecondsAfterFinished: 60}\n"
+)
+
+
+def test_with_restarts_a_jobset_runs_the_indexed_job_and_restarts_the_whole_group():
+    objects = render(extra=RESTARTS)
+    assert ("Job", "resnet") not in objects and ("Service", "resnet") not in objects
+    jobset = objects[("JobSet", "resnet")]
+    assert jobset["apiVersion"] == "jobset.x-k8s.io/v1alpha2"
+    spec = jobset["spec"]
+    assert spec["ttlSecondsAfterFinished"] == 60  # the JobSet's, not the Job's of one attempt
+    assert spec["network"] == {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
+    # any failure restarts every rank, 3 times at most; the wrapper's usage exit fails at once
+    assert spec["failurePolicy"]["maxRestarts"] == 3
+    (rule,) = spec["failurePolicy"]["rules"]
+    assert rule["action"] == "FailJobSet"
+    assert rule["onJobFailureMessagePatterns"] == [
+        f"failed with exit code {NO_NODE_COUNT_EXIT} matching FailJob rule"
+    ]
+    (replicated,) = spec["replicatedJobs"]
+    assert (replicated["name"], replicated["replicas"]) == ("worker", 1)
+    job = replicated["template"]["spec"]
+    assert (job["parallelism"], job["completions"], job["completionMode"]) == (3, 3, "Indexed")
+    # a rank is never retried alone: any counted failure fails the Job, and the JobSet
+    # restarts the group; the deadline bounds each attempt
+    assert job["backoffLimit"] == 0 and job["activeDeadlineSeconds"] == 3600
+    assert "ttlSecondsAfterFinished" not in job
+    pod = job["template"]["spec"]
+    assert "subdomain" not in pod  # the JobSet sets it, to its own Service
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    # pod 0 of the JobSet's one Job `<jobset>-worker-0`, in the JobSet's Service
+    assert env["PADDLE_MASTER"]["value"] == "resnet-worker-0-0.resnet:6768"
+
+
+def test_the_attempt_comes_from_the_jobset_with_a_checkpoint():
+    volume = (
+        "  volumes: [{name: ckpt, mountPath: /ckpt, capacity: 1Gi, accessModes: [ReadWriteMany],"
+        " nfs: {server: s, path: /x}}]\n  checkpoint: {volume: ckpt}\n"
+    )
+    objects = render(extra=RESTARTS + volume)
+    job = objects[("JobSet", "resnet")]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    env = {e["name"]: e for e in job["template"]["spec"]["containers"][0]["env"]}
+    assert env["PADDLE_RESTART_ATTEMPT"]["valueFrom"] == {
+        "fieldRef": {"fieldPath": "metadata.annotations['jobset.sigs.k8s.io/restart-attempt']"}
+    }
+    assert env["PADDLE_CHECKPOINT_DIR"]["value"] == "/ckpt/resnet"
+
+
+def test_a_queued_volcano_jobset_carries_the_queue_label_and_the_gang_on_its_job():
+    extra = RESTARTS + "  scheduling: {scheduler: volcano, kueue: {queue: team-a}}\n"
+    jobset = render(extra=extra)[("JobSet", "resnet")]
+    assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    template = jobset["spec"]["replicatedJobs"][0]["template"]
+    # Volcano groups the pods of each Job; the JobSet copies these onto its Job
+    assert template["metadata"]["annotations"] == {"scheduling.volcano.sh/group-min-member": "3"}
+    rules = template["spec"]["podFailurePolicy"]["rules"]
+    assert [r["action"] for r in rules] == ["FailJob", "Count", "FailJob"]
+
+
+def test_restarts_with_a_backoff_limit_warn_that_it_is_ignored():
+    from tests.unit.test_checks_distributed import findings
+
+    body = BODY.replace("metadata: {name: resnet, namespace: ml}\n", "") + (
+        "  args: [t.py]\n  run: {restarts: 2, backoffLimit: 4}\n"
+    )
+    found = [f for f in findings(body) if "[workload-setting]" in f]
+    assert len(found) == 1 and "backoffLimit is ignored" in found[0]

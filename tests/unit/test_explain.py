@@ -100,6 +100,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.scheduling.kueue.priorityClass": "high",
     "spec.run.restartPolicy": {"*": "OnFailure", "kubeflow-paddlejob": "Never"},
     "spec.run.backoffLimit": 5,
+    "spec.run.restarts": 3,
     "spec.run.activeDeadlineSeconds": 100,
     "spec.run.ttlSecondsAfterFinished": 60,
     "spec.paddlejob.cleanPodPolicy": "Always",

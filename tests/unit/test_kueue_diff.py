@@ -47,6 +47,30 @@ CASES = {
             },
         },
     ),
+    "JobSet": (
+        {
+            "metadata": {"labels": QUEUE},
+            "spec": {
+                "failurePolicy": {"maxRestarts": 3},
+                "replicatedJobs": [
+                    {"name": "worker", "template": {"spec": {"template": pod(MINE)}}}
+                ],
+            },
+        },
+        {
+            "metadata": {"labels": QUEUE},
+            "spec": {
+                "suspend": False,
+                "failurePolicy": {"maxRestarts": 3},
+                "replicatedJobs": [
+                    {
+                        "name": "worker",
+                        "template": {"spec": {"template": pod(OURS_AND_KUEUES, **ADMITTED)}},
+                    }
+                ],
+            },
+        },
+    ),
     "TrainJob": (
         {"metadata": {"labels": QUEUE}, "spec": {"runtimePatches": [{"manager": "paddlegen"}]}},
         {
@@ -114,6 +138,7 @@ def test_every_application_ignores_them_and_syncs_respecting_it():
         assert "RespectIgnoreDifferences=true" in spec["syncPolicy"]["syncOptions"]
     assert {(e["group"], e["kind"]) for e in ignore_differences()} == {
         ("batch", "Job"),
+        ("jobset.x-k8s.io", "JobSet"),
         ("trainer.kubeflow.org", "TrainJob"),
         ("kubeflow.org", "PaddleJob"),
     }

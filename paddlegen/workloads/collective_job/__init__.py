@@ -21,7 +21,8 @@ from paddlegen.workloads.base import (
     run_fields,
     trainers_env,
 )
-from paddlegen.workloads.objects import BATCH_JOB
+from paddlegen.workloads.collective_job import jobset
+from paddlegen.workloads.objects import BATCH_JOB, JOBSET
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role
@@ -160,14 +161,16 @@ def _env(name: str) -> str:
 
 
 def service_name(job: str) -> str:
-    """The headless Service, and the pods' subdomain: the job's own name."""
+    """The headless Service, and the pods' subdomain: the job's own name (a JobSet's too)."""
     return job
 
 
-def master(name: str, port: int) -> str:
-    """Rank 0 by name, `<job>-0.<service>`, relative to the pods' namespace (their DNS search
-    path): a kustomize overlay or `kubectl apply -n` may move the job."""
-    return f"{name}-0.{service_name(name)}:{port}"
+def master(name: str, port: int, group: bool = False) -> str:
+    """Rank 0 by name, `<job>-0.<service>` (a JobSet's: ``jobset.pod_host``), relative to the
+    pods' namespace (their DNS search path): a kustomize overlay or `kubectl apply -n` may move
+    the job."""
+    host = jobset.pod_host(name, 0) if group else f"{name}-0"
+    return f"{host}.{service_name(name)}:{port}"
 
 
 def field_env(name: str, path: str) -> dict[str, Any]:
@@ -184,14 +187,14 @@ def rank_env() -> list[dict[str, Any]]:
     ]
 
 
-def contract_env(name: str, replicas: int, port: int) -> list[dict[str, Any]]:
-    """The launcher's contract for job ``name``: the env overrides the launcher's flags
-    (context/__init__.py:100-107)."""
+def contract_env(name: str, replicas: int, port: int, group: bool = False) -> list[dict[str, Any]]:
+    """The launcher's contract for job ``name`` (a JobSet's, with ``group``): the env
+    overrides the launcher's flags (context/__init__.py:100-107)."""
     return [
         *rank_env(),
         {"name": "PADDLE_NNODES", "value": str(replicas)},
         {"name": "PADDLE_JOB_ID", "value": name},
-        {"name": "PADDLE_MASTER", "value": master(name, port)},
+        {"name": "PADDLE_MASTER", "value": master(name, port, group)},
     ]
 
 
@@ -203,7 +206,14 @@ def command(role: Role) -> list[str]:
 def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     replicas = worker.replicas
+    # With group restarts a JobSet runs the Indexed Job (collective_job/jobset.py): it names
+    # the pods and makes their Service, and a counted failure of any rank fails the Job at
+    # once (backoffLimit 0), so that the JobSet starts every rank again, never one alone.
+    group = job.run.restarts > 0
     log_env, volumes = writable_scratch(job, worker)
+    run = run_fields(job)
+    if group:
+        run = {"backoffLimit": 0, **run_fields(job, ("activeDeadlineSeconds",))}
     return {
         "shape": {
             "parallelism": replicas,
@@ -213,28 +223,34 @@ def context(job: Job) -> dict[str, Any]:
                 TRAINING_CONTAINER, queued=job.scheduling.kueue is not None
             ),
         },
-        "run": run_fields(job),
+        "run": run,
         "job_annotations": batch_job_annotations(job),
-        "service": service_name(job.name),
+        "service": None if group else service_name(job.name),
+        "jobset": jobset.jobset_fields(job, NO_NODE_COUNT_EXIT) if group else None,
+        "replicated_job": jobset.REPLICATED_JOB,
         "pod": pod(
             job,
             worker,
             # The pod failure policy takes no other (Kubernetes v1.37.2
             # pkg/apis/batch/validation/validation.go:308-310).
             restart_policy="Never",
-            env=[*contract_env(job.name, replicas, job.collective.port), *log_env],
+            env=[*contract_env(job.name, replicas, job.collective.port, group), *log_env],
             volumes=volumes,
             ports=[{"name": "master", "containerPort": job.collective.port, "protocol": "TCP"}],
             command=command(worker),
-            subdomain=service_name(job.name),
+            subdomain=None if group else service_name(job.name),
+            attempt=jobset.ATTEMPT_ENV_SOURCE if group else None,
         ),
     }
 
 
 def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
-    """The last pod's hostname, `<job>-<replicas - 1>` (job_controller.go:1916); the Service
-    is named after the job."""
-    return [f"{name}-{spec.get('worker', {}).get('replicas', 1) - 1}"]
+    """The last pod's hostname, `<job>-<replicas - 1>` (job_controller.go:1916), a JobSet's
+    `<job>-worker-0-<replicas - 1>`; the Service is named after the job."""
+    last = spec.get("worker", {}).get("replicas", 1) - 1
+    if spec.get("run", {}).get("restarts", 0):
+        return [jobset.pod_host(name, last)]
+    return [f"{name}-{last}"]
 
 
 WORKLOAD = Workload(
@@ -242,7 +258,8 @@ WORKLOAD = Workload(
     summary="an Indexed batch/v1 Job and a headless Service: Paddle's collective launcher "
     "on every pod, no operator",
     title="Job",
-    objects=(BATCH_JOB,),
+    # the Indexed Job; with run.restarts, the JobSet that runs it (collective_job/jobset.py)
+    objects=(BATCH_JOB, JOBSET),
     roles={"worker": "worker"},
     derived_names=derived_names,
     context=context,
@@ -269,6 +286,7 @@ WORKLOAD = Workload(
             _env("PADDLE_MASTER"),
             f"{_CONTAINER}.ports[master].containerPort",
         ],
+        "spec.run.restarts": [f"{jobset.KIND} spec.failurePolicy.maxRestarts"],
     },
     launcher=True,
     # A program that reads TRAINER_ID and TRAINERS (the Python SDK's entry point) gets the
@@ -284,4 +302,5 @@ WORKLOAD = Workload(
         "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
     },
     derived_objects="paddlegen.workloads.collective_job.importer:derived",
+    group_restarts="a JobSet",
 )

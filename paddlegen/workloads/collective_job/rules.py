@@ -253,6 +253,21 @@ COLLECTIVE_ARGS = Rule(
 )
 
 
+def _group_backoff(ctx: Context) -> Iterator[Finding]:
+    """With group restarts the Indexed Job's backoffLimit is 0 whatever the spec says: a rank
+    replaced alone would never rejoin the others, so every failure restarts the group
+    (collective_job/jobset.py)."""
+    run = ctx.spec.get("run", {})
+    if run.get("restarts", 0) and "backoffLimit" in run:
+        yield ctx.finding(
+            ("spec", "run", "backoffLimit"),
+            "with run.restarts no rank is retried alone (it could not rejoin the others): "
+            "every failure restarts the whole group, so backoffLimit is ignored",
+            "remove it; run.restarts bounds the attempts",
+            key=True,
+        )
+
+
 # The launcher's rules: trainjob lists them too (its pods run the same launcher).
 LAUNCHER_RULES = (
     COLLECTIVE_ROLES,
@@ -263,4 +278,4 @@ LAUNCHER_RULES = (
     COLLECTIVE_LAUNCHER,
     COLLECTIVE_DEADLINE,
 )
-RULES = WorkloadRules(rules=LAUNCHER_RULES)
+RULES = WorkloadRules(rules=LAUNCHER_RULES, extends={"workload-setting": _group_backoff})

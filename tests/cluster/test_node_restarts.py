@@ -1,0 +1,225 @@
+"""Group restarts on the real node with JobSet v0.12.0: a `collective-job` with `run.restarts`
+and `spec.checkpoint` whose ranks (training/checkpointed.py) save every 20 steps on a hostPath
+(one node: every rank sees it).
+
+- a rank that crashes once, or whose pod is deleted mid-run: every rank starts again, resumes
+  from the checkpoint and ends with the weights of an unfaulted run;
+- a rank that crashes at every attempt: the JobSet fails after restarts + 1 attempts, its
+  status naming the attempt and its Job's the rank and the exit code;
+- a queued job whose ranks end as the OOM killer ends them (137) at every attempt, no
+  deadline: failed after restarts + 1 attempts, never started again for ever.
+
+The time from a pod deleted to every rank training again goes to benchmarks/node.py
+(trained_in), not into a test."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paddlegen import write
+from paddlegen.workloads.collective_job.jobset import RESTART_ATTEMPT
+from tests.cluster.conftest import Kube, with_extras
+from tests.cluster.test_kueue import admitted, flavor_and_priorities, queue, queued_render
+from tests.cluster.test_node_collective import INDEX, spec
+from tests.cluster.test_node_operators import (
+    HANG_TIMEOUT,
+    get,
+    logs,
+    overrun,
+    render,
+    trained_in,
+    wait_until_done,
+)
+from tests.cluster.test_paddleflow import wait_for
+from tests.cluster.training import PARAMETERS, program
+
+pytestmark = pytest.mark.node
+
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+RESUMED = re.compile(r"^rank (\d+)/2 attempt (\d+) resumed at step (\d+)$", re.M)
+OOM = "rs-oom"
+
+
+@pytest.fixture(scope="module")
+def jobsets(node: Kube) -> Kube:
+    """The node with JobSet and Kueue (one ClusterQueue of 750m CPU, a LocalQueue `team` in
+    the OOM job's namespace)."""
+    with_extras(node, ["jobset", "kueue"])
+    flavor_and_priorities(node)
+    queue(node, OOM, "750m")
+    return node
+
+
+def restarting(name: str, folder: Path, restarts: int, **env: str) -> dict[str, Any]:
+    """A collective-job of 2 ranks in a namespace of its name that runs checkpointed.py,
+    restarting its group up to ``restarts`` times, its checkpoints in ``folder`` (a hostPath),
+    ``env`` its faults."""
+    data = spec(name, 2, env=[{"name": k, "value": v} for k, v in env.items()])
+    data["spec"]["volumes"].append(
+        {"name": "checkpoints", "mountPath": "/checkpoints",
+         "hostPath": {"path": str(folder), "type": "DirectoryOrCreate"}}
+    )  # fmt: skip
+    data["spec"]["checkpoint"] = {"volume": "checkpoints"}
+    data["spec"]["run"] = {"restarts": restarts}
+    data["ignore"] = [{"rule": "checkpoint-volume", "reason": "a hostPath: one node here"}]
+    return data
+
+
+def start(kube: Kube, data: dict[str, Any], queued: bool = False) -> str:
+    name = data["metadata"]["name"]
+    if not queued:
+        kube.run("create", "namespace", name)
+    kube.run("create", "configmap", "program", "-n", name,
+             f"--from-literal=train.py={program('checkpointed')}")  # fmt: skip
+    rendered = queued_render(data, "team") if queued else render(data)
+    kube.apply(write.manifest_stream([rendered]))
+    return name
+
+
+def jobset(kube: Kube, name: str) -> dict[str, Any]:
+    return get(kube, name, "jobset", name) or {}
+
+
+def final_state(kube: Kube, name: str) -> str:
+    conditions = jobset(kube, name).get("status", {}).get("conditions", [])
+    true = [c["type"] for c in conditions if c["status"] == "True"]
+    return next((t for t in true if t in ("Completed", "Failed")), "")
+
+
+def ranks(kube: Kube, name: str) -> list[dict[str, Any]]:
+    found = get(kube, name, "pods", "-l", f"{JOBSET_NAME}={name}") or {"items": []}
+    return [p for p in found["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+def weights(output: dict[str, str]) -> set[str]:
+    """What the ranks learned, as printed: one value when they agree."""
+    return {values for _, _, values in PARAMETERS.findall("\n".join(output.values()))}
+
+
+def complete(kube: Kube, name: str) -> tuple[float, dict[str, str]]:
+    state, took, output = wait_until_done(kube, name, lambda: final_state(kube, name))
+    assert state == "Completed", overrun(kube, name, state, took, output)
+    return took, output
+
+
+@pytest.fixture(scope="module")
+def unfaulted(jobsets: Kube, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The weights of a run without a fault, started once for the module (it trains while
+    the first faulted one does)."""
+    name = start(jobsets, restarting("rs-clean", tmp_path_factory.mktemp("rs-clean"), 2))
+    _, output = complete(jobsets, name)
+    (learned,) = weights(output)
+    return learned
+
+
+def test_a_rank_that_crashes_once_restarts_the_group_which_resumes(
+    jobsets: Kube, tmp_path: Path, unfaulted: str
+) -> None:
+    name = start(
+        jobsets,
+        restarting("rs-crash", tmp_path, 2, FAULT_RANK="1", FAULT_STEP="150",
+                   FAULT_ATTEMPTS="0", FAULT_CODE="3"),
+    )  # fmt: skip
+    took, output = complete(jobsets, name)
+    status = jobset(jobsets, name)["status"]
+    assert status["restarts"] == 1, status
+    # the second attempt's ranks, both from the checkpoint before the crash (step 140)
+    resumed = sorted(RESUMED.findall("\n".join(output.values())))
+    assert resumed == [("0", "1", "140"), ("1", "1", "140")], output
+    assert {p["metadata"]["annotations"][RESTART_ATTEMPT] for p in ranks(jobsets, name)} == {"1"}
+    assert weights(output) == {unfaulted}
+    trained_in(took, "a crash, restarted, resumed")
+
+
+def test_a_rank_whose_pod_is_deleted_restarts_the_group_which_resumes(
+    jobsets: Kube, tmp_path: Path, unfaulted: str
+) -> None:
+    name = start(jobsets, restarting("rs-delete", tmp_path, 2, STEP_SECONDS="0.1"))
+
+    def rank_one_at_step_100() -> str:
+        found = [p for p in ranks(jobsets, name) if p["metadata"]["annotations"][INDEX] == "1"]
+        log = logs(jobsets, name).get(found[0]["metadata"]["name"], "") if found else ""
+        return found[0]["metadata"]["name"] if "step 100 loss" in log else ""
+
+    victim = wait_for(f"{name}: rank 1 at step 100", rank_one_at_step_100, timeout=HANG_TIMEOUT)
+    jobsets.run("delete", "pod", victim, "-n", name, "--wait=false")
+    deleted = time.monotonic()
+
+    def training_again() -> bool:
+        text = "\n".join(logs(jobsets, name).values())
+        return len({r for r, a, _ in RESUMED.findall(text) if a == "1"}) == 2
+
+    wait_for(f"{name}: every rank training again", training_again, timeout=HANG_TIMEOUT)
+    trained_in(time.monotonic() - deleted, "from a deleted pod to every rank training again")
+    took, output = complete(jobsets, name)
+    assert jobset(jobsets, name)["status"]["restarts"] == 1
+    steps = {int(s) for _, a, s in RESUMED.findall("\n".join(output.values())) if a == "1"}
+    assert len(steps) == 1 and 100 <= steps.pop() < 300, output  # the same checkpoint
+    assert weights(output) == {unfaulted}
+
+
+def test_a_rank_that_always_crashes_fails_the_jobset_after_its_restarts(
+    jobsets: Kube, tmp_path: Path
+) -> None:
+    name = start(
+        jobsets,
+        restarting("rs-always", tmp_path, 1, FAULT_RANK="1", FAULT_STEP="30",
+                   FAULT_ATTEMPTS="all", FAULT_CODE="3"),
+    )  # fmt: skip
+    state, took, output = wait_until_done(jobsets, name, lambda: final_state(jobsets, name))
+    assert state == "Failed", overrun(jobsets, name, state, took, output)
+    status = jobset(jobsets, name)["status"]
+    (failed,) = [c for c in status["conditions"] if c["type"] == "Failed"]
+    # 2 attempts: the first and 1 restart; the last attempt's Job says which rank and why
+    assert (status["restarts"], failed["reason"]) == (1, "ReachedMaxRestarts"), status
+    assert f"{name}-worker-0" in failed["message"]
+    job = get(jobsets, name, "job", f"{name}-worker-0")
+    (why,) = [c for c in job["status"]["conditions"] if c["type"] == "Failed"]
+    # the first rank the Job controller saw fail: rank 1, or rank 0 if its training process
+    # aborted first on losing its peer (gloo on CPU: exit code 250, SIGABRT)
+    assert re.search(
+        rf"Container paddle for pod {name}/{name}-worker-0-[01]-\S+ failed with exit code "
+        r"(3|250) ",
+        why["message"],
+    ), why
+    assert job["metadata"]["labels"][RESTART_ATTEMPT] == "1"
+    # rank 1's pod, kept unless the Job controller deleted it as still running when rank 0's
+    # failure failed the Job, ended with the fault's exit code
+    codes = {
+        p["metadata"]["annotations"][INDEX]: c["state"]["terminated"]["exitCode"]
+        for p in get(jobsets, name, "pods", "-l", f"{JOBSET_NAME}={name}")["items"]
+        for c in p["status"].get("containerStatuses", [])
+        if "terminated" in c["state"]
+    }
+    assert codes.get("1", 3) == 3, codes
+    trained_in(took, "failed after its restarts")
+
+
+def test_a_queued_job_out_of_memory_at_every_attempt_fails_after_its_restarts(
+    jobsets: Kube, tmp_path: Path
+) -> None:
+    """Both ranks end with 137 at step 30 at every attempt, as the OOM killer ends
+    data-parallel ranks on cgroup v2, and no deadline bounds the job: a queued job counts 137
+    (a suspension's are not counted), its Job fails on the first (backoffLimit 0), and the
+    JobSet's restarts run out."""
+    data = restarting(OOM, tmp_path, 1, FAULT_STEP="30", FAULT_ATTEMPTS="all", FAULT_CODE="137")
+    # every rank is the faulty one
+    data["spec"]["command"] = [
+        "sh", "-c", 'export FAULT_RANK="$PADDLE_RANK"; exec "$0" "$@"',
+        "python3", "-m", "paddle.distributed.launch",
+    ]  # fmt: skip
+    name = start(jobsets, data, queued=True)
+    admitted(jobsets, name, "JobSet", name)
+    state, took, output = wait_until_done(jobsets, name, lambda: final_state(jobsets, name))
+    assert state == "Failed", overrun(jobsets, name, state, took, output)
+    status = jobset(jobsets, name)["status"]
+    assert status["restarts"] == 1, status
+    job = get(jobsets, name, "job", f"{name}-worker-0")
+    reasons = {c["reason"] for c in job["status"]["conditions"] if c["type"] == "Failed"}
+    assert reasons <= {"BackoffLimitExceeded", "PodFailurePolicy"}, job["status"]
+    trained_in(took, "out of memory at every attempt, failed")
