@@ -45,6 +45,7 @@ _WAVES = {
     "PersistentVolumeClaim": 0,
     "ConfigMap": 0,
     "Service": 0,  # a collective-job's pods' names: there before the pods that look them up
+    "TrainingRuntime": 0,  # a trainjob's own (with restarts): there before its TrainJob
     "PodGroup": 1,
 }
 _DATA_JOB_WAVE = 2

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "51c9144d341069326a3d73f0eebe928a93853f867f6b30c09c9f4413f62e2d6e"
+SCHEMA_SHA256 = "4d00c9534b701cb74f1f074998552fc79153a99979eeb1ac1ed8a48595811f4b"
 
 
 def _is_integer(x: Any) -> bool:

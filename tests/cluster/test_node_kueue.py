@@ -21,7 +21,7 @@ import pytest
 
 from paddlegen import write
 from paddlegen.workloads.collective_job import QUEUED_STOP_EXIT_CODES
-from paddlegen.workloads.trainjob import NODE
+from paddlegen.workloads.trainjob.names import NODE
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_kueue import (
     admitted,

@@ -7,7 +7,9 @@ and `spec.checkpoint` whose ranks (training/checkpointed.py) save every 20 steps
 - a rank that crashes at every attempt: the JobSet fails after restarts + 1 attempts, its
   status naming the attempt and its Job's the rank and the exit code;
 - a queued job whose ranks end as the OOM killer ends them (137) at every attempt, no
-  deadline: failed after restarts + 1 attempts, never started again for ever.
+  deadline: failed after restarts + 1 attempts, never started again for ever;
+- a `trainjob` whose rank crashes once, on its TrainingRuntime of its own (Trainer v2.3.0):
+  the same as a collective-job.
 
 The time from a pod deleted to every rank training again goes to benchmarks/node.py
 (trained_in), not into a test."""
@@ -47,9 +49,9 @@ OOM = "rs-oom"
 
 @pytest.fixture(scope="module")
 def jobsets(node: Kube) -> Kube:
-    """The node with JobSet and Kueue (one ClusterQueue of 750m CPU, a LocalQueue `team` in
+    """The node with JobSet, Trainer and Kueue (one ClusterQueue of 750m CPU, a LocalQueue `team` in
     the OOM job's namespace)."""
-    with_extras(node, ["jobset", "kueue"])
+    with_extras(node, ["jobset", "trainer", "kueue"])
     flavor_and_priorities(node)
     queue(node, OOM, "750m")
     return node
@@ -67,6 +69,14 @@ def restarting(name: str, folder: Path, restarts: int, **env: str) -> dict[str, 
     data["spec"]["checkpoint"] = {"volume": "checkpoints"}
     data["spec"]["run"] = {"restarts": restarts}
     data["ignore"] = [{"rule": "checkpoint-volume", "reason": "a hostPath: one node here"}]
+    return data
+
+
+def as_trainjob(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as a trainjob: the same pods, on a TrainingRuntime of its own. No
+    imagePullPolicy: a TrainJob cannot set it; the tagged image is on the node."""
+    data["spec"]["workload"] = "trainjob"
+    del data["spec"]["imagePullPolicy"]
     return data
 
 
@@ -89,6 +99,12 @@ def final_state(kube: Kube, name: str) -> str:
     conditions = jobset(kube, name).get("status", {}).get("conditions", [])
     true = [c["type"] for c in conditions if c["status"] == "True"]
     return next((t for t in true if t in ("Completed", "Failed")), "")
+
+
+def trainjob_state(kube: Kube, name: str) -> str:
+    conditions = (get(kube, name, "trainjob", name) or {}).get("status", {}).get("conditions", [])
+    true = [c["type"] for c in conditions if c["status"] == "True"]
+    return next((t for t in true if t in ("Complete", "Failed")), "")
 
 
 def ranks(kube: Kube, name: str) -> list[dict[str, Any]]:
@@ -223,3 +239,21 @@ def test_a_queued_job_out_of_memory_at_every_attempt_fails_after_its_restarts(
     reasons = {c["reason"] for c in job["status"]["conditions"] if c["type"] == "Failed"}
     assert reasons <= {"BackoffLimitExceeded", "PodFailurePolicy"}, job["status"]
     trained_in(took, "out of memory at every attempt, failed")
+
+
+def test_a_trainjob_whose_rank_crashes_once_restarts_the_group_which_resumes(
+    jobsets: Kube, tmp_path: Path, unfaulted: str
+) -> None:
+    """The same fault on a trainjob: its TrainingRuntime's JobSet restarts the group."""
+    data = restarting("rs-tj", tmp_path, 2, FAULT_RANK="1", FAULT_STEP="150",
+                      FAULT_ATTEMPTS="0", FAULT_CODE="3")  # fmt: skip
+    name = start(jobsets, as_trainjob(data))
+    state, took, output = wait_until_done(
+        jobsets, name, lambda: trainjob_state(jobsets, name), "node"
+    )
+    assert state == "Complete", overrun(jobsets, name, state, took, output)
+    assert jobset(jobsets, name)["status"]["restarts"] == 1
+    resumed = sorted(RESUMED.findall("\n".join(output.values())))
+    assert resumed == [("0", "1", "140"), ("1", "1", "140")], output
+    assert weights(output) == {unfaulted}
+    trained_in(took, "a trainjob: a crash, restarted, resumed")

@@ -12,7 +12,7 @@ import pytest
 
 from paddlegen import write
 from paddlegen.workloads.collective_job import NO_NODE_COUNT_EXIT
-from paddlegen.workloads.trainjob import JOBSET_NAME, MASTER_PORT, NODE, RUNTIME
+from paddlegen.workloads.trainjob.names import JOBSET_NAME, MASTER_PORT, NODE, RUNTIME
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_collective import INDEX, render
 from tests.cluster.test_node_collective import spec as collective_spec

@@ -26,7 +26,7 @@ from paddlegen import build
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec
-from paddlegen.workloads.trainjob import JOBSET_NAME, MASTER_PORT, NODE, VOLCANO_RUNTIME
+from paddlegen.workloads.trainjob.names import JOBSET_NAME, MASTER_PORT, NODE, VOLCANO_RUNTIME
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused
 from tests.cluster.test_collective import INDEX, apply, condition, env, fail, render

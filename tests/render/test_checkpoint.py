@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from paddlegen.spec.model import CHECKPOINT_GRACE
+from paddlegen.workloads.collective_job.jobset import RESTART_ATTEMPT
 from tests.helpers import rendered_objects
 
 VOLUME = (
@@ -64,7 +65,13 @@ def test_every_training_pod_gets_the_folder_the_attempt_and_time_to_save(workloa
             "name": "PADDLE_CHECKPOINT_DIR",
             "value": "/ckpt/run-1",
         }
-        assert env["PADDLE_RESTART_ATTEMPT"] == {"name": "PADDLE_RESTART_ATTEMPT", "value": "0"}
+        # a TrainJob's pods are a JobSet's, which annotates each with its restart attempt
+        attempt = (
+            {"valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{RESTART_ATTEMPT}']"}}}
+            if workload == "trainjob"
+            else {"value": "0"}
+        )
+        assert env["PADDLE_RESTART_ATTEMPT"] == {"name": "PADDLE_RESTART_ATTEMPT", **attempt}
         assert {"name": "ckpt", "mountPath": "/ckpt"} in paddle["volumeMounts"]
         # longer than the 30 s Paddle's launcher gives its processes after SIGTERM
         assert pod["terminationGracePeriodSeconds"] == CHECKPOINT_GRACE > 30

@@ -282,3 +282,51 @@ def test_under_a_read_only_root_paddle_writes_to_an_empty_dir_at_tmp():
     assert {"name": "paddle-tmp", "emptyDir": {}} in pod["volumes"]
     (node,) = pod["containers"]
     assert {"name": "paddle-tmp", "mountPath": "/tmp"} in node["volumeMounts"]
+
+
+RESTARTS = "  args: [train.py]\n  run: {restarts: 2}\n"
+
+
+@pytest.mark.parametrize(
+    ("scheduling", "runtime"),
+    [("", "paddle-distributed"), ("  scheduling: {scheduler: volcano, kueue: {queue: q}}\n",
+                                  "paddle-distributed-volcano-queued")],
+)  # fmt: skip
+def test_with_restarts_the_trainjob_runs_on_a_runtime_of_its_own_that_restarts_the_group(
+    scheduling, runtime
+):
+    objects = render(extra=RESTARTS + scheduling)
+    assert objects[("TrainJob", "resnet")]["spec"]["runtimeRef"] == {
+        "name": "resnet",
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "TrainingRuntime",
+    }
+    own = objects[("TrainingRuntime", "resnet")]
+    assert own["metadata"]["namespace"] == "ml"
+    assert own["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "0"  # before it
+    assert HOOK not in own["metadata"]["annotations"]
+    # paddlegen's runtime for the scheduler and the queue, with the JobSet's failure policy
+    (shared,) = [r for r in trainjob_runtime.runtimes() if r["metadata"]["name"] == runtime]
+    template, theirs = own["spec"]["template"]["spec"], shared["spec"]["template"]["spec"]
+    assert template["failurePolicy"]["maxRestarts"] == 2
+    assert template["failurePolicy"]["rules"][0]["action"] == "FailJobSet"
+    (node,), (shared_node,) = template["replicatedJobs"], theirs["replicatedJobs"]
+    assert node["template"]["spec"].pop("backoffLimit") == 0  # never one rank alone
+    assert node == shared_node
+    assert {k: v for k, v in own["spec"].items() if k != "template"} == {
+        k: v for k, v in shared["spec"].items() if k != "template"
+    }
+    validator = Draft4Validator(
+        json.loads((SCHEMAS / "trainingruntime_v1alpha1.json").read_text("utf-8"))
+    )
+    assert list(validator.iter_errors(objects[("TrainingRuntime", "resnet")])) == []
+
+
+def test_restarts_and_a_runtime_of_the_specs_choice_are_refused():
+    from tests.unit.test_checks_distributed import findings
+
+    body = BODY.replace("metadata: {name: resnet, namespace: ml}\n", "") + (
+        "  args: [t.py]\n  run: {restarts: 2}\n  trainjob: {runtime: mine}\n"
+    )
+    (found,) = [f for f in findings(body) if "[group-restarts]" in f]
+    assert "with run.restarts the TrainJob runs on a TrainingRuntime of its own" in found

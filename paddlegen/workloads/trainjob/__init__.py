@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import COLLECTIVE_PORT
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
+from paddlegen.workloads.collective_job import jobset
 from paddlegen.workloads.objects import BATCH_JOB, JOBSET, TrainingObject
+from paddlegen.workloads.trainjob import runtime
+from paddlegen.workloads.trainjob.names import API_VERSION, NODE, VOLCANO_RUNTIME, runtime_of
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
-API_VERSION = "trainer.kubeflow.org/v1alpha1"
 # Argo CD v3.5.1 ships no health check for a TrainJob (resource_customizations/).
 TRAINJOB = TrainingObject(
     API_VERSION,
@@ -39,27 +40,6 @@ TRAINJOB = TrainingObject(
         '.spec.runtimePatches[]? | select(.manager == "kueue.x-k8s.io/manager")',
     ),
 )
-# paddlegen's runtimes: one for the default scheduler, one that gang-schedules with Volcano
-# (spec.scheduling.scheduler: volcano picks it), each also as a queued one (`-queued`, picked
-# by spec.scheduling.kueue), whose pod failure policy lets Kueue preempt the TrainJob: a
-# runtime's Job spec is the runtime's alone, no runtime patch reaches its podFailurePolicy
-# (JobSpecPatch holds only the pod template, trainjob_types.go:371-375); and the image a
-# TrainJob that names none runs (paddlegen's TrainJobs always name theirs: spec.image is
-# required).
-RUNTIME = "paddle-distributed"
-VOLCANO_RUNTIME = "paddle-distributed-volcano"
-QUEUED_SUFFIX = "-queued"
-RUNTIME_IMAGE = "paddlepaddle/paddle:3.3.1"
-# The replicated job and the container Trainer fills in from the TrainJob's trainer: it
-# looks for the replicated job by the ancestor label and the container by the name `node`
-# (pkg/runtime/framework/plugins/jobset/builder.go:130-150, pkg/constants/constants.go).
-NODE = "node"
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-# The JobSet controller labels every pod with its JobSet's name, which is the TrainJob's
-# (jobset v0.12.0 pkg/controllers/jobset_controller.go:1014-1020, labelAndAnnotateObject).
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
-# Where rank 0 serves the launcher's rendezvous store: collective-job's default port.
-MASTER_PORT = COLLECTIVE_PORT
 # Who owns the TrainJob's one runtime patch. Trainer's webhook wants a domain-prefixed path
 # (plugins/jobset/jobset.go:175-176, validation.IsDomainPrefixedPath); the list is keyed by it.
 MANAGER = "paddlegen/spec"
@@ -102,18 +82,25 @@ _POD = (
 )
 
 
-def runtime_of(*, volcano: bool, queued: bool) -> str:
-    """The name of paddlegen's runtime that gang-schedules with Volcano or not, for a job that
-    Kueue queues or not."""
-    return (VOLCANO_RUNTIME if volcano else RUNTIME) + (QUEUED_SUFFIX if queued else "")
-
-
 def runtime_name(job: Job) -> str:
-    """The ClusterTrainingRuntime the TrainJob references."""
+    """The runtime the TrainJob references: with group restarts its own TrainingRuntime (named
+    after it), else a ClusterTrainingRuntime."""
+    if job.run.restarts:
+        return job.name
     if job.trainjob.runtime:
         return job.trainjob.runtime
     return runtime_of(
         volcano=job.scheduling.scheduler == "volcano", queued=job.scheduling.kueue is not None
+    )
+
+
+def own_runtime(job: Job) -> dict[str, Any] | None:
+    """With group restarts (spec.run.restarts), the job's own TrainingRuntime: the JobSet
+    policy that restarts its group is a runtime's (runtime.job_runtime)."""
+    if not job.run.restarts:
+        return None
+    return runtime.job_runtime(
+        job, volcano=job.scheduling.scheduler == "volcano", queued=job.scheduling.kueue is not None
     )
 
 
@@ -129,6 +116,8 @@ def context(job: Job) -> dict[str, Any]:
         command=collective_job.command(worker),
         env=log_env,
         volumes=volumes,
+        # every pod of a TrainJob's JobSet carries its restart attempt, 0 without restarts
+        attempt=jobset.ATTEMPT_ENV_SOURCE,
     )
     jobset_annotations = {}
     if job.scheduling.scheduler == "volcano":
@@ -138,6 +127,8 @@ def context(job: Job) -> dict[str, Any]:
         jobset_annotations[QUEUE_NAME] = job.scheduling.queue
     return {
         "runtime": runtime_name(job),
+        "runtime_kind": runtime.NAMESPACED_KIND if job.run.restarts else "ClusterTrainingRuntime",
+        "own_runtime": own_runtime(job),
         "run": run_fields(job, WORKLOAD.run_keys),
         # Trainer replaces the runtime container's command when the TrainJob gives one
         # (plugins/jobset/builder.go:136-141): the master wrapper goes in the TrainJob's too.
@@ -181,6 +172,7 @@ WORKLOAD = Workload(
     derived_names=derived_names,
     context=context,
     importer="paddlegen.workloads.trainjob.importer:trainjob",
+    group_restarts="a TrainingRuntime of its own",
     settings="trainjob",
     run_keys=("activeDeadlineSeconds",),
     pod_template=_POD,
@@ -203,6 +195,7 @@ WORKLOAD = Workload(
             f".annotations[{QUEUE_NAME}]"
         ],
         "spec.trainjob.runtime": ["TrainJob spec.runtimeRef.name"],
+        "spec.run.restarts": ["TrainingRuntime spec.template.spec.failurePolicy.maxRestarts"],
     },
     unsupported=UNSUPPORTED,
     launcher=True,

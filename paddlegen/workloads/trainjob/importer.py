@@ -22,14 +22,8 @@ from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_positions import FieldPath
 from paddlegen.workloads.import_spec import assemble, take_env
-from paddlegen.workloads.trainjob import (
-    CONTRACT_ENV,
-    MANAGER,
-    NODE,
-    RUNTIME,
-    UNSUPPORTED,
-    runtime_of,
-)
+from paddlegen.workloads.trainjob import CONTRACT_ENV, MANAGER, UNSUPPORTED
+from paddlegen.workloads.trainjob.names import NODE, RUNTIME, runtime_of
 
 # The manager of Kueue's runtime patch (pkg/controller/jobs/trainjob/trainjob_controller.go:76
 # at v0.19.2).

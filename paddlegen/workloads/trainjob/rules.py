@@ -62,7 +62,21 @@ def _trainjob_gang(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def _own_runtime(ctx: Context) -> Iterator[Finding]:
+    """group-restarts for a TrainJob: the policy that restarts the group is its runtime's, so
+    paddlegen gives a TrainJob with restarts a runtime of its own and cannot use another."""
+    run, runtime = ctx.spec.get("run", {}), ctx.spec.get("trainjob", {}).get("runtime")
+    if run.get("restarts", 0) and runtime is not None:
+        yield ctx.finding(
+            ("spec", "trainjob", "runtime"),
+            f"with run.restarts the TrainJob runs on a TrainingRuntime of its own, whose JobSet "
+            f"restarts the group; it cannot also run on runtime {runtime}",
+            "leave spec.trainjob.runtime out, or run.restarts (and give runtime "
+            f"{runtime} a JobSet failurePolicy yourself)",
+        )
+
+
 RULES = WorkloadRules(
     rules=(*LAUNCHER_RULES, KUEUE_RUNTIME),
-    extends={"workload-unsupported": _trainjob_gang},
+    extends={"workload-unsupported": _trainjob_gang, "group-restarts": _own_runtime},
 )

@@ -1,20 +1,21 @@
 """paddlegen's Paddle ClusterTrainingRuntimes, which the `trainjob` workload's TrainJobs
-reference (workloads/trainjob holds their names and defaults): what `paddlegen runtime`
+reference (trainjob/names.py holds their names and defaults): what `paddlegen runtime`
 prints for a platform team to install once. Each is a JobSet template whose replicated job
 `node` runs Paddle's launcher on every pod with collective-job's contract (its env, the
-rank-0-by-IP wrapper and the pod failure policy, workloads/collective_job).
+rank-0-by-IP wrapper and the pod failure policy, workloads/collective_job). A TrainJob with
+group restarts gets a TrainingRuntime of its own instead (``job_runtime``).
 
-Apart from workloads/trainjob, which the WORKLOADS registry imports, as it imports the spec
-model. Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
+Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
 sigs.k8s.io/jobset at v0.12.0."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paddlegen.spec.model import recommended_labels
 from paddlegen.workloads import collective_job
-from paddlegen.workloads.trainjob import (
+from paddlegen.workloads.collective_job import jobset
+from paddlegen.workloads.trainjob.names import (
     ANCESTOR_LABEL,
     API_VERSION,
     JOBSET_NAME,
@@ -24,6 +25,11 @@ from paddlegen.workloads.trainjob import (
     runtime_of,
 )
 from paddlegen.yamlio import dump_yaml
+
+if TYPE_CHECKING:
+    from paddlegen.spec.model import Job
+
+NAMESPACED_KIND = "TrainingRuntime"
 
 
 def runtime_env() -> list[dict[str, Any]]:
@@ -105,6 +111,33 @@ def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
         "kind": "ClusterTrainingRuntime",
         "metadata": {"name": name, "labels": dict(sorted(labels.items()))},
         "spec": spec,
+    }
+
+
+def job_runtime(job: Job, *, volcano: bool, queued: bool) -> dict[str, Any]:
+    """The TrainingRuntime of ``job`` alone, in its namespace and named after it: paddlegen's
+    runtime for its scheduler and queue, whose JobSet restarts every rank when one fails, up
+    to spec.run.restarts times (collective_job/jobset.py's failure policy). The TrainJob
+    cannot carry the policy itself: a runtime patch reaches the JobSet's replicated jobs
+    only (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), and Trainer makes the
+    JobSet of the runtime's whole template (plugins/jobset/jobset.go:344-416)."""
+    shared = runtime(volcano=volcano, queued=queued)
+    template = shared["spec"]["template"]["spec"]
+    (node,) = template["replicatedJobs"]
+    # as a collective-job's with restarts: any counted failure fails the Job at once, so that
+    # the JobSet restarts every rank, never one alone
+    node_job = {**node["template"]["spec"], "backoffLimit": 0}
+    template = {
+        "network": template["network"],
+        "failurePolicy": jobset.failure_policy(job.run.restarts, collective_job.NO_NODE_COUNT_EXIT),
+        "replicatedJobs": [{**node, "template": {**node["template"], "spec": node_job}}],
+    }
+    namespace = {"namespace": job.namespace} if job.namespace else {}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": NAMESPACED_KIND,
+        "metadata": {"name": job.name, **namespace, "labels": job.labels},
+        "spec": {**shared["spec"], "template": {"spec": template}},
     }
 
 
