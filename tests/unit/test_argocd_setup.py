@@ -332,7 +332,11 @@ def test_cli_writes_the_applicationset_setup(runner, tmp_path):
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
-    assert result.stderr == f"{out}: 5 written, 0 unchanged, 0 removed\n"
+    assert result.stderr == (
+        "paddlegen: note: a job's sync lasts as long as its training (it is a Sync hook): keep "
+        "Argo CD's controller.sync.timeout.seconds at 0 or above your longest run\n"
+        f"{out}: 5 written, 0 unchanged, 0 removed\n"
+    )
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
         "applicationset.yaml",
         "patches/argocd-cm-health.yaml",
