@@ -93,6 +93,7 @@ REGISTRY: tuple[Rule, ...] = (
     collective_job.COLLECTIVE_DEADLINE,
     workload.GROUP_RESTARTS,
     volumes.CHECKPOINT_VOLUME,
+    paddlejob.PS_END,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

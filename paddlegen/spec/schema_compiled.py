@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "4d00c9534b701cb74f1f074998552fc79153a99979eeb1ac1ed8a48595811f4b"
+SCHEMA_SHA256 = "6fb84f86849c571f0583645340cf387e7eaf607e0655c3ef3275b96b7be019d1"
 
 
 def _is_integer(x: Any) -> bool:
@@ -100,7 +100,7 @@ _K69 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup
 _K70 = frozenset({"metadata", "spec"})
 _K71 = frozenset({"annotations", "labels", "namespace"})
 _K72 = frozenset({"path", "reason", "rule"})
-_K73 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K73 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:

@@ -216,6 +216,9 @@ TRIGGERS = {
     "group-restarts": "spec:\n  workload: paddlejob\n  image: x:1\n"
     + LIMITS
     + "  run: {restarts: 2}\n",
+    "ps-end": "spec:\n  workload: paddlejob\n  image: paddlepaddle/paddle:3.3.1\n"
+    + LIMITS
+    + "  ps: {replicas: 1}\n  run: {activeDeadlineSeconds: 60}\n",
     "checkpoint-volume": "spec:\n  workload: paddlejob\n  image: x:1\n"
     + LIMITS
     + "  volumes: [{name: a, mountPath: /a, emptyDir: {}}]\n  checkpoint: {volume: a}\n",

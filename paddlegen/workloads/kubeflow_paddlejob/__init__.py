@@ -14,6 +14,7 @@ from paddlegen.workloads.base import (
     run_fields,
     trainers_env,
 )
+from paddlegen.workloads.collective_job import BOUNDED_RUN
 from paddlegen.workloads.objects import TrainingObject, kueue_pod_template
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ WORKLOAD = Workload(
     importer="paddlegen.workloads.kubeflow_paddlejob.importer:kubeflow_job",
     settings="kubeflow",
     run_keys=RUN_KEYS,
+    # With parameter servers, a deadline: the servers run until a trainer stops them (ps-end).
+    init_sections=lambda ps: {"run": BOUNDED_RUN} if ps else {},
     pod_template="PaddleJob spec.paddleReplicaSpecs.<Role>.template",
     run_policy="PaddleJob spec.runPolicy",
     scheduling_policy="PaddleJob spec.runPolicy.schedulingPolicy",

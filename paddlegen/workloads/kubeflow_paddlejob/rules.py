@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from paddlegen.spec.model import KubeflowSettings
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
-from paddlegen.workloads.paddlejob.rules import KUEUE_WORKLOAD
+from paddlegen.workloads.paddlejob.rules import KUEUE_WORKLOAD, PS_END
 
 
 def _kubeflow_roles(ctx: Context) -> Iterator[Finding]:
@@ -35,4 +35,6 @@ def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
     return {(port, "TCP"): "master"}
 
 
-RULES = WorkloadRules(rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD), training_ports=_training_ports)
+RULES = WorkloadRules(
+    rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD, PS_END), training_ports=_training_ports
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
@@ -14,6 +15,7 @@ from paddlegen.spec.rule import (
     pod_count,
     worker_replicas,
 )
+from paddlegen.workloads import WORKLOADS
 
 
 def _gang_deadlock(ctx: Context) -> Iterator[Finding]:
@@ -270,6 +272,56 @@ PADDLEJOB_INTRANET = Rule(
 )
 
 
+# Paddle's own images, by their repository path's end and the tag's major version.
+_PADDLE_IMAGE = re.compile(r"(?:^|/)paddlepaddle/paddle:(\d+)\.")
+
+
+def _ps_end(ctx: Context) -> Iterator[Finding]:
+    """A parameter-server job ends only when a trainer stops the servers, and a PaddleJob is
+    Completed only when every role succeeded (PaddleFlow v0.3.5
+    controllers/paddlejob_helper.go:86-134); Paddle 3.3.1's fleet.stop_worker() does not stop
+    them (python/paddle/distributed/ps/the_one_ps.py:1394-1402), and its CPU build has no
+    parameter-server runtime: the servers run on after the trainers, for ever."""
+    if "ps" not in ctx.spec:
+        return
+    image = ctx.spec["ps"].get("image", ctx.spec.get("image", ""))
+    major = _PADDLE_IMAGE.search(image)
+    # a PaddleFlow PaddleJob has no deadline to set: nothing to say there but the image
+    boundable = "activeDeadlineSeconds" in WORKLOADS[ctx.workload].run_keys
+    bounded = not boundable or "activeDeadlineSeconds" in ctx.spec.get("run", {})
+    if major and int(major.group(1)) >= 3:
+        yield ctx.finding(
+            ("spec", "ps"),
+            f"the parameter servers run {image}: Paddle 3's trainers do not stop the servers "
+            "when they end (fleet.stop_worker), so the job never completes"
+            + ("" if bounded else ", and nothing bounds it"),
+            "use a Paddle 2.x image for parameter-server training, or collective training "
+            "(workload collective-job)" + ("" if bounded else "; set run.activeDeadlineSeconds"),
+            key=True,
+        )
+    elif not bounded:
+        yield ctx.finding(
+            ("spec", "ps"),
+            "parameter servers run until a trainer stops them (fleet.stop_worker() at the "
+            "end of the training program): a program that does not leaves the job running "
+            "for ever",
+            "set run.activeDeadlineSeconds to bound the job",
+            key=True,
+        )
+
+
+PS_END = Rule(
+    "ps-end",
+    "a `kubeflow-paddlejob` with parameter servers is bounded (`run.activeDeadlineSeconds`): "
+    "its servers run until a trainer stops them; and a `paddlejob`'s or "
+    "`kubeflow-paddlejob`'s servers do not run a Paddle 3 image, whose trainers never stop "
+    "them",
+    severity="warning",
+    silenceable=True,
+    check=_ps_end,
+)
+
+
 RULES = WorkloadRules(
     rules=(
         PADDLEJOB_MIN_AVAILABLE,
@@ -279,6 +331,7 @@ RULES = WorkloadRules(
         PADDLEJOB_CLEAN_POD_POLICY,
         KUEUE_WORKLOAD,
         PADDLEJOB_INTRANET,
+        PS_END,
     ),
     extends={"topology-spread": _pruned_spread},
 )
