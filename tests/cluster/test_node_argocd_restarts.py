@@ -2,15 +2,18 @@
 `paddlegen argocd`): the JobSet of a `collective-job` with `run.restarts` is a Sync hook, so
 a restart of its group is no change Argo CD sees: the Application stays Synced and its sync
 keeps waiting on the hook until the job ends. A job that runs out of restarts fails the sync,
-Degraded, saying why and after how many restarts."""
+Degraded, saying why and after how many restarts, and the JobSet's status and its Job's say
+how many attempts, which rank and why."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paddlegen.workloads.collective_job.jobset import RESTART_ATTEMPT
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd import (
     application,
@@ -21,8 +24,9 @@ from tests.cluster.test_argocd import (
     wait_synced,
 )
 from tests.cluster.test_argocd_loop import operation, results
-from tests.cluster.test_node_operators import HANG_TIMEOUT
-from tests.cluster.test_node_restarts import jobset, restarting
+from tests.cluster.test_node_collective import INDEX
+from tests.cluster.test_node_operators import HANG_TIMEOUT, get
+from tests.cluster.test_node_restarts import JOBSET_NAME, jobset, restarting
 from tests.cluster.test_paddleflow import wait_for
 from tests.cluster.training import program
 from tests.conftest import require_tool
@@ -97,3 +101,27 @@ def test_a_restart_keeps_the_application_synced_and_running_out_fails_the_sync(
     ), failed
     assert operation(GIVES_UP, kube).get("retryCount", 0) == 0  # nothing runs it again
     assert application(kube, GIVES_UP)["status"]["sync"]["status"] == "Synced"
+    # 2 attempts: the first and 1 restart; the JobSet's status says so, and the last
+    # attempt's Job which rank and why
+    status = jobset(kube, GIVES_UP)["status"]
+    (failed,) = [c for c in status["conditions"] if c["type"] == "Failed"]
+    assert (status["restarts"], failed["reason"]) == (1, "ReachedMaxRestarts"), status
+    job = get(kube, GIVES_UP, "job", f"{GIVES_UP}-worker-0")
+    (why,) = [c for c in job["status"]["conditions"] if c["type"] == "Failed"]
+    # the first rank the Job controller saw fail: rank 1, or rank 0 if its training process
+    # aborted first on losing its peer (gloo on CPU: exit code 250, SIGABRT)
+    assert re.search(
+        rf"Container paddle for pod {GIVES_UP}/{GIVES_UP}-worker-0-[01]-\S+ failed with exit "
+        r"code (3|250) ",
+        why["message"],
+    ), why
+    assert job["metadata"]["labels"][RESTART_ATTEMPT] == "1"
+    # rank 1's pod, kept unless the Job controller deleted it as still running when rank 0's
+    # failure failed the Job, ended with the fault's exit code
+    codes = {
+        p["metadata"]["annotations"][INDEX]: c["state"]["terminated"]["exitCode"]
+        for p in get(kube, GIVES_UP, "pods", "-l", f"{JOBSET_NAME}={GIVES_UP}")["items"]
+        for c in p["status"].get("containerStatuses", [])
+        if "terminated" in c["state"]
+    }
+    assert codes.get("1", 3) == 3, codes
