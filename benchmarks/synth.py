@@ -130,6 +130,8 @@ def make_spec(i: int, seed: int, sources: tuple[str, ...] = SOURCES) -> dict[str
             if rng.random() < 0.2:
                 spec["heter"] = {"replicas": 1}
                 total += 1
+        if "ps" not in spec:  # a Collective job of several workers (an overlay adds some)
+            settings["intranet"] = "PodIP"  # with Service hangs: an error
         if rng.random() < 0.3:
             spec["shm"] = "2Gi"
         spec["paddlejob"] = settings
