@@ -12,7 +12,9 @@ and `spec.checkpoint` whose ranks (training/checkpointed.py) save every 20 steps
 - a queued job Kueue preempts mid-run: admitted again, it resumes from the checkpoint with
   the weights of an unfaulted run, no restart used.
 
-The time from a pod deleted to every rank training again goes to benchmarks/node.py
+The jobs that need no hand of the tests (the unfaulted run, the crashes, the job out of
+memory) train side by side from the module's start. The time from a pod deleted to every
+rank training again, measured with that job alone on the node, goes to benchmarks/node.py
 (trained_in), not into a test."""
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,18 +61,36 @@ LOW, HIGH = "rs-low", "rs-high"  # a job Kueue preempts, and the one it preempts
 
 
 CLEAN = "rs-clean"  # the run without a fault, whose weights every resumed run must end with
+CRASH, TRAINJOB = "rs-crash", "rs-tj"  # rank 1 crashes once: a collective-job, a trainjob
 
 
 @pytest.fixture(scope="module")
 def jobsets(node: Kube, tmp_path_factory: pytest.TempPathFactory) -> Kube:
     """The node with JobSet, Trainer and Kueue (one ClusterQueue of 750m CPU, a LocalQueue
-    `team` in the queued jobs' namespaces), and the run without a fault started: it trains
-    while the first faulted one does (``unfaulted`` waits for it)."""
+    `team` in the queued jobs' namespaces), and the jobs that need no hand of the tests
+    started together, so that they train side by side: the run without a fault
+    (``unfaulted`` waits for it), the crashes and the job out of memory."""
     with_extras(node, ["jobset", "trainer", "kueue"])
     flavor_and_priorities(node)
     queue(node, OOM, "750m", LOW, HIGH)
+    crash = {"FAULT_RANK": "1", "FAULT_STEP": "150", "FAULT_ATTEMPTS": "0", "FAULT_CODE": "3"}
     start(node, restarting(CLEAN, tmp_path_factory.mktemp(CLEAN), 2))
+    start(node, restarting(CRASH, tmp_path_factory.mktemp(CRASH), 2, **crash))
+    start(node, as_trainjob(restarting(TRAINJOB, tmp_path_factory.mktemp(TRAINJOB), 2, **crash)))
+    start(node, out_of_memory(tmp_path_factory.mktemp(OOM)), queued=True)
     return node
+
+
+def out_of_memory(folder: Path) -> dict[str, Any]:
+    """Both ranks end with 137 at step 30 at every attempt, as the OOM killer ends
+    data-parallel ranks on cgroup v2; one restart, no deadline."""
+    data = restarting(OOM, folder, 1, FAULT_STEP="30", FAULT_ATTEMPTS="all", FAULT_CODE="137")
+    # every rank is the faulty one
+    data["spec"]["command"] = [
+        "sh", "-c", 'export FAULT_RANK="$PADDLE_RANK"; exec "$0" "$@"',
+        "python3", "-m", "paddle.distributed.launch",
+    ]  # fmt: skip
+    return data
 
 
 def restarting(name: str, folder: Path, restarts: int, **env: str) -> dict[str, Any]:
@@ -153,15 +174,22 @@ def unfaulted(jobsets: Kube) -> Callable[[], str]:
     return learned
 
 
+def lifetime(obj: dict[str, Any], condition: str) -> float:
+    """From the object's creation to its ``condition``, as the API server has them: a job
+    that ended before its test looked."""
+    when = [c["lastTransitionTime"] for c in obj["status"]["conditions"] if c["type"] == condition]
+    end, begun = (
+        datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        for stamp in (when[0], obj["metadata"]["creationTimestamp"])
+    )
+    return (end - begun).total_seconds()
+
+
 def test_a_rank_that_crashes_once_restarts_the_group_which_resumes(
-    jobsets: Kube, tmp_path: Path, unfaulted: Callable[[], str]
+    jobsets: Kube, unfaulted: Callable[[], str]
 ) -> None:
-    name = start(
-        jobsets,
-        restarting("rs-crash", tmp_path, 2, FAULT_RANK="1", FAULT_STEP="150",
-                   FAULT_ATTEMPTS="0", FAULT_CODE="3"),
-    )  # fmt: skip
-    took, output = complete(jobsets, name)
+    name = CRASH
+    _, output = complete(jobsets, name)
     status = jobset(jobsets, name)["status"]
     assert status["restarts"] == 1, status
     # the second attempt's ranks, both from the checkpoint before the crash (step 140)
@@ -169,12 +197,16 @@ def test_a_rank_that_crashes_once_restarts_the_group_which_resumes(
     assert resumed == [("0", "1", "140"), ("1", "1", "140")], output
     assert {p["metadata"]["annotations"][RESTART_ATTEMPT] for p in ranks(jobsets, name)} == {"1"}
     assert weights(output) == {unfaulted()}
-    trained_in(took, "a crash, restarted, resumed")
+    trained_in(lifetime(jobset(jobsets, name), "Completed"), "a crash, restarted, resumed")
 
 
 def test_a_rank_whose_pod_is_deleted_restarts_the_group_which_resumes(
     jobsets: Kube, tmp_path: Path, unfaulted: Callable[[], str]
 ) -> None:
+    # alone on the node, so that the time from the fault to training is the restart's own
+    for early in (CLEAN, CRASH, OOM):
+        wait_for(f"{early} done", lambda e=early: final_state(jobsets, e), timeout=HANG_TIMEOUT)
+    wait_for(f"{TRAINJOB} done", lambda: trainjob_state(jobsets, TRAINJOB), timeout=HANG_TIMEOUT)
     name = start(jobsets, restarting("rs-delete", tmp_path, 2, STEP_SECONDS="0.05"))
 
     def rank_one_at_step_100() -> str:
@@ -200,20 +232,12 @@ def test_a_rank_whose_pod_is_deleted_restarts_the_group_which_resumes(
 
 
 def test_a_queued_job_out_of_memory_at_every_attempt_fails_after_its_restarts(
-    jobsets: Kube, tmp_path: Path
+    jobsets: Kube,
 ) -> None:
-    """Both ranks end with 137 at step 30 at every attempt, as the OOM killer ends
-    data-parallel ranks on cgroup v2, and no deadline bounds the job: a queued job counts 137
-    (a suspension's are not counted), its Job fails on the first (backoffLimit 0), and the
-    JobSet's restarts run out."""
-    data = restarting(OOM, tmp_path, 1, FAULT_STEP="30", FAULT_ATTEMPTS="all", FAULT_CODE="137")
-    # every rank is the faulty one
-    data["spec"]["command"] = [
-        "sh", "-c", 'export FAULT_RANK="$PADDLE_RANK"; exec "$0" "$@"',
-        "python3", "-m", "paddle.distributed.launch",
-    ]  # fmt: skip
-    name = start(jobsets, data, queued=True)
-    admitted(jobsets, name, "JobSet", name)
+    """``out_of_memory``: a queued job counts 137 (a suspension's are not counted), its Job
+    fails on the first (backoffLimit 0), and the JobSet's restarts run out, no deadline
+    needed."""
+    name = OOM
     state, took, output = wait_until_done(jobsets, name, lambda: final_state(jobsets, name))
     assert state == "Failed", overrun(jobsets, name, state, took, output)
     status = jobset(jobsets, name)["status"]
@@ -221,16 +245,14 @@ def test_a_queued_job_out_of_memory_at_every_attempt_fails_after_its_restarts(
     job = get(jobsets, name, "job", f"{name}-worker-0")
     reasons = {c["reason"] for c in job["status"]["conditions"] if c["type"] == "Failed"}
     assert reasons <= {"BackoffLimitExceeded", "PodFailurePolicy"}, job["status"]
-    trained_in(took, "out of memory at every attempt, failed")
+    trained_in(lifetime(jobset(jobsets, name), "Failed"), "out of memory at every attempt, failed")
 
 
 def test_a_trainjob_whose_rank_crashes_once_restarts_the_group_which_resumes(
-    jobsets: Kube, tmp_path: Path, unfaulted: Callable[[], str]
+    jobsets: Kube, unfaulted: Callable[[], str]
 ) -> None:
     """The same fault on a trainjob: its TrainingRuntime's JobSet restarts the group."""
-    data = restarting("rs-tj", tmp_path, 2, FAULT_RANK="1", FAULT_STEP="150",
-                      FAULT_ATTEMPTS="0", FAULT_CODE="3")  # fmt: skip
-    name = start(jobsets, as_trainjob(data))
+    name = TRAINJOB
     state, took, output = wait_until_done(
         jobsets, name, lambda: trainjob_state(jobsets, name), "node"
     )
@@ -239,7 +261,8 @@ def test_a_trainjob_whose_rank_crashes_once_restarts_the_group_which_resumes(
     resumed = sorted(RESUMED.findall("\n".join(output.values())))
     assert resumed == [("0", "1", "140"), ("1", "1", "140")], output
     assert weights(output) == {unfaulted()}
-    trained_in(took, "a trainjob: a crash, restarted, resumed")
+    trainjob = get(jobsets, name, "trainjob", name)
+    trained_in(lifetime(trainjob, "Complete"), "a trainjob: a crash, restarted, resumed")
 
 
 def test_a_preempted_job_is_readmitted_and_resumes_without_using_a_restart(
