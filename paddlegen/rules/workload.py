@@ -104,12 +104,12 @@ def _restarts(ctx: Context) -> Iterator[Finding]:
     (``Workload.group_restarts``); without one the spec would promise what no object does."""
     workload = WORKLOADS[ctx.workload]
     if ctx.spec.get("run", {}).get("restarts", 0) and not workload.group_restarts:
-        able = [w.name for w in WORKLOADS.values() if w.group_restarts]
+        able = [f"'{w.name}' ({w.group_restarts})" for w in WORKLOADS.values() if w.group_restarts]
         yield ctx.finding(
             ("spec", "run", "restarts"),
             f"workload '{ctx.workload}' cannot restart its group of ranks: the {workload.title} "
             "would not start them again",
-            f"use workload {' or '.join(repr(n) for n in able)}" if able else "remove it",
+            f"use workload {' or '.join(able)}" if able else "remove it",
             key=True,
         )
 

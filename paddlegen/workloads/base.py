@@ -89,8 +89,8 @@ class Workload:
     # "module:function" finding, among an input's objects, those besides its main object that
     # it renders and regenerates from the spec (import carries them over as used); "" for none.
     derived_objects: str = ""
-    # How it restarts the whole group of ranks when one fails (spec.run.restarts): the engine,
-    # for messages; "" when it cannot.
+    # What restarts its whole group of ranks when one fails (spec.run.restarts), as the
+    # group-restarts rule's hint names it; "" when nothing can.
     group_restarts: str = ""
     # The kinds of object its controllers make of its objects that Argo CD shows in the
     # Application's tree and judges the health of too (never queued: Kueue queues the object
