@@ -671,8 +671,10 @@ def test_a_queued_collective_job_without_the_preemption_rule_says_it_gains_it():
     objects = [m.obj for m in manifests]
     (job,) = [o for o in objects if o["metadata"]["name"] == "demo" and o["kind"] == "Job"]
     rules = job["spec"]["podFailurePolicy"]["rules"]
-    job["spec"]["podFailurePolicy"]["rules"] = [r for r in rules if r["action"] != "Count"]
+    job["spec"]["podFailurePolicy"]["rules"] = [
+        {**r, "action": "FailJob"} if r["action"] == "Count" else r for r in rules
+    ]
     stream = "---\n".join(yaml.safe_dump(o) for o in objects)
     imported = import_manifests([("in.yaml", stream)])
     (note,) = [str(n) for n in imported.lossy if "podFailurePolicy" in str(n)]
-    assert "a rank stopped by a signal (exit 15, 137 or 143) counts against backoffLimit" in note
+    assert "or, queued, counts against backoffLimit: Kueue's preemption stops ranks" in note

@@ -71,17 +71,20 @@ WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
 # policy is matched whether the Job is suspended or not, :1077-1085). Paddle's launcher exits
 # 15 on the SIGTERM (paddle 3.3.1 distributed/launch/controllers/controller.py:165-177), or is
 # killed at the end of the grace period, 137 (seen on the real node with a grace of 5 s), and
-# a program a shell runs ends 143: each would match the exit-code rule and fail, for good, a
-# job Kueue meant to requeue. A queued job counts them instead, said before that rule, and a
-# suspension's are never counted: the Job controller takes its tracking finalizer off a
-# suspended Job's pods before it deletes them (job_controller.go:1284-1291), and a failed pod
-# without it is not counted (:2028-2035); on re-admission every rank starts again together.
-# A rank the kernel's OOM killer ends exits 137 too (the kubelet kills the whole cgroup on
-# cgroup v2, memory.oom.group, pkg/kubelet/kubelet.go:775-787): counted, each such failure
-# brings the Job nearer its backoffLimit, so ranks that run out of memory at every attempt
-# fail the job after a bounded number of attempts; Ignore would re-create them for ever.
-# (`QUEUED_STOP_EXIT_CODES`)
-QUEUED_STOP_EXIT_CODES = [15, 137, 143]
+# a program a shell runs ends 143; and a rank whose peer, rank 0 with the launcher's store,
+# was stopped first ends 1 before its own SIGTERM (seen on the real node). The Job
+# controller's FailJob scan matches a pod whatever its tracking finalizer (:1716-1729), so
+# any exit-code FailJob rule could fail, for good, a job Kueue meant to requeue. A queued job
+# counts every non-zero exit instead, and a suspension's are never counted: the Job
+# controller takes its tracking finalizer off a suspended Job's pods before it deletes them
+# (job_controller.go:1284-1291), and a failed pod without it is not counted (:2028-2035); on
+# re-admission every rank starts again together. A rank that fails on its own (an exception,
+# the OOM killer's 137: the kubelet kills the whole cgroup on cgroup v2, memory.oom.group,
+# pkg/kubelet/kubelet.go:775-787) is counted: each such failure brings the Job nearer its
+# backoffLimit, so ranks that fail at every attempt fail the job after a bounded number of
+# attempts; Ignore would re-create them for ever. (`QUEUED_STOP_EXIT_CODES`: the codes a
+# preemption's stopped ranks end with, among those counted.)
+QUEUED_STOP_EXIT_CODES = [1, 15, 137, 143]
 # The env every pod gets (the launcher reads it: context/args_envs.py:21-47), and its source.
 CONTRACT_ENV = {
     "POD_IP": "the pod's IP",
@@ -99,25 +102,16 @@ COMMAND_COMMENT = "after paddlegen's rank-0 master wrapper; Paddle's launcher wh
 
 def failure_policy(container: str, queued: bool = False) -> dict[str, Any]:
     """The pod failure policy for pods whose training container is ``container``; a
-    ``queued`` job's (Kueue) counts a rank stopped by a signal against backoffLimit instead of
-    failing the job, so that a suspension does not fail it."""
-    stopped = {
-        "action": "Count",
-        "onExitCodes": {
-            "containerName": container,
-            "operator": "In",
-            "values": QUEUED_STOP_EXIT_CODES,
-        },
-    }
+    ``queued`` job's (Kueue) counts a failed rank against backoffLimit instead of failing the
+    job, so that a suspension does not fail it."""
     return {
         "rules": [
             {
                 "action": "FailJob",
                 "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
             },
-            *([stopped] if queued else []),
             {
-                "action": "FailJob",
+                "action": "Count" if queued else "FailJob",
                 "onExitCodes": {"containerName": container, "operator": "NotIn", "values": [0]},
             },
         ]

@@ -174,8 +174,8 @@ def unwrap(role: dict[str, Any], ctx: Context, where: str, at: FieldPath = ()) -
 
 
 def _failure_policy(body: dict[str, Any], ctx: Context, where: str, queued: bool) -> None:
-    """paddlegen's pod failure policy: one failed or evicted rank fails the whole Job (and
-    a queued job's ranks stopped by Kueue's preemption are counted instead)."""
+    """paddlegen's pod failure policy: one failed or evicted rank fails the whole Job (a
+    queued job's failed ranks are counted instead, as Kueue's preemption stops them)."""
     given = take(body, "podFailurePolicy")
     if body.get("podReplacementPolicy") == "Failed":
         take(body, "podReplacementPolicy")  # the only one a pod failure policy allows
@@ -192,9 +192,8 @@ def _failure_policy(body: dict[str, Any], ctx: Context, where: str, queued: bool
         f"{was} becomes paddlegen's: a rank that fails, or is evicted, fails the whole Job at "
         "once (a rank started again alone cannot rejoin the others)"
         + (
-            ", and a rank stopped by a signal (exit 15, 137 or 143) counts against backoffLimit "
-            "instead: Kueue's preemption stops them so, and the count of a suspended Job's "
-            "ranks does not grow"
+            ", or, queued, counts against backoffLimit: Kueue's preemption stops ranks with "
+            "any exit code, and the count of a suspended Job's ranks does not grow"
             if queued
             else ""
         ),

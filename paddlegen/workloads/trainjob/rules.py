@@ -18,8 +18,8 @@ def _kueue_runtime(ctx: Context) -> Iterator[Finding]:
             ("spec", "trainjob", "runtime"),
             f"Kueue preempts a TrainJob by suspending it, and its ranks then end with exit code "
             f"{', '.join(map(str, QUEUED_STOP_EXIT_CODES))}: unless the pod failure policy of "
-            f"runtime {runtime} counts those, as paddlegen's queued runtimes do, a preempted "
-            "TrainJob fails for good",
+            f"runtime {runtime} counts a failed rank rather than fails the Job, as paddlegen's "
+            "queued runtimes do, a preempted TrainJob fails for good",
             "leave spec.trainjob.runtime out (paddlegen's queued runtime then), or give "
             f"runtime {runtime} that rule (`paddlegen runtime` prints it)",
         )
