@@ -40,14 +40,15 @@ def pod_host(name: str, index: int) -> str:
 
 # A child Job fails when its pod failure policy fails it (any rank's non-zero exit or
 # eviction, the reason PodFailurePolicy) or a counted failure exceeds its backoffLimit of 0
-# (BackoffLimitExceeded: an OOM kill of a queued job's rank). The JobSet then applies the
+# (BackoffLimitExceeded: any failed rank of a queued job). The JobSet then applies the
 # first rule whose reasons and message patterns match its Job's Failed condition, and with no
 # match, RestartJobSet (pkg/controllers/failure_policy.go:42-80, :138-160): every Job deleted
 # and made again, counted against maxRestarts; once they are used up the JobSet fails
 # (ReachedMaxRestarts).
 # One failure restarting cannot mend fails the JobSet at once: the master wrapper's exit when
 # a pod has no PADDLE_NNODES (the Job's message names the exit code,
-# pkg/controller/job/pod_failure_policy.go at Kubernetes v1.37.2).
+# pkg/controller/job/pod_failure_policy.go at Kubernetes v1.37.2); a queued job's Job counts
+# that exit instead (its reason is then BackoffLimitExceeded), and uses up its restarts.
 # Evictions count as restarts too: the Job's message says only that a pod had the
 # DisruptionTarget condition, not who evicted it, and the kubelet's own evictions (a pod over
 # its ephemeral storage or /dev/shm, node memory pressure) are the job's doing and would come
