@@ -111,6 +111,12 @@ PROBE = {
 METRICS_CERTS = Path("/etc/kueue/metrics/certs")
 
 
+# A Kueue Configuration (as JSON) put in the state folder before `up`: Kueue runs with it,
+# but for how it is served here and its integrations (those `configuration` sets). The test
+# of `paddlegen kueue`'s waitForPodsReady bound gives Kueue the configuration it writes.
+GIVEN = "kueue-config.json"
+
+
 def configuration(webhook_port: int, probe_port: int, cert_dir: Path) -> dict[str, Any]:
     """Kueue's configuration file (apis/config/v1beta2/configuration_types.go): its webhook
     server on loopback with our certificate, its own certificate management off (it would
@@ -158,8 +164,10 @@ class Kueue(Component):
         folder = Path(cluster.state) / "kueue"
         port, probe_port = free_port(), free_port()
         ca_bundle = webhooks.serving_cert(folder / "certs")
-        config = folder / "config.yaml"
-        config.write_text(json.dumps(configuration(port, probe_port, folder / "certs")))
+        given = Path(cluster.state) / GIVEN
+        config = json.loads(given.read_text(encoding="utf-8")) if given.is_file() else {}
+        config |= configuration(port, probe_port, folder / "certs")
+        (folder / "config.yaml").write_text(json.dumps(config))
         upper, work = folder / "etc", folder / "etc-work"  # the overlay's: see METRICS_CERTS
         webhooks.serving_cert(upper / METRICS_CERTS.relative_to("/etc"))
         work.mkdir(exist_ok=True)
@@ -174,7 +182,7 @@ class Kueue(Component):
              "--propagation=private", "sh", "-c",
              f'mount -t overlay overlay -o {overlay} /etc && exec "$@"', "kueue",
              str(self.binaries()[PROCESS]), f"--kubeconfig={cluster.kubeconfig}",
-             f"--config={config}"],
+             f"--config={folder / 'config.yaml'}"],
         )  # fmt: skip
         webhooks.wait_ready(cluster, PROCESS, probe_port, self.processes(), READY_TIMEOUT)
         cluster.apply(webhooks.configurations(NAMES, MUTATING, VALIDATING, port, ca_bundle))

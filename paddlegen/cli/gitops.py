@@ -207,7 +207,10 @@ def kueue(
     (kueue.x-k8s.io/v1beta2) from FILE, a KueueSetup of flavors, teams and their quotas.
 
     Each team gets a ClusterQueue and, in each of its namespaces, a LocalQueue of its name:
-    the queue a spec names in scheduling.kueue.queue. The objects are validated against
+    the queue a spec names in scheduling.kueue.queue. With waitForPodsReady, FILE also bounds
+    how often Kueue queues again a job whose pods never start: that is written as Kueue's
+    manager configuration (ConfigMap kueue-system/kueue-manager-config, replacing the one of
+    Kueue's install; restart Kueue after it changes). The objects are validated against
     Kueue's CRD schemas (kubeconform when installed) before anything is written; an invalid
     FILE is reported like a spec, at its lines. Deploy OUTPUT with an Argo CD Application or
     `kubectl apply -k OUTPUT`. Schema of FILE: schemas/kueue.v1.schema.json.
@@ -217,7 +220,7 @@ def kueue(
       paddlegen kueue platform/kueue.yaml
       paddlegen kueue platform/kueue.yaml -o clusters/prod/kueue
     """
-    from paddlegen.gitops import kueue_setup
+    from paddlegen.gitops import kueue_manager, kueue_setup
 
     with undone_on_spec_errors("nothing written", fmt):
         generated = kueue_setup.generate(file, out_dir, kubeconform, kubernetes_version)
@@ -231,3 +234,15 @@ def kueue(
         f"{len(report.removed)} removed",
         err=True,
     )
+    if generated.manager_config:
+        note(
+            f"paddlegen: note: Kueue reads {kueue_manager.NAMESPACE}/{kueue_manager.NAME} when "
+            "it starts: once a change to it is synced, restart Kueue (kubectl -n "
+            f"{kueue_manager.NAMESPACE} rollout restart deployment {kueue_manager.DEPLOYMENT})"
+        )
+    else:
+        note(
+            f"paddlegen: note: {file} sets no waitForPodsReady: Kueue then queues a job whose "
+            "pods never start again and again, without end; a bound set there is written as "
+            "Kueue's manager configuration"
+        )

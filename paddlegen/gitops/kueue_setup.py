@@ -1,7 +1,8 @@
 """`paddlegen kueue`: the Kueue objects a platform team sets up once, from a file of teams.
 
 From a KueueSetup file (schemas/kueue.v1.schema.json) to ResourceFlavors, a ClusterQueue per
-team, a LocalQueue of the team's name in each of its namespaces and WorkloadPriorityClasses,
+team, a LocalQueue of the team's name in each of its namespaces and WorkloadPriorityClasses
+(and, when the file bounds `waitForPodsReady`, Kueue's manager configuration: kueue_manager),
 at kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a
 kustomization.yaml, as `paddlegen render` lays out a job: an Argo CD Application (or
 `kubectl apply -k`) deploys the folder. The file has the error model of a spec: every finding
@@ -46,6 +47,7 @@ class KueueFiles:
     report: WriteReport
     warnings: list[Diagnostic]
     backend: str  # which validator ran: kubeconform or in-process
+    manager_config: bool  # Kueue's own configuration is among the files (kueue_manager)
 
 
 def load(path: str | Path) -> tuple[dict[str, Any], list[Diagnostic]]:
@@ -144,6 +146,10 @@ def objects(data: dict[str, Any]) -> list[dict[str, Any]]:
     for team in data["teams"]:
         out.append(_cluster_queue(team, cohort))
         out += [_local_queue(team["name"], ns) for ns in team["namespaces"]]
+    if "waitForPodsReady" in data:
+        from paddlegen.gitops.kueue_manager import config_map
+
+        out.append(config_map(data["waitForPodsReady"], _LABELS))
     return out
 
 
@@ -259,4 +265,4 @@ def generate(
     )
     if any(d.is_error for d in found):
         raise ManifestError("invalid manifests", found)
-    return KueueFiles(write(out_dir, files), warnings, backend)
+    return KueueFiles(write(out_dir, files), warnings, backend, "waitForPodsReady" in data)

@@ -13,7 +13,7 @@ import yaml
 
 from paddlegen.cli import cli
 from paddlegen.errors import ManifestError
-from paddlegen.gitops import kueue_setup
+from paddlegen.gitops import kueue_manager, kueue_setup
 from paddlegen.validate.inprocess import validate_in_process
 from tests.conftest import DATA, EXAMPLES, ROOT
 
@@ -51,14 +51,16 @@ def test_the_committed_example_output_is_what_paddlegen_kueue_writes(runner, tmp
     assert result.exit_code == 0, result.output
     written = {p.name: p.read_text() for p in (tmp_path / "kueue").iterdir()}
     assert written == {p.name: p.read_text() for p in COMMITTED.iterdir()}
-    assert result.stderr.endswith("10 written, 0 unchanged, 0 removed\n")
+    assert "11 written, 0 unchanged, 0 removed\n" in result.stderr
+    assert "restart Kueue (kubectl -n kueue-system rollout restart deployment" in result.stderr
 
 
-def test_every_object_is_valid_by_kueues_crd_schemas_at_v1beta2():
+def test_every_object_is_valid_by_kueues_crd_schemas_at_v1beta2_or_kubernetes():
     files = kueue_setup.plan(kueue_setup.load(SETUP)[0])
     objects = [(name, text) for name, text in files.items() if name != "kustomization.yaml"]
     assert validate_in_process(objects) == []
-    assert {yaml.safe_load(t)["apiVersion"] for _, t in objects} == {"kueue.x-k8s.io/v1beta2"}
+    versions = {yaml.safe_load(t)["apiVersion"] for _, t in objects}
+    assert versions == {"kueue.x-k8s.io/v1beta2", "v1"}  # v1: Kueue's own ConfigMap
 
 
 def test_a_team_gets_a_cluster_queue_and_a_local_queue_of_its_name_in_each_namespace():
@@ -199,3 +201,53 @@ def test_the_shared_definitions_are_the_spec_schemas():
         assert kueue[name] == spec[name], name
     for name in ("dns1123Label", "kueueName", "toleration"):
         assert kueue[name] == spec[name], name
+
+
+def manager_configuration(objects: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    (config_map,) = by_kind(objects, "ConfigMap").values()
+    assert config_map["metadata"]["namespace"] == "kueue-system"
+    assert config_map["metadata"]["name"] == "kueue-manager-config"
+    return yaml.safe_load(config_map["data"]["controller_manager_config.yaml"])
+
+
+def test_a_pods_ready_bound_is_written_into_kueues_own_configuration():
+    config = manager_configuration(planned())
+    assert config["waitForPodsReady"] == {
+        "timeout": "10m",
+        "requeuingStrategy": {"timestamp": "Eviction", "backoffLimitCount": 3},
+    }
+    # everything else as Kueue's release has it, and the Kubeflow PaddleJob queued too
+    rest = {k: v for k, v in config.items() if k != "waitForPodsReady"}
+    assert rest == kueue_manager.RELEASED
+    assert {"batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob",
+            "kubeflow.org/paddlejob"} <= set(config["integrations"]["frameworks"])  # fmt: skip
+
+
+def test_every_field_of_the_bound_has_its_place_in_kueues_configuration():
+    text = SETUP.read_text().replace(
+        "  timeout: 10m\n",
+        "  timeout: 5m\n  recoveryTimeout: 0s\n  blockAdmission: true\n"
+        "  backoffBaseSeconds: 10\n  backoffMaxSeconds: 600\n",
+    )
+    assert manager_configuration(planned(text))["waitForPodsReady"] == {
+        "timeout": "5m",
+        "recoveryTimeout": "0s",
+        "blockAdmission": True,
+        "requeuingStrategy": {
+            "timestamp": "Eviction",
+            "backoffLimitCount": 3,
+            "backoffBaseSeconds": 10,
+            "backoffMaxSeconds": 600,
+        },
+    }
+
+
+def test_without_a_bound_kueues_configuration_is_left_alone_and_the_user_told(runner, tmp_path):
+    setup = tmp_path / "kueue.yaml"
+    setup.write_text(SETUP.read_text().split("# A job whose pods")[0])
+    assert by_kind(planned(setup.read_text()), "ConfigMap") == {}
+    result = runner.invoke(cli, ["kueue", str(setup), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "sets no waitForPodsReady: Kueue then queues a job whose pods never start" in (
+        result.stderr
+    )
