@@ -7,13 +7,14 @@ and `spec.checkpoint` whose ranks (training/checkpointed.py) save every 20 steps
 - a rank that crashes at every attempt: test_node_argocd_restarts.py, under Argo CD;
 - a queued job whose ranks end as the OOM killer ends them (137) at every attempt, no
   deadline: failed after restarts + 1 attempts, never started again for ever;
-- a `trainjob` whose rank crashes once, on its TrainingRuntime of its own (Trainer v2.3.0):
-  the same as a collective-job;
+- a `trainjob` whose rank crashes once, and one whose rank's pod is deleted mid-run, on its
+  TrainingRuntime of its own (Trainer v2.3.0): the same as a collective-job;
 - a queued job Kueue preempts mid-run: admitted again, it resumes from the checkpoint with
   the weights of an unfaulted run, no restart used.
 
 The jobs that need no hand of the tests (the unfaulted run, the crashes, the job out of
-memory) train side by side from the module's start. The time from a pod deleted to every
+memory), and the trainjob whose pod the first test deletes, train side by side from the
+module's start. The time from a pod deleted to every
 rank training again, measured with that job alone on the node, goes to benchmarks/node.py
 (trained_in), not into a test."""
 
@@ -62,6 +63,7 @@ LOW, HIGH = "rs-low", "rs-high"  # a job Kueue preempts, and the one it preempts
 
 CLEAN = "rs-clean"  # the run without a fault, whose weights every resumed run must end with
 CRASH, TRAINJOB = "rs-crash", "rs-tj"  # rank 1 crashes once: a collective-job, a trainjob
+TJ_DELETED = "rs-tj-delete"  # a trainjob whose rank 1's pod is deleted mid-run
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +79,8 @@ def jobsets(node: Kube, tmp_path_factory: pytest.TempPathFactory) -> Kube:
     start(node, restarting(CLEAN, tmp_path_factory.mktemp(CLEAN), 2))
     start(node, restarting(CRASH, tmp_path_factory.mktemp(CRASH), 2, **crash))
     start(node, as_trainjob(restarting(TRAINJOB, tmp_path_factory.mktemp(TRAINJOB), 2, **crash)))
+    slow = {"STEP_SECONDS": "0.05"}  # still training when its first test deletes a pod
+    start(node, as_trainjob(restarting(TJ_DELETED, tmp_path_factory.mktemp(TJ_DELETED), 2, **slow)))
     start(node, out_of_memory(tmp_path_factory.mktemp(OOM)), queued=True)
     return node
 
@@ -185,6 +189,40 @@ def lifetime(obj: dict[str, Any], condition: str) -> float:
     return (end - begun).total_seconds()
 
 
+def delete_rank_one_at_step_100(kube: Kube, name: str, container: str = "paddle") -> float:
+    """Delete rank 1's pod once it has logged step 100; when, by the monotonic clock."""
+
+    def rank_one_at_step_100() -> str:
+        found = [p for p in ranks(kube, name) if p["metadata"]["annotations"][INDEX] == "1"]
+        log = logs(kube, name, container).get(found[0]["metadata"]["name"], "") if found else ""
+        return found[0]["metadata"]["name"] if "step 100 loss" in log else ""
+
+    victim = wait_for(f"{name}: rank 1 at step 100", rank_one_at_step_100, timeout=HANG_TIMEOUT)
+    kube.run("delete", "pod", victim, "-n", name, "--wait=false")
+    return time.monotonic()
+
+
+def resumed_once_from_one_checkpoint(kube: Kube, name: str, output: dict[str, str]) -> None:
+    """One restart, after which both ranks resumed from the same checkpoint, past step 100."""
+    assert jobset(kube, name)["status"]["restarts"] == 1
+    steps = {int(s) for _, a, s in RESUMED.findall("\n".join(output.values())) if a == "1"}
+    assert len(steps) == 1 and 100 <= steps.pop() < 300, output
+
+
+def test_a_trainjob_rank_whose_pod_is_deleted_restarts_the_group_which_resumes(
+    jobsets: Kube, unfaulted: Callable[[], str]
+) -> None:
+    """First in the module: its trainjob trains from the module's start."""
+    name = TJ_DELETED
+    delete_rank_one_at_step_100(jobsets, name, "node")
+    state, took, output = wait_until_done(
+        jobsets, name, lambda: trainjob_state(jobsets, name), "node"
+    )
+    assert state == "Complete", overrun(jobsets, name, state, took, output)
+    resumed_once_from_one_checkpoint(jobsets, name, output)
+    assert weights(output) == {unfaulted()}
+
+
 def test_a_rank_that_crashes_once_restarts_the_group_which_resumes(
     jobsets: Kube, unfaulted: Callable[[], str]
 ) -> None:
@@ -206,17 +244,10 @@ def test_a_rank_whose_pod_is_deleted_restarts_the_group_which_resumes(
     # alone on the node, so that the time from the fault to training is the restart's own
     for early in (CLEAN, CRASH, OOM):
         wait_for(f"{early} done", lambda e=early: final_state(jobsets, e), timeout=HANG_TIMEOUT)
-    wait_for(f"{TRAINJOB} done", lambda: trainjob_state(jobsets, TRAINJOB), timeout=HANG_TIMEOUT)
+    for early in (TRAINJOB, TJ_DELETED):
+        wait_for(f"{early} done", lambda e=early: trainjob_state(jobsets, e), timeout=HANG_TIMEOUT)
     name = start(jobsets, restarting("rs-delete", tmp_path, 2, STEP_SECONDS="0.05"))
-
-    def rank_one_at_step_100() -> str:
-        found = [p for p in ranks(jobsets, name) if p["metadata"]["annotations"][INDEX] == "1"]
-        log = logs(jobsets, name).get(found[0]["metadata"]["name"], "") if found else ""
-        return found[0]["metadata"]["name"] if "step 100 loss" in log else ""
-
-    victim = wait_for(f"{name}: rank 1 at step 100", rank_one_at_step_100, timeout=HANG_TIMEOUT)
-    jobsets.run("delete", "pod", victim, "-n", name, "--wait=false")
-    deleted = time.monotonic()
+    deleted = delete_rank_one_at_step_100(jobsets, name)
 
     def training_again() -> bool:
         text = "\n".join(logs(jobsets, name).values())
@@ -225,9 +256,7 @@ def test_a_rank_whose_pod_is_deleted_restarts_the_group_which_resumes(
     wait_for(f"{name}: every rank training again", training_again, timeout=HANG_TIMEOUT)
     trained_in(time.monotonic() - deleted, "from a deleted pod to every rank training again")
     took, output = complete(jobsets, name)
-    assert jobset(jobsets, name)["status"]["restarts"] == 1
-    steps = {int(s) for _, a, s in RESUMED.findall("\n".join(output.values())) if a == "1"}
-    assert len(steps) == 1 and 100 <= steps.pop() < 300, output  # the same checkpoint
+    resumed_once_from_one_checkpoint(jobsets, name, output)
     assert weights(output) == {unfaulted()}
 
 
