@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # invalid spec, invalid manifests, stale output
 EXIT_ERROR = 2  # usage, I/O, missing or failing tool, internal error, no answer to a prompt
+EXIT_BROKEN_PIPE = 141  # the reader of stdout closed it: 128 + SIGPIPE, as a shell reports it
 
 
 @dataclass(frozen=True, order=True)

@@ -8,13 +8,14 @@ definitions of ``init`` or ``argocd``. ``common`` holds what they share.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
 import click
 
 from paddlegen.cli.common import emit, is_document, note, print_report
-from paddlegen.errors import EXIT_ERROR, Diagnostic, PaddlegenError
+from paddlegen.errors import EXIT_BROKEN_PIPE, EXIT_ERROR, Diagnostic, PaddlegenError
 
 # command name -> (module in this package, attribute)
 COMMANDS = {
@@ -81,6 +82,13 @@ class _Group(click.Group):
             raise
         except (click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            # The reader of stdout closed it (`| head`, a script that stopped reading): no
+            # bug. End quietly with the status a shell gives a Unix tool that SIGPIPE ended
+            # (Python ignores SIGPIPE, so the write raised). stdout goes to /dev/null first:
+            # the report and the flush at exit would fail on the same pipe.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(EXIT_BROKEN_PIPE)
         except Exception:  # noqa: BLE001 - a bug: keep the traceback, exit 2 not 1
             import traceback  # here: only a bug needs it, and every command imports us
 
