@@ -258,7 +258,33 @@ def check(
             ),
             err=True,
         )
+    elif fmt == "text" and any(found.fixable and not found.leftover for _, found in drifts):
+        note(
+            "paddlegen: to bring the output up to date: "
+            + _mend_command(specs, out_dir, workload, templates, argocd, ignore)
+            + " (or this check with --fix)"
+        )
     raise click.exceptions.Exit(1)
+
+
+def _mend_command(
+    specs: tuple[str, ...],
+    out_dir: str,
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    ignore: list[str],
+) -> str:
+    """The `paddlegen render` that writes what this check compared with, from its own
+    arguments, quoted for a POSIX shell."""
+    import shlex
+
+    args = ["paddlegen", "render", *specs, "-o", out_dir]
+    args += ["--workload", workload] if workload else []
+    args += ["--templates", templates] if templates else []
+    args += [] if argocd else ["--no-argocd"]
+    args += [arg for rule in ignore for arg in ("--ignore", rule)]
+    return shlex.join(args)
 
 
 @click.command()

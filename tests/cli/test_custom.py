@@ -91,7 +91,11 @@ def test_a_custom_component_is_listed_by_the_jobs_kustomization_while_it_is_ther
     # the kustomization must list it now: stale until rendered (the stamp knows custom/ came)
     stale = runner.invoke(cli, ["check", jobs, "-o", deploy])
     assert stale.exit_code == 1
-    assert stale.stderr == f"stale: {listing}\n"
+    assert stale.stderr.splitlines() == [
+        f"stale: {listing}",
+        f"paddlegen: to bring the output up to date: paddlegen render {jobs} -o {deploy} "
+        "(or this check with --fix)",
+    ]
     render = runner.invoke(cli, ["render", jobs, "-o", deploy])
     assert render.exit_code == 0, render.output
     assert "kept" not in render.stderr  # the supported place: nothing to say

@@ -63,6 +63,21 @@ def test_check_reports_stale_missing_and_extra_with_a_diff(runner, tmp_path):
     assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a", "c"]
 
 
+def test_a_failed_check_says_the_render_that_mends_it_and_that_render_does(runner, tmp_path):
+    jobs, deploy = repo(tmp_path, a="1")
+    runner.invoke(cli, ["render", jobs, "-o", deploy, "--no-argocd"])
+    repo(tmp_path, a="2")
+    args = [jobs, "-o", deploy, "--no-argocd", "--ignore", "image-tag"]
+    result = runner.invoke(cli, ["check", *args])
+    assert result.exit_code == 1
+    mend = f"paddlegen render {jobs} -o {deploy} --no-argocd --ignore image-tag"
+    assert result.stderr.splitlines()[-1] == (
+        f"paddlegen: to bring the output up to date: {mend} (or this check with --fix)"
+    )
+    assert runner.invoke(cli, mend.split()[1:]).exit_code == 0
+    assert runner.invoke(cli, ["check", *args]).exit_code == 0
+
+
 def test_a_deleted_spec_removes_only_generated_files(runner, tmp_path):
     jobs, deploy = repo(tmp_path, a="1", b="1")
     runner.invoke(cli, ["render", jobs, "-o", deploy])
