@@ -60,6 +60,14 @@ def _exit_interrupted(exc: Interrupted) -> NoReturn:
             f"paddlegen: interrupted by {name} again while cleaning up; the next render "
             "removes any staging folder left in the output folder (check lists them)\n"
         )
+    elif exc.output:
+        import shlex
+
+        sys.stderr.write(
+            f"paddlegen: interrupted by {name}: {exc.output} is partly updated (each job in it "
+            "is its old tree or its new one); to finish, run the same command again: "
+            f"paddlegen {shlex.join(sys.argv[1:])}\n"
+        )
     else:
         sys.stderr.write(f"paddlegen: interrupted by {name}\n")
     sys.exit(exc.exit_code)

@@ -85,6 +85,7 @@ class Interrupted(BaseException):
         super().__init__(signum)
         self.signum = signum
         self.exit_code = 128 + signum
+        self.output: str = ""  # the folder a write was under way in (write._writing)
 
 
 class SpecError(PaddlegenError):

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from paddlegen.build import Rendered, render_specs
+from paddlegen.errors import Interrupted
 from paddlegen.events import Events
 from paddlegen.output import stamp
 from paddlegen.output.drift import Drift, drift_of, user_files
@@ -80,7 +81,9 @@ def _writing(out: Path, events: Events | None = None) -> Iterator[None]:
         with output_lock(out, on_wait=wait):  # a second render waits; no interleaved swaps
             try:
                 yield
-            except BaseException:
+            except BaseException as exc:
+                if isinstance(exc, Interrupted):  # the run's last line names what it left
+                    exc.output = str(out)
                 # Still under the lock, so every staging directory is this write's (or a dead
                 # one's), and the workers that staged them have ended (map_ordered waits for
                 # them; a second Ctrl-C that cuts the wait short may let one stage a folder

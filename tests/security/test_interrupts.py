@@ -121,6 +121,15 @@ def _send(signum: int, group: bool) -> Callable[[int], None]:
     return send
 
 
+def interrupted(signal_name: str, command: str, specs: str, out: Path, *more: str) -> str:
+    """The last line of a write a signal ended: what it left, and the command that finishes."""
+    return (
+        f"paddlegen: interrupted by {signal_name}: {out} is partly updated (each job in it is "
+        "its old tree or its new one); to finish, run the same command again: "
+        f"paddlegen {command} {specs} -o {out}{''.join(' ' + m for m in more)}\n"
+    )
+
+
 CASES = {
     # Ctrl-C in a terminal: SIGINT to the whole foreground process group, workers included.
     "ctrl-c-while-staging": (signal.SIGINT, True, _staging_seen),
@@ -148,7 +157,7 @@ def test_an_interrupted_render_leaves_whole_jobs_and_nothing_else(versions, tmp_
     assert outcome, f"the render finished before the signal, {ATTEMPTS} times"
     code, stderr = outcome
     name = signal.Signals(signum).name
-    assert (code, stderr) == (128 + signum, f"paddlegen: interrupted by {name}\n")
+    assert (code, stderr) == (128 + signum, interrupted(name, "render", str(folders["b"]), out))
     assert hidden(out) == []
     which = assert_each_job_is_old_or_new(out, trees)
     if when is _swap_seen:
@@ -169,7 +178,8 @@ def test_check_fix_interrupted_while_writing(versions, tmp_path):
     code, stderr = outcome
     assert code == 143
     # After the drift it found, one line.
-    assert stderr.endswith("\npaddlegen: interrupted by SIGTERM\n") and "Traceback" not in stderr
+    last = interrupted("SIGTERM", "check", str(folders["b"]), out, "--fix")
+    assert stderr.endswith("\n" + last) and "Traceback" not in stderr
     assert hidden(out) == []
     assert "b" in assert_each_job_is_old_or_new(out, trees).values()
 
@@ -210,7 +220,8 @@ def test_a_second_ctrl_c_during_cleanup_leaves_only_staging_folders(versions, tm
         assert_each_job_is_old_or_new(out, trees)
         if hidden(out):
             break
-        assert outcome[1] == "paddlegen: interrupted by SIGINT\n"  # the sweep ended first
+        # the sweep ended first
+        assert outcome[1] == interrupted("SIGINT", "render", str(folders["b"]), out)
     left = hidden(out)
     assert left, f"the second Ctrl-C never landed in the sweep in {ATTEMPTS} runs"
     assert outcome[1] == (
@@ -244,10 +255,11 @@ def _assert_reported_then_swept(folders, trees, out: Path, left: list[str]) -> N
         assert proc.returncode == code, stderr
         listed = [line for line in stderr.splitlines() if line.startswith(f"extra: {out}/.")]
         assert listed == [f"extra: {out / name}/" for name in left]
-        assert stderr.endswith(
+        # then (check) the render that mends the jobs missing their files
+        assert (
             f"paddlegen: {len(left)} staging folder(s) left in {out} by an interrupted or "
             "killed render; the next render removes them\n"
-        )
+        ) in stderr
     render = paddlegen_process("render", str(folders["b"]), "-o", str(out))
     _, stderr = render.communicate(timeout=TIMEOUT)
     assert render.returncode == 0, stderr
