@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from paddlegen import build
-from paddlegen.authoring.importer import import_jobs, import_manifests
+from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
+from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec
 from tests.e2e.test_import_roundtrip import as_read_back
 from tests.helpers import HEADER
@@ -138,3 +139,14 @@ def test_the_jobset_trainer_makes_for_a_trainjob_is_the_trainjobs_not_a_job():
     assert [job.label for job in result.jobs] == ["TrainJob/llm"]
     (job,) = result.jobs
     assert job.spec["spec"]["run"]["restarts"] == 3
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_cli_round_trip_through_stdin(runner, tmp_path, workload):
+    stream, objects = rendered(spec_text(workload, "checkpoint"))
+    back = tmp_path / "back.yaml"
+    result = runner.invoke(cli, ["import", "-", "-o", str(back)], input=stream)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"paddlegen: wrote {back}\n"
+    rendered_again = runner.invoke(cli, ["render", str(back), "--stdout"])
+    assert list(read_manifests([("back", rendered_again.stdout)])) == objects

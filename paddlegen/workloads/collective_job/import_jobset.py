@@ -80,12 +80,16 @@ def _the_replicated_job(body: dict[str, Any], where: str) -> dict[str, Any]:
         )
     template = replicated.get("template", {})
     mode = template.get("spec", {}).get("completionMode", "Indexed")  # JobSet's default
-    if mode != "Indexed" or not _runs_launcher(template):
-        raise InputError(
-            f"{where}: replicated job {name} is no Indexed Job running Paddle's launcher "
-            f"(completionMode {mode}; neither PADDLE_MASTER in its env nor {_LAUNCH_MODULE} "
-            f"in its command): import reads {shape}"
-        )
+    why = (
+        f"is not Indexed (completionMode {mode}): a rank is its pod's completion index"
+        if mode != "Indexed"
+        else ""
+        if _runs_launcher(template)
+        else f"runs no Paddle launcher (neither PADDLE_MASTER in its env nor {_LAUNCH_MODULE} "
+        "in its command or args)"
+    )
+    if why:
+        raise InputError(f"{where}: replicated job {name} {why}: import reads {shape}")
     return replicated  # the input's own: the mapper takes what it carries over
 
 
