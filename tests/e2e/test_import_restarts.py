@@ -27,7 +27,11 @@ COMMON = """\
   nodeSelector: {pool: gpu}
   worker: {replicas: 3}
   volumes:
-  - {name: ckpt, mountPath: /ckpt, nfs: {server: nfs.example.com, path: /exports}, capacity: 100Gi, accessModes: [ReadWriteMany]}
+  - name: ckpt
+    mountPath: /ckpt
+    nfs: {server: nfs.example.com, path: /exports}
+    capacity: 100Gi
+    accessModes: [ReadWriteMany]
   - {name: data, mountPath: /data, emptyDir: {}}
 """
 CASES = {
@@ -37,10 +41,7 @@ CASES = {
         "  run: {restarts: 1}\n  checkpoint: {volume: ckpt, path: runs/a}\n"
         "  terminationGracePeriodSeconds: 90\n"
     ),
-    "volcano": (
-        "  run: {restarts: 2}\n"
-        "  scheduling: {scheduler: volcano, queue: research}\n"
-    ),
+    "volcano": ("  run: {restarts: 2}\n  scheduling: {scheduler: volcano, queue: research}\n"),
     "kueue": "  run: {restarts: 2}\n  scheduling: {kueue: {queue: team-a}}\n",
 }
 # What a workload's spec gives besides (collective-job: its port, the pods' priority, and

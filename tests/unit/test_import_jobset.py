@@ -72,7 +72,7 @@ def test_a_hand_written_jobset_is_a_collective_job_with_restarts_and_says_what_c
         10,
         7,
     )
-    assert said["spec.startupPolicy.startupPolicyOrder = \"InOrder\""] == ("lossy", 13, 19)
+    assert said['spec.startupPolicy.startupPolicyOrder = "InOrder"'] == ("lossy", 13, 19)
     assert said["the pods' subdomain ranks becomes bert"] == ("cosmetic", 14, 13)
     assert said["replicated job trainer becomes worker"] == ("cosmetic", 16, 5)
     assert said["backoffLimit 6 (the default) becomes 0"][0] == "lossy"
@@ -131,7 +131,9 @@ def test_a_jobset_of_the_launchers_env_and_no_launcher_in_its_command_is_read():
     assert imported(text).spec["spec"]["command"] == ["/entrypoint.sh"]
 
 
-TRAINJOB = HEADER + """\
+TRAINJOB = (
+    HEADER
+    + """\
 metadata: {name: llm, namespace: ml}
 spec:
   workload: trainjob
@@ -141,6 +143,7 @@ spec:
   worker: {replicas: 2}
   run: {restarts: 3}
 """
+)
 
 
 def trainjob_objects() -> tuple[dict, dict]:
@@ -200,7 +203,9 @@ def test_a_trainjob_whose_runtime_is_not_in_the_input_or_restarts_nothing_is_as_
     assert "TrainingRuntime/llm: no spec counterpart; not imported" in map(str, without.lossy)
 
 
-CHECKPOINT = HEADER + """\
+CHECKPOINT = (
+    HEADER
+    + """\
 metadata: {name: ft}
 spec:
   workload: collective-job
@@ -213,6 +218,7 @@ spec:
   - {name: scratch, mountPath: /scratch, emptyDir: {}}
   checkpoint: {volume: ckpt}
 """
+)
 
 
 def test_the_checkpoint_env_on_a_volume_that_cannot_hold_one_stays_env():

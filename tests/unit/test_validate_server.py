@@ -204,4 +204,6 @@ def test_every_kind_of_a_controller_the_workloads_render_says_what_serves_it():
 
     crds = [o for o in rendered_objects() if o.group != "batch"]
     assert {o.kind for o in crds} == {"PaddleJob", "JobSet", "TrainJob"}
-    assert all(f"{o.kind} needs " in o.needs and "paddlegen is tested with" in o.needs for o in crds)
+    assert all(
+        f"{o.kind} needs " in o.needs and "paddlegen is tested with" in o.needs for o in crds
+    )

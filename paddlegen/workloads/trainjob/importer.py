@@ -2,8 +2,9 @@
 
 What paddlegen renders for trainjob (workloads/trainjob) reads back without a note: the
 trainer's image, command (after the master wrapper), args, env, numNodes and resourcesPerNode,
-and paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
-other workload's (workloads/import_pod.py). Whatever a TrainJob holds beyond that is a note at
+paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
+other workload's (workloads/import_pod.py), and with group restarts the job's own
+TrainingRuntime (trainjob/import_runtime.py). Whatever a TrainJob holds beyond that is a note at
 the field, line and column: a runtime other than paddlegen's four, a patch of another manager,
 a field Trainer v2.3.0 has and the spec does not (numProcPerNode, initializer, suspend, ...).
 
@@ -17,11 +18,11 @@ from typing import Any
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Spec
-from paddlegen.workloads.collective_job.importer import unwrap
+from paddlegen.workloads.collective_job import jobset as jobset_restarts
+from paddlegen.workloads.collective_job.importer import is_queued, unwrap
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_positions import FieldPath
-from paddlegen.workloads.collective_job import jobset as jobset_restarts
 from paddlegen.workloads.import_spec import assemble, take_checkpoint, take_env
 from paddlegen.workloads.trainjob import CONTRACT_ENV, MANAGER, UNSUPPORTED
 from paddlegen.workloads.trainjob.import_runtime import own_runtime, read_own_runtime
@@ -62,7 +63,7 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     body = obj.setdefault("spec", {})
     given = own_runtime(obj, ctx)
     runtime = _runtime(body, ctx, where, own=given is not None)
-    own = None if given is None else read_own_runtime(given, ctx, queued=_is_queued(obj))
+    own = None if given is None else read_own_runtime(given, ctx, queued=is_queued(obj))
     template, template_at, jobset = _own_patch(body, ctx, where)
     trainer = body.get("trainer", {})
     replicas = int(take(body, "trainer", "numNodes", default=1))
@@ -110,11 +111,6 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if "activeDeadlineSeconds" in body:
         spec.setdefault("run", {})["activeDeadlineSeconds"] = take(body, "activeDeadlineSeconds")
     return spec
-
-
-def _is_queued(obj: dict[str, Any]) -> bool:
-    """Whether Kueue queues the TrainJob (its queue label, which becomes scheduling.kueue)."""
-    return KUEUE_QUEUE_LABEL in (obj.get("metadata", {}).get("labels") or {})
 
 
 def _runtime(body: dict[str, Any], ctx: Context, where: str, *, own: bool) -> str:
@@ -168,7 +164,7 @@ def _queued_runtime(obj: dict[str, Any], runtime: str, ctx: Context, where: str)
     """paddlegen's TrainJob references a queued runtime exactly when Kueue queues it (the
     label that becomes scheduling.kueue): one the other way round is noted, as the spec's
     render picks the other."""
-    queued = _is_queued(obj)
+    queued = is_queued(obj)
     volcano, for_queued = RUNTIMES[runtime]
     if for_queued != queued:
         ctx.note(
