@@ -151,3 +151,17 @@ def test_the_cli_round_trip_through_stdin(runner, tmp_path, workload):
     assert result.stderr == f"paddlegen: wrote {back}\n"
     rendered_again = runner.invoke(cli, ["render", str(back), "--stdout"])
     assert list(read_manifests([("back", rendered_again.stdout)])) == objects
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_a_checkpoint_without_restarts_comes_back_as_spec_checkpoint(workload):
+    text = spec_text(workload, "checkpoint").replace("restarts: 2", "activeDeadlineSeconds: 60")
+    stream, objects = rendered(text)
+    imported = import_manifests([("in.yaml", stream)])
+    assert imported.notes == []
+    spec = imported.spec["spec"]
+    assert (spec["checkpoint"], spec["run"]["activeDeadlineSeconds"]) == ({"volume": "ckpt"}, 60)
+    assert "restarts" not in spec["run"] and "env" in spec  # EPOCHS only
+    assert not [e for e in spec["env"] if e["name"].startswith("PADDLE_")]
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == objects
