@@ -67,15 +67,24 @@ def split_jobs(
 def training_objects(
     objects: list[Obj], operator_kinds: set[tuple[str, str]], batch_job: tuple[str, str]
 ) -> list[Obj]:
-    """The jobs of the input: PaddleJobs and batch Jobs that prepare no data; a data Job
-    only when nothing else trains (it runs as a job of its own then)."""
+    """The jobs of the input: the controllers' objects and batch Jobs that prepare no data; a
+    data Job only when nothing else trains (it runs as a job of its own then). A controller's
+    object that another controller made is that one's (the JobSet Kubeflow Trainer makes
+    for a TrainJob: `kubectl get trainjobs,jobsets` prints both)."""
     jobs = [o for o in objects if _key(o) == batch_job]
     trainers = [
         o
         for o in objects
-        if _key(o) in operator_kinds or (_key(o) == batch_job and not is_data_job(o))
+        if (_key(o) in operator_kinds and not _made_by_a_controller(o))
+        or (_key(o) == batch_job and not is_data_job(o))
     ]
     return trainers or jobs
+
+
+def _made_by_a_controller(obj: Obj) -> bool:
+    """Whether ``obj`` has a controller owner (metadata.ownerReferences, controller: true)."""
+    owners = obj["metadata"].get("ownerReferences") or []
+    return any(isinstance(o, dict) and o.get("controller") is True for o in owners)
 
 
 def _key(obj: Obj) -> tuple[str, str]:

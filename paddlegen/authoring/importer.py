@@ -68,10 +68,16 @@ def _function(name: str) -> Any:
     return getattr(importlib.import_module(module), function)
 
 
-# Each workload's main kind and the function reading it back; the workloads that render
-# objects besides it, and the function that finds those (Workload.derived_objects).
+# Each kind of training object the workloads render and the function reading it back (a
+# workload's main kind, and its others: Workload.other_importers); the workloads that render
+# objects besides them, and the function that finds those (Workload.derived_objects).
 IMPORTERS: dict[tuple[str, str], Mapper] = {
-    w.kind: _function(w.importer) for w in WORKLOADS.values()
+    kind: _function(importer)
+    for w in WORKLOADS.values()
+    for kind, importer in (
+        (w.kind, w.importer),
+        *((obj.api_kind, other) for obj, other in w.other_importers.items()),
+    )
 }
 DERIVED: dict[str, Derived] = {
     w.name: _function(w.derived_objects) for w in WORKLOADS.values() if w.derived_objects
@@ -85,7 +91,8 @@ CONVERSIONS: dict[str, tuple[tuple[str, ...], str]] = {
         "paddlegen.workloads.collective_job.convert:from_operator",
     ),
 }
-# The operators' objects: a PaddleJob beats any batch Job in the same stream.
+# The controllers' objects (PaddleJobs, TrainJobs, JobSets): a job, as any batch Job that is
+# no data Job.
 OPERATOR_JOBS = {kind: mapper for kind, mapper in IMPORTERS.items() if kind != BATCH_JOB}
 PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 CONFIGMAP = ("v1", "ConfigMap")
@@ -187,7 +194,8 @@ def import_jobs(
     if not groups:
         found = ", ".join(map(label_of, objects)) or "nothing"
         raise InputError(
-            f"no training object (a batch/v1 Job, a PaddleJob or a TrainJob) in the input; "
+            f"no training object (a batch/v1 Job, a PaddleJob, a TrainJob or a JobSet) in the "
+            f"input; "
             f"found: {found}"
         )
     jobs = []
@@ -289,7 +297,8 @@ def _checked(data: dict[str, Any], origin: str, name: str) -> tuple[str, list[Di
 
 def _context(main: dict[str, Any], objects: list[dict[str, Any]]) -> Context:
     """What the mappers share: the job's identity (its own labels and annotations, not the
-    ones the cluster or paddlegen set) and the PVs and PVCs of the input."""
+    ones the cluster or paddlegen set), the PVs and PVCs of the input, and its other
+    objects."""
     meta = main["metadata"]
     job = meta["name"]
     return Context(
@@ -307,6 +316,7 @@ def _context(main: dict[str, Any], objects: list[dict[str, Any]]) -> Context:
             for o in objects
             if key_of(o) == ("v1", "PersistentVolumeClaim")
         },
+        others=[o for o in objects if o is not main],
     )
 
 

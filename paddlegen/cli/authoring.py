@@ -345,19 +345,20 @@ def import_command(
 ) -> None:
     """Turn existing Kubernetes manifests into specs, one per job.
 
-    FILE may be - for stdin. Reads a batch/v1 Job (single, the classic pserver/trainer
-    image's distributed one with CONF_PADDLE_* env, or an Indexed one with Paddle's launcher
-    contract and its headless Service), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, a
-    trainer.kubeflow.org/v1alpha1 TrainJob, and the PodGroup, PVs, PVCs and data Job in the
-    same stream. Every field or object not carried over as it was is a note on stderr, at
-    its line and column where it has one: a warning [import-lossy] when the rendered spec would
-    run differently (more or fewer pods, a dropped container, volume, env, resource,
-    scheduling or placement setting), else an info [import-note] (server-set fields,
-    defaults, derived names). --to collective-job converts a PaddleFlow or Kubeflow PaddleJob
-    to a collective-job spec (no operator), noting what does not carry over (parameter
-    servers, the operator's settings and env). An input of several jobs needs -o FOLDER/,
-    which gets a spec per job (<job>.yaml). The specs are written in any case; exit 1 when
-    one is invalid, or lossy without --lossy.
+    FILE may be - for stdin. Reads a batch/v1 Job (single, the classic pserver/trainer image's
+    distributed one with CONF_PADDLE_* env, or an Indexed one with Paddle's launcher contract
+    and its headless Service), a batch.paddlepaddle.org/v1 or kubeflow.org/v1 PaddleJob, a
+    trainer.kubeflow.org/v1alpha1 TrainJob (with its own TrainingRuntime: run.restarts), a
+    jobset.x-k8s.io/v1alpha2 JobSet of Paddle ranks (a collective-job with run.restarts), and
+    the PodGroup, PVs, PVCs and data Job in the same stream. Every field or object not carried
+    over as it was is a note on stderr, at its line and column where it has one: a warning
+    [import-lossy] when the rendered spec would run differently (more or fewer pods, a dropped
+    container, volume, env, resource, scheduling or placement setting), else an info
+    [import-note] (server-set fields, defaults, derived names). --to collective-job converts a
+    PaddleFlow or Kubeflow PaddleJob to a collective-job spec (no operator), noting what does
+    not carry over (parameter servers, the operator's settings and env). An input of several
+    jobs needs -o FOLDER/, which gets a spec per job (<job>.yaml). The specs are written in any
+    case; exit 1 when one is invalid, or lossy without --lossy.
 
     \b
     Examples:

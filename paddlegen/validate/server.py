@@ -156,14 +156,27 @@ def _raise_for_cluster(lines: list[str], server: Server) -> None:
             url = _URL.search(text)
             at = f" at {url.group(1)}" if url else ""
             raise ToolError(f"cannot use the API server of {which}{at}: {marker}")
-    crds = sorted({f"{kind} ({version})" for kind, version in _NO_CRD.findall(text)})
-    crds += sorted(set(_NO_RESOURCE.findall(text)))  # a CRD deleted since kubectl cached it
+    missing = set(_NO_CRD.findall(text))
+    resources = sorted(set(_NO_RESOURCE.findall(text)))  # a CRD deleted since kubectl cached it
+    crds = sorted(f"{kind} ({version})" for kind, version in missing) + resources
     if crds:
         kinds = ", ".join(crds)
         raise ToolError(
             f"the cluster of {which} does not serve {kinds}: install its CRDs (the operator) "
-            "before validating against it"
+            "before validating against it" + "".join(f"; {n}" for n in _needs(missing, resources))
         )
+
+
+def _needs(missing: set[tuple[str, str]], resources: list[str]) -> list[str]:
+    """What each kind the server does not serve needs, as its workloads say
+    (TrainingObject.needs), given as ``(kind, apiVersion)`` or as a resource."""
+    from paddlegen.workloads import judged_objects
+
+    return [
+        obj.needs
+        for obj in judged_objects()
+        if obj.needs and ((obj.kind, obj.api_version) in missing or obj.resource in resources)
+    ]
 
 
 def _plain(line: str) -> str:

@@ -96,6 +96,9 @@ class Workload:
     # Application's tree and judges the health of too (never queued: Kueue queues the object
     # they are made from).
     children: tuple[TrainingObject, ...] = ()
+    # The other kinds of training object it renders (a collective-job's JobSet), each with the
+    # "module:function" reading it back, as ``importer`` reads the main one.
+    other_importers: Mapping[TrainingObject, str] = field(default_factory=dict)
 
     @property
     def folder(self) -> str:

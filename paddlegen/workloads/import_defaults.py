@@ -104,6 +104,26 @@ _TRAINJOB_DEFAULTS: dict[str, Any] = {
     "spec.managedBy": "trainer.kubeflow.org/trainjob-controller",
 }
 _TRAINJOB_SERVER_SET = ("spec.runtimePatches[].time",)
+# A JobSet's (sigs.k8s.io/jobset v0.12.0): the CRD's defaults (config/components/crd/bases/
+# jobset.x-k8s.io_jobsets.yaml: restartStrategy, groupName) and its webhook's
+# (pkg/webhooks/jobset_webhook.go:112-139: successPolicy, startupPolicy), as full paths ([]
+# for any list index); a TrainingRuntime's JobSet template gets the CRD's (Trainer v2.3.0
+# manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml).
+_JOBSET_DEFAULTS: dict[str, Any] = {
+    "failurePolicy.restartStrategy": "Recreate",
+    "replicatedJobs[].groupName": "default",
+}
+_OBJECT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "JobSet": {
+        **{f"spec.{path}": value for path, value in _JOBSET_DEFAULTS.items()},
+        "spec.successPolicy.operator": "All",
+        "spec.startupPolicy.startupPolicyOrder": "AnyOrder",
+        "spec.suspend": False,
+    },
+    "TrainingRuntime": {
+        f"spec.template.spec.{path}": value for path, value in _JOBSET_DEFAULTS.items()
+    },
+}
 _INDEX = re.compile(r"\[\d+\]")
 
 
@@ -115,6 +135,10 @@ def is_server_label(key: str, value: Any, job: str) -> bool:
 def set_by_cluster(path: str, value: Any, kind: str, name: str) -> str | None:
     """Why the field ``path = value`` left in the object ``kind`` ``name`` makes no difference
     ("server-set", "default" or "unused"), or None when it does (the field is lost)."""
+    defaults = _OBJECT_DEFAULTS.get(kind, {})
+    full = _INDEX.sub("[]", path)
+    if full in defaults and defaults[full] == value:
+        return "default"
     # Relative to the pod template when inside one (a template sits at spec.template,
     # spec.<role>.template or spec.paddleReplicaSpecs.<Type>.template).
     local = _INDEX.sub("[]", path).rsplit("template.", 1)[-1]
@@ -169,6 +193,7 @@ DERIVED: tuple[tuple[tuple[str, ...], Derive], ...] = (
     (("volumes", "[]", "accessModes"), lambda job, at: job.volumes[at[1]].accessModes),
     # without a namespace, a PV's class of its own (its name, which follows the job's)
     (("volumes", "[]", "storageClassName"), lambda job, at: job.volumes[at[1]].storageClassName),
+    (("checkpoint", "path"), lambda job, _: job.checkpoint and job.checkpoint.path),
 )
 
 

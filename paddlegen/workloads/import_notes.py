@@ -31,6 +31,40 @@ def take(obj: Any, *keys: str | int, default: Any = None) -> Any:
     return value
 
 
+def take_same(
+    given: dict[str, Any], expected: dict[str, Any], prefix: FieldPath = ()
+) -> list[tuple[FieldPath, Any]]:
+    """Remove from ``given`` every leaf it holds as ``expected`` does (``leftovers`` then
+    lists what differs); return the leaves of ``expected`` that ``given`` lacks. Lists of
+    mappings go item by item, their items left in place (emptied) so that what is left keeps
+    its index; a list of scalars is one leaf."""
+    lacking: list[tuple[FieldPath, Any]] = []
+    for key, want in expected.items():
+        at = (*prefix, key)
+        if key not in given:
+            lacking.append((at, want))
+        elif given[key] == want:
+            given.pop(key)
+        elif isinstance(want, dict) and isinstance(given[key], dict):
+            lacking += take_same(given[key], want, at)
+            if not given[key]:
+                given.pop(key)
+        elif _mappings(want) and _mappings(given[key]):
+            items = given[key]
+            for i, item in enumerate(want):
+                if i < len(items):
+                    lacking += take_same(items[i], item, (*at, i))
+                else:
+                    lacking.append(((*at, i), item))
+            if not any(items):
+                given.pop(key)
+    return lacking
+
+
+def _mappings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
 def leftovers(obj: Any, prefix: FieldPath = ()) -> list[tuple[FieldPath, Any]]:
     """``(path, value)`` of every leaf still in ``obj`` (emptied containers carry nothing; a
     list of scalars is one leaf)."""
@@ -129,6 +163,9 @@ class Context:
     gang_min_resources: dict[str, Any] | None = None
     data_priority: str | None = None  # the data Job's priorityClassName
     subdomain: str | None = None  # the pods' as the input named them (collective-job's Service)
+    # The job's other objects in the input, for a mapper that reads one beside the main
+    # object (a TrainJob's own TrainingRuntime); it puts what it reads in ``consumed``.
+    others: list[dict[str, Any]] = field(default_factory=list)
 
     def note(self, kind: NoteKind, where: str, message: str, at: FieldPath = ()) -> None:
         """A note on the object ``where`` names; ``at``: the field of it the note is about,

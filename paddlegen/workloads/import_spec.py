@@ -5,8 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.spec.model import ROLE_FIELDS
+from paddlegen.spec.model import (
+    CHECKPOINT_DIR_ENV,
+    CHECKPOINT_GRACE,
+    RESTART_ATTEMPT_ENV,
+    ROLE_FIELDS,
+)
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS, Spec
+from paddlegen.workloads.import_defaults import DEFAULT_GRACE
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import Pod
 
@@ -119,12 +125,52 @@ def take_run(spec: Spec, source: dict[str, Any]) -> None:
         spec["run"] = {**spec.get("run", {}), **run}
 
 
-def take_gang_size(obj: dict[str, Any], spec: Spec, ctx: Context) -> None:
-    """The Job's annotation that sizes the PodGroup Volcano makes for its pods."""
-    given = ctx.annotations.get(GROUP_MIN_MEMBER, "")
-    if "scheduling" in spec and given.isdigit() and int(given) > 0:
-        spec["scheduling"]["minAvailable"] = int(ctx.annotations.pop(GROUP_MIN_MEMBER))
+def take_gang_size(
+    obj: dict[str, Any], spec: Spec, ctx: Context, annotations: dict[str, Any] | None = None
+) -> None:
+    """The Job's annotation that sizes the PodGroup Volcano makes for its pods: in
+    ``annotations``, the Job's own (default: the job's, ``ctx.annotations``), of ``obj``."""
+    given = ctx.annotations if annotations is None else annotations
+    size = str(given.get(GROUP_MIN_MEMBER, ""))
+    if "scheduling" in spec and size.isdigit() and int(size) > 0:
+        spec["scheduling"]["minAvailable"] = int(given.pop(GROUP_MIN_MEMBER))
         take(obj, "metadata", "annotations", GROUP_MIN_MEMBER)
+
+
+def take_checkpoint(spec: Spec, attempt: dict[str, Any]) -> None:
+    """spec.checkpoint from the checkpoint contract's env (workloads/base.py checkpoint_env),
+    where the spec's env starts with it as paddlegen renders it: a folder on a volume that
+    the checkpoint-volume rule takes without a word (not an emptyDir, readOnly or hostPath),
+    then the attempt from ``attempt`` (the workload's source). Any other form stays env,
+    which renders the same."""
+    env = spec.get("env", [])
+    folder = env[0].get("value") if env and env[0].get("name") == CHECKPOINT_DIR_ENV else None
+    if not isinstance(folder, str) or env[1:2] != [{"name": RESTART_ATTEMPT_ENV, **attempt}]:
+        return
+    volumes = [
+        v
+        for v in spec.get("volumes", [])
+        if folder.startswith(v["mountPath"].rstrip("/") + "/")
+        and not {"emptyDir", "hostPath"} & v.keys()
+        and not v.get("readOnly")
+    ]
+    if not volumes:
+        return
+    volume = max(volumes, key=lambda v: len(v["mountPath"]))
+    path = folder[len(volume["mountPath"].rstrip("/")) + 1 :]
+    if not path or path.endswith("/") or {".", ".."} & set(path.split("/")):
+        return  # not a folder the spec can name (its schema's relativePath)
+    del env[:2]
+    if not env:
+        spec.pop("env")
+    spec["checkpoint"] = {"volume": volume["name"], "path": path}
+    # With a checkpoint the pods' grace defaults to CHECKPOINT_GRACE (spec/model.py), without
+    # to Kubernetes' (the import leaves that one out): whichever the pods had stays theirs.
+    grace = spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE)
+    if grace == CHECKPOINT_GRACE:
+        spec.pop("terminationGracePeriodSeconds", None)
+    else:
+        spec["terminationGracePeriodSeconds"] = grace
 
 
 def scheduling_policy(

@@ -15,6 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _KUEUE_PREFIX = "kueue.x-k8s.io/"
+# The way around an operator's PaddleJob, for its ``needs``.
+NO_OPERATOR = (
+    "workload collective-job runs collective training with no operator (`paddlegen import "
+    "--to collective-job` converts a PaddleJob)"
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,10 @@ class TrainingObject:
     kueue_written: tuple[str, ...] = ()
     # What Kueue writes into every such object, queued or not, as jq paths from the object.
     kueue_written_always: tuple[str, ...] = ()
+    # What a cluster needs to serve it, which `validate --server` says when the API server
+    # does not: the controller its CRD comes with, at the version paddlegen is tested against
+    # (hack/README.md), and the way to do without it; "" for a kind no workload renders.
+    needs: str = ""
 
     @property
     def api_kind(self) -> tuple[str, str]:
@@ -44,6 +53,12 @@ class TrainingObject:
     def group(self) -> str:
         """Its API group: "" in the core group (apiVersion v1)."""
         return self.api_version.rpartition("/")[0]
+
+    @property
+    def resource(self) -> str:
+        """Its resource as kubectl names it, ``<plural>.<group>`` (each kind here is pluralised
+        with an s)."""
+        return f"{self.kind.lower()}s.{self.group}"
 
     @property
     def health_key(self) -> str:
@@ -105,6 +120,10 @@ JOBSET = TrainingObject(
         ".spec.suspend",
         *kueue_pod_template(".spec.replicatedJobs[]?.template.spec.template"),
     ),
+    needs="a JobSet needs the JobSet controller, with its CRD and webhook (paddlegen is tested "
+    "with JobSet v0.12.0; Kubeflow Trainer installs it too): a collective-job renders one for "
+    "spec.run.restarts; without run.restarts it is a plain Indexed Job, which needs no "
+    "controller",
 )
 # Volcano's PodGroup: no workload renders one, but under Volcano every job has one, made by an
 # operator or by Volcano's podgroup controller for a batch Job's pods (workloads/base.py).

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from paddlegen.cli import cli
+from paddlegen.workloads.objects import NO_OPERATOR
 from tests.cluster.conftest import Kube
 from tests.conftest import ROOT, example_specs
 
@@ -138,26 +141,15 @@ def test_a_cluster_that_cannot_answer_is_exit_2_and_says_why(kube, namespaces, t
     assert run(kube, "validate", "--context", "x", path).exit_code == 2  # needs --server
 
 
-def test_a_missing_crd_is_exit_2_naming_the_kind(kube: Kube, namespaces, tmp_path) -> None:
-    (kubeflow,) = [p for p in example_specs() if p.name == "kubeflow-wide-and-deep.yaml"]
-    crd = "paddlejobs.kubeflow.org"
+@contextmanager
+def crd_removed(kube: Kube, crd: str, file: str) -> Iterator[None]:
+    """The cluster without the CRD ``crd`` while the block runs; then ``file`` of hack/crds
+    installed again, and served."""
     kube.run("delete", "crd", crd, "--wait=true")
     try:
-        result = run(kube, "validate", "--server", str(kubeflow))
-        assert result.exit_code == 2, result.output
-        # kubectl names the kind, or (its discovery cache still listing it) the resource
-        assert result.stderr in [
-            "paddlegen: error: the cluster of the current context does not serve "
-            f"{what}: install its CRDs (the operator) before validating against it\n"
-            for what in ("PaddleJob (kubeflow.org/v1)", crd)
-        ]
+        yield
     finally:
-        kube.run(
-            "apply",
-            "--server-side",
-            "-f",
-            str(ROOT / "hack" / "crds" / "kubeflow.org_paddlejobs.yaml"),
-        )
+        kube.run("apply", "--server-side", "-f", str(ROOT / "hack" / "crds" / file))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # `kubectl wait` fails before status exists
             done = kube.run("get", "crd", crd, "-o", "jsonpath={.status.conditions}", check=False)
@@ -167,3 +159,59 @@ def test_a_missing_crd_is_exit_2_naming_the_kind(kube: Kube, namespaces, tmp_pat
             time.sleep(0.2)
         else:
             pytest.fail(f"{crd} was not served again within 60 s")
+
+
+def test_a_missing_crd_is_exit_2_naming_the_kind(kube: Kube, namespaces, tmp_path) -> None:
+    (kubeflow,) = [p for p in example_specs() if p.name == "kubeflow-wide-and-deep.yaml"]
+    crd = "paddlejobs.kubeflow.org"
+    with crd_removed(kube, crd, "kubeflow.org_paddlejobs.yaml"):
+        result = run(kube, "validate", "--server", str(kubeflow))
+    assert result.exit_code == 2, result.output
+    # kubectl names the kind, or (its discovery cache still listing it) the resource
+    assert result.stderr in [
+        "paddlegen: error: the cluster of the current context does not serve "
+        f"{what}: install its CRDs (the operator) before validating against it; a Kubeflow "
+        "PaddleJob needs the Kubeflow training-operator (paddlegen is tested with v1.9.0); "
+        f"{NO_OPERATOR}\n"
+        for what in ("PaddleJob (kubeflow.org/v1)", crd)
+    ]
+
+
+RESTARTS = """\
+apiVersion: paddlegen/v1
+kind: TrainingJob
+metadata: {name: srv-group, namespace: srv}
+spec:
+  workload: collective-job
+  image: img:1
+  args: [train.py]
+  resources: {limits: {memory: 1Gi}}
+  worker: {replicas: 2}
+  run: {restarts: 2, activeDeadlineSeconds: 600}
+"""
+
+
+def test_a_cluster_without_jobset_says_run_restarts_needs_its_controller(
+    kube: Kube, namespaces, tmp_path
+) -> None:
+    path, plain = tmp_path / "group.yaml", tmp_path / "plain.yaml"
+    path.write_text(RESTARTS)
+    plain.write_text(RESTARTS.replace("restarts: 2, ", ""))
+    crd = "jobsets.jobset.x-k8s.io"
+    with crd_removed(kube, crd, "jobset.x-k8s.io_jobsets.yaml"):
+        result = run(kube, "validate", "--server", str(path))
+        # the way out works on that cluster: without restarts the job needs no JobSet
+        without = run(kube, "validate", "--server", str(plain))
+    assert without.exit_code == 0, without.output
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("paddlegen: error: the cluster of the current context does not serve ")
+    assert line.split("does not serve ")[1].startswith(
+        ("JobSet (jobset.x-k8s.io/v1alpha2): ", f"{crd}: ")
+    )
+    assert line.endswith(
+        "; a JobSet needs the JobSet controller, with its CRD and webhook (paddlegen is tested "
+        "with JobSet v0.12.0; Kubeflow Trainer installs it too): a collective-job renders one "
+        "for spec.run.restarts; without run.restarts it is a plain Indexed Job, which needs no "
+        "controller"
+    )

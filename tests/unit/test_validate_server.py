@@ -161,3 +161,49 @@ def test_a_job_of_no_queue_costs_no_local_queue_lookup(tmp_path, monkeypatch, re
     monkeypatch.setenv("PATH", str(tmp_path))
     assert dry_run(rendered, Server()) == []
     assert not (tmp_path / "gets").exists()
+
+
+# kubectl's words for a kind the API server does not serve (its discovery knows no such kind),
+# and for one deleted since kubectl cached its discovery.
+NO_MATCH = (
+    'error: resource mapping not found for name: "llm" namespace: "" from "STDIN": no matches '
+    'for kind "JobSet" in version "jobset.x-k8s.io/v1alpha2"\nensure CRDs are installed first'
+)
+NOT_FOUND = (
+    "Error from server (NotFound): the server could not find the requested resource "
+    "(patch jobsets.jobset.x-k8s.io llm)"
+)
+
+
+@pytest.mark.parametrize("said", [NO_MATCH, NOT_FOUND], ids=["no-match", "not-found"])
+def test_a_kind_the_server_does_not_serve_says_what_serves_it(tmp_path, monkeypatch, said):
+    spec = tmp_path / "llm.yaml"
+    spec.write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: llm}\n"
+        "spec: {workload: collective-job, image: r/llm:v1, args: [train.py], "
+        "resources: {limits: {memory: 1Gi}}, worker: {replicas: 2}, run: {restarts: 2}}\n"
+    )
+    fake_kubectl(tmp_path, f"/bin/cat >/dev/null; printf '%s\\n' '{said}' >&2; exit 1")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolError) as refused:
+        dry_run(build.render_specs([spec]), Server())
+    what = "JobSet (jobset.x-k8s.io/v1alpha2)" if said == NO_MATCH else "jobsets.jobset.x-k8s.io"
+    assert str(refused.value) == (
+        f"the cluster of the current context does not serve {what}: install its CRDs (the "
+        "operator) before validating against it; a JobSet needs the JobSet controller, with its "
+        "CRD and webhook (paddlegen is tested with JobSet v0.12.0; Kubeflow Trainer installs it "
+        "too): a collective-job renders one for spec.run.restarts; without run.restarts it is "
+        "a plain Indexed Job, which needs no controller"
+    )
+
+
+def test_every_kind_of_a_controller_the_workloads_render_says_what_serves_it():
+    """Each kind a workload renders that no API server serves by itself (a CRD's: any group
+    but batch) names its controller, for validate --server to say."""
+    from paddlegen.workloads import rendered_objects
+
+    crds = [o for o in rendered_objects() if o.group != "batch"]
+    assert {o.kind for o in crds} == {"PaddleJob", "JobSet", "TrainJob"}
+    assert all(
+        f"{o.kind} needs " in o.needs and "paddlegen is tested with" in o.needs for o in crds
+    )

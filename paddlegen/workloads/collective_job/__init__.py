@@ -259,6 +259,7 @@ WORKLOAD = Workload(
     context=context,
     # The batch Job importer tells job, distributed-job and collective-job apart.
     importer="paddlegen.workloads.job.importer:batch_job",
+    other_importers={JOBSET: "paddlegen.workloads.collective_job.import_jobset:jobset_job"},
     settings="collective",
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",

@@ -11,7 +11,14 @@ from paddlegen.workloads.base import TRAINING_CONTAINER, Spec
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, expect_name, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_positions import FieldPath
-from paddlegen.workloads.import_spec import assemble, env_of, take_env, take_gang_size, take_run
+from paddlegen.workloads.import_spec import (
+    assemble,
+    env_of,
+    take_checkpoint,
+    take_env,
+    take_gang_size,
+    take_run,
+)
 
 # What the rank may read the completion index from: the annotation paddlegen reads, or the label
 # of the same name (Kubernetes >= 1.28).
@@ -30,19 +37,48 @@ def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """An Indexed Job with Paddle's launcher contract: what paddlegen renders for
     collective-job reads back without a note; for anything else, a note says what changes."""
     body = obj.setdefault("spec", {})
+    spec = indexed_job(body, ctx, where, queued=is_queued(obj))
+    take_checkpoint(spec, {"value": "0"})  # the attempt of a group that never starts again
+    take_run(spec, body)
+    take_gang_size(obj, spec, ctx)
+    return spec
+
+
+def is_queued(obj: dict[str, Any]) -> bool:
+    """Whether Kueue queues ``obj`` (its queue label, which becomes scheduling.kueue)."""
+    return KUEUE_QUEUE_LABEL in (obj.get("metadata", {}).get("labels") or {})
+
+
+def indexed_job(
+    body: dict[str, Any],
+    ctx: Context,
+    where: str,
+    *,
+    queued: bool,
+    group: tuple[str, str] | None = None,
+) -> Spec:
+    """The spec of the Indexed Job ``body`` (a Job's spec) without its run fields. ``group``:
+    the Job is a JobSet's, whose replicated job and subdomain name the pods' hosts, as the
+    input gave them (collective_job/import_jobset.py)."""
     replicas = _indexed_replicas(body, ctx, where)
     p = pod(body.setdefault("template", {}), ctx, where)
-    subdomain = ctx.subdomain = take(p.spec, "subdomain")  # its Service's name: derived()
-    service = collective.service_name(ctx.name)
-    if subdomain != service:
-        ctx.note(
-            COSMETIC,
-            where,
-            f"the pods' subdomain {subdomain or '(none)'} becomes {service}: paddlegen names "
-            "the headless Service after the job",
-        )
+    if group is None:
+        subdomain = ctx.subdomain = take(p.spec, "subdomain")  # its Service's: derived()
+        service = collective.service_name(ctx.name)
+        if subdomain != service:
+            ctx.note(
+                COSMETIC,
+                where,
+                f"the pods' subdomain {subdomain or '(none)'} becomes {service}: paddlegen "
+                "names the headless Service after the job",
+            )
+        # Rank 0 by the name the input's own Service gave it (renamed with the subdomain).
+        host = f"{ctx.name}-0.{subdomain}"
+    else:
+        replicated, subdomain = group
+        host = f"{ctx.name}-{replicated}-0-0.{subdomain}"  # jobset.pod_host's, as given
     port = _master_port(p, ctx, where)
-    _contract(p.role, replicas, port, subdomain, ctx, where)
+    _contract(p.role, replicas, port, f"{host}:{port}", ctx, where, group=group is not None)
     unwrap(p.role, ctx, where)
     if p.restart_policy not in (None, "Never"):
         ctx.note(
@@ -52,13 +88,10 @@ def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             "rejoin the others",
         )
     p.restart_policy = None  # always Never: the pod failure policy takes no other
-    queued = KUEUE_QUEUE_LABEL in (obj.get("metadata", {}).get("labels") or {})
     _failure_policy(body, ctx, where, queued)
     spec = assemble("collective-job", {"worker": (replicas, p)}, ctx, where)
     if port != CollectiveSettings().port:
         spec["collective"] = {"port": port}
-    take_run(spec, body)
-    take_gang_size(obj, spec, ctx)
     return spec
 
 
@@ -100,15 +133,17 @@ def _contract(
     role: dict[str, Any],
     replicas: int,
     port: int,
-    subdomain: str | None,
+    master: str,
     ctx: Context,
     where: str,
+    *,
+    group: bool,
 ) -> None:
     """Remove the launcher's contract from the env: paddlegen derives it again; every entry
-    that differs from what it derives is a note."""
-    derived = collective.contract_env(ctx.name, replicas, port)
-    # Rank 0 by the name the input's own Service gave it (renamed with the subdomain).
-    theirs = {"PADDLE_MASTER": f"{ctx.name}-0.{subdomain}:{port}"}
+    that differs from what it derives is a note. ``master``: rank 0's address by the names
+    the input gave its hosts, which paddlegen renames together."""
+    derived = collective.contract_env(ctx.name, replicas, port, group)
+    theirs = {"PADDLE_MASTER": master}
     for entry in derived:
         name = entry["name"]
         given = take_env(role, name)

@@ -15,7 +15,7 @@ from paddlegen.workloads.base import (
     trainers_env,
 )
 from paddlegen.workloads.collective_job import BOUNDED_RUN
-from paddlegen.workloads.objects import TrainingObject, kueue_pod_template
+from paddlegen.workloads.objects import NO_OPERATOR, TrainingObject, kueue_pod_template
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -30,6 +30,8 @@ PADDLEJOB = TrainingObject(
         ".spec.runPolicy.suspend",
         *kueue_pod_template(".spec.paddleReplicaSpecs[]?.template"),
     ),
+    needs="a Kubeflow PaddleJob needs the Kubeflow training-operator (paddlegen is tested with "
+    f"v1.9.0); {NO_OPERATOR}",
 )
 ROLES = {"ps": "Master", "worker": "Worker"}
 JOB_BACKOFF_LIMIT = 6  # a batch/v1 Job's default spec.backoffLimit

@@ -8,13 +8,19 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import Pod, Workload, one_pod_per_node, pod, replica_pod_names
-from paddlegen.workloads.objects import TrainingObject
+from paddlegen.workloads.objects import NO_OPERATOR, TrainingObject
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
 # Kueue cannot queue it (it has no suspend field): no paths Kueue writes.
-PADDLEJOB = TrainingObject("batch.paddlepaddle.org/v1", "PaddleJob", health=("paddlejob.lua",))
+PADDLEJOB = TrainingObject(
+    "batch.paddlepaddle.org/v1",
+    "PaddleJob",
+    health=("paddlejob.lua",),
+    needs="a PaddleFlow PaddleJob needs PaddleFlow's paddle-operator (paddlegen is tested with "
+    f"v0.3.5); {NO_OPERATOR}",
+)
 ROLES = {"ps": "ps", "worker": "worker", "heter": "heter"}
 # paddle-operator v0.3.5 controllers/paddlejob_helper.go. Its ConfigMap reaches the container
 # by envFrom, which the spec's env overrides (constructConfigMap, 240-277); the pod env it

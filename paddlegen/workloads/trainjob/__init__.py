@@ -39,6 +39,9 @@ TRAINJOB = TrainingObject(
     kueue_written_always=(
         '.spec.runtimePatches[]? | select(.manager == "kueue.x-k8s.io/manager")',
     ),
+    needs="a TrainJob needs Kubeflow Trainer, which installs JobSet too (paddlegen is tested "
+    "with Trainer v2.3.0), and paddlegen's runtimes (`paddlegen runtime`); workload "
+    "collective-job runs the same training with no operator",
 )
 # Who owns the TrainJob's one runtime patch. Trainer's webhook wants a domain-prefixed path
 # (plugins/jobset/jobset.go:175-176, validation.IsDomainPrefixedPath); the list is keyed by it.

@@ -2,8 +2,9 @@
 
 What paddlegen renders for trainjob (workloads/trainjob) reads back without a note: the
 trainer's image, command (after the master wrapper), args, env, numNodes and resourcesPerNode,
-and paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
-other workload's (workloads/import_pod.py). Whatever a TrainJob holds beyond that is a note at
+paddlegen's runtime patch (manager `paddlegen/spec`), whose pod template is read like any
+other workload's (workloads/import_pod.py), and with group restarts the job's own
+TrainingRuntime (trainjob/import_runtime.py). Whatever a TrainJob holds beyond that is a note at
 the field, line and column: a runtime other than paddlegen's four, a patch of another manager,
 a field Trainer v2.3.0 has and the spec does not (numProcPerNode, initializer, suspend, ...).
 
@@ -17,13 +18,16 @@ from typing import Any
 from paddlegen.spec.model import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Spec
-from paddlegen.workloads.collective_job.importer import unwrap
+from paddlegen.workloads.collective_job import jobset as jobset_restarts
+from paddlegen.workloads.collective_job.importer import is_queued, unwrap
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_positions import FieldPath
-from paddlegen.workloads.import_spec import assemble, take_env
+from paddlegen.workloads.import_spec import assemble, take_checkpoint, take_env
 from paddlegen.workloads.trainjob import CONTRACT_ENV, MANAGER, UNSUPPORTED
+from paddlegen.workloads.trainjob.import_runtime import own_runtime, read_own_runtime
 from paddlegen.workloads.trainjob.names import NODE, RUNTIME, runtime_of
+from paddlegen.workloads.trainjob.runtime import NAMESPACED_KIND
 
 # The manager of Kueue's runtime patch (pkg/controller/jobs/trainjob/trainjob_controller.go:76
 # at v0.19.2).
@@ -57,7 +61,9 @@ _POD_FIELDS = ("priorityClassName", "runtimeClassName", "topologySpreadConstrain
 def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A TrainJob (trainer.kubeflow.org/v1alpha1): a `trainjob` spec."""
     body = obj.setdefault("spec", {})
-    runtime = _runtime(body, ctx, where)
+    given = own_runtime(obj, ctx)
+    runtime = _runtime(body, ctx, where, own=given is not None)
+    own = None if given is None else read_own_runtime(given, ctx, queued=is_queued(obj))
     template, template_at, jobset = _own_patch(body, ctx, where)
     trainer = body.get("trainer", {})
     replicas = int(take(body, "trainer", "numNodes", default=1))
@@ -68,11 +74,12 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     _give_back(p, moved, aside, trainer)
     if not trainer:
         body.pop("trainer", None)
-    if runtime not in RUNTIMES:
+    ours = own is not None or runtime in RUNTIMES  # paddlegen's, or a job's own
+    if not ours:
         _other_runtime(p, runtime, counted, ctx, where)
-    else:
+    elif own is None:
         _queued_runtime(obj, runtime, ctx, where)
-    _command(p, runtime, ctx, where)
+    _command(p, runtime, ours, ctx, where)
     _unsupported(p, template_at, container_at, ctx, where)
     if p.restart_policy not in (None, "Never"):
         ctx.note(
@@ -88,20 +95,30 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     # Volcano's queue sits on the JobSet template (workloads/trainjob): with paddlegen's
     # Volcano runtime, or another that the spec then gangs too. Anywhere else it stays, listed.
     queues = jobset.get("metadata", {}).get("annotations", {})
-    if RUNTIMES[runtime][0] if runtime in RUNTIMES else QUEUE_NAME in queues:
+    if own is not None:
+        volcano = own.volcano
+    else:
+        volcano = RUNTIMES[runtime][0] if runtime in RUNTIMES else QUEUE_NAME in queues
+    if volcano:
         queue = take(jobset, "metadata", "annotations", QUEUE_NAME)
         spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}
-    if runtime not in RUNTIMES:
+    if not ours:
         spec["trainjob"] = {"runtime": runtime}
+    if own is not None:
+        spec["run"] = {"restarts": own.restarts}
+    # every pod of a TrainJob's JobSet reads its attempt from the JobSet, 0 without restarts
+    take_checkpoint(spec, jobset_restarts.ATTEMPT_ENV_SOURCE)
     if "activeDeadlineSeconds" in body:
         spec.setdefault("run", {})["activeDeadlineSeconds"] = take(body, "activeDeadlineSeconds")
     return spec
 
 
-def _runtime(body: dict[str, Any], ctx: Context, where: str) -> str:
-    """The runtime the TrainJob names. paddlegen's TrainJobs name a ClusterTrainingRuntime; one
-    of another kind or group is noted (the spec names the cluster's runtime of that name)."""
-    for key, ours in RUNTIME_REF.items():
+def _runtime(body: dict[str, Any], ctx: Context, where: str, *, own: bool) -> str:
+    """The runtime the TrainJob names. paddlegen's TrainJobs name a ClusterTrainingRuntime, or
+    with ``own`` the job's own TrainingRuntime (in the input, import_runtime.py); one of
+    another kind or group is noted (the spec names the cluster's runtime of that name)."""
+    wanted = {**RUNTIME_REF, "kind": NAMESPACED_KIND} if own else RUNTIME_REF
+    for key, ours in wanted.items():
         given = take(body, "runtimeRef", key, default=ours)
         if given != ours:
             ctx.note(
@@ -147,7 +164,7 @@ def _queued_runtime(obj: dict[str, Any], runtime: str, ctx: Context, where: str)
     """paddlegen's TrainJob references a queued runtime exactly when Kueue queues it (the
     label that becomes scheduling.kueue): one the other way round is noted, as the spec's
     render picks the other."""
-    queued = KUEUE_QUEUE_LABEL in (obj.get("metadata", {}).get("labels") or {})
+    queued = is_queued(obj)
     volcano, for_queued = RUNTIMES[runtime]
     if for_queued != queued:
         ctx.note(
@@ -292,12 +309,12 @@ def _give_back(
     p.container.update(aside)
 
 
-def _command(p: Pod, runtime: str, ctx: Context, where: str) -> None:
+def _command(p: Pod, runtime: str, ours: bool, ctx: Context, where: str) -> None:
     """The spec's command: the trainer's without paddlegen's wrapper. Without one the
-    runtime's runs, which in paddlegen's runtimes is the wrapper and the launcher."""
+    runtime's runs, which in paddlegen's runtimes (``ours``) is the wrapper and the launcher."""
     if "command" in p.role:
         unwrap(p.role, ctx, where, ("spec", "trainer", "command"))
-    elif runtime not in RUNTIMES:
+    elif not ours:
         ctx.note(
             LOSSY,
             where,

@@ -115,12 +115,24 @@ def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
 
 
 def job_runtime(job: Job, *, volcano: bool, queued: bool) -> dict[str, Any]:
-    """The TrainingRuntime of ``job`` alone, in its namespace and named after it: paddlegen's
-    runtime for its scheduler and queue, whose JobSet restarts every rank when one fails, up
-    to spec.run.restarts times (collective_job/jobset.py's failure policy). The TrainJob
-    cannot carry the policy itself: a runtime patch reaches the JobSet's replicated jobs
-    only (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), and Trainer makes the
-    JobSet of the runtime's whole template (plugins/jobset/jobset.go:344-416)."""
+    """The TrainingRuntime of ``job`` alone, in its namespace and named after it, of
+    ``own_runtime_spec``."""
+    namespace = {"namespace": job.namespace} if job.namespace else {}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": NAMESPACED_KIND,
+        "metadata": {"name": job.name, **namespace, "labels": job.labels},
+        "spec": own_runtime_spec(job.run.restarts, volcano=volcano, queued=queued),
+    }
+
+
+def own_runtime_spec(restarts: int, *, volcano: bool, queued: bool) -> dict[str, Any]:
+    """A job's own TrainingRuntime's spec: paddlegen's runtime for its scheduler and queue,
+    whose JobSet restarts every rank when one fails, up to ``restarts`` times
+    (collective_job/jobset.py's failure policy). The TrainJob cannot carry the policy itself:
+    a runtime patch reaches the JobSet's replicated jobs only
+    (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), and Trainer makes the JobSet of
+    the runtime's whole template (plugins/jobset/jobset.go:344-416)."""
     shared = runtime(volcano=volcano, queued=queued)
     template = shared["spec"]["template"]["spec"]
     (node,) = template["replicatedJobs"]
@@ -129,16 +141,10 @@ def job_runtime(job: Job, *, volcano: bool, queued: bool) -> dict[str, Any]:
     node_job = {**node["template"]["spec"], "backoffLimit": 0}
     template = {
         "network": template["network"],
-        "failurePolicy": jobset.failure_policy(job.run.restarts, collective_job.NO_NODE_COUNT_EXIT),
+        "failurePolicy": jobset.failure_policy(restarts, collective_job.NO_NODE_COUNT_EXIT),
         "replicatedJobs": [{**node, "template": {**node["template"], "spec": node_job}}],
     }
-    namespace = {"namespace": job.namespace} if job.namespace else {}
-    return {
-        "apiVersion": API_VERSION,
-        "kind": NAMESPACED_KIND,
-        "metadata": {"name": job.name, **namespace, "labels": job.labels},
-        "spec": {**shared["spec"], "template": {"spec": template}},
-    }
+    return {**shared["spec"], "template": {"spec": template}}
 
 
 def runtimes() -> list[dict[str, Any]]:

@@ -1,0 +1,167 @@
+"""`paddlegen import` of jobs with group restarts: a collective-job's JobSet, a trainjob's
+TrainJob with its own TrainingRuntime. Rendered, imported and rendered again they are the same
+objects, with run.restarts and spec.checkpoint back in the spec; read back from the cluster,
+nothing is lost."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from paddlegen import build
+from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
+from paddlegen.cli import cli
+from paddlegen.spec.loader import parse_spec
+from tests.e2e.test_import_roundtrip import as_read_back
+from tests.helpers import HEADER
+
+COMMON = """\
+  image: r/llm:v3
+  args: [train.py, --epochs, "3"]
+  env: [{name: EPOCHS, value: "3"}]
+  resources: {requests: {cpu: "2"}, limits: {memory: 8Gi}}
+  gpus: 1
+  shm: 2Gi
+  nodeSelector: {pool: gpu}
+  worker: {replicas: 3}
+  volumes:
+  - name: ckpt
+    mountPath: /ckpt
+    nfs: {server: nfs.example.com, path: /exports}
+    capacity: 100Gi
+    accessModes: [ReadWriteMany]
+  - {name: data, mountPath: /data, emptyDir: {}}
+"""
+CASES = {
+    "restarts": "  run: {restarts: 3, activeDeadlineSeconds: 3600}\n",
+    "checkpoint": "  run: {restarts: 2}\n  checkpoint: {volume: ckpt}\n",
+    "checkpoint-path-grace": (
+        "  run: {restarts: 1}\n  checkpoint: {volume: ckpt, path: runs/a}\n"
+        "  terminationGracePeriodSeconds: 90\n"
+    ),
+    "volcano": ("  run: {restarts: 2}\n  scheduling: {scheduler: volcano, queue: research}\n"),
+    "kueue": "  run: {restarts: 2}\n  scheduling: {kueue: {queue: team-a}}\n",
+}
+# What a workload's spec gives besides (collective-job: its port, the pods' priority, and
+# below its JobSet's time to live).
+WORKLOADS = {
+    "collective-job": "  collective: {port: 9000}\n  priorityClassName: high\n",
+    "trainjob": "",
+}
+
+
+def spec_text(workload: str, case: str) -> str:
+    extra = CASES[case]
+    if workload == "collective-job" and "run:" in extra:
+        extra = extra.replace("run: {", "run: {ttlSecondsAfterFinished: 600, ")
+    return (
+        HEADER
+        + "metadata: {name: llm, namespace: ml, labels: {team: ads}}\n"
+        + f"spec:\n  workload: {workload}\n"
+        + COMMON
+        + WORKLOADS[workload]
+        + extra
+    )
+
+
+def rendered(text: str) -> tuple[str, list[dict]]:
+    manifests = build.render_document(parse_spec(text, "spec.yaml")).manifests
+    return "---\n".join(m.text() for m in manifests), [m.obj for m in manifests]
+
+
+UID = "0b6f3c1e-5a7d-4c2b-9e51-2f0d8a6b7c31"
+
+
+def read_back(obj: dict) -> dict:
+    """``obj`` as `kubectl get -o yaml` prints it (tests/e2e/test_import_roundtrip.py), and for
+    a JobSet or a TrainingRuntime the defaults of their CRDs and of JobSet's webhook
+    (sigs.k8s.io/jobset v0.12.0 pkg/webhooks/jobset_webhook.go:112-139), and a JobSet's
+    status."""
+    out = as_read_back(obj)
+    if out["kind"] == "JobSet":
+        body = out["spec"]
+        body.update(
+            successPolicy={"operator": "All"},
+            startupPolicy={"startupPolicyOrder": "AnyOrder"},
+            suspend=False,
+        )
+        counts = dict.fromkeys(("ready", "succeeded", "failed", "suspended"), 0)
+        out["status"] = {
+            "restarts": 1,
+            "replicatedJobsStatus": [{"name": "worker", "active": 1, **counts}],
+        }
+    if out["kind"] in ("JobSet", "TrainingRuntime"):
+        body = out["spec"] if out["kind"] == "JobSet" else out["spec"]["template"]["spec"]
+        body["failurePolicy"]["restartStrategy"] = "Recreate"
+        for job in body["replicatedJobs"]:
+            job["groupName"] = "default"
+    return out
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("case", CASES)
+def test_a_job_with_restarts_comes_back_to_the_same_objects(workload, case):
+    text = spec_text(workload, case)
+    stream, objects = rendered(text)
+    imported = import_manifests([("in.yaml", stream)])
+    assert imported.notes == []
+    assert not [d for d in imported.diagnostics if d.is_error], imported.diagnostics
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == objects
+    given = yaml.safe_load(text)["spec"]
+    spec = imported.spec["spec"]
+    assert spec["run"]["restarts"] == given["run"]["restarts"]
+    assert spec.get("checkpoint") == given.get("checkpoint")
+    assert "trainjob" not in spec  # the job's own runtime, not one of the cluster's
+    # (under Volcano the pods' priority is the gang's, which the pods carry: the same objects)
+    assert spec.get("scheduling", {}).items() >= given.get("scheduling", {}).items()
+    assert spec["env"] == [{"name": "EPOCHS", "value": "3"}]  # no contract, no checkpoint env
+    # read back from the cluster: nothing lost either
+    back = "---\n".join(yaml.safe_dump(read_back(o)) for o in objects)
+    read = import_manifests([("in.yaml", back)])
+    assert [str(n) for n in read.lossy] == []
+    assert read.spec == imported.spec
+
+
+def test_the_jobset_trainer_makes_for_a_trainjob_is_the_trainjobs_not_a_job():
+    """`kubectl get trainjobs,jobsets`: the JobSet Trainer made (owned by its TrainJob, which
+    runs Paddle's launcher as a collective-job's does) is no job of its own."""
+    stream, _ = rendered(spec_text("trainjob", "restarts"))
+    collective, _ = rendered(spec_text("collective-job", "restarts"))
+    (made,) = [o for o in yaml.safe_load_all(collective) if o and o["kind"] == "JobSet"]
+    made = copy.deepcopy(made)
+    made["metadata"]["ownerReferences"] = [
+        {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": "llm",
+         "uid": UID, "controller": True, "blockOwnerDeletion": True},
+    ]  # fmt: skip
+    result = import_jobs([("in.yaml", stream + "---\n" + yaml.safe_dump(made))])
+    assert [job.label for job in result.jobs] == ["TrainJob/llm"]
+    (job,) = result.jobs
+    assert job.spec["spec"]["run"]["restarts"] == 3
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_cli_round_trip_through_stdin(runner, tmp_path, workload):
+    stream, objects = rendered(spec_text(workload, "checkpoint"))
+    back = tmp_path / "back.yaml"
+    result = runner.invoke(cli, ["import", "-", "-o", str(back)], input=stream)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"paddlegen: wrote {back}\n"
+    rendered_again = runner.invoke(cli, ["render", str(back), "--stdout"])
+    assert list(read_manifests([("back", rendered_again.stdout)])) == objects
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_a_checkpoint_without_restarts_comes_back_as_spec_checkpoint(workload):
+    text = spec_text(workload, "checkpoint").replace("restarts: 2", "activeDeadlineSeconds: 60")
+    stream, objects = rendered(text)
+    imported = import_manifests([("in.yaml", stream)])
+    assert imported.notes == []
+    spec = imported.spec["spec"]
+    assert (spec["checkpoint"], spec["run"]["activeDeadlineSeconds"]) == ({"volume": "ckpt"}, 60)
+    assert "restarts" not in spec["run"] and "env" in spec  # EPOCHS only
+    assert not [e for e in spec["env"] if e["name"].startswith("PADDLE_")]
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == objects
