@@ -204,7 +204,8 @@ def _idle(ctx: Context, pin: Pin, replicas: int, devices: int, have: str) -> Fin
     return ctx.finding(
         pin.where,
         f"{pin.said} leaves {devices - pin.count} device(s) of each pod idle: {have}, but "
-        f"the launcher starts {pin.count} rank(s) in it ({replicas} pods x {pin.count} = "
+        f"the launcher starts {pin.count} rank(s) in it ({replicas} pod"
+        f"{'s' if replicas != 1 else ''} x {pin.count} = "
         f"{replicas * pin.count} ranks, not {replicas * devices})",
         f"remove it, and the launcher starts one rank per device; or set gpus: {pin.count}",
         severity="warning",

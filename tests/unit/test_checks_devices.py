@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from paddlegen import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import ACCELERATORS, build_job
 from paddlegen.spec.schema import spec_schema
+from tests.conftest import ROOT
 from tests.unit.test_checks_distributed import HEADER, findings
 
 SPEC = "spec:\n  workload: {workload}\n  image: img:1\n  shm: 8Gi\n"
@@ -106,10 +108,13 @@ def test_each_role_is_checked_with_its_own_devices():
 
 
 def test_an_accelerators_limit_counts_its_devices():
-    assert devices(
-        "  accelerator: huawei.com/Ascend910\n  gpus: 8\n"
-        "  env: [{name: ASCEND_RT_VISIBLE_DEVICES, value: '0,1,2,3,4,5,6,7'}]\n"
-    ) == []
+    assert (
+        devices(
+            "  accelerator: huawei.com/Ascend910\n  gpus: 8\n"
+            "  env: [{name: ASCEND_RT_VISIBLE_DEVICES, value: '0,1,2,3,4,5,6,7'}]\n"
+        )
+        == []
+    )
     (found,) = devices(
         "  resources: {limits: {huawei.com/Ascend910: 4}}\n"
         "  env: [{name: NPU_VISIBLE_DEVICES, value: '0,1'}]\n"
@@ -130,3 +135,8 @@ def test_gpus_write_the_accelerators_limit():
 def test_the_schema_allows_exactly_the_known_accelerators():
     allowed = spec_schema()["$defs"]["spec"]["properties"]["accelerator"]["enum"]
     assert allowed == list(ACCELERATORS)
+
+
+def test_pins_that_match_the_devices_pass():
+    path = ROOT / "tests" / "data" / "specs" / "valid" / "launcher-devices.yaml"
+    assert load.validate_document(parse_spec(path.read_text(encoding="utf-8"), "v.yaml")) == []
