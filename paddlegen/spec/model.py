@@ -27,7 +27,7 @@ GPU_RESOURCE = "nvidia.com/gpu"
 # baidu.com/xpu (its public copy, leoatgithub/xpu-device-plugin@2961895 main.go:33-37) and
 # kunlunxin.com/xpu for the P800 (what HAMi v2.10.0 reads from the node's capacity,
 # pkg/device/kunlun/config.go:35, device.go:63-66). Each plugin gives a container only the
-# devices it allocated, so Paddle's launcher counts those (docs/accelerators.md).
+# devices it allocated, so Paddle's launcher counts those (docs/pods.md).
 ACCELERATORS = {
     GPU_RESOURCE: "NVIDIA GPU",
     "huawei.com/Ascend910": "Ascend NPU",
