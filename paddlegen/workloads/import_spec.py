@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.spec.model import ROLE_FIELDS
+from paddlegen.spec.model import GPU_RESOURCE, ROLE_FIELDS
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS, Spec
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import Pod
@@ -99,6 +99,16 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
             spec.setdefault("run", {})["restartPolicy"] = given[0]
         else:
             spec[key] = given[0]
+    accelerators = list(dict.fromkeys(p.accelerator for p in pods if p.accelerator))
+    if len(accelerators) > 1:
+        ctx.note(
+            LOSSY,
+            where,
+            f"the roles' devices differ ({', '.join(accelerators)}); gpus counts "
+            f"{accelerators[0]} in every role",
+        )
+    if accelerators and accelerators[0] != GPU_RESOURCE:
+        spec["accelerator"] = accelerators[0]
     if any(p.volcano for p in pods):
         queue = next((p.queue for p in pods if p.queue), None)
         spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}
