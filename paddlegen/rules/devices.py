@@ -53,7 +53,7 @@ class Pin(NamedTuple):
 
     where: FieldPath
     said: str
-    count: int
+    length: int  # devices listed, or processes
     ids: tuple[int, ...] | None
     by_launcher: bool  # a launcher flag (or its env), whose ids are the visible devices' own
 
@@ -163,29 +163,29 @@ def _finding(
     kind = ACCELERATORS[accelerator]
     have = f"{pods} has {devices} {kind}{'s' if devices != 1 else ''}"
     if pin.ids is None:  # a number of processes: process i takes device i
-        if devices and pin.count > devices:
+        if devices and pin.length > devices:
             return ctx.finding(
                 pin.where,
-                f"{pin.said} starts {pin.count} ranks per pod, but {have}: ranks from "
+                f"{pin.said} starts {pin.length} ranks per pod, but {have}: ranks from "
                 f"{devices} on find no device and the launcher fails",
                 f"remove it; the launcher starts one rank per device ({devices} per pod)",
             )
-        if devices and pin.count < devices:
+        if devices and pin.length < devices:
             return _idle(ctx, pin, replicas, devices, have)
         return None
     if devices == 0:
         return ctx.finding(
             pin.where,
-            f"{pin.said} pins {pin.count} device(s), but {pods} has no {kind} (gpus): the "
+            f"{pin.said} pins {pin.length} device(s), but {pods} has no {kind} (gpus): the "
             "ranks find none",
-            f"set gpus: {pin.count}, or remove the pin",
+            f"set gpus: {pin.length}, or remove the pin",
         )
-    if pin.count > devices:
+    if pin.length > devices:
         return ctx.finding(
             pin.where,
-            f"{pin.said} pins {pin.count} devices, but {have} and its container sees only "
+            f"{pin.said} pins {pin.length} devices, but {have} and its container sees only "
             "those: the launcher or the ranks fail",
-            f"remove it, and the launcher starts one rank per device; or set gpus: {pin.count}",
+            f"remove it, and the launcher starts one rank per device; or set gpus: {pin.length}",
         )
     outside = [i for i in pin.ids if i >= devices]
     if pin.by_launcher and outside:
@@ -195,7 +195,7 @@ def _finding(
             "in its container: the launcher fails looking it up",
             "remove it; the launcher starts one rank per device",
         )
-    if pin.count < devices:
+    if pin.length < devices:
         return _idle(ctx, pin, replicas, devices, have)
     return None
 
@@ -203,11 +203,11 @@ def _finding(
 def _idle(ctx: Context, pin: Pin, replicas: int, devices: int, have: str) -> Finding:
     return ctx.finding(
         pin.where,
-        f"{pin.said} leaves {devices - pin.count} device(s) of each pod idle: {have}, but "
-        f"the launcher starts {pin.count} rank(s) in it ({replicas} pod"
-        f"{'s' if replicas != 1 else ''} x {pin.count} = "
-        f"{replicas * pin.count} ranks, not {replicas * devices})",
-        f"remove it, and the launcher starts one rank per device; or set gpus: {pin.count}",
+        f"{pin.said} leaves {devices - pin.length} device(s) of each pod idle: {have}, but "
+        f"the launcher starts {pin.length} rank(s) in it ({replicas} pod"
+        f"{'s' if replicas != 1 else ''} x {pin.length} = "
+        f"{replicas * pin.length} ranks, not {replicas * devices})",
+        f"remove it, and the launcher starts one rank per device; or set gpus: {pin.length}",
         severity="warning",
     )
 
