@@ -85,7 +85,9 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
         "spec.env": _each(_ALL, f"{_CONTAINER}.env"),
         "spec.envFrom": _each(_ALL, f"{_CONTAINER}.envFrom"),
         "spec.resources": _each(_ALL, f"{_CONTAINER}.resources"),
-        "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[nvidia.com/gpu]"),
+        # <accelerator>: spec.accelerator, nvidia.com/gpu unless it says otherwise
+        "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[<accelerator>]"),
+        "spec.accelerator": _each(_ALL, f"{_CONTAINER}.resources.limits"),
         "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
         "spec.shm": _each(_ALL, "{tmpl}.spec.volumes[dshm].emptyDir.sizeLimit"),
         **{

@@ -241,21 +241,24 @@ def _role_resources(
 
 
 def _gpus_override(ctx: Context) -> Iterator[Finding]:
-    """gpus writes the nvidia.com/gpu limit, over any limit resources gives it."""
+    """gpus writes the accelerator's limit (nvidia.com/gpu), over any limit resources gives
+    it."""
+    accelerator = ctx.spec.get("accelerator", GPU_RESOURCE)
     for where, resources, gpus_at, gpus in _role_resources(ctx):
-        limit = resources.get("limits", {}).get(GPU_RESOURCE)
+        limit = resources.get("limits", {}).get(accelerator)
         if gpus and limit is not None and server_value(limit) != gpus:
             yield ctx.finding(
-                (*where, "limits", GPU_RESOURCE),
+                (*where, "limits", accelerator),
                 f"this limit is replaced by {format_path(gpus_at)[2:]}: {gpus}, which "
-                f"sets the {GPU_RESOURCE} limit",
+                f"sets the {accelerator} limit",
                 "set the number of GPUs in one place",
             )
 
 
 GPUS_OVERRIDE = Rule(
     "gpus-override",
-    "`gpus` does not silently replace a different `nvidia.com/gpu` limit in `resources`",
+    "`gpus` does not silently replace a different limit of its accelerator (`nvidia.com/gpu`, "
+    "or `spec.accelerator`'s) in `resources`",
     severity="warning",
     silenceable=True,
     check=_gpus_override,

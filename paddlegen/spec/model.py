@@ -19,6 +19,21 @@ COLLECTIVE_PORT = 6768
 DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
 ROLE_NAMES = ("ps", "worker", "heter")  # the order roles appear in every output
 GPU_RESOURCE = "nvidia.com/gpu"
+# The extended resources `gpus` may count (spec.accelerator), each as its device plugin
+# registers it with the kubelet, and the device: NVIDIA's k8s-device-plugin; Ascend's
+# (Ascend/ascend-device-plugin v5.0.0-RC3.2: pkg/server/server.go:140 registers "huawei.com/"
+# + the device type, pkg/common/constants.go:148,179; an Ascend 910B is an Ascend910 too,
+# pkg/server/manager.go:89-91); Kunlunxin's XPU plugin, whose name depends on its version:
+# baidu.com/xpu (its public copy, leoatgithub/xpu-device-plugin@2961895 main.go:33-37) and
+# kunlunxin.com/xpu for the P800 (what HAMi v2.10.0 reads from the node's capacity,
+# pkg/device/kunlun/config.go:35, device.go:63-66). Each plugin gives a container only the
+# devices it allocated, so Paddle's launcher counts those (docs/pods.md).
+ACCELERATORS = {
+    GPU_RESOURCE: "NVIDIA GPU",
+    "huawei.com/Ascend910": "Ascend NPU",
+    "kunlunxin.com/xpu": "Kunlunxin XPU",
+    "baidu.com/xpu": "Kunlunxin XPU",
+}
 MANAGED_BY = "paddlegen"
 # The ConfigMap <job>-run that records what a job runs (paddlegen/render/syncwaves.py).
 RUN_RECORD_SUFFIX = "-run"
@@ -502,7 +517,9 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         args=get("args"),
         workingDir=get("workingDir"),
         env=[_env_var(e) for e in get("env", [])],
-        resources=_resources(get("resources", {}), get("gpus", 0)),
+        resources=_resources(
+            get("resources", {}), get("gpus", 0), spec.get("accelerator", GPU_RESOURCE)
+        ),
         nodeSelector=dict(sorted(get("nodeSelector", {}).items())),
         tolerations=list(get("tolerations", [])),
         affinity=get("affinity"),
@@ -571,8 +588,11 @@ def _quantities(resources: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {kind: values for kind, values in out.items() if values}
 
 
-def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]]:
-    """The training container's: requests defaulted (DEFAULT_REQUESTS), GPUs as limits."""
+def _resources(
+    resources: dict[str, Any], gpus: int, accelerator: str = GPU_RESOURCE
+) -> dict[str, dict[str, Any]]:
+    """The training container's: requests defaulted (DEFAULT_REQUESTS), ``gpus`` devices of
+    ``accelerator`` as limits."""
     out: dict[str, dict[str, Any]] = {"requests": {}, "limits": {}, **_quantities(resources)}
     for res, quantity in DEFAULT_REQUESTS.items():
         if res not in out["requests"] and res not in out["limits"]:
@@ -583,7 +603,7 @@ def _resources(resources: dict[str, Any], gpus: int) -> dict[str, dict[str, Any]
         # as every quantity: an operator that writes the object back (PaddleFlow adds its
         # finalizer with an update) turns 1 into "1", and then owns the containers list, so
         # the next server-side apply of the job conflicts with it.
-        out["limits"][GPU_RESOURCE] = str(gpus)
+        out["limits"][accelerator] = str(gpus)
     return {kind: values for kind, values in out.items() if values}
 
 

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "6fb84f86849c571f0583645340cf387e7eaf607e0655c3ef3275b96b7be019d1"
+SCHEMA_SHA256 = "f63025d0f896b2128282919ca425d354cbf679fd1d88d7834289e9e41437e1e6"
 
 
 def _is_integer(x: Any) -> bool:
@@ -32,7 +32,7 @@ _K1 = frozenset({"paddlegen/v1"})
 _K2 = frozenset({"TrainingJob"})
 _K3 = frozenset({"annotations", "labels", "name", "namespace"})
 _K4 = frozenset[str]()
-_K5 = frozenset({"affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
+_K5 = frozenset({"accelerator", "affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
 _K6 = frozenset({"collective-job", "distributed-job", "job", "kubeflow-paddlejob", "paddlejob", "trainjob"})
 _K7 = frozenset({"Always", "IfNotPresent", "Never"})
 _K8 = frozenset({"name", "value", "valueFrom"})
@@ -43,64 +43,65 @@ _K12 = frozenset({"containerName", "divisor", "resource"})
 _K13 = frozenset({"configMapRef", "prefix", "secretRef"})
 _K14 = frozenset({"name", "optional"})
 _K15 = frozenset({"limits", "requests"})
-_K16 = frozenset({"effect", "key", "operator", "tolerationSeconds", "value"})
-_K17 = frozenset({"Equal", "Exists"})
-_K18 = frozenset({"NoExecute", "NoSchedule", "PreferNoSchedule"})
-_K19 = frozenset({"nodeAffinity", "podAffinity", "podAntiAffinity"})
-_K20 = frozenset({"labelSelector", "matchLabelKeys", "maxSkew", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "topologyKey", "whenUnsatisfiable"})
-_K21 = frozenset({"DoNotSchedule", "ScheduleAnyway"})
-_K22 = frozenset({"matchExpressions", "matchLabels"})
-_K23 = frozenset({"key", "operator", "values"})
-_K24 = frozenset({"DoesNotExist", "Exists", "In", "NotIn"})
-_K25 = frozenset({"Honor", "Ignore"})
-_K26 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "name", "resources", "volumeMounts", "workingDir"})
-_K27 = frozenset({"mountPath", "name", "readOnly", "subPath"})
-_K28 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "livenessProbe", "name", "ports", "resources", "startupProbe", "volumeMounts", "workingDir"})
-_K29 = frozenset({"containerPort", "name", "protocol"})
-_K30 = frozenset({"SCTP", "TCP", "UDP"})
-_K31 = frozenset({"exec", "failureThreshold", "grpc", "httpGet", "initialDelaySeconds", "periodSeconds", "tcpSocket", "timeoutSeconds"})
-_K32 = frozenset({"command"})
-_K33 = frozenset({"path", "port", "scheme"})
-_K34 = frozenset({"HTTP", "HTTPS"})
-_K35 = frozenset({"port"})
-_K36 = frozenset({"port", "service"})
-_K37 = frozenset({"affinity", "args", "command", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
-_K38 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
-_K39 = frozenset({"path", "server"})
-_K40 = frozenset({"fileSystemId", "nfs", "path", "region"})
-_K41 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
-_K42 = frozenset({"path", "type"})
-_K43 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
-_K44 = frozenset({"name"})
-_K45 = frozenset({"storageClassName"})
-_K46 = frozenset({"medium", "sizeLimit"})
-_K47 = frozenset({"", "Memory"})
-_K48 = frozenset({"defaultMode", "items", "name", "optional"})
-_K49 = frozenset({"key", "mode", "path"})
-_K50 = frozenset({"defaultMode", "items", "optional", "secretName"})
-_K51 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
-_K52 = frozenset({"Delete", "Recycle", "Retain"})
-_K53 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
-_K54 = frozenset({"default", "volcano"})
-_K55 = frozenset({"priorityClass", "queue"})
-_K56 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
-_K57 = frozenset({"Never", "OnFailure"})
-_K58 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
-_K59 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
-_K60 = frozenset({"Host", "PodIP", "Service"})
-_K61 = frozenset({"cleanPodPolicy", "port"})
-_K62 = frozenset({"All", "None", "Running"})
-_K63 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
-_K64 = frozenset({"runtime"})
-_K65 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
-_K66 = frozenset({"path", "volume"})
-_K67 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
-_K68 = frozenset({"dest", "src"})
-_K69 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
-_K70 = frozenset({"metadata", "spec"})
-_K71 = frozenset({"annotations", "labels", "namespace"})
-_K72 = frozenset({"path", "reason", "rule"})
-_K73 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K16 = frozenset({"baidu.com/xpu", "huawei.com/Ascend910", "kunlunxin.com/xpu", "nvidia.com/gpu"})
+_K17 = frozenset({"effect", "key", "operator", "tolerationSeconds", "value"})
+_K18 = frozenset({"Equal", "Exists"})
+_K19 = frozenset({"NoExecute", "NoSchedule", "PreferNoSchedule"})
+_K20 = frozenset({"nodeAffinity", "podAffinity", "podAntiAffinity"})
+_K21 = frozenset({"labelSelector", "matchLabelKeys", "maxSkew", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "topologyKey", "whenUnsatisfiable"})
+_K22 = frozenset({"DoNotSchedule", "ScheduleAnyway"})
+_K23 = frozenset({"matchExpressions", "matchLabels"})
+_K24 = frozenset({"key", "operator", "values"})
+_K25 = frozenset({"DoesNotExist", "Exists", "In", "NotIn"})
+_K26 = frozenset({"Honor", "Ignore"})
+_K27 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "name", "resources", "volumeMounts", "workingDir"})
+_K28 = frozenset({"mountPath", "name", "readOnly", "subPath"})
+_K29 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "livenessProbe", "name", "ports", "resources", "startupProbe", "volumeMounts", "workingDir"})
+_K30 = frozenset({"containerPort", "name", "protocol"})
+_K31 = frozenset({"SCTP", "TCP", "UDP"})
+_K32 = frozenset({"exec", "failureThreshold", "grpc", "httpGet", "initialDelaySeconds", "periodSeconds", "tcpSocket", "timeoutSeconds"})
+_K33 = frozenset({"command"})
+_K34 = frozenset({"path", "port", "scheme"})
+_K35 = frozenset({"HTTP", "HTTPS"})
+_K36 = frozenset({"port"})
+_K37 = frozenset({"port", "service"})
+_K38 = frozenset({"affinity", "args", "command", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
+_K39 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
+_K40 = frozenset({"path", "server"})
+_K41 = frozenset({"fileSystemId", "nfs", "path", "region"})
+_K42 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
+_K43 = frozenset({"path", "type"})
+_K44 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
+_K45 = frozenset({"name"})
+_K46 = frozenset({"storageClassName"})
+_K47 = frozenset({"medium", "sizeLimit"})
+_K48 = frozenset({"", "Memory"})
+_K49 = frozenset({"defaultMode", "items", "name", "optional"})
+_K50 = frozenset({"key", "mode", "path"})
+_K51 = frozenset({"defaultMode", "items", "optional", "secretName"})
+_K52 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
+_K53 = frozenset({"Delete", "Recycle", "Retain"})
+_K54 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
+_K55 = frozenset({"default", "volcano"})
+_K56 = frozenset({"priorityClass", "queue"})
+_K57 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
+_K58 = frozenset({"Never", "OnFailure"})
+_K59 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
+_K60 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
+_K61 = frozenset({"Host", "PodIP", "Service"})
+_K62 = frozenset({"cleanPodPolicy", "port"})
+_K63 = frozenset({"All", "None", "Running"})
+_K64 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
+_K65 = frozenset({"runtime"})
+_K66 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
+_K67 = frozenset({"path", "volume"})
+_K68 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
+_K69 = frozenset({"dest", "src"})
+_K70 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
+_K71 = frozenset({"metadata", "spec"})
+_K72 = frozenset({"annotations", "labels", "namespace"})
+_K73 = frozenset({"path", "reason", "rule"})
+_K74 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -480,7 +481,7 @@ def _s36(x: Any) -> bool:
 
 
 def _s37(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K17):
+    if not (isinstance(x, str) and x in _K16):
         return False
     return True
 
@@ -492,6 +493,12 @@ def _s38(x: Any) -> bool:
 
 
 def _s39(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K19):
+        return False
+    return True
+
+
+def _s40(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -501,54 +508,54 @@ def _s39(x: Any) -> bool:
     return True
 
 
-def _s40(x: Any) -> bool:
+def _s41(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K16.issuperset(x):
+    if not _K17.issuperset(x):
         return False
     if "key" in x and not _s7(x["key"]):
         return False
-    if "operator" in x and not _s37(x["operator"]):
+    if "operator" in x and not _s38(x["operator"]):
         return False
     if "value" in x and not _s7(x["value"]):
         return False
-    if "effect" in x and not _s38(x["effect"]):
+    if "effect" in x and not _s39(x["effect"]):
         return False
-    if "tolerationSeconds" in x and not _s39(x["tolerationSeconds"]):
+    if "tolerationSeconds" in x and not _s40(x["tolerationSeconds"]):
         return False
-    return True
-
-
-def _s41(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s40(item):
-            return False
     return True
 
 
 def _s42(x: Any) -> bool:
-    if not isinstance(x, dict):
+    if not isinstance(x, list):
         return False
+    for item in x:
+        if not _s41(item):
+            return False
     return True
 
 
 def _s43(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K19.issuperset(x):
-        return False
-    if "nodeAffinity" in x and not _s42(x["nodeAffinity"]):
-        return False
-    if "podAffinity" in x and not _s42(x["podAffinity"]):
-        return False
-    if "podAntiAffinity" in x and not _s42(x["podAntiAffinity"]):
-        return False
     return True
 
 
 def _s44(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K20.issuperset(x):
+        return False
+    if "nodeAffinity" in x and not _s43(x["nodeAffinity"]):
+        return False
+    if "podAffinity" in x and not _s43(x["podAffinity"]):
+        return False
+    if "podAntiAffinity" in x and not _s43(x["podAntiAffinity"]):
+        return False
+    return True
+
+
+def _s45(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if not _unique(x):
@@ -559,7 +566,7 @@ def _s44(x: Any) -> bool:
     return True
 
 
-def _s45(x: Any) -> bool:
+def _s46(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -569,19 +576,19 @@ def _s45(x: Any) -> bool:
     return True
 
 
-def _s46(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K21):
-        return False
-    return True
-
-
 def _s47(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K24):
+    if not (isinstance(x, str) and x in _K22):
         return False
     return True
 
 
 def _s48(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K25):
+        return False
+    return True
+
+
+def _s49(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
@@ -590,44 +597,44 @@ def _s48(x: Any) -> bool:
     return True
 
 
-def _s49(x: Any) -> bool:
+def _s50(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "key" not in x or "operator" not in x:
         return False
-    if not _K23.issuperset(x):
+    if not _K24.issuperset(x):
         return False
     if "key" in x and not _s5(x["key"]):
         return False
-    if "operator" in x and not _s47(x["operator"]):
+    if "operator" in x and not _s48(x["operator"]):
         return False
-    if "values" in x and not _s48(x["values"]):
+    if "values" in x and not _s49(x["values"]):
         return False
-    return True
-
-
-def _s50(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s49(item):
-            return False
     return True
 
 
 def _s51(x: Any) -> bool:
-    if not isinstance(x, dict):
+    if not isinstance(x, list):
         return False
-    if not _K22.issuperset(x):
-        return False
-    if "matchLabels" in x and not _s6(x["matchLabels"]):
-        return False
-    if "matchExpressions" in x and not _s50(x["matchExpressions"]):
-        return False
+    for item in x:
+        if not _s50(item):
+            return False
     return True
 
 
 def _s52(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K23.issuperset(x):
+        return False
+    if "matchLabels" in x and not _s6(x["matchLabels"]):
+        return False
+    if "matchExpressions" in x and not _s51(x["matchExpressions"]):
+        return False
+    return True
+
+
+def _s53(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if not _unique(x):
@@ -638,48 +645,48 @@ def _s52(x: Any) -> bool:
     return True
 
 
-def _s53(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K25):
-        return False
-    return True
-
-
 def _s54(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "maxSkew" not in x or "topologyKey" not in x or "whenUnsatisfiable" not in x:
-        return False
-    if not _K20.issuperset(x):
-        return False
-    if "maxSkew" in x and not _s45(x["maxSkew"]):
-        return False
-    if "topologyKey" in x and not _s5(x["topologyKey"]):
-        return False
-    if "whenUnsatisfiable" in x and not _s46(x["whenUnsatisfiable"]):
-        return False
-    if "labelSelector" in x and not _s51(x["labelSelector"]):
-        return False
-    if "matchLabelKeys" in x and not _s52(x["matchLabelKeys"]):
-        return False
-    if "minDomains" in x and not _s45(x["minDomains"]):
-        return False
-    if "nodeAffinityPolicy" in x and not _s53(x["nodeAffinityPolicy"]):
-        return False
-    if "nodeTaintsPolicy" in x and not _s53(x["nodeTaintsPolicy"]):
+    if not (isinstance(x, str) and x in _K26):
         return False
     return True
 
 
 def _s55(x: Any) -> bool:
-    if not isinstance(x, list):
+    if not isinstance(x, dict):
         return False
-    for item in x:
-        if not _s54(item):
-            return False
+    if "maxSkew" not in x or "topologyKey" not in x or "whenUnsatisfiable" not in x:
+        return False
+    if not _K21.issuperset(x):
+        return False
+    if "maxSkew" in x and not _s46(x["maxSkew"]):
+        return False
+    if "topologyKey" in x and not _s5(x["topologyKey"]):
+        return False
+    if "whenUnsatisfiable" in x and not _s47(x["whenUnsatisfiable"]):
+        return False
+    if "labelSelector" in x and not _s52(x["labelSelector"]):
+        return False
+    if "matchLabelKeys" in x and not _s53(x["matchLabelKeys"]):
+        return False
+    if "minDomains" in x and not _s46(x["minDomains"]):
+        return False
+    if "nodeAffinityPolicy" in x and not _s54(x["nodeAffinityPolicy"]):
+        return False
+    if "nodeTaintsPolicy" in x and not _s54(x["nodeTaintsPolicy"]):
+        return False
     return True
 
 
 def _s56(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s55(item):
+            return False
+    return True
+
+
+def _s57(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!(.*/)?\\.\\.(/|$)).+$", x):
@@ -687,12 +694,12 @@ def _s56(x: Any) -> bool:
     return True
 
 
-def _s57(x: Any) -> bool:
+def _s58(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x:
         return False
-    if not _K27.issuperset(x):
+    if not _K28.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -700,26 +707,26 @@ def _s57(x: Any) -> bool:
         return False
     if "readOnly" in x and not _s17(x["readOnly"]):
         return False
-    if "subPath" in x and not _s56(x["subPath"]):
+    if "subPath" in x and not _s57(x["subPath"]):
         return False
-    return True
-
-
-def _s58(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s57(item):
-            return False
     return True
 
 
 def _s59(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s58(item):
+            return False
+    return True
+
+
+def _s60(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x or "image" not in x:
         return False
-    if not _K26.issuperset(x):
+    if not _K27.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -739,21 +746,21 @@ def _s59(x: Any) -> bool:
         return False
     if "resources" in x and not _s35(x["resources"]):
         return False
-    if "volumeMounts" in x and not _s58(x["volumeMounts"]):
+    if "volumeMounts" in x and not _s59(x["volumeMounts"]):
         return False
-    return True
-
-
-def _s60(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s59(item):
-            return False
     return True
 
 
 def _s61(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s60(item):
+            return False
+    return True
+
+
+def _s62(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -763,7 +770,7 @@ def _s61(x: Any) -> bool:
     return True
 
 
-def _s62(x: Any) -> bool:
+def _s63(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?=.{1,15}$)(?=[-a-z0-9]*[a-z])[a-z0-9]+(-[a-z0-9]+)*$", x):
@@ -771,38 +778,38 @@ def _s62(x: Any) -> bool:
     return True
 
 
-def _s63(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K30):
-        return False
-    return True
-
-
 def _s64(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "containerPort" not in x:
-        return False
-    if not _K29.issuperset(x):
-        return False
-    if "containerPort" in x and not _s61(x["containerPort"]):
-        return False
-    if "name" in x and not _s62(x["name"]):
-        return False
-    if "protocol" in x and not _s63(x["protocol"]):
+    if not (isinstance(x, str) and x in _K31):
         return False
     return True
 
 
 def _s65(x: Any) -> bool:
-    if not isinstance(x, list):
+    if not isinstance(x, dict):
         return False
-    for item in x:
-        if not _s64(item):
-            return False
+    if "containerPort" not in x:
+        return False
+    if not _K30.issuperset(x):
+        return False
+    if "containerPort" in x and not _s62(x["containerPort"]):
+        return False
+    if "name" in x and not _s63(x["name"]):
+        return False
+    if "protocol" in x and not _s64(x["protocol"]):
+        return False
     return True
 
 
 def _s66(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s65(item):
+            return False
+    return True
+
+
+def _s67(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
@@ -813,42 +820,26 @@ def _s66(x: Any) -> bool:
     return True
 
 
-def _s67(x: Any) -> bool:
+def _s68(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "command" not in x:
         return False
-    if not _K32.issuperset(x):
+    if not _K33.issuperset(x):
         return False
-    if "command" in x and not _s66(x["command"]):
-        return False
-    return True
-
-
-def _s68(x: Any) -> bool:
-    if not (_s61(x) or _s62(x)):
+    if "command" in x and not _s67(x["command"]):
         return False
     return True
 
 
 def _s69(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K34):
+    if not (_s62(x) or _s63(x)):
         return False
     return True
 
 
 def _s70(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "port" not in x:
-        return False
-    if not _K33.issuperset(x):
-        return False
-    if "path" in x and not _s14(x["path"]):
-        return False
-    if "port" in x and not _s68(x["port"]):
-        return False
-    if "scheme" in x and not _s69(x["scheme"]):
+    if not (isinstance(x, str) and x in _K35):
         return False
     return True
 
@@ -858,9 +849,13 @@ def _s71(x: Any) -> bool:
         return False
     if "port" not in x:
         return False
-    if not _K35.issuperset(x):
+    if not _K34.issuperset(x):
         return False
-    if "port" in x and not _s68(x["port"]):
+    if "path" in x and not _s14(x["path"]):
+        return False
+    if "port" in x and not _s69(x["port"]):
+        return False
+    if "scheme" in x and not _s70(x["scheme"]):
         return False
     return True
 
@@ -872,123 +867,109 @@ def _s72(x: Any) -> bool:
         return False
     if not _K36.issuperset(x):
         return False
-    if "port" in x and not _s61(x["port"]):
+    if "port" in x and not _s69(x["port"]):
+        return False
+    return True
+
+
+def _s73(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "port" not in x:
+        return False
+    if not _K37.issuperset(x):
+        return False
+    if "port" in x and not _s62(x["port"]):
         return False
     if "service" in x and not _s7(x["service"]):
         return False
     return True
 
 
-def _s73(x: Any) -> bool:
+def _s74(x: Any) -> bool:
     if isinstance(x, dict):
         if "exec" not in x:
             return False
     return True
 
 
-def _s74(x: Any) -> bool:
+def _s75(x: Any) -> bool:
     if isinstance(x, dict):
         if "httpGet" not in x:
             return False
     return True
 
 
-def _s75(x: Any) -> bool:
+def _s76(x: Any) -> bool:
     if isinstance(x, dict):
         if "tcpSocket" not in x:
             return False
     return True
 
 
-def _s76(x: Any) -> bool:
+def _s77(x: Any) -> bool:
     if isinstance(x, dict):
         if "grpc" not in x:
             return False
     return True
 
 
-def _s77(x: Any) -> bool:
-    if not (_s73(x) or _s74(x) or _s75(x) or _s76(x)):
-        return False
-    return True
-
-
 def _s78(x: Any) -> bool:
-    if _s77(x):
+    if not (_s74(x) or _s75(x) or _s76(x) or _s77(x)):
         return False
     return True
 
 
 def _s79(x: Any) -> bool:
+    if _s78(x):
+        return False
+    return True
+
+
+def _s80(x: Any) -> bool:
     if isinstance(x, dict):
         if "exec" not in x or "httpGet" not in x:
             return False
     return True
 
 
-def _s80(x: Any) -> bool:
+def _s81(x: Any) -> bool:
     if isinstance(x, dict):
         if "exec" not in x or "tcpSocket" not in x:
             return False
     return True
 
 
-def _s81(x: Any) -> bool:
+def _s82(x: Any) -> bool:
     if isinstance(x, dict):
         if "exec" not in x or "grpc" not in x:
             return False
     return True
 
 
-def _s82(x: Any) -> bool:
+def _s83(x: Any) -> bool:
     if isinstance(x, dict):
         if "httpGet" not in x or "tcpSocket" not in x:
             return False
     return True
 
 
-def _s83(x: Any) -> bool:
+def _s84(x: Any) -> bool:
     if isinstance(x, dict):
         if "httpGet" not in x or "grpc" not in x:
             return False
     return True
 
 
-def _s84(x: Any) -> bool:
+def _s85(x: Any) -> bool:
     if isinstance(x, dict):
         if "tcpSocket" not in x or "grpc" not in x:
             return False
     return True
 
 
-def _s85(x: Any) -> bool:
-    if not (_s78(x) or _s79(x) or _s80(x) or _s81(x) or _s82(x) or _s83(x) or _s84(x)):
-        return False
-    return True
-
-
 def _s86(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K31.issuperset(x):
-        return False
-    if "exec" in x and not _s67(x["exec"]):
-        return False
-    if "httpGet" in x and not _s70(x["httpGet"]):
-        return False
-    if "tcpSocket" in x and not _s71(x["tcpSocket"]):
-        return False
-    if "grpc" in x and not _s72(x["grpc"]):
-        return False
-    if "initialDelaySeconds" in x and not _s39(x["initialDelaySeconds"]):
-        return False
-    if "periodSeconds" in x and not _s45(x["periodSeconds"]):
-        return False
-    if "timeoutSeconds" in x and not _s45(x["timeoutSeconds"]):
-        return False
-    if "failureThreshold" in x and not _s45(x["failureThreshold"]):
-        return False
-    if _s85(x):
+    if not (_s79(x) or _s80(x) or _s81(x) or _s82(x) or _s83(x) or _s84(x) or _s85(x)):
         return False
     return True
 
@@ -996,9 +977,35 @@ def _s86(x: Any) -> bool:
 def _s87(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
+    if not _K32.issuperset(x):
+        return False
+    if "exec" in x and not _s68(x["exec"]):
+        return False
+    if "httpGet" in x and not _s71(x["httpGet"]):
+        return False
+    if "tcpSocket" in x and not _s72(x["tcpSocket"]):
+        return False
+    if "grpc" in x and not _s73(x["grpc"]):
+        return False
+    if "initialDelaySeconds" in x and not _s40(x["initialDelaySeconds"]):
+        return False
+    if "periodSeconds" in x and not _s46(x["periodSeconds"]):
+        return False
+    if "timeoutSeconds" in x and not _s46(x["timeoutSeconds"]):
+        return False
+    if "failureThreshold" in x and not _s46(x["failureThreshold"]):
+        return False
+    if _s86(x):
+        return False
+    return True
+
+
+def _s88(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
     if "name" not in x or "image" not in x:
         return False
-    if not _K28.issuperset(x):
+    if not _K29.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -1018,27 +1025,27 @@ def _s87(x: Any) -> bool:
         return False
     if "resources" in x and not _s35(x["resources"]):
         return False
-    if "volumeMounts" in x and not _s58(x["volumeMounts"]):
+    if "volumeMounts" in x and not _s59(x["volumeMounts"]):
         return False
-    if "ports" in x and not _s65(x["ports"]):
+    if "ports" in x and not _s66(x["ports"]):
         return False
-    if "startupProbe" in x and not _s86(x["startupProbe"]):
+    if "startupProbe" in x and not _s87(x["startupProbe"]):
         return False
-    if "livenessProbe" in x and not _s86(x["livenessProbe"]):
+    if "livenessProbe" in x and not _s87(x["livenessProbe"]):
         return False
-    return True
-
-
-def _s88(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s87(item):
-            return False
     return True
 
 
 def _s89(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s88(item):
+            return False
+    return True
+
+
+def _s90(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1048,12 +1055,12 @@ def _s89(x: Any) -> bool:
     return True
 
 
-def _s90(x: Any) -> bool:
+def _s91(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K37.issuperset(x):
+    if not _K38.issuperset(x):
         return False
-    if "replicas" in x and not _s89(x["replicas"]):
+    if "replicas" in x and not _s90(x["replicas"]):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1075,11 +1082,11 @@ def _s90(x: Any) -> bool:
         return False
     if "nodeSelector" in x and not _s6(x["nodeSelector"]):
         return False
-    if "tolerations" in x and not _s41(x["tolerations"]):
+    if "tolerations" in x and not _s42(x["tolerations"]):
         return False
-    if "affinity" in x and not _s43(x["affinity"]):
+    if "affinity" in x and not _s44(x["affinity"]):
         return False
-    if "imagePullSecrets" in x and not _s44(x["imagePullSecrets"]):
+    if "imagePullSecrets" in x and not _s45(x["imagePullSecrets"]):
         return False
     if "serviceAccountName" in x and not _s16(x["serviceAccountName"]):
         return False
@@ -1089,25 +1096,25 @@ def _s90(x: Any) -> bool:
         return False
     if "priorityClassName" in x and not _s16(x["priorityClassName"]):
         return False
-    if "terminationGracePeriodSeconds" in x and not _s39(x["terminationGracePeriodSeconds"]):
+    if "terminationGracePeriodSeconds" in x and not _s40(x["terminationGracePeriodSeconds"]):
         return False
     if "runtimeClassName" in x and not _s16(x["runtimeClassName"]):
         return False
-    if "topologySpreadConstraints" in x and not _s55(x["topologySpreadConstraints"]):
+    if "topologySpreadConstraints" in x and not _s56(x["topologySpreadConstraints"]):
         return False
-    if "initContainers" in x and not _s60(x["initContainers"]):
+    if "initContainers" in x and not _s61(x["initContainers"]):
         return False
-    if "sidecars" in x and not _s88(x["sidecars"]):
+    if "sidecars" in x and not _s89(x["sidecars"]):
         return False
     return True
 
 
-def _s91(x: Any) -> bool:
+def _s92(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "server" not in x or "path" not in x:
         return False
-    if not _K39.issuperset(x):
+    if not _K40.issuperset(x):
         return False
     if "server" in x and not _s11(x["server"]):
         return False
@@ -1116,7 +1123,7 @@ def _s91(x: Any) -> bool:
     return True
 
 
-def _s92(x: Any) -> bool:
+def _s93(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^fs-[0-9a-f]+$", x):
@@ -1124,7 +1131,7 @@ def _s92(x: Any) -> bool:
     return True
 
 
-def _s93(x: Any) -> bool:
+def _s94(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z]{2}(-[a-z]+)+-[0-9]+$", x):
@@ -1132,68 +1139,68 @@ def _s93(x: Any) -> bool:
     return True
 
 
-def _s94(x: Any) -> bool:
+def _s95(x: Any) -> bool:
     if not (x is True):
         return False
     return True
 
 
-def _s95(x: Any) -> bool:
+def _s96(x: Any) -> bool:
     if isinstance(x, dict):
         if "nfs" not in x:
             return False
-        if "nfs" in x and not _s94(x["nfs"]):
+        if "nfs" in x and not _s95(x["nfs"]):
             return False
     return True
 
 
-def _s96(x: Any) -> bool:
+def _s97(x: Any) -> bool:
     if isinstance(x, dict):
         if "region" not in x:
             return False
     return True
 
 
-def _s97(x: Any) -> bool:
-    return True
-
-
 def _s98(x: Any) -> bool:
-    if _s97(x):
-        return False
     return True
 
 
 def _s99(x: Any) -> bool:
-    if _s96(x) and not _s98(x):
+    if _s98(x):
         return False
     return True
 
 
 def _s100(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "fileSystemId" not in x:
-        return False
-    if not _K40.issuperset(x):
-        return False
-    if "fileSystemId" in x and not _s92(x["fileSystemId"]):
-        return False
-    if "region" in x and not _s93(x["region"]):
-        return False
-    if "path" in x and not _s14(x["path"]):
-        return False
-    if "nfs" in x and not _s17(x["nfs"]):
-        return False
-    if _s95(x):
-        if not _s96(x):
-            return False
-    elif not _s99(x):
+    if _s97(x) and not _s99(x):
         return False
     return True
 
 
 def _s101(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "fileSystemId" not in x:
+        return False
+    if not _K41.issuperset(x):
+        return False
+    if "fileSystemId" in x and not _s93(x["fileSystemId"]):
+        return False
+    if "region" in x and not _s94(x["region"]):
+        return False
+    if "path" in x and not _s14(x["path"]):
+        return False
+    if "nfs" in x and not _s17(x["nfs"]):
+        return False
+    if _s96(x):
+        if not _s97(x):
+            return False
+    elif not _s100(x):
+        return False
+    return True
+
+
+def _s102(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:/\\[\\]]+):[0-9]{1,5}$", x):
@@ -1201,51 +1208,42 @@ def _s101(x: Any) -> bool:
     return True
 
 
-def _s102(x: Any) -> bool:
+def _s103(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
         return False
     for item in x:
-        if not _s101(item):
-            return False
-    return True
-
-
-def _s103(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "inTree" not in x:
-            return False
-        if "inTree" in x and not _s94(x["inTree"]):
+        if not _s102(item):
             return False
     return True
 
 
 def _s104(x: Any) -> bool:
     if isinstance(x, dict):
-        if "clusterID" not in x:
+        if "inTree" not in x:
+            return False
+        if "inTree" in x and not _s95(x["inTree"]):
             return False
     return True
 
 
 def _s105(x: Any) -> bool:
     if isinstance(x, dict):
-        if "fsName" not in x:
+        if "clusterID" not in x:
             return False
     return True
 
 
 def _s106(x: Any) -> bool:
-    if not (_s104(x) or _s105(x)):
-        return False
+    if isinstance(x, dict):
+        if "fsName" not in x:
+            return False
     return True
 
 
 def _s107(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "monitors" not in x:
-            return False
-    if _s106(x):
+    if not (_s105(x) or _s106(x)):
         return False
     return True
 
@@ -1254,42 +1252,51 @@ def _s108(x: Any) -> bool:
     if isinstance(x, dict):
         if "monitors" not in x:
             return False
+    if _s107(x):
+        return False
     return True
 
 
 def _s109(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "monitors" not in x:
+            return False
+    return True
+
+
+def _s110(x: Any) -> bool:
     if isinstance(x, dict):
         if "user" not in x:
             return False
     return True
 
 
-def _s110(x: Any) -> bool:
-    if not (_s108(x) or _s109(x)):
+def _s111(x: Any) -> bool:
+    if not (_s109(x) or _s110(x)):
         return False
     return True
 
 
-def _s111(x: Any) -> bool:
+def _s112(x: Any) -> bool:
     if isinstance(x, dict):
         if "clusterID" not in x or "fsName" not in x or "secretName" not in x:
             return False
     return True
 
 
-def _s112(x: Any) -> bool:
-    if _s110(x):
-        if not _s98(x):
+def _s113(x: Any) -> bool:
+    if _s111(x):
+        if not _s99(x):
             return False
-    elif not _s111(x):
+    elif not _s112(x):
         return False
     return True
 
 
-def _s113(x: Any) -> bool:
+def _s114(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K41.issuperset(x):
+    if not _K42.issuperset(x):
         return False
     if "clusterID" in x and not _s11(x["clusterID"]):
         return False
@@ -1303,34 +1310,20 @@ def _s113(x: Any) -> bool:
         return False
     if "inTree" in x and not _s17(x["inTree"]):
         return False
-    if "monitors" in x and not _s102(x["monitors"]):
+    if "monitors" in x and not _s103(x["monitors"]):
         return False
     if "user" in x and not _s11(x["user"]):
         return False
-    if _s103(x):
-        if not _s107(x):
+    if _s104(x):
+        if not _s108(x):
             return False
-    elif not _s112(x):
-        return False
-    return True
-
-
-def _s114(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K43):
+    elif not _s113(x):
         return False
     return True
 
 
 def _s115(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "path" not in x:
-        return False
-    if not _K42.issuperset(x):
-        return False
-    if "path" in x and not _s14(x["path"]):
-        return False
-    if "type" in x and not _s114(x["type"]):
+    if not (isinstance(x, str) and x in _K44):
         return False
     return True
 
@@ -1338,11 +1331,13 @@ def _s115(x: Any) -> bool:
 def _s116(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if "name" not in x:
+    if "path" not in x:
         return False
-    if not _K44.issuperset(x):
+    if not _K43.issuperset(x):
         return False
-    if "name" in x and not _s16(x["name"]):
+    if "path" in x and not _s14(x["path"]):
+        return False
+    if "type" in x and not _s115(x["type"]):
         return False
     return True
 
@@ -1350,32 +1345,44 @@ def _s116(x: Any) -> bool:
 def _s117(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
+    if "name" not in x:
+        return False
     if not _K45.issuperset(x):
+        return False
+    if "name" in x and not _s16(x["name"]):
+        return False
+    return True
+
+
+def _s118(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K46.issuperset(x):
         return False
     if "storageClassName" in x and not _s16(x["storageClassName"]):
         return False
     return True
 
 
-def _s118(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K47):
+def _s119(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K48):
         return False
     return True
 
 
-def _s119(x: Any) -> bool:
+def _s120(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K46.issuperset(x):
+    if not _K47.issuperset(x):
         return False
-    if "medium" in x and not _s118(x["medium"]):
+    if "medium" in x and not _s119(x["medium"]):
         return False
     if "sizeLimit" in x and not _s20(x["sizeLimit"]):
         return False
     return True
 
 
-def _s120(x: Any) -> bool:
+def _s121(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!\\.\\.)(?!\\.$)[-._a-zA-Z0-9]+$", x):
@@ -1385,7 +1392,7 @@ def _s120(x: Any) -> bool:
     return True
 
 
-def _s121(x: Any) -> bool:
+def _s122(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!\\.\\.(/|$))(?!.*/\\.\\.(/|$)).*$", x):
@@ -1395,7 +1402,7 @@ def _s121(x: Any) -> bool:
     return True
 
 
-def _s122(x: Any) -> bool:
+def _s123(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1405,61 +1412,43 @@ def _s122(x: Any) -> bool:
     return True
 
 
-def _s123(x: Any) -> bool:
+def _s124(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "key" not in x or "path" not in x:
         return False
-    if not _K49.issuperset(x):
+    if not _K50.issuperset(x):
         return False
-    if "key" in x and not _s120(x["key"]):
+    if "key" in x and not _s121(x["key"]):
         return False
-    if "path" in x and not _s121(x["path"]):
+    if "path" in x and not _s122(x["path"]):
         return False
-    if "mode" in x and not _s122(x["mode"]):
+    if "mode" in x and not _s123(x["mode"]):
         return False
-    return True
-
-
-def _s124(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s123(item):
-            return False
     return True
 
 
 def _s125(x: Any) -> bool:
-    if not isinstance(x, dict):
+    if not isinstance(x, list):
         return False
-    if "name" not in x:
-        return False
-    if not _K48.issuperset(x):
-        return False
-    if "name" in x and not _s16(x["name"]):
-        return False
-    if "items" in x and not _s124(x["items"]):
-        return False
-    if "defaultMode" in x and not _s122(x["defaultMode"]):
-        return False
-    if "optional" in x and not _s17(x["optional"]):
-        return False
+    for item in x:
+        if not _s124(item):
+            return False
     return True
 
 
 def _s126(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if "secretName" not in x:
+    if "name" not in x:
         return False
-    if not _K50.issuperset(x):
+    if not _K49.issuperset(x):
         return False
-    if "secretName" in x and not _s16(x["secretName"]):
+    if "name" in x and not _s16(x["name"]):
         return False
-    if "items" in x and not _s124(x["items"]):
+    if "items" in x and not _s125(x["items"]):
         return False
-    if "defaultMode" in x and not _s122(x["defaultMode"]):
+    if "defaultMode" in x and not _s123(x["defaultMode"]):
         return False
     if "optional" in x and not _s17(x["optional"]):
         return False
@@ -1467,12 +1456,30 @@ def _s126(x: Any) -> bool:
 
 
 def _s127(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K51):
+    if not isinstance(x, dict):
+        return False
+    if "secretName" not in x:
+        return False
+    if not _K51.issuperset(x):
+        return False
+    if "secretName" in x and not _s16(x["secretName"]):
+        return False
+    if "items" in x and not _s125(x["items"]):
+        return False
+    if "defaultMode" in x and not _s123(x["defaultMode"]):
+        return False
+    if "optional" in x and not _s17(x["optional"]):
         return False
     return True
 
 
 def _s128(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K52):
+        return False
+    return True
+
+
+def _s129(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
@@ -1480,12 +1487,12 @@ def _s128(x: Any) -> bool:
     if not _unique(x):
         return False
     for item in x:
-        if not _s127(item):
+        if not _s128(item):
             return False
     return True
 
 
-def _s129(x: Any) -> bool:
+def _s130(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$", x):
@@ -1495,18 +1502,18 @@ def _s129(x: Any) -> bool:
     return True
 
 
-def _s130(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K52):
+def _s131(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K53):
         return False
     return True
 
 
-def _s131(x: Any) -> bool:
+def _s132(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x or "mountPath" not in x:
         return False
-    if not _K38.issuperset(x):
+    if not _K39.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -1514,53 +1521,53 @@ def _s131(x: Any) -> bool:
         return False
     if "readOnly" in x and not _s17(x["readOnly"]):
         return False
-    if "nfs" in x and not _s91(x["nfs"]):
+    if "nfs" in x and not _s92(x["nfs"]):
         return False
-    if "efs" in x and not _s100(x["efs"]):
+    if "efs" in x and not _s101(x["efs"]):
         return False
-    if "cephfs" in x and not _s113(x["cephfs"]):
+    if "cephfs" in x and not _s114(x["cephfs"]):
         return False
-    if "hostPath" in x and not _s115(x["hostPath"]):
+    if "hostPath" in x and not _s116(x["hostPath"]):
         return False
-    if "claim" in x and not _s116(x["claim"]):
+    if "claim" in x and not _s117(x["claim"]):
         return False
-    if "dynamic" in x and not _s117(x["dynamic"]):
+    if "dynamic" in x and not _s118(x["dynamic"]):
         return False
-    if "emptyDir" in x and not _s119(x["emptyDir"]):
+    if "emptyDir" in x and not _s120(x["emptyDir"]):
         return False
-    if "configMap" in x and not _s125(x["configMap"]):
+    if "configMap" in x and not _s126(x["configMap"]):
         return False
-    if "secret" in x and not _s126(x["secret"]):
+    if "secret" in x and not _s127(x["secret"]):
         return False
     if "capacity" in x and not _s20(x["capacity"]):
         return False
-    if "accessModes" in x and not _s128(x["accessModes"]):
+    if "accessModes" in x and not _s129(x["accessModes"]):
         return False
-    if "storageClassName" in x and not _s129(x["storageClassName"]):
+    if "storageClassName" in x and not _s130(x["storageClassName"]):
         return False
-    if "reclaimPolicy" in x and not _s130(x["reclaimPolicy"]):
+    if "reclaimPolicy" in x and not _s131(x["reclaimPolicy"]):
         return False
     if "mountOptions" in x and not _s13(x["mountOptions"]):
         return False
     return True
 
 
-def _s132(x: Any) -> bool:
+def _s133(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s131(item):
+        if not _s132(item):
             return False
     return True
 
 
-def _s133(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K54):
+def _s134(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K55):
         return False
     return True
 
 
-def _s134(x: Any) -> bool:
+def _s135(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1570,7 +1577,7 @@ def _s134(x: Any) -> bool:
     return True
 
 
-def _s135(x: Any) -> bool:
+def _s136(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", x):
@@ -1580,45 +1587,45 @@ def _s135(x: Any) -> bool:
     return True
 
 
-def _s136(x: Any) -> bool:
+def _s137(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "queue" not in x:
         return False
-    if not _K55.issuperset(x):
+    if not _K56.issuperset(x):
         return False
-    if "queue" in x and not _s135(x["queue"]):
+    if "queue" in x and not _s136(x["queue"]):
         return False
-    if "priorityClass" in x and not _s135(x["priorityClass"]):
-        return False
-    return True
-
-
-def _s137(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K53.issuperset(x):
-        return False
-    if "scheduler" in x and not _s133(x["scheduler"]):
-        return False
-    if "queue" in x and not _s16(x["queue"]):
-        return False
-    if "priorityClassName" in x and not _s16(x["priorityClassName"]):
-        return False
-    if "minAvailable" in x and not _s134(x["minAvailable"]):
-        return False
-    if "kueue" in x and not _s136(x["kueue"]):
+    if "priorityClass" in x and not _s136(x["priorityClass"]):
         return False
     return True
 
 
 def _s138(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K57):
+    if not isinstance(x, dict):
+        return False
+    if not _K54.issuperset(x):
+        return False
+    if "scheduler" in x and not _s134(x["scheduler"]):
+        return False
+    if "queue" in x and not _s16(x["queue"]):
+        return False
+    if "priorityClassName" in x and not _s16(x["priorityClassName"]):
+        return False
+    if "minAvailable" in x and not _s135(x["minAvailable"]):
+        return False
+    if "kueue" in x and not _s137(x["kueue"]):
         return False
     return True
 
 
 def _s139(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K58):
+        return False
+    return True
+
+
+def _s140(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1628,33 +1635,33 @@ def _s139(x: Any) -> bool:
     return True
 
 
-def _s140(x: Any) -> bool:
+def _s141(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K56.issuperset(x):
+    if not _K57.issuperset(x):
         return False
-    if "restartPolicy" in x and not _s138(x["restartPolicy"]):
+    if "restartPolicy" in x and not _s139(x["restartPolicy"]):
         return False
-    if "backoffLimit" in x and not _s39(x["backoffLimit"]):
+    if "backoffLimit" in x and not _s40(x["backoffLimit"]):
         return False
-    if "restarts" in x and not _s139(x["restarts"]):
+    if "restarts" in x and not _s140(x["restarts"]):
         return False
-    if "activeDeadlineSeconds" in x and not _s45(x["activeDeadlineSeconds"]):
+    if "activeDeadlineSeconds" in x and not _s46(x["activeDeadlineSeconds"]):
         return False
-    if "ttlSecondsAfterFinished" in x and not _s39(x["ttlSecondsAfterFinished"]):
+    if "ttlSecondsAfterFinished" in x and not _s40(x["ttlSecondsAfterFinished"]):
         return False
     if "recreateOnChange" in x and not _s17(x["recreateOnChange"]):
         return False
     return True
 
 
-def _s141(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K59):
+def _s142(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K60):
         return False
     return True
 
 
-def _s142(x: Any) -> bool:
+def _s143(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
@@ -1662,52 +1669,42 @@ def _s142(x: Any) -> bool:
     return True
 
 
-def _s143(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K60):
-        return False
-    return True
-
-
 def _s144(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K58.issuperset(x):
-        return False
-    if "cleanPodPolicy" in x and not _s141(x["cleanPodPolicy"]):
-        return False
-    if "withGloo" in x and not _s142(x["withGloo"]):
-        return False
-    if "intranet" in x and not _s143(x["intranet"]):
-        return False
-    if "elastic" in x and not _s39(x["elastic"]):
+    if not (isinstance(x, str) and x in _K61):
         return False
     return True
 
 
 def _s145(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K62):
+    if not isinstance(x, dict):
+        return False
+    if not _K59.issuperset(x):
+        return False
+    if "cleanPodPolicy" in x and not _s142(x["cleanPodPolicy"]):
+        return False
+    if "withGloo" in x and not _s143(x["withGloo"]):
+        return False
+    if "intranet" in x and not _s144(x["intranet"]):
+        return False
+    if "elastic" in x and not _s40(x["elastic"]):
         return False
     return True
 
 
 def _s146(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K61.issuperset(x):
-        return False
-    if "cleanPodPolicy" in x and not _s145(x["cleanPodPolicy"]):
-        return False
-    if "port" in x and not _s61(x["port"]):
+    if not (isinstance(x, str) and x in _K63):
         return False
     return True
 
 
 def _s147(x: Any) -> bool:
-    if not _is_integer(x):
+    if not isinstance(x, dict):
         return False
-    if x < 1:
+    if not _K62.issuperset(x):
         return False
-    if x > 1000:
+    if "cleanPodPolicy" in x and not _s146(x["cleanPodPolicy"]):
+        return False
+    if "port" in x and not _s62(x["port"]):
         return False
     return True
 
@@ -1717,15 +1714,25 @@ def _s148(x: Any) -> bool:
         return False
     if x < 1:
         return False
-    if x > 1024:
+    if x > 1000:
         return False
     return True
 
 
 def _s149(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 1:
+        return False
+    if x > 1024:
+        return False
+    return True
+
+
+def _s150(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K63.issuperset(x):
+    if not _K64.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
@@ -1733,13 +1740,13 @@ def _s149(x: Any) -> bool:
         return False
     if "nic" in x and not _s11(x["nic"]):
         return False
-    if "port" in x and not _s61(x["port"]):
+    if "port" in x and not _s62(x["port"]):
         return False
-    if "portsNum" in x and not _s147(x["portsNum"]):
+    if "portsNum" in x and not _s148(x["portsNum"]):
         return False
-    if "portsNumSparse" in x and not _s139(x["portsNumSparse"]):
+    if "portsNumSparse" in x and not _s140(x["portsNumSparse"]):
         return False
-    if "trainerCount" in x and not _s148(x["trainerCount"]):
+    if "trainerCount" in x and not _s149(x["trainerCount"]):
         return False
     if "hostPorts" in x and not _s17(x["hostPorts"]):
         return False
@@ -1748,22 +1755,12 @@ def _s149(x: Any) -> bool:
     return True
 
 
-def _s150(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K35.issuperset(x):
-        return False
-    if "port" in x and not _s61(x["port"]):
-        return False
-    return True
-
-
 def _s151(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K64.issuperset(x):
+    if not _K36.issuperset(x):
         return False
-    if "runtime" in x and not _s16(x["runtime"]):
+    if "port" in x and not _s62(x["port"]):
         return False
     return True
 
@@ -1771,17 +1768,27 @@ def _s151(x: Any) -> bool:
 def _s152(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
+    if not _K65.issuperset(x):
+        return False
+    if "runtime" in x and not _s16(x["runtime"]):
+        return False
+    return True
+
+
+def _s153(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
     if "volume" not in x:
         return False
-    if not _K65.issuperset(x):
+    if not _K66.issuperset(x):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
-    if "backoffLimit" in x and not _s39(x["backoffLimit"]):
+    if "backoffLimit" in x and not _s40(x["backoffLimit"]):
         return False
-    if "splitCount" in x and not _s89(x["splitCount"]):
+    if "splitCount" in x and not _s90(x["splitCount"]):
         return False
     if "outDir" in x and not _s14(x["outDir"]):
         return False
@@ -1792,7 +1799,7 @@ def _s152(x: Any) -> bool:
     return True
 
 
-def _s153(x: Any) -> bool:
+def _s154(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
@@ -1804,21 +1811,21 @@ def _s153(x: Any) -> bool:
     return True
 
 
-def _s154(x: Any) -> bool:
+def _s155(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K66.issuperset(x):
+    if not _K67.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
-    if "path" in x and not _s153(x["path"]):
+    if "path" in x and not _s154(x["path"]):
         return False
     return True
 
 
-def _s155(x: Any) -> bool:
+def _s156(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
@@ -1826,16 +1833,16 @@ def _s155(x: Any) -> bool:
     return True
 
 
-def _s156(x: Any) -> bool:
+def _s157(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s155(item):
+        if not _s156(item):
             return False
     return True
 
 
-def _s157(x: Any) -> bool:
+def _s158(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[A-Za-z0-9][^\\s]*$", x):
@@ -1843,16 +1850,16 @@ def _s157(x: Any) -> bool:
     return True
 
 
-def _s158(x: Any) -> bool:
+def _s159(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s157(item):
+        if not _s158(item):
             return False
     return True
 
 
-def _s159(x: Any) -> bool:
+def _s160(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
@@ -1860,38 +1867,38 @@ def _s159(x: Any) -> bool:
     return True
 
 
-def _s160(x: Any) -> bool:
+def _s161(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "src" not in x or "dest" not in x:
         return False
-    if not _K68.issuperset(x):
+    if not _K69.issuperset(x):
         return False
-    if "src" in x and not _s159(x["src"]):
+    if "src" in x and not _s160(x["src"]):
         return False
     if "dest" in x and not _s14(x["dest"]):
         return False
     return True
 
 
-def _s161(x: Any) -> bool:
+def _s162(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "base" not in x:
         return False
-    if not _K67.issuperset(x):
+    if not _K68.issuperset(x):
         return False
     if "base" in x and not _s11(x["base"]):
         return False
-    if "apt" in x and not _s156(x["apt"]):
+    if "apt" in x and not _s157(x["apt"]):
         return False
-    if "pip" in x and not _s158(x["pip"]):
+    if "pip" in x and not _s159(x["pip"]):
         return False
     if "pipIndexUrl" in x and not _s11(x["pipIndexUrl"]):
         return False
     if "python" in x and not _s11(x["python"]):
         return False
-    if "package" in x and not _s160(x["package"]):
+    if "package" in x and not _s161(x["package"]):
         return False
     if "workingDir" in x and not _s14(x["workingDir"]):
         return False
@@ -1902,27 +1909,27 @@ def _s161(x: Any) -> bool:
     return True
 
 
-def _s162(x: Any) -> bool:
+def _s163(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K69.issuperset(x):
+    if not _K70.issuperset(x):
         return False
     if "restricted" in x and not _s17(x["restricted"]):
         return False
     if "runAsNonRoot" in x and not _s17(x["runAsNonRoot"]):
         return False
-    if "runAsUser" in x and not _s39(x["runAsUser"]):
+    if "runAsUser" in x and not _s40(x["runAsUser"]):
         return False
-    if "runAsGroup" in x and not _s39(x["runAsGroup"]):
+    if "runAsGroup" in x and not _s40(x["runAsGroup"]):
         return False
-    if "fsGroup" in x and not _s39(x["fsGroup"]):
+    if "fsGroup" in x and not _s40(x["fsGroup"]):
         return False
     if "readOnlyRootFilesystem" in x and not _s17(x["readOnlyRootFilesystem"]):
         return False
     return True
 
 
-def _s163(x: Any) -> bool:
+def _s164(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K5.issuperset(x):
@@ -1947,15 +1954,17 @@ def _s163(x: Any) -> bool:
         return False
     if "gpus" in x and not _s36(x["gpus"]):
         return False
+    if "accelerator" in x and not _s37(x["accelerator"]):
+        return False
     if "nodeSelector" in x and not _s6(x["nodeSelector"]):
         return False
-    if "tolerations" in x and not _s41(x["tolerations"]):
+    if "tolerations" in x and not _s42(x["tolerations"]):
         return False
-    if "affinity" in x and not _s43(x["affinity"]):
+    if "affinity" in x and not _s44(x["affinity"]):
         return False
     if "shm" in x and not _s20(x["shm"]):
         return False
-    if "imagePullSecrets" in x and not _s44(x["imagePullSecrets"]):
+    if "imagePullSecrets" in x and not _s45(x["imagePullSecrets"]):
         return False
     if "serviceAccountName" in x and not _s16(x["serviceAccountName"]):
         return False
@@ -1965,59 +1974,45 @@ def _s163(x: Any) -> bool:
         return False
     if "priorityClassName" in x and not _s16(x["priorityClassName"]):
         return False
-    if "terminationGracePeriodSeconds" in x and not _s39(x["terminationGracePeriodSeconds"]):
+    if "terminationGracePeriodSeconds" in x and not _s40(x["terminationGracePeriodSeconds"]):
         return False
     if "runtimeClassName" in x and not _s16(x["runtimeClassName"]):
         return False
-    if "topologySpreadConstraints" in x and not _s55(x["topologySpreadConstraints"]):
+    if "topologySpreadConstraints" in x and not _s56(x["topologySpreadConstraints"]):
         return False
-    if "initContainers" in x and not _s60(x["initContainers"]):
+    if "initContainers" in x and not _s61(x["initContainers"]):
         return False
-    if "sidecars" in x and not _s88(x["sidecars"]):
+    if "sidecars" in x and not _s89(x["sidecars"]):
         return False
-    if "ps" in x and not _s90(x["ps"]):
+    if "ps" in x and not _s91(x["ps"]):
         return False
-    if "worker" in x and not _s90(x["worker"]):
+    if "worker" in x and not _s91(x["worker"]):
         return False
-    if "heter" in x and not _s90(x["heter"]):
+    if "heter" in x and not _s91(x["heter"]):
         return False
-    if "volumes" in x and not _s132(x["volumes"]):
+    if "volumes" in x and not _s133(x["volumes"]):
         return False
-    if "scheduling" in x and not _s137(x["scheduling"]):
+    if "scheduling" in x and not _s138(x["scheduling"]):
         return False
-    if "run" in x and not _s140(x["run"]):
+    if "run" in x and not _s141(x["run"]):
         return False
-    if "paddlejob" in x and not _s144(x["paddlejob"]):
+    if "paddlejob" in x and not _s145(x["paddlejob"]):
         return False
-    if "kubeflow" in x and not _s146(x["kubeflow"]):
+    if "kubeflow" in x and not _s147(x["kubeflow"]):
         return False
-    if "distributed" in x and not _s149(x["distributed"]):
+    if "distributed" in x and not _s150(x["distributed"]):
         return False
-    if "collective" in x and not _s150(x["collective"]):
+    if "collective" in x and not _s151(x["collective"]):
         return False
-    if "trainjob" in x and not _s151(x["trainjob"]):
+    if "trainjob" in x and not _s152(x["trainjob"]):
         return False
-    if "dataPrep" in x and not _s152(x["dataPrep"]):
+    if "dataPrep" in x and not _s153(x["dataPrep"]):
         return False
-    if "checkpoint" in x and not _s154(x["checkpoint"]):
+    if "checkpoint" in x and not _s155(x["checkpoint"]):
         return False
-    if "build" in x and not _s161(x["build"]):
+    if "build" in x and not _s162(x["build"]):
         return False
-    if "security" in x and not _s162(x["security"]):
-        return False
-    return True
-
-
-def _s164(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K71.issuperset(x):
-        return False
-    if "namespace" in x and not _s3(x["namespace"]):
-        return False
-    if "labels" in x and not _s42(x["labels"]):
-        return False
-    if "annotations" in x and not _s42(x["annotations"]):
+    if "security" in x and not _s163(x["security"]):
         return False
     return True
 
@@ -2025,11 +2020,13 @@ def _s164(x: Any) -> bool:
 def _s165(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K70.issuperset(x):
+    if not _K72.issuperset(x):
         return False
-    if "metadata" in x and not _s164(x["metadata"]):
+    if "namespace" in x and not _s3(x["namespace"]):
         return False
-    if "spec" in x and not _s42(x["spec"]):
+    if "labels" in x and not _s43(x["labels"]):
+        return False
+    if "annotations" in x and not _s43(x["annotations"]):
         return False
     return True
 
@@ -2037,8 +2034,20 @@ def _s165(x: Any) -> bool:
 def _s166(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
+    if not _K71.issuperset(x):
+        return False
+    if "metadata" in x and not _s165(x["metadata"]):
+        return False
+    if "spec" in x and not _s43(x["spec"]):
+        return False
+    return True
+
+
+def _s167(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
     for key, value in x.items():
-        if key not in _K4 and not _s165(value):
+        if key not in _K4 and not _s166(value):
             return False
     for key in x:
         if not _s3(key):
@@ -2046,15 +2055,15 @@ def _s166(x: Any) -> bool:
     return True
 
 
-def _s167(x: Any) -> bool:
+def _s168(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not (isinstance(x, str) and x in _K73):
+    if not (isinstance(x, str) and x in _K74):
         return False
     return True
 
 
-def _s168(x: Any) -> bool:
+def _s169(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
@@ -2062,32 +2071,32 @@ def _s168(x: Any) -> bool:
     return True
 
 
-def _s169(x: Any) -> bool:
+def _s170(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "rule" not in x:
         return False
-    if not _K72.issuperset(x):
+    if not _K73.issuperset(x):
         return False
-    if "rule" in x and not _s167(x["rule"]):
+    if "rule" in x and not _s168(x["rule"]):
         return False
-    if "path" in x and not _s168(x["path"]):
+    if "path" in x and not _s169(x["path"]):
         return False
     if "reason" in x and not _s7(x["reason"]):
         return False
     return True
 
 
-def _s170(x: Any) -> bool:
+def _s171(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s169(item):
+        if not _s170(item):
             return False
     return True
 
 
-def _s171(x: Any) -> bool:
+def _s172(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "apiVersion" not in x or "kind" not in x or "metadata" not in x or "spec" not in x:
@@ -2100,15 +2109,15 @@ def _s171(x: Any) -> bool:
         return False
     if "metadata" in x and not _s9(x["metadata"]):
         return False
-    if "spec" in x and not _s163(x["spec"]):
+    if "spec" in x and not _s164(x["spec"]):
         return False
-    if "overlays" in x and not _s166(x["overlays"]):
+    if "overlays" in x and not _s167(x["overlays"]):
         return False
-    if "ignore" in x and not _s170(x["ignore"]):
+    if "ignore" in x and not _s171(x["ignore"]):
         return False
     return True
 
 
 def is_valid(x: Any) -> bool:
     """Whether jsonschema finds no error."""
-    return _s171(x)
+    return _s172(x)

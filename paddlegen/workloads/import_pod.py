@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from paddlegen.spec.model import DEFAULT_REQUESTS, GPU_RESOURCE, recommended_labels
+from paddlegen.spec.model import ACCELERATORS, DEFAULT_REQUESTS, recommended_labels
 from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME, TRAINING_CONTAINER
 from paddlegen.workloads.import_defaults import DEFAULT_GRACE, JOB_LABELS
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, strip_meta, take
@@ -36,6 +36,7 @@ class Pod:
     restart_policy: str | None = None
     security: dict[str, Any] = field(default_factory=dict)
     queue: str | None = None  # the queue Volcano's group for a batch Job takes
+    accelerator: str | None = None  # what its gpus count (spec.accelerator)
 
 
 def pod(
@@ -71,7 +72,8 @@ def pod(
         for key in ("image", "imagePullPolicy", "command", "args", "workingDir", "env", "envFrom")
         if key in container
     }
-    role.update(_resources(container))
+    resources, accelerator = _resources(container)
+    role.update(resources)
     role.update(
         {key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity") if key in spec}
     )
@@ -100,6 +102,7 @@ def pod(
         take(spec, "restartPolicy"),
         security,
         queue,
+        accelerator,
     )
 
 
@@ -308,17 +311,21 @@ def _describe(container: dict[str, Any]) -> str:
     return f"'{container.get('name')}' ({container.get('image')})"
 
 
-def _resources(container: dict[str, Any]) -> dict[str, Any]:
+def _resources(container: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The role's resources and gpus, and the accelerator gpus count (the first known one
+    the limits name; None: none)."""
     resources = container.pop("resources", {})
-    gpus = take(resources, "limits", GPU_RESOURCE)
-    if gpus is not None and resources.get("requests", {}).get(GPU_RESOURCE) == gpus:
-        take(resources, "requests", GPU_RESOURCE)  # Kubernetes copies the limit anyway
+    limits = resources.get("limits", {})
+    accelerator = next((name for name in ACCELERATORS if name in limits), None)
+    gpus = None if accelerator is None else take(resources, "limits", accelerator)
+    if accelerator and resources.get("requests", {}).get(accelerator) == gpus:
+        take(resources, "requests", accelerator)  # Kubernetes copies the limit anyway
     if resources == {"requests": DEFAULT_REQUESTS}:
         resources = {}  # what paddlegen renders when the spec sets none
     out: dict[str, Any] = {"resources": resources} if resources else {}
     if gpus is not None:  # a whole number to the API; else the spec's validation says so
         out["gpus"] = int(gpus) if str(gpus).isdigit() else gpus
-    return out
+    return out, accelerator
 
 
 def _security(container: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from paddlegen.spec.model import (
     CHECKPOINT_DIR_ENV,
     CHECKPOINT_GRACE,
+    GPU_RESOURCE,
     RESTART_ATTEMPT_ENV,
     ROLE_FIELDS,
 )
@@ -105,6 +106,16 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
             spec.setdefault("run", {})["restartPolicy"] = given[0]
         else:
             spec[key] = given[0]
+    accelerators = list(dict.fromkeys(p.accelerator for p in pods if p.accelerator))
+    if len(accelerators) > 1:
+        ctx.note(
+            LOSSY,
+            where,
+            f"the roles' devices differ ({', '.join(accelerators)}); gpus counts "
+            f"{accelerators[0]} in every role",
+        )
+    if accelerators and accelerators[0] != GPU_RESOURCE:
+        spec["accelerator"] = accelerators[0]
     if any(p.volcano for p in pods):
         queue = next((p.queue for p in pods if p.queue), None)
         spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}

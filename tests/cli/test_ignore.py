@@ -222,6 +222,9 @@ TRIGGERS = {
     "checkpoint-volume": "spec:\n  workload: paddlejob\n  image: x:1\n"
     + LIMITS
     + "  volumes: [{name: a, mountPath: /a, emptyDir: {}}]\n  checkpoint: {volume: a}\n",
+    "launcher-devices": "spec:\n  workload: collective-job\n  image: x:1\n"
+    + LIMITS
+    + "  args: [--devices, '0', t.py]\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

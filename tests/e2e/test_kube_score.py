@@ -36,9 +36,13 @@ EXPECTED = {
     ("[CRITICAL] paddle-job-worker/yanxu v1/Pod", "(paddle) Image with latest tag"),
     # collective-job's headless Service selects the label the Job controller puts on every pod
     # of the Job (batch.kubernetes.io/job-name), which no pod template in the stream carries.
-    (
-        "[CRITICAL] resnet-collective/paddlecloud v1/Service",
-        "The services selector does not match any pods",
+    *(
+        (f"[CRITICAL] {job} v1/Service", "The services selector does not match any pods")
+        for job in (
+            "resnet-collective/paddlecloud",
+            "resnet-8gpu/ml-training",
+            "ernie-ascend/ml-training",
+        )
     ),
 }
 

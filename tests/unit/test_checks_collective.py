@@ -110,7 +110,8 @@ def test_the_launchers_flags_that_the_env_overrides_are_warned_about():
 
 
 def test_flags_of_the_default_launcher_are_the_args_before_the_script():
-    assert rules(COLLECTIVE + "  args: [--job_id, x, --devices, '0,1', t.py]\n") == [
+    two_gpus = COLLECTIVE + "  gpus: 2\n  shm: 8Gi\n"
+    assert rules(two_gpus + "  args: [--job_id, x, --devices, '0,1', t.py]\n") == [
         "collective-args"
     ]
     assert rules(COLLECTIVE + "  args: [t.py, --job_id, x]\n") == []

@@ -81,6 +81,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.envFrom": [{"configMapRef": {"name": "other"}}],
     "spec.resources": {"requests": {"cpu": "3"}},
     "spec.gpus": 2,
+    "spec.accelerator": "huawei.com/Ascend910",
     "spec.nodeSelector": {"disk": "ssd"},
     "spec.shm": "3Gi",
     **{f"spec.{key}": value for key, value in POD_SETTINGS.items()},
@@ -160,6 +161,7 @@ def _value(manifests: list[dict[str, Any]], place: str, name: str) -> Any:
         place.replace("<role>", "worker")
         .replace("<Role>", "Worker")
         .replace("<name>", name)
+        .replace("<accelerator>", "nvidia.com/gpu")
         .split(" ", 1)
     )
     data_job = kind == "DataJob"
@@ -201,6 +203,8 @@ def test_every_listed_output_changes_with_its_field(field, workload):
     if field == "spec.paddlejob.elastic":  # elastic mode has no PS mode (paddlejob-elastic)
         for key in ("ps", "heter", "paddlejob"):
             base["spec"].pop(key, None)
+    if field == "spec.accelerator":  # it names what gpus counts
+        base["spec"]["gpus"] = 1
     if field.startswith("spec.scheduling.kueue."):  # a priority class goes with a queue
         base["spec"].setdefault("scheduling", {})["kueue"] = {"queue": "team-a"}
     changed = copy.deepcopy(base)

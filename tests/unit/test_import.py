@@ -980,3 +980,20 @@ def test_a_field_left_over_is_named_at_its_line_and_one_the_import_moved_by_file
     (propagation,) = [key for key in placed if key.endswith("mountPropagation")]
     assert placed[propagation] == (0, 0)
     assert all(n.file == "in.yaml" for n in result.notes)
+
+
+def batch_job(limits: str) -> str:
+    return (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: npu}\nspec:\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers:\n      - name: paddle\n"
+        f"        image: r/a:v1\n        resources: {{limits: {limits}}}\n"
+    )
+
+
+def test_a_known_accelerators_limit_becomes_gpus_and_the_accelerator():
+    result = imported(batch_job("{memory: 8Gi, huawei.com/Ascend910: 8}"))
+    spec = result.spec["spec"]
+    assert (spec["gpus"], spec["accelerator"]) == (8, "huawei.com/Ascend910")
+    assert spec["resources"] == {"limits": {"memory": "8Gi"}}
+    nvidia = imported(batch_job("{nvidia.com/gpu: 2}")).spec["spec"]
+    assert nvidia["gpus"] == 2 and "accelerator" not in nvidia  # the default

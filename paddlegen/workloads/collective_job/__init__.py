@@ -294,7 +294,7 @@ WORKLOAD = Workload(
     init_comments={
         "spec.command": COMMAND_COMMENT,
         "spec.args": "the training script and its flags: the launcher runs it on every pod",
-        "spec.worker": "one pod per node: ranks 0..replicas-1, PADDLE_NNODES",
+        "spec.worker": "one pod per node: PADDLE_NNODES; one rank per GPU in each",
     },
     derived_objects="paddlegen.workloads.collective_job.importer:derived",
     group_restarts="a JobSet",

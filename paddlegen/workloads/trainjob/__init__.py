@@ -186,7 +186,8 @@ WORKLOAD = Workload(
         "spec.args": [_trainer("args")],
         "spec.env": [_trainer("env")],
         "spec.resources": [_trainer("resourcesPerNode")],
-        "spec.gpus": [_trainer("resourcesPerNode.limits[nvidia.com/gpu]")],
+        "spec.gpus": [_trainer("resourcesPerNode.limits[<accelerator>]")],
+        "spec.accelerator": [_trainer("resourcesPerNode.limits")],
         "spec.volumes.mountPath": [
             f"{{tmpl}}.spec.containers[{NODE}].volumeMounts[<name>].mountPath"
         ],

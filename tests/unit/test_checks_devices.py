@@ -1,0 +1,142 @@
+"""Rule launcher-devices: what a pod pins against the devices it has (one rank per device)."""
+
+from __future__ import annotations
+
+import pytest
+
+from paddlegen import load
+from paddlegen.spec.loader import parse_spec
+from paddlegen.spec.model import ACCELERATORS, build_job
+from paddlegen.spec.schema import spec_schema
+from tests.conftest import ROOT
+from tests.unit.test_checks_distributed import HEADER, findings
+
+SPEC = "spec:\n  workload: {workload}\n  image: img:1\n  shm: 8Gi\n"
+
+
+def devices(body: str, workload: str = "collective-job") -> list[str]:
+    """The rule's findings for ``body`` (2 workers unless it says), which starts at line 8."""
+    spec = SPEC.format(workload=workload) + body
+    if "worker:" not in body:
+        spec += "  worker: {replicas: 2}\n"
+    return [f for f in findings(spec) if f.endswith("[launcher-devices]")]
+
+
+def test_a_spec_that_pins_nothing_has_no_finding():
+    assert devices("  gpus: 8\n  args: [train.py]\n") == []
+
+
+def test_a_device_list_as_long_as_the_pods_gpus_is_fine():
+    assert devices("  gpus: 4\n  args: [--devices, '0,1,2,3', train.py]\n") == []
+    assert devices("  gpus: 2\n  env: [{name: CUDA_VISIBLE_DEVICES, value: '0,1'}]\n") == []
+
+
+def test_fewer_devices_than_the_pod_has_leave_the_rest_idle():
+    assert devices("  gpus: 8\n  env: [{name: CUDA_VISIBLE_DEVICES, value: '0,1,2,3'}]\n") == [
+        "spec.yaml:9:45: warning: $.spec.env[0].value: CUDA_VISIBLE_DEVICES=0,1,2,3 leaves 4 "
+        "device(s) of each pod idle: each pod has 8 NVIDIA GPUs, but the launcher starts 4 "
+        "rank(s) in it (2 pods x 4 = 8 ranks, not 16) (remove it, and the launcher starts one "
+        "rank per device; or set gpus: 4) [launcher-devices]"
+    ]
+
+
+def test_more_devices_than_the_pod_has_fail():
+    assert devices("  gpus: 2\n  args: ['--gpus=0,1,2,3', train.py]\n") == [
+        "spec.yaml:9:10: error: $.spec.args[0]: --gpus=0,1,2,3 pins 4 devices, but each pod "
+        "has 2 NVIDIA GPUs and its container sees only those: the launcher or the ranks fail "
+        "(remove it, and the launcher starts one rank per device; or set gpus: 4) "
+        "[launcher-devices]"
+    ]
+
+
+def test_a_pod_without_gpus_has_no_device_to_pin():
+    (found,) = devices("  args: [--devices, '0', train.py]\n")
+    assert ": error: $.spec.args[0]: --devices=0 pins 1 device(s), but each pod has no " in found
+    assert "(set gpus: 1, or remove the pin)" in found
+
+
+def test_the_launchers_device_ids_number_the_pods_own_devices_from_0():
+    """With 4 GPUs the launcher sees labels 0-3 (paddle 3.3.1 context/device.py:171-172) and
+    looks each --devices entry up among them (:82-90)."""
+    (found,) = devices("  gpus: 4\n  args: [--devices, '4,5,6,7', train.py]\n")
+    assert "--devices=4,5,6,7 names device 4, but each pod has 4 NVIDIA GPUs, numbered 0" in found
+    # CUDA_VISIBLE_DEVICES is the device plugin's business: only its length is checked
+    assert devices("  gpus: 4\n  env: [{name: CUDA_VISIBLE_DEVICES, value: '4,5,6,7'}]\n") == []
+
+
+def test_a_number_of_processes_is_checked_against_the_devices():
+    (more,) = devices("  gpus: 4\n  env: [{name: PADDLE_NPROC_PER_NODE, value: '8'}]\n")
+    assert "error: $.spec.env[0].value: PADDLE_NPROC_PER_NODE=8 starts 8 ranks per pod" in more
+    (fewer,) = devices("  gpus: 4\n  args: [--nproc_per_node, '1', train.py]\n")
+    assert "warning: $.spec.args[0]: --nproc_per_node=1 leaves 3 device(s)" in fewer
+    # several processes on a CPU pod: gloo, no devices to compare
+    assert devices("  args: [--nproc_per_node, '4', train.py]\n") == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "[sh, -c, 'CUDA_VISIBLE_DEVICES=0 python3 -m paddle.distributed.launch t.py']",
+        "[bash, -c, 'export CUDA_VISIBLE_DEVICES=0; exec fleetrun t.py']",
+        "[python3, -m, paddle.distributed.launch, --xpus, '0']",
+        "[sh, -c, 'python3 -m paddle.distributed.launch --log_dir /l --npus 0 t.py']",
+    ],
+)
+def test_a_pin_in_the_command_or_a_shell_script_counts(command):
+    (found,) = devices(f"  gpus: 2\n  command: {command}\n  args: [t.py]\n")
+    assert ": warning: $.spec.command[" in found
+
+
+def test_flags_after_the_script_are_the_scripts():
+    assert devices("  gpus: 8\n  args: [train.py, --devices, '0']\n") == []
+    assert devices("  gpus: 8\n  command: [python3, train.py, --gpus, '0']\n") == []
+
+
+def test_values_paddlegen_cannot_read_are_left_alone():
+    assert devices("  gpus: 8\n  env: [{name: CUDA_VISIBLE_DEVICES, value: all}]\n") == []
+    assert devices("  gpus: 8\n  command: [sh, -c, 'python3 -m paddle.distributed.launch "
+                   "--devices $DEVS t.py']\n") == []  # fmt: skip
+
+
+def test_each_role_is_checked_with_its_own_devices():
+    body = (
+        "  env: [{name: CUDA_VISIBLE_DEVICES, value: '0,1'}]\n"
+        "  ps: {replicas: 1}\n  worker: {replicas: 2, gpus: 2}\n"
+    )
+    (found,) = devices(body, workload="paddlejob")
+    assert "but each ps pod has no NVIDIA GPU (gpus)" in found
+
+
+def test_an_accelerators_limit_counts_its_devices():
+    assert (
+        devices(
+            "  accelerator: huawei.com/Ascend910\n  gpus: 8\n"
+            "  env: [{name: ASCEND_RT_VISIBLE_DEVICES, value: '0,1,2,3,4,5,6,7'}]\n"
+        )
+        == []
+    )
+    (found,) = devices(
+        "  resources: {limits: {huawei.com/Ascend910: 4}}\n"
+        "  env: [{name: NPU_VISIBLE_DEVICES, value: '0,1'}]\n"
+    )
+    assert "each pod has 4 Ascend NPUs" in found
+    # a device paddlegen does not know: nothing to compare with
+    assert devices("  resources: {limits: {amd.com/gpu: 1}}\n  args: [--gpus, '0,1', t.py]\n") == []
+
+
+def test_gpus_write_the_accelerators_limit():
+    doc = parse_spec(
+        HEADER + "spec:\n  image: i:1\n  gpus: 8\n  accelerator: kunlunxin.com/xpu\n", "s.yaml"
+    )
+    limits = build_job(doc.data).roles["worker"].resources["limits"]
+    assert limits == {"kunlunxin.com/xpu": "8"}
+
+
+def test_the_schema_allows_exactly_the_known_accelerators():
+    allowed = spec_schema()["$defs"]["spec"]["properties"]["accelerator"]["enum"]
+    assert allowed == list(ACCELERATORS)
+
+
+def test_pins_that_match_the_devices_pass():
+    path = ROOT / "tests" / "data" / "specs" / "valid" / "launcher-devices.yaml"
+    assert load.validate_document(parse_spec(path.read_text(encoding="utf-8"), "v.yaml")) == []
