@@ -10,7 +10,18 @@ from __future__ import annotations
 from importlib import import_module
 
 from paddlegen.errors import Diagnostic
-from paddlegen.rules import env, images, names, pods, resources, scheduling, volumes, workload
+from paddlegen.rules import (
+    env,
+    images,
+    names,
+    network,
+    pod_security,
+    pods,
+    resources,
+    scheduling,
+    volumes,
+    workload,
+)
 from paddlegen.spec.loader import Document
 from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.spec.rule import Context, Rule, WorkloadRules
@@ -94,6 +105,9 @@ REGISTRY: tuple[Rule, ...] = (
     workload.GROUP_RESTARTS,
     volumes.CHECKPOINT_VOLUME,
     paddlejob.PS_END,
+    network.NETWORKS,
+    network.NCCL,
+    pod_security.POD_SECURITY,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

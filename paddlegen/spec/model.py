@@ -318,6 +318,53 @@ class Security:
     runAsGroup: int | None = None
     fsGroup: int | None = None
     readOnlyRootFilesystem: bool | None = None
+    capabilities: dict[str, list[str]] = field(default_factory=dict)  # {"add": [...]}
+    podSecurity: str | None = None  # the namespace's enforced level; only rules read it
+
+
+# The pod annotation Multus reads a pod's extra networks from, in its comma-separated form
+# `[namespace/]name[@interface]` (k8snetworkplumbingwg/multus-cni v4.3.0
+# pkg/k8sclient/k8sclient.go:175-263, parsePodNetworkAnnotation).
+MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks"
+
+
+# spec.nccl's fields and the variable each sets (the one that changes with it, for explain)
+NCCL_ENV = {
+    "transport": "NCCL_NET",
+    "hca": "NCCL_IB_HCA",
+    "gidIndex": "NCCL_IB_GID_INDEX",
+    "socketIfname": "NCCL_SOCKET_IFNAME",
+}
+
+
+@dataclass(frozen=True)
+class Nccl:
+    """spec.nccl: NCCL's network settings, written as env of every training container."""
+
+    transport: str | None = None
+    hca: list[str] = field(default_factory=list)
+    gidIndex: int | None = None
+    socketIfname: list[str] = field(default_factory=list)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The NCCL variables, by name (NVIDIA NCCL v2.30.7-1: NCCL_NET src/init.cc:2117 and
+        src/plugin/net.cc:321-348, where a named network that does not start fails the job;
+        NCCL_IB_DISABLE src/transport/net_ib/init.cc:27; NCCL_IB_HCA init.cc:317-324, a
+        leading '=' matching names exactly; NCCL_IB_GID_INDEX net_ib/connect.cc:12;
+        NCCL_SOCKET_IFNAME src/misc/socket.cc:196)."""
+        out: dict[str, str] = {}
+        if self.transport:
+            tcp = self.transport == "tcp"
+            out["NCCL_IB_DISABLE"] = "1" if tcp else "0"
+            out["NCCL_NET"] = "Socket" if tcp else "IB"
+        if self.gidIndex is not None:
+            out["NCCL_IB_GID_INDEX"] = str(self.gidIndex)
+        if self.hca:
+            out["NCCL_IB_HCA"] = "=" + ",".join(self.hca)
+        if self.socketIfname:
+            out["NCCL_SOCKET_IFNAME"] = "=" + ",".join(self.socketIfname)
+        return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True)
@@ -341,6 +388,8 @@ class Job:
     collective: CollectiveSettings = field(default_factory=CollectiveSettings)
     trainjob: TrainJobSettings = field(default_factory=TrainJobSettings)
     checkpoint: Checkpoint | None = None
+    networks: list[str] = field(default_factory=list)  # spec.networks, as given
+    nccl: Nccl = field(default_factory=Nccl)
 
     @property
     def total_replicas(self) -> int:
@@ -409,6 +458,21 @@ class Job:
         return out
 
     @property
+    def training_security_context(self) -> dict[str, Any]:
+        """The training container's: every container's, and the capabilities the spec adds
+        (spec.security.capabilities), after the restricted profile's drop: [ALL]."""
+        out = self.container_security_context
+        added = self.security.capabilities.get("add")
+        if added:
+            out = {**out, "capabilities": {**out.get("capabilities", {}), "add": list(added)}}
+        return out
+
+    @property
+    def training_pod_annotations(self) -> dict[str, str]:
+        """What a training pod carries besides the spec's annotations: its Multus networks."""
+        return {MULTUS_NETWORKS: ",".join(self.networks)} if self.networks else {}
+
+    @property
     def pod_security_context(self) -> dict[str, Any]:
         fs_group = self.security.fsGroup
         return {} if fs_group is None else {"fsGroup": fs_group}
@@ -469,6 +533,8 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         collective=CollectiveSettings(**spec.get("collective", {})),
         trainjob=TrainJobSettings(**spec.get("trainjob", {})),
         checkpoint=_checkpoint(spec.get("checkpoint"), name, volumes),
+        networks=list(spec.get("networks", [])),
+        nccl=Nccl(**spec.get("nccl", {})),
     )
 
 

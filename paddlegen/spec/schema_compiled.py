@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "6fb84f86849c571f0583645340cf387e7eaf607e0655c3ef3275b96b7be019d1"
+SCHEMA_SHA256 = "8a4d0e91ca3d577d9c35d677b8294615c234a5c22b0838b55fc4c321516e0a73"
 
 
 def _is_integer(x: Any) -> bool:
@@ -32,7 +32,7 @@ _K1 = frozenset({"paddlegen/v1"})
 _K2 = frozenset({"TrainingJob"})
 _K3 = frozenset({"annotations", "labels", "name", "namespace"})
 _K4 = frozenset[str]()
-_K5 = frozenset({"affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
+_K5 = frozenset({"affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nccl", "networks", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
 _K6 = frozenset({"collective-job", "distributed-job", "job", "kubeflow-paddlejob", "paddlejob", "trainjob"})
 _K7 = frozenset({"Always", "IfNotPresent", "Never"})
 _K8 = frozenset({"name", "value", "valueFrom"})
@@ -64,43 +64,48 @@ _K33 = frozenset({"path", "port", "scheme"})
 _K34 = frozenset({"HTTP", "HTTPS"})
 _K35 = frozenset({"port"})
 _K36 = frozenset({"port", "service"})
-_K37 = frozenset({"affinity", "args", "command", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
-_K38 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
-_K39 = frozenset({"path", "server"})
-_K40 = frozenset({"fileSystemId", "nfs", "path", "region"})
-_K41 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
-_K42 = frozenset({"path", "type"})
-_K43 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
-_K44 = frozenset({"name"})
-_K45 = frozenset({"storageClassName"})
-_K46 = frozenset({"medium", "sizeLimit"})
-_K47 = frozenset({"", "Memory"})
-_K48 = frozenset({"defaultMode", "items", "name", "optional"})
-_K49 = frozenset({"key", "mode", "path"})
-_K50 = frozenset({"defaultMode", "items", "optional", "secretName"})
-_K51 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
-_K52 = frozenset({"Delete", "Recycle", "Retain"})
-_K53 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
-_K54 = frozenset({"default", "volcano"})
-_K55 = frozenset({"priorityClass", "queue"})
-_K56 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
-_K57 = frozenset({"Never", "OnFailure"})
-_K58 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
-_K59 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
-_K60 = frozenset({"Host", "PodIP", "Service"})
-_K61 = frozenset({"cleanPodPolicy", "port"})
-_K62 = frozenset({"All", "None", "Running"})
-_K63 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
-_K64 = frozenset({"runtime"})
-_K65 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
-_K66 = frozenset({"path", "volume"})
-_K67 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
-_K68 = frozenset({"dest", "src"})
-_K69 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
-_K70 = frozenset({"metadata", "spec"})
-_K71 = frozenset({"annotations", "labels", "namespace"})
-_K72 = frozenset({"path", "reason", "rule"})
-_K73 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K37 = frozenset({"gidIndex", "hca", "socketIfname", "transport"})
+_K38 = frozenset({"ib", "roce", "tcp"})
+_K39 = frozenset({"affinity", "args", "command", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
+_K40 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
+_K41 = frozenset({"path", "server"})
+_K42 = frozenset({"fileSystemId", "nfs", "path", "region"})
+_K43 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
+_K44 = frozenset({"path", "type"})
+_K45 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
+_K46 = frozenset({"name"})
+_K47 = frozenset({"storageClassName"})
+_K48 = frozenset({"medium", "sizeLimit"})
+_K49 = frozenset({"", "Memory"})
+_K50 = frozenset({"defaultMode", "items", "name", "optional"})
+_K51 = frozenset({"key", "mode", "path"})
+_K52 = frozenset({"defaultMode", "items", "optional", "secretName"})
+_K53 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
+_K54 = frozenset({"Delete", "Recycle", "Retain"})
+_K55 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
+_K56 = frozenset({"default", "volcano"})
+_K57 = frozenset({"priorityClass", "queue"})
+_K58 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
+_K59 = frozenset({"Never", "OnFailure"})
+_K60 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
+_K61 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
+_K62 = frozenset({"Host", "PodIP", "Service"})
+_K63 = frozenset({"cleanPodPolicy", "port"})
+_K64 = frozenset({"All", "None", "Running"})
+_K65 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
+_K66 = frozenset({"runtime"})
+_K67 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
+_K68 = frozenset({"path", "volume"})
+_K69 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
+_K70 = frozenset({"dest", "src"})
+_K71 = frozenset({"capabilities", "fsGroup", "podSecurity", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
+_K72 = frozenset({"add"})
+_K73 = frozenset({"AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM"})
+_K74 = frozenset({"baseline", "privileged", "restricted"})
+_K75 = frozenset({"metadata", "spec"})
+_K76 = frozenset({"annotations", "labels", "namespace"})
+_K77 = frozenset({"path", "reason", "rule"})
+_K78 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -1039,6 +1044,99 @@ def _s88(x: Any) -> bool:
 
 
 def _s89(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:@[A-Za-z0-9_.-]{1,15})?$", x):
+        return False
+    return True
+
+
+def _s90(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s89(item):
+            return False
+    return True
+
+
+def _s91(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K38):
+        return False
+    return True
+
+
+def _s92(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?$", x):
+        return False
+    return True
+
+
+def _s93(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s92(item):
+            return False
+    return True
+
+
+def _s94(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 0:
+        return False
+    return True
+
+
+def _s95(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^[A-Za-z0-9_.-]{1,15}$", x):
+        return False
+    return True
+
+
+def _s96(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s95(item):
+            return False
+    return True
+
+
+def _s97(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K37.issuperset(x):
+        return False
+    if "transport" in x and not _s91(x["transport"]):
+        return False
+    if "hca" in x and not _s93(x["hca"]):
+        return False
+    if "gidIndex" in x and not _s94(x["gidIndex"]):
+        return False
+    if "socketIfname" in x and not _s96(x["socketIfname"]):
+        return False
+    return True
+
+
+def _s98(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1048,12 +1146,12 @@ def _s89(x: Any) -> bool:
     return True
 
 
-def _s90(x: Any) -> bool:
+def _s99(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K37.issuperset(x):
+    if not _K39.issuperset(x):
         return False
-    if "replicas" in x and not _s89(x["replicas"]):
+    if "replicas" in x and not _s98(x["replicas"]):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1102,12 +1200,12 @@ def _s90(x: Any) -> bool:
     return True
 
 
-def _s91(x: Any) -> bool:
+def _s100(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "server" not in x or "path" not in x:
         return False
-    if not _K39.issuperset(x):
+    if not _K41.issuperset(x):
         return False
     if "server" in x and not _s11(x["server"]):
         return False
@@ -1116,7 +1214,7 @@ def _s91(x: Any) -> bool:
     return True
 
 
-def _s92(x: Any) -> bool:
+def _s101(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^fs-[0-9a-f]+$", x):
@@ -1124,7 +1222,7 @@ def _s92(x: Any) -> bool:
     return True
 
 
-def _s93(x: Any) -> bool:
+def _s102(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z]{2}(-[a-z]+)+-[0-9]+$", x):
@@ -1132,68 +1230,68 @@ def _s93(x: Any) -> bool:
     return True
 
 
-def _s94(x: Any) -> bool:
+def _s103(x: Any) -> bool:
     if not (x is True):
         return False
     return True
 
 
-def _s95(x: Any) -> bool:
+def _s104(x: Any) -> bool:
     if isinstance(x, dict):
         if "nfs" not in x:
             return False
-        if "nfs" in x and not _s94(x["nfs"]):
+        if "nfs" in x and not _s103(x["nfs"]):
             return False
     return True
 
 
-def _s96(x: Any) -> bool:
+def _s105(x: Any) -> bool:
     if isinstance(x, dict):
         if "region" not in x:
             return False
     return True
 
 
-def _s97(x: Any) -> bool:
+def _s106(x: Any) -> bool:
     return True
 
 
-def _s98(x: Any) -> bool:
-    if _s97(x):
+def _s107(x: Any) -> bool:
+    if _s106(x):
         return False
     return True
 
 
-def _s99(x: Any) -> bool:
-    if _s96(x) and not _s98(x):
+def _s108(x: Any) -> bool:
+    if _s105(x) and not _s107(x):
         return False
     return True
 
 
-def _s100(x: Any) -> bool:
+def _s109(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "fileSystemId" not in x:
         return False
-    if not _K40.issuperset(x):
+    if not _K42.issuperset(x):
         return False
-    if "fileSystemId" in x and not _s92(x["fileSystemId"]):
+    if "fileSystemId" in x and not _s101(x["fileSystemId"]):
         return False
-    if "region" in x and not _s93(x["region"]):
+    if "region" in x and not _s102(x["region"]):
         return False
     if "path" in x and not _s14(x["path"]):
         return False
     if "nfs" in x and not _s17(x["nfs"]):
         return False
-    if _s95(x):
-        if not _s96(x):
+    if _s104(x):
+        if not _s105(x):
             return False
-    elif not _s99(x):
+    elif not _s108(x):
         return False
     return True
 
 
-def _s101(x: Any) -> bool:
+def _s110(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:/\\[\\]]+):[0-9]{1,5}$", x):
@@ -1201,95 +1299,95 @@ def _s101(x: Any) -> bool:
     return True
 
 
-def _s102(x: Any) -> bool:
+def _s111(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
         return False
     for item in x:
-        if not _s101(item):
+        if not _s110(item):
             return False
     return True
 
 
-def _s103(x: Any) -> bool:
+def _s112(x: Any) -> bool:
     if isinstance(x, dict):
         if "inTree" not in x:
             return False
-        if "inTree" in x and not _s94(x["inTree"]):
+        if "inTree" in x and not _s103(x["inTree"]):
             return False
     return True
 
 
-def _s104(x: Any) -> bool:
+def _s113(x: Any) -> bool:
     if isinstance(x, dict):
         if "clusterID" not in x:
             return False
     return True
 
 
-def _s105(x: Any) -> bool:
+def _s114(x: Any) -> bool:
     if isinstance(x, dict):
         if "fsName" not in x:
             return False
     return True
 
 
-def _s106(x: Any) -> bool:
-    if not (_s104(x) or _s105(x)):
+def _s115(x: Any) -> bool:
+    if not (_s113(x) or _s114(x)):
         return False
     return True
 
 
-def _s107(x: Any) -> bool:
+def _s116(x: Any) -> bool:
     if isinstance(x, dict):
         if "monitors" not in x:
             return False
-    if _s106(x):
+    if _s115(x):
         return False
     return True
 
 
-def _s108(x: Any) -> bool:
+def _s117(x: Any) -> bool:
     if isinstance(x, dict):
         if "monitors" not in x:
             return False
     return True
 
 
-def _s109(x: Any) -> bool:
+def _s118(x: Any) -> bool:
     if isinstance(x, dict):
         if "user" not in x:
             return False
     return True
 
 
-def _s110(x: Any) -> bool:
-    if not (_s108(x) or _s109(x)):
+def _s119(x: Any) -> bool:
+    if not (_s117(x) or _s118(x)):
         return False
     return True
 
 
-def _s111(x: Any) -> bool:
+def _s120(x: Any) -> bool:
     if isinstance(x, dict):
         if "clusterID" not in x or "fsName" not in x or "secretName" not in x:
             return False
     return True
 
 
-def _s112(x: Any) -> bool:
-    if _s110(x):
-        if not _s98(x):
+def _s121(x: Any) -> bool:
+    if _s119(x):
+        if not _s107(x):
             return False
-    elif not _s111(x):
+    elif not _s120(x):
         return False
     return True
 
 
-def _s113(x: Any) -> bool:
+def _s122(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K41.issuperset(x):
+    if not _K43.issuperset(x):
         return False
     if "clusterID" in x and not _s11(x["clusterID"]):
         return False
@@ -1303,79 +1401,79 @@ def _s113(x: Any) -> bool:
         return False
     if "inTree" in x and not _s17(x["inTree"]):
         return False
-    if "monitors" in x and not _s102(x["monitors"]):
+    if "monitors" in x and not _s111(x["monitors"]):
         return False
     if "user" in x and not _s11(x["user"]):
         return False
-    if _s103(x):
-        if not _s107(x):
+    if _s112(x):
+        if not _s116(x):
             return False
-    elif not _s112(x):
+    elif not _s121(x):
         return False
     return True
 
 
-def _s114(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K43):
+def _s123(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K45):
         return False
     return True
 
 
-def _s115(x: Any) -> bool:
+def _s124(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "path" not in x:
         return False
-    if not _K42.issuperset(x):
+    if not _K44.issuperset(x):
         return False
     if "path" in x and not _s14(x["path"]):
         return False
-    if "type" in x and not _s114(x["type"]):
+    if "type" in x and not _s123(x["type"]):
         return False
     return True
 
 
-def _s116(x: Any) -> bool:
+def _s125(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x:
         return False
-    if not _K44.issuperset(x):
+    if not _K46.issuperset(x):
         return False
     if "name" in x and not _s16(x["name"]):
         return False
     return True
 
 
-def _s117(x: Any) -> bool:
+def _s126(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K45.issuperset(x):
+    if not _K47.issuperset(x):
         return False
     if "storageClassName" in x and not _s16(x["storageClassName"]):
         return False
     return True
 
 
-def _s118(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K47):
+def _s127(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K49):
         return False
     return True
 
 
-def _s119(x: Any) -> bool:
+def _s128(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K46.issuperset(x):
+    if not _K48.issuperset(x):
         return False
-    if "medium" in x and not _s118(x["medium"]):
+    if "medium" in x and not _s127(x["medium"]):
         return False
     if "sizeLimit" in x and not _s20(x["sizeLimit"]):
         return False
     return True
 
 
-def _s120(x: Any) -> bool:
+def _s129(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!\\.\\.)(?!\\.$)[-._a-zA-Z0-9]+$", x):
@@ -1385,7 +1483,7 @@ def _s120(x: Any) -> bool:
     return True
 
 
-def _s121(x: Any) -> bool:
+def _s130(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!\\.\\.(/|$))(?!.*/\\.\\.(/|$)).*$", x):
@@ -1395,7 +1493,7 @@ def _s121(x: Any) -> bool:
     return True
 
 
-def _s122(x: Any) -> bool:
+def _s131(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1405,74 +1503,74 @@ def _s122(x: Any) -> bool:
     return True
 
 
-def _s123(x: Any) -> bool:
+def _s132(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "key" not in x or "path" not in x:
         return False
-    if not _K49.issuperset(x):
+    if not _K51.issuperset(x):
         return False
-    if "key" in x and not _s120(x["key"]):
+    if "key" in x and not _s129(x["key"]):
         return False
-    if "path" in x and not _s121(x["path"]):
+    if "path" in x and not _s130(x["path"]):
         return False
-    if "mode" in x and not _s122(x["mode"]):
+    if "mode" in x and not _s131(x["mode"]):
         return False
     return True
 
 
-def _s124(x: Any) -> bool:
+def _s133(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s123(item):
+        if not _s132(item):
             return False
     return True
 
 
-def _s125(x: Any) -> bool:
+def _s134(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x:
         return False
-    if not _K48.issuperset(x):
+    if not _K50.issuperset(x):
         return False
     if "name" in x and not _s16(x["name"]):
         return False
-    if "items" in x and not _s124(x["items"]):
+    if "items" in x and not _s133(x["items"]):
         return False
-    if "defaultMode" in x and not _s122(x["defaultMode"]):
+    if "defaultMode" in x and not _s131(x["defaultMode"]):
         return False
     if "optional" in x and not _s17(x["optional"]):
         return False
     return True
 
 
-def _s126(x: Any) -> bool:
+def _s135(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "secretName" not in x:
         return False
-    if not _K50.issuperset(x):
+    if not _K52.issuperset(x):
         return False
     if "secretName" in x and not _s16(x["secretName"]):
         return False
-    if "items" in x and not _s124(x["items"]):
+    if "items" in x and not _s133(x["items"]):
         return False
-    if "defaultMode" in x and not _s122(x["defaultMode"]):
+    if "defaultMode" in x and not _s131(x["defaultMode"]):
         return False
     if "optional" in x and not _s17(x["optional"]):
         return False
     return True
 
 
-def _s127(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K51):
+def _s136(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K53):
         return False
     return True
 
 
-def _s128(x: Any) -> bool:
+def _s137(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
@@ -1480,12 +1578,12 @@ def _s128(x: Any) -> bool:
     if not _unique(x):
         return False
     for item in x:
-        if not _s127(item):
+        if not _s136(item):
             return False
     return True
 
 
-def _s129(x: Any) -> bool:
+def _s138(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$", x):
@@ -1495,18 +1593,18 @@ def _s129(x: Any) -> bool:
     return True
 
 
-def _s130(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K52):
+def _s139(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K54):
         return False
     return True
 
 
-def _s131(x: Any) -> bool:
+def _s140(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x or "mountPath" not in x:
         return False
-    if not _K38.issuperset(x):
+    if not _K40.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -1514,53 +1612,53 @@ def _s131(x: Any) -> bool:
         return False
     if "readOnly" in x and not _s17(x["readOnly"]):
         return False
-    if "nfs" in x and not _s91(x["nfs"]):
+    if "nfs" in x and not _s100(x["nfs"]):
         return False
-    if "efs" in x and not _s100(x["efs"]):
+    if "efs" in x and not _s109(x["efs"]):
         return False
-    if "cephfs" in x and not _s113(x["cephfs"]):
+    if "cephfs" in x and not _s122(x["cephfs"]):
         return False
-    if "hostPath" in x and not _s115(x["hostPath"]):
+    if "hostPath" in x and not _s124(x["hostPath"]):
         return False
-    if "claim" in x and not _s116(x["claim"]):
+    if "claim" in x and not _s125(x["claim"]):
         return False
-    if "dynamic" in x and not _s117(x["dynamic"]):
+    if "dynamic" in x and not _s126(x["dynamic"]):
         return False
-    if "emptyDir" in x and not _s119(x["emptyDir"]):
+    if "emptyDir" in x and not _s128(x["emptyDir"]):
         return False
-    if "configMap" in x and not _s125(x["configMap"]):
+    if "configMap" in x and not _s134(x["configMap"]):
         return False
-    if "secret" in x and not _s126(x["secret"]):
+    if "secret" in x and not _s135(x["secret"]):
         return False
     if "capacity" in x and not _s20(x["capacity"]):
         return False
-    if "accessModes" in x and not _s128(x["accessModes"]):
+    if "accessModes" in x and not _s137(x["accessModes"]):
         return False
-    if "storageClassName" in x and not _s129(x["storageClassName"]):
+    if "storageClassName" in x and not _s138(x["storageClassName"]):
         return False
-    if "reclaimPolicy" in x and not _s130(x["reclaimPolicy"]):
+    if "reclaimPolicy" in x and not _s139(x["reclaimPolicy"]):
         return False
     if "mountOptions" in x and not _s13(x["mountOptions"]):
         return False
     return True
 
 
-def _s132(x: Any) -> bool:
+def _s141(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s131(item):
+        if not _s140(item):
             return False
     return True
 
 
-def _s133(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K54):
+def _s142(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K56):
         return False
     return True
 
 
-def _s134(x: Any) -> bool:
+def _s143(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1570,7 +1668,7 @@ def _s134(x: Any) -> bool:
     return True
 
 
-def _s135(x: Any) -> bool:
+def _s144(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", x):
@@ -1580,45 +1678,45 @@ def _s135(x: Any) -> bool:
     return True
 
 
-def _s136(x: Any) -> bool:
+def _s145(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "queue" not in x:
         return False
-    if not _K55.issuperset(x):
+    if not _K57.issuperset(x):
         return False
-    if "queue" in x and not _s135(x["queue"]):
+    if "queue" in x and not _s144(x["queue"]):
         return False
-    if "priorityClass" in x and not _s135(x["priorityClass"]):
+    if "priorityClass" in x and not _s144(x["priorityClass"]):
         return False
     return True
 
 
-def _s137(x: Any) -> bool:
+def _s146(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K53.issuperset(x):
+    if not _K55.issuperset(x):
         return False
-    if "scheduler" in x and not _s133(x["scheduler"]):
+    if "scheduler" in x and not _s142(x["scheduler"]):
         return False
     if "queue" in x and not _s16(x["queue"]):
         return False
     if "priorityClassName" in x and not _s16(x["priorityClassName"]):
         return False
-    if "minAvailable" in x and not _s134(x["minAvailable"]):
+    if "minAvailable" in x and not _s143(x["minAvailable"]):
         return False
-    if "kueue" in x and not _s136(x["kueue"]):
-        return False
-    return True
-
-
-def _s138(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K57):
+    if "kueue" in x and not _s145(x["kueue"]):
         return False
     return True
 
 
-def _s139(x: Any) -> bool:
+def _s147(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K59):
+        return False
+    return True
+
+
+def _s148(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1628,16 +1726,16 @@ def _s139(x: Any) -> bool:
     return True
 
 
-def _s140(x: Any) -> bool:
+def _s149(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K56.issuperset(x):
+    if not _K58.issuperset(x):
         return False
-    if "restartPolicy" in x and not _s138(x["restartPolicy"]):
+    if "restartPolicy" in x and not _s147(x["restartPolicy"]):
         return False
     if "backoffLimit" in x and not _s39(x["backoffLimit"]):
         return False
-    if "restarts" in x and not _s139(x["restarts"]):
+    if "restarts" in x and not _s148(x["restarts"]):
         return False
     if "activeDeadlineSeconds" in x and not _s45(x["activeDeadlineSeconds"]):
         return False
@@ -1648,13 +1746,13 @@ def _s140(x: Any) -> bool:
     return True
 
 
-def _s141(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K59):
+def _s150(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K61):
         return False
     return True
 
 
-def _s142(x: Any) -> bool:
+def _s151(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
@@ -1662,47 +1760,47 @@ def _s142(x: Any) -> bool:
     return True
 
 
-def _s143(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K60):
+def _s152(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K62):
         return False
     return True
 
 
-def _s144(x: Any) -> bool:
+def _s153(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K58.issuperset(x):
+    if not _K60.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s141(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s150(x["cleanPodPolicy"]):
         return False
-    if "withGloo" in x and not _s142(x["withGloo"]):
+    if "withGloo" in x and not _s151(x["withGloo"]):
         return False
-    if "intranet" in x and not _s143(x["intranet"]):
+    if "intranet" in x and not _s152(x["intranet"]):
         return False
     if "elastic" in x and not _s39(x["elastic"]):
         return False
     return True
 
 
-def _s145(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K62):
+def _s154(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K64):
         return False
     return True
 
 
-def _s146(x: Any) -> bool:
+def _s155(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K61.issuperset(x):
+    if not _K63.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s145(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s154(x["cleanPodPolicy"]):
         return False
     if "port" in x and not _s61(x["port"]):
         return False
     return True
 
 
-def _s147(x: Any) -> bool:
+def _s156(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1712,7 +1810,7 @@ def _s147(x: Any) -> bool:
     return True
 
 
-def _s148(x: Any) -> bool:
+def _s157(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1722,10 +1820,10 @@ def _s148(x: Any) -> bool:
     return True
 
 
-def _s149(x: Any) -> bool:
+def _s158(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K63.issuperset(x):
+    if not _K65.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
@@ -1735,11 +1833,11 @@ def _s149(x: Any) -> bool:
         return False
     if "port" in x and not _s61(x["port"]):
         return False
-    if "portsNum" in x and not _s147(x["portsNum"]):
+    if "portsNum" in x and not _s156(x["portsNum"]):
         return False
-    if "portsNumSparse" in x and not _s139(x["portsNumSparse"]):
+    if "portsNumSparse" in x and not _s148(x["portsNumSparse"]):
         return False
-    if "trainerCount" in x and not _s148(x["trainerCount"]):
+    if "trainerCount" in x and not _s157(x["trainerCount"]):
         return False
     if "hostPorts" in x and not _s17(x["hostPorts"]):
         return False
@@ -1748,7 +1846,7 @@ def _s149(x: Any) -> bool:
     return True
 
 
-def _s150(x: Any) -> bool:
+def _s159(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K35.issuperset(x):
@@ -1758,22 +1856,22 @@ def _s150(x: Any) -> bool:
     return True
 
 
-def _s151(x: Any) -> bool:
+def _s160(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K64.issuperset(x):
+    if not _K66.issuperset(x):
         return False
     if "runtime" in x and not _s16(x["runtime"]):
         return False
     return True
 
 
-def _s152(x: Any) -> bool:
+def _s161(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K65.issuperset(x):
+    if not _K67.issuperset(x):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1781,7 +1879,7 @@ def _s152(x: Any) -> bool:
         return False
     if "backoffLimit" in x and not _s39(x["backoffLimit"]):
         return False
-    if "splitCount" in x and not _s89(x["splitCount"]):
+    if "splitCount" in x and not _s98(x["splitCount"]):
         return False
     if "outDir" in x and not _s14(x["outDir"]):
         return False
@@ -1792,7 +1890,7 @@ def _s152(x: Any) -> bool:
     return True
 
 
-def _s153(x: Any) -> bool:
+def _s162(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
@@ -1804,21 +1902,21 @@ def _s153(x: Any) -> bool:
     return True
 
 
-def _s154(x: Any) -> bool:
+def _s163(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K66.issuperset(x):
+    if not _K68.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
-    if "path" in x and not _s153(x["path"]):
+    if "path" in x and not _s162(x["path"]):
         return False
     return True
 
 
-def _s155(x: Any) -> bool:
+def _s164(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
@@ -1826,16 +1924,16 @@ def _s155(x: Any) -> bool:
     return True
 
 
-def _s156(x: Any) -> bool:
+def _s165(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s155(item):
+        if not _s164(item):
             return False
     return True
 
 
-def _s157(x: Any) -> bool:
+def _s166(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[A-Za-z0-9][^\\s]*$", x):
@@ -1843,16 +1941,16 @@ def _s157(x: Any) -> bool:
     return True
 
 
-def _s158(x: Any) -> bool:
+def _s167(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s157(item):
+        if not _s166(item):
             return False
     return True
 
 
-def _s159(x: Any) -> bool:
+def _s168(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
@@ -1860,38 +1958,38 @@ def _s159(x: Any) -> bool:
     return True
 
 
-def _s160(x: Any) -> bool:
+def _s169(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "src" not in x or "dest" not in x:
         return False
-    if not _K68.issuperset(x):
+    if not _K70.issuperset(x):
         return False
-    if "src" in x and not _s159(x["src"]):
+    if "src" in x and not _s168(x["src"]):
         return False
     if "dest" in x and not _s14(x["dest"]):
         return False
     return True
 
 
-def _s161(x: Any) -> bool:
+def _s170(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "base" not in x:
         return False
-    if not _K67.issuperset(x):
+    if not _K69.issuperset(x):
         return False
     if "base" in x and not _s11(x["base"]):
         return False
-    if "apt" in x and not _s156(x["apt"]):
+    if "apt" in x and not _s165(x["apt"]):
         return False
-    if "pip" in x and not _s158(x["pip"]):
+    if "pip" in x and not _s167(x["pip"]):
         return False
     if "pipIndexUrl" in x and not _s11(x["pipIndexUrl"]):
         return False
     if "python" in x and not _s11(x["python"]):
         return False
-    if "package" in x and not _s160(x["package"]):
+    if "package" in x and not _s169(x["package"]):
         return False
     if "workingDir" in x and not _s14(x["workingDir"]):
         return False
@@ -1902,10 +2000,47 @@ def _s161(x: Any) -> bool:
     return True
 
 
-def _s162(x: Any) -> bool:
+def _s171(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K73):
+        return False
+    return True
+
+
+def _s172(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s171(item):
+            return False
+    return True
+
+
+def _s173(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K69.issuperset(x):
+    if "add" not in x:
+        return False
+    if not _K72.issuperset(x):
+        return False
+    if "add" in x and not _s172(x["add"]):
+        return False
+    return True
+
+
+def _s174(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K74):
+        return False
+    return True
+
+
+def _s175(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K71.issuperset(x):
         return False
     if "restricted" in x and not _s17(x["restricted"]):
         return False
@@ -1919,10 +2054,14 @@ def _s162(x: Any) -> bool:
         return False
     if "readOnlyRootFilesystem" in x and not _s17(x["readOnlyRootFilesystem"]):
         return False
+    if "capabilities" in x and not _s173(x["capabilities"]):
+        return False
+    if "podSecurity" in x and not _s174(x["podSecurity"]):
+        return False
     return True
 
 
-def _s163(x: Any) -> bool:
+def _s176(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K5.issuperset(x):
@@ -1975,43 +2114,47 @@ def _s163(x: Any) -> bool:
         return False
     if "sidecars" in x and not _s88(x["sidecars"]):
         return False
-    if "ps" in x and not _s90(x["ps"]):
+    if "networks" in x and not _s90(x["networks"]):
         return False
-    if "worker" in x and not _s90(x["worker"]):
+    if "nccl" in x and not _s97(x["nccl"]):
         return False
-    if "heter" in x and not _s90(x["heter"]):
+    if "ps" in x and not _s99(x["ps"]):
         return False
-    if "volumes" in x and not _s132(x["volumes"]):
+    if "worker" in x and not _s99(x["worker"]):
         return False
-    if "scheduling" in x and not _s137(x["scheduling"]):
+    if "heter" in x and not _s99(x["heter"]):
         return False
-    if "run" in x and not _s140(x["run"]):
+    if "volumes" in x and not _s141(x["volumes"]):
         return False
-    if "paddlejob" in x and not _s144(x["paddlejob"]):
+    if "scheduling" in x and not _s146(x["scheduling"]):
         return False
-    if "kubeflow" in x and not _s146(x["kubeflow"]):
+    if "run" in x and not _s149(x["run"]):
         return False
-    if "distributed" in x and not _s149(x["distributed"]):
+    if "paddlejob" in x and not _s153(x["paddlejob"]):
         return False
-    if "collective" in x and not _s150(x["collective"]):
+    if "kubeflow" in x and not _s155(x["kubeflow"]):
         return False
-    if "trainjob" in x and not _s151(x["trainjob"]):
+    if "distributed" in x and not _s158(x["distributed"]):
         return False
-    if "dataPrep" in x and not _s152(x["dataPrep"]):
+    if "collective" in x and not _s159(x["collective"]):
         return False
-    if "checkpoint" in x and not _s154(x["checkpoint"]):
+    if "trainjob" in x and not _s160(x["trainjob"]):
         return False
-    if "build" in x and not _s161(x["build"]):
+    if "dataPrep" in x and not _s161(x["dataPrep"]):
         return False
-    if "security" in x and not _s162(x["security"]):
+    if "checkpoint" in x and not _s163(x["checkpoint"]):
+        return False
+    if "build" in x and not _s170(x["build"]):
+        return False
+    if "security" in x and not _s175(x["security"]):
         return False
     return True
 
 
-def _s164(x: Any) -> bool:
+def _s177(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K71.issuperset(x):
+    if not _K76.issuperset(x):
         return False
     if "namespace" in x and not _s3(x["namespace"]):
         return False
@@ -2022,23 +2165,23 @@ def _s164(x: Any) -> bool:
     return True
 
 
-def _s165(x: Any) -> bool:
+def _s178(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K70.issuperset(x):
+    if not _K75.issuperset(x):
         return False
-    if "metadata" in x and not _s164(x["metadata"]):
+    if "metadata" in x and not _s177(x["metadata"]):
         return False
     if "spec" in x and not _s42(x["spec"]):
         return False
     return True
 
 
-def _s166(x: Any) -> bool:
+def _s179(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     for key, value in x.items():
-        if key not in _K4 and not _s165(value):
+        if key not in _K4 and not _s178(value):
             return False
     for key in x:
         if not _s3(key):
@@ -2046,15 +2189,15 @@ def _s166(x: Any) -> bool:
     return True
 
 
-def _s167(x: Any) -> bool:
+def _s180(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not (isinstance(x, str) and x in _K73):
+    if not (isinstance(x, str) and x in _K78):
         return False
     return True
 
 
-def _s168(x: Any) -> bool:
+def _s181(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
@@ -2062,32 +2205,32 @@ def _s168(x: Any) -> bool:
     return True
 
 
-def _s169(x: Any) -> bool:
+def _s182(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "rule" not in x:
         return False
-    if not _K72.issuperset(x):
+    if not _K77.issuperset(x):
         return False
-    if "rule" in x and not _s167(x["rule"]):
+    if "rule" in x and not _s180(x["rule"]):
         return False
-    if "path" in x and not _s168(x["path"]):
+    if "path" in x and not _s181(x["path"]):
         return False
     if "reason" in x and not _s7(x["reason"]):
         return False
     return True
 
 
-def _s170(x: Any) -> bool:
+def _s183(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s169(item):
+        if not _s182(item):
             return False
     return True
 
 
-def _s171(x: Any) -> bool:
+def _s184(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "apiVersion" not in x or "kind" not in x or "metadata" not in x or "spec" not in x:
@@ -2100,15 +2243,15 @@ def _s171(x: Any) -> bool:
         return False
     if "metadata" in x and not _s9(x["metadata"]):
         return False
-    if "spec" in x and not _s163(x["spec"]):
+    if "spec" in x and not _s176(x["spec"]):
         return False
-    if "overlays" in x and not _s166(x["overlays"]):
+    if "overlays" in x and not _s179(x["overlays"]):
         return False
-    if "ignore" in x and not _s170(x["ignore"]):
+    if "ignore" in x and not _s183(x["ignore"]):
         return False
     return True
 
 
 def is_valid(x: Any) -> bool:
     """Whether jsonschema finds no error."""
-    return _s171(x)
+    return _s184(x)

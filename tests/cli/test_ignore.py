@@ -222,6 +222,13 @@ TRIGGERS = {
     "checkpoint-volume": "spec:\n  workload: paddlejob\n  image: x:1\n"
     + LIMITS
     + "  volumes: [{name: a, mountPath: /a, emptyDir: {}}]\n  checkpoint: {volume: a}\n",
+    "networks": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  networks: [a@eth0]\n",
+    "nccl": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  nccl: {transport: tcp, gidIndex: 3}\n",
+    "pod-security": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  security: {capabilities: {add: [IPC_LOCK]}, podSecurity: baseline}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 
