@@ -57,56 +57,40 @@ def needs(spec: dict[str, Any], workload: str) -> list[Need]:
         for i, name in enumerate(security.get("capabilities", {}).get("add", []))
         if name not in RESTRICTED_CAPABILITIES
     ]
+    # restricted: check_capabilities_restricted.go (drop ALL), check_allowPrivilegeEscalation.go
+    # (false), check_seccompProfile_restricted.go (RuntimeDefault or Localhost)
     if security.get("restricted") is False:
-        found.append(
-            Need(
-                "baseline",
-                (*here, "restricted"),
-                "without the restricted profile the containers keep their capabilities, may "
-                "escalate privileges and have no seccomp profile (check_capabilities_restricted"
-                ".go, check_allowPrivilegeEscalation.go, check_seccompProfile_restricted.go)",
-            )
-        )
+        why = "without the restricted profile the containers keep their capabilities, may "
+        why += "escalate privileges and run without a seccomp profile"
+        found.append(Need("baseline", (*here, "restricted"), why))
+    # restricted: check_runAsNonRoot.go, check_runAsUser.go
     if security.get("runAsNonRoot") is not True:
-        found.append(
-            Need(
-                "baseline",
-                (*here, "runAsNonRoot") if "runAsNonRoot" in security else here,
-                "runAsNonRoot is not true (check_runAsNonRoot.go)",
-            )
-        )
+        where = (*here, "runAsNonRoot") if "runAsNonRoot" in security else here
+        found.append(Need("baseline", where, "runAsNonRoot is not true"))
     if security.get("runAsUser") == 0:
-        found.append(Need("baseline", (*here, "runAsUser"), "runAsUser is 0 (check_runAsUser.go)"))
+        found.append(Need("baseline", (*here, "runAsUser"), "runAsUser is 0"))
+    # baseline: check_hostPathVolumes.go, check_hostPorts.go
     for i, volume in enumerate(spec.get("volumes", [])):
         if "hostPath" in volume:
-            found.append(
-                Need(
-                    "privileged",
-                    ("spec", "volumes", i, "hostPath"),
-                    f"volume '{volume['name']}' is a hostPath (check_hostPathVolumes.go)",
-                )
-            )
+            why = f"volume '{volume['name']}' is a hostPath"
+            found.append(Need("privileged", ("spec", "volumes", i, "hostPath"), why))
     distributed = spec.get("distributed", {})
     if workload == "distributed-job" and distributed.get(
         "hostPorts", DISTRIBUTED_DEFAULTS.hostPorts
     ):
-        found.append(
-            Need(
-                "privileged",
-                ("spec", "distributed", "hostPorts") if "hostPorts" in distributed else ("spec",),
-                "the pservers and trainers bind hostPorts (check_hostPorts.go; "
-                "distributed.hostPorts: false turns them off)",
-            )
-        )
+        why = "the pservers and trainers bind hostPorts (distributed.hostPorts: false turns "
+        why += "them off)"
+        where = ("spec", "distributed", *(["hostPorts"] if "hostPorts" in distributed else []))
+        found.append(Need("privileged", where, why))
     return found
 
 
 def _capability(name: str, path: FieldPath) -> Need:
+    """check_capabilities_restricted.go: only NET_BIND_SERVICE; check_capabilities_baseline.go:
+    only its list."""
     if name in BASELINE_CAPABILITIES:
-        why = "restricted's only one, NET_BIND_SERVICE (check_capabilities_restricted.go)"
-        return Need("baseline", path, f"capability {name}, beyond {why}")
-    why = "baseline's list (check_capabilities_baseline.go)"
-    return Need("privileged", path, f"capability {name}, beyond {why}")
+        return Need("baseline", path, f"capability {name}, beyond restricted's NET_BIND_SERVICE")
+    return Need("privileged", path, f"capability {name}, beyond baseline's list")
 
 
 def level_needed(spec: dict[str, Any], workload: str) -> str:
@@ -154,6 +138,7 @@ def _pod_security(ctx: Context) -> Iterator[Finding]:
         f"run the job in a namespace labelled {ENFORCE_LABEL}={needed}, where the API server "
         "admits the pods, and declare it as spec.security.podSecurity",
     )
+
 
 POD_SECURITY = Rule(
     "pod-security",

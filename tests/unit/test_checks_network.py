@@ -209,8 +209,8 @@ def test_capabilities_beyond_restricted_name_the_level_without_a_declared_one():
     (found,) = [f for f in findings(body) if f.endswith("[pod-security]")]
     assert found == (
         "spec.yaml:8:34: warning: $.spec.security.capabilities.add: the training pods need Pod "
-        "Security level privileged: capability IPC_LOCK, beyond baseline's list "
-        "(check_capabilities_baseline.go). The containers keep the rest of the restricted "
+        "Security level privileged: capability IPC_LOCK, beyond baseline's list. The "
+        "containers keep the rest of the restricted "
         "profile (drop: [ALL] but what is added, no privilege escalation, RuntimeDefault "
         "seccomp) (run the job in a namespace labelled pod-security.kubernetes.io/enforce="
         "privileged, where the API server admits the pods, and declare it as "
