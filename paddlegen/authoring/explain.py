@@ -14,10 +14,9 @@ from paddlegen.errors import InputError
 from paddlegen.spec.model import (
     KUEUE_PRIORITY_LABEL,
     KUEUE_QUEUE_LABEL,
-    MULTUS_NETWORKS,
-    NCCL_ENV,
     OBJECT_SOURCES,
 )
+from paddlegen.spec.network import MULTUS_NETWORKS, NCCL_ENV
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, RUN_KEYS
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paddlegen.spec.loader import FieldPath, format_path
-from paddlegen.spec.model import MULTUS_NETWORKS, Nccl
+from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
 from paddlegen.spec.rule import Context, Finding, Rule
 
 # The cluster network's interface in every pod: the name the kubelet's runtime gives the CNI

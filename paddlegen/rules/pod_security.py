@@ -74,10 +74,11 @@ def needs(spec: dict[str, Any], workload: str) -> list[Need]:
         if "hostPath" in volume:
             why = f"volume '{volume['name']}' is a hostPath"
             found.append(Need("privileged", ("spec", "volumes", i, "hostPath"), why))
+    # spec.distributed.hostPorts, on by default, binds hostPorts in the workload that reads
+    # that section (distributed-job)
     distributed = spec.get("distributed", {})
-    if workload == "distributed-job" and distributed.get(
-        "hostPorts", DISTRIBUTED_DEFAULTS.hostPorts
-    ):
+    reads = WORKLOADS[workload].settings == "distributed"
+    if reads and distributed.get("hostPorts", DISTRIBUTED_DEFAULTS.hostPorts):
         why = "the pservers and trainers bind hostPorts (distributed.hostPorts: false turns "
         why += "them off)"
         where = ("spec", "distributed", *(["hostPorts"] if "hostPorts" in distributed else []))

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
+
 # The workload of a spec that names none: Paddle's collective launcher on an Indexed Job,
 # no operator to install.
 DEFAULT_WORKLOAD = "collective-job"
@@ -318,53 +320,8 @@ class Security:
     runAsGroup: int | None = None
     fsGroup: int | None = None
     readOnlyRootFilesystem: bool | None = None
-    capabilities: dict[str, list[str]] = field(default_factory=dict)  # {"add": [...]}
+    capabilities: dict[str, list[str]] | None = None  # {"add": [...]}
     podSecurity: str | None = None  # the namespace's enforced level; only rules read it
-
-
-# The pod annotation Multus reads a pod's extra networks from, in its comma-separated form
-# `[namespace/]name[@interface]` (k8snetworkplumbingwg/multus-cni v4.3.0
-# pkg/k8sclient/k8sclient.go:175-263, parsePodNetworkAnnotation).
-MULTUS_NETWORKS = "k8s.v1.cni.cncf.io/networks"
-
-
-# spec.nccl's fields and the variable each sets (the one that changes with it, for explain)
-NCCL_ENV = {
-    "transport": "NCCL_NET",
-    "hca": "NCCL_IB_HCA",
-    "gidIndex": "NCCL_IB_GID_INDEX",
-    "socketIfname": "NCCL_SOCKET_IFNAME",
-}
-
-
-@dataclass(frozen=True)
-class Nccl:
-    """spec.nccl: NCCL's network settings, written as env of every training container."""
-
-    transport: str | None = None
-    hca: list[str] = field(default_factory=list)
-    gidIndex: int | None = None
-    socketIfname: list[str] = field(default_factory=list)
-
-    @property
-    def env(self) -> dict[str, str]:
-        """The NCCL variables, by name (NVIDIA NCCL v2.30.7-1: NCCL_NET src/init.cc:2117 and
-        src/plugin/net.cc:321-348, where a named network that does not start fails the job;
-        NCCL_IB_DISABLE src/transport/net_ib/init.cc:27; NCCL_IB_HCA init.cc:317-324, a
-        leading '=' matching names exactly; NCCL_IB_GID_INDEX net_ib/connect.cc:12;
-        NCCL_SOCKET_IFNAME src/misc/socket.cc:196)."""
-        out: dict[str, str] = {}
-        if self.transport:
-            tcp = self.transport == "tcp"
-            out["NCCL_IB_DISABLE"] = "1" if tcp else "0"
-            out["NCCL_NET"] = "Socket" if tcp else "IB"
-        if self.gidIndex is not None:
-            out["NCCL_IB_GID_INDEX"] = str(self.gidIndex)
-        if self.hca:
-            out["NCCL_IB_HCA"] = "=" + ",".join(self.hca)
-        if self.socketIfname:
-            out["NCCL_SOCKET_IFNAME"] = "=" + ",".join(self.socketIfname)
-        return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True)
@@ -462,7 +419,7 @@ class Job:
         """The training container's: every container's, and the capabilities the spec adds
         (spec.security.capabilities), after the restricted profile's drop: [ALL]."""
         out = self.container_security_context
-        added = self.security.capabilities.get("add")
+        added = (self.security.capabilities or {}).get("add")
         if added:
             out = {**out, "capabilities": {**out.get("capabilities", {}), "add": list(added)}}
         return out

@@ -10,9 +10,9 @@ from typing import Any
 from paddlegen.spec.model import (
     DEFAULT_REQUESTS,
     GPU_RESOURCE,
-    MULTUS_NETWORKS,
     recommended_labels,
 )
+from paddlegen.spec.network import MULTUS_NETWORKS
 from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME, TRAINING_CONTAINER
 from paddlegen.workloads.import_defaults import DEFAULT_GRACE, JOB_LABELS
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, strip_meta, take

@@ -8,6 +8,7 @@ import pytest
 from paddlegen import build, load
 from paddlegen.rules.pod_security import level_needed
 from paddlegen.spec.loader import parse_spec
+from tests.helpers import pod_templates, rendered_objects
 from tests.unit.test_checks_distributed import HEADER, findings
 
 BASE = "spec:\n  workload: {workload}\n  image: img:1\n  args: [t.py]\n"
@@ -36,31 +37,16 @@ ROLES = {
 }
 
 
-def pod_templates(body: str) -> list[dict]:
-    """Every pod template of the render (a TrainJob's runtime patch's too), in its order."""
-    doc = parse_spec(HEADER + body, "spec.yaml")
-    found: list[dict] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if "containers" in node.get("spec", {}):
-                found.append(node)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for manifest in build.render_document(doc, argocd=False).manifests:
-        walk(manifest.obj)
-    return found
+def templates_of(body: str) -> list[dict]:
+    """Every pod template the spec ``body`` renders, in order (the data Job's first)."""
+    return pod_templates(list(rendered_objects("metadata: {name: demo}\n" + body).values()))
 
 
 @pytest.mark.parametrize("workload", ROLES)
 def test_every_training_pod_of_every_role_attaches_the_networks_and_adds_the_capabilities(
     workload,
 ):
-    templates = pod_templates(BASE.format(workload=workload) + RDMA + ROLES[workload])
+    templates = templates_of(BASE.format(workload=workload) + RDMA + ROLES[workload])
     assert len(templates) >= (2 if workload in ("paddlejob", "kubeflow-paddlejob") else 1)
     for template in templates:
         annotations = template["metadata"]["annotations"]
@@ -94,7 +80,7 @@ def test_init_containers_sidecars_and_the_data_job_get_neither():
         + "  sidecars: [{name: shipper, image: s:1}]\n"
         + "  initContainers: [{name: fetch, image: f:1}]\n"
     )
-    data, training = pod_templates(body)  # the data Job comes first
+    data, training = templates_of(body)  # the data Job comes first
     for init in training["spec"]["initContainers"]:
         assert init["securityContext"]["capabilities"] == {"drop": ["ALL"]}
         assert "env" not in init
@@ -111,7 +97,7 @@ def test_env_wins_over_nccl_name_by_name_and_the_rule_says_so():
         + "  env: [{name: NCCL_NET, value: Socket}]\n"
         + "  worker: {env: [{name: NCCL_SOCKET_IFNAME, value: lo}]}\n"
     )
-    (template,) = pod_templates(body)
+    (template,) = templates_of(body)
     env = {e["name"]: e["value"] for e in template["spec"]["containers"][0]["env"]}
     # the role's env replaces the spec's; either wins over spec.nccl
     assert env == {"NCCL_IB_DISABLE": "1", "NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": "lo"}

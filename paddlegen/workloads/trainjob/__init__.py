@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import NCCL_ENV
+from paddlegen.spec.network import NCCL_ENV
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
 from paddlegen.workloads.collective_job import jobset
