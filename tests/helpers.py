@@ -40,6 +40,25 @@ def rendered_objects(body: str) -> dict[tuple[str, str], Any]:
     return {(m.kind, m.name): m.obj for m in build.render_document(doc).manifests}
 
 
+def pod_templates(objects: Any) -> list[dict[str, Any]]:
+    """Every pod template in ``objects``, whatever nests it (a TrainJob's runtime patch too),
+    in their order."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "containers" in node.get("spec", {}):
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(objects)
+    return found
+
+
 def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
     """A minimal valid `job` spec (memory limit set, so no warning), plus ``extra`` spec lines."""
     return (

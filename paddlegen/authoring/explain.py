@@ -11,7 +11,12 @@ from functools import lru_cache
 from typing import Any
 
 from paddlegen.errors import InputError
-from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, OBJECT_SOURCES
+from paddlegen.spec.model import (
+    KUEUE_PRIORITY_LABEL,
+    KUEUE_QUEUE_LABEL,
+    OBJECT_SOURCES,
+)
+from paddlegen.spec.network import MULTUS_NETWORKS, NCCL_ENV
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, RUN_KEYS
 
@@ -89,6 +94,15 @@ def _outputs() -> dict[str, dict[str, list[str]]]:
         "spec.gpus": _each(_ALL, f"{_CONTAINER}.resources.limits[<accelerator>]"),
         "spec.accelerator": _each(_ALL, f"{_CONTAINER}.resources.limits"),
         "spec.nodeSelector": _each(_ALL, "{tmpl}.spec.nodeSelector"),
+        # the training pods' only, of every role (workloads/base.py pod)
+        "spec.networks": _each(_ALL, f"{{tmpl}}.metadata.annotations[{MULTUS_NETWORKS}]"),
+        "spec.security.capabilities.add": _each(
+            _ALL, f"{_CONTAINER}.securityContext.capabilities.add"
+        ),
+        **{
+            f"spec.nccl.{key}": _each(_ALL, f"{_CONTAINER}.env[{name}].value")
+            for key, name in NCCL_ENV.items()
+        },
         "spec.shm": _each(_ALL, "{tmpl}.spec.volumes[dshm].emptyDir.sizeLimit"),
         **{
             f"spec.{key}": _each(_ALL, f"{{tmpl}}.{place}", f"DataJob spec.template.{place}")

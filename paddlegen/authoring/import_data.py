@@ -137,10 +137,19 @@ def _inherited(role: dict[str, Any], p: Pod, spec: Spec, ctx: Context, where: st
             )
     if p.restart_policy not in (None, "Never"):
         ctx.note(LOSSY, where, f"restartPolicy {p.restart_policy} becomes Never")
-    if p.security != spec.get("security", {}):
+    # the data Job's containers get spec.security but the capabilities the trainers add
+    shared = {k: v for k, v in spec.get("security", {}).items() if k != "capabilities"}
+    if p.security != shared:
         ctx.note(
             LOSSY,
             where,
             f"security {json.dumps(p.security)} becomes the spec's "
-            f"{json.dumps(spec.get('security', {}))}: the data Job takes spec.security",
+            f"{json.dumps(shared)}: the data Job takes spec.security",
+        )
+    if p.networks:
+        ctx.note(
+            LOSSY,
+            where,
+            f"networks {json.dumps(p.networks)} are not carried over: the data Job's pod "
+            "attaches no Multus network",
         )

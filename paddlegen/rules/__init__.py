@@ -15,6 +15,8 @@ from paddlegen.rules import (
     env,
     images,
     names,
+    network,
+    pod_security,
     pods,
     resources,
     scheduling,
@@ -105,6 +107,9 @@ REGISTRY: tuple[Rule, ...] = (
     volumes.CHECKPOINT_VOLUME,
     paddlejob.PS_END,
     devices.LAUNCHER_DEVICES,
+    network.NETWORKS,
+    network.NCCL,
+    pod_security.POD_SECURITY,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

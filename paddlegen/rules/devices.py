@@ -21,8 +21,9 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from paddlegen.errors import InvalidValueError
+from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.model import ACCELERATORS, GPU_RESOURCE, role_value
+from paddlegen.spec.model import GPU_RESOURCE, role_value
 from paddlegen.spec.quantity import server_value
 from paddlegen.spec.rule import Context, Finding, Rule
 from paddlegen.workloads import WORKLOADS

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
+
 # The workload of a spec that names none: Paddle's collective launcher on an Indexed Job,
 # no operator to install.
 DEFAULT_WORKLOAD = "collective-job"
@@ -19,21 +21,6 @@ COLLECTIVE_PORT = 6768
 DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
 ROLE_NAMES = ("ps", "worker", "heter")  # the order roles appear in every output
 GPU_RESOURCE = "nvidia.com/gpu"
-# The extended resources `gpus` may count (spec.accelerator), each as its device plugin
-# registers it with the kubelet, and the device: NVIDIA's k8s-device-plugin; Ascend's
-# (Ascend/ascend-device-plugin v5.0.0-RC3.2: pkg/server/server.go:140 registers "huawei.com/"
-# + the device type, pkg/common/constants.go:148,179; an Ascend 910B is an Ascend910 too,
-# pkg/server/manager.go:89-91); Kunlunxin's XPU plugin, whose name depends on its version:
-# baidu.com/xpu (its public copy, leoatgithub/xpu-device-plugin@2961895 main.go:33-37) and
-# kunlunxin.com/xpu for the P800 (what HAMi v2.10.0 reads from the node's capacity,
-# pkg/device/kunlun/config.go:35, device.go:63-66). Each plugin gives a container only the
-# devices it allocated, so Paddle's launcher counts those (docs/pods.md).
-ACCELERATORS = {
-    GPU_RESOURCE: "NVIDIA GPU",
-    "huawei.com/Ascend910": "Ascend NPU",
-    "kunlunxin.com/xpu": "Kunlunxin XPU",
-    "baidu.com/xpu": "Kunlunxin XPU",
-}
 MANAGED_BY = "paddlegen"
 # The ConfigMap <job>-run that records what a job runs (paddlegen/render/syncwaves.py).
 RUN_RECORD_SUFFIX = "-run"
@@ -333,6 +320,8 @@ class Security:
     runAsGroup: int | None = None
     fsGroup: int | None = None
     readOnlyRootFilesystem: bool | None = None
+    capabilities: dict[str, list[str]] | None = None  # {"add": [...]}
+    podSecurity: str | None = None  # the namespace's enforced level; only rules read it
 
 
 @dataclass(frozen=True)
@@ -356,6 +345,8 @@ class Job:
     collective: CollectiveSettings = field(default_factory=CollectiveSettings)
     trainjob: TrainJobSettings = field(default_factory=TrainJobSettings)
     checkpoint: Checkpoint | None = None
+    networks: list[str] = field(default_factory=list)  # spec.networks, as given
+    nccl: Nccl = field(default_factory=Nccl)
 
     @property
     def total_replicas(self) -> int:
@@ -424,6 +415,21 @@ class Job:
         return out
 
     @property
+    def training_security_context(self) -> dict[str, Any]:
+        """The training container's: every container's, and the capabilities the spec adds
+        (spec.security.capabilities), after the restricted profile's drop: [ALL]."""
+        out = self.container_security_context
+        added = (self.security.capabilities or {}).get("add")
+        if added:
+            out = {**out, "capabilities": {**out.get("capabilities", {}), "add": list(added)}}
+        return out
+
+    @property
+    def training_pod_annotations(self) -> dict[str, str]:
+        """What a training pod carries besides the spec's annotations: its Multus networks."""
+        return {MULTUS_NETWORKS: ",".join(self.networks)} if self.networks else {}
+
+    @property
     def pod_security_context(self) -> dict[str, Any]:
         fs_group = self.security.fsGroup
         return {} if fs_group is None else {"fsGroup": fs_group}
@@ -484,6 +490,8 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         collective=CollectiveSettings(**spec.get("collective", {})),
         trainjob=TrainJobSettings(**spec.get("trainjob", {})),
         checkpoint=_checkpoint(spec.get("checkpoint"), name, volumes),
+        networks=list(spec.get("networks", [])),
+        nccl=Nccl(**spec.get("nccl", {})),
     )
 
 

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "f63025d0f896b2128282919ca425d354cbf679fd1d88d7834289e9e41437e1e6"
+SCHEMA_SHA256 = "b287b22aa850b30d31c9c44c7c9dd909c665032e50e88563e0295921fcb85a42"
 
 
 def _is_integer(x: Any) -> bool:
@@ -32,7 +32,7 @@ _K1 = frozenset({"paddlegen/v1"})
 _K2 = frozenset({"TrainingJob"})
 _K3 = frozenset({"annotations", "labels", "name", "namespace"})
 _K4 = frozenset[str]()
-_K5 = frozenset({"accelerator", "affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
+_K5 = frozenset({"accelerator", "affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nccl", "networks", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
 _K6 = frozenset({"collective-job", "distributed-job", "job", "kubeflow-paddlejob", "paddlejob", "trainjob"})
 _K7 = frozenset({"Always", "IfNotPresent", "Never"})
 _K8 = frozenset({"name", "value", "valueFrom"})
@@ -65,43 +65,48 @@ _K34 = frozenset({"path", "port", "scheme"})
 _K35 = frozenset({"HTTP", "HTTPS"})
 _K36 = frozenset({"port"})
 _K37 = frozenset({"port", "service"})
-_K38 = frozenset({"affinity", "args", "command", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
-_K39 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
-_K40 = frozenset({"path", "server"})
-_K41 = frozenset({"fileSystemId", "nfs", "path", "region"})
-_K42 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
-_K43 = frozenset({"path", "type"})
-_K44 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
-_K45 = frozenset({"name"})
-_K46 = frozenset({"storageClassName"})
-_K47 = frozenset({"medium", "sizeLimit"})
-_K48 = frozenset({"", "Memory"})
-_K49 = frozenset({"defaultMode", "items", "name", "optional"})
-_K50 = frozenset({"key", "mode", "path"})
-_K51 = frozenset({"defaultMode", "items", "optional", "secretName"})
-_K52 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
-_K53 = frozenset({"Delete", "Recycle", "Retain"})
-_K54 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
-_K55 = frozenset({"default", "volcano"})
-_K56 = frozenset({"priorityClass", "queue"})
-_K57 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
-_K58 = frozenset({"Never", "OnFailure"})
-_K59 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
-_K60 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
-_K61 = frozenset({"Host", "PodIP", "Service"})
-_K62 = frozenset({"cleanPodPolicy", "port"})
-_K63 = frozenset({"All", "None", "Running"})
-_K64 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
-_K65 = frozenset({"runtime"})
-_K66 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
-_K67 = frozenset({"path", "volume"})
-_K68 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
-_K69 = frozenset({"dest", "src"})
-_K70 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
-_K71 = frozenset({"metadata", "spec"})
-_K72 = frozenset({"annotations", "labels", "namespace"})
-_K73 = frozenset({"path", "reason", "rule"})
-_K74 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K38 = frozenset({"gidIndex", "hca", "socketIfname", "transport"})
+_K39 = frozenset({"ib", "roce", "tcp"})
+_K40 = frozenset({"affinity", "args", "command", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
+_K41 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
+_K42 = frozenset({"path", "server"})
+_K43 = frozenset({"fileSystemId", "nfs", "path", "region"})
+_K44 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
+_K45 = frozenset({"path", "type"})
+_K46 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
+_K47 = frozenset({"name"})
+_K48 = frozenset({"storageClassName"})
+_K49 = frozenset({"medium", "sizeLimit"})
+_K50 = frozenset({"", "Memory"})
+_K51 = frozenset({"defaultMode", "items", "name", "optional"})
+_K52 = frozenset({"key", "mode", "path"})
+_K53 = frozenset({"defaultMode", "items", "optional", "secretName"})
+_K54 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
+_K55 = frozenset({"Delete", "Recycle", "Retain"})
+_K56 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
+_K57 = frozenset({"default", "volcano"})
+_K58 = frozenset({"priorityClass", "queue"})
+_K59 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
+_K60 = frozenset({"Never", "OnFailure"})
+_K61 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
+_K62 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
+_K63 = frozenset({"Host", "PodIP", "Service"})
+_K64 = frozenset({"cleanPodPolicy", "port"})
+_K65 = frozenset({"All", "None", "Running"})
+_K66 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
+_K67 = frozenset({"runtime"})
+_K68 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
+_K69 = frozenset({"path", "volume"})
+_K70 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
+_K71 = frozenset({"dest", "src"})
+_K72 = frozenset({"capabilities", "fsGroup", "podSecurity", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
+_K73 = frozenset({"add"})
+_K74 = frozenset({"AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM"})
+_K75 = frozenset({"baseline", "privileged", "restricted"})
+_K76 = frozenset({"metadata", "spec"})
+_K77 = frozenset({"annotations", "labels", "namespace"})
+_K78 = frozenset({"path", "reason", "rule"})
+_K79 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -1046,6 +1051,99 @@ def _s89(x: Any) -> bool:
 
 
 def _s90(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:@[A-Za-z0-9_.-]{1,15})?$", x):
+        return False
+    return True
+
+
+def _s91(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s90(item):
+            return False
+    return True
+
+
+def _s92(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K39):
+        return False
+    return True
+
+
+def _s93(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?$", x):
+        return False
+    return True
+
+
+def _s94(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s93(item):
+            return False
+    return True
+
+
+def _s95(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 0:
+        return False
+    return True
+
+
+def _s96(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^[A-Za-z0-9_.-]{1,15}$", x):
+        return False
+    return True
+
+
+def _s97(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s96(item):
+            return False
+    return True
+
+
+def _s98(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K38.issuperset(x):
+        return False
+    if "transport" in x and not _s92(x["transport"]):
+        return False
+    if "hca" in x and not _s94(x["hca"]):
+        return False
+    if "gidIndex" in x and not _s95(x["gidIndex"]):
+        return False
+    if "socketIfname" in x and not _s97(x["socketIfname"]):
+        return False
+    return True
+
+
+def _s99(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1055,12 +1153,12 @@ def _s90(x: Any) -> bool:
     return True
 
 
-def _s91(x: Any) -> bool:
+def _s100(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K38.issuperset(x):
+    if not _K40.issuperset(x):
         return False
-    if "replicas" in x and not _s90(x["replicas"]):
+    if "replicas" in x and not _s99(x["replicas"]):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1109,12 +1207,12 @@ def _s91(x: Any) -> bool:
     return True
 
 
-def _s92(x: Any) -> bool:
+def _s101(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "server" not in x or "path" not in x:
         return False
-    if not _K40.issuperset(x):
+    if not _K42.issuperset(x):
         return False
     if "server" in x and not _s11(x["server"]):
         return False
@@ -1123,7 +1221,7 @@ def _s92(x: Any) -> bool:
     return True
 
 
-def _s93(x: Any) -> bool:
+def _s102(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^fs-[0-9a-f]+$", x):
@@ -1131,7 +1229,7 @@ def _s93(x: Any) -> bool:
     return True
 
 
-def _s94(x: Any) -> bool:
+def _s103(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z]{2}(-[a-z]+)+-[0-9]+$", x):
@@ -1139,68 +1237,68 @@ def _s94(x: Any) -> bool:
     return True
 
 
-def _s95(x: Any) -> bool:
+def _s104(x: Any) -> bool:
     if not (x is True):
         return False
     return True
 
 
-def _s96(x: Any) -> bool:
+def _s105(x: Any) -> bool:
     if isinstance(x, dict):
         if "nfs" not in x:
             return False
-        if "nfs" in x and not _s95(x["nfs"]):
+        if "nfs" in x and not _s104(x["nfs"]):
             return False
     return True
 
 
-def _s97(x: Any) -> bool:
+def _s106(x: Any) -> bool:
     if isinstance(x, dict):
         if "region" not in x:
             return False
     return True
 
 
-def _s98(x: Any) -> bool:
+def _s107(x: Any) -> bool:
     return True
 
 
-def _s99(x: Any) -> bool:
-    if _s98(x):
+def _s108(x: Any) -> bool:
+    if _s107(x):
         return False
     return True
 
 
-def _s100(x: Any) -> bool:
-    if _s97(x) and not _s99(x):
+def _s109(x: Any) -> bool:
+    if _s106(x) and not _s108(x):
         return False
     return True
 
 
-def _s101(x: Any) -> bool:
+def _s110(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "fileSystemId" not in x:
         return False
-    if not _K41.issuperset(x):
+    if not _K43.issuperset(x):
         return False
-    if "fileSystemId" in x and not _s93(x["fileSystemId"]):
+    if "fileSystemId" in x and not _s102(x["fileSystemId"]):
         return False
-    if "region" in x and not _s94(x["region"]):
+    if "region" in x and not _s103(x["region"]):
         return False
     if "path" in x and not _s14(x["path"]):
         return False
     if "nfs" in x and not _s17(x["nfs"]):
         return False
-    if _s96(x):
-        if not _s97(x):
+    if _s105(x):
+        if not _s106(x):
             return False
-    elif not _s100(x):
+    elif not _s109(x):
         return False
     return True
 
 
-def _s102(x: Any) -> bool:
+def _s111(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:/\\[\\]]+):[0-9]{1,5}$", x):
@@ -1208,95 +1306,95 @@ def _s102(x: Any) -> bool:
     return True
 
 
-def _s103(x: Any) -> bool:
+def _s112(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
         return False
     for item in x:
-        if not _s102(item):
+        if not _s111(item):
             return False
     return True
 
 
-def _s104(x: Any) -> bool:
+def _s113(x: Any) -> bool:
     if isinstance(x, dict):
         if "inTree" not in x:
             return False
-        if "inTree" in x and not _s95(x["inTree"]):
+        if "inTree" in x and not _s104(x["inTree"]):
             return False
     return True
 
 
-def _s105(x: Any) -> bool:
+def _s114(x: Any) -> bool:
     if isinstance(x, dict):
         if "clusterID" not in x:
             return False
     return True
 
 
-def _s106(x: Any) -> bool:
+def _s115(x: Any) -> bool:
     if isinstance(x, dict):
         if "fsName" not in x:
             return False
     return True
 
 
-def _s107(x: Any) -> bool:
-    if not (_s105(x) or _s106(x)):
+def _s116(x: Any) -> bool:
+    if not (_s114(x) or _s115(x)):
         return False
     return True
 
 
-def _s108(x: Any) -> bool:
+def _s117(x: Any) -> bool:
     if isinstance(x, dict):
         if "monitors" not in x:
             return False
-    if _s107(x):
+    if _s116(x):
         return False
     return True
 
 
-def _s109(x: Any) -> bool:
+def _s118(x: Any) -> bool:
     if isinstance(x, dict):
         if "monitors" not in x:
             return False
     return True
 
 
-def _s110(x: Any) -> bool:
+def _s119(x: Any) -> bool:
     if isinstance(x, dict):
         if "user" not in x:
             return False
     return True
 
 
-def _s111(x: Any) -> bool:
-    if not (_s109(x) or _s110(x)):
+def _s120(x: Any) -> bool:
+    if not (_s118(x) or _s119(x)):
         return False
     return True
 
 
-def _s112(x: Any) -> bool:
+def _s121(x: Any) -> bool:
     if isinstance(x, dict):
         if "clusterID" not in x or "fsName" not in x or "secretName" not in x:
             return False
     return True
 
 
-def _s113(x: Any) -> bool:
-    if _s111(x):
-        if not _s99(x):
+def _s122(x: Any) -> bool:
+    if _s120(x):
+        if not _s108(x):
             return False
-    elif not _s112(x):
+    elif not _s121(x):
         return False
     return True
 
 
-def _s114(x: Any) -> bool:
+def _s123(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K42.issuperset(x):
+    if not _K44.issuperset(x):
         return False
     if "clusterID" in x and not _s11(x["clusterID"]):
         return False
@@ -1310,79 +1408,79 @@ def _s114(x: Any) -> bool:
         return False
     if "inTree" in x and not _s17(x["inTree"]):
         return False
-    if "monitors" in x and not _s103(x["monitors"]):
+    if "monitors" in x and not _s112(x["monitors"]):
         return False
     if "user" in x and not _s11(x["user"]):
         return False
-    if _s104(x):
-        if not _s108(x):
+    if _s113(x):
+        if not _s117(x):
             return False
-    elif not _s113(x):
+    elif not _s122(x):
         return False
     return True
 
 
-def _s115(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K44):
+def _s124(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K46):
         return False
     return True
 
 
-def _s116(x: Any) -> bool:
+def _s125(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "path" not in x:
         return False
-    if not _K43.issuperset(x):
+    if not _K45.issuperset(x):
         return False
     if "path" in x and not _s14(x["path"]):
         return False
-    if "type" in x and not _s115(x["type"]):
+    if "type" in x and not _s124(x["type"]):
         return False
     return True
 
 
-def _s117(x: Any) -> bool:
+def _s126(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x:
         return False
-    if not _K45.issuperset(x):
+    if not _K47.issuperset(x):
         return False
     if "name" in x and not _s16(x["name"]):
         return False
     return True
 
 
-def _s118(x: Any) -> bool:
+def _s127(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K46.issuperset(x):
+    if not _K48.issuperset(x):
         return False
     if "storageClassName" in x and not _s16(x["storageClassName"]):
         return False
     return True
 
 
-def _s119(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K48):
+def _s128(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K50):
         return False
     return True
 
 
-def _s120(x: Any) -> bool:
+def _s129(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K47.issuperset(x):
+    if not _K49.issuperset(x):
         return False
-    if "medium" in x and not _s119(x["medium"]):
+    if "medium" in x and not _s128(x["medium"]):
         return False
     if "sizeLimit" in x and not _s20(x["sizeLimit"]):
         return False
     return True
 
 
-def _s121(x: Any) -> bool:
+def _s130(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!\\.\\.)(?!\\.$)[-._a-zA-Z0-9]+$", x):
@@ -1392,7 +1490,7 @@ def _s121(x: Any) -> bool:
     return True
 
 
-def _s122(x: Any) -> bool:
+def _s131(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!\\.\\.(/|$))(?!.*/\\.\\.(/|$)).*$", x):
@@ -1402,7 +1500,7 @@ def _s122(x: Any) -> bool:
     return True
 
 
-def _s123(x: Any) -> bool:
+def _s132(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1412,74 +1510,74 @@ def _s123(x: Any) -> bool:
     return True
 
 
-def _s124(x: Any) -> bool:
+def _s133(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "key" not in x or "path" not in x:
         return False
-    if not _K50.issuperset(x):
+    if not _K52.issuperset(x):
         return False
-    if "key" in x and not _s121(x["key"]):
+    if "key" in x and not _s130(x["key"]):
         return False
-    if "path" in x and not _s122(x["path"]):
+    if "path" in x and not _s131(x["path"]):
         return False
-    if "mode" in x and not _s123(x["mode"]):
+    if "mode" in x and not _s132(x["mode"]):
         return False
     return True
 
 
-def _s125(x: Any) -> bool:
+def _s134(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s124(item):
+        if not _s133(item):
             return False
     return True
 
 
-def _s126(x: Any) -> bool:
+def _s135(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x:
         return False
-    if not _K49.issuperset(x):
+    if not _K51.issuperset(x):
         return False
     if "name" in x and not _s16(x["name"]):
         return False
-    if "items" in x and not _s125(x["items"]):
+    if "items" in x and not _s134(x["items"]):
         return False
-    if "defaultMode" in x and not _s123(x["defaultMode"]):
+    if "defaultMode" in x and not _s132(x["defaultMode"]):
         return False
     if "optional" in x and not _s17(x["optional"]):
         return False
     return True
 
 
-def _s127(x: Any) -> bool:
+def _s136(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "secretName" not in x:
         return False
-    if not _K51.issuperset(x):
+    if not _K53.issuperset(x):
         return False
     if "secretName" in x and not _s16(x["secretName"]):
         return False
-    if "items" in x and not _s125(x["items"]):
+    if "items" in x and not _s134(x["items"]):
         return False
-    if "defaultMode" in x and not _s123(x["defaultMode"]):
+    if "defaultMode" in x and not _s132(x["defaultMode"]):
         return False
     if "optional" in x and not _s17(x["optional"]):
         return False
     return True
 
 
-def _s128(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K52):
+def _s137(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K54):
         return False
     return True
 
 
-def _s129(x: Any) -> bool:
+def _s138(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
@@ -1487,12 +1585,12 @@ def _s129(x: Any) -> bool:
     if not _unique(x):
         return False
     for item in x:
-        if not _s128(item):
+        if not _s137(item):
             return False
     return True
 
 
-def _s130(x: Any) -> bool:
+def _s139(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$", x):
@@ -1502,18 +1600,18 @@ def _s130(x: Any) -> bool:
     return True
 
 
-def _s131(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K53):
+def _s140(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K55):
         return False
     return True
 
 
-def _s132(x: Any) -> bool:
+def _s141(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x or "mountPath" not in x:
         return False
-    if not _K39.issuperset(x):
+    if not _K41.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -1521,53 +1619,53 @@ def _s132(x: Any) -> bool:
         return False
     if "readOnly" in x and not _s17(x["readOnly"]):
         return False
-    if "nfs" in x and not _s92(x["nfs"]):
+    if "nfs" in x and not _s101(x["nfs"]):
         return False
-    if "efs" in x and not _s101(x["efs"]):
+    if "efs" in x and not _s110(x["efs"]):
         return False
-    if "cephfs" in x and not _s114(x["cephfs"]):
+    if "cephfs" in x and not _s123(x["cephfs"]):
         return False
-    if "hostPath" in x and not _s116(x["hostPath"]):
+    if "hostPath" in x and not _s125(x["hostPath"]):
         return False
-    if "claim" in x and not _s117(x["claim"]):
+    if "claim" in x and not _s126(x["claim"]):
         return False
-    if "dynamic" in x and not _s118(x["dynamic"]):
+    if "dynamic" in x and not _s127(x["dynamic"]):
         return False
-    if "emptyDir" in x and not _s120(x["emptyDir"]):
+    if "emptyDir" in x and not _s129(x["emptyDir"]):
         return False
-    if "configMap" in x and not _s126(x["configMap"]):
+    if "configMap" in x and not _s135(x["configMap"]):
         return False
-    if "secret" in x and not _s127(x["secret"]):
+    if "secret" in x and not _s136(x["secret"]):
         return False
     if "capacity" in x and not _s20(x["capacity"]):
         return False
-    if "accessModes" in x and not _s129(x["accessModes"]):
+    if "accessModes" in x and not _s138(x["accessModes"]):
         return False
-    if "storageClassName" in x and not _s130(x["storageClassName"]):
+    if "storageClassName" in x and not _s139(x["storageClassName"]):
         return False
-    if "reclaimPolicy" in x and not _s131(x["reclaimPolicy"]):
+    if "reclaimPolicy" in x and not _s140(x["reclaimPolicy"]):
         return False
     if "mountOptions" in x and not _s13(x["mountOptions"]):
         return False
     return True
 
 
-def _s133(x: Any) -> bool:
+def _s142(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s132(item):
+        if not _s141(item):
             return False
     return True
 
 
-def _s134(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K55):
+def _s143(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K57):
         return False
     return True
 
 
-def _s135(x: Any) -> bool:
+def _s144(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1577,7 +1675,7 @@ def _s135(x: Any) -> bool:
     return True
 
 
-def _s136(x: Any) -> bool:
+def _s145(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", x):
@@ -1587,45 +1685,45 @@ def _s136(x: Any) -> bool:
     return True
 
 
-def _s137(x: Any) -> bool:
+def _s146(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "queue" not in x:
         return False
-    if not _K56.issuperset(x):
+    if not _K58.issuperset(x):
         return False
-    if "queue" in x and not _s136(x["queue"]):
+    if "queue" in x and not _s145(x["queue"]):
         return False
-    if "priorityClass" in x and not _s136(x["priorityClass"]):
+    if "priorityClass" in x and not _s145(x["priorityClass"]):
         return False
     return True
 
 
-def _s138(x: Any) -> bool:
+def _s147(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K54.issuperset(x):
+    if not _K56.issuperset(x):
         return False
-    if "scheduler" in x and not _s134(x["scheduler"]):
+    if "scheduler" in x and not _s143(x["scheduler"]):
         return False
     if "queue" in x and not _s16(x["queue"]):
         return False
     if "priorityClassName" in x and not _s16(x["priorityClassName"]):
         return False
-    if "minAvailable" in x and not _s135(x["minAvailable"]):
+    if "minAvailable" in x and not _s144(x["minAvailable"]):
         return False
-    if "kueue" in x and not _s137(x["kueue"]):
-        return False
-    return True
-
-
-def _s139(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K58):
+    if "kueue" in x and not _s146(x["kueue"]):
         return False
     return True
 
 
-def _s140(x: Any) -> bool:
+def _s148(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K60):
+        return False
+    return True
+
+
+def _s149(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1635,16 +1733,16 @@ def _s140(x: Any) -> bool:
     return True
 
 
-def _s141(x: Any) -> bool:
+def _s150(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K57.issuperset(x):
+    if not _K59.issuperset(x):
         return False
-    if "restartPolicy" in x and not _s139(x["restartPolicy"]):
+    if "restartPolicy" in x and not _s148(x["restartPolicy"]):
         return False
     if "backoffLimit" in x and not _s40(x["backoffLimit"]):
         return False
-    if "restarts" in x and not _s140(x["restarts"]):
+    if "restarts" in x and not _s149(x["restarts"]):
         return False
     if "activeDeadlineSeconds" in x and not _s46(x["activeDeadlineSeconds"]):
         return False
@@ -1655,13 +1753,13 @@ def _s141(x: Any) -> bool:
     return True
 
 
-def _s142(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K60):
+def _s151(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K62):
         return False
     return True
 
 
-def _s143(x: Any) -> bool:
+def _s152(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
@@ -1669,47 +1767,47 @@ def _s143(x: Any) -> bool:
     return True
 
 
-def _s144(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K61):
+def _s153(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K63):
         return False
     return True
 
 
-def _s145(x: Any) -> bool:
+def _s154(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K59.issuperset(x):
+    if not _K61.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s142(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s151(x["cleanPodPolicy"]):
         return False
-    if "withGloo" in x and not _s143(x["withGloo"]):
+    if "withGloo" in x and not _s152(x["withGloo"]):
         return False
-    if "intranet" in x and not _s144(x["intranet"]):
+    if "intranet" in x and not _s153(x["intranet"]):
         return False
     if "elastic" in x and not _s40(x["elastic"]):
         return False
     return True
 
 
-def _s146(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K63):
+def _s155(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K65):
         return False
     return True
 
 
-def _s147(x: Any) -> bool:
+def _s156(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K62.issuperset(x):
+    if not _K64.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s146(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s155(x["cleanPodPolicy"]):
         return False
     if "port" in x and not _s62(x["port"]):
         return False
     return True
 
 
-def _s148(x: Any) -> bool:
+def _s157(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1719,7 +1817,7 @@ def _s148(x: Any) -> bool:
     return True
 
 
-def _s149(x: Any) -> bool:
+def _s158(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1729,10 +1827,10 @@ def _s149(x: Any) -> bool:
     return True
 
 
-def _s150(x: Any) -> bool:
+def _s159(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K64.issuperset(x):
+    if not _K66.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
@@ -1742,11 +1840,11 @@ def _s150(x: Any) -> bool:
         return False
     if "port" in x and not _s62(x["port"]):
         return False
-    if "portsNum" in x and not _s148(x["portsNum"]):
+    if "portsNum" in x and not _s157(x["portsNum"]):
         return False
-    if "portsNumSparse" in x and not _s140(x["portsNumSparse"]):
+    if "portsNumSparse" in x and not _s149(x["portsNumSparse"]):
         return False
-    if "trainerCount" in x and not _s149(x["trainerCount"]):
+    if "trainerCount" in x and not _s158(x["trainerCount"]):
         return False
     if "hostPorts" in x and not _s17(x["hostPorts"]):
         return False
@@ -1755,7 +1853,7 @@ def _s150(x: Any) -> bool:
     return True
 
 
-def _s151(x: Any) -> bool:
+def _s160(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K36.issuperset(x):
@@ -1765,22 +1863,22 @@ def _s151(x: Any) -> bool:
     return True
 
 
-def _s152(x: Any) -> bool:
+def _s161(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K65.issuperset(x):
+    if not _K67.issuperset(x):
         return False
     if "runtime" in x and not _s16(x["runtime"]):
         return False
     return True
 
 
-def _s153(x: Any) -> bool:
+def _s162(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K66.issuperset(x):
+    if not _K68.issuperset(x):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1788,7 +1886,7 @@ def _s153(x: Any) -> bool:
         return False
     if "backoffLimit" in x and not _s40(x["backoffLimit"]):
         return False
-    if "splitCount" in x and not _s90(x["splitCount"]):
+    if "splitCount" in x and not _s99(x["splitCount"]):
         return False
     if "outDir" in x and not _s14(x["outDir"]):
         return False
@@ -1799,7 +1897,7 @@ def _s153(x: Any) -> bool:
     return True
 
 
-def _s154(x: Any) -> bool:
+def _s163(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
@@ -1811,21 +1909,21 @@ def _s154(x: Any) -> bool:
     return True
 
 
-def _s155(x: Any) -> bool:
+def _s164(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K67.issuperset(x):
+    if not _K69.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
-    if "path" in x and not _s154(x["path"]):
+    if "path" in x and not _s163(x["path"]):
         return False
     return True
 
 
-def _s156(x: Any) -> bool:
+def _s165(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
@@ -1833,16 +1931,16 @@ def _s156(x: Any) -> bool:
     return True
 
 
-def _s157(x: Any) -> bool:
+def _s166(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s156(item):
+        if not _s165(item):
             return False
     return True
 
 
-def _s158(x: Any) -> bool:
+def _s167(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[A-Za-z0-9][^\\s]*$", x):
@@ -1850,16 +1948,16 @@ def _s158(x: Any) -> bool:
     return True
 
 
-def _s159(x: Any) -> bool:
+def _s168(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s158(item):
+        if not _s167(item):
             return False
     return True
 
 
-def _s160(x: Any) -> bool:
+def _s169(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
@@ -1867,38 +1965,38 @@ def _s160(x: Any) -> bool:
     return True
 
 
-def _s161(x: Any) -> bool:
+def _s170(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "src" not in x or "dest" not in x:
         return False
-    if not _K69.issuperset(x):
+    if not _K71.issuperset(x):
         return False
-    if "src" in x and not _s160(x["src"]):
+    if "src" in x and not _s169(x["src"]):
         return False
     if "dest" in x and not _s14(x["dest"]):
         return False
     return True
 
 
-def _s162(x: Any) -> bool:
+def _s171(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "base" not in x:
         return False
-    if not _K68.issuperset(x):
+    if not _K70.issuperset(x):
         return False
     if "base" in x and not _s11(x["base"]):
         return False
-    if "apt" in x and not _s157(x["apt"]):
+    if "apt" in x and not _s166(x["apt"]):
         return False
-    if "pip" in x and not _s159(x["pip"]):
+    if "pip" in x and not _s168(x["pip"]):
         return False
     if "pipIndexUrl" in x and not _s11(x["pipIndexUrl"]):
         return False
     if "python" in x and not _s11(x["python"]):
         return False
-    if "package" in x and not _s161(x["package"]):
+    if "package" in x and not _s170(x["package"]):
         return False
     if "workingDir" in x and not _s14(x["workingDir"]):
         return False
@@ -1909,10 +2007,47 @@ def _s162(x: Any) -> bool:
     return True
 
 
-def _s163(x: Any) -> bool:
+def _s172(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K74):
+        return False
+    return True
+
+
+def _s173(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s172(item):
+            return False
+    return True
+
+
+def _s174(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K70.issuperset(x):
+    if "add" not in x:
+        return False
+    if not _K73.issuperset(x):
+        return False
+    if "add" in x and not _s173(x["add"]):
+        return False
+    return True
+
+
+def _s175(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K75):
+        return False
+    return True
+
+
+def _s176(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K72.issuperset(x):
         return False
     if "restricted" in x and not _s17(x["restricted"]):
         return False
@@ -1926,10 +2061,14 @@ def _s163(x: Any) -> bool:
         return False
     if "readOnlyRootFilesystem" in x and not _s17(x["readOnlyRootFilesystem"]):
         return False
+    if "capabilities" in x and not _s174(x["capabilities"]):
+        return False
+    if "podSecurity" in x and not _s175(x["podSecurity"]):
+        return False
     return True
 
 
-def _s164(x: Any) -> bool:
+def _s177(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K5.issuperset(x):
@@ -1984,43 +2123,47 @@ def _s164(x: Any) -> bool:
         return False
     if "sidecars" in x and not _s89(x["sidecars"]):
         return False
-    if "ps" in x and not _s91(x["ps"]):
+    if "networks" in x and not _s91(x["networks"]):
         return False
-    if "worker" in x and not _s91(x["worker"]):
+    if "nccl" in x and not _s98(x["nccl"]):
         return False
-    if "heter" in x and not _s91(x["heter"]):
+    if "ps" in x and not _s100(x["ps"]):
         return False
-    if "volumes" in x and not _s133(x["volumes"]):
+    if "worker" in x and not _s100(x["worker"]):
         return False
-    if "scheduling" in x and not _s138(x["scheduling"]):
+    if "heter" in x and not _s100(x["heter"]):
         return False
-    if "run" in x and not _s141(x["run"]):
+    if "volumes" in x and not _s142(x["volumes"]):
         return False
-    if "paddlejob" in x and not _s145(x["paddlejob"]):
+    if "scheduling" in x and not _s147(x["scheduling"]):
         return False
-    if "kubeflow" in x and not _s147(x["kubeflow"]):
+    if "run" in x and not _s150(x["run"]):
         return False
-    if "distributed" in x and not _s150(x["distributed"]):
+    if "paddlejob" in x and not _s154(x["paddlejob"]):
         return False
-    if "collective" in x and not _s151(x["collective"]):
+    if "kubeflow" in x and not _s156(x["kubeflow"]):
         return False
-    if "trainjob" in x and not _s152(x["trainjob"]):
+    if "distributed" in x and not _s159(x["distributed"]):
         return False
-    if "dataPrep" in x and not _s153(x["dataPrep"]):
+    if "collective" in x and not _s160(x["collective"]):
         return False
-    if "checkpoint" in x and not _s155(x["checkpoint"]):
+    if "trainjob" in x and not _s161(x["trainjob"]):
         return False
-    if "build" in x and not _s162(x["build"]):
+    if "dataPrep" in x and not _s162(x["dataPrep"]):
         return False
-    if "security" in x and not _s163(x["security"]):
+    if "checkpoint" in x and not _s164(x["checkpoint"]):
+        return False
+    if "build" in x and not _s171(x["build"]):
+        return False
+    if "security" in x and not _s176(x["security"]):
         return False
     return True
 
 
-def _s165(x: Any) -> bool:
+def _s178(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K72.issuperset(x):
+    if not _K77.issuperset(x):
         return False
     if "namespace" in x and not _s3(x["namespace"]):
         return False
@@ -2031,23 +2174,23 @@ def _s165(x: Any) -> bool:
     return True
 
 
-def _s166(x: Any) -> bool:
+def _s179(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K71.issuperset(x):
+    if not _K76.issuperset(x):
         return False
-    if "metadata" in x and not _s165(x["metadata"]):
+    if "metadata" in x and not _s178(x["metadata"]):
         return False
     if "spec" in x and not _s43(x["spec"]):
         return False
     return True
 
 
-def _s167(x: Any) -> bool:
+def _s180(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     for key, value in x.items():
-        if key not in _K4 and not _s166(value):
+        if key not in _K4 and not _s179(value):
             return False
     for key in x:
         if not _s3(key):
@@ -2055,15 +2198,15 @@ def _s167(x: Any) -> bool:
     return True
 
 
-def _s168(x: Any) -> bool:
+def _s181(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not (isinstance(x, str) and x in _K74):
+    if not (isinstance(x, str) and x in _K79):
         return False
     return True
 
 
-def _s169(x: Any) -> bool:
+def _s182(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
@@ -2071,32 +2214,32 @@ def _s169(x: Any) -> bool:
     return True
 
 
-def _s170(x: Any) -> bool:
+def _s183(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "rule" not in x:
         return False
-    if not _K73.issuperset(x):
+    if not _K78.issuperset(x):
         return False
-    if "rule" in x and not _s168(x["rule"]):
+    if "rule" in x and not _s181(x["rule"]):
         return False
-    if "path" in x and not _s169(x["path"]):
+    if "path" in x and not _s182(x["path"]):
         return False
     if "reason" in x and not _s7(x["reason"]):
         return False
     return True
 
 
-def _s171(x: Any) -> bool:
+def _s184(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s170(item):
+        if not _s183(item):
             return False
     return True
 
 
-def _s172(x: Any) -> bool:
+def _s185(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "apiVersion" not in x or "kind" not in x or "metadata" not in x or "spec" not in x:
@@ -2109,15 +2252,15 @@ def _s172(x: Any) -> bool:
         return False
     if "metadata" in x and not _s9(x["metadata"]):
         return False
-    if "spec" in x and not _s164(x["spec"]):
+    if "spec" in x and not _s177(x["spec"]):
         return False
-    if "overlays" in x and not _s167(x["overlays"]):
+    if "overlays" in x and not _s180(x["overlays"]):
         return False
-    if "ignore" in x and not _s171(x["ignore"]):
+    if "ignore" in x and not _s184(x["ignore"]):
         return False
     return True
 
 
 def is_valid(x: Any) -> bool:
     """Whether jsonschema finds no error."""
-    return _s172(x)
+    return _s185(x)

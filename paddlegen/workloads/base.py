@@ -198,7 +198,9 @@ def pod(
     With a checkpoint (spec.checkpoint) every pod that ``trains`` (not the data Job's) reads
     its folder and its group's attempt in its env: ``attempt`` is where the workload's pods
     find it (an env var's value or valueFrom), "0" for a workload whose group never starts
-    again.
+    again. Every pod that trains, of every role (parameter servers too: one job, one fabric),
+    attaches the spec's Multus networks, and its training container gets spec.nccl's env and
+    the capabilities spec.security adds; its init containers and sidecars get neither.
 
     The role's priorityClassName is the pods' own. Under Volcano a batch Job's pods also give
     the gang its priority (Volcano's PodGroup for the Job takes the pods'), so without one of
@@ -206,6 +208,8 @@ def pod(
     """
     volcano = gang and job.scheduling.scheduler == "volcano"
     annotations = {**job.annotations, **role.podAnnotations}
+    if trains:
+        annotations.update(job.training_pod_annotations)
     priority_class = role.priorityClassName
     if volcano and operator_group:
         annotations[GROUP_NAME] = job.name
@@ -231,11 +235,18 @@ def pod(
             command=command or role.command,
             args=role.args,
             workingDir=role.workingDir,
-            env=[*(env or []), *(checkpoint_env(job, attempt) if trains else []), *role.env],
+            env=[
+                *(env or []),
+                *(checkpoint_env(job, attempt) if trains else []),
+                *(nccl_env(job, role) if trains else []),
+                *role.env,
+            ],
             envFrom=role.envFrom,
             ports=list(ports or []),
             resources=role.resources,
-            securityContext=job.container_security_context,
+            securityContext=(
+                job.training_security_context if trains else job.container_security_context
+            ),
             volumeMounts=_mounts(mounted, shm_size),
         ),
         init_containers=[
@@ -260,6 +271,12 @@ def checkpoint_env(job: Job, attempt: dict[str, Any] | None = None) -> list[dict
         {"name": CHECKPOINT_DIR_ENV, "value": job.checkpoint.dir},
         {"name": RESTART_ATTEMPT_ENV, **(attempt or {"value": "0"})},
     ]
+
+
+def nccl_env(job: Job, role: Role) -> list[dict[str, Any]]:
+    """spec.nccl's variables but those the role's env sets itself, which win (rule nccl)."""
+    own = {entry["name"] for entry in role.env}
+    return [{"name": k, "value": v} for k, v in job.nccl.env.items() if k not in own]
 
 
 def _init_container(job: Job, given: dict[str, Any], *, sidecar: bool) -> Container:

@@ -7,7 +7,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from paddlegen.spec.model import ACCELERATORS, DEFAULT_REQUESTS, recommended_labels
+from paddlegen.spec.accelerators import ACCELERATORS
+from paddlegen.spec.model import (
+    DEFAULT_REQUESTS,
+    recommended_labels,
+)
+from paddlegen.spec.network import MULTUS_NETWORKS
 from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME, TRAINING_CONTAINER
 from paddlegen.workloads.import_defaults import DEFAULT_GRACE, JOB_LABELS
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, strip_meta, take
@@ -37,6 +42,7 @@ class Pod:
     security: dict[str, Any] = field(default_factory=dict)
     queue: str | None = None  # the queue Volcano's group for a batch Job takes
     accelerator: str | None = None  # what its gpus count (spec.accelerator)
+    networks: list[str] = field(default_factory=list)  # its Multus networks, comma form
 
 
 def pod(
@@ -55,13 +61,16 @@ def pod(
     annotations = meta.get("annotations", {})
     queue = annotations.pop(QUEUE_NAME, None)
     volcano = annotations.pop(GROUP_NAME, None) is not None or queue is not None
+    networks = _networks(annotations)
     own = _pod_meta(meta, ctx)
     if not meta:
         template.pop("metadata")
     spec = template.setdefault("spec", {})
     container = _training_container(spec, training, ctx, where)
-    # what the job's securityContext gives every container, before _security takes it apart
+    # what the job's securityContext gives every container, before _security takes it apart:
+    # the training container's but the capabilities it adds, which are its own
     container_security = copy.deepcopy(container.get("securityContext"))
+    take({"s": container_security}, "s", "capabilities", "add")
     name = container.pop("name", training)
     if name != training:
         ctx.note(
@@ -103,7 +112,19 @@ def pod(
         security,
         queue,
         accelerator,
+        networks,
     )
+
+
+def _networks(annotations: dict[str, Any]) -> list[str]:
+    """spec.networks from the Multus annotation in its comma-separated form (Multus reads a
+    value with '[', '{' or '"' as JSON, which stays an annotation: multus-cni v4.3.0
+    pkg/k8sclient/k8sclient.go:231-255)."""
+    value = annotations.get(MULTUS_NETWORKS)
+    if not isinstance(value, str) or not value.strip() or any(c in value for c in '[{"'):
+        return []
+    del annotations[MULTUS_NETWORKS]
+    return [entry.strip() for entry in value.split(",")]
 
 
 def _pod_meta(meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -332,6 +353,7 @@ def _security(container: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]
     """spec.security from the securityContext the training container runs with: its own, else
     the pod's (which applies to every container). restricted: false unless the container had
     paddlegen's whole restricted profile, so the spec does not restrict what ran unrestricted."""
+    added = take(container, "securityContext", "capabilities", "add")
     own = container.get("securityContext", {})
     shared = spec.get("securityContext", {})
     effective = {**{k: v for k, v in shared.items() if k in POD_WIDE}, **own}
@@ -346,4 +368,6 @@ def _security(container: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]
     security.update({key: pop(key) for key in SECURITY_KEYS if key in effective})
     if "fsGroup" in shared:
         security["fsGroup"] = take(spec, "securityContext", "fsGroup")
+    if added:
+        security["capabilities"] = {"add": added}
     return security

@@ -91,6 +91,7 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
         ("shm", [p.shm for p in pods]),
         ("restartPolicy", [p.restart_policy for p in pods]),
         ("security", [p.security for p in pods]),
+        ("networks", [p.networks for p in pods]),
     ):
         given = [v for v in values if v]
         if given and any(v != given[0] for v in values):

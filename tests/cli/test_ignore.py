@@ -225,6 +225,13 @@ TRIGGERS = {
     "launcher-devices": "spec:\n  workload: collective-job\n  image: x:1\n"
     + LIMITS
     + "  args: [--devices, '0', t.py]\n",
+    "networks": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  networks: [a@eth0]\n",
+    "nccl": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  nccl: {transport: tcp, gidIndex: 3}\n",
+    "pod-security": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  security: {capabilities: {add: [IPC_LOCK]}, podSecurity: baseline}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

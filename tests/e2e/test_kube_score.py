@@ -37,11 +37,12 @@ EXPECTED = {
     # collective-job's headless Service selects the label the Job controller puts on every pod
     # of the Job (batch.kubernetes.io/job-name), which no pod template in the stream carries.
     *(
-        (f"[CRITICAL] {job} v1/Service", "The services selector does not match any pods")
-        for job in (
+        (f"[CRITICAL] {service} v1/Service", "The services selector does not match any pods")
+        for service in (
             "resnet-collective/paddlecloud",
             "resnet-8gpu/ml-training",
             "ernie-ascend/ml-training",
+            "llm-finetune-ib/ml-training",
         )
     ),
 }

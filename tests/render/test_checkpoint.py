@@ -10,7 +10,7 @@ import pytest
 
 from paddlegen.spec.model import CHECKPOINT_GRACE
 from paddlegen.workloads.collective_job.jobset import RESTART_ATTEMPT
-from tests.helpers import rendered_objects
+from tests.helpers import pod_templates, rendered_objects
 
 VOLUME = (
     "  volumes: [{name: ckpt, mountPath: /ckpt, capacity: 10Gi, accessModes: [ReadWriteMany],"
@@ -35,20 +35,7 @@ def render(workload: str, extra: str) -> dict[tuple[str, str], Any]:
 
 def pod_specs(objects: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
     """Every pod template's spec in the objects, whatever nests it."""
-    found: list[dict[str, Any]] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if "containers" in node:
-                found.append(node)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(list(objects.values()))
-    return found
+    return [template["spec"] for template in pod_templates(list(objects.values()))]
 
 
 @pytest.mark.parametrize("workload", SPECS)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from paddlegen import load
+from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.loader import parse_spec
-from paddlegen.spec.model import ACCELERATORS, build_job
+from paddlegen.spec.model import build_job
 from paddlegen.spec.schema import spec_schema
 from tests.conftest import ROOT
 from tests.unit.test_checks_distributed import HEADER, findings

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from paddlegen.resources import spec_schema_path
-from paddlegen.spec import model
+from paddlegen.spec import model, network
 
 SECTIONS = {
     "scheduling": model.Scheduling,
@@ -18,6 +18,7 @@ SECTIONS = {
     "distributed": model.DistributedSettings,
     "collective": model.CollectiveSettings,
     "security": model.Security,
+    "nccl": network.Nccl,
 }
 
 

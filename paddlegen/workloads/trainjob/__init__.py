@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.network import NCCL_ENV
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
 from paddlegen.workloads.collective_job import jobset
@@ -185,6 +186,10 @@ WORKLOAD = Workload(
         "spec.command": [_trainer("command")],
         "spec.args": [_trainer("args")],
         "spec.env": [_trainer("env")],
+        **{f"spec.nccl.{key}": [_trainer(f"env[{name}].value")] for key, name in NCCL_ENV.items()},
+        "spec.security.capabilities.add": [
+            f"{{tmpl}}.spec.containers[{NODE}].securityContext.capabilities.add"
+        ],
         "spec.resources": [_trainer("resourcesPerNode")],
         "spec.gpus": [_trainer("resourcesPerNode.limits[<accelerator>]")],
         "spec.accelerator": [_trainer("resourcesPerNode.limits")],
