@@ -94,6 +94,8 @@ REGISTRY: tuple[Rule, ...] = (
     workload.GROUP_RESTARTS,
     volumes.CHECKPOINT_VOLUME,
     paddlejob.PS_END,
+    scheduling.TOPOLOGY_UNHONOURED,
+    scheduling.TOPOLOGY_TIER,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

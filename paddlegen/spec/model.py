@@ -208,14 +208,27 @@ class Kueue:
 
 
 @dataclass(frozen=True)
+class Topology:
+    """spec.scheduling.topology: the node label of the domain (a rack, a block) that keeps the
+    ranks together, whether that is required or preferred, and for Volcano the tier of the
+    HyperNodes that are its domains."""
+
+    label: str
+    required: bool
+    hyperNodeTier: int | None = None
+
+
+@dataclass(frozen=True)
 class Scheduling:
-    """spec.scheduling: the scheduler, for Volcano the gang's queue and size, and Kueue's queue."""
+    """spec.scheduling: the scheduler, for Volcano the gang's queue and size, Kueue's queue,
+    and the topology that keeps the ranks together."""
 
     scheduler: str = "default"
     queue: str = "default"
     priorityClassName: str | None = None
     minAvailable: int | None = None
     kueue: Kueue | None = None
+    topology: Topology | None = None
 
 
 @dataclass(frozen=True)
@@ -481,7 +494,20 @@ def _checkpoint(given: dict[str, Any] | None, job: str, volumes: list[Volume]) -
 
 def _scheduling(given: dict[str, Any]) -> Scheduling:
     kueue = given.get("kueue")
-    return Scheduling(**{**given, "kueue": Kueue(**kueue) if kueue else None})
+    topology = given.get("topology")
+    return Scheduling(
+        **{
+            **given,
+            "kueue": Kueue(**kueue) if kueue else None,
+            "topology": _topology(topology) if topology else None,
+        }
+    )
+
+
+def _topology(given: dict[str, Any]) -> Topology:
+    required = "required" in given
+    label = given["required"] if required else given["preferred"]
+    return Topology(label, required, given.get("hyperNodeTier"))
 
 
 def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: Any = None) -> Any:

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "6fb84f86849c571f0583645340cf387e7eaf607e0655c3ef3275b96b7be019d1"
+SCHEMA_SHA256 = "d4d3997f07cced7cfd20f02de85211e7866b76ea0075cfe62676bd57d2ddbe52"
 
 
 def _is_integer(x: Any) -> bool:
@@ -80,27 +80,28 @@ _K49 = frozenset({"key", "mode", "path"})
 _K50 = frozenset({"defaultMode", "items", "optional", "secretName"})
 _K51 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
 _K52 = frozenset({"Delete", "Recycle", "Retain"})
-_K53 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
+_K53 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler", "topology"})
 _K54 = frozenset({"default", "volcano"})
 _K55 = frozenset({"priorityClass", "queue"})
-_K56 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
-_K57 = frozenset({"Never", "OnFailure"})
-_K58 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
-_K59 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
-_K60 = frozenset({"Host", "PodIP", "Service"})
-_K61 = frozenset({"cleanPodPolicy", "port"})
-_K62 = frozenset({"All", "None", "Running"})
-_K63 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
-_K64 = frozenset({"runtime"})
-_K65 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
-_K66 = frozenset({"path", "volume"})
-_K67 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
-_K68 = frozenset({"dest", "src"})
-_K69 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
-_K70 = frozenset({"metadata", "spec"})
-_K71 = frozenset({"annotations", "labels", "namespace"})
-_K72 = frozenset({"path", "reason", "rule"})
-_K73 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K56 = frozenset({"hyperNodeTier", "preferred", "required"})
+_K57 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
+_K58 = frozenset({"Never", "OnFailure"})
+_K59 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
+_K60 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
+_K61 = frozenset({"Host", "PodIP", "Service"})
+_K62 = frozenset({"cleanPodPolicy", "port"})
+_K63 = frozenset({"All", "None", "Running"})
+_K64 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
+_K65 = frozenset({"runtime"})
+_K66 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
+_K67 = frozenset({"path", "volume"})
+_K68 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
+_K69 = frozenset({"dest", "src"})
+_K70 = frozenset({"fsGroup", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
+_K71 = frozenset({"metadata", "spec"})
+_K72 = frozenset({"annotations", "labels", "namespace"})
+_K73 = frozenset({"path", "reason", "rule"})
+_K74 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "limits-missing", "min-available", "name-length", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "topology-tier", "topology-unhonoured", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -1595,6 +1596,71 @@ def _s136(x: Any) -> bool:
 
 
 def _s137(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 1:
+        return False
+    if x > 100:
+        return False
+    return True
+
+
+def _s138(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "required" not in x or "preferred" not in x:
+            return False
+    return True
+
+
+def _s139(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "required" not in x:
+            return False
+    return True
+
+
+def _s140(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "preferred" not in x:
+            return False
+    return True
+
+
+def _s141(x: Any) -> bool:
+    if not (_s139(x) or _s140(x)):
+        return False
+    return True
+
+
+def _s142(x: Any) -> bool:
+    if _s141(x):
+        return False
+    return True
+
+
+def _s143(x: Any) -> bool:
+    if not (_s138(x) or _s142(x)):
+        return False
+    return True
+
+
+def _s144(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K56.issuperset(x):
+        return False
+    if "required" in x and not _s5(x["required"]):
+        return False
+    if "preferred" in x and not _s5(x["preferred"]):
+        return False
+    if "hyperNodeTier" in x and not _s137(x["hyperNodeTier"]):
+        return False
+    if _s143(x):
+        return False
+    return True
+
+
+def _s145(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K53.issuperset(x):
@@ -1609,16 +1675,18 @@ def _s137(x: Any) -> bool:
         return False
     if "kueue" in x and not _s136(x["kueue"]):
         return False
-    return True
-
-
-def _s138(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K57):
+    if "topology" in x and not _s144(x["topology"]):
         return False
     return True
 
 
-def _s139(x: Any) -> bool:
+def _s146(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K58):
+        return False
+    return True
+
+
+def _s147(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1628,16 +1696,16 @@ def _s139(x: Any) -> bool:
     return True
 
 
-def _s140(x: Any) -> bool:
+def _s148(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K56.issuperset(x):
+    if not _K57.issuperset(x):
         return False
-    if "restartPolicy" in x and not _s138(x["restartPolicy"]):
+    if "restartPolicy" in x and not _s146(x["restartPolicy"]):
         return False
     if "backoffLimit" in x and not _s39(x["backoffLimit"]):
         return False
-    if "restarts" in x and not _s139(x["restarts"]):
+    if "restarts" in x and not _s147(x["restarts"]):
         return False
     if "activeDeadlineSeconds" in x and not _s45(x["activeDeadlineSeconds"]):
         return False
@@ -1648,13 +1716,13 @@ def _s140(x: Any) -> bool:
     return True
 
 
-def _s141(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K59):
+def _s149(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K60):
         return False
     return True
 
 
-def _s142(x: Any) -> bool:
+def _s150(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
@@ -1662,47 +1730,47 @@ def _s142(x: Any) -> bool:
     return True
 
 
-def _s143(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K60):
+def _s151(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K61):
         return False
     return True
 
 
-def _s144(x: Any) -> bool:
+def _s152(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K58.issuperset(x):
+    if not _K59.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s141(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s149(x["cleanPodPolicy"]):
         return False
-    if "withGloo" in x and not _s142(x["withGloo"]):
+    if "withGloo" in x and not _s150(x["withGloo"]):
         return False
-    if "intranet" in x and not _s143(x["intranet"]):
+    if "intranet" in x and not _s151(x["intranet"]):
         return False
     if "elastic" in x and not _s39(x["elastic"]):
         return False
     return True
 
 
-def _s145(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K62):
+def _s153(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K63):
         return False
     return True
 
 
-def _s146(x: Any) -> bool:
+def _s154(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K61.issuperset(x):
+    if not _K62.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s145(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s153(x["cleanPodPolicy"]):
         return False
     if "port" in x and not _s61(x["port"]):
         return False
     return True
 
 
-def _s147(x: Any) -> bool:
+def _s155(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1712,7 +1780,7 @@ def _s147(x: Any) -> bool:
     return True
 
 
-def _s148(x: Any) -> bool:
+def _s156(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1722,10 +1790,10 @@ def _s148(x: Any) -> bool:
     return True
 
 
-def _s149(x: Any) -> bool:
+def _s157(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K63.issuperset(x):
+    if not _K64.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
@@ -1735,11 +1803,11 @@ def _s149(x: Any) -> bool:
         return False
     if "port" in x and not _s61(x["port"]):
         return False
-    if "portsNum" in x and not _s147(x["portsNum"]):
+    if "portsNum" in x and not _s155(x["portsNum"]):
         return False
-    if "portsNumSparse" in x and not _s139(x["portsNumSparse"]):
+    if "portsNumSparse" in x and not _s147(x["portsNumSparse"]):
         return False
-    if "trainerCount" in x and not _s148(x["trainerCount"]):
+    if "trainerCount" in x and not _s156(x["trainerCount"]):
         return False
     if "hostPorts" in x and not _s17(x["hostPorts"]):
         return False
@@ -1748,7 +1816,7 @@ def _s149(x: Any) -> bool:
     return True
 
 
-def _s150(x: Any) -> bool:
+def _s158(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K35.issuperset(x):
@@ -1758,22 +1826,22 @@ def _s150(x: Any) -> bool:
     return True
 
 
-def _s151(x: Any) -> bool:
+def _s159(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K64.issuperset(x):
+    if not _K65.issuperset(x):
         return False
     if "runtime" in x and not _s16(x["runtime"]):
         return False
     return True
 
 
-def _s152(x: Any) -> bool:
+def _s160(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K65.issuperset(x):
+    if not _K66.issuperset(x):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1792,7 +1860,7 @@ def _s152(x: Any) -> bool:
     return True
 
 
-def _s153(x: Any) -> bool:
+def _s161(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
@@ -1804,21 +1872,21 @@ def _s153(x: Any) -> bool:
     return True
 
 
-def _s154(x: Any) -> bool:
+def _s162(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K66.issuperset(x):
+    if not _K67.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
-    if "path" in x and not _s153(x["path"]):
+    if "path" in x and not _s161(x["path"]):
         return False
     return True
 
 
-def _s155(x: Any) -> bool:
+def _s163(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
@@ -1826,16 +1894,16 @@ def _s155(x: Any) -> bool:
     return True
 
 
-def _s156(x: Any) -> bool:
+def _s164(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s155(item):
+        if not _s163(item):
             return False
     return True
 
 
-def _s157(x: Any) -> bool:
+def _s165(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[A-Za-z0-9][^\\s]*$", x):
@@ -1843,16 +1911,16 @@ def _s157(x: Any) -> bool:
     return True
 
 
-def _s158(x: Any) -> bool:
+def _s166(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s157(item):
+        if not _s165(item):
             return False
     return True
 
 
-def _s159(x: Any) -> bool:
+def _s167(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
@@ -1860,38 +1928,38 @@ def _s159(x: Any) -> bool:
     return True
 
 
-def _s160(x: Any) -> bool:
+def _s168(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "src" not in x or "dest" not in x:
         return False
-    if not _K68.issuperset(x):
+    if not _K69.issuperset(x):
         return False
-    if "src" in x and not _s159(x["src"]):
+    if "src" in x and not _s167(x["src"]):
         return False
     if "dest" in x and not _s14(x["dest"]):
         return False
     return True
 
 
-def _s161(x: Any) -> bool:
+def _s169(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "base" not in x:
         return False
-    if not _K67.issuperset(x):
+    if not _K68.issuperset(x):
         return False
     if "base" in x and not _s11(x["base"]):
         return False
-    if "apt" in x and not _s156(x["apt"]):
+    if "apt" in x and not _s164(x["apt"]):
         return False
-    if "pip" in x and not _s158(x["pip"]):
+    if "pip" in x and not _s166(x["pip"]):
         return False
     if "pipIndexUrl" in x and not _s11(x["pipIndexUrl"]):
         return False
     if "python" in x and not _s11(x["python"]):
         return False
-    if "package" in x and not _s160(x["package"]):
+    if "package" in x and not _s168(x["package"]):
         return False
     if "workingDir" in x and not _s14(x["workingDir"]):
         return False
@@ -1902,10 +1970,10 @@ def _s161(x: Any) -> bool:
     return True
 
 
-def _s162(x: Any) -> bool:
+def _s170(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K69.issuperset(x):
+    if not _K70.issuperset(x):
         return False
     if "restricted" in x and not _s17(x["restricted"]):
         return False
@@ -1922,7 +1990,7 @@ def _s162(x: Any) -> bool:
     return True
 
 
-def _s163(x: Any) -> bool:
+def _s171(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K5.issuperset(x):
@@ -1983,35 +2051,35 @@ def _s163(x: Any) -> bool:
         return False
     if "volumes" in x and not _s132(x["volumes"]):
         return False
-    if "scheduling" in x and not _s137(x["scheduling"]):
+    if "scheduling" in x and not _s145(x["scheduling"]):
         return False
-    if "run" in x and not _s140(x["run"]):
+    if "run" in x and not _s148(x["run"]):
         return False
-    if "paddlejob" in x and not _s144(x["paddlejob"]):
+    if "paddlejob" in x and not _s152(x["paddlejob"]):
         return False
-    if "kubeflow" in x and not _s146(x["kubeflow"]):
+    if "kubeflow" in x and not _s154(x["kubeflow"]):
         return False
-    if "distributed" in x and not _s149(x["distributed"]):
+    if "distributed" in x and not _s157(x["distributed"]):
         return False
-    if "collective" in x and not _s150(x["collective"]):
+    if "collective" in x and not _s158(x["collective"]):
         return False
-    if "trainjob" in x and not _s151(x["trainjob"]):
+    if "trainjob" in x and not _s159(x["trainjob"]):
         return False
-    if "dataPrep" in x and not _s152(x["dataPrep"]):
+    if "dataPrep" in x and not _s160(x["dataPrep"]):
         return False
-    if "checkpoint" in x and not _s154(x["checkpoint"]):
+    if "checkpoint" in x and not _s162(x["checkpoint"]):
         return False
-    if "build" in x and not _s161(x["build"]):
+    if "build" in x and not _s169(x["build"]):
         return False
-    if "security" in x and not _s162(x["security"]):
+    if "security" in x and not _s170(x["security"]):
         return False
     return True
 
 
-def _s164(x: Any) -> bool:
+def _s172(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K71.issuperset(x):
+    if not _K72.issuperset(x):
         return False
     if "namespace" in x and not _s3(x["namespace"]):
         return False
@@ -2022,23 +2090,23 @@ def _s164(x: Any) -> bool:
     return True
 
 
-def _s165(x: Any) -> bool:
+def _s173(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K70.issuperset(x):
+    if not _K71.issuperset(x):
         return False
-    if "metadata" in x and not _s164(x["metadata"]):
+    if "metadata" in x and not _s172(x["metadata"]):
         return False
     if "spec" in x and not _s42(x["spec"]):
         return False
     return True
 
 
-def _s166(x: Any) -> bool:
+def _s174(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     for key, value in x.items():
-        if key not in _K4 and not _s165(value):
+        if key not in _K4 and not _s173(value):
             return False
     for key in x:
         if not _s3(key):
@@ -2046,15 +2114,15 @@ def _s166(x: Any) -> bool:
     return True
 
 
-def _s167(x: Any) -> bool:
+def _s175(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not (isinstance(x, str) and x in _K73):
+    if not (isinstance(x, str) and x in _K74):
         return False
     return True
 
 
-def _s168(x: Any) -> bool:
+def _s176(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
@@ -2062,32 +2130,32 @@ def _s168(x: Any) -> bool:
     return True
 
 
-def _s169(x: Any) -> bool:
+def _s177(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "rule" not in x:
         return False
-    if not _K72.issuperset(x):
+    if not _K73.issuperset(x):
         return False
-    if "rule" in x and not _s167(x["rule"]):
+    if "rule" in x and not _s175(x["rule"]):
         return False
-    if "path" in x and not _s168(x["path"]):
+    if "path" in x and not _s176(x["path"]):
         return False
     if "reason" in x and not _s7(x["reason"]):
         return False
     return True
 
 
-def _s170(x: Any) -> bool:
+def _s178(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s169(item):
+        if not _s177(item):
             return False
     return True
 
 
-def _s171(x: Any) -> bool:
+def _s179(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "apiVersion" not in x or "kind" not in x or "metadata" not in x or "spec" not in x:
@@ -2100,15 +2168,15 @@ def _s171(x: Any) -> bool:
         return False
     if "metadata" in x and not _s9(x["metadata"]):
         return False
-    if "spec" in x and not _s163(x["spec"]):
+    if "spec" in x and not _s171(x["spec"]):
         return False
-    if "overlays" in x and not _s166(x["overlays"]):
+    if "overlays" in x and not _s174(x["overlays"]):
         return False
-    if "ignore" in x and not _s170(x["ignore"]):
+    if "ignore" in x and not _s178(x["ignore"]):
         return False
     return True
 
 
 def is_valid(x: Any) -> bool:
     """Whether jsonschema finds no error."""
-    return _s171(x)
+    return _s179(x)

@@ -47,6 +47,7 @@ def test_one_schema_per_served_version_in_kubeconform_layout():
         "kueue.x-k8s.io/clusterqueue_v1beta2.json",
         "kueue.x-k8s.io/localqueue_v1beta2.json",
         "kueue.x-k8s.io/resourceflavor_v1beta2.json",
+        "kueue.x-k8s.io/topology_v1beta2.json",
         "kueue.x-k8s.io/workloadpriorityclass_v1beta2.json",
         "scheduling.volcano.sh/podgroup_v1beta1.json",
         "trainer.kubeflow.org/clustertrainingruntime_v1alpha1.json",
@@ -61,7 +62,7 @@ def test_recorded_sha256_and_licence_match_the_sources(crds_dir):
         (COMMITTED / "SOURCES.md").read_text(encoding="utf-8"),
         flags=re.MULTILINE,
     )
-    assert len(rows) == 14
+    assert len(rows) == 15
     for schema, source, digest, licence in rows:
         assert (COMMITTED / schema).is_file()
         assert hashlib.sha256((crds_dir / source).read_bytes()).hexdigest() == digest, source
