@@ -2,8 +2,8 @@
 
 From a KueueSetup file (schemas/kueue.v1.schema.json) to ResourceFlavors, a ClusterQueue per
 team, a LocalQueue of the team's name in each of its namespaces, WorkloadPriorityClasses and
-Topologies (and, when the file bounds `waitForPodsReady`, Kueue's manager configuration: kueue_manager),
-at kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a
+Topologies (and, when the file bounds `waitForPodsReady`, Kueue's manager configuration:
+kueue_manager), at kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a
 kustomization.yaml, as `paddlegen render` lays out a job: an Argo CD Application (or
 `kubectl apply -k`) deploys the folder. The file has the error model of a spec: every finding
 at its file:line:col with its field path and rule id, exit 1, nothing written.
@@ -233,7 +233,7 @@ def _topology(given: dict[str, Any]) -> dict[str, Any]:
 def _flavor(given: dict[str, Any]) -> dict[str, Any]:
     # spec.nodeLabels, never the object's own labels: those once leaked into every admitted
     # pod's nodeSelector (kueue#425).
-    spec = {key: given[key] for key in ("nodeLabels", "tolerations") if key in given}
+    spec: dict[str, Any] = {k: given[k] for k in ("nodeLabels", "tolerations") if k in given}
     if "topology" in given:
         spec["topologyName"] = given["topology"]
     return {**_object("ResourceFlavor", given["name"]), "spec": spec}
