@@ -238,7 +238,7 @@ def test_argocd_appproject_crd_is_the_recorded_upstream_file():
 
 
 def test_kueue_controller_crds_are_the_recorded_upstream_files():
-    # hack/local-cluster --with kueue installs them beside the four of hack/crds.
+    # hack/local-cluster --with kueue installs them beside the five of hack/crds.
     folder = crdschema._REPO_ROOT / "hack" / "tools" / "kueue" / "crds"
     lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
     listed = dict(reversed(line.split("  ", 1)) for line in lines)
@@ -250,7 +250,7 @@ def test_kueue_controller_crds_are_the_recorded_upstream_files():
         )
     )
     files = sorted(p.name for p in folder.glob("*.yaml"))
-    assert sorted(listed) == sorted(rows) == files and len(files) == 7
+    assert sorted(listed) == sorted(rows) == files and len(files) == 6
     for name in files:
         data = (folder / name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == listed[name], name
