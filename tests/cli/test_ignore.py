@@ -222,6 +222,12 @@ TRIGGERS = {
     "checkpoint-volume": "spec:\n  workload: paddlejob\n  image: x:1\n"
     + LIMITS
     + "  volumes: [{name: a, mountPath: /a, emptyDir: {}}]\n  checkpoint: {volume: a}\n",
+    "topology-unhonoured": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  scheduling: {topology: {required: rack}}\n",
+    "topology-tier": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  scheduling: {scheduler: volcano, topology: {required: rack}}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 
