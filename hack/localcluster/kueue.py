@@ -157,7 +157,7 @@ class Kueue(Component):
         return lacking
 
     def start(self, cluster: Cluster) -> None:
-        """Kueue's own CRDs (the four paddlegen writes are among hack/crds, installed by `up`),
+        """Kueue's own CRDs (the five paddlegen writes are among hack/crds, installed by `up`),
         the controller, then its webhook configurations once it serves them; wait until the API
         server calls them."""
         controlplane.install_crds(cluster, sorted(CRDS.glob("*.yaml")))

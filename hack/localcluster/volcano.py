@@ -12,9 +12,15 @@ from . import controlplane
 from .base import TOOLS, Cluster, ClusterError, Component, GoBuild, tail
 
 # vc-scheduler's configuration: Volcano's own default, its Helm chart's
-# installer/helm/chart/volcano/config/volcano-scheduler.conf at the pinned tag. `enqueue`
-# admits a PodGroup (Pending -> Inqueue) only when its minResources fit what the queue and the
-# cluster have left; `gang` lets `allocate` bind a job's pods only when minMember of them fit.
+# installer/helm/chart/volcano/config/volcano-scheduler.conf at the pinned tag, and the
+# `network-topology-aware` plugin, which the chart leaves out. `enqueue` admits a PodGroup
+# (Pending -> Inqueue) only when its minResources fit what the queue and the cluster have
+# left; `gang` lets `allocate` bind a job's pods only when minMember of them fit; a PodGroup's
+# hard network topology (one HyperNode of its highest tier or lower) is kept only through
+# that plugin's HyperNode gradient function (pkg/scheduler/plugins/network-topology-aware/
+# network_topology_aware.go:278-291; without it `allocate` tries the whole cluster,
+# framework/session_plugins.go:1048-1067). For a PodGroup without network topology it only
+# scores nodes, and there are no HyperNodes unless a test makes some.
 SCHEDULER_CONF = """\
 actions: "enqueue, allocate, backfill"
 tiers:
@@ -31,6 +37,7 @@ tiers:
   - name: proportion
   - name: nodeorder
   - name: binpack
+  - name: network-topology-aware
 """
 # The Volcano CRDs only Volcano itself needs (PodGroup is in hack/crds with the others).
 CRDS = TOOLS / "volcano" / "crds"

@@ -11,12 +11,9 @@ from functools import lru_cache
 from typing import Any
 
 from paddlegen.errors import InputError
-from paddlegen.spec.model import (
-    KUEUE_PRIORITY_LABEL,
-    KUEUE_QUEUE_LABEL,
-    OBJECT_SOURCES,
-)
+from paddlegen.spec.model import OBJECT_SOURCES
 from paddlegen.spec.network import MULTUS_NETWORKS, NCCL_ENV
+from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import GROUP_MIN_MEMBER, GROUP_NAME, QUEUE_NAME, RUN_KEYS
 

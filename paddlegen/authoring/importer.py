@@ -24,13 +24,8 @@ from paddlegen.authoring.import_data import data_job, is_data_job
 from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
 from paddlegen.errors import Diagnostic, InputError
-from paddlegen.spec.model import (
-    KUEUE_PRIORITY_LABEL,
-    KUEUE_QUEUE_LABEL,
-    MANAGED_BY,
-    RUN_RECORD_SUFFIX,
-    recommended_labels,
-)
+from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
+from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import Spec
 from paddlegen.workloads.import_defaults import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paddlegen.spec.model import KUEUE_QUEUE_LABEL
+from paddlegen.spec.scheduling import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import rendered_objects
 
 # Argo CD turns each jqPathExpression into `del(<expression>)` (v3.5.1

@@ -1,9 +1,9 @@
 """`paddlegen kueue`: the Kueue objects a platform team sets up once, from a file of teams.
 
 From a KueueSetup file (schemas/kueue.v1.schema.json) to ResourceFlavors, a ClusterQueue per
-team, a LocalQueue of the team's name in each of its namespaces and WorkloadPriorityClasses
-(and, when the file bounds `waitForPodsReady`, Kueue's manager configuration: kueue_manager),
-at kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a
+team, a LocalQueue of the team's name in each of its namespaces, WorkloadPriorityClasses and
+Topologies (and, when the file bounds `waitForPodsReady`, Kueue's manager configuration:
+kueue_manager), at kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a
 kustomization.yaml, as `paddlegen render` lays out a job: an Argo CD Application (or
 `kubectl apply -k`) deploys the folder. The file has the error model of a spec: every finding
 at its file:line:col with its field path and rule id, exit 1, nothing written.
@@ -35,7 +35,11 @@ RULES = (
     "kueue-setup-default-queue",
     "kueue-setup-quantity",
     "kueue-setup-unused",
+    "kueue-setup-topology",
 )
+# Kueue's Topology admits kubernetes.io/hostname only as its last level (v0.19.2
+# apis/kueue/v1beta2/topology_types.go:117, a CEL rule kubeconform does not run).
+HOSTNAME = "kubernetes.io/hostname"
 # Resources listed first, in this order, in a ClusterQueue's one resource group; then the
 # others sorted.
 _FIRST = ("cpu", "memory", GPU_RESOURCE)
@@ -74,7 +78,7 @@ def _error(
 
 def _checks(doc: Document) -> Iterator[Diagnostic]:
     data = doc.data
-    for section in ("flavors", "priorityClasses", "teams"):
+    for section in ("flavors", "priorityClasses", "teams", "topologies"):
         seen: dict[str, int] = {}
         for i, item in enumerate(data.get(section, [])):
             if item["name"] in seen:
@@ -112,6 +116,7 @@ def _checks(doc: Document) -> Iterator[Diagnostic]:
                 )
             for resource, amount in quota.items():
                 yield from _quantity(doc, ("teams", i, "quotas", flavor, resource), amount)
+    yield from _topology_checks(doc)
     for i, flavor in enumerate(flavors):
         if flavor not in used:
             yield _error(
@@ -120,6 +125,56 @@ def _checks(doc: Document) -> Iterator[Diagnostic]:
                 f"no team has quota on flavor {flavor!r}: its nodes run no queued job",
                 "kueue-setup-unused",
                 "give a team quota on it, or remove it",
+                severity="warning",
+            )
+
+
+def _topology_checks(doc: Document) -> Iterator[Diagnostic]:
+    """A flavor's topology is one of the file's, on nodes its nodeLabels pick (Kueue's
+    ResourceFlavor wants them with a topologyName: a CEL rule of its CRD); the host level is
+    the narrowest; every topology is some flavor's."""
+    topologies = [t["name"] for t in doc.data.get("topologies", [])]
+    named: set[str] = set()
+    for i, flavor in enumerate(doc.data["flavors"]):
+        if "topology" not in flavor:
+            continue
+        named.add(flavor["topology"])
+        if flavor["topology"] not in topologies:
+            yield _error(
+                doc,
+                ("flavors", i, "topology"),
+                f"no topology {flavor['topology']!r}"
+                + (f" (topologies: {', '.join(dict.fromkeys(topologies))})" if topologies else ""),
+                "kueue-setup-topology",
+                "add it to topologies, or name one of them",
+            )
+        if not flavor.get("nodeLabels"):
+            yield _error(
+                doc,
+                ("flavors", i, "topology"),
+                "a flavor with a topology needs nodeLabels: Kueue reads the topology from the "
+                "nodes they pick",
+                "kueue-setup-topology",
+                "add the labels of the flavor's nodes",
+                key=True,
+            )
+    for i, topology in enumerate(doc.data.get("topologies", [])):
+        levels = topology["levels"]
+        if HOSTNAME in levels[:-1]:
+            yield _error(
+                doc,
+                ("topologies", i, "levels", levels.index(HOSTNAME)),
+                f"{HOSTNAME} is the narrowest domain: Kueue takes it as the last level only",
+                "kueue-setup-topology",
+                "move it to the end",
+            )
+        if topology["name"] not in named:
+            yield _error(
+                doc,
+                ("topologies", i, "name"),
+                f"no flavor names topology {topology['name']!r}: Kueue places no job by it",
+                "kueue-setup-unused",
+                "name it in a flavor's topology, or remove it",
                 severity="warning",
             )
 
@@ -142,6 +197,7 @@ def objects(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Every object, in the order they are applied: what the queues name comes first."""
     cohort = data.get("cohort")
     out = [_priority_class(p) for p in data.get("priorityClasses", [])]
+    out += [_topology(t) for t in data.get("topologies", [])]
     out += [_flavor(f) for f in data["flavors"]]
     for team in data["teams"]:
         out.append(_cluster_queue(team, cohort))
@@ -169,10 +225,17 @@ def _priority_class(given: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def _topology(given: dict[str, Any]) -> dict[str, Any]:
+    levels = [{"nodeLabel": label} for label in given["levels"]]
+    return {**_object("Topology", given["name"]), "spec": {"levels": levels}}
+
+
 def _flavor(given: dict[str, Any]) -> dict[str, Any]:
     # spec.nodeLabels, never the object's own labels: those once leaked into every admitted
     # pod's nodeSelector (kueue#425).
-    spec = {key: given[key] for key in ("nodeLabels", "tolerations") if key in given}
+    spec: dict[str, Any] = {k: given[k] for k in ("nodeLabels", "tolerations") if k in given}
+    if "topology" in given:
+        spec["topologyName"] = given["topology"]
     return {**_object("ResourceFlavor", given["name"]), "spec": spec}
 
 

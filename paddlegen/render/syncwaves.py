@@ -25,7 +25,8 @@ from __future__ import annotations
 import hashlib
 
 from paddlegen.render.engine import COMMON_FOLDER, Manifest
-from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, RUN_RECORD_SUFFIX
+from paddlegen.spec.model import RUN_RECORD_SUFFIX
+from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.objects import BATCH_JOB
 

@@ -110,6 +110,8 @@ REGISTRY: tuple[Rule, ...] = (
     network.NETWORKS,
     network.NCCL,
     pod_security.POD_SECURITY,
+    scheduling.TOPOLOGY_UNHONOURED,
+    scheduling.TOPOLOGY_TIER,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

@@ -62,13 +62,17 @@ OTHERS: dict[str, str] = {
     "internal": "nothing fails inside paddlegen (otherwise a bug: please report it)",
     # `paddlegen kueue`'s input (paddlegen/gitops/kueue_setup.py)
     "kueue-setup-flavor": "a team's quota is on a flavor of `flavors`",
-    "kueue-setup-unique": "no two flavors, priority classes or teams share a name",
+    "kueue-setup-unique": "no two flavors, priority classes, teams or topologies share a name",
     "kueue-setup-default-queue": (
         "no team is named `default`: its LocalQueues would be Kueue's default queue, which "
         "takes every Job of the namespace without a queue label, paddlegen's data Jobs too"
     ),
     "kueue-setup-quantity": "an extended resource's quota (`nvidia.com/gpu`) is a whole number",
-    "kueue-setup-unused": "every flavor has a team's quota on it",
+    "kueue-setup-unused": "every flavor has a team's quota on it, every topology a flavor",
+    "kueue-setup-topology": (
+        "a flavor's topology is one of `topologies`, on the nodes its `nodeLabels` pick; "
+        "`kubernetes.io/hostname` is a topology's last level"
+    ),
 }
 
 HELP: dict[str, str] = {**{rule.id: rule.summary for rule in REGISTRY}, **OTHERS}

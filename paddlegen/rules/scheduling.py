@@ -6,13 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.model import (
-    DEFAULT_REQUESTS,
-    KUEUE_PRIORITY_LABEL,
-    KUEUE_QUEUE_LABEL,
-    role_value,
-)
+from paddlegen.spec.model import DEFAULT_REQUESTS, role_value
 from paddlegen.spec.rule import Context, Finding, Rule, pod_count
+from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS
 
 
@@ -196,4 +192,78 @@ KUEUE_REQUESTS = Rule(
     severity="warning",
     silenceable=True,
     check=_kueue_requests,
+)
+
+
+def _topology_unhonoured(ctx: Context) -> Iterator[Finding]:
+    """spec.scheduling.topology is honoured by Kueue (a queued job) or by Volcano's network
+    topology on a PodGroup that Volcano's podgroup controller makes (workloads/base.py
+    topology_annotations); anywhere else the job would run spread out with no word of it."""
+    scheduling = ctx.spec.get("scheduling", {})
+    if "topology" not in scheduling or scheduling.get("kueue") is not None:
+        return
+    place = ("spec", "scheduling", "topology")
+    hint = "queue the job with scheduling.kueue: Kueue's topology-aware scheduling places it"
+    if scheduling.get("scheduler") != "volcano":
+        yield ctx.finding(
+            place,
+            "nothing would keep the ranks in one domain: Kueue places a job by topology only "
+            "when it queues it (scheduling.kueue), Volcano only a gang (scheduler: volcano)",
+            f"{hint}, or gang-schedule it with scheduler: volcano",
+            key=True,
+        )
+        return
+    maker = WORKLOADS[ctx.workload].no_network_topology
+    if maker:
+        yield ctx.finding(
+            place,
+            f"a {ctx.workload}'s Volcano PodGroup is made by {maker}, which gives it no "
+            "network topology: Volcano would not keep the ranks in one domain",
+            hint,
+            key=True,
+        )
+
+
+TOPOLOGY_UNHONOURED = Rule(
+    "topology-unhonoured",
+    "`scheduling.topology` needs Kueue (`scheduling.kueue`) or a Volcano gang whose PodGroup "
+    "Volcano makes itself (`job`, `distributed-job`, `collective-job`): nothing else keeps "
+    "the ranks in one domain",
+    severity="error",
+    silenceable=True,
+    check=_topology_unhonoured,
+)
+
+
+def _topology_tier(ctx: Context) -> Iterator[Finding]:
+    """Volcano's domains are HyperNodes of numbered tiers, which the cluster admin defines
+    (by node names, regular expressions or node labels: HyperNode spec.members): no label name
+    says which tier is its domain, so the spec does."""
+    scheduling = ctx.spec.get("scheduling", {})
+    topology = scheduling.get("topology")
+    if (
+        topology is None
+        or scheduling.get("scheduler") != "volcano"
+        or scheduling.get("kueue") is not None
+        or WORKLOADS[ctx.workload].no_network_topology
+        or "hyperNodeTier" in topology
+    ):
+        return
+    label = topology.get("required", topology.get("preferred"))
+    yield ctx.finding(
+        ("spec", "scheduling", "topology"),
+        f"Volcano places a gang by the tiers of its HyperNodes, not by node labels: which "
+        f"tier's HyperNodes are the domains of {label!r} is this cluster's own",
+        "set hyperNodeTier to that tier: `kubectl get hypernodes` shows each one's",
+        key=True,
+    )
+
+
+TOPOLOGY_TIER = Rule(
+    "topology-tier",
+    "a Volcano gang with `scheduling.topology` gives `hyperNodeTier`: the tier of the "
+    "HyperNodes that are the label's domains, which no label name says",
+    severity="error",
+    silenceable=True,
+    check=_topology_tier,
 )

@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
+from paddlegen.spec.scheduling import Scheduling, build_scheduling
 
 # The workload of a spec that names none: Paddle's collective launcher on an Indexed Job,
 # no operator to install.
@@ -185,39 +186,6 @@ class DataPrep:
     outDir: str
     splitCount: int
     backoffLimit: int | None = None  # None: Kubernetes' default
-
-
-# The labels by which Kueue queues a job (sigs.k8s.io/kueue v0.19.2
-# pkg/controller/constants/constants.go:23,48 QueueLabel, WorkloadPriorityClassLabel).
-KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-
-
-@dataclass(frozen=True)
-class Kueue:
-    """spec.scheduling.kueue: the LocalQueue that admits the job, and its WorkloadPriorityClass."""
-
-    queue: str
-    priorityClass: str | None = None
-
-    @property
-    def labels(self) -> dict[str, str]:
-        """What the training object (only it) carries for Kueue."""
-        out = {KUEUE_QUEUE_LABEL: self.queue}
-        if self.priorityClass:
-            out[KUEUE_PRIORITY_LABEL] = self.priorityClass
-        return out
-
-
-@dataclass(frozen=True)
-class Scheduling:
-    """spec.scheduling: the scheduler, for Volcano the gang's queue and size, and Kueue's queue."""
-
-    scheduler: str = "default"
-    queue: str = "default"
-    priorityClassName: str | None = None
-    minAvailable: int | None = None
-    kueue: Kueue | None = None
 
 
 @dataclass(frozen=True)
@@ -479,7 +447,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         shm=_quantity(spec.get("shm")),
         volumes=volumes,
         # The schema admits only these sections' own fields, so each maps onto its type.
-        scheduling=_scheduling(spec.get("scheduling", {})),
+        scheduling=build_scheduling(spec.get("scheduling", {})),
         run=Run(**spec.get("run", {})),
         paddlejob=PaddleJobSettings(**spec.get("paddlejob", {})),
         kubeflow=KubeflowSettings(**spec.get("kubeflow", {})),
@@ -500,11 +468,6 @@ def _checkpoint(given: dict[str, Any] | None, job: str, volumes: list[Volume]) -
         return None
     volume = next(v for v in volumes if v.name == given["volume"])
     return Checkpoint(volume, given.get("path", job))
-
-
-def _scheduling(given: dict[str, Any]) -> Scheduling:
-    kueue = given.get("kueue")
-    return Scheduling(**{**given, "kueue": Kueue(**kueue) if kueue else None})
 
 
 def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: Any = None) -> Any:

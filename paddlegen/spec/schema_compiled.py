@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "b287b22aa850b30d31c9c44c7c9dd909c665032e50e88563e0295921fcb85a42"
+SCHEMA_SHA256 = "bd44d5c911c07259b891dc5ccff0267c047bb5c8bb8a1e12212c2da8c09debea"
 
 
 def _is_integer(x: Any) -> bool:
@@ -83,30 +83,31 @@ _K52 = frozenset({"key", "mode", "path"})
 _K53 = frozenset({"defaultMode", "items", "optional", "secretName"})
 _K54 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
 _K55 = frozenset({"Delete", "Recycle", "Retain"})
-_K56 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler"})
+_K56 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler", "topology"})
 _K57 = frozenset({"default", "volcano"})
 _K58 = frozenset({"priorityClass", "queue"})
-_K59 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
-_K60 = frozenset({"Never", "OnFailure"})
-_K61 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
-_K62 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
-_K63 = frozenset({"Host", "PodIP", "Service"})
-_K64 = frozenset({"cleanPodPolicy", "port"})
-_K65 = frozenset({"All", "None", "Running"})
-_K66 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
-_K67 = frozenset({"runtime"})
-_K68 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
-_K69 = frozenset({"path", "volume"})
-_K70 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
-_K71 = frozenset({"dest", "src"})
-_K72 = frozenset({"capabilities", "fsGroup", "podSecurity", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
-_K73 = frozenset({"add"})
-_K74 = frozenset({"AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM"})
-_K75 = frozenset({"baseline", "privileged", "restricted"})
-_K76 = frozenset({"metadata", "spec"})
-_K77 = frozenset({"annotations", "labels", "namespace"})
-_K78 = frozenset({"path", "reason", "rule"})
-_K79 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K59 = frozenset({"hyperNodeTier", "preferred", "required"})
+_K60 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
+_K61 = frozenset({"Never", "OnFailure"})
+_K62 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
+_K63 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
+_K64 = frozenset({"Host", "PodIP", "Service"})
+_K65 = frozenset({"cleanPodPolicy", "port"})
+_K66 = frozenset({"All", "None", "Running"})
+_K67 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
+_K68 = frozenset({"runtime"})
+_K69 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
+_K70 = frozenset({"path", "volume"})
+_K71 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
+_K72 = frozenset({"dest", "src"})
+_K73 = frozenset({"capabilities", "fsGroup", "podSecurity", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
+_K74 = frozenset({"add"})
+_K75 = frozenset({"AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM"})
+_K76 = frozenset({"baseline", "privileged", "restricted"})
+_K77 = frozenset({"metadata", "spec"})
+_K78 = frozenset({"annotations", "labels", "namespace"})
+_K79 = frozenset({"path", "reason", "rule"})
+_K80 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "secret-literal", "toleration", "topology-spread", "topology-tier", "topology-unhonoured", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -1700,6 +1701,71 @@ def _s146(x: Any) -> bool:
 
 
 def _s147(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 1:
+        return False
+    if x > 100:
+        return False
+    return True
+
+
+def _s148(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "required" not in x or "preferred" not in x:
+            return False
+    return True
+
+
+def _s149(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "required" not in x:
+            return False
+    return True
+
+
+def _s150(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "preferred" not in x:
+            return False
+    return True
+
+
+def _s151(x: Any) -> bool:
+    if not (_s149(x) or _s150(x)):
+        return False
+    return True
+
+
+def _s152(x: Any) -> bool:
+    if _s151(x):
+        return False
+    return True
+
+
+def _s153(x: Any) -> bool:
+    if not (_s148(x) or _s152(x)):
+        return False
+    return True
+
+
+def _s154(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K59.issuperset(x):
+        return False
+    if "required" in x and not _s5(x["required"]):
+        return False
+    if "preferred" in x and not _s5(x["preferred"]):
+        return False
+    if "hyperNodeTier" in x and not _s147(x["hyperNodeTier"]):
+        return False
+    if _s153(x):
+        return False
+    return True
+
+
+def _s155(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K56.issuperset(x):
@@ -1714,16 +1780,18 @@ def _s147(x: Any) -> bool:
         return False
     if "kueue" in x and not _s146(x["kueue"]):
         return False
-    return True
-
-
-def _s148(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K60):
+    if "topology" in x and not _s154(x["topology"]):
         return False
     return True
 
 
-def _s149(x: Any) -> bool:
+def _s156(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K61):
+        return False
+    return True
+
+
+def _s157(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1733,16 +1801,16 @@ def _s149(x: Any) -> bool:
     return True
 
 
-def _s150(x: Any) -> bool:
+def _s158(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K59.issuperset(x):
+    if not _K60.issuperset(x):
         return False
-    if "restartPolicy" in x and not _s148(x["restartPolicy"]):
+    if "restartPolicy" in x and not _s156(x["restartPolicy"]):
         return False
     if "backoffLimit" in x and not _s40(x["backoffLimit"]):
         return False
-    if "restarts" in x and not _s149(x["restarts"]):
+    if "restarts" in x and not _s157(x["restarts"]):
         return False
     if "activeDeadlineSeconds" in x and not _s46(x["activeDeadlineSeconds"]):
         return False
@@ -1753,13 +1821,13 @@ def _s150(x: Any) -> bool:
     return True
 
 
-def _s151(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K62):
+def _s159(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K63):
         return False
     return True
 
 
-def _s152(x: Any) -> bool:
+def _s160(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
@@ -1767,47 +1835,47 @@ def _s152(x: Any) -> bool:
     return True
 
 
-def _s153(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K63):
+def _s161(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K64):
         return False
     return True
 
 
-def _s154(x: Any) -> bool:
+def _s162(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K61.issuperset(x):
+    if not _K62.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s151(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s159(x["cleanPodPolicy"]):
         return False
-    if "withGloo" in x and not _s152(x["withGloo"]):
+    if "withGloo" in x and not _s160(x["withGloo"]):
         return False
-    if "intranet" in x and not _s153(x["intranet"]):
+    if "intranet" in x and not _s161(x["intranet"]):
         return False
     if "elastic" in x and not _s40(x["elastic"]):
         return False
     return True
 
 
-def _s155(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K65):
+def _s163(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K66):
         return False
     return True
 
 
-def _s156(x: Any) -> bool:
+def _s164(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K64.issuperset(x):
+    if not _K65.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s155(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s163(x["cleanPodPolicy"]):
         return False
     if "port" in x and not _s62(x["port"]):
         return False
     return True
 
 
-def _s157(x: Any) -> bool:
+def _s165(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1817,7 +1885,7 @@ def _s157(x: Any) -> bool:
     return True
 
 
-def _s158(x: Any) -> bool:
+def _s166(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1827,10 +1895,10 @@ def _s158(x: Any) -> bool:
     return True
 
 
-def _s159(x: Any) -> bool:
+def _s167(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K66.issuperset(x):
+    if not _K67.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
@@ -1840,11 +1908,11 @@ def _s159(x: Any) -> bool:
         return False
     if "port" in x and not _s62(x["port"]):
         return False
-    if "portsNum" in x and not _s157(x["portsNum"]):
+    if "portsNum" in x and not _s165(x["portsNum"]):
         return False
-    if "portsNumSparse" in x and not _s149(x["portsNumSparse"]):
+    if "portsNumSparse" in x and not _s157(x["portsNumSparse"]):
         return False
-    if "trainerCount" in x and not _s158(x["trainerCount"]):
+    if "trainerCount" in x and not _s166(x["trainerCount"]):
         return False
     if "hostPorts" in x and not _s17(x["hostPorts"]):
         return False
@@ -1853,7 +1921,7 @@ def _s159(x: Any) -> bool:
     return True
 
 
-def _s160(x: Any) -> bool:
+def _s168(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K36.issuperset(x):
@@ -1863,22 +1931,22 @@ def _s160(x: Any) -> bool:
     return True
 
 
-def _s161(x: Any) -> bool:
+def _s169(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K67.issuperset(x):
+    if not _K68.issuperset(x):
         return False
     if "runtime" in x and not _s16(x["runtime"]):
         return False
     return True
 
 
-def _s162(x: Any) -> bool:
+def _s170(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K68.issuperset(x):
+    if not _K69.issuperset(x):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1897,7 +1965,7 @@ def _s162(x: Any) -> bool:
     return True
 
 
-def _s163(x: Any) -> bool:
+def _s171(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
@@ -1909,21 +1977,21 @@ def _s163(x: Any) -> bool:
     return True
 
 
-def _s164(x: Any) -> bool:
+def _s172(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K69.issuperset(x):
+    if not _K70.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
-    if "path" in x and not _s163(x["path"]):
+    if "path" in x and not _s171(x["path"]):
         return False
     return True
 
 
-def _s165(x: Any) -> bool:
+def _s173(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
@@ -1931,16 +1999,16 @@ def _s165(x: Any) -> bool:
     return True
 
 
-def _s166(x: Any) -> bool:
+def _s174(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s165(item):
+        if not _s173(item):
             return False
     return True
 
 
-def _s167(x: Any) -> bool:
+def _s175(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[A-Za-z0-9][^\\s]*$", x):
@@ -1948,16 +2016,16 @@ def _s167(x: Any) -> bool:
     return True
 
 
-def _s168(x: Any) -> bool:
+def _s176(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s167(item):
+        if not _s175(item):
             return False
     return True
 
 
-def _s169(x: Any) -> bool:
+def _s177(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
@@ -1965,38 +2033,38 @@ def _s169(x: Any) -> bool:
     return True
 
 
-def _s170(x: Any) -> bool:
+def _s178(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "src" not in x or "dest" not in x:
         return False
-    if not _K71.issuperset(x):
+    if not _K72.issuperset(x):
         return False
-    if "src" in x and not _s169(x["src"]):
+    if "src" in x and not _s177(x["src"]):
         return False
     if "dest" in x and not _s14(x["dest"]):
         return False
     return True
 
 
-def _s171(x: Any) -> bool:
+def _s179(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "base" not in x:
         return False
-    if not _K70.issuperset(x):
+    if not _K71.issuperset(x):
         return False
     if "base" in x and not _s11(x["base"]):
         return False
-    if "apt" in x and not _s166(x["apt"]):
+    if "apt" in x and not _s174(x["apt"]):
         return False
-    if "pip" in x and not _s168(x["pip"]):
+    if "pip" in x and not _s176(x["pip"]):
         return False
     if "pipIndexUrl" in x and not _s11(x["pipIndexUrl"]):
         return False
     if "python" in x and not _s11(x["python"]):
         return False
-    if "package" in x and not _s170(x["package"]):
+    if "package" in x and not _s178(x["package"]):
         return False
     if "workingDir" in x and not _s14(x["workingDir"]):
         return False
@@ -2007,13 +2075,13 @@ def _s171(x: Any) -> bool:
     return True
 
 
-def _s172(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K74):
+def _s180(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K75):
         return False
     return True
 
 
-def _s173(x: Any) -> bool:
+def _s181(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
@@ -2021,33 +2089,33 @@ def _s173(x: Any) -> bool:
     if not _unique(x):
         return False
     for item in x:
-        if not _s172(item):
+        if not _s180(item):
             return False
     return True
 
 
-def _s174(x: Any) -> bool:
+def _s182(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "add" not in x:
         return False
-    if not _K73.issuperset(x):
+    if not _K74.issuperset(x):
         return False
-    if "add" in x and not _s173(x["add"]):
-        return False
-    return True
-
-
-def _s175(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K75):
+    if "add" in x and not _s181(x["add"]):
         return False
     return True
 
 
-def _s176(x: Any) -> bool:
+def _s183(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K76):
+        return False
+    return True
+
+
+def _s184(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K72.issuperset(x):
+    if not _K73.issuperset(x):
         return False
     if "restricted" in x and not _s17(x["restricted"]):
         return False
@@ -2061,14 +2129,14 @@ def _s176(x: Any) -> bool:
         return False
     if "readOnlyRootFilesystem" in x and not _s17(x["readOnlyRootFilesystem"]):
         return False
-    if "capabilities" in x and not _s174(x["capabilities"]):
+    if "capabilities" in x and not _s182(x["capabilities"]):
         return False
-    if "podSecurity" in x and not _s175(x["podSecurity"]):
+    if "podSecurity" in x and not _s183(x["podSecurity"]):
         return False
     return True
 
 
-def _s177(x: Any) -> bool:
+def _s185(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K5.issuperset(x):
@@ -2135,35 +2203,35 @@ def _s177(x: Any) -> bool:
         return False
     if "volumes" in x and not _s142(x["volumes"]):
         return False
-    if "scheduling" in x and not _s147(x["scheduling"]):
+    if "scheduling" in x and not _s155(x["scheduling"]):
         return False
-    if "run" in x and not _s150(x["run"]):
+    if "run" in x and not _s158(x["run"]):
         return False
-    if "paddlejob" in x and not _s154(x["paddlejob"]):
+    if "paddlejob" in x and not _s162(x["paddlejob"]):
         return False
-    if "kubeflow" in x and not _s156(x["kubeflow"]):
+    if "kubeflow" in x and not _s164(x["kubeflow"]):
         return False
-    if "distributed" in x and not _s159(x["distributed"]):
+    if "distributed" in x and not _s167(x["distributed"]):
         return False
-    if "collective" in x and not _s160(x["collective"]):
+    if "collective" in x and not _s168(x["collective"]):
         return False
-    if "trainjob" in x and not _s161(x["trainjob"]):
+    if "trainjob" in x and not _s169(x["trainjob"]):
         return False
-    if "dataPrep" in x and not _s162(x["dataPrep"]):
+    if "dataPrep" in x and not _s170(x["dataPrep"]):
         return False
-    if "checkpoint" in x and not _s164(x["checkpoint"]):
+    if "checkpoint" in x and not _s172(x["checkpoint"]):
         return False
-    if "build" in x and not _s171(x["build"]):
+    if "build" in x and not _s179(x["build"]):
         return False
-    if "security" in x and not _s176(x["security"]):
+    if "security" in x and not _s184(x["security"]):
         return False
     return True
 
 
-def _s178(x: Any) -> bool:
+def _s186(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K77.issuperset(x):
+    if not _K78.issuperset(x):
         return False
     if "namespace" in x and not _s3(x["namespace"]):
         return False
@@ -2174,23 +2242,23 @@ def _s178(x: Any) -> bool:
     return True
 
 
-def _s179(x: Any) -> bool:
+def _s187(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K76.issuperset(x):
+    if not _K77.issuperset(x):
         return False
-    if "metadata" in x and not _s178(x["metadata"]):
+    if "metadata" in x and not _s186(x["metadata"]):
         return False
     if "spec" in x and not _s43(x["spec"]):
         return False
     return True
 
 
-def _s180(x: Any) -> bool:
+def _s188(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     for key, value in x.items():
-        if key not in _K4 and not _s179(value):
+        if key not in _K4 and not _s187(value):
             return False
     for key in x:
         if not _s3(key):
@@ -2198,15 +2266,15 @@ def _s180(x: Any) -> bool:
     return True
 
 
-def _s181(x: Any) -> bool:
+def _s189(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not (isinstance(x, str) and x in _K79):
+    if not (isinstance(x, str) and x in _K80):
         return False
     return True
 
 
-def _s182(x: Any) -> bool:
+def _s190(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
@@ -2214,32 +2282,32 @@ def _s182(x: Any) -> bool:
     return True
 
 
-def _s183(x: Any) -> bool:
+def _s191(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "rule" not in x:
         return False
-    if not _K78.issuperset(x):
+    if not _K79.issuperset(x):
         return False
-    if "rule" in x and not _s181(x["rule"]):
+    if "rule" in x and not _s189(x["rule"]):
         return False
-    if "path" in x and not _s182(x["path"]):
+    if "path" in x and not _s190(x["path"]):
         return False
     if "reason" in x and not _s7(x["reason"]):
         return False
     return True
 
 
-def _s184(x: Any) -> bool:
+def _s192(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s183(item):
+        if not _s191(item):
             return False
     return True
 
 
-def _s185(x: Any) -> bool:
+def _s193(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "apiVersion" not in x or "kind" not in x or "metadata" not in x or "spec" not in x:
@@ -2252,15 +2320,15 @@ def _s185(x: Any) -> bool:
         return False
     if "metadata" in x and not _s9(x["metadata"]):
         return False
-    if "spec" in x and not _s177(x["spec"]):
+    if "spec" in x and not _s185(x["spec"]):
         return False
-    if "overlays" in x and not _s180(x["overlays"]):
+    if "overlays" in x and not _s188(x["overlays"]):
         return False
-    if "ignore" in x and not _s184(x["ignore"]):
+    if "ignore" in x and not _s192(x["ignore"]):
         return False
     return True
 
 
 def is_valid(x: Any) -> bool:
     """Whether jsonschema finds no error."""
-    return _s185(x)
+    return _s193(x)

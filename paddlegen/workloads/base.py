@@ -32,6 +32,23 @@ RUN_KEYS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 GROUP_NAME = "scheduling.k8s.io/group-name"
 QUEUE_NAME = "scheduling.volcano.sh/queue-name"
 GROUP_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+# Volcano's network topology (volcano.sh/apis topology/v1alpha1 labels.go at v1.14.1): the
+# podgroup controller turns a pod's annotations into its PodGroup's spec.networkTopology, mode
+# hard or soft and highestTierAllowed (pkg/controllers/podgroup/pg_controller_handler.go
+# :428-476 buildPodGroupFromPod, parseNetworkTopologyFromPod). Only for the PodGroups it makes:
+# an operator's PodGroup (pods naming GROUP_NAME) has none of them.
+NETWORK_TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
+NETWORK_TOPOLOGY_TIER = "volcano.sh/network-topology-highest-tier"
+# Kueue's topology-aware scheduling reads a pod template's annotations (sigs.k8s.io/kueue
+# v0.19.2 apis/kueue/v1beta2/topology_types.go:28,39,84): every pod of the pod set in one
+# domain of the label (required) or as few as it can (preferred). Two pod sets of one group
+# are placed together, a group being exactly two pod sets, one of them of a single pod
+# (pkg/controller/jobframework/tas_validation.go:212-262): a Kubeflow PaddleJob's one Master
+# with its Workers.
+KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+KUEUE_PODSET_GROUP = "kueue.x-k8s.io/podset-group-name"
+KUEUE_GROUP_NAME = "paddle"  # any name that is not a number
 # The training container: first in every pod (operators inject their env into the first
 # container only) and named `paddle` (the Kubeflow operator finds it by that name).
 TRAINING_CONTAINER = "paddle"
@@ -66,6 +83,9 @@ class Workload:
     # names); and, if its object cannot carry native sidecars, why (spec.sidecars is refused).
     operator_init_containers: tuple[str, ...] = ()
     no_sidecars: str = ""
+    # Who makes its Volcano PodGroup without Volcano's network topology, if someone other than
+    # Volcano's podgroup controller does (spec.scheduling.topology then needs Kueue).
+    no_network_topology: str = ""
     # Spec fields (a role's or the spec's) its object has no place for: field -> (severity,
     # why). An error where running without it would differ from what the spec asks.
     unsupported: Mapping[str, tuple[str, str]] = field(default_factory=dict)
@@ -216,6 +236,8 @@ def pod(
     elif volcano:
         annotations[QUEUE_NAME] = job.scheduling.queue
         priority_class = priority_class or job.scheduling.priorityClassName
+    if trains and job.scheduling.topology is not None:
+        annotations.update(topology_annotations(job, volcano=volcano and not operator_group))
     # The recommended labels select the job's pods (one-pod-per-node terms): they win.
     labels = {**job.labels, **role.podLabels, **job.recommended_labels}
     mounted = job.volumes if volumes is None else volumes
@@ -260,6 +282,28 @@ def pod(
         image_pull_secrets=[{"name": name} for name in role.imagePullSecrets],
         subdomain=subdomain,
     )
+
+
+def topology_annotations(job: Job, *, volcano: bool) -> dict[str, str]:
+    """What keeps a training pod's ranks in one domain (spec.scheduling.topology): a queued
+    job's Kueue places them (its admission gives each pod its node, so Volcano, if it gangs
+    them too, follows); a ``volcano`` gang that Kueue does not queue, Volcano's network
+    topology. Neither: nothing (the rule topology-unhonoured says so)."""
+    topology = job.scheduling.topology
+    assert topology is not None
+    if job.scheduling.kueue is not None:
+        key = KUEUE_REQUIRED_TOPOLOGY if topology.required else KUEUE_PREFERRED_TOPOLOGY
+        out = {key: topology.label}
+        counts = sorted(role.replicas for role in job.roles.values())
+        if len(counts) == 2 and counts[0] == 1:
+            out[KUEUE_PODSET_GROUP] = KUEUE_GROUP_NAME
+        return out
+    if not volcano:
+        return {}
+    out = {NETWORK_TOPOLOGY_MODE: "hard" if topology.required else "soft"}
+    if topology.hyperNodeTier is not None:
+        out[NETWORK_TOPOLOGY_TIER] = str(topology.hyperNodeTier)
+    return out
 
 
 def checkpoint_env(job: Job, attempt: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -232,6 +232,12 @@ TRIGGERS = {
     "pod-security": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  security: {capabilities: {add: [IPC_LOCK]}, podSecurity: baseline}\n",
+    "topology-unhonoured": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  scheduling: {topology: {required: rack}}\n",
+    "topology-tier": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  scheduling: {scheduler: volcano, topology: {required: rack}}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

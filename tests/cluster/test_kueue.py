@@ -22,9 +22,9 @@ from paddlegen import build, write
 from paddlegen.spec.loader import parse_spec
 from paddlegen.validate.kueue_queues import RULE
 from paddlegen.validate.server import Server, dry_run
-from tests.cluster.conftest import Kube, with_extras
+from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused
-from tests.cluster.test_collective import fail, run_on
+from tests.cluster.test_collective import INDEX, fail, run_on
 from tests.cluster.test_paddleflow import get, wait_for
 from tests.cluster.test_trainjob import install_runtimes
 
@@ -390,3 +390,58 @@ def bound(kube: Kube, namespace: str, job: str, count: int) -> list[dict[str, An
         if "deletionTimestamp" not in p["metadata"] and p["spec"].get("nodeName")
     ]
     return found if len(found) == count else None
+
+
+TAS_FLAVOR = "racks"
+
+
+def topology_flavor(kube: Kube) -> None:
+    """A Topology of the fake nodes' block, rack and host labels, and the ResourceFlavor of
+    those nodes that names it: Kueue's topology-aware scheduling, as `paddlegen kueue` writes
+    it."""
+    kwok = local_cluster().kwok
+    levels = [kwok.BLOCK_LABEL, kwok.RACK_LABEL, "kubernetes.io/hostname"]
+    kube.apply(
+        yaml.safe_dump_all(
+            [
+                {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology",
+                 "metadata": {"name": "fake-racks"},
+                 "spec": {"levels": [{"nodeLabel": label} for label in levels]}},
+                {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                 "metadata": {"name": TAS_FLAVOR},
+                 "spec": {"nodeLabels": {"type": "kwok"}, "topologyName": "fake-racks"}},
+            ]
+        )
+    )  # fmt: skip
+
+
+def test_a_job_that_requires_a_rack_is_placed_in_the_rack_with_room_in_rank_order(
+    kueue: Kube,
+) -> None:
+    """A collective-job of four ranks of 40 CPUs (one per 64-CPU node) that must stay in one
+    rack: Kueue admits it into rack-2, whose four nodes hold it, not rack-1 of three, and
+    gives rank i the i-th host of the rack in the Topology's order (block, rack, host: rank
+    order follows the wiring, sigs.k8s.io/kueue v0.19.2 pkg/cache/scheduler/
+    tas_flavor_snapshot.go:1701-1729, pkg/controller/tas/topology_ungater.go:572-586)."""
+    kwok = local_cluster().kwok
+    kube, namespace, name = kueue, "kq-topology", "ring"
+    topology_flavor(kube)
+    queue(kube, namespace, cpu=200, flavor=TAS_FLAVOR)
+    data = spec(name, namespace, "collective-job", 4)
+    data["spec"]["resources"]["requests"]["cpu"] = "40"
+    data["spec"]["scheduling"] = {"topology": {"required": kwok.RACK_LABEL}}
+    submit(kube, data)
+    admitted(kube, namespace, "Job", name)
+    (pod_set,) = workload(kube, namespace, "Job", name)["spec"]["podSets"]
+    assert pod_set["topologyRequest"]["required"] == kwok.RACK_LABEL
+
+    def bound() -> list[dict[str, Any]]:
+        pods = pods_of_job(kube, namespace, name)
+        return pods if len([p for p in pods if p["spec"].get("nodeName")]) == 4 else []
+
+    pods = wait_for("the four ranks bound", bound)
+    places = kwok.node_places()
+    node_of = {int(p["metadata"]["labels"][INDEX]): p["spec"]["nodeName"] for p in pods}
+    assert {places[int(node.rsplit("-", 1)[1])][1] for node in node_of.values()} == {"rack-2"}
+    # ranks 0..3 on the rack's hosts in order: neighbours in the ring are neighbours in the rack
+    assert [node_of[rank] for rank in range(4)] == sorted(node_of.values())

@@ -14,7 +14,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from paddlegen import build, write
 from paddlegen.cli import cli
+from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_paddleflow import get, wait_for
 from tests.conftest import EXAMPLES
@@ -207,3 +209,95 @@ def test_kube_scheduler_no_longer_answers_to_volcano(volcano: Kube) -> None:
     assert [p["schedulerName"] for p in config["profiles"]] == ["default-scheduler"]
     recorded = json.loads((volcano.state / "cluster.json").read_text())["pids"]
     assert {"vc-scheduler", "vc-controller-manager", "kube-scheduler"} <= set(recorded)
+
+
+def hyper_nodes() -> list[dict[str, Any]]:
+    """Tier 1: a HyperNode per rack of the fake nodes, its members picked by their rack label;
+    tier 2: one per block, its racks as members."""
+    kwok = local_cluster().kwok
+    racks = [
+        {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": rack},
+            "spec": {
+                "tier": 1,
+                "members": [
+                    {
+                        "type": "Node",
+                        "selector": {"labelMatch": {"matchLabels": {kwok.RACK_LABEL: rack}}},
+                    }
+                ],
+            },
+        }
+        for rack in kwok.RACKS
+    ]
+    blocks = {block for block, _ in kwok.RACKS.values()}
+    return racks + [
+        {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": block},
+            "spec": {
+                "tier": 2,
+                "members": [
+                    {"type": "HyperNode", "selector": {"exactMatch": {"name": rack}}}
+                    for rack, (its, _) in kwok.RACKS.items()
+                    if its == block
+                ],
+            },
+        }
+        for block in sorted(blocks)
+    ]
+
+
+def test_a_gang_with_a_required_topology_runs_inside_one_hypernode(
+    volcano: Kube, namespace: str
+) -> None:
+    """A collective-job of four whole-node ranks that must stay in one rack (HyperNode tier
+    1), rendered by paddlegen: Volcano's podgroup controller gives the Job's PodGroup the
+    pods' network topology, and vc-scheduler binds the gang in rack-2, the one rack of four
+    nodes (rack-1 has three)."""
+    kwok = local_cluster().kwok
+    stream = "".join(f"---\n{json.dumps(o)}\n" for o in hyper_nodes())
+    volcano.apply(stream)
+    data = {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "ring", "namespace": namespace},
+        "spec": {
+            "workload": "collective-job",
+            "image": "registry.example.com/resnet:v1",
+            "args": ["train.py"],
+            "resources": {"requests": {"cpu": BIG_CPU}, "limits": {"memory": "1Gi"}},
+            "worker": {"replicas": 4},
+            "scheduling": {
+                "scheduler": "volcano",
+                "topology": {"required": kwok.RACK_LABEL, "hyperNodeTier": 1},
+            },
+        },
+    }
+    rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
+    try:
+        volcano.apply(write.manifest_stream([rendered]))
+        (group,) = wait_for(
+            "the Job's PodGroup", lambda: (get(volcano, namespace, "podgroup") or {}).get("items")
+        )
+        assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 1}
+
+        def bound() -> list[dict[str, Any]]:
+            pods = get(volcano, namespace, "pods", "-l", "job-name=ring")["items"]
+            return pods if len([p for p in pods if p["spec"].get("nodeName")]) == 4 else []
+
+        pods = wait_for("the four ranks bound", bound)
+        nodes = {p["spec"]["nodeName"] for p in pods}
+        assert len(nodes) == 4
+        places = kwok.node_places()
+        assert {places[int(node.rsplit("-", 1)[1])][1] for node in nodes} == {"rack-2"}
+        assert scheduled_by(volcano, namespace) == {"volcano"}
+    finally:
+        volcano.run(
+            "delete",
+            "hypernodes.topology.volcano.sh",
+            *(o["metadata"]["name"] for o in hyper_nodes()),
+        )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen.spec.model import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
+from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from tests.helpers import KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
 
 

@@ -47,6 +47,7 @@ def test_one_schema_per_served_version_in_kubeconform_layout():
         "kueue.x-k8s.io/clusterqueue_v1beta2.json",
         "kueue.x-k8s.io/localqueue_v1beta2.json",
         "kueue.x-k8s.io/resourceflavor_v1beta2.json",
+        "kueue.x-k8s.io/topology_v1beta2.json",
         "kueue.x-k8s.io/workloadpriorityclass_v1beta2.json",
         "scheduling.volcano.sh/podgroup_v1beta1.json",
         "trainer.kubeflow.org/clustertrainingruntime_v1alpha1.json",
@@ -61,7 +62,7 @@ def test_recorded_sha256_and_licence_match_the_sources(crds_dir):
         (COMMITTED / "SOURCES.md").read_text(encoding="utf-8"),
         flags=re.MULTILINE,
     )
-    assert len(rows) == 14
+    assert len(rows) == 15
     for schema, source, digest, licence in rows:
         assert (COMMITTED / schema).is_file()
         assert hashlib.sha256((crds_dir / source).read_bytes()).hexdigest() == digest, source
@@ -237,7 +238,7 @@ def test_argocd_appproject_crd_is_the_recorded_upstream_file():
 
 
 def test_kueue_controller_crds_are_the_recorded_upstream_files():
-    # hack/local-cluster --with kueue installs them beside the four of hack/crds.
+    # hack/local-cluster --with kueue installs them beside the five of hack/crds.
     folder = crdschema._REPO_ROOT / "hack" / "tools" / "kueue" / "crds"
     lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
     listed = dict(reversed(line.split("  ", 1)) for line in lines)
@@ -249,7 +250,7 @@ def test_kueue_controller_crds_are_the_recorded_upstream_files():
         )
     )
     files = sorted(p.name for p in folder.glob("*.yaml"))
-    assert sorted(listed) == sorted(rows) == files and len(files) == 7
+    assert sorted(listed) == sorted(rows) == files and len(files) == 6
     for name in files:
         data = (folder / name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == listed[name], name

@@ -51,7 +51,7 @@ def test_the_committed_example_output_is_what_paddlegen_kueue_writes(runner, tmp
     assert result.exit_code == 0, result.output
     written = {p.name: p.read_text() for p in (tmp_path / "kueue").iterdir()}
     assert written == {p.name: p.read_text() for p in COMMITTED.iterdir()}
-    assert "11 written, 0 unchanged, 0 removed\n" in result.stderr
+    assert "12 written, 0 unchanged, 0 removed\n" in result.stderr
     assert "restart Kueue (kubectl -n kueue-system rollout restart deployment" in result.stderr
 
 
@@ -131,6 +131,20 @@ def test_a_flavors_node_labels_are_its_spec_never_its_own_labels():
     assert a100["spec"]["tolerations"][0]["key"] == "nvidia.com/gpu"
 
 
+def test_a_topology_is_kueues_and_its_flavor_names_it():
+    objects = planned()
+    (topology,) = by_kind(objects, "Topology").values()
+    assert topology["metadata"]["name"] == "gpu-fabric"
+    assert topology["spec"]["levels"] == [
+        {"nodeLabel": "cloud.provider.com/topology-block"},
+        {"nodeLabel": "cloud.provider.com/topology-rack"},
+        {"nodeLabel": "kubernetes.io/hostname"},
+    ]
+    flavors = by_kind(objects, "ResourceFlavor")
+    assert flavors["/a100"]["spec"]["topologyName"] == "gpu-fabric"
+    assert "topologyName" not in flavors["/cpu"]["spec"]
+
+
 def test_priority_classes_are_workload_priority_classes():
     classes = by_kind(planned(), "WorkloadPriorityClass")
     assert {name: c["value"] for name, c in classes.items()} == {"/high": 1000, "/low": 100}
@@ -144,6 +158,7 @@ def test_the_kustomization_applies_what_queues_name_first():
     assert kinds.index("clusterqueue") > max(
         i for i, k in enumerate(kinds) if k in ("resourceflavor", "workloadpriorityclass")
     )
+    assert kinds.index("topology") < kinds.index("resourceflavor")
 
 
 @pytest.mark.parametrize("setup", INVALID, ids=lambda p: p.stem)

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from paddlegen.resources import spec_schema_path
-from paddlegen.spec import model, network
+from paddlegen.spec import model, network, scheduling
 
 SECTIONS = {
-    "scheduling": model.Scheduling,
+    "scheduling": scheduling.Scheduling,
     "run": model.Run,
     "paddlejob": model.PaddleJobSettings,
     "kubeflow": model.KubeflowSettings,

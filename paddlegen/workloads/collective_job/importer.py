@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.spec.model import KUEUE_QUEUE_LABEL, CollectiveSettings
+from paddlegen.spec.model import CollectiveSettings
+from paddlegen.spec.scheduling import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import collective_job as collective
 from paddlegen.workloads.base import TRAINING_CONTAINER, Spec
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, expect_name, key_of, take

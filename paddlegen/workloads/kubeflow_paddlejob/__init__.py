@@ -108,6 +108,9 @@ WORKLOAD = Workload(
         "spec.kubeflow.port": ["{tmpl}.spec.containers[paddle].ports[master].containerPort"],
     },
     operator_env=OPERATOR_ENV,
+    # its runPolicy.schedulingPolicy has no network topology (training-operator v1.9.0
+    # pkg/apis/kubeflow.org/v1/common_types.go:244-251)
+    no_network_topology="the training-operator",
     trainer_identity=lambda count: (trainers_env(count, {"valueFrom": INDEX_REF}), ""),
     init_comments={
         "spec.scheduling.kueue.queue": "needs Kueue's kubeflow.org/paddlejob integration on "

@@ -160,6 +160,9 @@ WORKLOAD = Workload(
     operator_env=OPERATOR_ENV,
     operator_init_containers=(COORDINATE_CONTAINER,),
     no_sidecars=NO_SIDECARS,
+    # its PodGroup has minMember, minResources, queue and priority only (paddle-operator
+    # v0.3.5 controllers/paddlejob_helper.go:489-517 constructPodGroup)
+    no_network_topology="the PaddleFlow operator",
     # Kueue suspends a job through its spec; the PaddleFlow PaddleJob has no suspend.
     queueable=False,
     # The operator appends PADDLE_TRAINER_ID after the spec's env, so a $(PADDLE_TRAINER_ID)

@@ -207,6 +207,10 @@ WORKLOAD = Workload(
         "spec.run.restarts": ["TrainingRuntime spec.template.spec.failurePolicy.maxRestarts"],
     },
     unsupported=UNSUPPORTED,
+    # Trainer's Volcano plugin gives its PodGroup the runtime's podGroupPolicy.volcano
+    # .networkTopology (plugins/volcano/volcano.go:198-202), which no runtime patch reaches and
+    # paddlegen's runtimes leave out
+    no_network_topology="Trainer from paddlegen's runtime",
     launcher=True,
     init_sections=lambda ps: {"run": collective_job.BOUNDED_RUN},
     init_comments={

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.spec.model import KUEUE_QUEUE_LABEL
+from paddlegen.spec.scheduling import KUEUE_QUEUE_LABEL
 from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Spec
 from paddlegen.workloads.collective_job import jobset as jobset_restarts
