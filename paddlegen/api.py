@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from paddlegen.output.drift import Drift
     from paddlegen.output.writer import WriteReport
     from paddlegen.validate.inputs import Validation
+    from paddlegen.validate.locations import ExtraSchemas
     from paddlegen.validate.target import Server
 
 
@@ -43,6 +44,8 @@ class Request:
     kubernetes_version: str | None = None  # the API version validated against (default: newest)
     kubeconform: str | None = None  # the kubeconform binary (default: $PADDLEGEN_KUBECONFORM, PATH)
     prefer_kubeconform: bool = True  # else a handful of specs validate faster in process
+    schema_locations: Sequence[str] = ()  # kubeconform -schema-location templates, after ours
+    ignore_missing_schemas: bool = False  # objects of a kind without a schema pass unchecked
     server: Server | None = None  # with validation: also a server-side apply dry-run there
 
     def __post_init__(self) -> None:
@@ -128,6 +131,7 @@ def _validated(rendered: list[Rendered], request: Request, events: Events) -> li
         request.kubernetes_version,
         request.kubeconform,
         request.prefer_kubeconform,
+        extra=_extra_schemas(request),
     )
     events.validated(backend)
     if request.server and not any(d.is_error for d in found):
@@ -138,6 +142,12 @@ def _validated(rendered: list[Rendered], request: Request, events: Events) -> li
         raise ManifestError("invalid manifests", found)
     events.warnings(found)  # the server's
     return found
+
+
+def _extra_schemas(request: Request) -> ExtraSchemas:
+    from paddlegen.validate.locations import ExtraSchemas
+
+    return ExtraSchemas(tuple(request.schema_locations), request.ignore_missing_schemas)
 
 
 def _fallbacks(rendered: list[Rendered], env: str | None) -> list[str]:
@@ -193,4 +203,5 @@ def run_validate(request: Request) -> Validation:
         ignore=request.ignore,
         prefer_binary=request.prefer_kubeconform,
         server=request.server,
+        extra=_extra_schemas(request),
     )

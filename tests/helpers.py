@@ -239,3 +239,25 @@ def kueue_spec(workload: str, extra: str = KUEUE) -> str:
         + KUEUE_WORKLOADS[workload][0]
         + extra
     )
+
+
+# A ServiceMonitor with a typo: a kind paddlegen has no schema for (tests/data/schemas has one).
+SERVICE_MONITOR = """\
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: a}
+spec:
+  selector: {matchLabels: {app: a}}
+  endpoints: [{port: metrics, intervall: 30s}]
+"""
+
+
+def add_service_monitor(job_dir: Path) -> None:
+    """A user's custom/ Component in a rendered job folder, holding SERVICE_MONITOR."""
+    custom = job_dir / "custom"
+    custom.mkdir()
+    (custom / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+        "resources: [servicemonitor.yaml]\n"
+    )
+    (custom / "servicemonitor.yaml").write_text(SERVICE_MONITOR)

@@ -263,7 +263,22 @@ def no_specs_error(specs: Sequence[str]) -> click.UsageError:
     return usage_error("no spec files found in " + " ".join(specs))
 
 
+def _schema_locations(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    from paddlegen.validate.locations import check_template
+
+    for value in values:
+        try:
+            check_template(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx, param) from None
+    return values
+
+
 def validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The validator's options: the command gets ``kubeconform``, ``kubernetes_version``,
+    ``schema_locations`` and ``ignore_missing_schemas``."""
     for option in reversed(
         [
             click.option(
@@ -276,6 +291,24 @@ def validation_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 "--kubernetes-version",
                 metavar="X.Y.Z",
                 help="Kubernetes API version to validate against (default: the newest bundled).",
+            ),
+            click.option(
+                "--schema-location",
+                "schema_locations",
+                metavar="TEMPLATE",
+                multiple=True,
+                callback=_schema_locations,
+                help="Where to find schemas for kinds paddlegen has none for, such as a "
+                "custom/ ServiceMonitor (repeatable, tried in order after paddlegen's own): "
+                "a kubeconform -schema-location, e.g. "
+                "'schemas/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json'. "
+                "Validating in process reads local paths only.",
+            ),
+            click.option(
+                "--ignore-missing-schemas",
+                is_flag=True,
+                help="Leave objects of a kind no schema is found for unchecked, instead of "
+                "failing (exit 2).",
             ),
         ]
     ):

@@ -201,7 +201,13 @@ def argocd(
 @validation_options
 @format_option
 def kueue(
-    file: str, out_dir: str, kubeconform: str | None, kubernetes_version: str | None, fmt: str
+    file: str,
+    out_dir: str,
+    kubeconform: str | None,
+    kubernetes_version: str | None,
+    schema_locations: tuple[str, ...],
+    ignore_missing_schemas: bool,
+    fmt: str,
 ) -> None:
     """Write Kueue's ResourceFlavors, ClusterQueues, LocalQueues and WorkloadPriorityClasses
     (kueue.x-k8s.io/v1beta2) from FILE, a KueueSetup of flavors, teams and their quotas.
@@ -221,9 +227,11 @@ def kueue(
       paddlegen kueue platform/kueue.yaml -o clusters/prod/kueue
     """
     from paddlegen.gitops import kueue_manager, kueue_setup
+    from paddlegen.validate.locations import ExtraSchemas
 
+    extra = ExtraSchemas(schema_locations, ignore_missing_schemas)
     with undone_on_spec_errors("nothing written", fmt):
-        generated = kueue_setup.generate(file, out_dir, kubeconform, kubernetes_version)
+        generated = kueue_setup.generate(file, out_dir, kubeconform, kubernetes_version, extra)
     emit(generated.warnings, fmt)
     note_backend(generated.backend)
     report = generated.report

@@ -104,6 +104,8 @@ def render(
     validate_output: bool,
     kubeconform: str | None,
     kubernetes_version: str | None,
+    schema_locations: tuple[str, ...],
+    ignore_missing_schemas: bool,
     server: bool,
     context: str | None,
     kubeconfig: str | None,
@@ -147,6 +149,8 @@ def render(
         validate=validate_output,
         kubeconform=kubeconform,
         kubernetes_version=kubernetes_version,
+        schema_locations=schema_locations,
+        ignore_missing_schemas=ignore_missing_schemas,
         server=target,
     )
     undone = "nothing printed" if to_stdout else "nothing written"

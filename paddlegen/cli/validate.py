@@ -43,6 +43,8 @@ def validate(
     ignore: list[str],
     kubeconform: str | None,
     kubernetes_version: str | None,
+    schema_locations: tuple[str, ...],
+    ignore_missing_schemas: bool,
     server: bool,
     context: str | None,
     kubeconfig: str | None,
@@ -91,6 +93,8 @@ def validate(
             kubernetes_version=kubernetes_version,
             kubeconform=kubeconform,
             prefer_kubeconform=bool(asked),
+            schema_locations=schema_locations,
+            ignore_missing_schemas=ignore_missing_schemas,
             server=target,
         )
     )

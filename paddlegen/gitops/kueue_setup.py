@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paddlegen.errors import Diagnostic, ManifestError, SpecError
 from paddlegen.output.layout import HEADER, KUSTOMIZATION
@@ -22,6 +22,9 @@ from paddlegen.output.writer import WriteReport
 from paddlegen.spec.loader import Document, FieldPath, format_path, read_spec
 from paddlegen.spec.model import GPU_RESOURCE, MANAGED_BY
 from paddlegen.yamlio import dump_yaml
+
+if TYPE_CHECKING:
+    from paddlegen.validate.locations import ExtraSchemas
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 OUTPUT = "kueue"  # the default folder, beside argocd/ and deploy/ in a GitOps repository
@@ -311,11 +314,13 @@ def generate(
     out_dir: str | Path,
     kubeconform: str | None = None,
     kubernetes_version: str | None = None,
+    extra: ExtraSchemas | None = None,
 ) -> KueueFiles:
     """Load the file, plan the objects, validate them against Kueue's CRD schemas and write
     them; nothing is written when the file or an object is invalid."""
     from paddlegen.gitops.argocd import write
     from paddlegen.validate import k8s_schemas
+    from paddlegen.validate.locations import NO_EXTRA
     from paddlegen.validate.manifests import validate_manifests
 
     data, warnings = load(path)
@@ -325,6 +330,7 @@ def generate(
         [m for m in manifests if not m[0].endswith(KUSTOMIZATION)],
         kubernetes_version or k8s_schemas.DEFAULT_KUBERNETES_VERSION,
         kubeconform,
+        extra=extra or NO_EXTRA,
     )
     if any(d.is_error for d in found):
         raise ManifestError("invalid manifests", found)

@@ -14,11 +14,13 @@ from paddlegen.errors import Diagnostic, ToolError
 from paddlegen.validate import k8s_schemas as k8sschemas
 from paddlegen.validate.kubeconform import (
     MISSING_FIELD,
+    MISSING_HINT,
     UNKNOWN_FIELD,
     crd_schemas_dir,
     diagnostic,
     object_name,
 )
+from paddlegen.validate.locations import NO_EXTRA, ExtraSchemas
 from paddlegen.yamlio import manifest_documents
 
 # Its findings say where they come from: kubeconform was not there to find them.
@@ -62,8 +64,9 @@ def _jsonschema_causes(validator: Any, doc: Any) -> Iterator[tuple[list[object],
 class _InProcess:
     """Validators for one Kubernetes version, built once per schema."""
 
-    def __init__(self, kubernetes_version: str) -> None:
+    def __init__(self, kubernetes_version: str, extra: ExtraSchemas) -> None:
         self.version = kubernetes_version
+        self.extra = extra
         self.registry = k8sschemas.registry(kubernetes_version)
         self.validators: dict[int, Any] = {}  # schemas are cached objects, so id() is stable
         self.missing: set[str] = set()
@@ -72,23 +75,35 @@ class _InProcess:
         from jsonschema import Draft4Validator
         from jsonschema.validators import validator_for
 
-        schema = schema_for(str(doc["apiVersion"]), str(doc["kind"]), self.version)
+        api_version, kind = str(doc["apiVersion"]), str(doc["kind"])
+        schema = schema_for(api_version, kind, self.version)
         if schema is None:
-            self.missing.add(f"{doc['apiVersion']} {doc['kind']}")
+            schema = self.extra.schema(api_version, kind, self.version)
+        if schema is None:
+            if not self.extra.ignore_missing:
+                self.missing.add(f"{api_version} {kind}")
             return
         if id(schema) not in self.validators:
             # Like kubeconform: the schema's own $schema decides, draft-04 when it names none.
             cls = validator_for(schema, default=Draft4Validator)
             self.validators[id(schema)] = cls(schema, registry=self.registry)
-        yield from _jsonschema_causes(self.validators[id(schema)], doc)
+        from referencing.exceptions import Unresolvable
+
+        try:
+            yield from _jsonschema_causes(self.validators[id(schema)], doc)
+        except Unresolvable as exc:  # a schema of --schema-location that refers elsewhere
+            raise ToolError(
+                f"the schema for {api_version} {kind} has a $ref not found: {exc}"
+            ) from None
 
 
 def validate_in_process(
     files: Sequence[tuple[str, str]],
     kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
+    extra: ExtraSchemas = NO_EXTRA,
 ) -> list[Diagnostic]:
     """The same checks as run_kubeconform, with jsonschema and the same schema files."""
-    checker = _InProcess(k8sschemas.resolve_version(kubernetes_version))
+    checker = _InProcess(k8sschemas.resolve_version(kubernetes_version), extra)
     found: set[Diagnostic] = set()
     for name, text in files:
         try:
@@ -109,5 +124,5 @@ def validate_in_process(
         except yaml.YAMLError as exc:
             found.add(diagnostic(name, "", [], f"invalid YAML: {exc}", RULE))
     if checker.missing:
-        raise ToolError(f"no schema for: {', '.join(sorted(checker.missing))}")
+        raise ToolError(f"no schema for: {', '.join(sorted(checker.missing))}; {MISSING_HINT}")
     return sorted(found)

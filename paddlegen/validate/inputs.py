@@ -15,6 +15,7 @@ from paddlegen.output.layout import generated_jobs
 from paddlegen.render.engine import Manifest
 
 if TYPE_CHECKING:
+    from paddlegen.validate.locations import ExtraSchemas
     from paddlegen.validate.target import Server
 
 
@@ -47,6 +48,7 @@ def validate_rendered(
     kubeconform: str | None = None,
     prefer_binary: bool = True,
     trees: Sequence[Path] = (),
+    extra: ExtraSchemas | None = None,
 ) -> tuple[list[Diagnostic], str]:
     """Validate every manifest (plus rendered ``trees`` on disk) in one kubeconform process.
 
@@ -55,7 +57,9 @@ def validate_rendered(
     from paddlegen.validate.provenance import field_tokens, spec_origin
 
     files = manifest_files(rendered, out_dir)
-    found, used = validate_files(files, kubernetes_version, kubeconform, prefer_binary, trees)
+    found, used = validate_files(
+        files, kubernetes_version, kubeconform, prefer_binary, trees, extra
+    )
     by_file = {
         name: (r.doc, m.obj)
         for r in rendered
@@ -77,10 +81,12 @@ def validate_files(
     kubeconform: str | None = None,
     prefer_binary: bool = True,
     trees: Sequence[Path] = (),
+    extra: ExtraSchemas | None = None,
 ) -> tuple[list[Diagnostic], str]:
     """Validate ``(name, yaml text)`` manifests and rendered ``trees``, with kubeconform or
-    else in process."""
+    else in process; ``extra``: schemas beyond paddlegen's."""
     from paddlegen.validate import k8s_schemas as k8sschemas
+    from paddlegen.validate.locations import NO_EXTRA
     from paddlegen.validate.manifests import validate_manifests
 
     return validate_manifests(
@@ -89,6 +95,7 @@ def validate_files(
         kubeconform,
         prefer_binary,
         trees=trees,
+        extra=extra or NO_EXTRA,
     )
 
 
@@ -113,11 +120,13 @@ def validate_inputs(
     ignore: Iterable[str] = (),
     prefer_binary: bool = True,
     server: Server | None = None,
+    extra: ExtraSchemas | None = None,
 ) -> Validation:
     """``paddlegen validate``: spec files and folders of them checked against the schema and
     the rules (with ``manifests``, the manifests they render to as well, in memory), and
     rendered job directories validated as manifests; every finding collected. ``ignore``
-    silences rules in every spec, as for ``render_specs``. With ``server``, the specs'
+    silences rules in every spec, as for ``render_specs``; ``extra`` names schemas beyond
+    paddlegen's. With ``server``, the specs'
     objects also go to that API server as a server-side apply dry-run."""
     trees: list[Path] = []
     spec_inputs = []
@@ -155,6 +164,7 @@ def validate_inputs(
             kubeconform,
             prefer_binary or bool(trees),
             trees,
+            extra,
         )
         found.extend(more)
     if server and rendered and not any(d.is_error for d in found):

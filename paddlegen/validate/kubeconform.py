@@ -14,6 +14,7 @@ from paddlegen.errors import Diagnostic, ToolError
 from paddlegen.output.interrupts import scratch_folder
 from paddlegen.resources import data_path
 from paddlegen.validate import k8s_schemas as k8sschemas
+from paddlegen.validate.locations import NO_EXTRA, ExtraSchemas
 
 ENV_VAR = "PADDLEGEN_KUBECONFORM"
 DEFAULT_TIMEOUT = 60.0
@@ -28,6 +29,11 @@ MISSING_FIELD = "required field is missing"
 _CAUSE = re.compile(r"( +)- at '([^']*)': ")
 _QUOTED = re.compile(r"'([^']*)'")
 _MISSING_SCHEMA = "could not find schema"
+# What a run that meets a kind without a schema can do about it (both backends say it).
+MISSING_HINT = (
+    "name a schema with --schema-location TEMPLATE (kubeconform's template variables), "
+    "or pass --ignore-missing-schemas to leave such objects unchecked"
+)
 
 
 def crd_schemas_dir() -> Path:
@@ -83,9 +89,14 @@ def tree_files(trees: Iterable[Path]) -> list[tuple[str, str]]:
 
 
 def kubeconform_argv(
-    binary: str, k8s_dir: Path, kubernetes_version: str, *manifests: Path
+    binary: str,
+    k8s_dir: Path,
+    kubernetes_version: str,
+    *manifests: Path,
+    extra: ExtraSchemas = NO_EXTRA,
 ) -> list[str]:
-    """The command line: strict, JSON report, only local schema locations, manifest folders.
+    """The command line: strict, JSON report, paddlegen's local schema locations then the
+    user's (``extra``), manifest folders.
 
     The CRD location comes first: kubeconform names Kubernetes schemas by the first label of the
     group only, so Volcano's scheduling.volcano.sh PodGroup would otherwise meet Kubernetes'
@@ -100,6 +111,7 @@ def kubeconform_argv(
         "-kubernetes-version",
         kubernetes_version,
         *schema_and_ignore_args(crd_schemas_dir(), k8s_dir),
+        *extra.kubeconform_args(),
         *map(str, manifests),
     ]
 
@@ -206,7 +218,9 @@ def parse_report(stdout: str, names: dict[str, str], expect_objects: bool) -> li
         elif res.get("status") == "statusError":
             found.add(diagnostic(file, obj, [], msg))
     if missing:
-        raise ToolError(f"kubeconform found no schema for: {', '.join(sorted(missing))}")
+        raise ToolError(
+            f"kubeconform found no schema for: {', '.join(sorted(missing))}; {MISSING_HINT}"
+        )
     return sorted(found)
 
 
@@ -216,6 +230,7 @@ def run_kubeconform(
     kubernetes_version: str = k8sschemas.DEFAULT_KUBERNETES_VERSION,
     timeout: float = DEFAULT_TIMEOUT,
     trees: Sequence[Path] = (),
+    extra: ExtraSchemas = NO_EXTRA,
 ) -> list[Diagnostic]:
     """One kubeconform process for all manifests; a crash, timeout or odd output is a ToolError.
 
@@ -243,7 +258,7 @@ def run_kubeconform(
             path.write_text(text, encoding="utf-8")
             names[str(path)] = name
         folders = [inputs] if files else []
-        argv = kubeconform_argv(binary, k8s_dir, version, *folders, *in_place)
+        argv = kubeconform_argv(binary, k8s_dir, version, *folders, *in_place, extra=extra)
         try:
             proc = subprocess.run(
                 argv, capture_output=True, text=True, timeout=timeout, check=False

@@ -24,7 +24,7 @@ import pytest
 
 import paddlegen
 from tests.conftest import EXAMPLES, ROOT, require_tool
-from tests.helpers import job_spec
+from tests.helpers import add_service_monitor, job_spec
 
 # What `pip install .` of the hook repository needs (pyproject: readme, version, force-include).
 PACKAGE_FILES = [
@@ -36,7 +36,12 @@ PACKAGE_FILES = [
     "templates",
     "schemas",
 ]
-HOOK_IDS = ["paddlegen-validate", "paddlegen-check", "paddlegen-render"]
+HOOK_IDS = [
+    "paddlegen-validate",
+    "paddlegen-check",
+    "paddlegen-render",
+    "paddlegen-validate-deploy",
+]
 GIT_COMMIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q"]
 
 OVERLAY = "overlays:\n  prod:\n    spec:\n      image: img:prod\n"
@@ -281,6 +286,30 @@ def test_hooks_take_ignore_through_args(hooks, tmp_path):
     assert out.stdout.count("Passed") == 2, out.stdout
 
 
+def test_the_deploy_hook_takes_schema_locations_through_args(hooks, tmp_path):
+    repo = hooks.gitops_repo(tmp_path / "repo", config=hooks.config(["paddlegen-validate-deploy"]))
+    add_service_monitor(repo / "deploy" / "a")
+    shutil.copytree(ROOT / "tests" / "data" / "schemas", repo / "schemas")
+    run(["git", "add", "-A"], repo, hooks.env).check_returncode()
+    missing = hooks.pre_commit(repo, "run", "--all-files")
+    assert missing.returncode == 1, missing.stdout
+    assert "no schema for: monitoring.coreos.com/v1 ServiceMonitor" in missing.stdout
+
+    # The documented args (.pre-commit-hooks.yaml), as a user's config holds them.
+    for args, verdict in [
+        (
+            "[deploy, --schema-location, 'schemas/{{.Group}}/{{.ResourceKind}}_"
+            "{{.ResourceAPIVersion}}.json']",
+            "spec.endpoints[0].intervall: unknown field",
+        ),
+        ("[deploy, --ignore-missing-schemas]", "Passed"),
+    ]:
+        config = hooks.config(["paddlegen-validate-deploy"], extra=f"        args: {args}\n")
+        (repo / ".pre-commit-config.yaml").write_text(config)
+        out = hooks.pre_commit(repo, "run", "--all-files")
+        assert verdict in out.stdout, out.stdout
+
+
 def test_hooks_run_without_network(hooks, tmp_path):
     # A new network namespace has only a loopback device that is down: no address resolves.
     unshare = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
@@ -311,4 +340,4 @@ def test_the_gitops_example_passes_its_own_config(hooks, tmp_path):
     out = hooks.pre_commit(repo, "run", "--all-files")
 
     assert out.returncode == 0, out.stdout
-    assert out.stdout.count("Passed") == 2, out.stdout
+    assert out.stdout.count("Passed") == 3, out.stdout
