@@ -294,7 +294,7 @@ def cmp_config(state: Path, paddlegen: Path) -> Path:
     written = state / "argocd-paddlegen"
     done = subprocess.run(
         [str(paddlegen), "argocd", "--repo-url", "file:///", "--deploy", str(state / "no-deploy"),
-         "-o", str(written)],
+         "-o", str(written), "--sidecar"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if done.returncode != 0:

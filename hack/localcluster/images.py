@@ -391,7 +391,7 @@ def plugin_layer(rootfs: Path) -> None:
     written = rootfs / "argocd"
     run(
         [sys.executable, "-m", "paddlegen", "argocd", "--repo-url", "file:///",
-         "--deploy", str(rootfs / "no-deploy"), "-o", str(written)],
+         "--deploy", str(rootfs / "no-deploy"), "-o", str(written), "--sidecar"],
         cwd=rootfs,  # not a checkout, whose paddlegen `-m` would find first
         env={**os.environ, "PYTHONPATH": str(site)},  # the wheel's paddlegen, not the host's
     )  # fmt: skip

@@ -94,9 +94,16 @@ def _destinations(
     help="Sync on every commit, pruning and self-healing.",
 )
 @click.option(
+    "--sidecar",
+    is_flag=True,
+    help="Also write the plugin sidecar (OUTPUT/sidecar/, OUTPUT/patches/"
+    "argocd-repo-server-sidecar.yaml), for repositories that commit specs and let Argo CD "
+    "render them.",
+)
+@click.option(
     "--sidecar-image",
     metavar="IMAGE",
-    help="The plugin sidecar's image, built from OUTPUT/sidecar/Dockerfile "
+    help="The plugin sidecar's image, built from OUTPUT/sidecar/Dockerfile (implies --sidecar) "
     "[default: a placeholder at registry.example.invalid, which never resolves].",
 )
 def argocd(
@@ -112,19 +119,23 @@ def argocd(
     destinations: dict[str, Any],
     project: str,
     auto_sync: bool,
+    sidecar: bool,
     sidecar_image: str | None,
 ) -> None:
-    """Write Applications (or an ApplicationSet), a Config Management Plugin, its sidecar and
-    health checks.
+    """Write Applications (or an ApplicationSet) over the rendered tree and health checks;
+    with --sidecar, a Config Management Plugin and its sidecar as well.
 
     \b
     OUTPUT/applicationset.yaml    kubectl apply -f OUTPUT
     OUTPUT/applications/*.yaml    (--mode applications) kubectl apply -f OUTPUT/applications
     OUTPUT/patches/argocd-cm-health.yaml   merge into argocd-cm (kubectl patch, its header)
-    OUTPUT/sidecar/plugin.yaml    the plugin sidecar image's configuration (not applied)
-    OUTPUT/sidecar/Dockerfile     builds that image (with paddlegen's wheel beside it)
-    OUTPUT/patches/argocd-repo-server-sidecar.yaml   adds the sidecar to argocd-repo-server
-                                  (a kustomize patch of Argo CD's install)
+    OUTPUT/sidecar/plugin.yaml    (--sidecar) the plugin sidecar image's configuration
+    OUTPUT/sidecar/Dockerfile     (--sidecar) builds that image (paddlegen's wheel beside it)
+    OUTPUT/patches/argocd-repo-server-sidecar.yaml   (--sidecar) adds the sidecar to
+                                  argocd-repo-server (a kustomize patch of Argo CD's install)
+
+    With --destination, stderr says where each Application deploys: a job without overlays,
+    or an environment no --destination names, deploys to --dest-server.
 
     Each job runs as a Sync hook, so its sync lasts as long as its training: keep Argo CD's
     controller.sync.timeout.seconds (argocd-cmd-params-cm) at 0 or above the longest run, as
@@ -137,7 +148,7 @@ def argocd(
       paddlegen argocd --repo-url URL --destination prod=https://prod.example:6443,ml
     """
     from paddlegen.gitops import argocd as argocd_setup
-    from paddlegen.gitops.argocd_files import MOVED
+    from paddlegen.gitops.argocd_files import MOVED, SIDECAR_FILES
 
     target = argocd_setup.Target(
         repo_url,
@@ -149,8 +160,10 @@ def argocd(
         auto_sync,
         destinations,
     )
-    generated = argocd_setup.generate(deploy, out_dir, mode, target, env, sidecar_image)
+    generated = argocd_setup.generate(deploy, out_dir, mode, target, env, sidecar_image, sidecar)
     report = generated.report
+    for line in generated.placements:
+        note(f"paddlegen: {line}")
     for job in generated.fallbacks:
         note(f"paddlegen: {job} has no overlay '{env}': its base is deployed")
     for app in generated.without_namespace:
@@ -159,8 +172,20 @@ def argocd(
             'deploys to none, so Argo CD cannot sync them ("Namespace for ... is missing"): '
             "set metadata.namespace in the job's spec, or pass --dest-namespace"
         )
+    now = {*report.written, *report.unchanged}
+    moved = [rel for rel in report.removed if MOVED.get(rel) in now]
+    sidecar_removed = [
+        rel
+        for rel in report.removed
+        if rel not in moved and SIDECAR_FILES.intersection({rel, MOVED.get(rel)})
+    ]
+    if sidecar_removed:
+        note(
+            f"paddlegen: removed the plugin sidecar's files ({', '.join(sidecar_removed)} in "
+            f"{out_dir}): they are written with --sidecar (or --sidecar-image IMAGE)"
+        )
     for rel in report.removed:
-        if rel in MOVED:
+        if rel in moved:
             note(
                 f"paddlegen: moved {os.path.join(out_dir, rel)} to "
                 f"{os.path.join(out_dir, MOVED[rel])}, so that `kubectl apply -f "

@@ -581,10 +581,12 @@ def plan(
     env: str | None = None,
     namespaces: Namespaces | None = None,
     sidecar_image: str | None = None,
+    sidecar: bool = False,
 ) -> Plan:
     """Every file of the output folder, in memory; ``namespaces`` (from the rendered tree)
-    tells which Applications would share objects; ``sidecar_image`` is the plugin sidecar's
-    (None: the placeholder)."""
+    tells which Applications would share objects. With ``sidecar`` (implied by
+    ``sidecar_image``, else the placeholder) the plugin sidecar's files too: only a
+    repository that commits specs and lets Argo CD render them needs it."""
     if mode not in MODES:
         raise InvalidValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     unknown = sorted(set(target.destinations) - {e for envs in jobs.values() for e in envs})
@@ -607,14 +609,32 @@ def plan(
     else:
         fallbacks = base_fallbacks(env, jobs) if env is not None and jobs else []
         files = application_set(target, env, fallbacks)
-    image = sidecar_image or placeholder_image()
-    return {
-        **files,
-        **cmp_plugin(),
-        **sidecar_dockerfile(),
-        **health_configmap(),
-        **sidecar_patch(image),
-    }
+    files.update(health_configmap())
+    if sidecar or sidecar_image:
+        files.update(cmp_plugin())
+        files.update(sidecar_dockerfile())
+        files.update(sidecar_patch(sidecar_image or placeholder_image()))
+    return files
+
+
+def placements(target: Target, jobs: Jobs, env: str | None = None) -> list[str]:
+    """With --destination, where each Application deploys and why, a sentence each: a job
+    without overlays, or an environment no --destination names, goes to --dest-server.
+    Nothing without --destination: every Application goes to --dest-server then."""
+    if not target.destinations:
+        return []
+    found = []
+    for name, folder in application_sources(jobs, env).items():
+        folder_env = _folder_env(folder, env)
+        dest = target.destination(folder_env)
+        if folder_env in target.destinations:
+            why = f"--destination {folder_env}"
+        elif folder_env is None:
+            why = "--dest-server: its job has no overlays"
+        else:
+            why = f"--dest-server: no --destination names environment {folder_env}"
+        found.append(f"Application {name} deploys to {dest.server} ({why})")
+    return found
 
 
 def write(out_dir: str | Path, files: Plan) -> WriteReport:
@@ -634,6 +654,7 @@ class ArgocdFiles:
     report: WriteReport
     fallbacks: list[str]  # jobs that deploy their base for lack of the overlay asked for
     without_namespace: list[str]  # Applications whose objects land in no namespace
+    placements: list[str]  # with --destination: where the Applications deploy
 
 
 def generate(
@@ -643,13 +664,15 @@ def generate(
     target: Target,
     env: str | None = None,
     sidecar_image: str | None = None,
+    sidecar: bool = False,
 ) -> ArgocdFiles:
     """Read the rendered tree, plan the Argo CD files and write them."""
     jobs = rendered_jobs(Path(deploy))
     namespaces = rendered_namespaces(Path(deploy), jobs)
-    report = write(out_dir, plan(mode, target, jobs, env, namespaces, sidecar_image))
+    report = write(out_dir, plan(mode, target, jobs, env, namespaces, sidecar_image, sidecar))
     return ArgocdFiles(
         report,
         base_fallbacks(env, jobs) if env is not None and jobs else [],
         without_namespace(target, jobs, env, namespaces),
+        placements(target, jobs, env),
     )

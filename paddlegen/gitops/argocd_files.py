@@ -14,6 +14,7 @@ CMP_FILE = "sidecar/plugin.yaml"
 DOCKERFILE = "sidecar/Dockerfile"  # the sidecar's image, built from sidecar/ with the wheel
 HEALTH_FILE = "patches/argocd-cm-health.yaml"
 SIDECAR_PATCH_FILE = "patches/argocd-repo-server-sidecar.yaml"
+SIDECAR_FILES = frozenset({CMP_FILE, DOCKERFILE, SIDECAR_PATCH_FILE})  # with --sidecar only
 # Where paddlegen wrote them before, at the top (CLI notes the move when it removes them).
 MOVED = {"cmp-plugin.yaml": CMP_FILE, "argocd-cm-health.yaml": HEALTH_FILE}
 Plan = dict[str, str]  # relative path in the output folder -> file text

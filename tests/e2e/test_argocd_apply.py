@@ -57,7 +57,7 @@ def test_kubectl_apply_of_the_folder_reads_only_objects_kubeconform_knows(
     kubeconform = require_tool("kubeconform")
     out = tmp_path / "argocd"
     args = ["argocd", "--mode", mode, "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
-    result = runner.invoke(cli, [*args, "--dest-namespace", "ml"])
+    result = runner.invoke(cli, [*args, "--dest-namespace", "ml", "--sidecar"])
     assert result.exit_code == 0, result.output
 
     applied = files_kubectl_applies(out / folder)
@@ -94,7 +94,7 @@ def test_the_plugin_configuration_is_no_object_an_api_server_serves(tmp_path):
 
 def test_a_folder_of_the_old_layout_is_moved_and_said_so(runner, tmp_path, deploy):
     out = tmp_path / "argocd"
-    args = ["argocd", "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
+    args = ["argocd", "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO, "--sidecar"]
     assert runner.invoke(cli, [*args, "--dest-namespace", "ml"]).exit_code == 0
     for new in (argo_files.DOCKERFILE, argo_files.SIDECAR_PATCH_FILE):  # not written then
         (out / new).unlink()
@@ -112,3 +112,21 @@ def test_a_folder_of_the_old_layout_is_moved_and_said_so(runner, tmp_path, deplo
     ) in result.stderr
     assert f"paddlegen: moved {out}/argocd-cm-health.yaml to {out}/patches/" in result.stderr
     assert [p.name for p in files_kubectl_applies(out)] == ["applicationset.yaml"]
+
+
+def test_without_sidecar_an_old_plugin_file_is_removed_and_said_so(runner, tmp_path, deploy):
+    out = tmp_path / "argocd"
+    args = ["argocd", "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
+    assert runner.invoke(cli, [*args, "--dest-namespace", "ml", "--sidecar"]).exit_code == 0
+    (out / argo_files.CMP_FILE).rename(out / "cmp-plugin.yaml")  # where it was written before
+
+    result = runner.invoke(cli, [*args, "--dest-namespace", "ml"])
+
+    assert result.exit_code == 0, result.output
+    assert (
+        "paddlegen: removed the plugin sidecar's files (cmp-plugin.yaml, "
+        "patches/argocd-repo-server-sidecar.yaml, sidecar/Dockerfile in "
+        f"{out}): they are written with --sidecar (or --sidecar-image IMAGE)"
+    ) in result.stderr
+    assert "paddlegen: moved" not in result.stderr
+    assert not (out / "sidecar").exists() and not (out / "cmp-plugin.yaml").exists()

@@ -17,8 +17,8 @@ from tests.helpers import GLOBBINGS, generated_paths
 
 GITOPS = EXAMPLES / "gitops"
 ARGOCD_FILES = ["applicationset.yaml", "patches/argocd-cm-health.yaml"]
-# The command in examples/gitops/README.md that wrote argocd/ (sidecar/ and the sidecar's patch
-# deleted: this repository commits its output, so Argo CD needs no plugin).
+# The command in examples/gitops/README.md that wrote argocd/ (no --sidecar: this repository
+# commits its output, so Argo CD needs no plugin).
 ARGOCD = ["argocd", "--env", "prod", "--repo-url", "https://git.example.com/ml/training-jobs.git"]
 
 

@@ -335,17 +335,15 @@ def test_cli_writes_the_applicationset_setup(runner, tmp_path):
     assert result.stderr == (
         "paddlegen: note: a job's sync lasts as long as its training (it is a Sync hook): keep "
         "Argo CD's controller.sync.timeout.seconds at 0 or above your longest run\n"
-        f"{out}: 5 written, 0 unchanged, 0 removed\n"
+        f"{out}: 2 written, 0 unchanged, 0 removed\n"
     )
+    # No plugin sidecar unless asked: this tree is rendered, Argo CD reads it as it is.
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
         "applicationset.yaml",
         "patches/argocd-cm-health.yaml",
-        "patches/argocd-repo-server-sidecar.yaml",
-        "sidecar/Dockerfile",
-        "sidecar/plugin.yaml",
     ]
     again = runner.invoke(cli, args)
-    assert again.stderr == f"{out}: 0 written, 5 unchanged, 0 removed\n"
+    assert again.stderr == f"{out}: 0 written, 2 unchanged, 0 removed\n"
 
 
 @pytest.mark.parametrize("mode", argo.MODES)
@@ -391,8 +389,6 @@ def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
         "applications/flat-prod.yaml",
         "applications/staged-prod.yaml",
         "patches/argocd-cm-health.yaml",
-        "patches/argocd-repo-server-sidecar.yaml",
-        "sidecar/plugin.yaml",
     ]
     app = yaml.safe_load((out / "applications" / "staged-prod.yaml").read_text())
     assert app["spec"]["source"]["path"] == "deploy/staged/overlays/prod"
@@ -659,3 +655,34 @@ def test_applications_mode_warns_for_each_application_file_it_removes(runner, tm
             f"paddlegen: warning: removed {out}/applications/{name}.yaml: deleting that "
             "Application from Argo CD deletes its live objects"
         ) in result.stderr
+
+
+def test_with_destinations_each_application_says_where_it_deploys_and_why(runner, tmp_path):
+    deploy = rendered_tree(runner, tmp_path)  # `flat`, and `staged` with dev and prod
+    args = ["argocd", "--deploy", str(deploy), "--repo-url", REPO, "--dest-namespace", "ml"]
+    result = runner.invoke(
+        cli, [*args, "-o", str(tmp_path / "a"), "--destination", "prod=https://p"]
+    )
+    assert result.exit_code == 0, result.output
+    assert [
+        line for line in result.stderr.splitlines() if line.startswith("paddlegen: Application")
+    ] == [
+        "paddlegen: Application flat deploys to https://kubernetes.default.svc (--dest-server: "
+        "its job has no overlays)",
+        "paddlegen: Application staged-dev deploys to https://kubernetes.default.svc "
+        "(--dest-server: no --destination names environment dev)",
+        "paddlegen: Application staged-prod deploys to https://p (--destination prod)",
+    ]
+    # One environment: the flat job goes with it.
+    prod = runner.invoke(
+        cli, [*args, "-o", str(tmp_path / "b"), "--destination", "prod=https://p", "--env", "prod"]
+    )
+    assert [
+        line for line in prod.stderr.splitlines() if line.startswith("paddlegen: Application")
+    ] == [
+        "paddlegen: Application flat-prod deploys to https://p (--destination prod)",
+        "paddlegen: Application staged-prod deploys to https://p (--destination prod)",
+    ]
+    # Without --destination every Application goes to --dest-server: nothing to say.
+    quiet = runner.invoke(cli, [*args, "-o", str(tmp_path / "c")])
+    assert "paddlegen: Application" not in quiet.stderr

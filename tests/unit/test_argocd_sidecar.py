@@ -143,3 +143,23 @@ def test_cli_writes_the_sidecar_files_with_the_image_given(runner, tmp_path):
     assert container["image"] == "ghcr.io/acme/paddlegen-cmp:1"
     # the Dockerfile's COPY finds plugin.yaml beside it: sidecar/ is the build context
     assert (out / argo_files.DOCKERFILE).parent == (out / argo_files.CMP_FILE).parent
+
+
+def test_the_sidecar_is_written_only_when_asked_and_its_removal_is_said(runner, tmp_path):
+    out = tmp_path / "argocd"
+    args = ["argocd", "--deploy", str(tmp_path / "none"), "-o", str(out), "--repo-url", REPO]
+    asked = runner.invoke(cli, [*args, "--sidecar"])
+    assert asked.exit_code == 0, asked.output
+    for name in argo_files.SIDECAR_FILES:
+        assert (out / name).is_file(), name
+    (container,) = yaml.safe_load((out / argo_files.SIDECAR_PATCH_FILE).read_text())["spec"][
+        "template"
+    ]["spec"]["containers"]
+    assert container["image"] == argo.placeholder_image()
+
+    dropped = runner.invoke(cli, args)
+
+    assert dropped.exit_code == 0, dropped.output
+    assert not any((out / name).exists() for name in argo_files.SIDECAR_FILES)
+    assert "removed the plugin sidecar's files" in dropped.stderr
+    assert "written with --sidecar (or --sidecar-image IMAGE)" in dropped.stderr
