@@ -266,13 +266,14 @@ def no_specs_error(specs: Sequence[str]) -> click.UsageError:
 def _schema_locations(
     ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 ) -> tuple[str, ...]:
+    from paddlegen.errors import InvalidValueError
     from paddlegen.validate.locations import check_template
 
     for value in values:
         try:
             check_template(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), ctx, param) from None
+        except InvalidValueError as exc:
+            raise click.BadParameter(exc.message, ctx, param) from None
     return values
 
 

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from paddlegen.errors import ToolError
+from paddlegen.errors import InvalidValueError, ToolError
 
 # kubeconform v0.7.0 pkg/registry/registry.go:46-60: the variables a location may use.
 VARIABLES = (
@@ -71,11 +71,11 @@ def is_online(location: str) -> bool:
 
 
 def check_template(location: str) -> None:
-    """ValueError when the location uses anything but kubeconform's variables (kubeconform
+    """InvalidValueError when the location uses anything but kubeconform's variables (kubeconform
     refuses a template it cannot execute; only plain variables are supported here)."""
     for action in _ACTION.findall(location):
         if _variable(action) is None:
-            raise ValueError(
+            raise InvalidValueError(
                 f"{{{{{action}}}}} in {location!r} is not one of kubeconform's variables: "
                 + ", ".join(f"{{{{ .{v} }}}}" for v in VARIABLES)
             )
