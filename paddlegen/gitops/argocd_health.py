@@ -54,10 +54,11 @@ def health_configmap() -> Plan:
         # Names every kind of judged_objects() in prose (tests/unit/test_argocd_setup.py).
         HEALTH_FILE: header(f"""\
 Argo CD health checks for PaddleJob (batch.paddlepaddle.org, kubeflow.org), Volcano's
-PodGroup, Kubeflow Trainer's TrainJob and JobSet, and batch/v1 Job (Argo CD's own calls a Job
-Kueue resumed finished while it runs). Merge it into argocd-cm, never kubectl apply
-it (it would replace argocd-cm's last-applied configuration, and a later apply of either would
-delete the other's keys):
+PodGroup, Kubeflow Trainer's TrainJob and JobSet, and batch/v1 Job: that one replaces Argo CD's
+own for every Job of the instance, with the same status except for a Job resumed after a
+suspension (Progressing until it ends; Argo CD's own calls it finished). Merge it into
+argocd-cm, never kubectl apply it (it would replace argocd-cm's last-applied configuration, and
+a later apply of either would delete the other's keys):
   kubectl -n {ARGOCD_NAMESPACE} patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}
 (from the folder above this one), or list it under `patches:` in the kustomization that installs
 Argo CD.""")

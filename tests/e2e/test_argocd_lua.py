@@ -7,6 +7,8 @@ libraries Argo CD opens are in reach.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -18,6 +20,8 @@ import yaml
 from paddlegen.gitops import argocd as argo
 from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.gitops import argocd_health as argo_health
+from paddlegen.yamlio import manifest_documents
+from tests.conftest import ROOT
 
 lupa = pytest.importorskip("lupa")
 try:  # Lua 5.1 semantics, as gopher-lua: every number is a double
@@ -567,6 +571,68 @@ JOB_FAILING = ("FailureTarget", "True", "PodFailurePolicy", "Container paddle fa
 )
 def test_batch_job_conditions(obj, status, message):
     assert health(JOB, obj) == (status, message)
+
+
+# gitops-engine's own fixtures of its Job health check, at the version Argo CD v3.5.1 builds,
+# with the status its test expects (tests/data/gitops-engine/SOURCES.md).
+GITOPS_ENGINE = ROOT / "tests" / "data" / "gitops-engine"
+BUILT_IN = {
+    "job-running.yaml": "Progressing",
+    "job-failed.yaml": "Degraded",
+    "job-succeeded.yaml": "Healthy",
+    "job-suspended.yaml": "Suspended",
+}
+
+
+def test_the_fixtures_are_the_recorded_upstream_files():
+    lines = (GITOPS_ENGINE / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    listed = dict(reversed(line.split("  ", 1)) for line in lines)
+    assert (
+        sorted(listed) == sorted(BUILT_IN) == sorted(p.name for p in GITOPS_ENGINE.glob("*.yaml"))
+    )
+    for name, digest in listed.items():
+        assert hashlib.sha256((GITOPS_ENGINE / name).read_bytes()).hexdigest() == digest, name
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_IN))
+def test_a_gitops_engine_fixture_gets_the_built_in_status(name):
+    # Timestamps kept as text, as Argo CD's Lua gets them (JSON).
+    ((job, _),) = manifest_documents((GITOPS_ENGINE / name).read_text(encoding="utf-8"))
+    assert health(JOB, job)[0] == BUILT_IN[name]
+
+
+def built_in_job_health(conditions: list[tuple[str, str]]) -> str:
+    """Argo CD's own status of a batch/v1 Job (gitops-engine pkg/health/health_job.go:30-75 at
+    Argo CD v3.5.1): a condition's type counts whatever its status (a Suspended one of either
+    status makes the Job finished), except that it suspends only when True."""
+    types = {t for t, _ in conditions}
+    if not types & {"Failed", "Complete", "Suspended"}:
+        return "Progressing"
+    if "Failed" in types:
+        return "Degraded"
+    return "Suspended" if ("Suspended", "True") in conditions else "Healthy"
+
+
+# Every combination of the conditions a Job can carry, each absent, True or False: those of the
+# built-in check, and FailureTarget and SuccessCriteriaMet, which precede Failed and Complete
+# (Kubernetes v1.37.2 pkg/controller/job/job_controller.go) and which neither check reads.
+JOB_CONDITIONS = ("FailureTarget", "Failed", "SuccessCriteriaMet", "Complete", "Suspended")
+COMBINATIONS = [
+    [(t, s) for t, s in zip(JOB_CONDITIONS, states, strict=True) if s]
+    for states in itertools.product(("", "True", "False"), repeat=len(JOB_CONDITIONS))
+]
+
+
+@pytest.mark.parametrize("conditions", COMBINATIONS, ids=str)
+def test_the_job_check_differs_from_the_built_in_only_for_a_resumed_job(conditions):
+    obj = batch_job(*((t, s, "Reason", "message") for t, s in conditions))
+    ours, built_in = health(JOB, obj)[0], built_in_job_health(conditions)
+    finished = {t for t, _ in conditions} & {"Failed", "Complete"}
+    if ("Suspended", "False") in conditions and not finished:
+        # Resumed (by Kueue) and neither Complete nor Failed: still running, not done.
+        assert (ours, built_in) == ("Progressing", "Healthy")
+    else:
+        assert ours == built_in
 
 
 def test_a_condition_without_a_message_says_its_reason_and_no_status_is_progressing():
