@@ -36,9 +36,9 @@ EXPECTED = {
     ("[CRITICAL] paddle-job-worker/yanxu v1/Pod", "(paddle) Image with latest tag"),
     # collective-job's headless Service selects the label the Job controller puts on every pod
     # of the Job (batch.kubernetes.io/job-name), which no pod template in the stream carries.
-    (
-        "[CRITICAL] resnet-collective/paddlecloud v1/Service",
-        "The services selector does not match any pods",
+    *(
+        (f"[CRITICAL] {service} v1/Service", "The services selector does not match any pods")
+        for service in ("resnet-collective/paddlecloud", "qwen-sft/llm", "ernie-sft/llm")
     ),
 }
 
