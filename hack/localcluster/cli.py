@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"export PADDLEGEN_PADDLE_IMAGE={images.PADDLE.reference}")
                 print(f"export PADDLEGEN_PADDLE_PS_IMAGE={images.PADDLE_PS.reference}")
                 print(f"export PADDLEGEN_CMP_IMAGE={images.PLUGIN.reference}")
+                print(f"export PADDLEGEN_PADDLE_LLM_IMAGE={images.PADDLE_LLM.reference}")
         elif args.command == "install":
             if args.folder is None:
                 parser.error("install needs the FOLDER `paddlegen argocd -o` wrote")

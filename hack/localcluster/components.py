@@ -9,6 +9,7 @@ from .jobset import JobSet
 from .kueue import Kueue
 from .kwok import Kwok
 from .node import Node
+from .paddle_llm import PaddleLLM
 from .paddle_operator import PaddleOperator
 from .trainer import Trainer
 from .training_operator import TrainingOperator
@@ -18,6 +19,7 @@ COMPONENTS: dict[str, Component] = {
     component.name: component
     for component in (
         Node(),
+        PaddleLLM(),
         Kwok(),
         PaddleOperator(),
         TrainingOperator(),

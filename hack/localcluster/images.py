@@ -216,13 +216,18 @@ def pause_rootfs(rootfs: Path) -> None:
     )
 
 
-def paddle_recipe(lock: str) -> dict[str, object]:
+def paddle_recipe(
+    lock: str, packages: tuple[str, ...] = PACKAGES, sdists: tuple[str, ...] = (), cli: bool = False
+) -> dict[str, object]:
     return {
         "suite": SUITE,
-        "packages": PACKAGES,
+        "packages": packages,
         "lock": (REQUIREMENTS / lock).read_text(encoding="utf-8"),
         "python": PYTHON,
         "platforms": PLATFORMS,
+        # only when set: the other images' keys stay as they were
+        **({"sdists": sdists} if sdists else {}),
+        **({"console_scripts": "/usr/local/bin"} if cli else {}),
     }
 
 
@@ -239,11 +244,20 @@ def mirror() -> str:
     raise ClusterError("no Debian mirror in /etc/apt/sources*: debootstrap needs one")
 
 
-def debian_rootfs(packages: tuple[str, ...], lock: str, rootfs: Path) -> None:
+def debian_rootfs(
+    packages: tuple[str, ...],
+    lock: str,
+    rootfs: Path,
+    sdists: tuple[str, ...] = (),
+    cli: bool = False,
+) -> None:
     """Debian (minbase) with ``packages``, then the wheels of the lock installed by the
     host's pip for that Python: pip inside the chroot would need a CA bundle there (and fails
     TLS verification on machines whose proxy signs with its own CA), none may stay in the
-    image."""
+    image. ``sdists``: pure-Python packages of the lock published only as a source archive,
+    built into a wheel by the host's pip (its hash checked like the others'). With ``cli``
+    the packages' console scripts go to /usr/local/bin, for the image's Python: pip --target
+    leaves them in SITE/bin, off PATH, naming the host's Python."""
     if shutil.which("debootstrap") is None:
         raise ClusterError("`debootstrap` is not on PATH: it makes the node's Debian images")
     if os.geteuid() != 0:
@@ -254,10 +268,16 @@ def debian_rootfs(packages: tuple[str, ...], lock: str, rootfs: Path) -> None:
          f"--cache-dir={debs}", SUITE, str(rootfs), mirror()])  # fmt: skip
     run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--require-hashes",
-         "--only-binary=:all:", *(f"--platform={tag}" for tag in PLATFORMS),
+         "--only-binary=:all:", *(f"--no-binary={name}" for name in sdists),
+         *(f"--platform={tag}" for tag in PLATFORMS),
          f"--python-version={PYTHON}", "--implementation=cp",
          f"--target={rootfs}/{SITE}", "-r", str(REQUIREMENTS / lock)]
     )  # fmt: skip
+    if cli:
+        site = rootfs / SITE
+        for entry_points in sorted(site.glob("*.dist-info/entry_points.txt")):
+            console_scripts(entry_points, rootfs / "usr" / "local" / "bin")
+        shutil.rmtree(site / "bin")
     # apt's downloads and lists: nothing installs in a pod
     for leftover in ("var/cache/apt/archives", "var/lib/apt/lists"):
         for path in (rootfs / leftover).glob("*"):
@@ -273,12 +293,19 @@ PAUSE = Image(
 )
 
 
-def paddle_image(name: str, lock: str) -> Image:
-    """A Paddle image: Debian and the wheels of requirements/LOCK."""
+def paddle_image(
+    name: str,
+    lock: str,
+    packages: tuple[str, ...] = PACKAGES,
+    sdists: tuple[str, ...] = (),
+    cli: bool = False,
+) -> Image:
+    """A Paddle image: Debian's ``packages`` and the wheels of requirements/LOCK (with
+    ``cli``, their console scripts on PATH)."""
     return Image(
         name,
-        partial(paddle_recipe, lock),
-        partial(debian_rootfs, PACKAGES, lock),
+        partial(paddle_recipe, lock, packages, sdists, cli),
+        partial(debian_rootfs, packages, lock, sdists=sdists, cli=cli),
         (
             "--config.env=PATH=/usr/local/bin:/usr/bin:/bin",
             "--config.env=PYTHONUNBUFFERED=1",  # logs line by line, as kubectl logs shows them
@@ -290,6 +317,20 @@ def paddle_image(name: str, lock: str) -> Image:
 
 PADDLE = paddle_image("paddle", "paddle-image.txt")  # Paddle 3.x: collective, single node
 PADDLE_PS = paddle_image("paddle-ps", "paddle-ps-image.txt")  # Paddle 2.6: parameter servers
+# PaddleFormers (`paddleformers-cli`) and its dependencies on Paddle 3.x: 2.4 GB unpacked, twice
+# the Paddle image, so an image of its own that only `--with paddle-llm` builds and imports, not
+# every node. Its CLI, `paddleformers-cli` on PATH, starts `python -m
+# paddle.distributed.launch` (paddleformers 1.2.0 cli/cli.py:155-158): `python`, which Debian's
+# python3 does not provide, comes from python-is-python3. GPUtil, which the CLI imports to
+# count GPUs (:91-93), has no wheel, and imports distutils.spawn (GPUtil 1.4.0 GPUtil.py:34),
+# which Debian's python3 leaves to python3-distutils.
+PADDLE_LLM = paddle_image(
+    "paddle-llm",
+    "paddle-llm-image.txt",
+    (*PACKAGES, "python-is-python3", "python3-distutils"),
+    sdists=("gputil",),
+    cli=True,
+)
 
 # paddlegen's Config Management Plugin sidecar, as sidecar/Dockerfile (`paddlegen argocd`)
 # makes it elsewhere: Argo CD's user 999, its home, the plugin's configuration where
@@ -329,6 +370,26 @@ def plugin_base_rootfs(rootfs: Path) -> None:
     home = rootfs / ARGOCD_HOME
     home.mkdir(parents=True)
     os.chown(home, user, user)
+
+
+def console_scripts(entry_points: Path, bin_dir: Path) -> None:
+    """The console scripts of a package's ``entry_points`` (its dist-info's
+    entry_points.txt) in ``bin_dir``, run by the image's Python."""
+    scripts = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+    scripts.optionxform = str  # type: ignore[assignment,method-assign]  # names keep their case
+    scripts.read(entry_points, encoding="utf-8")
+    if not scripts.has_section("console_scripts"):
+        return
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name, target in scripts["console_scripts"].items():
+        module, _, function = target.partition(":")
+        script = bin_dir / name
+        script.write_text(
+            f"#!/usr/bin/python3\nimport sys\nfrom {module} import {function.split('.')[0]}\n"
+            f"sys.exit({function}())\n",
+            encoding="utf-8",
+        )
+        script.chmod(0o755)
 
 
 @functools.cache
@@ -371,19 +432,7 @@ def plugin_layer(rootfs: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
         (info,) = {name.split("/")[0] for name in archive.namelist() if ".dist-info/" in name}
-    scripts = configparser.ConfigParser()
-    scripts.read(site / info / "entry_points.txt", encoding="utf-8")
-    bin_dir = rootfs / "usr" / "local" / "bin"
-    bin_dir.mkdir(parents=True)
-    for name, target in scripts["console_scripts"].items():
-        module, _, function = target.partition(":")
-        script = bin_dir / name
-        script.write_text(
-            f"#!/usr/bin/python3\nimport sys\nfrom {module} import {function}\n"
-            f"sys.exit({function}())\n",
-            encoding="utf-8",
-        )
-        script.chmod(0o755)
+    console_scripts(site / info / "entry_points.txt", rootfs / "usr" / "local" / "bin")
     if sys.version_info[:2] == tuple(int(n) for n in PYTHON.split(".")):
         # by hash, not by time: the files' times are not the wheel's (umoci, extraction)
         run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode=checked-hash",
@@ -416,4 +465,5 @@ PLUGIN = Image(
     ),
     Base("paddlegen-cmp-base", plugin_base_recipe, plugin_base_rootfs),
 )
-IMAGES = (PAUSE, PADDLE, PADDLE_PS, PLUGIN)
+IMAGES = (PAUSE, PADDLE, PADDLE_PS, PLUGIN)  # every node's (`--with node`)
+ALL = (*IMAGES, PADDLE_LLM)  # and those of components on the node (`--with paddle-llm`)

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -106,26 +106,9 @@ class Node(Component):
                 f"--no-install-recommends {' '.join(debian)})"
             )
 
-    @contextmanager
-    def building_aside(self, absent: Collection[str]) -> Iterator[None]:
-        """The images, in a process of their own (which reports its own CPU), from before the
-        control plane's build to after the last component's: they wait on downloads and the
-        disk more than on the CPU."""
+    def building_aside(self, absent: Collection[str]) -> AbstractContextManager[None]:
         self.require_debian(absent)  # before anything starts
-        pending = [image for image in images.IMAGES if not image.archive().is_file()]
-        if not pending:
-            yield
-            return
-        builder = multiprocessing.get_context("fork").Process(
-            target=images.build_all, args=(pending,)
-        )
-        builder.start()
-        try:
-            yield
-        finally:
-            builder.join()  # it cleans up after itself (mounts, folders): let it end
-        if builder.exitcode != 0:
-            raise ClusterError("the node's images were not built (its error is above)")
+        return building_aside(images.IMAGES)
 
     def processes(self) -> dict[str, Path]:
         paths = self.binaries()
@@ -352,16 +335,38 @@ def containerd_root() -> Path:
     return cache_root() / "node" / "containerd"
 
 
-def import_images(node: Path, paths: Mapping[str, Path]) -> None:
-    """Import the images containerd does not have yet, and remove those of ours that are no
-    longer built (a new key)."""
-    wanted = {image.reference: image for image in images.IMAGES}
+@contextmanager
+def building_aside(wanted: Collection[images.Image]) -> Iterator[None]:
+    """Those of ``wanted`` not built yet, in a process of their own (which reports its own
+    CPU), from before the control plane's build to after the last component's: they wait on
+    downloads and the disk more than on the CPU."""
+    pending = [image for image in wanted if not image.archive().is_file()]
+    if not pending:
+        yield
+        return
+    builder = multiprocessing.get_context("fork").Process(target=images.build_all, args=(pending,))
+    builder.start()
+    try:
+        yield
+    finally:
+        builder.join()  # it cleans up after itself (mounts, folders): let it end
+    if builder.exitcode != 0:
+        raise ClusterError("the node's images were not built (its error is above)")
+
+
+def import_images(
+    node: Path, paths: Mapping[str, Path], wanted: Collection[images.Image] = images.IMAGES
+) -> None:
+    """Import those of ``wanted`` containerd does not have yet, and remove those of ours that
+    are no longer built (a new key; not those a component imports itself, images.ALL)."""
+    current = {image.reference for image in images.ALL}
     present = set(ctr(node, paths, "images", "list", "--quiet").split())
-    for reference in present - set(wanted):
+    for reference in present - current:
         if reference.startswith(images.REPOSITORY + "/"):
             ctr(node, paths, "images", "remove", reference)
-    for reference in set(wanted) - present:
-        ctr(node, paths, "images", "import", str(wanted[reference].archive()))
+    by_reference = {image.reference: image for image in wanted}
+    for reference in set(by_reference) - present:
+        ctr(node, paths, "images", "import", str(by_reference[reference].archive()))
 
 
 def ctr_argv(node: Path, paths: Mapping[str, Path], *args: str) -> list[str]:

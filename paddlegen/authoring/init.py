@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from paddlegen.authoring.presets import PRESETS, preset_sections
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
 from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.workloads import WORKLOADS
@@ -199,6 +200,7 @@ class InitOptions:
     cpu: str | None = None  # per pod; None: CPU_DEFAULT, or CPU_PER_GPU times the GPUs
     memory: str | None = None  # per pod, request and limit; None: likewise
     schema: str | None = None  # the modeline's; None: the installed file (schema_reference)
+    preset: str | None = None  # one of presets.PRESETS: an LLM trainer's entry point
 
 
 # A pod's requests without GPUs, and with them per GPU (README "Authoring"): a GPU pod's data
@@ -343,6 +345,15 @@ def _unparsable(o: InitOptions) -> dict[str, str]:
         found["command"] = f"{o.command!r} is not shell words: {str(exc).lower()}"
     if o.ps_gpus and not o.ps:
         found["ps_gpus"] = f"{o.ps_gpus} GPUs per parameter server, but there are none (ps 0)"
+    if o.preset is not None and o.preset not in PRESETS:
+        found["preset"] = f"{o.preset!r} is not one of: {', '.join(PRESETS)}"
+    elif o.preset is not None and not WORKLOADS[o.workload].launcher:
+        found["workload"] = (
+            f"preset '{o.preset}' runs {PRESETS[o.preset].cli}, which starts Paddle's launcher: "
+            "a workload that gives it the launcher's contract ("
+            + ", ".join(name for name, w in WORKLOADS.items() if w.launcher)
+            + ")"
+        )
     return found
 
 
@@ -360,7 +371,7 @@ def _init_text(options: InitOptions, spec_file: str | None = None) -> str:
     return (
         modeline(options.schema, spec_file) + "# Written by `paddlegen init`. Fields: `paddlegen "
         "explain spec`.\n# Render: `paddlegen render THIS_FILE -o deploy/`.\n"
-        + "\n".join(_commented(_init_data(options), (), _comments(options.workload)))
+        + "\n".join(_commented(_init_data(options), (), _comments(options)))
         + "\n"
     )
 
@@ -371,7 +382,10 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["image"] = o.image
     if o.command:
         spec["command"] = shlex.split(o.command)
-    elif WORKLOADS[o.workload].launcher:
+    if o.preset is not None:
+        volume = storage_volume(o.storage, o.mount_path, o.capacity)
+        spec.update(preset_sections(o.preset, o.command, o.gpus, o.mount_path if volume else None))
+    elif not o.command and WORKLOADS[o.workload].launcher:
         spec["args"] = ["train.py"]  # what the workload's default command, the launcher, runs
     # The spec-wide resources are the trainers'; parameter servers with another GPU count get
     # their own (unless --cpu and --memory give every pod the same).
@@ -430,8 +444,15 @@ _COMMENTS = {
 }
 
 
-def _comments(workload: str) -> dict[str, str]:
-    return {**_COMMENTS, **WORKLOADS[workload].init_comments}
+def _comments(o: InitOptions) -> dict[str, str]:
+    preset = {}
+    if o.preset in PRESETS:
+        preset = {
+            "spec.command": f"the {PRESETS[o.preset].title} trainer, after paddlegen's master "
+            "wrapper (which sets NNODES, RANK, MASTER_ADDR, MASTER_PORT)",
+            "spec.env": f"{PRESETS[o.preset].cli} on pods without GPUs (Paddle's CPU wheel)",
+        }
+    return {**_COMMENTS, **WORKLOADS[o.workload].init_comments, **preset}
 
 
 _PLAIN = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@+=-]*$")

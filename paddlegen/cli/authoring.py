@@ -11,6 +11,7 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
+from paddlegen.authoring.presets import PRESETS
 from paddlegen.cli.common import (
     WORKLOAD_NAMES,
     emit,
@@ -22,6 +23,8 @@ from paddlegen.cli.common import (
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
 from paddlegen.workloads import WORKLOADS
+
+PRESET_NAMES = list(PRESETS)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -90,6 +93,14 @@ def _given(ctx: click.Context, name: str) -> bool:
     show_default=True,
     help="What to render (with --ps, paddlejob unless given): see `paddlegen explain "
     "spec.workload`.",
+)
+@click.option(
+    "--preset",
+    type=click.Choice(PRESET_NAMES),
+    help="An LLM trainer's entry point as the command: paddleformers (paddleformers-cli train "
+    "CONFIG) or erniekit (erniekit train CONFIG), CONFIG being train.yaml on the storage. "
+    "paddlegen's master wrapper gives it NNODES, RANK, MASTER_ADDR and MASTER_PORT from the "
+    "launcher's contract; without --gpus the spec also gets the env it needs on CPU pods.",
 )
 @click.option("--name", help="metadata.name (default: the file name without .yaml).")
 @click.option("--namespace", help="metadata.namespace (default: none).")
@@ -170,13 +181,16 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
     without a finding. It starts with the yaml-language-server modeline for editor completion.
     --gpus are the trainers' (workers'); parameter servers get --ps-gpus. distributed-job
     needs --storage: its image reads the trainer config and data from that volume.
-    collective-job and trainjob without --command run Paddle's launcher on args [train.py].
+    collective-job and trainjob without --command run Paddle's launcher on args [train.py];
+    with --preset, an LLM trainer's entry point on its config.
 
     \b
     Examples:
       paddlegen init jobs/wide-and-deep.yaml
       paddlegen init jobs/resnet.yaml --no-input --image registry.example.com/resnet:v1 \\
         --workers 4 --gpus 1 --volcano --storage nfs://10.0.0.5/data
+      paddlegen init jobs/sft.yaml --no-input --preset paddleformers \\
+        --image registry.example.com/sft:v1 --workers 2 --gpus 8 --storage pvc://llm
     """
     from paddlegen.authoring.init import InitOptions, init_spec
 
@@ -257,7 +271,9 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
         "command",
         "Start command (empty: "
         + (
-            "Paddle's launcher on train.py)"
+            f"{PRESETS[answers['preset']].cli} train CONFIG)"
+            if answers["preset"]
+            else "Paddle's launcher on train.py)"
             if WORKLOADS[answers["workload"]].launcher
             else "the image's)"
         ),

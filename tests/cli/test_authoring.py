@@ -288,6 +288,34 @@ def test_init_asks_collective_job_for_a_command_defaulting_to_the_launcher(runne
     assert (spec["args"], spec["worker"]) == (["train.py"], {"replicas": 2})
 
 
+def test_init_preset_writes_an_llm_trainers_spec_that_renders_its_wrapper(runner, tmp_path):
+    base = ["--no-input", "--image", "r/sft:v1", "--workers", "2", "--preset", "paddleformers"]
+    result, path = init(runner, tmp_path, *base, "--storage", "pvc://llm")
+    assert result.exit_code == 0, result.output
+    spec = yaml.safe_load(path.read_text())["spec"]
+    assert spec["command"] == ["paddleformers-cli", "train", "/mnt/data/train.yaml"]
+    doc, warnings = load.load_valid(path)
+    assert warnings == []
+    (job,) = [m.obj for m in build.render_document(doc).manifests if m.kind == "Job"]
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert 'export NNODES="$PADDLE_NNODES"' in container["command"][2]
+    result, _ = init(runner, tmp_path, *base, "--workload", "job", "--force")
+    assert result.exit_code == 2
+    assert "Invalid value for '--workload': preset 'paddleformers' runs" in result.output
+
+
+def test_init_asks_a_preset_for_its_command_defaulting_to_the_trainers(runner, tmp_path):
+    answers = ["collective-job", "", "r/demo:v1", "", "2", "0", "n", "none"]
+    result, path = prompted(runner, tmp_path, answers, "--preset", "erniekit")
+    assert result.exit_code == 0, result.output
+    assert "Start command (empty: erniekit train CONFIG): " in result.output
+    assert yaml.safe_load(path.read_text())["spec"]["command"] == [
+        "erniekit",
+        "train",
+        "train.yaml",
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "flag"),
     [

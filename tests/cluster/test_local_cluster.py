@@ -109,6 +109,17 @@ def test_the_kueue_tools_build_the_controller_of_the_vendored_crds_sharing_train
     assert [m for m in shared if kueue[m] != trainer[m]] == []
 
 
+def test_the_paddleformers_image_comes_only_with_paddle_llm_and_its_node():
+    hack = local_cluster()
+    assert hack.cluster.resolve(["paddle-llm"]) == ["node", "paddle-llm"]
+    assert hack.images.PADDLE_LLM not in hack.images.IMAGES  # not every node's
+    assert set(hack.cluster.image_archives(["paddle-llm"])) == {"paddle-llm image"}
+    # the other images' keys do not change with what only the PaddleFormers image needs
+    recipe = hack.images.PADDLE_LLM.recipe()
+    assert (recipe["sdists"], recipe["console_scripts"]) == (("gputil",), "/usr/local/bin")
+    assert "sdists" not in hack.images.PADDLE.recipe()
+
+
 def test_a_node_does_not_start_where_the_kubelet_would_evict_its_pods(tmp_path, monkeypatch):
     node = local_cluster().node
     gib = 1024**3

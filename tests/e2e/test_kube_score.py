@@ -43,6 +43,8 @@ EXPECTED = {
             "resnet-8gpu/ml-training",
             "ernie-ascend/ml-training",
             "llm-finetune-ib/ml-training",
+            "qwen-sft/llm",
+            "ernie-sft/llm",
         )
     ),
 }

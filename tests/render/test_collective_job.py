@@ -13,7 +13,13 @@ import pytest
 from paddlegen import load
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
-from paddlegen.workloads.collective_job import MASTER_SCRIPT, NO_NODE_COUNT_EXIT, WRAPPER
+from paddlegen.workloads.collective_job import (
+    LLM_SCRIPT,
+    LLM_WRAPPER,
+    MASTER_SCRIPT,
+    NO_NODE_COUNT_EXIT,
+    WRAPPER,
+)
 from tests.helpers import HEADER, rendered_objects
 
 BODY = """\
@@ -132,11 +138,14 @@ def test_the_kubelet_leaves_the_wrapper_as_it_is():
     """The kubelet expands $(VAR) and turns $$ into $ in a command
     (k8s.io/kubernetes third_party/forked/golang/expansion/expand.go); the script has
     neither, so /bin/sh gets it as rendered."""
-    assert "$(" not in MASTER_SCRIPT and "$$" not in MASTER_SCRIPT
+    for script in (MASTER_SCRIPT, LLM_SCRIPT):
+        assert "$(" not in script and "$$" not in script
 
 
-def wrapped(rank: str, *command: str, nodes: str | None = "2") -> subprocess.CompletedProcess[str]:
-    """``command`` run by the pod's wrapper as rank ``rank`` of ``nodes``."""
+def wrapped(
+    rank: str, *command: str, nodes: str | None = "2", script: str = MASTER_SCRIPT
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run by the pod's wrapper (``script``) as rank ``rank`` of ``nodes``."""
     shell = shutil.which("sh")
     if shell is None:  # pragma: no cover - every CI image has a POSIX shell
         pytest.skip("no POSIX sh")
@@ -148,7 +157,7 @@ def wrapped(rank: str, *command: str, nodes: str | None = "2") -> subprocess.Com
         **({"PADDLE_NNODES": nodes} if nodes is not None else {}),
     }
     return subprocess.run(
-        [shell, "-c", MASTER_SCRIPT, *command], env=env, capture_output=True, text=True, check=False
+        [shell, "-c", script, *command], env=env, capture_output=True, text=True, check=False
     )
 
 
@@ -184,6 +193,34 @@ def test_the_wrapper_execs_the_command_with_its_words_intact():
     assert printed == "".join(f"<{w}>" for w in words)
     # exec: the command replaces the shell, so its exit code is the container's
     assert wrapped("0", "sh", "-c", "exit 7").returncode == 7
+
+
+@pytest.mark.parametrize("cli", ["paddleformers-cli", "erniekit", "/opt/venv/bin/erniekit"])
+def test_an_llm_cli_runs_after_the_wrapper_that_sets_the_env_it_reads(cli):
+    found = container(render(extra=f"  command: [{cli}, train, /config/sft.yaml]\n"))
+    assert found["command"] == [*LLM_WRAPPER, cli, "train", "/config/sft.yaml"]
+    other = container(render(extra="  command: [python3, -m, paddle.distributed.launch, t.py]\n"))
+    assert other["command"][:3] == WRAPPER
+
+
+@pytest.mark.parametrize(
+    ("rank", "master"), [("0", "10.244.0.7 6768"), ("1", "resnet-0.resnet 6768")]
+)
+def test_an_llm_cli_reads_the_contract_in_its_own_names(rank, master):
+    """paddleformers-cli and erniekit pass NNODES, RANK and MASTER_ADDR:MASTER_PORT to the
+    launcher: they agree with PADDLE_NNODES, PADDLE_RANK and PADDLE_MASTER, rank 0's IP too."""
+    done = wrapped(
+        rank,
+        "sh",
+        "-c",
+        'printf "%s %s %s %s|%s" "$NNODES" "$RANK" "$MASTER_ADDR" "$MASTER_PORT" "$PADDLE_MASTER"',
+        script=LLM_SCRIPT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"2 {rank} {master}|{master.replace(' ', ':')}"
+    assert wrapped("0", "sh", "-c", "echo x", nodes=None, script=LLM_SCRIPT).returncode == (
+        NO_NODE_COUNT_EXIT
+    )
 
 
 def test_under_volcano_the_job_sizes_the_gang_and_its_pods_join_it():

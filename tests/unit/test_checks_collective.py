@@ -94,6 +94,32 @@ def test_the_launchers_contract_is_the_workloads():
     ]
 
 
+@pytest.mark.parametrize("cli", ["paddleformers-cli", "/usr/local/bin/erniekit"])
+def test_an_llm_clis_env_is_the_master_wrappers(cli):
+    body = COLLECTIVE + (
+        f"  command: [{cli}, train, c.yaml]\n  env: [{{name: NNODES, value: '4'}}]\n"
+        "  worker: {replicas: 2, env: [{name: MASTER_PORT, value: '1'}]}\n"
+    )
+    assert findings(body) == [
+        f"spec.yaml:8:16: error: $.spec.env[0].name: env 'NNODES' is set by workload "
+        f"'collective-job' from PADDLE_NNODES, for {cli} (its master wrapper) (remove it "
+        "here) [collective-env]",
+        "spec.yaml:9:38: error: $.spec.worker.env[0].name: env 'MASTER_PORT' is set by "
+        f"workload 'collective-job' from the port of PADDLE_MASTER, for {cli} (its master "
+        "wrapper) (remove it here) [collective-env]",
+    ]
+
+
+def test_other_commands_may_set_what_an_llm_cli_reads():
+    body = COLLECTIVE + "  args: [t.py]\n  env: [{name: RANK, value: '0'}]\n"
+    assert findings(body) == []
+    worker_command = COLLECTIVE + (
+        "  command: [paddleformers-cli, train, c.yaml]\n"
+        "  worker: {command: [fleetrun, t.py], env: [{name: RANK, value: '0'}]}\n"
+    )
+    assert findings(worker_command) == []
+
+
 def test_the_launchers_flags_that_the_env_overrides_are_warned_about():
     body = COLLECTIVE + (
         "  command: [python, -m, paddle.distributed.launch, --log_dir, /logs, --nnodes=4]\n"

@@ -159,6 +159,7 @@ RIGHT = {
     "capacity": ["10Gi", "1e5"],
     "cpu": ["1", "500m"],
     "memory": ["2Gi", "0"],
+    "preset": [None, "paddleformers", "erniekit"],  # paddlejob's is wrong (no launcher)
 }
 WRONG = {
     "workload": [],  # a click.Choice: nothing else gets through
@@ -185,6 +186,7 @@ WRONG = {
     "capacity": ["1 Gi", "-1"],
     "cpu": ["two", ""],
     "memory": ["4GB"],
+    "preset": ["gpt"],
 }
 
 
@@ -227,3 +229,41 @@ def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():
         (rendered,) = [build.render_document(parse_spec(text, "demo.yaml"))]
         (claim,) = [m.obj for m in rendered.manifests if m.obj["kind"] == "PersistentVolumeClaim"]
         assert claim["spec"]["accessModes"] == modes
+
+
+@pytest.mark.parametrize(
+    ("preset", "cli"), [("paddleformers", "paddleformers-cli"), ("erniekit", "erniekit")]
+)
+def test_a_preset_runs_its_trainers_cli_on_the_config_in_the_storage(preset, cli):
+    options = InitOptions(name="sft", image="r/sft:v1", preset=preset, workers=2, gpus=8)
+    spec = yaml.safe_load(init_spec(options))["spec"]
+    assert spec["workload"] == "collective-job" and "args" not in spec and "env" not in spec
+    assert spec["command"] == [cli, "train", "train.yaml"]  # the image's working directory
+    stored = dataclasses.replace(options, storage="pvc://llm", mount_path="/mnt/llm/")
+    assert yaml.safe_load(init_spec(stored))["spec"]["command"] == [
+        cli, "train", "/mnt/llm/train.yaml"
+    ]  # fmt: skip
+    own = dataclasses.replace(options, command=f"{cli} train /c/sft.yaml --x 1")
+    assert yaml.safe_load(init_spec(own))["spec"]["command"] == [
+        cli, "train", "/c/sft.yaml", "--x", "1"
+    ]  # fmt: skip
+
+
+def test_a_preset_without_gpus_gives_its_cli_what_it_needs_on_cpu():
+    text = init_spec(InitOptions(name="sft", image="r/sft:v1", preset="paddleformers"))
+    assert yaml.safe_load(text)["spec"]["env"] == [
+        {"name": "CUDA_VISIBLE_DEVICES", "value": "0"},
+        {"name": "PADDLE_DISTRI_BACKEND", "value": "gloo"},
+    ]
+    assert "env:  # paddleformers-cli on pods without GPUs (Paddle's CPU wheel)" in text
+
+
+def test_a_preset_needs_a_workload_that_runs_the_launchers_contract():
+    assert answer_problems({**GOOD, "workload": "trainjob", "preset": "erniekit"}) == {}
+    assert answer_problems({**GOOD, "workload": "job", "preset": "erniekit"}) == {
+        "workload": "preset 'erniekit' runs erniekit, which starts Paddle's launcher: a "
+        "workload that gives it the launcher's contract (collective-job, trainjob)"
+    }
+    assert answer_problems({**GOOD, "workload": "trainjob", "preset": "gpt"}) == {
+        "preset": "'gpt' is not one of: paddleformers, erniekit"
+    }

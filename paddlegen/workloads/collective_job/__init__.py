@@ -9,6 +9,7 @@ pkg/controller/job/ at v1.37.2 unless a path says otherwise."""
 
 from __future__ import annotations
 
+import posixpath
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.spec.model import Volume
@@ -51,14 +52,39 @@ RANK_PATH = f"metadata.annotations['{COMPLETION_INDEX}']"
 # written by hand against paddlegen's runtime lacks it (the runtime leaves the count to the
 # TrainJob: Trainer's plain ML policy adds only the TrainJob's env, plainml.go:46-71).
 NO_NODE_COUNT_EXIT = 64  # EX_USAGE: not one of the exit codes a stopped rank ends with
-MASTER_SCRIPT = (
+_NODE_COUNT_AND_MASTER = (
     'if [ -z "${PADDLE_NNODES:-}" ]; then echo "paddlegen: PADDLE_NNODES is not set: every pod '
     'would train alone; give the pods the number of nodes (a TrainJob: spec.trainer.env)" >&2; '
     f"exit {NO_NODE_COUNT_EXIT}; fi; "
     'if [ "$PADDLE_RANK" = 0 ]; then export PADDLE_MASTER="$POD_IP:${PADDLE_MASTER##*:}"; fi; '
-    'exec "$0" "$@"'
 )
+_EXEC = 'exec "$0" "$@"'
+MASTER_SCRIPT = _NODE_COUNT_AND_MASTER + _EXEC
 WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
+# The LLM entry points that start Paddle's launcher themselves: PaddleFormers'
+# `paddleformers-cli` (paddleformers 1.2.0 cli/cli.py:73-76, :155-158) and ERNIEKit's
+# `erniekit` (erniekit 1.3.0 cli.py:96-98, :187-190). Each reads the node count, its rank
+# (paddleformers-cli only) and the master from NNODES, RANK and MASTER_ADDR:MASTER_PORT, and
+# hands them to the launcher as --nnodes, --rank and --master, defaulting to a job of one node
+# at 127.0.0.1:8080. The contract's PADDLE_* env overrides those flags (context/__init__.py:
+# 100-107), so the launcher follows the contract whatever they say; the wrapper sets them
+# from the contract all the same, after rank 0's master rewrite, so that everything that reads
+# them (the CLIs' logs, a program, a script) sees what the launcher uses: rank 0's own IP, as
+# PADDLE_MASTER, which no env entry could say ($(VAR) cannot cut PADDLE_MASTER in two, and rank
+# 0's IP is only known when it runs). (`LLM_WRAPPER`)
+LLM_CLIS = ("paddleformers-cli", "erniekit")
+LLM_ENV = {
+    "NNODES": "PADDLE_NNODES",
+    "RANK": "PADDLE_RANK",
+    "MASTER_ADDR": "the host of PADDLE_MASTER",
+    "MASTER_PORT": "the port of PADDLE_MASTER",
+}
+LLM_SCRIPT = (
+    _NODE_COUNT_AND_MASTER
+    + 'export NNODES="$PADDLE_NNODES" RANK="$PADDLE_RANK" MASTER_ADDR="${PADDLE_MASTER%:*}" '
+    'MASTER_PORT="${PADDLE_MASTER##*:}"; ' + _EXEC
+)
+LLM_WRAPPER = ["/bin/sh", "-c", LLM_SCRIPT]
 # One failed rank fails the Job at once, every pod stopped: a rank that starts again alone
 # cannot rejoin the others (the launcher's rendezvous happens once, at start), so no index is
 # retried. An eviction (node drain, preemption, node lost: the DisruptionTarget condition) is
@@ -192,9 +218,29 @@ def contract_env(name: str, replicas: int, port: int, group: bool = False) -> li
     ]
 
 
+def starts_llm_cli(command: list[str] | None) -> bool:
+    """Whether ``command`` starts one of LLM_CLIS (by name or path)."""
+    if not command:
+        return False
+    return posixpath.basename(str(command[0])) in LLM_CLIS
+
+
+def wrapper(command: list[str] | None) -> list[str]:
+    """The master wrapper for ``command`` (an LLM CLI's sets the env it reads, LLM_ENV)."""
+    return LLM_WRAPPER if starts_llm_cli(command) else WRAPPER
+
+
+def unwrapped(command: list[str]) -> list[str] | None:
+    """``command`` without paddlegen's master wrapper (either), or None when it has none."""
+    for known in (WRAPPER, LLM_WRAPPER):
+        if command[: len(known)] == known:
+            return command[len(known) :]
+    return None
+
+
 def command(role: Role) -> list[str]:
     """The master wrapper before the spec's command, else before the launcher."""
-    return [*WRAPPER, *(role.command or LAUNCHER)]
+    return [*wrapper(role.command), *(role.command or LAUNCHER)]
 
 
 def context(job: Job) -> dict[str, Any]:

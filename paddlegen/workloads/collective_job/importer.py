@@ -193,8 +193,9 @@ def unwrap(role: dict[str, Any], ctx: Context, where: str, at: FieldPath = ()) -
             + " ".join(collective.LAUNCHER),
         )
         return
-    if command[: len(collective.WRAPPER)] == collective.WRAPPER:
-        command = command[len(collective.WRAPPER) :]
+    bare = collective.unwrapped(command)
+    if bare is not None:
+        command = bare
     else:
         ctx.note(
             LOSSY,

@@ -100,8 +100,24 @@ _CONTRACT_FLAGS = {
 _CONTRACTS = {"collective-job": collective_job.CONTRACT_ENV, "trainjob": trainjob.CONTRACT_ENV}
 
 
+def _contract(ctx: Context) -> dict[str, str]:
+    """The env the pods get from the workload, by the source of each: with an LLM CLI as the
+    command, also the env its master wrapper sets for it (collective_job.LLM_ENV)."""
+    worker = ctx.spec.get("worker", {})
+    command = worker.get("command", ctx.spec.get("command"))
+    if not collective_job.starts_llm_cli(command):
+        return _CONTRACTS[ctx.workload]
+    return {
+        **_CONTRACTS[ctx.workload],
+        **{
+            name: f"{source}, for {command[0]} (its master wrapper)"
+            for name, source in collective_job.LLM_ENV.items()
+        },
+    }
+
+
 def _env(ctx: Context) -> Iterator[Finding]:
-    contract = _CONTRACTS[ctx.workload]
+    contract = _contract(ctx)
     worker = ctx.spec.get("worker", {})
     for base in (("spec",), ("spec", "worker")):
         body = ctx.spec if len(base) == 1 else worker
@@ -126,7 +142,8 @@ COLLECTIVE_ENV = Rule(
     "collective-env",
     "no env that `collective-job` or `trainjob` sets itself (`POD_IP`, `PADDLE_RANK`, "
     "`PADDLE_NNODES`, "
-    "`PADDLE_JOB_ID`, `PADDLE_MASTER`), nor `PADDLE_TRAINER_ENDPOINTS` or "
+    "`PADDLE_JOB_ID`, `PADDLE_MASTER`; with `paddleformers-cli` or `erniekit` as the command, "
+    "also `NNODES`, `RANK`, `MASTER_ADDR`, `MASTER_PORT`), nor `PADDLE_TRAINER_ENDPOINTS` or "
     "`DISTRIBUTED_TRAINER_ENDPOINTS`, which make the launcher replace the master and node "
     "count",
     severity="error",

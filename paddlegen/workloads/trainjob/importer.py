@@ -146,7 +146,7 @@ def _other_runtime(p: Pod, runtime: str, counted: bool, ctx: Context, where: str
     without that contract (no PADDLE_NNODES, no master wrapper: a torch or jax one, say)
     would run otherwise: a warning at the name says so, beside the notes on each field."""
     command = p.role.get("command")
-    wrapped = command is None or command[: len(collective_job.WRAPPER)] == collective_job.WRAPPER
+    wrapped = command is None or collective_job.unwrapped(command) is not None
     if wrapped and counted:
         return
     ctx.note(

@@ -1,0 +1,58 @@
+"""`paddlegen init --preset`: specs whose pods run an LLM trainer's own entry point, which
+starts Paddle's launcher itself (paddlegen's master wrapper sets the env it reads:
+collective_job.LLM_WRAPPER)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Preset:
+    """An LLM entry point: its console script, whose `train CONFIG` trains."""
+
+    cli: str
+    title: str  # what --help and the spec's comment call it
+
+    def command(self, config: str) -> str:
+        """The start command, as shell words, for the training config at ``config``."""
+        return f"{self.cli} train {config}"
+
+
+PRESETS = {
+    "paddleformers": Preset("paddleformers-cli", "PaddleFormers"),
+    "erniekit": Preset("erniekit", "ERNIEKit"),
+}
+# The training config's file name, on the storage when there is one (the model, the data and
+# the config live there), else in the image's working directory.
+CONFIG = "train.yaml"
+
+# Pods without GPUs (Paddle's CPU wheel): both CLIs hand the launcher `--gpus` the GPUs that
+# GPUtil finds, none here, or CUDA_VISIBLE_DEVICES when set (paddleformers 1.2.0
+# cli/cli.py:90-98, erniekit 1.3.0 cli.py:112-120), and the launcher refuses a `--gpus` without
+# a value (argparse: "expected one argument"). With a device named, the launcher takes the pod
+# for a GPU one and sets no backend (launch/controllers/collective.py:250-258 at Paddle 3.3.1),
+# and Paddle's default, 'auto', makes no default process group on the CPU wheel
+# (parallel.py:1072, :1128): the trainer's first group fails. PADDLE_DISTRI_BACKEND names gloo.
+# Both were needed for paddleformers-cli to train on two CPU ranks.
+CPU_ENV = [
+    {"name": "CUDA_VISIBLE_DEVICES", "value": "0"},
+    {"name": "PADDLE_DISTRI_BACKEND", "value": "gloo"},
+]
+
+
+def preset_sections(
+    name: str, command: str | None, gpus: int, storage: str | None
+) -> dict[str, Any]:
+    """What preset ``name`` puts in the spec: its command (unless ``command`` is the user's),
+    and without ``gpus`` the env its CLI needs on CPU pods. ``storage``: where the storage is
+    mounted, if any (the config goes there)."""
+    preset = PRESETS[name]
+    sections: dict[str, Any] = {}
+    if not command:
+        config = f"{storage.rstrip('/')}/{CONFIG}" if storage else CONFIG
+        sections["command"] = preset.command(config).split()
+    if not gpus:
+        sections["env"] = [dict(entry) for entry in CPU_ENV]
+    return sections
