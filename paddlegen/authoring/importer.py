@@ -85,6 +85,10 @@ CONVERSIONS: dict[str, tuple[tuple[str, ...], str]] = {
         ("paddlejob", "kubeflow-paddlejob"),
         "paddlegen.workloads.collective_job.convert:from_operator",
     ),
+    "kubeflow-paddlejob": (
+        ("paddlejob",),
+        "paddlegen.workloads.kubeflow_paddlejob.convert:from_paddleflow",
+    ),
 }
 # The controllers' objects (PaddleJobs, TrainJobs, JobSets): a job, as any batch Job that is
 # no data Job.
@@ -174,7 +178,8 @@ def import_jobs(
     """A spec per job of the manifests in ``sources`` (see import_split.py), each with what it
     does not carry over and its validation; ``name(job)`` is the spec's file name in its
     diagnostics, and where its modeline finds the schema from. ``to``: a workload to convert
-    each job to (CONVERSIONS: ``collective-job``, from a PaddleFlow or Kubeflow PaddleJob)."""
+    each job to (CONVERSIONS: ``collective-job``, from a PaddleFlow or Kubeflow PaddleJob;
+    ``kubeflow-paddlejob``, from a PaddleFlow PaddleJob)."""
     if to is not None and to not in CONVERSIONS:
         raise InputError(
             f"cannot convert to workload '{to}'; import converts to: {', '.join(CONVERSIONS)}"

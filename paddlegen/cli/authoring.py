@@ -335,9 +335,11 @@ def explain(field: str | None) -> None:
 @click.option(
     "--to",
     "to",
-    type=click.Choice(["collective-job"]),
-    help="Convert a PaddleFlow or Kubeflow PaddleJob to this workload (no operator); what "
-    "does not carry over (parameter servers, the operator's settings and env) is noted.",
+    type=click.Choice(["collective-job", "kubeflow-paddlejob"]),
+    help="Convert a PaddleJob to this workload: a PaddleFlow or Kubeflow one to "
+    "collective-job (no operator), a PaddleFlow one to kubeflow-paddlejob (the Kubeflow "
+    "training-operator); what does not carry over as it was (parameter servers, the "
+    "operator's settings and env) is noted.",
 )
 @format_option
 def import_command(
@@ -355,8 +357,10 @@ def import_command(
     [import-lossy] when the rendered spec would run differently (more or fewer pods, a dropped
     container, volume, env, resource, scheduling or placement setting), else an info
     [import-note] (server-set fields, defaults, derived names). --to collective-job converts a
-    PaddleFlow or Kubeflow PaddleJob to a collective-job spec (no operator), noting what does
-    not carry over (parameter servers, the operator's settings and env). An input of several
+    PaddleFlow or Kubeflow PaddleJob to a collective-job spec (no operator), --to
+    kubeflow-paddlejob a PaddleFlow one to a Kubeflow PaddleJob spec (its parameter servers
+    become the Master replicas), noting what does not carry over as it was (parameter servers,
+    the operator's settings and env). An input of several
     jobs needs -o FOLDER/, which gets a spec per job (<job>.yaml). The specs are written in any
     case; exit 1 when one is invalid, or lossy without --lossy.
 
@@ -366,6 +370,7 @@ def import_command(
       kubectl get paddlejob demo -o yaml | paddlegen import - > jobs/demo.yaml
       paddlegen import manifests/*.yaml -o jobs/
       paddlegen import paddlejob.yaml --to collective-job -o jobs/demo.yaml
+      paddlegen import paddlejob.yaml --to kubeflow-paddlejob -o jobs/demo.yaml
     """
     from paddlegen.authoring.importer import import_jobs, several_jobs
 
