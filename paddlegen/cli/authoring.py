@@ -62,6 +62,15 @@ def _printing(output: str | None) -> None:
         stdout_is_output()
 
 
+SCHEMA_HELP = (
+    "The schema reference of the yaml-language-server modeline, as written (a path relative to "
+    "the spec's folder, or a URL). Default: the trainingjob.v1.schema.json the spec's git "
+    "repository holds at or above the spec's folder, or in a direct subfolder of one of "
+    "those (`paddlegen schemas export schemas` writes one), relative to the spec; else no "
+    "modeline."
+)
+
+
 def _write_or_print(text: str, output: str | None, force: bool) -> None:
     if output and output != "-":
         from paddlegen.authoring.init import write_new_file
@@ -154,8 +163,8 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option(
     "--schema",
-    help="Schema for the yaml-language-server modeline (default: the schema file of this "
-    "installation, relative to PATH where they share a folder, else absolute).",
+    metavar="REF",
+    help=SCHEMA_HELP,
 )
 @click.option("--no-input", is_flag=True, help="Ask nothing: flags and defaults only.")
 @click.option("--force", is_flag=True, help="Replace PATH if it exists.")
@@ -207,6 +216,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
         _refuse_bad_flags(ctx, answers, set())  # defaults of questions never asked
     text = init_spec(InitOptions(**answers), path)
     _write_or_print(text, path, force)
+    _without_modeline(path, text)
 
 
 def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
@@ -341,9 +351,16 @@ def explain(field: str | None) -> None:
     "training-operator); what does not carry over as it was (parameter servers, the "
     "operator's settings and env) is noted.",
 )
+@click.option("--schema", metavar="REF", help=SCHEMA_HELP)
 @format_option
 def import_command(
-    files: tuple[str, ...], output: str | None, force: bool, lossy: bool, to: str | None, fmt: str
+    files: tuple[str, ...],
+    output: str | None,
+    force: bool,
+    lossy: bool,
+    to: str | None,
+    schema: str | None,
+    fmt: str,
 ) -> None:
     """Turn existing Kubernetes manifests into specs, one per job.
 
@@ -381,13 +398,14 @@ def import_command(
     def spec_file(job: str) -> str:
         return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
 
-    result = import_jobs(sources, spec_file, to)
+    result = import_jobs(sources, spec_file, to, schema)
     if folder:
         _write_specs(result.jobs, spec_file, force)
     elif len(result.jobs) > 1:
         raise InputError(several_jobs(result))
     else:
         _write_or_print(result.jobs[0].text, output, force)
+        _without_modeline(output, result.jobs[0].text)
     # Each job's notes in the order of the input, as a compiler lists its findings (those
     # about a whole object first, as made); then what validating its spec found; then the
     # notes about no one job.
@@ -441,6 +459,18 @@ def _write_specs(jobs: list[Imported], spec_file: Callable[[str], str], force: b
     written = write_new_files({path: same[0].text for path, same in by_file.items()}, force)
     for path in by_file:
         click.echo(f"paddlegen: {'wrote' if path in written else 'unchanged:'} {path}", err=True)
+    # one folder: what one spec lacks, every spec does
+    path, same = next(iter(by_file.items()))
+    _without_modeline(path, same[0].text)
+
+
+def _without_modeline(path: str | None, text: str) -> None:
+    """Say why a spec file got no modeline, and how it gets one (stdout: no file to say it
+    of)."""
+    from paddlegen.authoring.init import MODELINE, modeline_note
+
+    if path and path != "-" and not text.startswith(MODELINE):
+        click.echo(modeline_note(path), err=True)
 
 
 def _read(name: str) -> str:
