@@ -8,13 +8,15 @@ from pathlib import Path
 
 from paddlegen.errors import Diagnostic, InputError, SpecError
 from paddlegen.output.layout import is_generated
-from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
+from paddlegen.spec.loader import Document, manifest_diagnostic, parse_spec, read_spec_bytes
 
 
 def validate_document(
     doc: Document, workload: str | None = None, ignore: Iterable[str] = ()
 ) -> list[Diagnostic]:
-    """Every finding for a loaded spec: the schema first, then (on a schema-valid spec) checks.
+    """Every finding for a loaded spec: the schema's, and the checks' on the part of the spec
+    they can read (all of a schema-valid spec; one whose only fault is unknown fields without
+    them); a Kubernetes manifest's one finding instead.
 
     The checks' findings that the spec's ``ignore`` entries or the rules in ``ignore`` silence
     are left out (a rule that is unknown or cannot be silenced raises InvalidValueError); an
@@ -22,23 +24,31 @@ def validate_document(
     """
     from paddlegen.rules import semantic_diagnostics
     from paddlegen.rules.ignores import Silencer, run_rules
-    from paddlegen.spec.schema import schema_diagnostics
+    from paddlegen.spec.schema import readable_part, schema_diagnostics
 
     rules = run_rules(ignore)
     found = schema_diagnostics(doc)
-    checked = not found  # the checks assume the shapes the schema guarantees
-    silencer = Silencer(doc, rules) if checked else None
-    if silencer is not None:
-        found = sorted(silencer.refused() + silencer.keep(semantic_diagnostics(doc, workload)))
+    manifest = manifest_diagnostic(doc) if found else None
+    if manifest is not None:
+        return [manifest]  # the schema's findings would only list what a manifest is not
+    # The rules also check a spec whose only fault is unknown fields (a typo beside the
+    # problem they find): both come in the same round. Anything else wrong, they wait.
+    readable = readable_part(doc) if found else doc
+    silencer = Silencer(readable, rules) if readable is not None else None
+    if silencer is not None and readable is not None:  # (both or neither: for mypy)
+        found = sorted(
+            found + silencer.refused() + silencer.keep(semantic_diagnostics(readable, workload))
+        )
     # Each environment is a spec of its own: merged, it must pass everything the base does.
     # Its schema findings come in the same round as the base's, not after those are fixed.
     from paddlegen.spec.overlays import env_document, overlay_path
 
-    overlays = doc.data.get("overlays") if isinstance(doc.data, dict) else None
+    source = readable if readable is not None else doc
+    overlays = source.data.get("overlays") if isinstance(source.data, dict) else None
     for env, overlay in overlays.items() if isinstance(overlays, dict) else ():
-        if not isinstance(overlay, dict) or not isinstance(doc.data.get("spec", {}), dict):
+        if not isinstance(overlay, dict) or not isinstance(source.data.get("spec", {}), dict):
             continue  # the schema finding on it says why: there is nothing to merge
-        merged = env_document(doc, env)
+        merged = env_document(source, env)
         more = schema_diagnostics(merged)
         if not more and silencer is not None:
             more = semantic_diagnostics(merged, workload)
@@ -48,8 +58,9 @@ def validate_document(
             if d not in found  # a base finding shows once, not once per environment
         ]
         found += silencer.keep(new) if silencer is not None else new
-    # Every check ran on the base and each environment: an entry that silenced nothing is stale.
-    return sorted(found + (silencer.unused() if silencer is not None else []))
+    # Every check ran on the base and each environment: an entry that silenced nothing is
+    # stale (not known while a field the checks skipped might be what it silences).
+    return sorted(found + (silencer.unused() if readable is doc and silencer is not None else []))
 
 
 def load_valid(

@@ -85,6 +85,10 @@ CONVERSIONS: dict[str, tuple[tuple[str, ...], str]] = {
         ("paddlejob", "kubeflow-paddlejob"),
         "paddlegen.workloads.collective_job.convert:from_operator",
     ),
+    "kubeflow-paddlejob": (
+        ("paddlejob",),
+        "paddlegen.workloads.kubeflow_paddlejob.convert:from_paddleflow",
+    ),
 }
 # The controllers' objects (PaddleJobs, TrainJobs, JobSets): a job, as any batch Job that is
 # no data Job.
@@ -170,11 +174,14 @@ def import_jobs(
     sources: Iterable[tuple[str, str]],
     name: Callable[[str], str] = lambda job: "<imported>",
     to: str | None = None,
+    schema: str | None = None,
 ) -> ImportedJobs:
     """A spec per job of the manifests in ``sources`` (see import_split.py), each with what it
     does not carry over and its validation; ``name(job)`` is the spec's file name in its
-    diagnostics, and where its modeline finds the schema from. ``to``: a workload to convert
-    each job to (CONVERSIONS: ``collective-job``, from a PaddleFlow or Kubeflow PaddleJob)."""
+    diagnostics, and where its modeline finds the schema from (``schema``: the modeline's
+    reference as given). ``to``: a workload to convert
+    each job to (CONVERSIONS: ``collective-job``, from a PaddleFlow or Kubeflow PaddleJob;
+    ``kubeflow-paddlejob``, from a PaddleFlow PaddleJob)."""
     if to is not None and to not in CONVERSIONS:
         raise InputError(
             f"cannot convert to workload '{to}'; import converts to: {', '.join(CONVERSIONS)}"
@@ -200,7 +207,8 @@ def import_jobs(
         origin = "imported by `paddlegen import` from " + ", ".join(
             source for source, _ in sources if source in held
         )
-        jobs.append(_import_job(main, group, origin, name(main["metadata"]["name"]), origins, to))
+        spec_file = name(main["metadata"]["name"])
+        jobs.append(_import_job(main, group, origin, spec_file, origins, to, schema))
     names = ", ".join(job.label for job in jobs)
     notes = [
         Note(
@@ -241,6 +249,7 @@ def _import_job(
     name: str,
     origins: dict[int, Origin],
     to: str | None = None,
+    schema: str | None = None,
 ) -> Imported:
     """One job's spec from its training object ``main`` and the ``objects`` around it (the
     mappers pop what they carry over from them)."""
@@ -251,12 +260,12 @@ def _import_job(
     ctx = _context(main, objects)
     spec, used, group = _map(main, objects, ctx, to)
     result = _spec(ctx, spec)
-    text, found = _checked(result, origin, name)
+    text, found = _checked(result, origin, name, schema)
     if not any(d.is_error for d in found):
         lean = without_derived(result)
         if lean != result:
             result = lean
-            text, found = _checked(result, origin, name)
+            text, found = _checked(result, origin, name, schema)
     notes = ctx.notes
     if not any(d.is_error for d in found):
         notes += _model_notes(result, ctx, group)
@@ -280,13 +289,15 @@ def _placed(note: Note, origins: dict[str, Origin]) -> Note:
     return replace(note, file=origin.source.name, line=line, col=col)
 
 
-def _checked(data: dict[str, Any], origin: str, name: str) -> tuple[str, list[Diagnostic]]:
+def _checked(
+    data: dict[str, Any], origin: str, name: str, schema: str | None = None
+) -> tuple[str, list[Diagnostic]]:
     """The spec as a file (``name``, under the modeline and ``origin``) and its validation."""
     from paddlegen.authoring.init import spec_text
     from paddlegen.load import validate_document
     from paddlegen.spec.loader import parse_spec
 
-    text = spec_text(data, origin, name)
+    text = spec_text(data, origin, name, schema)
     return text, validate_document(parse_spec(text, name))
 
 

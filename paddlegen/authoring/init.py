@@ -33,39 +33,86 @@ STORAGE_FORMS = (
 )
 
 
-def schema_reference(spec_file: str | None = None) -> str:
-    """Where a spec written to ``spec_file`` finds its schema: the file this installation ships
-    (a wheel's paddlegen/_data, a checkout's schemas/), so editors need no network.
+def schema_reference(spec_file: str | None = None) -> str | None:
+    """Where a spec written to ``spec_file`` finds its schema, for the modeline: the schema
+    file its repository holds (``paddlegen schemas export DIR`` writes one), relative to the
+    spec's folder, so that the reference holds in every clone (a virtualenv's or a checkout's
+    path holds on one machine only).
 
-    Relative to the spec's folder when the two share a folder below the file system root (a
-    checkout's examples/ get ``../schemas/trainingjob.v1.schema.json``), else absolute: also
-    for stdout and other names that are no file (``-``, ``<stdout>``). The same location gets
-    the same reference every time.
+    Looked for in the spec's folder and each folder above it up to the repository's root (the
+    folder holding ``.git``), nearest first, each in itself and then in its direct subfolders
+    (``schemas/``, ``.schemas/``) by name. None when there is none, outside a repository, and
+    for stdout and other names that are no file (``-``, ``<stdout>``).
     """
+    if not spec_file or spec_file == "-" or spec_file.startswith("<"):
+        return None
+    folder = os.path.dirname(os.path.abspath(spec_file))
+    for above in _up_to_the_repository_root(folder):
+        for schema in _schema_files(above):
+            return Path(os.path.relpath(schema, folder)).as_posix()
+    return None
+
+
+def _up_to_the_repository_root(folder: str) -> list[str]:
+    """``folder`` and the folders above it up to the one holding ``.git``; none outside a
+    repository."""
+    chain = []
+    while True:
+        chain.append(folder)
+        if os.path.exists(os.path.join(folder, ".git")):
+            return chain
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return []
+        folder = parent
+
+
+def _schema_files(folder: str) -> list[str]:
+    """The spec schema's file in ``folder``, then in its direct subfolders by name."""
     from paddlegen.resources import spec_schema_path
 
-    schema = str(spec_schema_path().resolve())
-    if spec_file and spec_file != "-" and not spec_file.startswith("<"):
-        folder = os.path.dirname(os.path.abspath(spec_file))
-        try:
-            if os.path.commonpath([schema, folder]) != os.path.splitdrive(folder)[0] + os.sep:
-                return Path(os.path.relpath(schema, folder)).as_posix()
-        except ValueError:  # another drive (Windows): only an absolute path reaches it
-            pass
-    return Path(schema).as_posix()
+    name = spec_schema_path().name
+    try:
+        subfolders = sorted(e.name for e in os.scandir(folder) if e.is_dir() and e.name != ".git")
+    except OSError:  # not made yet (init writes a new folder), or unreadable
+        subfolders = []
+    candidates = [os.path.join(folder, name)]
+    candidates += [os.path.join(folder, sub, name) for sub in subfolders]
+    return [c for c in candidates if os.path.isfile(c)]
+
+
+MODELINE = "# yaml-language-server: $schema="
 
 
 def modeline(schema: str | None = None, spec_file: str | None = None) -> str:
-    """The yaml-language-server modeline: ``schema`` as given, else ``schema_reference``."""
-    return f"# yaml-language-server: $schema={schema or schema_reference(spec_file)}\n"
+    """The yaml-language-server modeline: ``schema`` as given, else ``schema_reference``;
+    nothing when neither names a schema."""
+    reference = schema or schema_reference(spec_file)
+    return f"{MODELINE}{reference}\n" if reference else ""
 
 
-def spec_text(data: dict[str, Any], note: str, spec_file: str | None = None) -> str:
-    """A spec as YAML text under the modeline (for a spec written to ``spec_file``) and a
-    one-line note on where it came from."""
+def modeline_note(spec_file: str) -> str:
+    """Why a spec written to ``spec_file`` got no modeline, and how it gets one."""
+    from paddlegen.resources import spec_schema_path
+
+    said = f"paddlegen: no yaml-language-server modeline in {spec_file}: "
+    if not _up_to_the_repository_root(os.path.dirname(os.path.abspath(spec_file))):
+        return said + "it is in no git repository, which would hold the schema; pass --schema REF"
+    return said + (
+        f"its repository holds no {spec_schema_path().name} at or above its folder; "
+        "`paddlegen schemas export schemas` at the repository's root writes one to commit, "
+        "which the next init or import points at (or pass --schema REF)"
+    )
+
+
+def spec_text(
+    data: dict[str, Any], note: str, spec_file: str | None = None, schema: str | None = None
+) -> str:
+    """A spec as YAML text under the modeline (``schema``, else for a spec written to
+    ``spec_file``) and a one-line note on where it came from."""
     from paddlegen.yamlio import dump_yaml
 
-    return modeline(spec_file=spec_file) + f"# {note}\n" + dump_yaml(data)
+    return modeline(schema, spec_file) + f"# {note}\n" + dump_yaml(data)
 
 
 def write_new_file(path: str | Path, text: str, force: bool = False) -> bool:
@@ -199,7 +246,7 @@ class InitOptions:
     capacity: str = "10Gi"
     cpu: str | None = None  # per pod; None: CPU_DEFAULT, or CPU_PER_GPU times the GPUs
     memory: str | None = None  # per pod, request and limit; None: likewise
-    schema: str | None = None  # the modeline's; None: the installed file (schema_reference)
+    schema: str | None = None  # the modeline's; None: the repository's file (schema_reference)
     preset: str | None = None  # one of presets.PRESETS: an LLM trainer's entry point
 
 

@@ -65,6 +65,15 @@ def _printing(output: str | None) -> None:
         stdout_is_output()
 
 
+SCHEMA_HELP = (
+    "The schema reference of the yaml-language-server modeline, as written (a path relative to "
+    "the spec's folder, or a URL). Default: the trainingjob.v1.schema.json the spec's git "
+    "repository holds at or above the spec's folder, or in a direct subfolder of one of "
+    "those (`paddlegen schemas export schemas` writes one), relative to the spec; else no "
+    "modeline."
+)
+
+
 def _write_or_print(text: str, output: str | None, force: bool) -> None:
     if output and output != "-":
         from paddlegen.authoring.init import write_new_file
@@ -165,8 +174,8 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option(
     "--schema",
-    help="Schema for the yaml-language-server modeline (default: the schema file of this "
-    "installation, relative to PATH where they share a folder, else absolute).",
+    metavar="REF",
+    help=SCHEMA_HELP,
 )
 @click.option("--no-input", is_flag=True, help="Ask nothing: flags and defaults only.")
 @click.option("--force", is_flag=True, help="Replace PATH if it exists.")
@@ -221,6 +230,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
         _refuse_bad_flags(ctx, answers, set())  # defaults of questions never asked
     text = init_spec(InitOptions(**answers), path)
     _write_or_print(text, path, force)
+    _without_modeline(path, text)
 
 
 def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
@@ -351,13 +361,22 @@ def explain(field: str | None) -> None:
 @click.option(
     "--to",
     "to",
-    type=click.Choice(["collective-job"]),
-    help="Convert a PaddleFlow or Kubeflow PaddleJob to this workload (no operator); what "
-    "does not carry over (parameter servers, the operator's settings and env) is noted.",
+    type=click.Choice(["collective-job", "kubeflow-paddlejob"]),
+    help="Convert a PaddleJob to this workload: a PaddleFlow or Kubeflow one to "
+    "collective-job (no operator), a PaddleFlow one to kubeflow-paddlejob (the Kubeflow "
+    "training-operator); what does not carry over as it was (parameter servers, the "
+    "operator's settings and env) is noted.",
 )
+@click.option("--schema", metavar="REF", help=SCHEMA_HELP)
 @format_option
 def import_command(
-    files: tuple[str, ...], output: str | None, force: bool, lossy: bool, to: str | None, fmt: str
+    files: tuple[str, ...],
+    output: str | None,
+    force: bool,
+    lossy: bool,
+    to: str | None,
+    schema: str | None,
+    fmt: str,
 ) -> None:
     """Turn existing Kubernetes manifests into specs, one per job.
 
@@ -371,8 +390,10 @@ def import_command(
     [import-lossy] when the rendered spec would run differently (more or fewer pods, a dropped
     container, volume, env, resource, scheduling or placement setting), else an info
     [import-note] (server-set fields, defaults, derived names). --to collective-job converts a
-    PaddleFlow or Kubeflow PaddleJob to a collective-job spec (no operator), noting what does
-    not carry over (parameter servers, the operator's settings and env). An input of several
+    PaddleFlow or Kubeflow PaddleJob to a collective-job spec (no operator), --to
+    kubeflow-paddlejob a PaddleFlow one to a Kubeflow PaddleJob spec (its parameter servers
+    become the Master replicas), noting what does not carry over as it was (parameter servers,
+    the operator's settings and env). An input of several
     jobs needs -o FOLDER/, which gets a spec per job (<job>.yaml). The specs are written in any
     case; exit 1 when one is invalid, or lossy without --lossy.
 
@@ -382,6 +403,7 @@ def import_command(
       kubectl get paddlejob demo -o yaml | paddlegen import - > jobs/demo.yaml
       paddlegen import manifests/*.yaml -o jobs/
       paddlegen import paddlejob.yaml --to collective-job -o jobs/demo.yaml
+      paddlegen import paddlejob.yaml --to kubeflow-paddlejob -o jobs/demo.yaml
     """
     from paddlegen.authoring.importer import import_jobs, several_jobs
 
@@ -392,13 +414,14 @@ def import_command(
     def spec_file(job: str) -> str:
         return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
 
-    result = import_jobs(sources, spec_file, to)
+    result = import_jobs(sources, spec_file, to, schema)
     if folder:
         _write_specs(result.jobs, spec_file, force)
     elif len(result.jobs) > 1:
         raise InputError(several_jobs(result))
     else:
         _write_or_print(result.jobs[0].text, output, force)
+        _without_modeline(output, result.jobs[0].text)
     # Each job's notes in the order of the input, as a compiler lists its findings (those
     # about a whole object first, as made); then what validating its spec found; then the
     # notes about no one job.
@@ -452,6 +475,18 @@ def _write_specs(jobs: list[Imported], spec_file: Callable[[str], str], force: b
     written = write_new_files({path: same[0].text for path, same in by_file.items()}, force)
     for path in by_file:
         click.echo(f"paddlegen: {'wrote' if path in written else 'unchanged:'} {path}", err=True)
+    # one folder: what one spec lacks, every spec does
+    path, same = next(iter(by_file.items()))
+    _without_modeline(path, same[0].text)
+
+
+def _without_modeline(path: str | None, text: str) -> None:
+    """Say why a spec file got no modeline, and how it gets one (stdout: no file to say it
+    of)."""
+    from paddlegen.authoring.init import MODELINE, modeline_note
+
+    if path and path != "-" and not text.startswith(MODELINE):
+        click.echo(modeline_note(path), err=True)
 
 
 def _read(name: str) -> str:

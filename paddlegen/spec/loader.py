@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,9 +254,7 @@ def _walk_events(text: str, name: str) -> None:
             if not isinstance(event, yaml.NodeEvent):
                 continue
             if documents > 1:
-                _fail_at(
-                    name, event, [], "several YAML documents in one file; put one spec per file"
-                )
+                _several_documents(text, name, event)
             nodes += 1
             if stack:
                 top = stack[-1]
@@ -273,6 +272,58 @@ def _walk_events(text: str, name: str) -> None:
                 stack.append(_Slot(isinstance(event, yaml.MappingStartEvent)))
     finally:
         loader.dispose()
+
+
+def _several_documents(text: str, name: str, event: yaml.Event) -> NoReturn:
+    """Refuse a stream of several documents: as a manifest when the first is a Kubernetes
+    object (a file of manifests), else as one spec too many.
+
+    The walk counted the first document within the limits before reaching the second, so
+    composing it alone is safe.
+    """
+    loader = _Loader(text)
+    try:
+        builder = _Builder(name)
+        loader.check_node()  # the stream's start: get_node needs it read
+        first = builder.build(loader.get_node(), ())
+        doc = Document(name, first, builder.values, builder.keys, builder.written)
+    except (yaml.YAMLError, SpecError):
+        doc = None  # broken in itself: the documents' count is still the first thing to fix
+    finally:
+        loader.dispose()
+    found = manifest_diagnostic(doc) if doc is not None else None
+    if found is not None:
+        raise SpecError(found.message, [found])
+    _fail_at(name, event, [], "several YAML documents in one file; put one spec per file")
+
+
+# A Kubernetes object's apiVersion (`v1`, `batch/v1`, `kubeflow.org/v1`,
+# `trainer.kubeflow.org/v1alpha1`) and kind (`Job`, `PaddleJob`, `List`): what a manifest
+# starts with. A spec's own (`paddlegen/v1`, `TrainingJob`) misspelled is no manifest.
+_API_VERSION = re.compile(r"(?:[a-z0-9][-a-z0-9.]*/)?v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?")
+_KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
+SPEC_API_VERSION, SPEC_KIND = "paddlegen/v1", "TrainingJob"
+
+
+def manifest_diagnostic(doc: Document) -> Diagnostic | None:
+    """The one finding for a Kubernetes manifest given where a spec belongs (at its
+    apiVersion, with the command that makes a spec of it); None for anything else."""
+    data = doc.data
+    if not isinstance(data, dict):
+        return None
+    api, kind = data.get("apiVersion"), data.get("kind")
+    if not (isinstance(api, str) and isinstance(kind, str)):
+        return None
+    if not (_API_VERSION.fullmatch(api) and _KIND.fullmatch(kind)):
+        return None
+    if api.partition("/")[0] == SPEC_API_VERSION.partition("/")[0] or kind == SPEC_KIND:
+        return None
+    pos = doc.where(("apiVersion",))
+    message = f"a Kubernetes manifest ({api} {kind}), not a paddlegen spec"
+    import shlex  # here: only this message needs it
+
+    hint = f"make a spec of it: {shlex.join(['paddlegen', 'import', doc.file])}"
+    return Diagnostic(doc.file, pos.line, pos.col, "error", "$.apiVersion", message, "schema", hint)
 
 
 def _fail_at(name: str, event: yaml.Event, stack: list[_Slot], message: str) -> NoReturn:

@@ -112,6 +112,53 @@ def schema_diagnostics(doc: Document, validator: Any = None) -> list[Diagnostic]
 
 
 MAX_DIAGNOSTICS = 1000
+
+
+def readable_part(doc: Document) -> Document | None:
+    """``doc`` without its unknown fields, when they are all the schema finds wrong with it
+    and none of them stands for a field the spec lacks: the part of an invalid spec that the
+    rules can still check (no rule reads a field the schema does not know, and the rules see
+    only data the schema accepts). None when the schema finds anything else (the rules
+    assume the shapes it guarantees), or when an unknown field is a misspelt or misplaced
+    one (`wokrer:` with no `worker:`; a field the schema words a message for): without it
+    the rules would judge a job its author did not write."""
+    unknown: list[FieldPath] = []
+    for n, error in enumerate(_validator().iter_errors(doc.data)):
+        if error.validator != "additionalProperties" or n >= MAX_DIAGNOSTICS:
+            return None
+        path = tuple(error.absolute_path)
+        known = error.schema.get("properties", {})
+        absent = [k for k in known if k not in error.instance]
+        told = error.schema.get("x-unknown", {})
+        for key in (k for k in error.instance if k not in known):
+            # (past a few dozen unknown fields, a hostile file: not worth the guessing)
+            if key in told or len(unknown) >= _MAX_SUGGESTIONS or _nearest(key, absent):
+                return None
+            unknown.append((*path, key))
+    data = _without(doc.data, unknown)
+    compiled = _compiled()
+    valid = compiled(data) if compiled is not None else _validator().is_valid(data)
+    return Document(doc.file, data, doc.values, doc.keys, doc.written) if valid else None
+
+
+def _without(data: Any, paths: list[FieldPath]) -> Any:
+    """A copy of ``data`` without the mapping keys at ``paths`` (only what leads to them is
+    copied; list items keep their indexes, so every position still holds)."""
+    if not paths:
+        return data
+    if isinstance(data, dict):
+        gone = {p[0] for p in paths if len(p) == 1}
+        under: dict[Any, list[FieldPath]] = {}
+        for p in paths:
+            if len(p) > 1:
+                under.setdefault(p[0], []).append(p[1:])
+        return {k: _without(v, under.get(k, [])) for k, v in data.items() if k not in gone}
+    under_items: dict[Any, list[FieldPath]] = {}
+    for p in paths:
+        under_items.setdefault(p[0], []).append(p[1:])
+    return [_without(v, under_items.get(i, [])) for i, v in enumerate(data)]
+
+
 _A = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer"}
 
 
@@ -232,13 +279,19 @@ _MAX_SUGGESTIONS = 50
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:
+    close = _nearest(word, choices)
+    return f"did you mean '{close}'?" if close else ""
+
+
+def _nearest(word: str, choices: list[str]) -> str:
+    """The choice ``word`` most likely misspells, or ""."""
     import difflib  # here: a valid spec never needs it
 
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}
         close = [lowered[word.lower()]] if word.lower() in lowered else []
-    return f"did you mean '{close[0]}'?" if close else ""
+    return close[0] if close else ""
 
 
 def _known_list(known: list[str]) -> str:

@@ -172,6 +172,11 @@ class Context:
         as the input held it (positioned in the input's file)."""
         self.notes.append(Note(kind, where, message, at=at))
 
+    def drop_notes(self, at: FieldPath) -> None:
+        """Forget the notes on field ``at``: a conversion to another workload says anew what
+        becomes of it."""
+        self.notes = [n for n in self.notes if n.at != at]
+
 
 def strip_meta(meta: dict[str, Any], ctx: Context) -> None:
     """Remove the labels and annotations the spec regenerates on every object."""

@@ -23,31 +23,91 @@ def _modeline_target(spec: Path) -> Path:
     return spec.parent / reference  # an absolute reference replaces spec.parent
 
 
-# 1. The modeline points at the schema file this installation ships.
+# 1. The modeline points at the schema file the spec's repository holds, relative to the spec.
+
+JOB_MANIFEST = (
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: demo}\nspec:\n  template:\n"
+    "    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: x:1}]\n"
+)
 
 
-def test_init_points_the_modeline_at_the_installed_schema_file(runner, tmp_path):
-    spec = tmp_path / "jobs" / "demo.yaml"
-    result = runner.invoke(cli, ["init", str(spec), "--no-input", "--image", "x:1"])
+@pytest.fixture
+def repository(runner, tmp_path, monkeypatch) -> Path:
+    """A git repository (its .git folder is all that marks one) holding exported schemas."""
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "repo")
+    assert runner.invoke(cli, ["schemas", "export", ".schemas"]).exit_code == 0
+    return tmp_path / "repo"
+
+
+def _init(runner, spec: Path, *more: str):
+    return runner.invoke(cli, ["init", str(spec), "--no-input", "--image", "x:1", *more])
+
+
+def _import(runner, spec: Path, *more: str):
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    job = spec.parent / "job.yaml"
+    job.write_text(JOB_MANIFEST)
+    return runner.invoke(cli, ["import", str(job), "-o", str(spec), "--lossy", *more])
+
+
+@pytest.mark.parametrize("command", [_init, _import])
+def test_the_modeline_is_relative_to_the_repositorys_schema_file(runner, repository, command):
+    spec = repository / "jobs" / "team" / "demo.yaml"
+    result = command(runner, spec)
     assert result.exit_code == 0, result.output
-    assert _modeline_target(spec).resolve() == spec_schema_path().resolve()
-
-
-def test_import_points_the_modeline_at_the_installed_schema_file(runner, tmp_path):
-    job = tmp_path / "job.yaml"
-    job.write_text(
-        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: demo}\nspec:\n  template:\n"
-        "    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: x:1}]\n"
+    first = spec.read_text(encoding="utf-8").splitlines()[0]
+    assert first == MODELINE + "../../.schemas/trainingjob.v1.schema.json"
+    assert _modeline_target(spec).resolve() == (
+        repository / ".schemas" / "trainingjob.v1.schema.json"
     )
-    spec = tmp_path / "out" / "demo.yaml"
-    result = runner.invoke(cli, ["import", str(job), "-o", str(spec), "--lossy"])
+    # the same reference in a clone anywhere else: nothing of this machine's paths in it
+    assert str(repository) not in first
+    assert "site-packages" not in first and str(data_root()) not in first
+
+
+def test_the_nearest_schema_file_wins(runner, repository):
+    (repository / "jobs").mkdir()
+    (repository / "jobs" / "trainingjob.v1.schema.json").write_text("{}")
+    spec = repository / "jobs" / "demo.yaml"
+    assert _init(runner, spec).exit_code == 0
+    assert spec.read_text().splitlines()[0] == MODELINE + "trainingjob.v1.schema.json"
+
+
+@pytest.mark.parametrize("command", [_init, _import])
+def test_without_a_schema_file_no_modeline_and_a_note_how_to_get_one(runner, tmp_path, command):
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    spec = tmp_path / "repo" / "jobs" / "demo.yaml"
+    result = command(runner, spec)
     assert result.exit_code == 0, result.output
-    assert _modeline_target(spec).resolve() == spec_schema_path().resolve()
+    assert not spec.read_text().startswith("# yaml-language-server")
+    assert f"no yaml-language-server modeline in {spec}" in result.stderr
+    assert "`paddlegen schemas export schemas` at the repository's root" in result.stderr
+
+
+def test_outside_a_repository_no_schema_is_searched(runner, tmp_path):
+    spec = tmp_path / "demo.yaml"
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "trainingjob.v1.schema.json").write_text("{}")
+    result = _init(runner, spec)
+    assert not spec.read_text().startswith("# yaml-language-server")
+    assert "in no git repository" in result.stderr
+
+
+@pytest.mark.parametrize("command", [_init, _import])
+def test_schema_names_the_reference_as_written(runner, tmp_path, command):
+    spec = tmp_path / "jobs" / "demo.yaml"
+    result = command(runner, spec, "--schema", "../schemas/trainingjob.v1.schema.json")
+    assert result.exit_code == 0, result.output
+    assert spec.read_text().splitlines()[0] == MODELINE + "../schemas/trainingjob.v1.schema.json"
+    assert "modeline" not in result.stderr
 
 
 def test_the_reference_is_relative_inside_a_checkout_like_the_examples():
     # The examples' own modeline is what init writes for a spec in examples/.
     example = data_root() / "examples" / "quickstart.yaml"
+    if not (data_root() / ".git").exists():
+        pytest.skip("not a git checkout")
     assert schema_reference(str(example)) == "../schemas/trainingjob.v1.schema.json"
     assert schema_reference(str(example)) == schema_reference(str(example))  # deterministic
 
@@ -65,10 +125,15 @@ def test_every_example_modeline_reaches_the_schema(spec):
     assert _modeline_target(spec).resolve() == (ROOT / "schemas" / schema.name)
 
 
-def test_stdout_and_unrelated_folders_get_an_absolute_path():
-    assert schema_reference("-") == spec_schema_path().resolve().as_posix()
-    assert schema_reference(None) == spec_schema_path().resolve().as_posix()
-    assert Path(schema_reference("/nonexistent-root-folder/x.yaml")).is_absolute()
+def test_stdout_and_other_names_that_are_no_file_get_no_modeline(runner, tmp_path):
+    assert schema_reference("-") is None
+    assert schema_reference(None) is None
+    assert schema_reference("<stdout>") is None
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB_MANIFEST)
+    result = runner.invoke(cli, ["import", str(job), "--lossy"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# imported by `paddlegen import`")
 
 
 # 2. A number or boolean where a string belongs: shown as written, with how to quote it.

@@ -873,6 +873,9 @@ _MISTAKES: dict[str, Any] = {
     "unknown spec key": lambda d, t: _set(d, ("spec", "wokrer"), {"replicas": 2}),
     "unknown metadata key": lambda d, t: _set(d, ("metadata", "lables"), {"a": "b"}),
     "wrong apiVersion": lambda d, t: _set(d, ("apiVersion",), "paddlegen/v2"),
+    "a Kubernetes manifest": lambda d, t: _set(
+        _set(d, ("apiVersion",), "kubeflow.org/v1"), ("kind",), "PaddleJob"
+    ),
     "replicas as text": lambda d, t: _set(d, ("spec", "worker", "replicas"), "two"),
     "replicas zero": lambda d, t: _set(d, ("spec", "worker", "replicas"), 0),
     "replicas huge": lambda d, t: _set(d, ("spec", "worker", "replicas"), 10**6),

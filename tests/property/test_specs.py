@@ -8,6 +8,7 @@ for 10,000 examples per property.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import tempfile
 from pathlib import Path
@@ -16,7 +17,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from hypothesis import event, example, given
+from hypothesis import assume, event, example, given
+from hypothesis import strategies as st
 
 from paddlegen import build, load
 from paddlegen.cli import cli
@@ -139,6 +141,56 @@ def test_broken_specs_are_rejected_with_positions(case):
     doc, found = verdict(text)
     assert not is_accepted(doc, found), f"{mistake!r} was accepted:\n{text}"
     assert_rejected_with_positions(text, found)
+
+
+# Where an unknown field goes in a plausible spec: mappings the schema closes (no free-form
+# labels), by path; a list's first item when the spec has one.
+_CLOSED = (
+    (),
+    ("metadata",),
+    ("spec",),
+    ("spec", "worker"),
+    ("spec", "resources"),
+    ("spec", "env", 0),
+    ("spec", "volumes", 0),
+    ("spec", "scheduling"),
+)
+
+
+def _mapping_at(data: Any, path: tuple[str | int, ...]) -> Any:
+    for part in path:
+        if isinstance(part, int):
+            data = data[part] if isinstance(data, list) and len(data) > part else None
+        else:
+            data = data.get(part) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+@given(plausible_specs(), st.data())
+def test_unknown_fields_hide_no_finding_of_the_rules(data, draw):
+    """Fields the schema does not know (misspelling none the spec lacks) beside a spec: one
+    schema error each, and every finding of the same spec without them (no rule raises)."""
+    extended = copy.deepcopy(data)
+    added = 0
+    for path in draw.draw(st.lists(st.sampled_from(_CLOSED), min_size=1, max_size=4)):
+        target = _mapping_at(extended, path)
+        if target is not None:
+            target[draw.draw(st.from_regex(r"zz[0-9]{3}", fullmatch=True))] = "x"
+            added += 1
+    assume(added)
+
+    def kept(found: list[Diagnostic]) -> list[tuple[str, str, str, str]]:
+        # positions shift with the added lines; stale `ignore` entries are not judged then
+        return sorted(
+            (d.severity, d.path, d.message, d.rule)
+            for d in found
+            if d.rule not in ("schema", "ignore-unused")
+        )
+
+    _, found = verdict(dump(extended))
+    unknown = [d for d in found if d.rule == "schema"]
+    assert unknown and all(d.message == "unknown field" for d in unknown), found
+    assert kept(found) == kept(verdict(dump(data))[1])
 
 
 def test_real_kubeconform_accepts_every_generated_manifest():

@@ -282,7 +282,7 @@ def test_only_an_operators_paddlejob_converts():
         InputError, match=r"cannot convert a Job \(workload job\) to collective-job"
     ):
         import_jobs([("job.yaml", job)], to="collective-job")
-    with pytest.raises(InputError, match="import converts to: collective-job"):
+    with pytest.raises(InputError, match="import converts to: collective-job, kubeflow-paddlejob"):
         import_jobs([("in.yaml", KUBEFLOW)], to="trainjob")
 
 

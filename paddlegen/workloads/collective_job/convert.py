@@ -96,6 +96,7 @@ def _paddleflow_settings(settings: dict[str, Any], ctx: Context, where: str, ps:
             at=("spec", "cleanPodPolicy"),
         )
     if "withGloo" in settings:
+        ctx.drop_notes(("spec", "withGloo"))  # the paddlejob importer's: no longer rendered
         ctx.note(
             COSMETIC,
             where,

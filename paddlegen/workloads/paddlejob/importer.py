@@ -6,7 +6,7 @@ from typing import Any
 
 from paddlegen.workloads import paddlejob
 from paddlegen.workloads.base import Spec
-from paddlegen.workloads.import_notes import COSMETIC, Context, take
+from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import pod
 from paddlegen.workloads.import_spec import assemble, scheduling_policy
 
@@ -19,6 +19,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         "name": "PADDLE_GLOO_HTTP_ENDPOINT",
         "value": f"{obj.get('metadata', {}).get('name')}-ps-0:{paddlejob.GLOO_PORT}",
     }
+    gains_gloo = False  # a pod the operator's Gloo endpoint reached, as the input ran
     for role in ("ps", "worker", "heter"):
         template_spec = body.get(role, {}).get("template", {}).get("spec", {})
         if template_spec.get("schedulerName") == "default-scheduler":
@@ -31,6 +32,10 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             container["env"].remove(gloo)
             if not container["env"]:
                 del container["env"]
+        elif role in body:
+            gains_gloo = True
+    if gains_gloo and body.get("withGloo") and "ps" in body:
+        _note_gloo(gloo, body.get("intranet"), ctx, where)
     pods = {}
     for role in ("ps", "worker", "heter"):
         if role in body:
@@ -49,6 +54,25 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if "schedulingPolicy" in body:
         scheduling_policy(spec, body["schedulingPolicy"], ctx, where, "schedulingPolicy")
     return spec
+
+
+def _note_gloo(gloo: dict[str, str], intranet: str | None, ctx: Context, where: str) -> None:
+    """The Gloo endpoint the rendered pods gain (workloads/paddlejob gloo_env): the same
+    rendezvous under intranet Service, a working one instead of the server's own port
+    otherwise."""
+    ctx.note(
+        COSMETIC if intranet == "Service" else LOSSY,
+        where,
+        f"the rendered pods gain env {gloo['name']}={gloo['value']}: paddlegen serves Gloo's "
+        "rendezvous on the first parameter server's Service, as the operator's own endpoint "
+        + (
+            "does under intranet Service"
+            if intranet == "Service"
+            else "(derived from the server's random port outside intranet Service) lands on "
+            "the server's own port, where the trainers' pushes make them crash"
+        ),
+        at=("spec", "withGloo"),
+    )
 
 
 def _drop_coordinate_container(pod_spec: dict[str, Any], ctx: Context, where: str) -> None:
