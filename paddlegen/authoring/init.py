@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from paddlegen.authoring.presets import PRESETS, preset_sections
+from paddlegen.authoring.presets import PRESETS, preset_ignores, preset_sections
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
 from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.workloads import WORKLOADS
@@ -455,7 +455,9 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec.setdefault("scheduling", {})["kueue"] = {"queue": o.kueue}
     spec.update(WORKLOADS[o.workload].init_sections(o.ps))
     metadata = {"name": o.name, **({"namespace": o.namespace} if o.namespace else {})}
-    return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata, "spec": spec}
+    data = {"apiVersion": "paddlegen/v1", "kind": "TrainingJob", "metadata": metadata}
+    ignores = preset_ignores(o.gpus) if o.preset is not None else []
+    return {**data, **({"ignore": ignores} if ignores else {}), "spec": spec}
 
 
 def _resources(cpu: str, memory: str) -> dict[str, Any]:

@@ -42,6 +42,21 @@ CPU_ENV = [
 ]
 
 
+# That device is a pin the rule launcher-devices refuses on a pod without GPUs: the spec says
+# why it silences it there.
+CPU_IGNORE = {
+    "rule": "launcher-devices",
+    "path": "$.spec.env[0].value",
+    "reason": "the trainer's CLI hands Paddle's launcher `--gpus` of the visible devices; "
+    "a CPU pod names one so that the flag has a value",
+}
+
+
+def preset_ignores(gpus: int) -> list[dict[str, str]]:
+    """The findings a preset's spec silences: the CPU pods' device pin (CPU_ENV)."""
+    return [] if gpus else [dict(CPU_IGNORE)]
+
+
 def preset_sections(
     name: str, command: str | None, gpus: int, storage: str | None
 ) -> dict[str, Any]:
