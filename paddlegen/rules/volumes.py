@@ -279,7 +279,8 @@ _SINGLE_MOUNT_MODES = {"ReadWriteOnce": "one node", "ReadWriteOncePod": "one pod
 
 def _sharing_pods(ctx: Context, volume: dict[str, Any]) -> int:
     """The pods that mount ``volume``: every trainer, and the data Job's if it uses it."""
-    return pod_count(ctx) + (volume["name"] == ctx.spec.get("dataPrep", {}).get("volume"))
+    data_volume = ctx.spec.get("dataPrep", {}).get("volume")
+    return pod_count(ctx) + (1 if volume["name"] == data_volume else 0)
 
 
 def _access_modes(ctx: Context) -> Iterator[Finding]:
