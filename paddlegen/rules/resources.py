@@ -355,12 +355,14 @@ def _shm_memory(ctx: Context) -> Iterator[Finding]:
     size = server_value(shm)
     roles = dict(ctx.roles())
     roles.setdefault("worker", {})
+    seen: set[FieldPath] = set()
     for role, body in roles.items():
         where: FieldPath = ("spec", role) if "resources" in body else ("spec",)
         limit = role_value(ctx.spec, body, "resources", {}).get("limits", {}).get("memory")
-        if limit is None or size < server_value(limit):
+        if limit is None or size < server_value(limit) or where in seen:
             continue
-        pods = f"the {role} pods'" if len(roles) > 1 else "the pods'"
+        seen.add(where)  # the spec's limit, said once for every role that has it
+        pods = f"the {role} pods'" if where != ("spec",) else "the pods'"
         yield ctx.finding(
             ("spec", "shm"),
             f"shm '{spelling(shm)}' is not below {pods} memory limit '{spelling(limit)}' "
