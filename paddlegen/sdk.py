@@ -159,10 +159,10 @@ class PaddleJob:
         workload = WORKLOADS.get(self.workload)
         identity = workload.trainer_identity if workload else None
         if identity is None:
+            what = f"workload '{self.workload}'" if workload else f"'{self.workload}' (no workload)"
             message = (
-                f"workload '{self.workload}' cannot run an entry_point (the "
-                "distributed-job image starts its own pserver and trainer); use one "
-                f"of: {', '.join(sdk_workloads)}"
+                f"{what} cannot run an entry_point: paddlegen gives its pods no TRAINER_ID and "
+                f"TRAINERS to run one with; use one of: {', '.join(sdk_workloads)}"
             )
             raise SpecError(
                 message,

@@ -259,11 +259,13 @@ CPU_DEFAULT, MEMORY_DEFAULT_GI = 1, 2
 CPU_PER_GPU, MEMORY_PER_GPU_GI, SHM_PER_GPU_GI = 3, 12, 4
 
 
-def pod_requests(options: InitOptions, gpus: int) -> tuple[str, str]:
-    """The (cpu, memory) init writes for a pod with ``gpus``: the flags' when given."""
+def pod_requests(options: InitOptions, gpus: int, shm_gi: int = 0) -> tuple[str, str]:
+    """The (cpu, memory) init writes for a pod with ``gpus``: the flags' when given. A pod
+    without GPUs in a job with a /dev/shm of ``shm_gi`` (every pod mounts it) gets that on
+    top: its pages count against the memory limit (rule shm-memory)."""
     gpus = _count(gpus)
     cpu = str(CPU_PER_GPU * gpus if gpus else CPU_DEFAULT)
-    memory = f"{MEMORY_PER_GPU_GI * gpus if gpus else MEMORY_DEFAULT_GI}Gi"
+    memory = f"{MEMORY_PER_GPU_GI * gpus if gpus else MEMORY_DEFAULT_GI + shm_gi}Gi"
     return (
         cpu if options.cpu is None else options.cpu,  # "" too is the user's (and refused)
         memory if options.memory is None else options.memory,
@@ -436,15 +438,16 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
         spec["args"] = ["train.py"]  # what the workload's default command, the launcher, runs
     # The spec-wide resources are the trainers'; parameter servers with another GPU count get
     # their own (unless --cpu and --memory give every pod the same).
-    spec["resources"] = _resources(*pod_requests(o, o.gpus))
     ps_gpus = o.ps_gpus if o.ps else 0
-    if _count(ps_gpus) or _count(o.gpus):
-        spec["shm"] = f"{SHM_PER_GPU_GI * max(_count(o.gpus), _count(ps_gpus))}Gi"
+    shm = SHM_PER_GPU_GI * max(_count(o.gpus), _count(ps_gpus))
+    spec["resources"] = _resources(*pod_requests(o, o.gpus, shm))
+    if shm:
+        spec["shm"] = f"{shm}Gi"
     # GPUs go to the trainers; parameter servers only get the ones asked for them.
     if o.ps:
         spec["ps"] = {"replicas": o.ps, **({"gpus": o.ps_gpus} if o.ps_gpus else {})}
-        if pod_requests(o, ps_gpus) != pod_requests(o, o.gpus):
-            spec["ps"]["resources"] = _resources(*pod_requests(o, ps_gpus))
+        if pod_requests(o, ps_gpus, shm) != pod_requests(o, o.gpus, shm):
+            spec["ps"]["resources"] = _resources(*pod_requests(o, ps_gpus, shm))
     spec["worker"] = {"replicas": o.workers, **({"gpus": o.gpus} if o.gpus else {})}
     volume = storage_volume(o.storage, o.mount_path, o.capacity)
     if volume:

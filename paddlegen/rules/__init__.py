@@ -112,6 +112,9 @@ REGISTRY: tuple[Rule, ...] = (
     pod_security.POD_SECURITY,
     scheduling.TOPOLOGY_UNHONOURED,
     scheduling.TOPOLOGY_TIER,
+    resources.UNKNOWN_RESOURCE,
+    resources.SHM_MEMORY,
+    volumes.RWX_STORAGE_CLASS,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from paddlegen.errors import InvalidValueError
-from paddlegen.spec.accelerators import ACCELERATORS
+from paddlegen.spec.accelerators import ACCELERATORS, is_extended, is_network_or_share
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.model import GPU_RESOURCE, role_value
 from paddlegen.spec.quantity import server_value
@@ -139,8 +139,8 @@ def _pins(ctx: Context, body: dict[str, Any], role: str) -> Iterator[Pin]:
 
 def _devices(ctx: Context, body: dict[str, Any]) -> tuple[int, str] | None:
     """The devices of a pod of the role and their accelerator: gpus, else a known
-    accelerator's limit; None when it asks for an extended resource paddlegen does not know
-    (it may be a device)."""
+    accelerator's limit; None when it asks for another extended resource than a NIC or a
+    GPU's share (another accelerator, or an unknown one, which may be a device)."""
     accelerator: str = ctx.spec.get("accelerator", GPU_RESOURCE)
     gpus: int = role_value(ctx.spec, body, "gpus", 0)
     if gpus:
@@ -152,8 +152,8 @@ def _devices(ctx: Context, body: dict[str, Any]) -> tuple[int, str] | None:
                 return int(server_value(quantity)), name
             except (InvalidValueError, ValueError):
                 return None  # resource-quantity says what is wrong with it
-        if "/" in name and not name.startswith(("kubernetes.io/", "hugepages-")):
-            return None
+        if is_extended(name) and not is_network_or_share(name):
+            return None  # another accelerator, or unknown (rule unknown-resource)
     return 0, accelerator
 
 

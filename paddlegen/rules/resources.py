@@ -9,6 +9,7 @@ from typing import Any
 
 from paddlegen.errors import InvalidValueError
 from paddlegen.rules.shared import CONTAINER_RESOURCES, MAX_INT64, SIZED_SOURCES
+from paddlegen.spec.accelerators import KNOWN_RESOURCES, is_extended, is_known
 from paddlegen.spec.loader import FieldPath, format_path
 from paddlegen.spec.model import GPU_RESOURCE, role_value
 from paddlegen.spec.quantity import server_value, spelling
@@ -131,11 +132,6 @@ def _is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def _is_extended(name: str) -> bool:
-    """An extended resource (nvidia.com/gpu): a domain of its own, not a quota's 'requests.'."""
-    return not _is_native(name) and not name.startswith("requests.")
-
-
 def _overcommits(name: str) -> bool:
     """Whether a request may be below the limit (helper.IsOvercommitAllowed)."""
     return _is_native(name) and not _is_hugepages(name)
@@ -177,13 +173,13 @@ def _resource_quantities(ctx: Context) -> Iterator[Finding]:
     for path, name, quantity in ctx.once(_resource_lists):
         value = server_value(quantity)
         text = spelling(quantity)
-        if _is_extended(name) and value.denominator != 1:
+        if is_extended(name) and value.denominator != 1:
             yield ctx.finding(
                 path,
                 f"{name} '{text}' is not a whole number: an extended resource counts devices",
                 "use a whole number such as 1 or 8",
             )
-        elif _is_extended(name) and value > _MAX_MILLI_WHOLE:
+        elif is_extended(name) and value > _MAX_MILLI_WHOLE:
             yield ctx.finding(
                 path,
                 f"{name} '{text}' is more than the API server counts exactly (at most "
@@ -219,6 +215,38 @@ RESOURCE_QUANTITY = Rule(
     severity="error",
     silenceable=True,
     check=_resource_quantities,
+)
+
+
+def _unknown_resources(ctx: Context) -> Iterator[Finding]:
+    """An extended resource no node publishes leaves the pods Pending (and Kueue, with no
+    flavor for it, never admits the job): the scheduler only matches names."""
+    said: set[FieldPath] = set()
+    for path, name, _ in ctx.once(_resource_lists):
+        if not is_extended(name) or is_known(name) or path in said:
+            continue
+        said.add(path)
+        from paddlegen.spec.schema import did_you_mean  # here: a known name never needs it
+
+        close = did_you_mean(name, list(KNOWN_RESOURCES))
+        yield ctx.finding(
+            path,
+            f"no device plugin paddlegen knows publishes '{name}': unless one of the "
+            "cluster's does, the pods stay Pending",
+            close or "if the cluster's device plugin publishes it, silence the rule for it",
+            key=True,
+        )
+
+
+UNKNOWN_RESOURCE = Rule(
+    "unknown-resource",
+    "an extended resource in `resources` is one a known device plugin publishes (NVIDIA, "
+    "AMD, Intel, Gaudi, Ascend, Kunlunxin, AWS Neuron and EFA, TPU, RDMA, HAMi's GPU shares;"
+    " see Pods), else a warning naming the nearest known name: a name no node has leaves "
+    "the pods Pending",
+    severity="warning",
+    silenceable=True,
+    check=_unknown_resources,
 )
 
 
@@ -310,6 +338,48 @@ GPU_SHM = Rule(
     severity="warning",
     silenceable=True,
     check=_gpu_shm,
+)
+
+
+def _shm_memory(ctx: Context) -> Iterator[Finding]:
+    """/dev/shm is a tmpfs whose pages the kernel charges to the memory cgroup of the
+    container that writes them (Linux Documentation/admin-guide/cgroup-v2.rst, "Memory
+    Ownership"; memory.stat's `shmem`), and the kubelet sizes that tmpfs at the smallest of
+    its sizeLimit, the pod's memory limit and the node's allocatable memory (kubernetes
+    pkg/volume/emptydir/empty_dir.go, calculateEmptyDirMemorySize). A shm as large as
+    the limit cannot be filled: the trainer is OOM-killed first. A warning, as the API takes
+    it and a job may never fill /dev/shm."""
+    shm = ctx.spec.get("shm")
+    if not shm:  # most specs have none
+        return
+    size = server_value(shm)
+    roles = dict(ctx.roles())
+    roles.setdefault("worker", {})
+    seen: set[FieldPath] = set()
+    for role, body in roles.items():
+        where: FieldPath = ("spec", role) if "resources" in body else ("spec",)
+        limit = role_value(ctx.spec, body, "resources", {}).get("limits", {}).get("memory")
+        if limit is None or size < server_value(limit) or where in seen:
+            continue
+        seen.add(where)  # the spec's limit, said once for every role that has it
+        pods = f"the {role} pods'" if where != ("spec",) else "the pods'"
+        yield ctx.finding(
+            ("spec", "shm"),
+            f"shm '{spelling(shm)}' is not below {pods} memory limit '{spelling(limit)}' "
+            f"({format_path((*where, 'resources', 'limits', 'memory'))}): /dev/shm's pages "
+            "count against that limit, so the trainer is OOM-killed before /dev/shm fills",
+            "keep shm well below limits.memory, which it shares with the processes, or raise "
+            "limits.memory",
+        )
+
+
+SHM_MEMORY = Rule(
+    "shm-memory",
+    "`shm` is below each role's memory limit: /dev/shm's pages count against the limit of "
+    "the container that writes them, and the kubelet caps the tmpfs at the pod's limit",
+    severity="warning",
+    silenceable=True,
+    check=_shm_memory,
 )
 
 

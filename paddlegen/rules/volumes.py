@@ -13,6 +13,7 @@ from paddlegen.spec.model import (
     OBJECT_SOURCES,
     PV_SOURCES,
     VOLUME_SOURCES,
+    default_access_modes,
 )
 from paddlegen.spec.quantity import server_value, spelling
 from paddlegen.spec.rule import Context, Finding, Rule, init_containers, mount_point, pod_count
@@ -276,10 +277,15 @@ CEPHFS_SECRET_NAMESPACE = Rule(
 _SINGLE_MOUNT_MODES = {"ReadWriteOnce": "one node", "ReadWriteOncePod": "one pod"}
 
 
+def _sharing_pods(ctx: Context, volume: dict[str, Any]) -> int:
+    """The pods that mount ``volume``: every trainer, and the data Job's if it uses it."""
+    data_volume = ctx.spec.get("dataPrep", {}).get("volume")
+    return pod_count(ctx) + (1 if volume["name"] == data_volume else 0)
+
+
 def _access_modes(ctx: Context) -> Iterator[Finding]:
     """Several pods cannot share a volume that one node (or one pod) mounts; and the API
     server refuses ReadWriteOncePod combined with other access modes."""
-    trainers = pod_count(ctx)
     data_volume = ctx.spec.get("dataPrep", {}).get("volume")
     for i, volume, sources in ctx.once(_sources):
         modes = volume.get("accessModes", [])
@@ -295,7 +301,7 @@ def _access_modes(ctx: Context) -> Iterator[Finding]:
         single = [m for m in modes if m in _SINGLE_MOUNT_MODES]
         if not single or "ReadWriteMany" in modes or not any(s in volume for s in CLAIM_SOURCES):
             continue
-        pods = trainers + (volume["name"] == data_volume)
+        pods = _sharing_pods(ctx, volume)
         if pods > 1:
             data = " including the data Job" if volume["name"] == data_volume else ""
             yield ctx.finding(
@@ -314,6 +320,42 @@ VOLUME_ACCESS_MODE = Rule(
     severity="error",
     silenceable=True,
     check=_access_modes,
+)
+
+
+def _rwx_default_class(ctx: Context) -> Iterator[Finding]:
+    """A `dynamic` claim for ReadWriteMany (asked for, or the default for a shared volume) on
+    the cluster's default StorageClass: the default classes of the clouds and of local
+    storage are block or node-local volumes that cannot provide it (EBS, Persistent Disk,
+    Azure Disk, local-path), so the claim stays Pending, and so do the pods, while Kueue holds
+    the job's quota."""
+    for i, volume, sources in ctx.once(_sources):
+        named = volume.get("dynamic", {}).get("storageClassName") or "storageClassName" in volume
+        if sources != ["dynamic"] or named:
+            continue
+        pods = _sharing_pods(ctx, volume)
+        modes = volume.get("accessModes", default_access_modes("dynamic", pods))
+        if "ReadWriteMany" not in modes:
+            continue
+        why = "asks for" if "accessModes" in volume else f"is shared by {pods} pods, so asks for"
+        yield ctx.finding(
+            ("spec", "volumes", i, "dynamic"),
+            f"volume '{volume['name']}' {why} ReadWriteMany from the cluster's default "
+            "StorageClass, which on most clusters cannot provide it (EBS, Persistent Disk, "
+            "Azure Disk, local-path): the claim and the pods would stay Pending",
+            "set dynamic.storageClassName to a class that provides ReadWriteMany, such as an "
+            "NFS, EFS, CephFS, Filestore or Azure Files one; or use an nfs, efs or cephfs volume",
+        )
+
+
+RWX_STORAGE_CLASS = Rule(
+    "rwx-storage-class",
+    "a `dynamic` volume that asks for `ReadWriteMany` (given, or the default for a volume "
+    "several pods share) names the StorageClass that provides it: most default classes "
+    "(EBS, Persistent Disk, Azure Disk, local-path) cannot, and the claim stays Pending",
+    severity="warning",
+    silenceable=True,
+    check=_rwx_default_class,
 )
 
 

@@ -599,7 +599,7 @@ def _quantity(value: Any) -> Any:
     return None if value is None else canonical(value)
 
 
-def _default_access_modes(source: str, pods: int) -> list[str]:
+def default_access_modes(source: str, pods: int) -> list[str]:
     """What the job needs: a claim a StorageClass provisions (``dynamic``) for one pod asks for
     ReadWriteOnce, which every class provides, where ReadWriteMany would leave it Pending on
     most block and local storage; a shared one, and the file systems (NFS, EFS, CephFS, which
@@ -647,7 +647,7 @@ def _volume(v: dict[str, Any], job: str, namespace: str | None, pods: int) -> Vo
         source=source,
         config=config,
         capacity=_quantity(v.get("capacity")),
-        accessModes=list(v.get("accessModes", _default_access_modes(source, pods))),
+        accessModes=list(v.get("accessModes", default_access_modes(source, pods))),
         storageClassName=v.get("storageClassName", _own_class(pv, namespace)),
         reclaimPolicy=v.get("reclaimPolicy"),
         mountOptions=list(v.get("mountOptions", [])),

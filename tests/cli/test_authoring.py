@@ -45,8 +45,9 @@ _WORKLOADS = [
     ("collective-job", ["--workers", "3"]),
     ("trainjob", ["--workers", "3"]),
 ]
-# The one combination init refuses: the distributed-job image reads from a shared volume.
-REFUSED = {("distributed-job", "none")}
+# The combinations init refuses: the distributed-job image reads from a shared volume, and
+# the default StorageClass cannot be trusted with a volume several pods share.
+REFUSED = {("distributed-job", "none"), *((w, "dynamic://") for w, _ in _WORKLOADS if w != "job")}
 
 
 @pytest.mark.parametrize(
@@ -65,9 +66,12 @@ def test_init_without_input_writes_only_specs_validate_accepts_without_findings(
     if (workload, storage) in REFUSED:
         assert result.exit_code == 2
         assert "Invalid value for '--storage' (default 'none')" not in result.stderr
-        assert "Invalid value for '--storage': workload 'distributed-job' needs storage" in (
-            result.stderr
+        said = (
+            "workload 'distributed-job' needs storage"
+            if storage == "none"
+            else "volume 'data' is shared by"  # then: "so asks for ReadWriteMany from ..."
         )
+        assert f"Invalid value for '--storage': {said}" in result.stderr
         assert not path.exists()
         return
     assert result.exit_code == 0, result.output
@@ -367,8 +371,8 @@ def gang_min_resources(path) -> dict:
 
 @pytest.mark.parametrize(
     ("workload", "ps_gpus", "gpus", "cpu", "memory"),
-    [("paddlejob", [], "4", "14", "52Gi"), ("paddlejob", ["--ps-gpus", "1"], "6", "18", "72Gi"),
-     ("kubeflow-paddlejob", [], "4", "14", "52Gi"),
+    [("paddlejob", [], "4", "14", "60Gi"), ("paddlejob", ["--ps-gpus", "1"], "6", "18", "72Gi"),
+     ("kubeflow-paddlejob", [], "4", "14", "60Gi"),
      ("kubeflow-paddlejob", ["--ps-gpus", "2"], "8", "24", "96Gi")],
 )  # fmt: skip
 def test_init_gives_gpus_to_trainers_and_to_parameter_servers_only_when_asked(

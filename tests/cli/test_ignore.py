@@ -238,6 +238,13 @@ TRIGGERS = {
     "topology-tier": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
     + LIMITS
     + "  scheduling: {scheduler: volcano, topology: {required: rack}}\n",
+    "unknown-resource": "spec:\n  workload: job\n  image: x:1\n"
+    "  resources: {limits: {memory: 1Gi, nvidia.com/gpus: 1}}\n",
+    "shm-memory": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  shm: 1Gi\n",
+    "rwx-storage-class": "spec:\n  workload: paddlejob\n  image: x:1\n"
+    + LIMITS
+    + "  worker: {replicas: 2}\n"
+    "  volumes: [{name: d, mountPath: /d, dynamic: {}, capacity: 1Gi}]\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

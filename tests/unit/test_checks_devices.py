@@ -141,3 +141,81 @@ def test_the_schema_allows_exactly_the_known_accelerators():
 def test_pins_that_match_the_devices_pass():
     path = ROOT / "tests" / "data" / "specs" / "valid" / "launcher-devices.yaml"
     assert load.validate_document(parse_spec(path.read_text(encoding="utf-8"), "v.yaml")) == []
+
+
+# --- unknown-resource -----------------------------------------------------------------------
+
+
+def unknown(limits: str) -> list[str]:
+    spec = SPEC.format(workload="job") + f"  resources: {{limits: {{memory: 8Gi, {limits}}}}}\n"
+    return [f for f in findings(spec) if f.endswith("[unknown-resource]")]
+
+
+def test_a_typo_of_a_device_names_the_nearest_known_one():
+    assert unknown("nvidia.com/gpus: 1") == [
+        "spec.yaml:8:37: warning: $.spec.resources.limits.nvidia.com/gpus: no device plugin "
+        "paddlegen knows publishes 'nvidia.com/gpus': unless one of the cluster's does, the "
+        "pods stay Pending (did you mean 'nvidia.com/gpu'?) [unknown-resource]"
+    ]
+    (amd,) = unknown("amd.com/gpus: 1")
+    assert "(did you mean 'amd.com/gpu'?)" in amd
+    (rdma,) = unknown("rmda/hca_shared_devices_a: 1")
+    assert "(did you mean 'rdma/hca_shared_devices_a'?)" in rdma
+
+
+def test_a_name_far_from_every_known_one_says_how_to_silence_it():
+    (found,) = unknown("example.com/fpga: 1")
+    assert "(if the cluster's device plugin publishes it, silence the rule for it)" in found
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        *ACCELERATORS,
+        "nvidia.com/mig-1g.5gb",
+        "nvidia.com/gpu.shared",
+        "amd.com/gpu",
+        "amd.com/cpx_nps4",
+        "gpu.intel.com/i915",
+        "habana.ai/gaudi",
+        "huawei.com/Ascend910-4c",
+        "aws.amazon.com/neuroncore",
+        "google.com/tpu",
+        "rdma/hca_shared_devices_b",  # the RDMA plugin's names are its configuration's
+        "nvidia.com/hostdev",
+        "vpc.amazonaws.com/efa",
+        "nvidia.com/gpumem",
+    ],
+)
+def test_names_known_device_plugins_publish_pass(name):
+    assert unknown(f"{name}: 1") == []
+
+
+def test_kubernetes_own_resources_are_not_extended():
+    assert unknown("hugepages-2Mi: 2Mi, ephemeral-storage: 1Gi, example.kubernetes.io/x: 1") == []
+
+
+def test_requests_and_sidecars_are_checked_too():
+    spec = (
+        SPEC.format(workload="job")
+        + "  resources: {requests: {nvidia.com/gpus: 1}, limits: {nvidia.com/gpus: 1}}\n"
+        + "  sidecars: [{name: s, image: s:1, resources: {limits: {habana.ai/gaudis: 1}}}]\n"
+    )
+    found = [f for f in findings(spec) if f.endswith("[unknown-resource]")]
+    assert [f.split(": ")[2] for f in found] == [
+        "$.spec.resources.requests.nvidia.com/gpus",
+        "$.spec.resources.limits.nvidia.com/gpus",
+        "$.spec.sidecars[0].resources.limits.habana.ai/gaudis",
+    ]
+
+
+def test_the_launcher_rule_skips_what_may_be_a_device_and_checks_beside_a_nic():
+    pin = "  env: [{name: CUDA_VISIBLE_DEVICES, value: '0,1'}]\n"
+    # an unknown name, or another accelerator: the launcher may count it
+    for limit in ("example.com/fpga: 2", "amd.com/gpu: 4"):
+        assert devices(f"  resources: {{limits: {{{limit}, nvidia.com/gpu: 4}}}}\n" + pin) == []
+    # a NIC beside the GPUs carries no rank: the pin is still held to the GPUs
+    (idle,) = devices(
+        "  resources: {limits: {rdma/hca_shared_devices_a: 1, nvidia.com/gpu: 4}}\n" + pin
+    )
+    assert "CUDA_VISIBLE_DEVICES=0,1 leaves 2 device(s) of each pod idle" in idle

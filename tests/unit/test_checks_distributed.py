@@ -233,6 +233,36 @@ def test_read_write_once_shared_by_several_pods_warns_at_the_access_modes():
     ]
 
 
+DYNAMIC = "  volumes: [{name: d, mountPath: /d, dynamic: {}, capacity: 1Gi}]\n"
+
+
+def test_a_shared_dynamic_volume_on_the_default_class_warns():
+    body = "spec:\n  workload: job\n  image: img:1\n  worker: {replicas: 2}\n" + DYNAMIC
+    assert [f for f in findings(body) if "rwx-storage-class" in f] == [
+        "spec.yaml:8:47: warning: $.spec.volumes[0].dynamic: volume 'd' is shared by 2 pods, so "
+        "asks for ReadWriteMany from the cluster's default StorageClass, which on most clusters "
+        "cannot provide it (EBS, Persistent Disk, Azure Disk, local-path): the claim and the "
+        "pods would stay Pending (set dynamic.storageClassName to a class that provides "
+        "ReadWriteMany, such as an NFS, EFS, CephFS, Filestore or Azure Files one; or use an "
+        "nfs, efs or cephfs volume) [rwx-storage-class]"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("replicas", "volume", "warns"),
+    [
+        (1, DYNAMIC, False),  # one pod: ReadWriteOnce, which every class provides
+        (1, DYNAMIC.replace("capacity", "accessModes: [ReadWriteMany], capacity"), True),
+        (2, DYNAMIC.replace("dynamic: {}", "dynamic: {storageClassName: nfs}"), False),
+        (2, DYNAMIC.replace("dynamic: {}", "dynamic: {}, storageClassName: nfs"), False),
+        (2, DYNAMIC.replace("capacity", "accessModes: [ReadOnlyMany], capacity"), False),
+    ],
+)
+def test_rwx_storage_class_needs_read_write_many_and_no_class(replicas, volume, warns):
+    body = f"spec:\n  workload: job\n  image: img:1\n  worker: {{replicas: {replicas}}}\n" + volume
+    assert any("rwx-storage-class" in f for f in findings(body)) is warns
+
+
 def test_the_data_job_counts_as_a_pod_sharing_the_volume():
     body = (
         "spec:\n  workload: job\n  image: img:1\n"

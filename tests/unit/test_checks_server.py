@@ -166,7 +166,7 @@ def test_whole_device_counts_pass(count):
     body = (
         JOB + f"  resources: {{limits: {{nvidia.com/gpu: {count}, example.com/fpga: {count}}}}}\n"
     )
-    assert findings(body) == []
+    assert only(body, "resource-quantity") == []
 
 
 def test_an_extended_resource_counts_whole_devices():
@@ -273,19 +273,48 @@ def test_a_role_s_own_resources_replace_the_spec_s():
 
 
 def test_gpus_replacing_a_different_gpu_limit_warn():
-    body = JOB + "  gpus: 2\n  resources: {limits: {memory: 1Gi, nvidia.com/gpu: 1}}\n  shm: 8Gi\n"
+    body = JOB + "  gpus: 2\n  resources: {limits: {memory: 16Gi, nvidia.com/gpu: 1}}\n  shm: 8Gi\n"
     assert findings(body) == [
-        "spec.yaml:8:53: warning: $.spec.resources.limits.nvidia.com/gpu: this limit is replaced "
+        "spec.yaml:8:54: warning: $.spec.resources.limits.nvidia.com/gpu: this limit is replaced "
         "by spec.gpus: 2, which sets the nvidia.com/gpu limit (set the number of GPUs in one "
         "place) [gpus-override]"
     ]
     assert (
         findings(
-            JOB + "  gpus: 2\n  resources: {limits: {memory: 1Gi, nvidia.com/gpu: '2'}}\n"
+            JOB + "  gpus: 2\n  resources: {limits: {memory: 16Gi, nvidia.com/gpu: '2'}}\n"
             "  shm: 8Gi\n"
         )
         == []
     )
+
+
+# --- shm-memory ---------------------------------------------------------------------------------
+
+
+def test_shm_as_large_as_the_memory_limit_warns_at_shm():
+    body = JOB + "  shm: 32Gi\n  resources: {limits: {memory: 16Gi}}\n"
+    assert only(body, "shm-memory") == [
+        "spec.yaml:7:8: warning: $.spec.shm: shm '32Gi' is not below the pods' memory limit "
+        "'16Gi' ($.spec.resources.limits.memory): /dev/shm's pages count against that limit, so "
+        "the trainer is OOM-killed before /dev/shm fills (keep shm well below limits.memory, "
+        "which it shares with the processes, or raise limits.memory) [shm-memory]"
+    ]
+    assert len(only(JOB + "  shm: 16Gi\n  resources: {limits: {memory: 16Gi}}\n", "shm-memory"))
+
+
+def test_shm_below_the_limit_or_without_a_limit_passes():
+    assert only(JOB + "  shm: 8Gi\n  resources: {limits: {memory: 16Gi}}\n", "shm-memory") == []
+    assert only(JOB + "  shm: 8Gi\n", "shm-memory") == []
+
+
+def test_shm_memory_names_each_role_whose_own_limit_is_too_small():
+    body = (
+        "spec:\n  workload: paddlejob\n  image: img:1\n  shm: 16Gi\n"
+        "  resources: {limits: {memory: 64Gi}}\n"
+        "  ps: {replicas: 1, resources: {limits: {memory: 8Gi}}}\n  worker: {replicas: 2}\n"
+    )
+    (found,) = only(body, "shm-memory")
+    assert "the ps pods' memory limit '8Gi' ($.spec.ps.resources.limits.memory)" in found
 
 
 # --- gpu-shm ------------------------------------------------------------------------------------

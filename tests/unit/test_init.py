@@ -61,7 +61,8 @@ def test_an_answer_that_breaks_an_earlier_one_is_found_on_the_earlier_one():
 def test_gpus_go_to_the_trainers_and_to_parameter_servers_only_when_asked():
     spec = yaml.safe_load(init_spec(InitOptions(**GOOD, ps=2, workers=4, gpus=1)))["spec"]
     assert "gpus" not in spec
-    cpu_pod = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}
+    # 2Gi and the job's 4Gi /dev/shm, whose pages count against the limit
+    cpu_pod = {"requests": {"cpu": "1", "memory": "6Gi"}, "limits": {"memory": "6Gi"}}
     assert (spec["ps"], spec["worker"]) == (
         {"replicas": 2, "resources": cpu_pod},  # not the trainers' GPU-sized requests
         {"replicas": 4, "gpus": 1},

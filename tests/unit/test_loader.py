@@ -106,3 +106,10 @@ def test_a_tab_in_the_indentation_is_named_as_such():
     (d,) = info.value.diagnostics
     assert (d.line, d.col) == (2, 1)
     assert d.message == "YAML syntax: a tab character; YAML indents with spaces only"
+
+
+def test_the_security_page_states_the_loaders_limits():
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    assert f"more than {MAX_NODES:,} values after alias expansion" in page

@@ -158,12 +158,29 @@ def test_kubeflow_trainers_read_their_index_from_the_operators_pod_label():
     )
 
 
-def test_distributed_job_is_refused_because_its_image_ignores_the_entry_point():
-    job = PaddleJob(
-        job_name="d", entry_point="x", runtime_image="r/d:v1", workload="distributed-job"
-    )
-    with pytest.raises(SpecError, match="entry_point"):
+@pytest.mark.parametrize("workload", ["distributed-job", "trainjob", "nope"])
+def test_a_workload_without_a_trainer_identity_is_refused_for_what_it_is(workload):
+    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1", workload=workload)
+    with pytest.raises(SpecError) as info:
         job.to_spec()
+    (finding,) = info.value.diagnostics
+    assert "cannot run an entry_point: paddlegen gives its pods no TRAINER_ID" in finding.message
+    assert "distributed-job image" not in finding.message  # nothing of another workload's
+    assert finding.message.endswith(
+        "use one of: job, paddlejob, kubeflow-paddlejob, collective-job"
+    )
+
+
+def test_collective_job_runs_the_entry_point():
+    spec = PaddleJob(
+        job_name="c",
+        entry_point="x",
+        runtime_image="r/d:v1",
+        pservers=0,
+        memory="1Gi",
+        workload="collective-job",
+    ).to_spec()
+    assert spec["spec"]["workload"] == "collective-job"
 
 
 def test_an_invalid_job_is_a_spec_error_naming_the_job_and_field():
