@@ -38,7 +38,7 @@ def test_the_changelogs_newest_version_is_the_packages_and_only_it_may_be_unpubl
 
 
 def test_0_1_0_is_released_on_its_date():
-    assert "0.1.0 - 2026-11-28" in headings("##")
+    assert "0.1.0 - 2026-11-29" in headings("##")
 
 
 def test_the_changelog_stays_short():
