@@ -1,9 +1,10 @@
 """The patched objects of a rendered tree's environments, built in process as kustomize would.
 
-A job with overlays keeps each environment as JSON patches (`overlays/<env>/patch-<file>`)
-against its `base/` objects. Neither backend can validate a patch file: a prod patch setting
-`replicas: eight` would pass while `kustomize build` prints it. So each patched object is
-rebuilt here, base object plus patch, and validated under the patch file's name; objects only
+A job with overlays keeps each environment as strategic-merge patches
+(`overlays/<env>/patch-<file>`) against its `base/` objects. Neither backend can validate a
+patch file: a prod patch setting `replicas: eight` would pass while `kustomize build` prints
+it. So each patched object is rebuilt here (validate/merge.py), base object plus patch, and
+validated under the patch file's name; objects only
 an environment has are files of their own, which the backends read directly.
 """
 
@@ -13,11 +14,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
 import yaml
 
 from paddlegen.errors import Diagnostic
 from paddlegen.output.layout import KUSTOMIZATION
+from paddlegen.validate.merge import PatchError, apply_patch
 from paddlegen.yamlio import dump_yaml, load_all
 
 RULE = "overlay"
@@ -52,9 +53,12 @@ def _job_overlays(job: Path) -> Iterator[tuple[str, Any, str]]:
 
 def _patched(base: Path, patch: Path) -> tuple[Any, str]:
     """The patched object and "", or None and why the patch does not apply."""
+    obj = _document(base)
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+        return None, f"this patch has no object to apply to: {base} is not one"
     try:
-        return jsonpatch.apply_patch(_document(base), _document(patch)), ""
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as exc:
+        return apply_patch(obj, _document(patch)), ""
+    except PatchError as exc:
         return None, f"this patch does not apply to {base}: {exc}"
 
 

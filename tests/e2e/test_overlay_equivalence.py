@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paddlegen import build, write
+from paddlegen.cli import cli
 from tests.conftest import example_specs, require_tool
 
 
@@ -285,7 +286,7 @@ overlays:
 
 def test_init_containers_and_sidecars_in_an_overlay_build_to_the_merged_render(tmp_path):
     """An overlay replaces, adds and removes init containers and sidecars, spec-wide and for
-    a role: the JSON patches of the operator's PaddleJob build to the direct render."""
+    a role: the patches of the operator's PaddleJob build to the direct render."""
     spec = tmp_path / "inits.yaml"
     spec.write_text(INIT_CONTAINERS_SPEC)
     assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
@@ -429,3 +430,146 @@ def test_kueue_in_an_overlay_builds_to_the_merged_render(tmp_path):
     assert labels("prod") == {queue: "prod", priority: "high"}
     assert labels("unqueued") == {}
     assert all(labels(env, "queued-data") == {} for env in ("moved", "prod", "unqueued"))
+
+
+def _container(name: str) -> st.SearchStrategy[dict]:
+    pairs = st.lists(st.sampled_from("ABCDE"), unique=True, max_size=4)
+    return st.fixed_dictionaries(
+        {"name": st.just(name), "image": st.sampled_from(["img:1", "img:2"])},
+        optional={
+            "env": pairs.flatmap(
+                lambda names: st.tuples(*(st.sampled_from("12") for _ in names)).map(
+                    lambda values: [
+                        {"name": n, "value": v} for n, v in zip(names, values, strict=True)
+                    ]
+                )
+            ),
+            "volumeMounts": st.lists(
+                st.sampled_from(
+                    [{"name": "a", "mountPath": "/a"}, {"name": "b", "mountPath": "/b"}]
+                ),
+                unique_by=lambda m: m["name"],
+            ),
+            "ports": st.lists(
+                st.sampled_from([{"containerPort": 80}, {"containerPort": 81, "protocol": "UDP"}]),
+                unique_by=lambda p: p["containerPort"],
+                max_size=2,
+            ),
+            "args": st.lists(st.sampled_from(["x", "y"]), max_size=2),
+        },
+    )
+
+
+pod_objects = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from([("batch/v1", "Job"), ("batch.volcano.sh/v1alpha1", "Job")]),
+        "labels": st.dictionaries(st.sampled_from(["a", "b"]), st.sampled_from(["1", "2"])),
+        "containers": st.lists(
+            st.sampled_from(["main", "side"]), min_size=1, max_size=2, unique=True
+        ).flatmap(lambda names: st.tuples(*map(_container, names)).map(list)),
+    },
+    optional={
+        "nodeSelector": st.dictionaries(st.sampled_from(["p", "z"]), st.just("1"), min_size=1),
+        "tolerations": st.lists(st.sampled_from([{"key": "x"}, {"key": "y"}]), max_size=2),
+        "volumes": st.lists(
+            st.sampled_from(
+                [
+                    {"name": "a", "emptyDir": {}},
+                    {"name": "a", "hostPath": {"path": "/a"}},
+                    {"name": "b", "emptyDir": {"medium": "Memory"}},
+                ]
+            ),
+            unique_by=lambda v: v["name"],
+        ),
+    },
+)
+
+
+def _object(drawn: dict, kind: tuple[str, str]) -> dict:
+    pod = {
+        k: drawn[k] for k in ("containers", "nodeSelector", "tolerations", "volumes") if k in drawn
+    }
+    metadata = {
+        "name": "obj",
+        "namespace": "ml",
+        **({"labels": drawn["labels"]} if drawn["labels"] else {}),
+    }
+    return {
+        "apiVersion": kind[0],
+        "kind": kind[1],
+        "metadata": metadata,
+        "spec": {"template": {"spec": pod}},
+    }
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pod_objects, pod_objects)
+def test_kustomize_and_validate_apply_a_patch_to_the_environment_object(
+    tmp_path_factory, base_drawn, env_drawn
+):
+    """Any two pod-carrying objects, built-in (lists merged by key) or custom (lists replaced):
+    kustomize turns the base into the environment with the patch, and so does the in-process
+    application `validate` uses."""
+    from paddlegen.output.patches import overlay_kustomization
+    from paddlegen.validate.merge import apply_patch
+
+    kind = base_drawn["kind"]
+    base, env = _object(base_drawn, kind), _object(env_drawn, kind)
+    kustomization, files = overlay_kustomization({"obj.yaml": base}, {"obj.yaml": env})
+    folder = tmp_path_factory.mktemp("smp")
+    (folder / "base").mkdir()
+    (folder / "base" / "obj.yaml").write_text(yaml.safe_dump(base))
+    (folder / "base" / "kustomization.yaml").write_text("resources: [obj.yaml]\n")
+    overlay = folder / "overlays" / "env"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    for name, content in files.items():
+        (overlay / name).write_text(yaml.safe_dump(content))
+    assert built_objects(overlay) == [env]
+    if files:
+        assert apply_patch(base, files["patch-obj.yaml"]) == env
+
+
+CUSTOM_REORDER = """\
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+patches:
+  - target: {kind: Job, name: reorder}
+    patch: |
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: reorder}
+      spec:
+        template:
+          spec:
+            containers:
+              - name: paddle
+                env:
+                  - {name: TEAM_TOKEN, value: abc}
+"""
+
+
+def test_an_environment_patch_applies_after_the_jobs_component_reorders_env(runner, tmp_path):
+    """The job's own Component puts a variable first in the container's env; the prod patch
+    still changes the rank count by name, and the team's variable stays."""
+    spec = tmp_path / "jobs" / "reorder.yaml"
+    spec.parent.mkdir()
+    spec.write_text(COLLECTIVE_SPEC.replace("name: col", "name: reorder"))
+    deploy = tmp_path / "deploy"
+    custom = deploy / "reorder" / "custom"
+    custom.mkdir(parents=True)
+    (custom / "kustomization.yaml").write_text(CUSTOM_REORDER)
+    assert runner.invoke(cli, ["render", str(spec), "-o", str(deploy)]).exit_code == 0
+
+    def env_of(folder: str) -> list[dict]:
+        objects = {o["kind"]: o for o in built_objects(deploy / "reorder" / folder)}
+        return objects["Job"]["spec"]["template"]["spec"]["containers"][0]["env"]
+
+    assert env_of("base")[0]["name"] == "TEAM_TOKEN"  # kustomize puts a patch's elements first
+    env = env_of("overlays/prod")
+    values = {e["name"]: e.get("value") for e in env}
+    assert values["PADDLE_NNODES"] == "4"
+    assert values["TEAM_TOKEN"] == "abc"
+    assert len(env) == len(values)  # nothing doubled

@@ -117,9 +117,9 @@ def test_an_overlay_patch_is_validated_as_the_object_it_makes(
     """`replicas: eight` in a prod patch: kustomize build would print it; validate refuses it,
     named by the patch file."""
     patch = deploy / "c" / "overlays" / "prod" / "patch-batch_v1_job_c.yaml"
-    ops = yaml.safe_load(patch.read_text())
-    ops.append({"op": "replace", "path": "/spec/parallelism", "value": "eight"})
-    patch.write_text(HEADER + yaml.safe_dump(ops))
+    body = yaml.safe_load(patch.read_text())
+    body["spec"]["parallelism"] = "eight"
+    patch.write_text(HEADER + yaml.safe_dump(body))
     monkeypatch.delenv("PADDLEGEN_KUBECONFORM", raising=False)
     if backend == "kubeconform":
         args = ["--kubeconform", require_tool("kubeconform")]
@@ -133,7 +133,7 @@ def test_an_overlay_patch_is_validated_as_the_object_it_makes(
 
 def test_a_patch_that_does_not_apply_is_a_finding(runner, deploy, tmp_path, monkeypatch):
     patch = deploy / "c" / "overlays" / "prod" / "patch-batch_v1_job_c.yaml"
-    patch.write_text(HEADER + "- {op: remove, path: /spec/nothere}\n")
+    patch.write_text(HEADER + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: c}\nspec: [1]\n")
     monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
     result = runner.invoke(cli, ["validate", str(deploy)])
     assert result.exit_code == 1

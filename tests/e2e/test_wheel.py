@@ -118,7 +118,7 @@ def test_the_wheel_declares_what_a_package_index_shows(dist: Path):
         if line.startswith("Requires-Dist: ") and "extra ==" not in line
     ]
     assert sorted(runtime) == [
-        "click", "jinja2", "jsonpatch", "jsonschema", "kubernetes-validate", "pyyaml"
+        "click", "jinja2", "jsonschema", "kubernetes-validate", "pyyaml"
     ]  # fmt: skip
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     # The data paddlegen reads, and the marker that it has types.

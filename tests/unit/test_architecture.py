@@ -170,6 +170,7 @@ CAUGHT_WHERE_RAISED = {
     ("paddlegen.render.sandbox", "TypeError"),
     ("paddlegen.render.sandbox", "SecurityError"),
     ("paddlegen", "AttributeError"),  # a module's __getattr__ must raise it for unknown names
+    ("paddlegen.validate.merge", "PatchError"),  # validate/patched.py -> an overlay finding
 }
 
 

@@ -87,17 +87,99 @@ def test_without_overlays_the_layout_stays_flat(tmp_path):
     ]
 
 
-def test_json_patch_is_exact_and_ordered():
-    from paddlegen.output.patches import json_patch
+def _job(env, **pod):
+    container = {"name": "main", "image": "img:1", "env": env}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "demo", "namespace": "ml", "labels": {"a": "1", "b": "2"}},
+        "spec": {"template": {"spec": {"containers": [container], **pod}}},
+    }
 
-    before = {"b": [1, 2], "a": {"x/y": 1, "gone": 2}, "same": "1"}
-    after = {"b": [1, 3], "a": {"x/y": 2, "new": [1]}, "same": "1", "list": [1]}
-    assert json_patch(before, after) == [
-        {"op": "remove", "path": "/a/gone"},
-        {"op": "add", "path": "/a/new", "value": [1]},
-        {"op": "replace", "path": "/a/x~1y", "value": 2},
-        {"op": "replace", "path": "/b/1", "value": 3},
-        {"op": "add", "path": "/list", "value": [1]},
-    ]
-    assert json_patch([1], [1, 2]) == [{"op": "replace", "path": "", "value": [1, 2]}]
-    assert json_patch(1, True) == [{"op": "replace", "path": "", "value": True}]
+
+def _env(*pairs):
+    return [{"name": n, "value": v} for n, v in pairs]
+
+
+def test_a_patch_names_list_elements_by_key_and_holds_only_changes():
+    from paddlegen.output.patches import strategic_patch
+
+    base = _job(_env(("A", "1"), ("B", "2"), ("C", "3")), tolerations=[{"key": "x"}])
+    env = _job(_env(("A", "1"), ("B", "9"), ("C", "3")), tolerations=[{"key": "y"}])
+    assert strategic_patch(base, env) == {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "demo"},
+        "spec": {
+            "template": {
+                "spec": {
+                    # kustomize puts named elements first: A is named to stay first, C is not
+                    "containers": [
+                        {"name": "main", "env": [{"name": "A"}, {"name": "B", "value": "9"}]}
+                    ],
+                    "tolerations": [{"key": "y"}],  # no merge key: given whole
+                }
+            }
+        },
+    }
+    assert strategic_patch(base, base) is None
+
+
+def test_a_patch_deletes_removed_elements_and_fields_and_replaces_lost_labels():
+    from paddlegen.output.patches import strategic_patch
+
+    base = _job(_env(("A", "1"), ("B", "2")), nodeSelector={"pool": "a"})
+    env = _job(_env(("B", "2")))
+    env["metadata"]["labels"] = {"a": "1"}
+    patch = strategic_patch(base, env)
+    assert patch["metadata"] == {"name": "demo", "labels": {"$patch": "replace", "a": "1"}}
+    assert patch["spec"]["template"]["spec"] == {
+        "containers": [{"name": "main", "env": [{"name": "A", "$patch": "delete"}]}],
+        "nodeSelector": None,
+    }
+
+
+def test_a_custom_resource_list_is_given_whole():
+    from paddlegen.output.patches import strategic_patch
+
+    base, env = _job(_env(("A", "1"), ("B", "2"))), _job(_env(("A", "1"), ("B", "3")))
+    for obj in (base, env):
+        obj["apiVersion"], obj["kind"] = "batch.volcano.sh/v1alpha1", "Job"
+    patch = strategic_patch(base, env)
+    assert (
+        patch["spec"]["template"]["spec"]["containers"]
+        == env["spec"]["template"]["spec"]["containers"]
+    )
+
+
+def test_a_list_merged_by_two_keys_is_replaced_with_a_directive():
+    from paddlegen.output.patches import strategic_patch
+
+    ports = [{"containerPort": 80, "protocol": "TCP"}]
+    base, env = _job([]), _job([])
+    env["spec"]["template"]["spec"]["containers"][0]["ports"] = ports
+    base["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 81}]
+    (container,) = strategic_patch(base, env)["spec"]["template"]["spec"]["containers"]
+    assert container == {"name": "main", "ports": [{"$patch": "replace"}, *ports]}
+
+
+def test_the_patch_applies_back_to_the_environment_object():
+    from paddlegen.output.patches import strategic_patch
+    from paddlegen.validate.merge import apply_patch
+
+    base = _job(_env(("A", "1"), ("B", "2"), ("C", "3")), nodeSelector={"pool": "a"})
+    env = _job(_env(("C", "3"), ("D", "4"), ("A", "0")))
+    env["metadata"]["labels"] = {"a": "1"}
+    assert apply_patch(base, strategic_patch(base, env)) == env
+
+
+def test_a_patch_that_does_not_fit_is_refused():
+    from paddlegen.validate.merge import PatchError, apply_patch
+
+    base = _job([])
+    with pytest.raises(PatchError, match="spec.template is a list in the patch, a map in the"):
+        apply_patch(base, {"spec": {"template": []}})
+    with pytest.raises(PatchError, match="its kind is 'Service', not 'Job'"):
+        apply_patch(base, {"kind": "Service"})
+    with pytest.raises(PatchError, match="one mapping"):
+        apply_patch(base, [{"op": "replace"}])

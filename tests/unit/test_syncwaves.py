@@ -102,10 +102,14 @@ def test_an_environment_patches_the_digest_of_its_run(tmp_path):
     (rendered,) = build.render_specs([spec])
     patch = yaml.safe_load(rendered.plan["overlays/prod/patch-v1_configmap_demo-run.yaml"])
     base = yaml.safe_load(rendered.plan["base/v1_configmap_demo-run.yaml"])
-    assert (
-        patch == [{"op": "replace", "path": "/data/digest", "value": patch[0]["value"]}]
-        and patch[0]["value"] != base["data"]["digest"]
-    )
+    digest = patch["data"]["digest"]
+    assert patch == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "demo-run"},
+        "data": {"digest": digest},
+    }
+    assert digest != base["data"]["digest"]
 
 
 def test_without_argo_cd_annotations_there_is_no_hook_and_no_record():
