@@ -37,7 +37,7 @@ class Request:
     # glob, the whole set of specs (a spec file left out may be one that was not given).
     prune: bool | None = None
     stdout: bool = False  # run_render: the manifests as one stream (``Result.stream``) instead
-    env: str | None = None  # with ``stdout``: environment ``env``, the spec merged with its overlay
+    env: str | None = None  # environment ``env`` alone, in the flat layout (render, check)
     validate: bool = False  # run_render: validate the manifests first; ManifestError if they fail
     fix: bool = False  # run_check: rewrite the output that differs
     manifests: bool = True  # run_validate: the manifests the specs render to as well
@@ -78,7 +78,7 @@ def run_render(request: Request, events: Events | None = None) -> Result:
     manifests are validated first, and fail as a ManifestError, nothing written."""
     events = events or Events()
     paths, prune = _specs(request)
-    if not (request.stdout or request.validate):
+    if not (request.stdout or request.validate or request.env):
         # Unchanged jobs are skipped; the rest are rendered and written on every core.
         rendered, written = render_into(
             paths,
@@ -101,18 +101,17 @@ def run_render(request: Request, events: Events | None = None) -> Result:
         ignore=request.ignore,
         output=None if request.stdout else request.output,
         stamped=not request.stdout,  # printed output is never stamped
+        env=request.env,
     )
+    fallbacks = _fallbacks(rendered, request.env)  # before anything is printed or written
     events.warnings([w for r in rendered for w in r.warnings])
     found = _validated(rendered, request, events) if request.validate else []
     if request.stdout:
         return Result(
-            rendered,
-            findings=found,
-            stream=manifest_stream(rendered, request.env),
-            fallbacks=_fallbacks(rendered, request.env),
+            rendered, findings=found, stream=manifest_stream(rendered), fallbacks=fallbacks
         )
     written = write_rendered(rendered, request.output, prune=prune, events=events)
-    return Result(rendered, written, findings=found)
+    return Result(rendered, written, findings=found, fallbacks=fallbacks)
 
 
 def _specs(request: Request) -> tuple[list[Path], bool]:
@@ -156,7 +155,7 @@ def _fallbacks(rendered: list[Rendered], env: str | None) -> list[str]:
         return []
     from paddlegen.output.layout import base_fallbacks
 
-    names = base_fallbacks(env, {r.name: list(r.environments) for r in rendered})
+    names = base_fallbacks(env, {r.name: list(r.overlays) for r in rendered})
     return [r.file for r in rendered if r.name in names]
 
 
@@ -172,19 +171,23 @@ def run_check(request: Request, events: Events | None = None) -> Result:
         request.templates,
         argocd=request.argocd,
         objects=False,
-        reuse=request.output,
+        # One environment's tree is checked in full: reuse would skip a job by its stamp
+        # before the run knows which of its specs lack the environment.
+        reuse=None if request.env else request.output,
         jobs=request.jobs,
         ignore=request.ignore,
         events=events,
         output=request.output,
+        env=request.env,
     )
+    fallbacks = _fallbacks(rendered, request.env)
     events.warnings([w for r in rendered for w in r.warnings])
     drifts = drift(rendered, request.output, prune=prune)
     events.drifted(rendered, drifts)
     if not (request.fix and drifts):
-        return Result(rendered, drifts=drifts)
+        return Result(rendered, drifts=drifts, fallbacks=fallbacks)
     written = write_rendered(rendered, request.output, prune=prune, events=events)
-    return Result(rendered, written, drifts)
+    return Result(rendered, written, drifts, fallbacks=fallbacks)
 
 
 def run_validate(request: Request) -> Validation:

@@ -36,7 +36,9 @@ class Rendered:
     rendered; ``plan`` is empty); ``staged`` holds its new tree, built beside the old one and
     waiting to be swapped in. ``doc``, ``job``, ``manifests`` and ``environments`` are the
     objects and positions that ``--stdout`` and validation need; results that cross a process
-    boundary leave them out (``None`` and empty), which keeps them small.
+    boundary leave them out (``None`` and empty), which keeps them small. Rendered for one
+    environment (``--env``), they are that environment's, in the flat layout, and
+    ``environments`` is empty; ``overlays`` always names the spec's environments.
     """
 
     file: str
@@ -51,6 +53,7 @@ class Rendered:
     manifests: list[Manifest] = field(default_factory=list)  # of the base spec
     environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
     custom: bool = False  # the plan lists the job folder's own Component (output/layout.py)
+    overlays: tuple[str, ...] = ()  # the spec's environments, sorted
 
 
 def render_document(
@@ -80,18 +83,26 @@ def render_valid(
     argocd: bool = True,
     digest: str = "",
     output: str | Path | None = None,
+    env: str | None = None,
 ) -> Rendered:
     """A loaded spec already validated (its ``warnings`` found) rendered in memory, objects
     and positions kept. With ``output`` (the folder the job folder is planned for), a
-    `custom/` Component found in the job folder there is listed in its kustomization."""
+    `custom/` Component found in the job folder there is listed in its kustomization. With
+    ``env``, environment ``env`` alone in the flat layout (the spec merged with its overlay;
+    the base when the spec has overlays but not that one)."""
     from paddlegen.spec.overlays import base_document, env_document
 
     job, manifests = _render_data(base_document(doc).data, workload, templates, argocd)
+    overlays = tuple(sorted(doc.data.get("overlays", {})))
     env_jobs = {
-        env: _render_data(env_document(doc, env).data, workload, templates, argocd)
-        for env in sorted(doc.data.get("overlays", {}))
+        name: _render_data(env_document(doc, name).data, workload, templates, argocd)
+        for name in overlays
+        if env is None or name == env
     }
-    environments = {env: env_manifests for env, (_, env_manifests) in env_jobs.items()}
+    if env is not None and env in env_jobs:
+        doc = env_document(doc, env)
+        job, manifests = env_jobs.pop(env)
+    environments = {name: env_manifests for name, (_, env_manifests) in env_jobs.items()}
     custom = output is not None and has_custom(Path(output) / job.name)
     plan = (
         plan_overlays(
@@ -117,6 +128,7 @@ def render_valid(
         manifests,
         environments,
         custom,
+        overlays,
     )
 
 
@@ -146,6 +158,7 @@ def render_specs(
     events: Events | None = None,
     output: str | Path | None = None,
     stamped: bool = True,
+    env: str | None = None,
 ) -> list[Rendered]:
     """Every spec validated and rendered; all errors reported together, nothing rendered twice.
 
@@ -160,9 +173,10 @@ def render_specs(
     names rules whose findings are silenced in every spec (see ``validate_document``).
     ``output`` is the folder the job folders are planned for (see ``render_valid``).
     Without ``stamped`` (output to print) the results carry no input digest (no stamp).
+    With ``env``, each job is environment ``env`` of its spec alone (see ``render_valid``).
     """
     specs = [Path(p) for p in paths]
-    inputs = Inputs.of(workload, templates, argocd, ignore, stamped=stamped or bool(reuse))
+    inputs = Inputs.of(workload, templates, argocd, ignore, stamped=stamped or bool(reuse), env=env)
     raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
     found = {
         path: Rendered(str(path), name, {}, reused.warnings, digest, reused)
@@ -234,9 +248,12 @@ def _render_one(
             argocd=inputs.argocd,
             digest=inputs.digest(raw),
             output=output,
+            env=inputs.env,
         )
         if not objects:
-            r = Rendered(r.file, r.name, r.plan, r.warnings, r.digest, custom=r.custom)
+            r = Rendered(
+                r.file, r.name, r.plan, r.warnings, r.digest, custom=r.custom, overlays=r.overlays
+            )
         if stage_in is not None:
             staged = stage_job(stage_in, r.name, with_stamp(r, stage_in / r.name))
             r = dataclasses.replace(r, staged=staged)

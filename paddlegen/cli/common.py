@@ -228,6 +228,12 @@ def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 help="Add Argo CD sync-wave and sync-options annotations.",
             ),
             click.option(
+                "--env",
+                metavar="ENV",
+                help="Environment ENV alone, in the flat layout: each spec merged with its "
+                "overlay ENV (a spec with overlays but not ENV: its base).",
+            ),
+            click.option(
                 "-j",
                 "--jobs",
                 type=click.IntRange(min=0),

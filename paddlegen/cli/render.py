@@ -38,6 +38,7 @@ def _request(
     argocd: bool,
     jobs: int,
     ignore: list[str],
+    env: str | None,
     **flags: Any,
 ) -> Request:
     """The request the arguments and the options render, check and diff share make, with the
@@ -46,7 +47,7 @@ def _request(
 
     paths, whole_set = spec_paths(specs)
     return Request(
-        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, **flags
+        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, env=env, **flags
     )
 
 
@@ -77,11 +78,6 @@ class _DriftEvents(TerminalEvents):
     help="Print one multi-document stream in apply order instead of writing files.",
 )
 @click.option(
-    "--env",
-    metavar="ENV",
-    help="With --stdout: print environment ENV (the spec merged with its overlay).",
-)
-@click.option(
     "--validate",
     "validate_output",
     is_flag=True,
@@ -99,8 +95,8 @@ def render(
     argocd: bool,
     jobs: int,
     ignore: list[str],
-    to_stdout: bool,
     env: str | None,
+    to_stdout: bool,
     validate_output: bool,
     kubeconform: str | None,
     kubernetes_version: str | None,
@@ -123,6 +119,7 @@ def render(
       paddlegen render examples/quickstart.yaml -o deploy/
       paddlegen render jobs/ -o deploy/
       paddlegen render examples/quickstart.yaml --stdout | kubectl apply -f -
+      paddlegen render jobs/ --env prod -o review/prod/
     """
     from paddlegen.api import run_render
 
@@ -131,8 +128,6 @@ def render(
         raise click.UsageError("--server goes with --validate")
     if to_stdout:
         stdout_is_output()
-    if env and not to_stdout:
-        raise click.UsageError("--env needs --stdout (written output has every environment)")
     output_given = click.get_current_context().get_parameter_source("out_dir")
     if to_stdout and output_given is not click.core.ParameterSource.DEFAULT:
         raise click.UsageError("-o/--output and --stdout exclude each other: choose one")
@@ -144,8 +139,8 @@ def render(
         argocd,
         jobs,
         ignore,
+        env,
         stdout=to_stdout,
-        env=env,
         validate=validate_output,
         kubeconform=kubeconform,
         kubernetes_version=kubernetes_version,
@@ -156,12 +151,16 @@ def render(
     undone = "nothing printed" if to_stdout else "nothing written"
     with undone_on_spec_errors(undone, fmt), TerminalEvents(out_dir, fmt) as events:
         result = run_render(request, events)
-    for file in result.fallbacks:
-        note(f"paddlegen: {file} has no overlay '{env}': its base is rendered")
+    _fallback_notes(result.fallbacks, env)
     if to_stdout:
         click.echo(result.stream, nl=False)
         return
     _summary(len(result.rendered), out_dir, result.written)
+
+
+def _fallback_notes(fallbacks: list[str], env: str | None) -> None:
+    for file in fallbacks:
+        note(f"paddlegen: {file} has no overlay '{env}': its base is rendered")
 
 
 def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
@@ -218,6 +217,7 @@ def check(
     argocd: bool,
     jobs: int,
     ignore: list[str],
+    env: str | None,
     fix: bool,
     spec_findings: bool,
     fmt: str,
@@ -231,7 +231,7 @@ def check(
     """
     from paddlegen.api import run_check
 
-    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, fix=fix)
+    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, env, fix=fix)
     validate = [*specs, *(arg for rule in ignore for arg in ("--ignore", rule))]
     with (
         undone_on_spec_errors(
@@ -243,6 +243,7 @@ def check(
         _DriftEvents(out_dir, fmt, spec_findings) as events,
     ):
         result = run_check(request, events)
+    _fallback_notes(result.fallbacks, env)
     rendered, drifts = result.rendered, result.drifts
     if not drifts:
         note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
@@ -265,7 +266,7 @@ def check(
     elif fmt == "text" and any(found.fixable and not found.leftover for _, found in drifts):
         note(
             "paddlegen: to bring the output up to date: "
-            + _mend_command(specs, out_dir, workload, templates, argocd, ignore)
+            + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
             + " (or this check with --fix)"
         )
     raise click.exceptions.Exit(1)
@@ -278,6 +279,7 @@ def _mend_command(
     templates: str | None,
     argocd: bool,
     ignore: list[str],
+    env: str | None,
 ) -> str:
     """The `paddlegen render` that writes what this check compared with, from its own
     arguments, quoted for a POSIX shell."""
@@ -288,6 +290,7 @@ def _mend_command(
     args += ["--templates", templates] if templates else []
     args += [] if argocd else ["--no-argocd"]
     args += [arg for rule in ignore for arg in ("--ignore", rule)]
+    args += ["--env", env] if env else []
     return shlex.join(args)
 
 
@@ -303,6 +306,7 @@ def diff(
     argocd: bool,
     jobs: int,
     ignore: list[str],
+    env: str | None,
     fmt: str,
 ) -> None:
     """Print how OUTPUT differs from what SPEC renders to, without failing.
@@ -313,9 +317,10 @@ def diff(
     """
     from paddlegen.api import run_check
 
-    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore)
+    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, env)
     with undone_on_spec_errors("nothing compared", fmt), _DriftEvents(out_dir, fmt) as events:
-        run_check(request, events)
+        result = run_check(request, events)
+    _fallback_notes(result.fallbacks, env)
 
 
 # What each kind of drift means, for --format json, github, sarif and junit (one finding per

@@ -76,6 +76,7 @@ class Inputs:
     argocd: bool
     toolchain: str
     ignore: tuple[str, ...] = ()  # the run's silenced rules, sorted
+    env: str | None = None  # one environment rendered in the flat layout (--env)
 
     @classmethod
     def of(
@@ -85,13 +86,14 @@ class Inputs:
         argocd: bool,
         ignore: Iterable[str] = (),
         stamped: bool = True,
+        env: str | None = None,
     ) -> Inputs:
         """Without ``stamped`` (output that is printed, never stamped) no toolchain digest is
         read, and ``digest`` is "": reading paddlegen's code and templates for it was a
         tenth of a cold `render --stdout`'s own work."""
         rules = _run_rules(tuple(ignore))
         toolchain = toolchain_digest(templates) if stamped else ""
-        return cls(workload, templates, argocd, toolchain, rules)
+        return cls(workload, templates, argocd, toolchain, rules, env)
 
     def digest(self, raw: bytes) -> str:
         if not self.toolchain:
@@ -99,6 +101,8 @@ class Inputs:
         # With the rules in the digest, a job skipped as unchanged was checked with the same
         # ones: an error another run silenced is not skipped past, nor a silenced warning shown.
         options = {"workload": self.workload, "argocd": self.argocd, "ignore": list(self.ignore)}
+        if self.env:  # said only when given: every other stamp keeps its digest
+            options["env"] = self.env
         return input_digest(raw, options, self.toolchain)
 
 
