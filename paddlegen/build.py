@@ -200,6 +200,8 @@ def render_specs(
         _raise_first(list(results.values()))
         rendered = [r for r in outcomes if isinstance(r, Rendered)]  # all of them, by now
         refuse_same_name(rendered)
+        if output and stamped:
+            refuse_takeover(rendered, Path(output))
     except SpecError as exc:
         _discard_staged(outcomes)
         raise SpecError(specs_with_errors(exc.diagnostics, len(specs)), exc.diagnostics) from None
@@ -278,6 +280,14 @@ def refuse_same_name(rendered: Sequence[Rendered]) -> None:
     found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered])
     if found:
         raise SpecError("specs share a job name", found)
+
+
+def refuse_takeover(rendered: Sequence[Rendered], out: Path) -> None:
+    """A reused job's stamp names its spec already (stamp.verify)."""
+    fresh = [(r.file, r.name) for r in rendered if not r.reused]
+    found = stamp.takeover_diagnostics(fresh, out)
+    if found:
+        raise SpecError("a spec would take another's job over", found)
 
 
 def same_name_diagnostics(jobs: Sequence[tuple[str, str, int, int]]) -> list[Diagnostic]:

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from paddlegen.errors import Diagnostic, InputError
+from paddlegen.errors import Diagnostic, InputError, PaddlegenError
 from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
 from paddlegen.output.writer import WriteReport
 from paddlegen.render.toolchain import toolchain_digest, tree_files
@@ -154,6 +154,60 @@ def stamped_spec(job_dir: Path) -> str | None:
     if not isinstance(spec, str):
         return None
     return os.path.normpath(os.path.join(os.path.abspath(job_dir), spec))
+
+
+def takeover_diagnostics(jobs: Sequence[tuple[str, str]], out: Path) -> list[Diagnostic]:
+    """An error for each spec whose job folder in ``out`` another spec file rendered, when
+    that file is still there and still names the job: the later spec would silently replace
+    the other's job. ``jobs``: spec file, job name. A stamp whose spec is gone (the spec moved
+    or was renamed), or now names another job, gives the folder up."""
+    found = []
+    for file, name in jobs:
+        owner = stamped_spec(out / name)
+        if owner is None or not os.path.isfile(owner) or _same_file(owner, file):
+            continue  # most jobs: their own folder, or none yet
+        if _job_name(owner) not in (name, None):
+            continue  # the other spec names another job now
+        shown = _shown(owner)
+        found.append(
+            Diagnostic(
+                file,
+                0,
+                0,
+                "error",
+                "$.metadata.name",
+                f"job '{name}' in {out / name} was rendered from {shown}, which still names "
+                "it: this spec would take the other's job over",
+                "job-name",
+                f"rename one of the jobs (metadata.name); if this spec replaces {shown}, "
+                "delete or move that file first",
+            )
+        )
+    return found
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _job_name(spec_file: str) -> str | None:
+    """The metadata.name ``spec_file`` gives, None when it cannot be read as a spec."""
+    from paddlegen.spec.loader import parse_spec
+
+    try:
+        name = parse_spec(read_spec_bytes(spec_file), spec_file).data.get("metadata", {})["name"]
+    except (PaddlegenError, AttributeError, KeyError, TypeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _shown(path: str) -> str:
+    """``path`` as the user would type it: relative to the working directory when inside it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else Path(rel).as_posix()
 
 
 def without_stamp(report: WriteReport) -> WriteReport:
