@@ -13,7 +13,8 @@ Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) h
   kustomization lists it;
 - ``spec``: the spec's path relative to the job directory, so that a run given the spec files
   one by one (`jobs/*.yaml`, which the shell expands) still knows a job whose spec was deleted,
-  or now names another job, for an orphan (`spec_is_gone`).
+  or now names another job, for an orphan (write.orphans), and another spec file with the
+  same job name is refused while that one still names the job (output/owner.py).
 
 A later render or check skips a spec only when its input digest equals the stamp's, the stamp
 names that spec, every file on disk still has its recorded digest, with no generated file
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from paddlegen.errors import Diagnostic, InputError, PaddlegenError
+from paddlegen.errors import Diagnostic, InputError
 from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
 from paddlegen.output.writer import WriteReport
 from paddlegen.render.toolchain import toolchain_digest, tree_files
@@ -147,67 +148,14 @@ def spec_ref(spec_file: str, job_dir: Path) -> str | None:
         return None
 
 
-def stamped_spec(job_dir: Path) -> str | None:
-    """The spec file a job directory's stamp names (absolute, lexically), if it names one."""
-    body = read_stamp(job_dir)
+def stamped_spec(job_dir: Path, body: Mapping[str, Any] | None = None) -> str | None:
+    """The spec file a job directory's stamp (``body``, else read) names (absolute,
+    lexically), if it names one."""
+    body = read_stamp(job_dir) if body is None else body
     spec = body.get("spec") if body else None
     if not isinstance(spec, str):
         return None
     return os.path.normpath(os.path.join(os.path.abspath(job_dir), spec))
-
-
-def takeover_diagnostics(jobs: Sequence[tuple[str, str]], out: Path) -> list[Diagnostic]:
-    """An error for each spec whose job folder in ``out`` another spec file rendered, when
-    that file is still there and still names the job: the later spec would silently replace
-    the other's job. ``jobs``: spec file, job name. A stamp whose spec is gone (the spec moved
-    or was renamed), or now names another job, gives the folder up."""
-    found = []
-    for file, name in jobs:
-        owner = stamped_spec(out / name)
-        if owner is None or not os.path.isfile(owner) or _same_file(owner, file):
-            continue  # most jobs: their own folder, or none yet
-        if _job_name(owner) not in (name, None):
-            continue  # the other spec names another job now
-        shown = _shown(owner)
-        found.append(
-            Diagnostic(
-                file,
-                0,
-                0,
-                "error",
-                "$.metadata.name",
-                f"job '{name}' in {out / name} was rendered from {shown}, which still names "
-                "it: this spec would take the other's job over",
-                "job-name",
-                f"rename one of the jobs (metadata.name); if this spec replaces {shown}, "
-                "delete or move that file first",
-            )
-        )
-    return found
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _job_name(spec_file: str) -> str | None:
-    """The metadata.name ``spec_file`` gives, None when it cannot be read as a spec."""
-    from paddlegen.spec.loader import parse_spec
-
-    try:
-        name = parse_spec(read_spec_bytes(spec_file), spec_file).data.get("metadata", {})["name"]
-    except (PaddlegenError, AttributeError, KeyError, TypeError):
-        return None
-    return name if isinstance(name, str) else None
-
-
-def _shown(path: str) -> str:
-    """``path`` as the user would type it: relative to the working directory when inside it."""
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else Path(rel).as_posix()
 
 
 def without_stamp(report: WriteReport) -> WriteReport:
@@ -282,17 +230,29 @@ def verify(job_dir: Path, body: dict[str, Any], spec_file: str) -> Reused | None
     return Reused(sorted(seen), kept, warnings)
 
 
-def reusable(
-    paths: Sequence[Path], out: Path, inputs: Inputs, raws: dict[Path, bytes]
-) -> dict[Path, tuple[str, str, Reused]]:
-    """The specs whose job directory in ``out`` is exactly what they render to, as
-    ``{spec: (job name, input digest, what is on disk)}``. The bytes of the specs it reads
-    go into ``raws``, so the caller does not read them again."""
-    by_digest: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+def read_stamps(out: Path) -> dict[str, dict[str, Any]]:
+    """Job name -> stamp, for every job directory in ``out`` that has one."""
+    found = {}
     for job_dir in sorted(out.iterdir()) if out.is_dir() else []:
         body = None if job_dir.name.startswith(".") else read_stamp(job_dir)
         if body is not None:
-            by_digest.setdefault(body["input"], []).append((job_dir, body))
+            found[job_dir.name] = body
+    return found
+
+
+def reusable(
+    paths: Sequence[Path],
+    out: Path,
+    stamps: Mapping[str, dict[str, Any]],
+    inputs: Inputs,
+    raws: dict[Path, bytes],
+) -> dict[Path, tuple[str, str, Reused]]:
+    """The specs whose job directory in ``out`` (``stamps``: what ``read_stamps`` read there)
+    is exactly what they render to, as ``{spec: (job name, input digest, what is on disk)}``.
+    The bytes of the specs it reads go into ``raws``, so the caller does not read them again."""
+    by_digest: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    for name, body in stamps.items():
+        by_digest.setdefault(body["input"], []).append((out / name, body))
     if not by_digest:
         return {}
     digests: dict[Path, str] = {}

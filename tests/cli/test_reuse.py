@@ -178,48 +178,6 @@ def test_a_moved_spec_reuses_its_output(runner, tmp_path):
     assert again.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
 
 
-def _other_spec_of(tmp_path, name, tag):
-    """A second spec file, elsewhere, for job ``name``."""
-    other = tmp_path / "other"
-    other.mkdir(exist_ok=True)
-    (other / f"{name}.yaml").write_text(job_spec(name, f"img:{tag}"))
-    return str(other / f"{name}.yaml")
-
-
-@pytest.mark.parametrize("tag", ["2", "1"])  # other bytes, or the very same
-def test_another_spec_file_of_the_same_job_is_refused_naming_both(runner, tmp_path, tag):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
-    before = snapshot(tmp_path / "deploy")
-    other = _other_spec_of(tmp_path, "a", tag)
-    for command in ("render", "check"):
-        result = runner.invoke(cli, [command, other, "-o", deploy])
-        assert result.exit_code == 1, result.output
-        assert f"{other}: error: $.metadata.name: job 'a' in {deploy}/a was rendered from " in (
-            result.stderr
-        )
-        assert f"{jobs}/a.yaml, which still names it" in result.stderr
-        assert "[job-name]" in result.stderr
-    assert snapshot(tmp_path / "deploy") == before
-
-
-def test_a_spec_whose_first_file_is_gone_or_names_another_job_takes_the_folder(
-    runner, tmp_path
-):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
-    other = _other_spec_of(tmp_path, "a", "2")
-    # the first spec names another job now: the folder is no longer its
-    (tmp_path / "jobs" / "a.yaml").write_text(job_spec("b", "img:1"))
-    _render(runner, other, deploy)
-    # the spec that rendered it moves, and changes on the way
-    moved = tmp_path / "moved.yaml"
-    os.rename(other, moved)
-    moved.write_text(job_spec("a", "img:3"))
-    _render(runner, str(moved), deploy)
-    assert "img:3" in (tmp_path / "deploy" / "a" / "batch_v1_job_a.yaml").read_text()
-
-
 # ---- -j/--jobs ---------------------------------------------------------------------------
 
 
