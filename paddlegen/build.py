@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from paddlegen.events import Events
 from paddlegen.load import load_valid, require_valid
 from paddlegen.output import stamp
 from paddlegen.output.layout import CUSTOM, Plan, has_custom, plan_job, plan_overlays
+from paddlegen.output.owner import takeover_diagnostics
 from paddlegen.output.pool import map_ordered
 from paddlegen.output.stamp import Inputs, Reused, with_stamp
 from paddlegen.output.writer import Staged, discard, stage_job
@@ -178,10 +179,11 @@ def render_specs(
     specs = [Path(p) for p in paths]
     inputs = Inputs.of(workload, templates, argocd, ignore, stamped=stamped or bool(reuse), env=env)
     raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
+    stamps = stamp.read_stamps(Path(reuse)) if reuse else None  # read once, used twice
     found = {
         path: Rendered(str(path), name, {}, reused.warnings, digest, reused)
         for path, (name, digest, reused) in (
-            stamp.reusable(specs, Path(reuse), inputs, raws) if reuse else {}
+            stamp.reusable(specs, Path(reuse), stamps, inputs, raws) if reuse and stamps else {}
         ).items()
     }
     todo = [path for path in specs if path not in found]
@@ -214,6 +216,9 @@ def render_specs(
         _raise_first(list(results.values()))
         rendered = [r for r in outcomes if isinstance(r, Rendered)]  # all of them, by now
         refuse_same_name(rendered)
+        if output and stamped:
+            same = reuse is not None and Path(reuse) == Path(output)
+            refuse_takeover(rendered, Path(output), stamps if same else None)
     except SpecError as exc:
         _discard_staged(outcomes)
         raise SpecError(specs_with_errors(exc.diagnostics, len(specs)), exc.diagnostics) from None
@@ -295,6 +300,18 @@ def refuse_same_name(rendered: Sequence[Rendered]) -> None:
     found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered])
     if found:
         raise SpecError("specs share a job name", found)
+
+
+def refuse_takeover(
+    rendered: Sequence[Rendered], out: Path, stamps: Mapping[str, Mapping[str, Any]] | None
+) -> None:
+    """A spec whose job folder in ``out`` is another spec file's (output/owner.py) is an error.
+    A reused job's stamp names its spec already (stamp.verify); ``stamps``: those in ``out``,
+    when they were read."""
+    fresh = [(r.file, r.name) for r in rendered if not r.reused]
+    found = takeover_diagnostics(fresh, out, stamps)
+    if found:
+        raise SpecError("a spec would take another's job over", found)
 
 
 def same_name_diagnostics(jobs: Sequence[tuple[str, str, int, int]]) -> list[Diagnostic]:

@@ -13,7 +13,8 @@ Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) h
   kustomization lists it;
 - ``spec``: the spec's path relative to the job directory, so that a run given the spec files
   one by one (`jobs/*.yaml`, which the shell expands) still knows a job whose spec was deleted,
-  or now names another job, for an orphan (`spec_is_gone`).
+  or now names another job, for an orphan (write.orphans), and another spec file with the
+  same job name is refused while that one still names the job (output/owner.py).
 
 A later render or check skips a spec only when its input digest equals the stamp's, the stamp
 names that spec, every file on disk still has its recorded digest, with no generated file
@@ -151,9 +152,10 @@ def spec_ref(spec_file: str, job_dir: Path) -> str | None:
         return None
 
 
-def stamped_spec(job_dir: Path) -> str | None:
-    """The spec file a job directory's stamp names (absolute, lexically), if it names one."""
-    body = read_stamp(job_dir)
+def stamped_spec(job_dir: Path, body: Mapping[str, Any] | None = None) -> str | None:
+    """The spec file a job directory's stamp (``body``, else read) names (absolute,
+    lexically), if it names one."""
+    body = read_stamp(job_dir) if body is None else body
     spec = body.get("spec") if body else None
     if not isinstance(spec, str):
         return None
@@ -232,17 +234,29 @@ def verify(job_dir: Path, body: dict[str, Any], spec_file: str) -> Reused | None
     return Reused(sorted(seen), kept, warnings)
 
 
-def reusable(
-    paths: Sequence[Path], out: Path, inputs: Inputs, raws: dict[Path, bytes]
-) -> dict[Path, tuple[str, str, Reused]]:
-    """The specs whose job directory in ``out`` is exactly what they render to, as
-    ``{spec: (job name, input digest, what is on disk)}``. The bytes of the specs it reads
-    go into ``raws``, so the caller does not read them again."""
-    by_digest: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+def read_stamps(out: Path) -> dict[str, dict[str, Any]]:
+    """Job name -> stamp, for every job directory in ``out`` that has one."""
+    found = {}
     for job_dir in sorted(out.iterdir()) if out.is_dir() else []:
         body = None if job_dir.name.startswith(".") else read_stamp(job_dir)
         if body is not None:
-            by_digest.setdefault(body["input"], []).append((job_dir, body))
+            found[job_dir.name] = body
+    return found
+
+
+def reusable(
+    paths: Sequence[Path],
+    out: Path,
+    stamps: Mapping[str, dict[str, Any]],
+    inputs: Inputs,
+    raws: dict[Path, bytes],
+) -> dict[Path, tuple[str, str, Reused]]:
+    """The specs whose job directory in ``out`` (``stamps``: what ``read_stamps`` read there)
+    is exactly what they render to, as ``{spec: (job name, input digest, what is on disk)}``.
+    The bytes of the specs it reads go into ``raws``, so the caller does not read them again."""
+    by_digest: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    for name, body in stamps.items():
+        by_digest.setdefault(body["input"], []).append((out / name, body))
     if not by_digest:
         return {}
     digests: dict[Path, str] = {}

@@ -20,7 +20,10 @@ OTHERS: dict[str, str] = {
         "a spec matches its JSON Schema (`paddlegen schema`): known fields, types, enums, "
         "quantities and names"
     ),
-    "job-name": "no two specs name one job (`metadata.name`): both would render into one folder",
+    "job-name": (
+        "no two spec files name one job (`metadata.name`), in one run or across runs (a job "
+        "folder's stamp names the spec file it belongs to): both would render into one folder"
+    ),
     "ignore-unused": "every `ignore` entry silences a finding (a stale one is noticed)",
     "ignore-required": "no `ignore` entry names a required rule",
     "kubeconform": (

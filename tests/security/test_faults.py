@@ -10,6 +10,7 @@ import contextlib
 import errno
 import os
 import random
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -20,7 +21,9 @@ import pytest
 
 from paddlegen.cli import cli
 from paddlegen.output.writer import output_lock
+from tests.security.specsets import write_spec_set
 from tests.security.trees import (
+    GOOD_SPEC,
     assert_each_job_is_old_or_new,
     hidden,
     inodes,
@@ -45,6 +48,12 @@ def versions(tmp_path_factory):
     folders, trees = spec_versions(root, JOBS)
     assert all(trees["a"][job] != trees["b"][job] for job in trees["a"])
     return folders, trees
+
+
+def _jobs_at(folder: Path, version: str) -> str:
+    """``folder``'s specs made version a or b, as a commit changes them: each job keeps its
+    spec file (another file naming its job would be refused as a takeover)."""
+    return str(write_spec_set(folder, JOBS, version))
 
 
 def _kill_at(args: list[str], out: Path, swaps: int | None, when: float) -> str:
@@ -91,9 +100,9 @@ def test_a_render_killed_at_any_moment_leaves_old_or_new_trees(versions, tmp_pat
     versions on disk: the write phase was hit). Only a render that never has a moment between
     two swaps fails that; on an idle machine the first KILLS runs are enough.
     """
-    folders, trees = versions
-    out = tmp_path / "deploy"
-    render_good_tree(out, folders["a"])
+    _, trees = versions
+    out, jobs = tmp_path / "deploy", tmp_path / "jobs"
+    render_good_tree(out, Path(_jobs_at(jobs, "a")))
     rng = random.Random(int(os.environ.get("PADDLEGEN_KILL_SEED", "6")))
     # The first KILLS runs: every third a kill by time, the others at progress points in [0, 1),
     # the k-th of n in [k/n, (k+1)/n). Runs after those (if needed) pick a point at random.
@@ -111,7 +120,7 @@ def test_a_render_killed_at_any_moment_leaves_old_or_new_trees(versions, tmp_pat
         i = len(outcomes)
         target = "b" if i % 2 == 0 else "a"
         todo = sum(version != target for version in which.values())  # the swaps it will do
-        args = ["render", str(folders[target]), "-o", str(out)]
+        args = ["render", _jobs_at(jobs, target), "-o", str(out)]
         if i in timed:
             outcomes.append(_kill_at(args, out, None, rng.uniform(0.0, 1.0)))
         else:
@@ -123,12 +132,12 @@ def test_a_render_killed_at_any_moment_leaves_old_or_new_trees(versions, tmp_pat
     assert outcomes.count("killed") >= KILLS // 2, outcomes
     assert mixed, f"no kill landed between two swaps in {len(outcomes)} runs: proves nothing"
     # The next render is not disturbed by what the killed ones left, and cleans it up.
-    proc = paddlegen_process("render", str(folders["b"]), "-o", str(out))
+    proc = paddlegen_process("render", _jobs_at(jobs, "b"), "-o", str(out))
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
     assert job_trees(out) == trees["b"]
     assert not [n for n in os.listdir(out) if n.startswith(".")], os.listdir(out)
-    check = paddlegen_process("check", str(folders["b"]), "-o", str(out))
+    check = paddlegen_process("check", str(jobs), "-o", str(out))
     _, stderr = check.communicate(timeout=60)
     assert check.returncode == 0, stderr
 
@@ -167,27 +176,38 @@ def test_a_dead_two_rename_swap_gets_its_old_tree_back(versions, tmp_path, runne
 
 
 def test_two_renders_at_once_do_not_corrupt_the_output(versions, tmp_path):
+    """Spec folders a and b name the same jobs and render into one output at once. The lock
+    lets one in; the other then finds every job the first one's (whose specs still name them)
+    and is refused, writing nothing. Were the lock broken, both would pass that check before
+    either wrote, and both would write. Every other race starts from a tree whose spec
+    files moved away (either render may take it), the others from no output."""
     folders, trees = versions
     for i in range(RACES):
         out = tmp_path / f"deploy-{i}"
         if i % 2:
-            render_good_tree(out, folders["a"])  # also race on an existing tree
-        procs = [paddlegen_process("render", str(folders[v]), "-o", str(out)) for v in ("a", "b")]
-        for proc in procs:
-            _, stderr = proc.communicate(timeout=120)
-            assert proc.returncode == 0, stderr
+            moved = tmp_path / f"moved-{i}"
+            shutil.copytree(folders["a"], moved)
+            render_good_tree(out, moved)
+            shutil.rmtree(moved)
+        procs = {v: paddlegen_process("render", str(folders[v]), "-o", str(out)) for v in "ab"}
+        ends = {v: (proc.communicate(timeout=120)[1], proc.returncode) for v, proc in procs.items()}
+        assert sorted(code for _, code in ends.values()) == [0, 1], ends
+        (winner,) = [v for v, (_, code) in ends.items() if code == 0]
+        refused = ends["b" if winner == "a" else "a"][0]
+        assert "this spec would take the other's job over" in refused
+        assert refused.endswith(f"paddlegen: nothing written: {JOBS} of {JOBS} specs have errors\n")
         which = assert_each_job_is_old_or_new(out, trees)
-        assert len(set(which.values())) == 1, "two renders interleaved their jobs"
+        assert set(which.values()) == {winner}, "two renders interleaved their jobs"
         assert not [n for n in os.listdir(out) if n.startswith(".")]
 
 
 def test_a_render_waits_for_the_lock(versions, tmp_path):
-    folders, trees = versions
-    out = tmp_path / "deploy"
-    render_good_tree(out, folders["a"])
+    _, trees = versions
+    out, jobs = tmp_path / "deploy", tmp_path / "jobs"
+    render_good_tree(out, Path(_jobs_at(jobs, "a")))
     before = tree_state(out)
     with output_lock(out):
-        proc = paddlegen_process("render", str(folders["b"]), "-o", str(out))
+        proc = paddlegen_process("render", _jobs_at(jobs, "b"), "-o", str(out))
         time.sleep(1.5)
         assert proc.poll() is None, proc.communicate()
         assert tree_state(out) == before
@@ -203,6 +223,16 @@ BIG_SPEC = (
     "spec:\n  workload: job\n  image: registry.example.com/train:1.0\n"
     "  args: ['" + "x" * 200_000 + "']\n"
 )
+
+
+def _grown_spec(tmp_path: Path, out: Path) -> Path:
+    """A spec file of the example job rendered into ``out``, then grown to BIG_SPEC: the next
+    render rewrites the job from the file it was rendered from."""
+    spec = tmp_path / "quickstart.yaml"
+    spec.write_bytes(GOOD_SPEC.read_bytes())
+    render_good_tree(out, spec)
+    spec.write_text(BIG_SPEC)
+    return spec
 
 
 @contextlib.contextmanager
@@ -227,10 +257,8 @@ def _tmpfs(path: Path, size: str):
 def test_a_full_disk_is_exit_2_and_keeps_the_old_tree(runner, tmp_path):
     with _tmpfs(tmp_path / "disk", "64k") as disk:
         out = disk / "deploy"
-        render_good_tree(out)
+        spec = _grown_spec(tmp_path, out)
         before = tree_state(out)
-        spec = tmp_path / "quickstart.yaml"
-        spec.write_text(BIG_SPEC)
         result = runner.invoke(cli, ["render", str(spec), "-o", str(out)])
         assert result.exit_code == 2, result.output
         assert "No space left on device" in result.stderr
@@ -242,12 +270,10 @@ def test_a_full_disk_is_exit_2_and_keeps_the_old_tree(runner, tmp_path):
 def test_a_read_only_output_is_exit_2_and_keeps_the_old_tree(runner, tmp_path):
     with _tmpfs(tmp_path / "disk", "1m") as disk:
         out = disk / "deploy"
-        render_good_tree(out)
+        spec = _grown_spec(tmp_path, out)
         before = tree_state(out)
         remount = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True)
         assert remount.returncode == 0, remount.stderr
-        spec = tmp_path / "quickstart.yaml"
-        spec.write_text(BIG_SPEC)
         result = runner.invoke(cli, ["render", str(spec), "-o", str(out)])
         assert result.exit_code == 2, result.output
         assert "Read-only file system" in result.stderr
@@ -261,10 +287,8 @@ def test_write_failures_anywhere_are_exit_2_and_keep_the_old_tree(
 ):
     """The same, simulated at each step of a write (for machines where mount is not allowed)."""
     out = tmp_path / "deploy"
-    render_good_tree(out)
+    spec = _grown_spec(tmp_path, out)
     before = tree_state(out)
-    spec = tmp_path / "quickstart.yaml"
-    spec.write_text(BIG_SPEC)
 
     def fail(*_args, **_kwargs):
         raise OSError(code, os.strerror(code))

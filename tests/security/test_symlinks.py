@@ -139,7 +139,7 @@ def test_pruning_never_follows_a_symlinked_job(runner, tmp_path, outside):
     specs.mkdir()
     (specs / "quickstart.yaml").write_bytes(GOOD_SPEC.read_bytes())
     out = tmp_path / "deploy"
-    render_good_tree(out)
+    render_good_tree(out, specs / "quickstart.yaml")  # the job is this spec's
     elsewhere = tmp_path / "elsewhere"
     render_good_tree(elsewhere)
     (out / "old-job").symlink_to(elsewhere / JOB, target_is_directory=True)
