@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from paddlegen import build
-from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
+from paddlegen.authoring.importer import Imported, import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from paddlegen.workloads.import_pod import PROBE_DEFAULTS
@@ -44,6 +44,16 @@ SEEDS = ("000", "001", "002", "003", "004")
 # reader puts their repository there, as the seed tells them to.
 PLACEHOLDERS = {"[YOUR_REPO]": "registry.example.com"}
 STORAGE_KINDS = {"PersistentVolume", "PersistentVolumeClaim"}
+
+
+def imported_alike(manifests: list) -> Imported:
+    """What ``manifests`` import to: without a note or an error, and rendering them again."""
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    assert not [d for d in imported.diagnostics if d.is_error]
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == [m.obj for m in manifests]
+    return imported
 
 
 def rendered_stream(path) -> tuple[str, list[dict]]:
@@ -383,11 +393,7 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     text = pod_settings_spec(workload, volcano, role)
     manifests = build.render_valid(parse_spec(text, "spec.yaml")).manifests
     objects = [m.obj for m in manifests]
-    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
+    imported = imported_alike(manifests)
     spec = imported.spec["spec"]
     for key in (
         "imagePullSecrets",
@@ -662,12 +668,7 @@ def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(extra):
     pod = node["template"]["spec"]["template"]["spec"]
     for key in RUNTIME_POD_SETTINGS:
         assert pod.get(key) == extra.get(key, False if key.startswith("automount") else None)
-    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
-    spec = imported.spec["spec"]
+    spec = imported_alike(manifests).spec["spec"]
     assert {key: spec[key] for key in RUNTIME_POD_SETTINGS if key in spec} == {
         key: extra[key] for key in RUNTIME_POD_SETTINGS if key in extra
     }

@@ -16,17 +16,12 @@ from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.kubeconform import run_kubeconform
 from paddlegen.yamlio import dump_yaml
 from tests.conftest import require_tool
+from tests.helpers import POD_SETTINGS
 from tests.render.test_examples import tree_text
 
 SETTINGS: dict[str, Any] = {
-    "serviceAccountName": "trainer",
-    "automountServiceAccountToken": True,
-    "dnsPolicy": "None",
-    "dnsConfig": {
-        "nameservers": ["10.96.0.10"],
-        "searches": ["ml.svc.cluster.local", "svc.cluster.local", "cluster.local"],
-        "options": [{"name": "ndots", "value": "2"}],
-    },
+    key: POD_SETTINGS[key]
+    for key in ("serviceAccountName", "automountServiceAccountToken", "dnsPolicy", "dnsConfig")
 }
 # a role's own: the cluster's DNS and its search domains, one more search domain of its own
 WORKER = {"dnsPolicy": "ClusterFirst", "dnsConfig": {"searches": ["corp.example.com"]}}

@@ -510,7 +510,8 @@ def test_a_pod_field_is_lossy_unless_the_cluster_sets_it_anyway(pod_field, kind,
         ("automountServiceAccountToken: true", {"automountServiceAccountToken": True}),
         ("automountServiceAccountToken: false", {}),  # paddlegen's own default
         (
-            "dnsPolicy: None\n      dnsConfig: {nameservers: [10.96.0.10], options: [{name: ndots}]}",
+            "dnsPolicy: None\n"
+            "      dnsConfig: {nameservers: [10.96.0.10], options: [{name: ndots}]}",
             {
                 "dnsPolicy": "None",
                 "dnsConfig": {"nameservers": ["10.96.0.10"], "options": [{"name": "ndots"}]},
