@@ -47,6 +47,7 @@ _VALIDATING = frozenset(
         "maximum",
         "items",
         "minItems",
+        "maxItems",
         "uniqueItems",
         "properties",
         "additionalProperties",
@@ -76,7 +77,7 @@ _TYPES = {
 _GROUPS = {
     "string": ("isinstance(x, str)", ("pattern", "minLength", "maxLength")),
     "number": ("_is_number(x)", ("minimum", "maximum")),
-    "array": ("isinstance(x, list)", ("minItems", "uniqueItems", "items")),
+    "array": ("isinstance(x, list)", ("minItems", "maxItems", "uniqueItems", "items")),
     "object": (
         "isinstance(x, dict)",
         (
@@ -202,7 +203,7 @@ class _Compiler:
             return [f"if not re.search({_str(value)}, x):", "    return False"]
         if keyword in ("minLength", "minItems", "minProperties"):
             return [f"if len(x) < {value!r}:", "    return False"]
-        if keyword in ("maxLength", "maxProperties"):
+        if keyword in ("maxLength", "maxItems", "maxProperties"):
             return [f"if len(x) > {value!r}:", "    return False"]
         if keyword == "minimum":
             return [f"if x < {value!r}:", "    return False"]

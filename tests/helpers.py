@@ -118,6 +118,14 @@ POD_SETTINGS: dict[str, Any] = {
     "priorityClassName": "high-priority",
     "terminationGracePeriodSeconds": 120,
     "runtimeClassName": "nvidia",
+    "automountServiceAccountToken": True,
+    # the cluster's DNS alone, as ClusterFirst has it, with fewer dots before a name is absolute
+    "dnsPolicy": "None",
+    "dnsConfig": {
+        "nameservers": ["10.96.0.10"],
+        "searches": ["ml.svc.cluster.local", "svc.cluster.local", "cluster.local"],
+        "options": [{"name": "ndots", "value": "2"}],
+    },
     "topologySpreadConstraints": [
         {
             "maxSkew": 1,
@@ -136,6 +144,9 @@ ROLE_POD_SETTINGS: dict[str, Any] = {
     "priorityClassName": "low-priority",
     "terminationGracePeriodSeconds": 5,
     "runtimeClassName": "gvisor",
+    "automountServiceAccountToken": True,
+    "dnsPolicy": "ClusterFirstWithHostNet",
+    "dnsConfig": {"searches": ["corp.example.com"], "options": [{"name": "edns0"}]},
     "topologySpreadConstraints": [
         {
             "maxSkew": 2,

@@ -35,6 +35,9 @@ _POD_PLACES = {
     "priorityClassName": "spec.priorityClassName",
     "terminationGracePeriodSeconds": "spec.terminationGracePeriodSeconds",
     "runtimeClassName": "spec.runtimeClassName",
+    "automountServiceAccountToken": "spec.automountServiceAccountToken",
+    "dnsPolicy": "spec.dnsPolicy",
+    "dnsConfig": "spec.dnsConfig",
     "topologySpreadConstraints": "spec.topologySpreadConstraints",
 }
 

@@ -11,7 +11,9 @@ from importlib import import_module
 
 from paddlegen.errors import Diagnostic
 from paddlegen.rules import (
+    accounts,
     devices,
+    dns,
     env,
     images,
     names,
@@ -115,6 +117,10 @@ REGISTRY: tuple[Rule, ...] = (
     resources.UNKNOWN_RESOURCE,
     resources.SHM_MEMORY,
     volumes.RWX_STORAGE_CLASS,
+    accounts.SERVICE_ACCOUNT_TOKEN,
+    accounts.DEFAULT_ACCOUNT_TOKEN,
+    dns.DNS_CONFIG,
+    dns.DNS_POLICY,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

@@ -92,7 +92,9 @@ WORKLOAD_UNSUPPORTED = Rule(
     "carries no `priorityClassName`, `runtimeClassName`, `topologySpreadConstraints`, "
     "`initContainers`, `sidecars`, `envFrom`, `workingDir` (errors), `imagePullPolicy` "
     "(warning), nor, under Volcano, the gang's `priorityClassName` (error) or a "
-    "`minAvailable` below its pods (warning)",
+    "`minAvailable` below its pods (warning), nor, on a runtime of the spec's "
+    "(`trainjob.runtime`), `automountServiceAccountToken`, `dnsPolicy` or `dnsConfig`, which "
+    "only a runtime of the job's own carries (errors)",
     severity="error",
     silenceable=True,
     check=_unsupported,

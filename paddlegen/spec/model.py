@@ -54,6 +54,9 @@ POD_FIELDS = (
     "priorityClassName",
     "terminationGracePeriodSeconds",
     "runtimeClassName",
+    "automountServiceAccountToken",
+    "dnsPolicy",
+    "dnsConfig",
     "topologySpreadConstraints",
 )
 # Containers a role's pods run beside the training container, per role like the pod settings;
@@ -100,6 +103,9 @@ class Role:
     priorityClassName: str | None = None  # the pods' own, with any scheduler
     terminationGracePeriodSeconds: int | None = None
     runtimeClassName: str | None = None
+    automountServiceAccountToken: bool | None = None  # None: the workload decides
+    dnsPolicy: str | None = None  # None: the workload's, else Kubernetes' default
+    dnsConfig: dict[str, Any] | None = None
     envFrom: list[dict[str, Any]] = field(default_factory=list)  # after the env, which wins
     topologySpreadConstraints: list[dict[str, Any]] = field(default_factory=list)
     # As the spec gives them (quantities and divisors spelled as the API server does); the pod
@@ -501,6 +507,9 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         priorityClassName=get("priorityClassName"),
         terminationGracePeriodSeconds=get("terminationGracePeriodSeconds"),
         runtimeClassName=get("runtimeClassName"),
+        automountServiceAccountToken=get("automountServiceAccountToken"),
+        dnsPolicy=get("dnsPolicy"),
+        dnsConfig=get("dnsConfig"),
         topologySpreadConstraints=list(get("topologySpreadConstraints", [])),
         envFrom=list(get("envFrom", [])),
         initContainers=[_container(c) for c in get("initContainers", [])],

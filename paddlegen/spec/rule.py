@@ -144,3 +144,23 @@ def init_containers(ctx: Context) -> Iterator[tuple[FieldPath, dict[str, Any]]]:
         for key in CONTAINER_LISTS:
             for i, container in enumerate(body.get(key, [])):
                 yield (*base, key, i), container
+
+
+Given = dict[str, tuple[FieldPath, Any]]  # pod setting -> where its value is given, and the value
+
+
+def pod_settings(ctx: Context, keys: tuple[str, ...]) -> Iterator[tuple[str, Given]]:
+    """Each kind of pod the spec makes, every role's (a spec without roles has one worker)
+    and, as "data", the data Job's, with the settings among ``keys`` it gets and where each is
+    given: the role's own, else the spec-wide one (the data Job takes only those). Nothing
+    when the spec sets none of them."""
+    roles = dict(ctx.roles())
+    if not any(key in body for body in (ctx.spec, *roles.values()) for key in keys):
+        return
+    spec_wide: Given = {key: (("spec", key), ctx.spec[key]) for key in keys if key in ctx.spec}
+    roles.setdefault("worker", {})
+    for role, body in roles.items():
+        own: Given = {key: (("spec", role, key), body[key]) for key in keys if key in body}
+        yield role, {**spec_wide, **own}
+    if "dataPrep" in ctx.spec:
+        yield "data", spec_wide

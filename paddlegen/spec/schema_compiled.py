@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "e037eee65fed03d30fb15498d8baf9d4125633db3a5287b640ce49bfbddaafb8"
+SCHEMA_SHA256 = "36b61d60121398bc73f5944494e945b58963ff62ec51fa1acc234bec65743197"
 
 
 def _is_integer(x: Any) -> bool:
@@ -32,7 +32,7 @@ _K1 = frozenset({"paddlegen/v1"})
 _K2 = frozenset({"TrainingJob"})
 _K3 = frozenset({"annotations", "labels", "name", "namespace"})
 _K4 = frozenset[str]()
-_K5 = frozenset({"accelerator", "affinity", "args", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nccl", "networks", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
+_K5 = frozenset({"accelerator", "affinity", "args", "automountServiceAccountToken", "build", "checkpoint", "collective", "command", "dataPrep", "distributed", "dnsConfig", "dnsPolicy", "env", "envFrom", "gpus", "heter", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "kubeflow", "nccl", "networks", "nodeSelector", "paddlejob", "podAnnotations", "podLabels", "priorityClassName", "ps", "resources", "run", "runtimeClassName", "scheduling", "security", "serviceAccountName", "shm", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "trainjob", "volumes", "worker", "workingDir", "workload"})
 _K6 = frozenset({"collective-job", "distributed-job", "job", "kubeflow-paddlejob", "paddlejob", "trainjob"})
 _K7 = frozenset({"Always", "IfNotPresent", "Never"})
 _K8 = frozenset({"name", "value", "valueFrom"})
@@ -48,66 +48,69 @@ _K17 = frozenset({"effect", "key", "operator", "tolerationSeconds", "value"})
 _K18 = frozenset({"Equal", "Exists"})
 _K19 = frozenset({"NoExecute", "NoSchedule", "PreferNoSchedule"})
 _K20 = frozenset({"nodeAffinity", "podAffinity", "podAntiAffinity"})
-_K21 = frozenset({"labelSelector", "matchLabelKeys", "maxSkew", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "topologyKey", "whenUnsatisfiable"})
-_K22 = frozenset({"DoNotSchedule", "ScheduleAnyway"})
-_K23 = frozenset({"matchExpressions", "matchLabels"})
-_K24 = frozenset({"key", "operator", "values"})
-_K25 = frozenset({"DoesNotExist", "Exists", "In", "NotIn"})
-_K26 = frozenset({"Honor", "Ignore"})
-_K27 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "name", "resources", "volumeMounts", "workingDir"})
-_K28 = frozenset({"mountPath", "name", "readOnly", "subPath"})
-_K29 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "livenessProbe", "name", "ports", "resources", "startupProbe", "volumeMounts", "workingDir"})
-_K30 = frozenset({"containerPort", "name", "protocol"})
-_K31 = frozenset({"SCTP", "TCP", "UDP"})
-_K32 = frozenset({"exec", "failureThreshold", "grpc", "httpGet", "initialDelaySeconds", "periodSeconds", "tcpSocket", "timeoutSeconds"})
-_K33 = frozenset({"command"})
-_K34 = frozenset({"path", "port", "scheme"})
-_K35 = frozenset({"HTTP", "HTTPS"})
-_K36 = frozenset({"port"})
-_K37 = frozenset({"port", "service"})
-_K38 = frozenset({"gidIndex", "hca", "socketIfname", "transport"})
-_K39 = frozenset({"ib", "roce", "tcp"})
-_K40 = frozenset({"affinity", "args", "command", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
-_K41 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
-_K42 = frozenset({"path", "server"})
-_K43 = frozenset({"fileSystemId", "nfs", "path", "region"})
-_K44 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
-_K45 = frozenset({"path", "type"})
-_K46 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
-_K47 = frozenset({"name"})
-_K48 = frozenset({"storageClassName"})
-_K49 = frozenset({"medium", "sizeLimit"})
-_K50 = frozenset({"", "Memory"})
-_K51 = frozenset({"defaultMode", "items", "name", "optional"})
-_K52 = frozenset({"key", "mode", "path"})
-_K53 = frozenset({"defaultMode", "items", "optional", "secretName"})
-_K54 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
-_K55 = frozenset({"Delete", "Recycle", "Retain"})
-_K56 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler", "topology"})
-_K57 = frozenset({"default", "volcano"})
-_K58 = frozenset({"priorityClass", "queue"})
-_K59 = frozenset({"hyperNodeTier", "preferred", "required"})
-_K60 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
-_K61 = frozenset({"Never", "OnFailure"})
-_K62 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
-_K63 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
-_K64 = frozenset({"Host", "PodIP", "Service"})
-_K65 = frozenset({"cleanPodPolicy", "port"})
-_K66 = frozenset({"All", "None", "Running"})
-_K67 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
-_K68 = frozenset({"runtime"})
-_K69 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
-_K70 = frozenset({"path", "volume"})
-_K71 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
-_K72 = frozenset({"dest", "src"})
-_K73 = frozenset({"capabilities", "fsGroup", "podSecurity", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
-_K74 = frozenset({"add"})
-_K75 = frozenset({"AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM"})
-_K76 = frozenset({"baseline", "privileged", "restricted"})
-_K77 = frozenset({"metadata", "spec"})
-_K78 = frozenset({"annotations", "labels", "namespace"})
-_K79 = frozenset({"path", "reason", "rule"})
-_K80 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "rwx-storage-class", "secret-literal", "shm-memory", "toleration", "topology-spread", "topology-tier", "topology-unhonoured", "unknown-resource", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K21 = frozenset({"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"})
+_K22 = frozenset({"nameservers", "options", "searches"})
+_K23 = frozenset({"name", "value"})
+_K24 = frozenset({"labelSelector", "matchLabelKeys", "maxSkew", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy", "topologyKey", "whenUnsatisfiable"})
+_K25 = frozenset({"DoNotSchedule", "ScheduleAnyway"})
+_K26 = frozenset({"matchExpressions", "matchLabels"})
+_K27 = frozenset({"key", "operator", "values"})
+_K28 = frozenset({"DoesNotExist", "Exists", "In", "NotIn"})
+_K29 = frozenset({"Honor", "Ignore"})
+_K30 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "name", "resources", "volumeMounts", "workingDir"})
+_K31 = frozenset({"mountPath", "name", "readOnly", "subPath"})
+_K32 = frozenset({"args", "command", "env", "envFrom", "image", "imagePullPolicy", "livenessProbe", "name", "ports", "resources", "startupProbe", "volumeMounts", "workingDir"})
+_K33 = frozenset({"containerPort", "name", "protocol"})
+_K34 = frozenset({"SCTP", "TCP", "UDP"})
+_K35 = frozenset({"exec", "failureThreshold", "grpc", "httpGet", "initialDelaySeconds", "periodSeconds", "tcpSocket", "timeoutSeconds"})
+_K36 = frozenset({"command"})
+_K37 = frozenset({"path", "port", "scheme"})
+_K38 = frozenset({"HTTP", "HTTPS"})
+_K39 = frozenset({"port"})
+_K40 = frozenset({"port", "service"})
+_K41 = frozenset({"gidIndex", "hca", "socketIfname", "transport"})
+_K42 = frozenset({"ib", "roce", "tcp"})
+_K43 = frozenset({"affinity", "args", "automountServiceAccountToken", "command", "dnsConfig", "dnsPolicy", "env", "envFrom", "gpus", "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "nodeSelector", "podAnnotations", "podLabels", "priorityClassName", "replicas", "resources", "runtimeClassName", "serviceAccountName", "sidecars", "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "workingDir"})
+_K44 = frozenset({"accessModes", "capacity", "cephfs", "claim", "configMap", "dynamic", "efs", "emptyDir", "hostPath", "mountOptions", "mountPath", "name", "nfs", "readOnly", "reclaimPolicy", "secret", "storageClassName"})
+_K45 = frozenset({"path", "server"})
+_K46 = frozenset({"fileSystemId", "nfs", "path", "region"})
+_K47 = frozenset({"clusterID", "fsName", "inTree", "monitors", "path", "secretName", "secretNamespace", "user"})
+_K48 = frozenset({"path", "type"})
+_K49 = frozenset({"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"})
+_K50 = frozenset({"name"})
+_K51 = frozenset({"storageClassName"})
+_K52 = frozenset({"medium", "sizeLimit"})
+_K53 = frozenset({"", "Memory"})
+_K54 = frozenset({"defaultMode", "items", "name", "optional"})
+_K55 = frozenset({"key", "mode", "path"})
+_K56 = frozenset({"defaultMode", "items", "optional", "secretName"})
+_K57 = frozenset({"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"})
+_K58 = frozenset({"Delete", "Recycle", "Retain"})
+_K59 = frozenset({"kueue", "minAvailable", "priorityClassName", "queue", "scheduler", "topology"})
+_K60 = frozenset({"default", "volcano"})
+_K61 = frozenset({"priorityClass", "queue"})
+_K62 = frozenset({"hyperNodeTier", "preferred", "required"})
+_K63 = frozenset({"activeDeadlineSeconds", "backoffLimit", "recreateOnChange", "restartPolicy", "restarts", "ttlSecondsAfterFinished"})
+_K64 = frozenset({"Never", "OnFailure"})
+_K65 = frozenset({"cleanPodPolicy", "elastic", "intranet", "withGloo"})
+_K66 = frozenset({"Always", "Never", "OnCompletion", "OnFailure"})
+_K67 = frozenset({"Host", "PodIP", "Service"})
+_K68 = frozenset({"cleanPodPolicy", "port"})
+_K69 = frozenset({"All", "None", "Running"})
+_K70 = frozenset({"command", "hostPorts", "nic", "port", "portsNum", "portsNumSparse", "trainConfigDir", "trainerCount", "volume"})
+_K71 = frozenset({"runtime"})
+_K72 = frozenset({"args", "backoffLimit", "command", "image", "outDir", "splitCount", "volume"})
+_K73 = frozenset({"path", "volume"})
+_K74 = frozenset({"apt", "base", "cmd", "entrypoint", "package", "pip", "pipIndexUrl", "python", "workingDir"})
+_K75 = frozenset({"dest", "src"})
+_K76 = frozenset({"capabilities", "fsGroup", "podSecurity", "readOnlyRootFilesystem", "restricted", "runAsGroup", "runAsNonRoot", "runAsUser"})
+_K77 = frozenset({"add"})
+_K78 = frozenset({"AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE", "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM"})
+_K79 = frozenset({"baseline", "privileged", "restricted"})
+_K80 = frozenset({"metadata", "spec"})
+_K81 = frozenset({"annotations", "labels", "namespace"})
+_K82 = frozenset({"path", "reason", "rule"})
+_K83 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "default-account-token", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "dns-config", "dns-policy", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "rwx-storage-class", "secret-literal", "service-account-token", "shm-memory", "toleration", "topology-spread", "topology-tier", "topology-unhonoured", "unknown-resource", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -573,6 +576,87 @@ def _s45(x: Any) -> bool:
 
 
 def _s46(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K21):
+        return False
+    return True
+
+
+def _s47(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^([0-9]{1,3}(\\.[0-9]{1,3}){3}|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$", x):
+        return False
+    return True
+
+
+def _s48(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) > 3:
+        return False
+    for item in x:
+        if not _s47(item):
+            return False
+    return True
+
+
+def _s49(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^(\\.|(?=.{1,253}\\.?$)_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*\\.?)$", x):
+        return False
+    return True
+
+
+def _s50(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) > 32:
+        return False
+    for item in x:
+        if not _s49(item):
+            return False
+    return True
+
+
+def _s51(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "name" not in x:
+        return False
+    if not _K23.issuperset(x):
+        return False
+    if "name" in x and not _s11(x["name"]):
+        return False
+    if "value" in x and not _s7(x["value"]):
+        return False
+    return True
+
+
+def _s52(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s51(item):
+            return False
+    return True
+
+
+def _s53(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K22.issuperset(x):
+        return False
+    if "nameservers" in x and not _s48(x["nameservers"]):
+        return False
+    if "searches" in x and not _s50(x["searches"]):
+        return False
+    if "options" in x and not _s52(x["options"]):
+        return False
+    return True
+
+
+def _s54(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -582,19 +666,19 @@ def _s46(x: Any) -> bool:
     return True
 
 
-def _s47(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K22):
-        return False
-    return True
-
-
-def _s48(x: Any) -> bool:
+def _s55(x: Any) -> bool:
     if not (isinstance(x, str) and x in _K25):
         return False
     return True
 
 
-def _s49(x: Any) -> bool:
+def _s56(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K28):
+        return False
+    return True
+
+
+def _s57(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
@@ -603,117 +687,18 @@ def _s49(x: Any) -> bool:
     return True
 
 
-def _s50(x: Any) -> bool:
+def _s58(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "key" not in x or "operator" not in x:
         return False
-    if not _K24.issuperset(x):
+    if not _K27.issuperset(x):
         return False
     if "key" in x and not _s5(x["key"]):
         return False
-    if "operator" in x and not _s48(x["operator"]):
+    if "operator" in x and not _s56(x["operator"]):
         return False
-    if "values" in x and not _s49(x["values"]):
-        return False
-    return True
-
-
-def _s51(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s50(item):
-            return False
-    return True
-
-
-def _s52(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K23.issuperset(x):
-        return False
-    if "matchLabels" in x and not _s6(x["matchLabels"]):
-        return False
-    if "matchExpressions" in x and not _s51(x["matchExpressions"]):
-        return False
-    return True
-
-
-def _s53(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    if not _unique(x):
-        return False
-    for item in x:
-        if not _s5(item):
-            return False
-    return True
-
-
-def _s54(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K26):
-        return False
-    return True
-
-
-def _s55(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "maxSkew" not in x or "topologyKey" not in x or "whenUnsatisfiable" not in x:
-        return False
-    if not _K21.issuperset(x):
-        return False
-    if "maxSkew" in x and not _s46(x["maxSkew"]):
-        return False
-    if "topologyKey" in x and not _s5(x["topologyKey"]):
-        return False
-    if "whenUnsatisfiable" in x and not _s47(x["whenUnsatisfiable"]):
-        return False
-    if "labelSelector" in x and not _s52(x["labelSelector"]):
-        return False
-    if "matchLabelKeys" in x and not _s53(x["matchLabelKeys"]):
-        return False
-    if "minDomains" in x and not _s46(x["minDomains"]):
-        return False
-    if "nodeAffinityPolicy" in x and not _s54(x["nodeAffinityPolicy"]):
-        return False
-    if "nodeTaintsPolicy" in x and not _s54(x["nodeTaintsPolicy"]):
-        return False
-    return True
-
-
-def _s56(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s55(item):
-            return False
-    return True
-
-
-def _s57(x: Any) -> bool:
-    if not isinstance(x, str):
-        return False
-    if not re.search("^(?!/)(?!(.*/)?\\.\\.(/|$)).+$", x):
-        return False
-    return True
-
-
-def _s58(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "name" not in x:
-        return False
-    if not _K28.issuperset(x):
-        return False
-    if "name" in x and not _s3(x["name"]):
-        return False
-    if "mountPath" in x and not _s14(x["mountPath"]):
-        return False
-    if "readOnly" in x and not _s17(x["readOnly"]):
-        return False
-    if "subPath" in x and not _s57(x["subPath"]):
+    if "values" in x and not _s57(x["values"]):
         return False
     return True
 
@@ -730,9 +715,108 @@ def _s59(x: Any) -> bool:
 def _s60(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
+    if not _K26.issuperset(x):
+        return False
+    if "matchLabels" in x and not _s6(x["matchLabels"]):
+        return False
+    if "matchExpressions" in x and not _s59(x["matchExpressions"]):
+        return False
+    return True
+
+
+def _s61(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s5(item):
+            return False
+    return True
+
+
+def _s62(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K29):
+        return False
+    return True
+
+
+def _s63(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "maxSkew" not in x or "topologyKey" not in x or "whenUnsatisfiable" not in x:
+        return False
+    if not _K24.issuperset(x):
+        return False
+    if "maxSkew" in x and not _s54(x["maxSkew"]):
+        return False
+    if "topologyKey" in x and not _s5(x["topologyKey"]):
+        return False
+    if "whenUnsatisfiable" in x and not _s55(x["whenUnsatisfiable"]):
+        return False
+    if "labelSelector" in x and not _s60(x["labelSelector"]):
+        return False
+    if "matchLabelKeys" in x and not _s61(x["matchLabelKeys"]):
+        return False
+    if "minDomains" in x and not _s54(x["minDomains"]):
+        return False
+    if "nodeAffinityPolicy" in x and not _s62(x["nodeAffinityPolicy"]):
+        return False
+    if "nodeTaintsPolicy" in x and not _s62(x["nodeTaintsPolicy"]):
+        return False
+    return True
+
+
+def _s64(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s63(item):
+            return False
+    return True
+
+
+def _s65(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^(?!/)(?!(.*/)?\\.\\.(/|$)).+$", x):
+        return False
+    return True
+
+
+def _s66(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "name" not in x:
+        return False
+    if not _K31.issuperset(x):
+        return False
+    if "name" in x and not _s3(x["name"]):
+        return False
+    if "mountPath" in x and not _s14(x["mountPath"]):
+        return False
+    if "readOnly" in x and not _s17(x["readOnly"]):
+        return False
+    if "subPath" in x and not _s65(x["subPath"]):
+        return False
+    return True
+
+
+def _s67(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s66(item):
+            return False
+    return True
+
+
+def _s68(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
     if "name" not in x or "image" not in x:
         return False
-    if not _K27.issuperset(x):
+    if not _K30.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -752,21 +836,21 @@ def _s60(x: Any) -> bool:
         return False
     if "resources" in x and not _s35(x["resources"]):
         return False
-    if "volumeMounts" in x and not _s59(x["volumeMounts"]):
+    if "volumeMounts" in x and not _s67(x["volumeMounts"]):
         return False
     return True
 
 
-def _s61(x: Any) -> bool:
+def _s69(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s60(item):
+        if not _s68(item):
             return False
     return True
 
 
-def _s62(x: Any) -> bool:
+def _s70(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -776,7 +860,7 @@ def _s62(x: Any) -> bool:
     return True
 
 
-def _s63(x: Any) -> bool:
+def _s71(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?=.{1,15}$)(?=[-a-z0-9]*[a-z])[a-z0-9]+(-[a-z0-9]+)*$", x):
@@ -784,38 +868,38 @@ def _s63(x: Any) -> bool:
     return True
 
 
-def _s64(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K31):
+def _s72(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K34):
         return False
     return True
 
 
-def _s65(x: Any) -> bool:
+def _s73(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "containerPort" not in x:
         return False
-    if not _K30.issuperset(x):
+    if not _K33.issuperset(x):
         return False
-    if "containerPort" in x and not _s62(x["containerPort"]):
+    if "containerPort" in x and not _s70(x["containerPort"]):
         return False
-    if "name" in x and not _s63(x["name"]):
+    if "name" in x and not _s71(x["name"]):
         return False
-    if "protocol" in x and not _s64(x["protocol"]):
+    if "protocol" in x and not _s72(x["protocol"]):
         return False
     return True
 
 
-def _s66(x: Any) -> bool:
+def _s74(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s65(item):
+        if not _s73(item):
             return False
     return True
 
 
-def _s67(x: Any) -> bool:
+def _s75(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
@@ -826,192 +910,192 @@ def _s67(x: Any) -> bool:
     return True
 
 
-def _s68(x: Any) -> bool:
+def _s76(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "command" not in x:
         return False
-    if not _K33.issuperset(x):
-        return False
-    if "command" in x and not _s67(x["command"]):
-        return False
-    return True
-
-
-def _s69(x: Any) -> bool:
-    if not (_s62(x) or _s63(x)):
-        return False
-    return True
-
-
-def _s70(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K35):
-        return False
-    return True
-
-
-def _s71(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "port" not in x:
-        return False
-    if not _K34.issuperset(x):
-        return False
-    if "path" in x and not _s14(x["path"]):
-        return False
-    if "port" in x and not _s69(x["port"]):
-        return False
-    if "scheme" in x and not _s70(x["scheme"]):
-        return False
-    return True
-
-
-def _s72(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "port" not in x:
-        return False
     if not _K36.issuperset(x):
         return False
-    if "port" in x and not _s69(x["port"]):
+    if "command" in x and not _s75(x["command"]):
         return False
     return True
 
 
-def _s73(x: Any) -> bool:
+def _s77(x: Any) -> bool:
+    if not (_s70(x) or _s71(x)):
+        return False
+    return True
+
+
+def _s78(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K38):
+        return False
+    return True
+
+
+def _s79(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "port" not in x:
         return False
     if not _K37.issuperset(x):
         return False
-    if "port" in x and not _s62(x["port"]):
+    if "path" in x and not _s14(x["path"]):
+        return False
+    if "port" in x and not _s77(x["port"]):
+        return False
+    if "scheme" in x and not _s78(x["scheme"]):
+        return False
+    return True
+
+
+def _s80(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "port" not in x:
+        return False
+    if not _K39.issuperset(x):
+        return False
+    if "port" in x and not _s77(x["port"]):
+        return False
+    return True
+
+
+def _s81(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "port" not in x:
+        return False
+    if not _K40.issuperset(x):
+        return False
+    if "port" in x and not _s70(x["port"]):
         return False
     if "service" in x and not _s7(x["service"]):
         return False
     return True
 
 
-def _s74(x: Any) -> bool:
+def _s82(x: Any) -> bool:
     if isinstance(x, dict):
         if "exec" not in x:
             return False
     return True
 
 
-def _s75(x: Any) -> bool:
+def _s83(x: Any) -> bool:
     if isinstance(x, dict):
         if "httpGet" not in x:
             return False
     return True
 
 
-def _s76(x: Any) -> bool:
+def _s84(x: Any) -> bool:
     if isinstance(x, dict):
         if "tcpSocket" not in x:
             return False
     return True
 
 
-def _s77(x: Any) -> bool:
+def _s85(x: Any) -> bool:
     if isinstance(x, dict):
         if "grpc" not in x:
             return False
     return True
 
 
-def _s78(x: Any) -> bool:
-    if not (_s74(x) or _s75(x) or _s76(x) or _s77(x)):
-        return False
-    return True
-
-
-def _s79(x: Any) -> bool:
-    if _s78(x):
-        return False
-    return True
-
-
-def _s80(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "exec" not in x or "httpGet" not in x:
-            return False
-    return True
-
-
-def _s81(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "exec" not in x or "tcpSocket" not in x:
-            return False
-    return True
-
-
-def _s82(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "exec" not in x or "grpc" not in x:
-            return False
-    return True
-
-
-def _s83(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "httpGet" not in x or "tcpSocket" not in x:
-            return False
-    return True
-
-
-def _s84(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "httpGet" not in x or "grpc" not in x:
-            return False
-    return True
-
-
-def _s85(x: Any) -> bool:
-    if isinstance(x, dict):
-        if "tcpSocket" not in x or "grpc" not in x:
-            return False
-    return True
-
-
 def _s86(x: Any) -> bool:
-    if not (_s79(x) or _s80(x) or _s81(x) or _s82(x) or _s83(x) or _s84(x) or _s85(x)):
+    if not (_s82(x) or _s83(x) or _s84(x) or _s85(x)):
         return False
     return True
 
 
 def _s87(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K32.issuperset(x):
-        return False
-    if "exec" in x and not _s68(x["exec"]):
-        return False
-    if "httpGet" in x and not _s71(x["httpGet"]):
-        return False
-    if "tcpSocket" in x and not _s72(x["tcpSocket"]):
-        return False
-    if "grpc" in x and not _s73(x["grpc"]):
-        return False
-    if "initialDelaySeconds" in x and not _s40(x["initialDelaySeconds"]):
-        return False
-    if "periodSeconds" in x and not _s46(x["periodSeconds"]):
-        return False
-    if "timeoutSeconds" in x and not _s46(x["timeoutSeconds"]):
-        return False
-    if "failureThreshold" in x and not _s46(x["failureThreshold"]):
-        return False
     if _s86(x):
         return False
     return True
 
 
 def _s88(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "exec" not in x or "httpGet" not in x:
+            return False
+    return True
+
+
+def _s89(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "exec" not in x or "tcpSocket" not in x:
+            return False
+    return True
+
+
+def _s90(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "exec" not in x or "grpc" not in x:
+            return False
+    return True
+
+
+def _s91(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "httpGet" not in x or "tcpSocket" not in x:
+            return False
+    return True
+
+
+def _s92(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "httpGet" not in x or "grpc" not in x:
+            return False
+    return True
+
+
+def _s93(x: Any) -> bool:
+    if isinstance(x, dict):
+        if "tcpSocket" not in x or "grpc" not in x:
+            return False
+    return True
+
+
+def _s94(x: Any) -> bool:
+    if not (_s87(x) or _s88(x) or _s89(x) or _s90(x) or _s91(x) or _s92(x) or _s93(x)):
+        return False
+    return True
+
+
+def _s95(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K35.issuperset(x):
+        return False
+    if "exec" in x and not _s76(x["exec"]):
+        return False
+    if "httpGet" in x and not _s79(x["httpGet"]):
+        return False
+    if "tcpSocket" in x and not _s80(x["tcpSocket"]):
+        return False
+    if "grpc" in x and not _s81(x["grpc"]):
+        return False
+    if "initialDelaySeconds" in x and not _s40(x["initialDelaySeconds"]):
+        return False
+    if "periodSeconds" in x and not _s54(x["periodSeconds"]):
+        return False
+    if "timeoutSeconds" in x and not _s54(x["timeoutSeconds"]):
+        return False
+    if "failureThreshold" in x and not _s54(x["failureThreshold"]):
+        return False
+    if _s94(x):
+        return False
+    return True
+
+
+def _s96(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x or "image" not in x:
         return False
-    if not _K29.issuperset(x):
+    if not _K32.issuperset(x):
         return False
     if "name" in x and not _s3(x["name"]):
         return False
@@ -1031,96 +1115,19 @@ def _s88(x: Any) -> bool:
         return False
     if "resources" in x and not _s35(x["resources"]):
         return False
-    if "volumeMounts" in x and not _s59(x["volumeMounts"]):
+    if "volumeMounts" in x and not _s67(x["volumeMounts"]):
         return False
-    if "ports" in x and not _s66(x["ports"]):
+    if "ports" in x and not _s74(x["ports"]):
         return False
-    if "startupProbe" in x and not _s87(x["startupProbe"]):
+    if "startupProbe" in x and not _s95(x["startupProbe"]):
         return False
-    if "livenessProbe" in x and not _s87(x["livenessProbe"]):
-        return False
-    return True
-
-
-def _s89(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s88(item):
-            return False
-    return True
-
-
-def _s90(x: Any) -> bool:
-    if not isinstance(x, str):
-        return False
-    if not re.search("^(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:@[A-Za-z0-9_.-]{1,15})?$", x):
-        return False
-    return True
-
-
-def _s91(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    if len(x) < 1:
-        return False
-    if not _unique(x):
-        return False
-    for item in x:
-        if not _s90(item):
-            return False
-    return True
-
-
-def _s92(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K39):
-        return False
-    return True
-
-
-def _s93(x: Any) -> bool:
-    if not isinstance(x, str):
-        return False
-    if not re.search("^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?$", x):
-        return False
-    return True
-
-
-def _s94(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    if len(x) < 1:
-        return False
-    if not _unique(x):
-        return False
-    for item in x:
-        if not _s93(item):
-            return False
-    return True
-
-
-def _s95(x: Any) -> bool:
-    if not _is_integer(x):
-        return False
-    if x < 0:
-        return False
-    return True
-
-
-def _s96(x: Any) -> bool:
-    if not isinstance(x, str):
-        return False
-    if not re.search("^[A-Za-z0-9_.-]{1,15}$", x):
+    if "livenessProbe" in x and not _s95(x["livenessProbe"]):
         return False
     return True
 
 
 def _s97(x: Any) -> bool:
     if not isinstance(x, list):
-        return False
-    if len(x) < 1:
-        return False
-    if not _unique(x):
         return False
     for item in x:
         if not _s96(item):
@@ -1129,22 +1136,99 @@ def _s97(x: Any) -> bool:
 
 
 def _s98(x: Any) -> bool:
-    if not isinstance(x, dict):
+    if not isinstance(x, str):
         return False
-    if not _K38.issuperset(x):
-        return False
-    if "transport" in x and not _s92(x["transport"]):
-        return False
-    if "hca" in x and not _s94(x["hca"]):
-        return False
-    if "gidIndex" in x and not _s95(x["gidIndex"]):
-        return False
-    if "socketIfname" in x and not _s97(x["socketIfname"]):
+    if not re.search("^(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:@[A-Za-z0-9_.-]{1,15})?$", x):
         return False
     return True
 
 
 def _s99(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s98(item):
+            return False
+    return True
+
+
+def _s100(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K42):
+        return False
+    return True
+
+
+def _s101(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?$", x):
+        return False
+    return True
+
+
+def _s102(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s101(item):
+            return False
+    return True
+
+
+def _s103(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 0:
+        return False
+    return True
+
+
+def _s104(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^[A-Za-z0-9_.-]{1,15}$", x):
+        return False
+    return True
+
+
+def _s105(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s104(item):
+            return False
+    return True
+
+
+def _s106(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K41.issuperset(x):
+        return False
+    if "transport" in x and not _s100(x["transport"]):
+        return False
+    if "hca" in x and not _s102(x["hca"]):
+        return False
+    if "gidIndex" in x and not _s103(x["gidIndex"]):
+        return False
+    if "socketIfname" in x and not _s105(x["socketIfname"]):
+        return False
+    return True
+
+
+def _s107(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1154,12 +1238,12 @@ def _s99(x: Any) -> bool:
     return True
 
 
-def _s100(x: Any) -> bool:
+def _s108(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K40.issuperset(x):
+    if not _K43.issuperset(x):
         return False
-    if "replicas" in x and not _s99(x["replicas"]):
+    if "replicas" in x and not _s107(x["replicas"]):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1199,21 +1283,27 @@ def _s100(x: Any) -> bool:
         return False
     if "runtimeClassName" in x and not _s16(x["runtimeClassName"]):
         return False
-    if "topologySpreadConstraints" in x and not _s56(x["topologySpreadConstraints"]):
+    if "automountServiceAccountToken" in x and not _s17(x["automountServiceAccountToken"]):
         return False
-    if "initContainers" in x and not _s61(x["initContainers"]):
+    if "dnsPolicy" in x and not _s46(x["dnsPolicy"]):
         return False
-    if "sidecars" in x and not _s89(x["sidecars"]):
+    if "dnsConfig" in x and not _s53(x["dnsConfig"]):
+        return False
+    if "topologySpreadConstraints" in x and not _s64(x["topologySpreadConstraints"]):
+        return False
+    if "initContainers" in x and not _s69(x["initContainers"]):
+        return False
+    if "sidecars" in x and not _s97(x["sidecars"]):
         return False
     return True
 
 
-def _s101(x: Any) -> bool:
+def _s109(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "server" not in x or "path" not in x:
         return False
-    if not _K42.issuperset(x):
+    if not _K45.issuperset(x):
         return False
     if "server" in x and not _s11(x["server"]):
         return False
@@ -1222,7 +1312,7 @@ def _s101(x: Any) -> bool:
     return True
 
 
-def _s102(x: Any) -> bool:
+def _s110(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^fs-[0-9a-f]+$", x):
@@ -1230,7 +1320,7 @@ def _s102(x: Any) -> bool:
     return True
 
 
-def _s103(x: Any) -> bool:
+def _s111(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z]{2}(-[a-z]+)+-[0-9]+$", x):
@@ -1238,68 +1328,68 @@ def _s103(x: Any) -> bool:
     return True
 
 
-def _s104(x: Any) -> bool:
+def _s112(x: Any) -> bool:
     if not (x is True):
         return False
     return True
 
 
-def _s105(x: Any) -> bool:
+def _s113(x: Any) -> bool:
     if isinstance(x, dict):
         if "nfs" not in x:
             return False
-        if "nfs" in x and not _s104(x["nfs"]):
+        if "nfs" in x and not _s112(x["nfs"]):
             return False
     return True
 
 
-def _s106(x: Any) -> bool:
+def _s114(x: Any) -> bool:
     if isinstance(x, dict):
         if "region" not in x:
             return False
     return True
 
 
-def _s107(x: Any) -> bool:
+def _s115(x: Any) -> bool:
     return True
 
 
-def _s108(x: Any) -> bool:
-    if _s107(x):
+def _s116(x: Any) -> bool:
+    if _s115(x):
         return False
     return True
 
 
-def _s109(x: Any) -> bool:
-    if _s106(x) and not _s108(x):
+def _s117(x: Any) -> bool:
+    if _s114(x) and not _s116(x):
         return False
     return True
 
 
-def _s110(x: Any) -> bool:
+def _s118(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "fileSystemId" not in x:
         return False
-    if not _K43.issuperset(x):
+    if not _K46.issuperset(x):
         return False
-    if "fileSystemId" in x and not _s102(x["fileSystemId"]):
+    if "fileSystemId" in x and not _s110(x["fileSystemId"]):
         return False
-    if "region" in x and not _s103(x["region"]):
+    if "region" in x and not _s111(x["region"]):
         return False
     if "path" in x and not _s14(x["path"]):
         return False
     if "nfs" in x and not _s17(x["nfs"]):
         return False
-    if _s105(x):
-        if not _s106(x):
+    if _s113(x):
+        if not _s114(x):
             return False
-    elif not _s109(x):
+    elif not _s117(x):
         return False
     return True
 
 
-def _s111(x: Any) -> bool:
+def _s119(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:/\\[\\]]+):[0-9]{1,5}$", x):
@@ -1307,95 +1397,95 @@ def _s111(x: Any) -> bool:
     return True
 
 
-def _s112(x: Any) -> bool:
+def _s120(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
         return False
     for item in x:
-        if not _s111(item):
+        if not _s119(item):
             return False
     return True
 
 
-def _s113(x: Any) -> bool:
+def _s121(x: Any) -> bool:
     if isinstance(x, dict):
         if "inTree" not in x:
             return False
-        if "inTree" in x and not _s104(x["inTree"]):
+        if "inTree" in x and not _s112(x["inTree"]):
             return False
     return True
 
 
-def _s114(x: Any) -> bool:
+def _s122(x: Any) -> bool:
     if isinstance(x, dict):
         if "clusterID" not in x:
             return False
     return True
 
 
-def _s115(x: Any) -> bool:
+def _s123(x: Any) -> bool:
     if isinstance(x, dict):
         if "fsName" not in x:
             return False
     return True
 
 
-def _s116(x: Any) -> bool:
-    if not (_s114(x) or _s115(x)):
+def _s124(x: Any) -> bool:
+    if not (_s122(x) or _s123(x)):
         return False
     return True
 
 
-def _s117(x: Any) -> bool:
+def _s125(x: Any) -> bool:
     if isinstance(x, dict):
         if "monitors" not in x:
             return False
-    if _s116(x):
+    if _s124(x):
         return False
     return True
 
 
-def _s118(x: Any) -> bool:
+def _s126(x: Any) -> bool:
     if isinstance(x, dict):
         if "monitors" not in x:
             return False
     return True
 
 
-def _s119(x: Any) -> bool:
+def _s127(x: Any) -> bool:
     if isinstance(x, dict):
         if "user" not in x:
             return False
     return True
 
 
-def _s120(x: Any) -> bool:
-    if not (_s118(x) or _s119(x)):
+def _s128(x: Any) -> bool:
+    if not (_s126(x) or _s127(x)):
         return False
     return True
 
 
-def _s121(x: Any) -> bool:
+def _s129(x: Any) -> bool:
     if isinstance(x, dict):
         if "clusterID" not in x or "fsName" not in x or "secretName" not in x:
             return False
     return True
 
 
-def _s122(x: Any) -> bool:
-    if _s120(x):
-        if not _s108(x):
+def _s130(x: Any) -> bool:
+    if _s128(x):
+        if not _s116(x):
             return False
-    elif not _s121(x):
+    elif not _s129(x):
         return False
     return True
 
 
-def _s123(x: Any) -> bool:
+def _s131(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K44.issuperset(x):
+    if not _K47.issuperset(x):
         return False
     if "clusterID" in x and not _s11(x["clusterID"]):
         return False
@@ -1409,79 +1499,79 @@ def _s123(x: Any) -> bool:
         return False
     if "inTree" in x and not _s17(x["inTree"]):
         return False
-    if "monitors" in x and not _s112(x["monitors"]):
+    if "monitors" in x and not _s120(x["monitors"]):
         return False
     if "user" in x and not _s11(x["user"]):
         return False
-    if _s113(x):
-        if not _s117(x):
+    if _s121(x):
+        if not _s125(x):
             return False
-    elif not _s122(x):
+    elif not _s130(x):
         return False
     return True
 
 
-def _s124(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K46):
+def _s132(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K49):
         return False
     return True
 
 
-def _s125(x: Any) -> bool:
+def _s133(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "path" not in x:
         return False
-    if not _K45.issuperset(x):
+    if not _K48.issuperset(x):
         return False
     if "path" in x and not _s14(x["path"]):
         return False
-    if "type" in x and not _s124(x["type"]):
+    if "type" in x and not _s132(x["type"]):
         return False
     return True
 
 
-def _s126(x: Any) -> bool:
+def _s134(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "name" not in x:
         return False
-    if not _K47.issuperset(x):
+    if not _K50.issuperset(x):
         return False
     if "name" in x and not _s16(x["name"]):
         return False
     return True
 
 
-def _s127(x: Any) -> bool:
+def _s135(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K48.issuperset(x):
+    if not _K51.issuperset(x):
         return False
     if "storageClassName" in x and not _s16(x["storageClassName"]):
         return False
     return True
 
 
-def _s128(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K50):
+def _s136(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K53):
         return False
     return True
 
 
-def _s129(x: Any) -> bool:
+def _s137(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K49.issuperset(x):
+    if not _K52.issuperset(x):
         return False
-    if "medium" in x and not _s128(x["medium"]):
+    if "medium" in x and not _s136(x["medium"]):
         return False
     if "sizeLimit" in x and not _s20(x["sizeLimit"]):
         return False
     return True
 
 
-def _s130(x: Any) -> bool:
+def _s138(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!\\.\\.)(?!\\.$)[-._a-zA-Z0-9]+$", x):
@@ -1491,7 +1581,7 @@ def _s130(x: Any) -> bool:
     return True
 
 
-def _s131(x: Any) -> bool:
+def _s139(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!\\.\\.(/|$))(?!.*/\\.\\.(/|$)).*$", x):
@@ -1501,7 +1591,7 @@ def _s131(x: Any) -> bool:
     return True
 
 
-def _s132(x: Any) -> bool:
+def _s140(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 0:
@@ -1511,142 +1601,18 @@ def _s132(x: Any) -> bool:
     return True
 
 
-def _s133(x: Any) -> bool:
+def _s141(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "key" not in x or "path" not in x:
         return False
-    if not _K52.issuperset(x):
+    if not _K55.issuperset(x):
         return False
-    if "key" in x and not _s130(x["key"]):
+    if "key" in x and not _s138(x["key"]):
         return False
-    if "path" in x and not _s131(x["path"]):
+    if "path" in x and not _s139(x["path"]):
         return False
-    if "mode" in x and not _s132(x["mode"]):
-        return False
-    return True
-
-
-def _s134(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    for item in x:
-        if not _s133(item):
-            return False
-    return True
-
-
-def _s135(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "name" not in x:
-        return False
-    if not _K51.issuperset(x):
-        return False
-    if "name" in x and not _s16(x["name"]):
-        return False
-    if "items" in x and not _s134(x["items"]):
-        return False
-    if "defaultMode" in x and not _s132(x["defaultMode"]):
-        return False
-    if "optional" in x and not _s17(x["optional"]):
-        return False
-    return True
-
-
-def _s136(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "secretName" not in x:
-        return False
-    if not _K53.issuperset(x):
-        return False
-    if "secretName" in x and not _s16(x["secretName"]):
-        return False
-    if "items" in x and not _s134(x["items"]):
-        return False
-    if "defaultMode" in x and not _s132(x["defaultMode"]):
-        return False
-    if "optional" in x and not _s17(x["optional"]):
-        return False
-    return True
-
-
-def _s137(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K54):
-        return False
-    return True
-
-
-def _s138(x: Any) -> bool:
-    if not isinstance(x, list):
-        return False
-    if len(x) < 1:
-        return False
-    if not _unique(x):
-        return False
-    for item in x:
-        if not _s137(item):
-            return False
-    return True
-
-
-def _s139(x: Any) -> bool:
-    if not isinstance(x, str):
-        return False
-    if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$", x):
-        return False
-    if len(x) > 253:
-        return False
-    return True
-
-
-def _s140(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K55):
-        return False
-    return True
-
-
-def _s141(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if "name" not in x or "mountPath" not in x:
-        return False
-    if not _K41.issuperset(x):
-        return False
-    if "name" in x and not _s3(x["name"]):
-        return False
-    if "mountPath" in x and not _s14(x["mountPath"]):
-        return False
-    if "readOnly" in x and not _s17(x["readOnly"]):
-        return False
-    if "nfs" in x and not _s101(x["nfs"]):
-        return False
-    if "efs" in x and not _s110(x["efs"]):
-        return False
-    if "cephfs" in x and not _s123(x["cephfs"]):
-        return False
-    if "hostPath" in x and not _s125(x["hostPath"]):
-        return False
-    if "claim" in x and not _s126(x["claim"]):
-        return False
-    if "dynamic" in x and not _s127(x["dynamic"]):
-        return False
-    if "emptyDir" in x and not _s129(x["emptyDir"]):
-        return False
-    if "configMap" in x and not _s135(x["configMap"]):
-        return False
-    if "secret" in x and not _s136(x["secret"]):
-        return False
-    if "capacity" in x and not _s20(x["capacity"]):
-        return False
-    if "accessModes" in x and not _s138(x["accessModes"]):
-        return False
-    if "storageClassName" in x and not _s139(x["storageClassName"]):
-        return False
-    if "reclaimPolicy" in x and not _s140(x["reclaimPolicy"]):
-        return False
-    if "mountOptions" in x and not _s13(x["mountOptions"]):
+    if "mode" in x and not _s140(x["mode"]):
         return False
     return True
 
@@ -1661,12 +1627,136 @@ def _s142(x: Any) -> bool:
 
 
 def _s143(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K57):
+    if not isinstance(x, dict):
+        return False
+    if "name" not in x:
+        return False
+    if not _K54.issuperset(x):
+        return False
+    if "name" in x and not _s16(x["name"]):
+        return False
+    if "items" in x and not _s142(x["items"]):
+        return False
+    if "defaultMode" in x and not _s140(x["defaultMode"]):
+        return False
+    if "optional" in x and not _s17(x["optional"]):
         return False
     return True
 
 
 def _s144(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "secretName" not in x:
+        return False
+    if not _K56.issuperset(x):
+        return False
+    if "secretName" in x and not _s16(x["secretName"]):
+        return False
+    if "items" in x and not _s142(x["items"]):
+        return False
+    if "defaultMode" in x and not _s140(x["defaultMode"]):
+        return False
+    if "optional" in x and not _s17(x["optional"]):
+        return False
+    return True
+
+
+def _s145(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K57):
+        return False
+    return True
+
+
+def _s146(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    if len(x) < 1:
+        return False
+    if not _unique(x):
+        return False
+    for item in x:
+        if not _s145(item):
+            return False
+    return True
+
+
+def _s147(x: Any) -> bool:
+    if not isinstance(x, str):
+        return False
+    if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$", x):
+        return False
+    if len(x) > 253:
+        return False
+    return True
+
+
+def _s148(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K58):
+        return False
+    return True
+
+
+def _s149(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if "name" not in x or "mountPath" not in x:
+        return False
+    if not _K44.issuperset(x):
+        return False
+    if "name" in x and not _s3(x["name"]):
+        return False
+    if "mountPath" in x and not _s14(x["mountPath"]):
+        return False
+    if "readOnly" in x and not _s17(x["readOnly"]):
+        return False
+    if "nfs" in x and not _s109(x["nfs"]):
+        return False
+    if "efs" in x and not _s118(x["efs"]):
+        return False
+    if "cephfs" in x and not _s131(x["cephfs"]):
+        return False
+    if "hostPath" in x and not _s133(x["hostPath"]):
+        return False
+    if "claim" in x and not _s134(x["claim"]):
+        return False
+    if "dynamic" in x and not _s135(x["dynamic"]):
+        return False
+    if "emptyDir" in x and not _s137(x["emptyDir"]):
+        return False
+    if "configMap" in x and not _s143(x["configMap"]):
+        return False
+    if "secret" in x and not _s144(x["secret"]):
+        return False
+    if "capacity" in x and not _s20(x["capacity"]):
+        return False
+    if "accessModes" in x and not _s146(x["accessModes"]):
+        return False
+    if "storageClassName" in x and not _s147(x["storageClassName"]):
+        return False
+    if "reclaimPolicy" in x and not _s148(x["reclaimPolicy"]):
+        return False
+    if "mountOptions" in x and not _s13(x["mountOptions"]):
+        return False
+    return True
+
+
+def _s150(x: Any) -> bool:
+    if not isinstance(x, list):
+        return False
+    for item in x:
+        if not _s149(item):
+            return False
+    return True
+
+
+def _s151(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K60):
+        return False
+    return True
+
+
+def _s152(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1676,7 +1766,7 @@ def _s144(x: Any) -> bool:
     return True
 
 
-def _s145(x: Any) -> bool:
+def _s153(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", x):
@@ -1686,21 +1776,21 @@ def _s145(x: Any) -> bool:
     return True
 
 
-def _s146(x: Any) -> bool:
+def _s154(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "queue" not in x:
         return False
-    if not _K58.issuperset(x):
+    if not _K61.issuperset(x):
         return False
-    if "queue" in x and not _s145(x["queue"]):
+    if "queue" in x and not _s153(x["queue"]):
         return False
-    if "priorityClass" in x and not _s145(x["priorityClass"]):
+    if "priorityClass" in x and not _s153(x["priorityClass"]):
         return False
     return True
 
 
-def _s147(x: Any) -> bool:
+def _s155(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1710,133 +1800,41 @@ def _s147(x: Any) -> bool:
     return True
 
 
-def _s148(x: Any) -> bool:
+def _s156(x: Any) -> bool:
     if isinstance(x, dict):
         if "required" not in x or "preferred" not in x:
             return False
     return True
 
 
-def _s149(x: Any) -> bool:
+def _s157(x: Any) -> bool:
     if isinstance(x, dict):
         if "required" not in x:
             return False
     return True
 
 
-def _s150(x: Any) -> bool:
+def _s158(x: Any) -> bool:
     if isinstance(x, dict):
         if "preferred" not in x:
             return False
     return True
 
 
-def _s151(x: Any) -> bool:
-    if not (_s149(x) or _s150(x)):
-        return False
-    return True
-
-
-def _s152(x: Any) -> bool:
-    if _s151(x):
-        return False
-    return True
-
-
-def _s153(x: Any) -> bool:
-    if not (_s148(x) or _s152(x)):
-        return False
-    return True
-
-
-def _s154(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K59.issuperset(x):
-        return False
-    if "required" in x and not _s5(x["required"]):
-        return False
-    if "preferred" in x and not _s5(x["preferred"]):
-        return False
-    if "hyperNodeTier" in x and not _s147(x["hyperNodeTier"]):
-        return False
-    if _s153(x):
-        return False
-    return True
-
-
-def _s155(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K56.issuperset(x):
-        return False
-    if "scheduler" in x and not _s143(x["scheduler"]):
-        return False
-    if "queue" in x and not _s16(x["queue"]):
-        return False
-    if "priorityClassName" in x and not _s16(x["priorityClassName"]):
-        return False
-    if "minAvailable" in x and not _s144(x["minAvailable"]):
-        return False
-    if "kueue" in x and not _s146(x["kueue"]):
-        return False
-    if "topology" in x and not _s154(x["topology"]):
-        return False
-    return True
-
-
-def _s156(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K61):
-        return False
-    return True
-
-
-def _s157(x: Any) -> bool:
-    if not _is_integer(x):
-        return False
-    if x < 0:
-        return False
-    if x > 1000:
-        return False
-    return True
-
-
-def _s158(x: Any) -> bool:
-    if not isinstance(x, dict):
-        return False
-    if not _K60.issuperset(x):
-        return False
-    if "restartPolicy" in x and not _s156(x["restartPolicy"]):
-        return False
-    if "backoffLimit" in x and not _s40(x["backoffLimit"]):
-        return False
-    if "restarts" in x and not _s157(x["restarts"]):
-        return False
-    if "activeDeadlineSeconds" in x and not _s46(x["activeDeadlineSeconds"]):
-        return False
-    if "ttlSecondsAfterFinished" in x and not _s40(x["ttlSecondsAfterFinished"]):
-        return False
-    if "recreateOnChange" in x and not _s17(x["recreateOnChange"]):
-        return False
-    return True
-
-
 def _s159(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K63):
+    if not (_s157(x) or _s158(x)):
         return False
     return True
 
 
 def _s160(x: Any) -> bool:
-    if not _is_integer(x):
-        return False
-    if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
+    if _s159(x):
         return False
     return True
 
 
 def _s161(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K64):
+    if not (_s156(x) or _s160(x)):
         return False
     return True
 
@@ -1846,36 +1844,128 @@ def _s162(x: Any) -> bool:
         return False
     if not _K62.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s159(x["cleanPodPolicy"]):
+    if "required" in x and not _s5(x["required"]):
         return False
-    if "withGloo" in x and not _s160(x["withGloo"]):
+    if "preferred" in x and not _s5(x["preferred"]):
         return False
-    if "intranet" in x and not _s161(x["intranet"]):
+    if "hyperNodeTier" in x and not _s155(x["hyperNodeTier"]):
+        return False
+    if _s161(x):
+        return False
+    return True
+
+
+def _s163(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K59.issuperset(x):
+        return False
+    if "scheduler" in x and not _s151(x["scheduler"]):
+        return False
+    if "queue" in x and not _s16(x["queue"]):
+        return False
+    if "priorityClassName" in x and not _s16(x["priorityClassName"]):
+        return False
+    if "minAvailable" in x and not _s152(x["minAvailable"]):
+        return False
+    if "kueue" in x and not _s154(x["kueue"]):
+        return False
+    if "topology" in x and not _s162(x["topology"]):
+        return False
+    return True
+
+
+def _s164(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K64):
+        return False
+    return True
+
+
+def _s165(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if x < 0:
+        return False
+    if x > 1000:
+        return False
+    return True
+
+
+def _s166(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K63.issuperset(x):
+        return False
+    if "restartPolicy" in x and not _s164(x["restartPolicy"]):
+        return False
+    if "backoffLimit" in x and not _s40(x["backoffLimit"]):
+        return False
+    if "restarts" in x and not _s165(x["restarts"]):
+        return False
+    if "activeDeadlineSeconds" in x and not _s54(x["activeDeadlineSeconds"]):
+        return False
+    if "ttlSecondsAfterFinished" in x and not _s40(x["ttlSecondsAfterFinished"]):
+        return False
+    if "recreateOnChange" in x and not _s17(x["recreateOnChange"]):
+        return False
+    return True
+
+
+def _s167(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K66):
+        return False
+    return True
+
+
+def _s168(x: Any) -> bool:
+    if not _is_integer(x):
+        return False
+    if not (not isinstance(x, bool) and _is_number(x) and x in (0, 1, 2)):
+        return False
+    return True
+
+
+def _s169(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K67):
+        return False
+    return True
+
+
+def _s170(x: Any) -> bool:
+    if not isinstance(x, dict):
+        return False
+    if not _K65.issuperset(x):
+        return False
+    if "cleanPodPolicy" in x and not _s167(x["cleanPodPolicy"]):
+        return False
+    if "withGloo" in x and not _s168(x["withGloo"]):
+        return False
+    if "intranet" in x and not _s169(x["intranet"]):
         return False
     if "elastic" in x and not _s40(x["elastic"]):
         return False
     return True
 
 
-def _s163(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K66):
+def _s171(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K69):
         return False
     return True
 
 
-def _s164(x: Any) -> bool:
+def _s172(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K65.issuperset(x):
+    if not _K68.issuperset(x):
         return False
-    if "cleanPodPolicy" in x and not _s163(x["cleanPodPolicy"]):
+    if "cleanPodPolicy" in x and not _s171(x["cleanPodPolicy"]):
         return False
-    if "port" in x and not _s62(x["port"]):
+    if "port" in x and not _s70(x["port"]):
         return False
     return True
 
 
-def _s165(x: Any) -> bool:
+def _s173(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1885,7 +1975,7 @@ def _s165(x: Any) -> bool:
     return True
 
 
-def _s166(x: Any) -> bool:
+def _s174(x: Any) -> bool:
     if not _is_integer(x):
         return False
     if x < 1:
@@ -1895,10 +1985,10 @@ def _s166(x: Any) -> bool:
     return True
 
 
-def _s167(x: Any) -> bool:
+def _s175(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K67.issuperset(x):
+    if not _K70.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
@@ -1906,13 +1996,13 @@ def _s167(x: Any) -> bool:
         return False
     if "nic" in x and not _s11(x["nic"]):
         return False
-    if "port" in x and not _s62(x["port"]):
+    if "port" in x and not _s70(x["port"]):
         return False
-    if "portsNum" in x and not _s165(x["portsNum"]):
+    if "portsNum" in x and not _s173(x["portsNum"]):
         return False
-    if "portsNumSparse" in x and not _s157(x["portsNumSparse"]):
+    if "portsNumSparse" in x and not _s165(x["portsNumSparse"]):
         return False
-    if "trainerCount" in x and not _s166(x["trainerCount"]):
+    if "trainerCount" in x and not _s174(x["trainerCount"]):
         return False
     if "hostPorts" in x and not _s17(x["hostPorts"]):
         return False
@@ -1921,32 +2011,32 @@ def _s167(x: Any) -> bool:
     return True
 
 
-def _s168(x: Any) -> bool:
+def _s176(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K36.issuperset(x):
+    if not _K39.issuperset(x):
         return False
-    if "port" in x and not _s62(x["port"]):
+    if "port" in x and not _s70(x["port"]):
         return False
     return True
 
 
-def _s169(x: Any) -> bool:
+def _s177(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K68.issuperset(x):
+    if not _K71.issuperset(x):
         return False
     if "runtime" in x and not _s16(x["runtime"]):
         return False
     return True
 
 
-def _s170(x: Any) -> bool:
+def _s178(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K69.issuperset(x):
+    if not _K72.issuperset(x):
         return False
     if "image" in x and not _s11(x["image"]):
         return False
@@ -1954,7 +2044,7 @@ def _s170(x: Any) -> bool:
         return False
     if "backoffLimit" in x and not _s40(x["backoffLimit"]):
         return False
-    if "splitCount" in x and not _s99(x["splitCount"]):
+    if "splitCount" in x and not _s107(x["splitCount"]):
         return False
     if "outDir" in x and not _s14(x["outDir"]):
         return False
@@ -1965,7 +2055,7 @@ def _s170(x: Any) -> bool:
     return True
 
 
-def _s171(x: Any) -> bool:
+def _s179(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
@@ -1977,21 +2067,21 @@ def _s171(x: Any) -> bool:
     return True
 
 
-def _s172(x: Any) -> bool:
+def _s180(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "volume" not in x:
         return False
-    if not _K70.issuperset(x):
+    if not _K73.issuperset(x):
         return False
     if "volume" in x and not _s3(x["volume"]):
         return False
-    if "path" in x and not _s171(x["path"]):
+    if "path" in x and not _s179(x["path"]):
         return False
     return True
 
 
-def _s173(x: Any) -> bool:
+def _s181(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
@@ -1999,16 +2089,16 @@ def _s173(x: Any) -> bool:
     return True
 
 
-def _s174(x: Any) -> bool:
+def _s182(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s173(item):
+        if not _s181(item):
             return False
     return True
 
 
-def _s175(x: Any) -> bool:
+def _s183(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^[A-Za-z0-9][^\\s]*$", x):
@@ -2016,16 +2106,16 @@ def _s175(x: Any) -> bool:
     return True
 
 
-def _s176(x: Any) -> bool:
+def _s184(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s175(item):
+        if not _s183(item):
             return False
     return True
 
 
-def _s177(x: Any) -> bool:
+def _s185(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
@@ -2033,38 +2123,38 @@ def _s177(x: Any) -> bool:
     return True
 
 
-def _s178(x: Any) -> bool:
+def _s186(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "src" not in x or "dest" not in x:
         return False
-    if not _K72.issuperset(x):
+    if not _K75.issuperset(x):
         return False
-    if "src" in x and not _s177(x["src"]):
+    if "src" in x and not _s185(x["src"]):
         return False
     if "dest" in x and not _s14(x["dest"]):
         return False
     return True
 
 
-def _s179(x: Any) -> bool:
+def _s187(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "base" not in x:
         return False
-    if not _K71.issuperset(x):
+    if not _K74.issuperset(x):
         return False
     if "base" in x and not _s11(x["base"]):
         return False
-    if "apt" in x and not _s174(x["apt"]):
+    if "apt" in x and not _s182(x["apt"]):
         return False
-    if "pip" in x and not _s176(x["pip"]):
+    if "pip" in x and not _s184(x["pip"]):
         return False
     if "pipIndexUrl" in x and not _s11(x["pipIndexUrl"]):
         return False
     if "python" in x and not _s11(x["python"]):
         return False
-    if "package" in x and not _s178(x["package"]):
+    if "package" in x and not _s186(x["package"]):
         return False
     if "workingDir" in x and not _s14(x["workingDir"]):
         return False
@@ -2075,13 +2165,13 @@ def _s179(x: Any) -> bool:
     return True
 
 
-def _s180(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K75):
+def _s188(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K78):
         return False
     return True
 
 
-def _s181(x: Any) -> bool:
+def _s189(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     if len(x) < 1:
@@ -2089,33 +2179,33 @@ def _s181(x: Any) -> bool:
     if not _unique(x):
         return False
     for item in x:
-        if not _s180(item):
+        if not _s188(item):
             return False
     return True
 
 
-def _s182(x: Any) -> bool:
+def _s190(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "add" not in x:
         return False
-    if not _K74.issuperset(x):
+    if not _K77.issuperset(x):
         return False
-    if "add" in x and not _s181(x["add"]):
-        return False
-    return True
-
-
-def _s183(x: Any) -> bool:
-    if not (isinstance(x, str) and x in _K76):
+    if "add" in x and not _s189(x["add"]):
         return False
     return True
 
 
-def _s184(x: Any) -> bool:
+def _s191(x: Any) -> bool:
+    if not (isinstance(x, str) and x in _K79):
+        return False
+    return True
+
+
+def _s192(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K73.issuperset(x):
+    if not _K76.issuperset(x):
         return False
     if "restricted" in x and not _s17(x["restricted"]):
         return False
@@ -2129,14 +2219,14 @@ def _s184(x: Any) -> bool:
         return False
     if "readOnlyRootFilesystem" in x and not _s17(x["readOnlyRootFilesystem"]):
         return False
-    if "capabilities" in x and not _s182(x["capabilities"]):
+    if "capabilities" in x and not _s190(x["capabilities"]):
         return False
-    if "podSecurity" in x and not _s183(x["podSecurity"]):
+    if "podSecurity" in x and not _s191(x["podSecurity"]):
         return False
     return True
 
 
-def _s185(x: Any) -> bool:
+def _s193(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if not _K5.issuperset(x):
@@ -2185,53 +2275,59 @@ def _s185(x: Any) -> bool:
         return False
     if "runtimeClassName" in x and not _s16(x["runtimeClassName"]):
         return False
-    if "topologySpreadConstraints" in x and not _s56(x["topologySpreadConstraints"]):
+    if "automountServiceAccountToken" in x and not _s17(x["automountServiceAccountToken"]):
         return False
-    if "initContainers" in x and not _s61(x["initContainers"]):
+    if "dnsPolicy" in x and not _s46(x["dnsPolicy"]):
         return False
-    if "sidecars" in x and not _s89(x["sidecars"]):
+    if "dnsConfig" in x and not _s53(x["dnsConfig"]):
         return False
-    if "networks" in x and not _s91(x["networks"]):
+    if "topologySpreadConstraints" in x and not _s64(x["topologySpreadConstraints"]):
         return False
-    if "nccl" in x and not _s98(x["nccl"]):
+    if "initContainers" in x and not _s69(x["initContainers"]):
         return False
-    if "ps" in x and not _s100(x["ps"]):
+    if "sidecars" in x and not _s97(x["sidecars"]):
         return False
-    if "worker" in x and not _s100(x["worker"]):
+    if "networks" in x and not _s99(x["networks"]):
         return False
-    if "heter" in x and not _s100(x["heter"]):
+    if "nccl" in x and not _s106(x["nccl"]):
         return False
-    if "volumes" in x and not _s142(x["volumes"]):
+    if "ps" in x and not _s108(x["ps"]):
         return False
-    if "scheduling" in x and not _s155(x["scheduling"]):
+    if "worker" in x and not _s108(x["worker"]):
         return False
-    if "run" in x and not _s158(x["run"]):
+    if "heter" in x and not _s108(x["heter"]):
         return False
-    if "paddlejob" in x and not _s162(x["paddlejob"]):
+    if "volumes" in x and not _s150(x["volumes"]):
         return False
-    if "kubeflow" in x and not _s164(x["kubeflow"]):
+    if "scheduling" in x and not _s163(x["scheduling"]):
         return False
-    if "distributed" in x and not _s167(x["distributed"]):
+    if "run" in x and not _s166(x["run"]):
         return False
-    if "collective" in x and not _s168(x["collective"]):
+    if "paddlejob" in x and not _s170(x["paddlejob"]):
         return False
-    if "trainjob" in x and not _s169(x["trainjob"]):
+    if "kubeflow" in x and not _s172(x["kubeflow"]):
         return False
-    if "dataPrep" in x and not _s170(x["dataPrep"]):
+    if "distributed" in x and not _s175(x["distributed"]):
         return False
-    if "checkpoint" in x and not _s172(x["checkpoint"]):
+    if "collective" in x and not _s176(x["collective"]):
         return False
-    if "build" in x and not _s179(x["build"]):
+    if "trainjob" in x and not _s177(x["trainjob"]):
         return False
-    if "security" in x and not _s184(x["security"]):
+    if "dataPrep" in x and not _s178(x["dataPrep"]):
+        return False
+    if "checkpoint" in x and not _s180(x["checkpoint"]):
+        return False
+    if "build" in x and not _s187(x["build"]):
+        return False
+    if "security" in x and not _s192(x["security"]):
         return False
     return True
 
 
-def _s186(x: Any) -> bool:
+def _s194(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K78.issuperset(x):
+    if not _K81.issuperset(x):
         return False
     if "namespace" in x and not _s3(x["namespace"]):
         return False
@@ -2242,23 +2338,23 @@ def _s186(x: Any) -> bool:
     return True
 
 
-def _s187(x: Any) -> bool:
+def _s195(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
-    if not _K77.issuperset(x):
+    if not _K80.issuperset(x):
         return False
-    if "metadata" in x and not _s186(x["metadata"]):
+    if "metadata" in x and not _s194(x["metadata"]):
         return False
     if "spec" in x and not _s43(x["spec"]):
         return False
     return True
 
 
-def _s188(x: Any) -> bool:
+def _s196(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     for key, value in x.items():
-        if key not in _K4 and not _s187(value):
+        if key not in _K4 and not _s195(value):
             return False
     for key in x:
         if not _s3(key):
@@ -2266,15 +2362,15 @@ def _s188(x: Any) -> bool:
     return True
 
 
-def _s189(x: Any) -> bool:
+def _s197(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not (isinstance(x, str) and x in _K80):
+    if not (isinstance(x, str) and x in _K83):
         return False
     return True
 
 
-def _s190(x: Any) -> bool:
+def _s198(x: Any) -> bool:
     if not isinstance(x, str):
         return False
     if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
@@ -2282,32 +2378,32 @@ def _s190(x: Any) -> bool:
     return True
 
 
-def _s191(x: Any) -> bool:
+def _s199(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "rule" not in x:
         return False
-    if not _K79.issuperset(x):
+    if not _K82.issuperset(x):
         return False
-    if "rule" in x and not _s189(x["rule"]):
+    if "rule" in x and not _s197(x["rule"]):
         return False
-    if "path" in x and not _s190(x["path"]):
+    if "path" in x and not _s198(x["path"]):
         return False
     if "reason" in x and not _s7(x["reason"]):
         return False
     return True
 
 
-def _s192(x: Any) -> bool:
+def _s200(x: Any) -> bool:
     if not isinstance(x, list):
         return False
     for item in x:
-        if not _s191(item):
+        if not _s199(item):
             return False
     return True
 
 
-def _s193(x: Any) -> bool:
+def _s201(x: Any) -> bool:
     if not isinstance(x, dict):
         return False
     if "apiVersion" not in x or "kind" not in x or "metadata" not in x or "spec" not in x:
@@ -2320,15 +2416,15 @@ def _s193(x: Any) -> bool:
         return False
     if "metadata" in x and not _s9(x["metadata"]):
         return False
-    if "spec" in x and not _s185(x["spec"]):
+    if "spec" in x and not _s193(x["spec"]):
         return False
-    if "overlays" in x and not _s188(x["overlays"]):
+    if "overlays" in x and not _s196(x["overlays"]):
         return False
-    if "ignore" in x and not _s192(x["ignore"]):
+    if "ignore" in x and not _s200(x["ignore"]):
         return False
     return True
 
 
 def is_valid(x: Any) -> bool:
     """Whether jsonschema finds no error."""
-    return _s193(x)
+    return _s201(x)

@@ -116,6 +116,12 @@ class Workload:
     # Application's tree and judges the health of too (never queued: Kueue queues the object
     # they are made from).
     children: tuple[TrainingObject, ...] = ()
+    # Why its training pods talk to the API server, which needs their ServiceAccount's token
+    # mounted (rule service-account-token); "" when they do not.
+    api_token: str = ""
+    # How its training pods find each other by names only the cluster's DNS resolves (rule
+    # dns-policy); "" when they do not.
+    peer_names: str = ""
     # The other kinds of training object it renders (a collective-job's JobSet), each with the
     # "module:function" reading it back, as ``importer`` reads the main one.
     other_importers: Mapping[TrainingObject, str] = field(default_factory=dict)
@@ -171,14 +177,16 @@ class Pod:
     scheduler: str | None  # spec.schedulerName
     restart_policy: str | None
     service_account: str | None
-    automount_token: bool  # only a pod that talks to the API server gets a token
+    # The spec's choice, else only a pod that talks to the API server gets a token.
+    automount_token: bool
     affinity: dict[str, Any] | None
     container: Container  # the training container, `paddle`
     # The sidecars, then the init containers: each init container finds the sidecars running.
     init_containers: list[Container]
     volumes: list[Volume]  # mounted, and listed as pod volumes
     shm: str | None  # the /dev/shm size limit, None for none
-    dns_policy: str | None = None  # spec.dnsPolicy, None: Kubernetes' default
+    dns_policy: str | None = None  # the spec's, else the workload's; None: Kubernetes' default
+    dns_config: dict[str, Any] | None = None  # the spec's dnsConfig, as given
     priority_class: str | None = None  # spec.priorityClassName
     image_pull_secrets: list[dict[str, str]] = field(default_factory=list)
     # spec.subdomain: the headless Service whose name, after the pod's hostname, names the pod
@@ -213,7 +221,9 @@ def pod(
     limits the mounts (default: every job volume). ``service_account`` is the account a
     workload's pods talk to the API server with (its token is mounted); without one the pods
     run as the role's serviceAccountName, if any, without the API token (workload identity
-    projects a token of its own or uses the node's metadata server).
+    projects a token of its own or uses the node's metadata server). ``dns_policy`` is the
+    workload's own. The role's automountServiceAccountToken and dnsPolicy win over both
+    (rules service-account-token and dns-policy say where that stops the job).
 
     With a checkpoint (spec.checkpoint) every pod that ``trains`` (not the data Job's) reads
     its folder and its group's attempt in its env: ``attempt`` is where the workload's pods
@@ -248,7 +258,11 @@ def pod(
         scheduler="volcano" if volcano else None,
         restart_policy=restart_policy,
         service_account=service_account or role.serviceAccountName,
-        automount_token=service_account is not None,
+        automount_token=(
+            service_account is not None
+            if role.automountServiceAccountToken is None
+            else role.automountServiceAccountToken
+        ),
         affinity=affinity or role.affinity,
         container=Container(
             name=TRAINING_CONTAINER,
@@ -277,7 +291,8 @@ def pod(
         ],
         volumes=mounted,
         shm=shm_size,
-        dns_policy=dns_policy,
+        dns_policy=role.dnsPolicy or dns_policy,
+        dns_config=role.dnsConfig,
         priority_class=priority_class,
         image_pull_secrets=[{"name": name} for name in role.imagePullSecrets],
         subdomain=subdomain,

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import ROLE_NAMES
+
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
@@ -194,7 +196,33 @@ DERIVED: tuple[tuple[tuple[str, ...], Derive], ...] = (
     # without a namespace, a PV's class of its own (its name, which follows the job's)
     (("volumes", "[]", "storageClassName"), lambda job, at: job.volumes[at[1]].storageClassName),
     (("checkpoint", "path"), lambda job, _: job.checkpoint and job.checkpoint.path),
+    # a token the workload's own pods get anyway (distributed-job's trainers), spec-wide only
+    # where every pod, the data Job's too, gets that one
+    (("automountServiceAccountToken",), lambda job, _: _shared_token(job)),
+    *(
+        ((role, "automountServiceAccountToken"), lambda job, at: _token(job, at[0]))
+        for role in ROLE_NAMES
+    ),
 )
+
+
+def _token(job: Job, role: str) -> bool | None:
+    """Whether the pods of ``role`` get a token: the spec's choice, else their workload's
+    (workloads/base.py pod: only pods that talk to the API server)."""
+    from paddlegen.workloads import WORKLOADS
+
+    if role not in job.roles:
+        return None
+    given = job.roles[role].automountServiceAccountToken
+    return bool(WORKLOADS[job.workload].api_token) if given is None else given
+
+
+def _shared_token(job: Job) -> bool | None:
+    """The token every pod of ``job`` gets alike (None: they differ)."""
+    tokens = {_token(job, role) for role in job.roles}
+    if job.dataPrep is not None:
+        tokens.add(bool(job.dataPrep.role.automountServiceAccountToken))
+    return tokens.pop() if len(tokens) == 1 else None
 
 
 def without_derived(document: dict[str, Any]) -> dict[str, Any]:

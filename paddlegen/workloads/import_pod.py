@@ -52,10 +52,12 @@ def pod(
     *,
     peer_discovery: bool = False,
     training: str = TRAINING_CONTAINER,
+    dns_policy: str | None = None,
 ) -> Pod:
     """Map a pod template (popping what is used) to a role and its volumes. With
     ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token.
-    ``training`` names the training container the workload renders (trainjob's is `node`)."""
+    ``training`` names the training container the workload renders (trainjob's is `node`),
+    ``dns_policy`` the dnsPolicy it gives the pods itself (None: Kubernetes' default)."""
     meta = template.setdefault("metadata", {})
     strip_meta(meta, ctx)
     annotations = meta.get("annotations", {})
@@ -88,19 +90,13 @@ def pod(
     )
     role.update(own)
     role.update(_pod_settings(spec))
+    role.update(_token_and_dns(spec, peer_discovery, dns_policy))
     if spec.get("schedulerName") == "volcano":  # any other scheduler stays, and is listed
         take(spec, "schedulerName")
         volcano = True
     security = _security(container, spec)
     volumes, shm = pod_volumes(container, spec, ctx, where)
     role.update(_init_containers(spec, volumes, container_security, ctx, where))
-    if take(spec, "automountServiceAccountToken") not in (None, peer_discovery):
-        ctx.note(
-            LOSSY,
-            where,
-            "automountServiceAccountToken follows the workload (a token only "
-            "for distributed-job's peer discovery)",
-        )
     return Pod(
         role,
         volumes,
@@ -165,6 +161,30 @@ def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
     secrets = spec.get("imagePullSecrets", [])
     if secrets and all(isinstance(s, dict) and set(s) == {"name"} for s in secrets):
         out["imagePullSecrets"] = [s["name"] for s in spec.pop("imagePullSecrets")]
+    return out
+
+
+def _token_and_dns(
+    spec: dict[str, Any], peer_discovery: bool, dns_policy: str | None
+) -> dict[str, Any]:
+    """automountServiceAccountToken, dnsPolicy and dnsConfig, as the pod spec gives them. A
+    token is the spec's unless it is paddlegen's default, none (with ``peer_discovery`` it is
+    kept: import_defaults.DERIVED leaves it out of the spec where the workload gives it
+    anyway). The workload's own ``dns_policy`` goes without saying; ClusterFirst, Kubernetes'
+    default, is left in place (a cosmetic note), as the API server writes it into every batch
+    Job's pods."""
+    out: dict[str, Any] = {}
+    if "automountServiceAccountToken" in spec:  # a boolean: import-shape refuses others
+        token = take(spec, "automountServiceAccountToken")
+        if token or peer_discovery:
+            out["automountServiceAccountToken"] = token
+    policy = spec.get("dnsPolicy")
+    if policy is not None and policy == dns_policy:
+        take(spec, "dnsPolicy")
+    elif policy is not None and (policy, dns_policy) != ("ClusterFirst", None):
+        out["dnsPolicy"] = spec.pop("dnsPolicy")
+    if "dnsConfig" in spec:
+        out["dnsConfig"] = spec.pop("dnsConfig")
     return out
 
 

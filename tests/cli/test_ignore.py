@@ -245,6 +245,18 @@ TRIGGERS = {
     + LIMITS
     + "  worker: {replicas: 2}\n"
     "  volumes: [{name: d, mountPath: /d, dynamic: {}, capacity: 1Gi}]\n",
+    "service-account-token": "spec:\n  workload: distributed-job\n  image: x:1\n"
+    + LIMITS
+    + "  automountServiceAccountToken: false\n"
+    "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n"
+    "  distributed: {volume: d, trainConfigDir: q}\n",
+    "default-account-token": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  automountServiceAccountToken: true\n",
+    "dns-config": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  dnsPolicy: None\n",
+    "dns-policy": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
+    + LIMITS
+    + "  dnsPolicy: Default\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

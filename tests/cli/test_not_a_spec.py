@@ -96,8 +96,19 @@ def _rules(runner, tmp_path: Path, text: str) -> list[str]:
 
 
 def test_an_unknown_field_hides_no_finding_of_the_rules(runner, tmp_path):
-    extra = SPEC.replace("  image:", "  restartPolicy: Never\n  image:")
+    extra = SPEC.replace("  image:", "  team: ads\n  image:")
     assert _rules(runner, tmp_path, extra) == ["schema", "env-unique"]
+
+
+def test_a_pods_restart_policy_is_pointed_to_spec_run(runner, tmp_path):
+    """Not to dnsPolicy, the known field it is closest to."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.replace("  image:", "  restartPolicy: Never\n  image:"), encoding="utf-8")
+    (line, *_) = runner.invoke(cli, ["validate", str(spec)]).stderr.splitlines()
+    assert line.endswith(
+        "$.spec.restartPolicy: unknown field (a pod's restart policy is spec.run.restartPolicy, "
+        "for every role) [schema]"
+    )
 
 
 @pytest.mark.parametrize(

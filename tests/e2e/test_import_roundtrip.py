@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from paddlegen import build
-from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
+from paddlegen.authoring.importer import Imported, import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.spec.loader import parse_spec, read_spec
 from paddlegen.workloads.import_pod import PROBE_DEFAULTS
@@ -44,6 +44,16 @@ SEEDS = ("000", "001", "002", "003", "004")
 # reader puts their repository there, as the seed tells them to.
 PLACEHOLDERS = {"[YOUR_REPO]": "registry.example.com"}
 STORAGE_KINDS = {"PersistentVolume", "PersistentVolumeClaim"}
+
+
+def imported_alike(manifests: list) -> Imported:
+    """What ``manifests`` import to: without a note or an error, and rendering them again."""
+    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
+    assert imported.notes == []
+    assert not [d for d in imported.diagnostics if d.is_error]
+    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
+    assert [m.obj for m in again] == [m.obj for m in manifests]
+    return imported
 
 
 def rendered_stream(path) -> tuple[str, list[dict]]:
@@ -383,21 +393,21 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     text = pod_settings_spec(workload, volcano, role)
     manifests = build.render_valid(parse_spec(text, "spec.yaml")).manifests
     objects = [m.obj for m in manifests]
-    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
+    imported = imported_alike(manifests)
     spec = imported.spec["spec"]
     for key in (
         "imagePullSecrets",
         "podLabels",
         "podAnnotations",
         "runtimeClassName",
+        "dnsPolicy",
+        "dnsConfig",
         "topologySpreadConstraints",
     ):
         assert spec[key] == POD_SETTINGS[key]
         assert spec["worker"].get(key) == (ROLE_POD_SETTINGS[key] if role else None)
+    # the role's own token is the spec-wide one: one value serves every pod
+    assert spec["automountServiceAccountToken"] is True
     assert spec["volumes"][1:] == OBJECT_VOLUMES
     for key, value in ENV_SOURCES.items():  # a single role's may be the spec's (no data Job's)
         assert spec["worker"].get(key, spec.get(key)) == (ROLE_ENV_SOURCES[key] if role else value)
@@ -623,6 +633,46 @@ def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(ex
     for key, value in TRAINJOB_POD_SETTINGS.items():
         assert spec[key] == value
     assert spec["volumes"][1:] == OBJECT_VOLUMES
+    # read back from the cluster: nothing lost either
+    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
+    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+
+
+# What only a TrainingRuntime of the job's own carries (workloads/trainjob/runtime.py).
+RUNTIME_POD_SETTINGS = {
+    key: POD_SETTINGS[key] for key in ("automountServiceAccountToken", "dnsPolicy", "dnsConfig")
+}
+OWN_RUNTIME_CASES = [
+    (RUNTIME_POD_SETTINGS, "pod-settings"),
+    (
+        {
+            **RUNTIME_POD_SETTINGS,
+            "scheduling": {"scheduler": "volcano", "queue": "research"},
+            "run": {"restarts": 2, "activeDeadlineSeconds": 3600},
+        },
+        "volcano-restarts",
+    ),
+    ({"dnsConfig": {"options": [{"name": "ndots", "value": "1"}]}}, "dns-config"),
+    ({"dnsPolicy": "Default", "scheduling": {"kueue": {"queue": "team-a"}}}, "queued"),
+]
+
+
+@pytest.mark.parametrize(
+    "extra", [c for c, _ in OWN_RUNTIME_CASES], ids=[i for _, i in OWN_RUNTIME_CASES]
+)
+def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(extra):
+    manifests = build.render_document(parse_spec(trainjob_spec(extra), "spec.yaml")).manifests
+    objects = [m.obj for m in manifests]
+    (runtime,) = [o for o in objects if o["kind"] == "TrainingRuntime"]
+    (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    pod = node["template"]["spec"]["template"]["spec"]
+    for key in RUNTIME_POD_SETTINGS:
+        assert pod.get(key) == extra.get(key, False if key.startswith("automount") else None)
+    spec = imported_alike(manifests).spec["spec"]
+    assert {key: spec[key] for key in RUNTIME_POD_SETTINGS if key in spec} == {
+        key: extra[key] for key in RUNTIME_POD_SETTINGS if key in extra
+    }
+    assert spec.get("run", {}).get("restarts") == extra.get("run", {}).get("restarts")
     # read back from the cluster: nothing lost either
     stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
     assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []

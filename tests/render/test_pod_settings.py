@@ -1,7 +1,7 @@
 """The pod settings (spec.model.POD_FIELDS), spec-wide and per role, on every workload's pods
 and the data Job's: imagePullSecrets, serviceAccountName, podLabels, podAnnotations,
 priorityClassName, terminationGracePeriodSeconds, runtimeClassName,
-topologySpreadConstraints."""
+automountServiceAccountToken, dnsPolicy, dnsConfig, topologySpreadConstraints."""
 
 from __future__ import annotations
 
@@ -88,6 +88,9 @@ def landed(template: dict[str, Any]) -> dict[str, Any]:
         "priorityClassName": pod.get("priorityClassName"),
         "terminationGracePeriodSeconds": pod.get("terminationGracePeriodSeconds"),
         "runtimeClassName": pod.get("runtimeClassName"),
+        "automountServiceAccountToken": pod.get("automountServiceAccountToken"),
+        "dnsPolicy": pod.get("dnsPolicy"),
+        "dnsConfig": pod.get("dnsConfig"),
         "topologySpreadConstraints": pod.get("topologySpreadConstraints", []),
     }
 
@@ -141,6 +144,8 @@ def test_without_the_settings_nothing_changes(workload):
             "runtimeClassName",
             "terminationGracePeriodSeconds",
             "topologySpreadConstraints",
+            "dnsPolicy",
+            "dnsConfig",
         ):
             assert key not in pod
         assert "annotations" not in template["metadata"]
@@ -153,6 +158,40 @@ def test_a_users_account_gets_no_api_token_except_for_distributed_peer_discovery
         token = template["spec"]["automountServiceAccountToken"]
         assert token is (workload == "distributed-job")
     assert data_pod(objects)["spec"]["automountServiceAccountToken"] is False
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_the_users_token_choice_wins_where_the_workload_can_do_without(workload):
+    objects = render(
+        spec(workload, serviceAccountName="trainer", automountServiceAccountToken=True)
+    )
+    for template in [*training_pods(objects).values(), data_pod(objects)]:
+        assert template["spec"]["automountServiceAccountToken"] is True
+    data = spec(workload, serviceAccountName="trainer")
+    data["spec"]["worker"]["automountServiceAccountToken"] = workload == "distributed-job"
+    objects = render(data)
+    assert training_pods(objects)["worker"]["spec"]["automountServiceAccountToken"] is (
+        workload == "distributed-job"
+    )
+    assert data_pod(objects)["spec"]["automountServiceAccountToken"] is False
+
+
+def test_a_host_network_paddlejob_keeps_cluster_dns_unless_the_spec_says_otherwise():
+    host = {"intranet": "Host"}
+    objects = render(spec("paddlejob", paddlejob=host))
+    for template in training_pods(objects).values():
+        assert template["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
+    assert "dnsPolicy" not in data_pod(objects)["spec"]  # on the pod network
+    data = spec(
+        "paddlejob", paddlejob=host, dnsPolicy="None", dnsConfig={"nameservers": ["10.96.0.10"]}
+    )
+    data["spec"]["worker"]["dnsPolicy"] = "Default"
+    pods = training_pods(render(data))
+    assert (pods["ps"]["spec"]["dnsPolicy"], pods["worker"]["spec"]["dnsPolicy"]) == (
+        "None",
+        "Default",
+    )
+    assert pods["worker"]["spec"]["dnsConfig"] == {"nameservers": ["10.96.0.10"]}
 
 
 def test_distributed_binds_its_peer_discovery_role_to_the_users_account():
@@ -216,6 +255,16 @@ def test_an_operators_gang_keeps_its_priority_and_the_pods_have_their_own(worklo
         ("imagePullSecrets", ["Reg_Cred"], "is not a DNS-1123 subdomain"),
         ("serviceAccountName", "Trainer", "is not a DNS-1123 subdomain"),
         ("terminationGracePeriodSeconds", -1, "less than the minimum of 0"),
+        ("automountServiceAccountToken", "yes", "is not of type 'boolean'"),
+        ("dnsPolicy", "ClusterFirstWithHostnet", "is not one of"),
+        ("dnsConfig", {"nameservers": ["1.1.1.1"] * 4}, "is too long"),
+        ("dnsConfig", {"nameservers": ["dns.example.com"]}, "is not an IP address"),
+        ("dnsConfig", {"searches": ["a"] * 33}, "is too long"),
+        ("dnsConfig", {"searches": ["Corp.Example"]}, "is not a DNS search domain"),
+        ("dnsConfig", {"searches": ["a" * 254]}, "is not a DNS search domain"),
+        ("dnsConfig", {"options": [{"name": ""}]}, "should be non-empty"),
+        ("dnsConfig", {"options": [{"value": "2"}]}, "missing required field 'name'"),
+        ("dnsConfig", {"nameserver": ["1.1.1.1"]}, "unknown field"),
     ],
 )
 def test_pod_settings_are_checked_like_the_objects_own(field, value, said):

@@ -91,6 +91,7 @@ MUTATIONS: dict[str, Any] = {
     "spec.nccl.gidIndex": 3,
     "spec.nccl.socketIfname": ["eth0"],
     **{f"spec.{key}": value for key, value in POD_SETTINGS.items()},
+    "spec.dnsPolicy": "Default",  # None needs a dnsConfig too
     "spec.worker.replicas": 3,
     "spec.ps.replicas": 3,
     "spec.heter.replicas": 2,

@@ -492,9 +492,7 @@ def test_each_sample_imports_to_a_valid_spec_that_renders(name):
         ("hostNetwork: true", "lossy", "spec.template.spec.hostNetwork = true: not carried over"),
         ("hostIPC: true", "lossy", "spec.template.spec.hostIPC = true: not carried over"),
         ("imagePullSecrets: [{name: a, x: b}]", "lossy", "imagePullSecrets[0].name"),
-        ("automountServiceAccountToken: true", "lossy", "automountServiceAccountToken follows"),
         ("dnsPolicy: ClusterFirst", "cosmetic", "defaults spec.template.spec.dnsPolicy left"),
-        ("dnsPolicy: None", "lossy", 'spec.template.spec.dnsPolicy = "None"'),
         ("terminationGracePeriodSeconds: 30", "cosmetic", "terminationGracePeriodSeconds left"),
     ],
 )
@@ -504,6 +502,37 @@ def test_a_pod_field_is_lossy_unless_the_cluster_sets_it_anyway(pod_field, kind,
     )
     (note,) = [n for n in result.notes if said_ in str(n)]
     assert note.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("pod_fields", "carried"),
+    [
+        ("automountServiceAccountToken: true", {"automountServiceAccountToken": True}),
+        ("automountServiceAccountToken: false", {}),  # paddlegen's own default
+        (
+            "dnsPolicy: None\n"
+            "      dnsConfig: {nameservers: [10.96.0.10], options: [{name: ndots}]}",
+            {
+                "dnsPolicy": "None",
+                "dnsConfig": {"nameservers": ["10.96.0.10"], "options": [{"name": "ndots"}]},
+            },
+        ),
+        ("dnsPolicy: Default", {"dnsPolicy": "Default"}),
+    ],
+)
+def test_the_token_and_dns_settings_come_back_into_the_spec(pod_fields, carried):
+    result = imported(
+        JOB.replace("restartPolicy: Never", f"restartPolicy: Never\n      {pod_fields}")
+    )
+    assert lossy(result) == []
+    spec = result.spec["spec"]
+    assert {k: spec[k] for k in carried} == carried
+    assert not {"automountServiceAccountToken", "dnsPolicy", "dnsConfig"} - set(carried) & set(spec)
+    pod = render(result)["Job"]["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is carried.get("automountServiceAccountToken", False)
+    assert {k: pod[k] for k in ("dnsPolicy", "dnsConfig") if k in pod} == {
+        k: v for k, v in carried.items() if k != "automountServiceAccountToken"
+    }
 
 
 def test_a_data_job_of_its_own_priority_or_security_is_lossy():

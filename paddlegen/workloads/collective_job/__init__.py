@@ -344,4 +344,6 @@ WORKLOAD = Workload(
     },
     derived_objects="paddlegen.workloads.collective_job.importer:derived",
     group_restarts="a JobSet",
+    peer_names="every rank finds rank 0 by its name in the job's headless Service, "
+    "<job>-0.<job> (PADDLE_MASTER)",
 )

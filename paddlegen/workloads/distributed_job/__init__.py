@@ -130,6 +130,10 @@ WORKLOAD = Workload(
             "RoleBinding subjects",
             "ServiceAccount metadata.name",
         ],
+        # the trainers' token is mounted whatever it says (rule service-account-token)
+        "spec.automountServiceAccountToken": [
+            "DataJob spec.template.spec.automountServiceAccountToken"
+        ],
         "spec.distributed.volume": [_env("JOB_PATH")],
         "spec.distributed.trainConfigDir": [_env("TRAIN_CONFIG_DIR")],
         "spec.distributed.nic": [_env("CONF_PADDLE_NIC")],
@@ -149,4 +153,7 @@ WORKLOAD = Workload(
     },
     needs_storage="its image reads the trainer config and the data from a shared volume (JOB_PATH)",
     derived_objects="paddlegen.workloads.distributed_job.importer:derived",
+    api_token="its image finds its peers by listing the job's pods through the API server "
+    "(start_paddle.py), with the token of the account paddlegen binds to a Role that may list "
+    "them",
 )

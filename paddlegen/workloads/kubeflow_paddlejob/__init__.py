@@ -116,4 +116,7 @@ WORKLOAD = Workload(
         "spec.scheduling.kueue.queue": "needs Kueue's kubeflow.org/paddlejob integration on "
         "(off by default from Kueue v0.19)",
     },
+    # training-operator v1.9.0 pkg/controller.v1/paddlepaddle/envvar.go:78-123
+    peer_names="every rank finds the master by the name of the Service the operator makes "
+    "for it, <job>-master-0 (PADDLE_MASTER)",
 )

@@ -124,6 +124,11 @@ def _default_scheduler(role_pod: Pod) -> Pod:
     return dataclasses.replace(role_pod, scheduler="default-scheduler")
 
 
+def host_network_dns(intranet: str | None) -> str | None:
+    """The dnsPolicy paddlegen gives a PaddleJob's pods for ``intranet`` (``_host_network``)."""
+    return "ClusterFirstWithHostNet" if intranet == "Host" else None
+
+
 def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
     """`intranet: Host`: the operator sets hostNetwork (paddle-operator v0.3.5
     controllers/paddlejob_helper.go:360) but leaves dnsPolicy alone, and a host-network pod with
@@ -133,7 +138,7 @@ def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
     if job.paddlejob.intranet != "Host":
         return {}
     return {
-        "dns_policy": "ClusterFirstWithHostNet",
+        "dns_policy": host_network_dns(job.paddlejob.intranet),
         "affinity": one_pod_per_node(affinity, {"app.kubernetes.io/instance": job.name}),
     }
 
@@ -171,6 +176,10 @@ WORKLOAD = Workload(
         [{"name": "TRAINERS", "value": str(count)}],
         'export TRAINER_ID="${PADDLE_TRAINER_ID:-}"; exec ',
     ),
+    # paddle-operator v0.3.5 controllers/paddlejob_helper.go:38 and 227-233
+    peer_names="the operator's init container (coord-paddle) waits until the job's pod names "
+    "resolve, the endpoints are Service names under intranet Service, and Gloo's rendezvous "
+    "is the first parameter server's Service",
     init_sections=lambda ps: {
         "paddlejob": {"cleanPodPolicy": "OnCompletion", **({"withGloo": 1} if ps else {})}
     },

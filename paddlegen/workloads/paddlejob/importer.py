@@ -37,12 +37,13 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if gains_gloo and body.get("withGloo") and "ps" in body:
         _note_gloo(gloo, body.get("intranet"), ctx, where)
     pods = {}
+    dns = paddlejob.host_network_dns(body.get("intranet"))  # what paddlegen gives the pods
     for role in ("ps", "worker", "heter"):
         if role in body:
             # the template first: taking the replicas of a role that has nothing else drops it
             template = body[role].setdefault("template", {})
             replicas = take(body, role, "replicas", default=1)
-            pods[role] = (replicas, pod(template, ctx, f"{where} {role}"))
+            pods[role] = (replicas, pod(template, ctx, f"{where} {role}", dns_policy=dns))
     spec = assemble("paddlejob", pods, ctx, where)
     settings = {
         key: take(body, key)

@@ -13,6 +13,7 @@ from paddlegen.spec.rule import (
     WorkloadRules,
     container_places,
     pod_count,
+    pod_settings,
     worker_replicas,
 )
 from paddlegen.workloads import WORKLOADS
@@ -272,6 +273,27 @@ PADDLEJOB_INTRANET = Rule(
 )
 
 
+def _host_network_dns(ctx: Context) -> Iterator[Finding]:
+    """dns-policy under intranet Host, where the operator puts the pods on their nodes'
+    network (workloads/paddlejob): there the kubelet resolves ClusterFirst as Default, with
+    the node's resolver (Kubernetes v1.37.2 pkg/kubelet/network/dns/dns.go:311-318), which is
+    why paddlegen gives these pods ClusterFirstWithHostNet."""
+    if ctx.spec.get("paddlejob", {}).get("intranet") != "Host":
+        return
+    said: set[FieldPath] = set()
+    for pod, given in pod_settings(ctx, ("dnsPolicy",)):
+        place, policy = given.get("dnsPolicy", ((), None))
+        if pod != "data" and policy == "ClusterFirst" and place not in said:
+            said.add(place)
+            yield ctx.finding(
+                place,
+                "with intranet Host the pods are on their nodes' network, where dnsPolicy "
+                "ClusterFirst falls back to Default, the node's resolver: "
+                f"{WORKLOADS[ctx.workload].peer_names}, which would not resolve",
+                "remove it: paddlegen gives these pods ClusterFirstWithHostNet",
+            )
+
+
 # Paddle's own images, by their repository path's end and the tag's major version.
 _PADDLE_IMAGE = re.compile(r"(?:^|/)paddlepaddle/paddle:(\d+)\.")
 
@@ -333,5 +355,5 @@ RULES = WorkloadRules(
         PADDLEJOB_INTRANET,
         PS_END,
     ),
-    extends={"topology-spread": _pruned_spread},
+    extends={"topology-spread": _pruned_spread, "dns-policy": _host_network_dns},
 )

@@ -87,9 +87,9 @@ _POD = (
 
 
 def runtime_name(job: Job) -> str:
-    """The runtime the TrainJob references: with group restarts its own TrainingRuntime (named
-    after it), else a ClusterTrainingRuntime."""
-    if job.run.restarts:
+    """The runtime the TrainJob references: with group restarts or pod settings only a runtime
+    carries, its own TrainingRuntime (named after it), else a ClusterTrainingRuntime."""
+    if runtime.needs_own_runtime(job):
         return job.name
     if job.trainjob.runtime:
         return job.trainjob.runtime
@@ -99,9 +99,10 @@ def runtime_name(job: Job) -> str:
 
 
 def own_runtime(job: Job) -> dict[str, Any] | None:
-    """With group restarts (spec.run.restarts), the job's own TrainingRuntime: the JobSet
-    policy that restarts its group is a runtime's (runtime.job_runtime)."""
-    if not job.run.restarts:
+    """With group restarts (spec.run.restarts) or pod settings only a runtime carries
+    (runtime.POD_SETTINGS), the job's own TrainingRuntime: the JobSet policy that restarts its
+    group and its pods' template are a runtime's (runtime.job_runtime)."""
+    if not runtime.needs_own_runtime(job):
         return None
     return runtime.job_runtime(
         job, volcano=job.scheduling.scheduler == "volcano", queued=job.scheduling.kueue is not None
@@ -131,7 +132,9 @@ def context(job: Job) -> dict[str, Any]:
         jobset_annotations[QUEUE_NAME] = job.scheduling.queue
     return {
         "runtime": runtime_name(job),
-        "runtime_kind": runtime.NAMESPACED_KIND if job.run.restarts else "ClusterTrainingRuntime",
+        "runtime_kind": (
+            runtime.NAMESPACED_KIND if runtime.needs_own_runtime(job) else "ClusterTrainingRuntime"
+        ),
         "own_runtime": own_runtime(job),
         "run": run_fields(job, WORKLOAD.run_keys),
         # Trainer replaces the runtime container's command when the TrainJob gives one
@@ -205,6 +208,15 @@ WORKLOAD = Workload(
         ],
         "spec.trainjob.runtime": ["TrainJob spec.runtimeRef.name"],
         "spec.run.restarts": ["TrainingRuntime spec.template.spec.failurePolicy.maxRestarts"],
+        # the job's own runtime carries them (runtime.POD_SETTINGS); the data Job too
+        **{
+            f"spec.{key}": [
+                f"{runtime.NAMESPACED_KIND} spec.template.spec.replicatedJobs[{NODE}].template"
+                f".spec.template.spec.{key}",
+                f"DataJob spec.template.spec.{key}",
+            ]
+            for key in runtime.POD_SETTINGS
+        },
     },
     unsupported=UNSUPPORTED,
     # Trainer's Volcano plugin gives its PodGroup the runtime's podGroupPolicy.volcano
@@ -212,6 +224,8 @@ WORKLOAD = Workload(
     # paddlegen's runtimes leave out
     no_network_topology="Trainer from paddlegen's runtime",
     launcher=True,
+    peer_names="every rank finds rank 0 by its name in the JobSet's headless Service, "
+    "<job>-node-0-0.<job> (PADDLE_MASTER)",
     init_sections=lambda ps: {"run": collective_job.BOUNDED_RUN},
     init_comments={
         "spec.workload": "on paddlegen's runtime: install it once with `paddlegen runtime`",

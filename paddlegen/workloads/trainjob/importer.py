@@ -104,8 +104,10 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         spec["scheduling"] = {"scheduler": "volcano", **({"queue": queue} if queue else {})}
     if not ours:
         spec["trainjob"] = {"runtime": runtime}
-    if own is not None:
+    if own is not None and own.restarts:
         spec["run"] = {"restarts": own.restarts}
+    if own is not None:
+        spec.update(own.pod)
     # every pod of a TrainJob's JobSet reads its attempt from the JobSet, 0 without restarts
     take_checkpoint(spec, jobset_restarts.ATTEMPT_ENV_SOURCE)
     if "activeDeadlineSeconds" in body:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
 from paddlegen.workloads.collective_job import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.collective_job.rules import LAUNCHER_RULES
+from paddlegen.workloads.trainjob.runtime import POD_SETTINGS
 
 
 def _kueue_runtime(ctx: Context) -> Iterator[Finding]:
@@ -62,6 +63,32 @@ def _trainjob_gang(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def _runtime_pod_settings(ctx: Context) -> Iterator[Finding]:
+    """workload-unsupported on a runtime of the user's (trainjob.runtime): the pod settings
+    no runtime patch has (runtime.POD_SETTINGS) go into a TrainingRuntime of the job's own,
+    which would replace that runtime, so the runtime's pod template must carry them."""
+    runtime = ctx.spec.get("trainjob", {}).get("runtime")
+    if runtime is None:
+        return
+    for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
+        for key in POD_SETTINGS:
+            if key in body:
+                yield ctx.finding(
+                    (*base, key),
+                    f"a TrainJob's runtime patch (Trainer v2.3.0) has no {key}: paddlegen gives "
+                    f"it to the pods in a TrainingRuntime of the job's own, which cannot also "
+                    f"be runtime {runtime}",
+                    f"set {key} in the pod template of runtime {runtime} and remove it here, "
+                    "or leave spec.trainjob.runtime out",
+                    key=True,
+                )
+
+
+def _trainjob_unsupported(ctx: Context) -> Iterator[Finding]:
+    yield from _trainjob_gang(ctx)
+    yield from _runtime_pod_settings(ctx)
+
+
 def _own_runtime(ctx: Context) -> Iterator[Finding]:
     """group-restarts for a TrainJob: the policy that restarts the group is its runtime's, so
     paddlegen gives a TrainJob with restarts a runtime of its own and cannot use another."""
@@ -78,5 +105,5 @@ def _own_runtime(ctx: Context) -> Iterator[Finding]:
 
 RULES = WorkloadRules(
     rules=(*LAUNCHER_RULES, KUEUE_RUNTIME),
-    extends={"workload-unsupported": _trainjob_gang, "group-restarts": _own_runtime},
+    extends={"workload-unsupported": _trainjob_unsupported, "group-restarts": _own_runtime},
 )

@@ -3,7 +3,8 @@ reference (trainjob/names.py holds their names and defaults): what `paddlegen ru
 prints for a platform team to install once. Each is a JobSet template whose replicated job
 `node` runs Paddle's launcher on every pod with collective-job's contract (its env, the
 rank-0-by-IP wrapper and the pod failure policy, workloads/collective_job). A TrainJob with
-group restarts gets a TrainingRuntime of its own instead (``job_runtime``).
+group restarts, or with pod settings no runtime patch carries (``pod_settings``), gets a
+TrainingRuntime of its own instead (``job_runtime``).
 
 Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
 sigs.k8s.io/jobset at v0.12.0."""
@@ -30,6 +31,26 @@ if TYPE_CHECKING:
     from paddlegen.spec.model import Job
 
 NAMESPACED_KIND = "TrainingRuntime"
+# Pod settings a runtime patch has no field for (Trainer v2.3.0 PodSpecPatch,
+# pkg/apis/trainer/v1alpha1/trainjob_types.go:389-470), which a runtime's own pod template
+# carries: a TrainJob whose spec sets them runs on a TrainingRuntime of its own.
+POD_SETTINGS = ("automountServiceAccountToken", "dnsPolicy", "dnsConfig")
+
+
+def pod_settings(job: Job) -> dict[str, Any]:
+    """What the spec sets of ``POD_SETTINGS`` that paddlegen's runtimes do not have already
+    (they mount no token: automountServiceAccountToken false is theirs)."""
+    worker = job.roles["worker"]
+    given = {key: getattr(worker, key) for key in POD_SETTINGS}
+    if given["automountServiceAccountToken"] is False:
+        del given["automountServiceAccountToken"]
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def needs_own_runtime(job: Job) -> bool:
+    """Whether the TrainJob runs on a TrainingRuntime of its own: with group restarts (a
+    runtime's JobSet failure policy), or with pod settings only a runtime carries."""
+    return bool(job.run.restarts) or bool(pod_settings(job))
 
 
 def runtime_env() -> list[dict[str, Any]]:
@@ -122,26 +143,36 @@ def job_runtime(job: Job, *, volcano: bool, queued: bool) -> dict[str, Any]:
         "apiVersion": API_VERSION,
         "kind": NAMESPACED_KIND,
         "metadata": {"name": job.name, **namespace, "labels": job.labels},
-        "spec": own_runtime_spec(job.run.restarts, volcano=volcano, queued=queued),
+        "spec": own_runtime_spec(
+            job.run.restarts, volcano=volcano, queued=queued, pod=pod_settings(job)
+        ),
     }
 
 
-def own_runtime_spec(restarts: int, *, volcano: bool, queued: bool) -> dict[str, Any]:
+def own_runtime_spec(
+    restarts: int, *, volcano: bool, queued: bool, pod: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A job's own TrainingRuntime's spec: paddlegen's runtime for its scheduler and queue,
     whose JobSet restarts every rank when one fails, up to ``restarts`` times
-    (collective_job/jobset.py's failure policy). The TrainJob cannot carry the policy itself:
-    a runtime patch reaches the JobSet's replicated jobs only
-    (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), and Trainer makes the JobSet of
-    the runtime's whole template (plugins/jobset/jobset.go:344-416)."""
+    (collective_job/jobset.py's failure policy), and whose pods have the settings ``pod``
+    (``pod_settings``). The TrainJob cannot carry either itself: a runtime patch reaches the
+    JobSet's replicated jobs only (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), with
+    the pod fields of PodSpecPatch, and Trainer makes the JobSet of the runtime's whole
+    template (plugins/jobset/jobset.go:344-416)."""
     shared = runtime(volcano=volcano, queued=queued)
     template = shared["spec"]["template"]["spec"]
     (node,) = template["replicatedJobs"]
-    # as a collective-job's with restarts: any counted failure fails the Job at once, so that
-    # the JobSet restarts every rank, never one alone
-    node_job = {**node["template"]["spec"], "backoffLimit": 0}
+    node_job = node["template"]["spec"]
+    node_job = {**node_job, "template": {"spec": {**node_job["template"]["spec"], **(pod or {})}}}
+    failure = {}
+    if restarts:
+        # as a collective-job's with restarts: any counted failure fails the Job at once, so
+        # that the JobSet restarts every rank, never one alone
+        node_job["backoffLimit"] = 0
+        failure = jobset.failure_policy(restarts, collective_job.NO_NODE_COUNT_EXIT)
     template = {
         "network": template["network"],
-        "failurePolicy": jobset.failure_policy(restarts, collective_job.NO_NODE_COUNT_EXIT),
+        **({"failurePolicy": failure} if failure else {}),
         "replicatedJobs": [{**node, "template": {**node["template"], "spec": node_job}}],
     }
     return {**shared["spec"], "template": {"spec": template}}
