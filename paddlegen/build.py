@@ -55,6 +55,7 @@ class Rendered:
     environments: dict[str, list[Manifest]] = field(default_factory=dict)  # merged overlays
     custom: bool = False  # the plan lists the job folder's own Component (output/layout.py)
     overlays: tuple[str, ...] = ()  # the spec's environments, sorted
+    env: str | None = None  # the environment rendered alone (--env), which its stamp records
 
 
 def render_document(
@@ -130,6 +131,7 @@ def render_valid(
         environments,
         custom,
         overlays,
+        env,
     )
 
 
@@ -257,7 +259,14 @@ def _render_one(
         )
         if not objects:
             r = Rendered(
-                r.file, r.name, r.plan, r.warnings, r.digest, custom=r.custom, overlays=r.overlays
+                r.file,
+                r.name,
+                r.plan,
+                r.warnings,
+                r.digest,
+                custom=r.custom,
+                overlays=r.overlays,
+                env=r.env,
             )
         if stage_in is not None:
             staged = stage_job(stage_in, r.name, with_stamp(r, stage_in / r.name))

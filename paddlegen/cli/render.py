@@ -264,12 +264,35 @@ def check(
             err=True,
         )
     elif fmt == "text" and any(found.fixable and not found.leftover for _, found in drifts):
+        _other_env_notes([name for name, _ in drifts], out_dir, env)
         note(
             "paddlegen: to bring the output up to date: "
             + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
             + " (or this check with --fix)"
         )
     raise click.exceptions.Exit(1)
+
+
+def _other_env_notes(names: list[str], out_dir: str, env: str | None) -> None:
+    """Name each job folder rendered for another environment than this check's: a check
+    without the --env its folder was written with finds every file different."""
+    from paddlegen.output.stamp import stamped_env
+
+    for name in names:
+        written = stamped_env(Path(out_dir) / name)
+        if written != env:
+            made, give = (
+                (f"with --env {written}", f"--env {written}")
+                if written
+                else (
+                    "without --env",
+                    "no --env",
+                )
+            )
+            note(
+                f"paddlegen: {Path(out_dir) / name} was rendered {made}; to compare it as "
+                f"written, give this check {give}"
+            )
 
 
 def _mend_command(

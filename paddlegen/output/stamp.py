@@ -14,7 +14,9 @@ Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) h
 - ``spec``: the spec's path relative to the job directory, so that a run given the spec files
   one by one (`jobs/*.yaml`, which the shell expands) still knows a job whose spec was deleted,
   or now names another job, for an orphan (write.orphans), and another spec file with the
-  same job name is refused while that one still names the job (output/owner.py).
+  same job name is refused while that one still names the job (output/owner.py);
+- ``env``: the environment rendered alone (`--env`), so that a check without it (or with
+  another) says how the folder was made, not only that every file differs.
 
 A later render or check skips a spec only when its input digest equals the stamp's, the stamp
 names that spec, every file on disk still has its recorded digest, with no generated file
@@ -57,10 +59,12 @@ def stamp_text(
     warnings: Iterable[Diagnostic],
     spec: str | None = None,
     custom: bool = False,
+    env: str | None = None,
 ) -> str:
     body = {
         **({"spec": spec} if spec else {}),
         **({"custom": True} if custom else {}),
+        **({"env": env} if env else {}),
         "input": digest,
         "files": {rel: _sha256(text.encode("utf-8")) for rel, text in sorted(plan.items())},
         "warnings": [{k: v for k, v in asdict(d).items() if k != "file"} for d in warnings],
@@ -129,13 +133,15 @@ class _Output(Protocol):
     def warnings(self) -> Sequence[Diagnostic]: ...
     @property
     def custom(self) -> bool: ...
+    @property
+    def env(self) -> str | None: ...
 
 
 def with_stamp(r: _Output, job_dir: Path) -> dict[str, str]:
     """A rendered job's files plus its stamp (none for output with no input digest)."""
     if not r.digest:
         return dict(r.plan)
-    text = stamp_text(r.digest, r.plan, r.warnings, spec_ref(r.file, job_dir), r.custom)
+    text = stamp_text(r.digest, r.plan, r.warnings, spec_ref(r.file, job_dir), r.custom, r.env)
     return {**r.plan, STAMP: text}
 
 
@@ -160,6 +166,13 @@ def stamped_spec(job_dir: Path, body: Mapping[str, Any] | None = None) -> str | 
     if not isinstance(spec, str):
         return None
     return os.path.normpath(os.path.join(os.path.abspath(job_dir), spec))
+
+
+def stamped_env(job_dir: Path) -> str | None:
+    """The environment a job directory was rendered for alone (`--env`), if it was."""
+    body = read_stamp(job_dir)
+    env = body.get("env") if body else None
+    return env if isinstance(env, str) else None
 
 
 def without_stamp(report: WriteReport) -> WriteReport:
