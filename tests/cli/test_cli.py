@@ -211,7 +211,8 @@ def test_render_validate_names_findings_by_the_files_it_writes(runner, tmp_path)
     assert os.path.exists(named)
 
 
-def test_stdout_env_renders_the_base_of_a_job_without_that_overlay_and_says_so(runner, tmp_path):
+def _three_jobs(tmp_path):
+    """a has a prod overlay, b a dev one, c none (the same in every environment)."""
     jobs = tmp_path / "jobs"
     jobs.mkdir()
     (jobs / "a.yaml").write_text(
@@ -220,7 +221,12 @@ def test_stdout_env_renders_the_base_of_a_job_without_that_overlay_and_says_so(r
     (jobs / "b.yaml").write_text(
         job_spec("b") + "overlays:\n  dev:\n    spec:\n      image: img:3\n"
     )
-    (jobs / "c.yaml").write_text(job_spec("c"))  # no overlays: the same everywhere
+    (jobs / "c.yaml").write_text(job_spec("c"))
+    return jobs
+
+
+def test_stdout_env_renders_the_base_of_a_job_without_that_overlay_and_says_so(runner, tmp_path):
+    jobs = _three_jobs(tmp_path)
     result = runner.invoke(cli, ["render", str(jobs), "--stdout", "--env", "prod"])
     assert result.exit_code == 0, result.output
     images = [
@@ -242,19 +248,6 @@ def test_stdout_env_that_no_spec_has_is_a_usage_error_listing_the_environments(r
     assert result.exit_code == 2
     assert "no job has an overlay 'prdo' (environments: prod)" in result.stderr
     assert result.stdout == ""
-
-
-def _three_jobs(tmp_path):
-    jobs = tmp_path / "jobs"
-    jobs.mkdir()
-    (jobs / "a.yaml").write_text(
-        job_spec("a") + "overlays:\n  prod:\n    spec:\n      image: img:2\n"
-    )
-    (jobs / "b.yaml").write_text(
-        job_spec("b") + "overlays:\n  dev:\n    spec:\n      image: img:3\n"
-    )
-    (jobs / "c.yaml").write_text(job_spec("c"))
-    return jobs
 
 
 def test_env_with_output_writes_that_environment_alone_in_the_flat_layout(runner, tmp_path):
