@@ -20,7 +20,7 @@ from paddlegen.events import Events
 from paddlegen.load import load_valid, require_valid
 from paddlegen.output import stamp
 from paddlegen.output.layout import CUSTOM, Plan, has_custom, plan_job, plan_overlays
-from paddlegen.output.owner import takeover_diagnostics
+from paddlegen.output.owner import name_position, takeover_diagnostics
 from paddlegen.output.pool import map_ordered
 from paddlegen.output.stamp import Inputs, Reused, with_stamp
 from paddlegen.output.writer import Staged, discard, stage_job
@@ -307,7 +307,14 @@ def _warm(templates: str | None) -> None:
 
 def refuse_same_name(rendered: Sequence[Rendered]) -> None:
     found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered])
-    if found:
+    if found:  # only now is each name's position looked up: a render keeps no documents
+        refused = {d.file for d in found}
+        found = same_name_diagnostics(
+            [
+                (r.file, r.name, *(name_position(r.file) if r.file in refused else (0, 0)))
+                for r in rendered
+            ]
+        )
         raise SpecError("specs share a job name", found)
 
 

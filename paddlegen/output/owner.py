@@ -55,14 +55,19 @@ def takeover_diagnostics(
     return found
 
 
-def _takeover(file: str, name: str, job_dir: Path, owner: str, still_names: bool) -> Diagnostic:
-    doc = _document(file)  # it rendered: readable, unless it changed since
+def name_position(spec_file: str) -> tuple[int, int]:
+    """Line and column of a spec's ``metadata.name``, for an error found after rendering (a
+    render keeps no documents); (0, 0) when the file no longer reads."""
+    doc = _document(spec_file)
     at = doc.where(NAME) if doc else None
+    return (at.line, at.col) if at else (0, 0)
+
+
+def _takeover(file: str, name: str, job_dir: Path, owner: str, still_names: bool) -> Diagnostic:
     shown = _shown(owner)
     return Diagnostic(
         file,
-        at.line if at else 0,
-        at.col if at else 0,
+        *name_position(file),  # it rendered: readable, unless it changed since
         "error",
         "$.metadata.name",
         f"job '{name}' in {job_dir} was rendered from {shown}, which "

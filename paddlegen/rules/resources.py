@@ -9,7 +9,7 @@ from typing import Any
 
 from paddlegen.errors import InvalidValueError
 from paddlegen.rules.shared import CONTAINER_RESOURCES, MAX_INT64, SIZED_SOURCES
-from paddlegen.spec.accelerators import KNOWN_RESOURCES, is_extended, is_known
+from paddlegen.spec.accelerators import ACCELERATORS, KNOWN_RESOURCES, is_extended, is_known
 from paddlegen.spec.loader import FieldPath, format_path
 from paddlegen.spec.model import GPU_RESOURCE, role_value
 from paddlegen.spec.quantity import server_value, spelling
@@ -307,9 +307,9 @@ def _gpus_at(ctx: Context) -> Iterator[tuple[FieldPath, int]]:
 
 
 def _gpu_shm(ctx: Context) -> Iterator[Finding]:
-    """A container runtime gives /dev/shm 64 MiB: NCCL's intra-node transport and the data
-    loaders' worker processes, which pass batches through shared memory, outgrow it on a GPU
-    pod and fail with a bus error or 'No space left on device'."""
+    """A container runtime gives /dev/shm 64 MiB: the data loaders' worker processes, which
+    pass batches through shared memory, and on NVIDIA GPUs NCCL's intra-node transport,
+    outgrow it on an accelerator pod and fail with a bus error or 'No space left on device'."""
     gpu_pods = [(at, gpus) for at, gpus in _gpus_at(ctx) if gpus]  # most specs have none
     if (
         not gpu_pods
@@ -319,21 +319,25 @@ def _gpu_shm(ctx: Context) -> Iterator[Finding]:
         )
     ):
         return
+    accelerator = ctx.spec.get("accelerator", GPU_RESOURCE)
+    device = ACCELERATORS.get(accelerator, "GPU").rsplit(" ", 1)[-1]  # GPU, NPU, XPU
+    users = "NCCL and data loader workers" if accelerator == GPU_RESOURCE else "data loader workers"
     for at, gpus in gpu_pods:
         yield ctx.finding(
             at,
-            f"pods with {gpus} GPU{'s' if gpus != 1 else ''} and no /dev/shm but the "
-            "container runtime's 64 MiB: NCCL and data loader workers outgrow it (a bus "
-            "error, or 'No space left on device')",
-            f"set spec.shm, e.g. shm: {4 * gpus}Gi (4Gi per GPU; its pages count against "
+            f"pods with {gpus} {device}{'s' if gpus != 1 else ''} and no /dev/shm but the "
+            f"container runtime's 64 MiB: {users} outgrow it (a bus error, or 'No space "
+            "left on device')",
+            f"set spec.shm, e.g. shm: {4 * gpus}Gi (4Gi per {device}; its pages count against "
             "the memory limit)",
         )
 
 
 GPU_SHM = Rule(
     "gpu-shm",
-    "pods with GPUs have a `/dev/shm` beyond the container runtime's 64 MiB, which NCCL and"
-    " data loader workers outgrow: `shm`, or a volume of the spec's own at `/dev/shm`; "
+    "pods with accelerators (`gpus`) have a `/dev/shm` beyond the container runtime's 64 MiB,"
+    " which data loader workers (and NCCL) outgrow: `shm`, or a volume of the spec's own at"
+    " `/dev/shm`; "
     "reported at each `gpus` that reaches a pod (a role's own, or the spec's)",
     severity="warning",
     silenceable=True,

@@ -314,7 +314,7 @@ def test_two_specs_with_one_job_name_are_refused_by_every_command(runner, tmp_pa
     output = [] if command == "validate" else ["-o", str(tmp_path / "out")]
     result = runner.invoke(cli, [command, str(jobs), *output])
     assert result.exit_code == 1
-    where = f"{jobs / 'b.yaml'}:4:9: " if command == "validate" else f"{jobs / 'b.yaml'}: "
+    where = f"{jobs / 'b.yaml'}:4:9: "
     assert (
         f"{where}error: $.metadata.name: job 'same' is also the name of {jobs / 'a.yaml'}: "
         "both would render into the same directory [job-name]"

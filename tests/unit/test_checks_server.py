@@ -332,6 +332,14 @@ def test_gpu_pods_without_shm_warn_at_their_gpus():
     ]
 
 
+def test_gpu_shm_names_the_accelerator_the_pods_count():
+    (line,) = findings(JOB + "  gpus: 1\n  accelerator: huawei.com/Ascend910\n")
+    assert (
+        "pods with 1 NPU and no /dev/shm but the container runtime's 64 MiB: data loader " in line
+    )
+    assert "(4Gi per NPU;" in line and "NCCL" not in line
+
+
 def test_gpu_shm_is_reported_per_role_that_sets_its_own_gpus():
     body = (
         "spec:\n  image: img:1\n  gpus: 1\n  ps: {replicas: 1, gpus: 0}\n"
