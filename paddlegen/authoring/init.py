@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from paddlegen.authoring.presets import PRESETS, preset_ignores, preset_sections
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
-from paddlegen.spec.model import DEFAULT_WORKLOAD
+from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE
 from paddlegen.workloads import WORKLOADS
 from paddlegen.yamlio import load_all
 
@@ -239,6 +239,7 @@ class InitOptions:
     workers: int = 1
     gpus: int = 0  # per trainer (worker) pod
     ps_gpus: int = 0  # per parameter-server pod
+    accelerator: str = GPU_RESOURCE  # the device gpus and ps_gpus count (spec.accelerator)
     volcano: bool = False
     kueue: str | None = None  # the LocalQueue; None: not queued
     storage: str = "none"  # one of STORAGE_FORMS
@@ -394,6 +395,8 @@ def _unparsable(o: InitOptions) -> dict[str, str]:
         found["command"] = f"{o.command!r} is not shell words: {str(exc).lower()}"
     if o.ps_gpus and not o.ps:
         found["ps_gpus"] = f"{o.ps_gpus} GPUs per parameter server, but there are none (ps 0)"
+    if o.accelerator != GPU_RESOURCE and not (o.gpus or o.ps_gpus):
+        found["accelerator"] = f"{o.accelerator} for pods that count none (--gpus, --ps-gpus)"
     if o.preset is not None and o.preset not in PRESETS:
         found["preset"] = f"{o.preset!r} is not one of: {', '.join(PRESETS)}"
     elif o.preset is not None and not WORKLOADS[o.workload].launcher:
@@ -439,6 +442,8 @@ def _init_data(o: InitOptions) -> dict[str, Any]:
     # The spec-wide resources are the trainers'; parameter servers with another GPU count get
     # their own (unless --cpu and --memory give every pod the same).
     ps_gpus = o.ps_gpus if o.ps else 0
+    if o.accelerator != GPU_RESOURCE:
+        spec["accelerator"] = o.accelerator
     shm = SHM_PER_GPU_GI * max(_count(o.gpus), _count(ps_gpus))
     spec["resources"] = _resources(*pod_requests(o, o.gpus, shm))
     if shm:
@@ -478,9 +483,8 @@ _COMMENTS = {
     "spec.shm": "/dev/shm for NCCL and data loaders; counts against the memory limit",
     "spec.ps": "parameter servers: the PaddleJob runs in PS mode",
     "spec.ps.resources": "the parameter servers' own (no GPUs, or other GPUs)",
-    "spec.ps.gpus": "per parameter-server pod -> limits nvidia.com/gpu",
+    "spec.accelerator": "the device `gpus` counts, as its device plugin names it",
     "spec.worker": "trainers",
-    "spec.worker.gpus": "per trainer pod -> limits nvidia.com/gpu",
     "spec.volumes": "mounted into every training pod",
     "spec.volumes.[].capacity": "PV/PVC size",
     "spec.volumes.[].cephfs": "a static volume of the CephFS CSI driver",
@@ -504,7 +508,11 @@ def _comments(o: InitOptions) -> dict[str, str]:
             "wrapper (which sets NNODES, RANK, MASTER_ADDR, MASTER_PORT)",
             "spec.env": f"{PRESETS[o.preset].cli} on pods without GPUs (Paddle's CPU wheel)",
         }
-    return {**_COMMENTS, **WORKLOADS[o.workload].init_comments, **preset}
+    devices = {
+        "spec.ps.gpus": f"per parameter-server pod -> limits {o.accelerator}",
+        "spec.worker.gpus": f"per trainer pod -> limits {o.accelerator}",
+    }
+    return {**_COMMENTS, **devices, **WORKLOADS[o.workload].init_comments, **preset}
 
 
 _PLAIN = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@+=-]*$")

@@ -21,7 +21,8 @@ from paddlegen.cli.common import (
     stdout_is_output,
 )
 from paddlegen.errors import Diagnostic, InputError
-from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
+from paddlegen.spec.accelerators import ACCELERATORS
+from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE, PS_WORKLOAD
 from paddlegen.workloads import WORKLOADS
 
 PRESET_NAMES = list(PRESETS)
@@ -142,6 +143,15 @@ def _given(ctx: click.Context, name: str) -> bool:
     default=0,
     show_default=True,
     help="NVIDIA GPUs per parameter-server pod.",
+)
+@click.option(
+    "--accelerator",
+    type=click.Choice(sorted(ACCELERATORS)),
+    default=GPU_RESOURCE,
+    show_default=True,
+    help="The device --gpus and --ps-gpus count, by its device plugin's resource name: "
+    + "; ".join(f"{name} ({device})" for name, device in sorted(ACCELERATORS.items()))
+    + ". Not asked: a flag only.",
 )
 @click.option(
     "--volcano/--no-volcano",

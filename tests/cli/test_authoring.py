@@ -335,6 +335,7 @@ def test_init_asks_a_preset_for_its_command_defaulting_to_the_trainers(runner, t
         (["--workers", "10001"], "'--workers': 10001 is greater than the maximum of 10000"),
         (["--gpus", "65"], "'--gpus': 65 is greater than the maximum of 64"),
         (["--ps-gpus", "1"], "'--ps-gpus': 1 GPUs per parameter server, but there are none"),
+        (["--accelerator", "kunlunxin.com/xpu"], "'--accelerator': kunlunxin.com/xpu for pods"),
         (["--command", "python3 'x"], "'--command': \"python3 'x\" is not shell words"),
         (["--workload", "job", "--ps", "1"], "'--ps': workload 'job' has no 'ps' role"),
         (["--workload", "job", "--workers", "2"], "'--workers': workload 'job' runs exactly"),

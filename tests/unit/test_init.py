@@ -92,6 +92,22 @@ def test_gpu_pods_get_requests_and_shm_by_their_gpus(gpus, cpu, memory, shm):
     assert spec.get("shm") == shm
 
 
+def test_an_accelerator_is_written_for_the_devices_the_pods_count():
+    options = InitOptions(**GOOD, ps=1, gpus=8, ps_gpus=1, accelerator="huawei.com/Ascend910")
+    text = init_spec(options)
+    spec = yaml.safe_load(text)["spec"]
+    assert spec["accelerator"] == "huawei.com/Ascend910"
+    assert "gpus: 8  # per trainer pod -> limits huawei.com/Ascend910" in text
+    rendered = build.render_document(parse_spec(text, "spec.yaml"))
+    manifests = "".join(m.text() for m in rendered.manifests)
+    assert "huawei.com/Ascend910: '8'" in manifests and "huawei.com/Ascend910: '1'" in manifests
+    assert "nvidia.com/gpu" not in manifests
+    assert "accelerator" not in yaml.safe_load(init_spec(InitOptions(**GOOD, gpus=1)))["spec"]
+    assert answer_problems({**GOOD, "accelerator": "kunlunxin.com/xpu"}) == {
+        "accelerator": "kunlunxin.com/xpu for pods that count none (--gpus, --ps-gpus)"
+    }
+
+
 def test_the_users_cpu_and_memory_win_over_the_gpu_defaults():
     options = InitOptions(**GOOD, ps=1, ps_gpus=2, gpus=8, cpu="10", memory="64Gi")
     spec = yaml.safe_load(init_spec(options))["spec"]
@@ -143,6 +159,7 @@ RIGHT = {
     "workers": [1, 2, 100, 1000],
     "gpus": [0, 1, 8],
     "ps_gpus": [0, 1],
+    "accelerator": ["nvidia.com/gpu", "huawei.com/Ascend910", "kunlunxin.com/xpu"],
     "volcano": [False, True],
     "kueue": [None, "team-a"],  # paddlejob's is wrong (kueue-workload)
     "storage": [
@@ -164,6 +181,7 @@ RIGHT = {
 }
 WRONG = {
     "workload": [],  # a click.Choice: nothing else gets through
+    "accelerator": [],  # likewise
     "name": ["Demo_Job", "a" * 64, ""],
     "image": ["r/demo", "r/d:latest", ""],
     "namespace": ["Team", ""],
