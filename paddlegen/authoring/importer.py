@@ -27,7 +27,7 @@ from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS
-from paddlegen.workloads.base import Spec
+from paddlegen.workloads.base import KUEUE_PREFERRED_TOPOLOGY, KUEUE_REQUIRED_TOPOLOGY, Spec
 from paddlegen.workloads.import_defaults import (
     SERVER_METADATA,
     TOOL_ANNOTATIONS,
@@ -336,6 +336,7 @@ def _map(
     if to is not None and spec["workload"] != to:
         spec = _convert(spec, to, ctx, label_of(main))
     _kueue(main, spec, ctx)
+    _kueue_topology(spec)
     used = [main]
     data = next(
         (o for o in objects if o is not main and key_of(o) == BATCH_JOB and is_data_job(o)), None
@@ -398,6 +399,29 @@ def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:
         )
         return
     spec.setdefault("scheduling", {})["kueue"] = kueue
+
+
+def _kueue_topology(spec: Spec) -> None:
+    """Kueue's topology annotation, on every pod template of a queued job, is
+    spec.scheduling.topology (workloads/base.py topology_annotations renders it). On some
+    roles only, or on a job Kueue does not queue, it stays a pod annotation, which renders
+    the same."""
+    annotations = spec.get("podAnnotations", {})
+    scheduling = spec.get("scheduling", {})
+    found = [
+        (key, kind)
+        for key, kind in (
+            (KUEUE_REQUIRED_TOPOLOGY, "required"),
+            (KUEUE_PREFERRED_TOPOLOGY, "preferred"),
+        )
+        if key in annotations
+    ]
+    if "kueue" not in scheduling or len(found) != 1:
+        return
+    key, kind = found[0]
+    scheduling["topology"] = {kind: annotations.pop(key)}
+    if not annotations:
+        spec.pop("podAnnotations")
 
 
 def _pod_priority(spec: Spec, ctx: Context, where: str) -> None:
