@@ -681,12 +681,12 @@ def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(extra):
 @pytest.mark.parametrize("kind", ["required", "preferred"])
 @pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_kueues_topology_comes_back_as_the_specs_topology(workload, kind):
-    topology = f"  run: {{activeDeadlineSeconds: 600}}\n  podAnnotations: {{team: a}}\n"
+    settings = "  run: {activeDeadlineSeconds: 600}\n  podAnnotations: {team: a}\n"
     scheduling = (
         "  scheduling:\n    kueue: {queue: team-a}\n"
         f"    topology: {{{kind}: topology.example.com/rack}}\n"
     )
-    spec = HEADER + kueue_spec(workload, topology + scheduling)
+    spec = HEADER + kueue_spec(workload, settings + scheduling)
     manifests = build.render_document(parse_spec(spec, "spec.yaml")).manifests
     imported = imported_alike(manifests)
     assert imported.spec["spec"]["scheduling"]["topology"] == {kind: "topology.example.com/rack"}
