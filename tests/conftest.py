@@ -128,6 +128,18 @@ def yaml_snapshot(snapshot):
     return snapshot.use_extension(YAMLSnapshot)
 
 
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One golden text file per snapshot: what a command printed, as it printed it."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "txt"
+
+
+@pytest.fixture
+def text_snapshot(snapshot):
+    return snapshot.use_extension(TextSnapshot)
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()

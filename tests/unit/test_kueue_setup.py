@@ -4,7 +4,6 @@ valid by Kueue's CRD schemas, its input held to a spec's error model."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +162,7 @@ def test_the_kustomization_applies_what_queues_name_first():
 
 @pytest.mark.parametrize("setup", INVALID, ids=lambda p: p.stem)
 def test_an_invalid_file_is_reported_at_its_lines_and_nothing_is_written(
-    runner, setup: Path, tmp_path, monkeypatch
+    runner, setup: Path, tmp_path, monkeypatch, text_snapshot
 ):
     monkeypatch.chdir(ROOT)
     rel = str(setup.relative_to(ROOT))
@@ -172,10 +171,7 @@ def test_an_invalid_file_is_reported_at_its_lines_and_nothing_is_written(
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.stderr
     assert not out.exists()
-    expected = setup.with_suffix(".expected")
-    if os.environ.get("PADDLEGEN_UPDATE_EXPECTED"):
-        expected.write_text(result.stderr, encoding="utf-8")
-    assert result.stderr == expected.read_text(encoding="utf-8")
+    assert result.stderr == text_snapshot
     lines = result.stderr.splitlines()
     assert lines[-1] == f"paddlegen: nothing written: {rel} has errors"
     for line in lines[:-2]:  # file:line:col: severity: $.field.path: message [rule]
