@@ -1,4 +1,4 @@
-"""User templates cannot hang a render or exhaust memory (paddlegen/sandbox.py).
+"""User templates cannot hang a render or exhaust memory (paddlegen/render/sandbox.py).
 
 Each hostile template below used to run for minutes or until the machine ran out of memory;
 now it fails within a second, exit 2, naming the template and line, and writes nothing. The
