@@ -46,53 +46,9 @@ _EXPORTS = {
 
 __all__ = ["__version__", *_EXPORTS]
 
-# The names of the previous release, still working until the next: name -> (the module that
-# defines it, what to use instead).
-_RENDER = "paddlegen.run_render(paddlegen.Request(...))"
-_CHECK = "paddlegen.run_check(paddlegen.Request(...))"
-_VALIDATE = "paddlegen.run_validate(paddlegen.Request(...))"
-_STDOUT = "paddlegen.run_render(paddlegen.Request(..., stdout=True))"
-_VALIDATED = "paddlegen.run_render(paddlegen.Request(..., validate=True))"
-_ERRORS = "paddlegen.errors.{} (or catch paddlegen.PaddlegenError)"
-_DEPRECATED = {
-    "Rendered": ("paddlegen.build", "paddlegen.Result.rendered, from " + _RENDER),
-    "collect_specs": ("paddlegen.load", "paddlegen.Request(specs=...), which takes folders"),
-    "load_valid": ("paddlegen.load", _VALIDATE),
-    "validate_document": ("paddlegen.load", _VALIDATE),
-    "render_document": ("paddlegen.build", _RENDER),
-    "render_specs": ("paddlegen.build", _RENDER),
-    "render_into": ("paddlegen.write", _RENDER),
-    "write_rendered": ("paddlegen.write", _RENDER),
-    "manifest_stream": ("paddlegen.write", _STDOUT),
-    "drift": ("paddlegen.write", _CHECK),
-    "validate_inputs": ("paddlegen.validate.inputs", _VALIDATE),
-    "validate_rendered": ("paddlegen.validate.inputs", _VALIDATED),
-    "parse_spec": ("paddlegen.spec.loader", _VALIDATE),
-    "read_spec": ("paddlegen.spec.loader", _VALIDATE),
-    "import_manifests": ("paddlegen.authoring.importer", "paddlegen.import_jobs"),
-    **{
-        name: ("paddlegen.errors", _ERRORS.format(name))
-        for name in (
-            "InputError",
-            "OutputError",
-            "ToolError",
-            "TemplateError",
-            "InvalidValueError",
-            "InvalidArgumentError",
-        )
-    },
-}
-
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
-    if module is None and name in _DEPRECATED:
-        import warnings  # here: only an old name pays for it
-
-        module, instead = _DEPRECATED[name]
-        message = f"paddlegen.{name} is deprecated and goes in the next release; use {instead}"
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(module), name)  # not cached: each use warns
     if module is None:
         raise AttributeError(f"module 'paddlegen' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)

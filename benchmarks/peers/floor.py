@@ -4,7 +4,7 @@ no checks, no sandbox, no positions, no kustomization, no atomic writes.
 
     python benchmarks/peers/floor.py SPEC_DIR OUT_DIR
 
-The only paddlegen code it uses is the frozen model (paddlegen.model.build_job), because the
+The only paddlegen code it uses is the frozen model (paddlegen.spec.model.build_job), because the
 templates read a Job object; overlays are merged with a plain deep merge and rendered whole.
 """
 

@@ -28,26 +28,35 @@ Not bounded, by decision: work that touches no hook, chiefly comparisons and ``i
 Each is linear in values of at most MAX_STRING, so a loop doing one per iteration does at
 most MAX_STEPS x MAX_STRING character operations: seconds to minutes, not for ever. Where
 untrusted template folders are rendered, run paddlegen under a timeout as well.
+
+Only jinja2's public API is used, so that any jinja2 3.x keeps the bounds: the sandbox's hooks
+(``call_binop``, ``call``, ``getattr``/``getitem``, ``is_safe_attribute``), ``finalize``, the
+filters and globals, ``Template.render``, and the parsed template (``jinja2.nodes``, which
+jinja2 keeps backwards compatible), where loops and ``~`` are routed through the environment
+before jinja2 compiles it.
 """
 
 from __future__ import annotations
 
 import contextvars
+import importlib
 import re
+import string
 import types
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from functools import update_wrapper
-from typing import Any
+from typing import Any, cast
 
-from jinja2 import nodes
-from jinja2.compiler import CodeGenerator, Frame
-from jinja2.exceptions import SecurityError
-from jinja2.sandbox import (
-    ImmutableSandboxedEnvironment,
-    SandboxedEscapeFormatter,
-    SandboxedFormatter,
+from jinja2 import (
+    Template,
+    nodes,
+    pass_context,
+    pass_environment,
+    pass_eval_context,
 )
-from jinja2.utils import _PassArg
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup, soft_str
 
 # A spec is at most 1 MiB (loader.MAX_BYTES) and a template may repeat a value once per role:
 MAX_STRING = 4 << 20  # characters of one string
@@ -247,14 +256,33 @@ def _check_percent(fmt: str, args: Any) -> None:
             )
 
 
-class _BoundedFormatter(SandboxedFormatter):
-    """str.format and format_map: each field's width and text, and the total, are bounded."""
+# "0.attr[key]" -> (0, [(True, "attr"), (False, "key")]): the stdlib's own splitter, which
+# string.Formatter.get_field and jinja2's sandboxed formatter use (_string has no type stubs).
+_split_field_name: Callable[[str], tuple[Any, Iterable[tuple[bool, Any]]]] = (
+    importlib.import_module("_string").formatter_field_name_split
+)
 
-    _total = 0
+
+class _BoundedFormatter(string.Formatter):
+    """Measures what str.format and format_map would make, before jinja2's sandboxed formatter
+    makes it: each field's width and text, and the total. Fields are looked up as jinja2 looks
+    them up, through the environment's getattr and getitem (an unsafe one fails here first)."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__()
+        self._env = env
+        self._total = 0
 
     def vformat(self, format_string: str, args: Any, kwargs: Any) -> str:
         self._total = len(format_string)
         return super().vformat(format_string, args, kwargs)
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, Any]:
+        first, rest = _split_field_name(field_name)
+        obj = self.get_value(first, args, kwargs)
+        for is_attr, key in rest:
+            obj = self._env.getattr(obj, key) if is_attr else self._env.getitem(obj, key)
+        return obj, first
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         for number in re.findall(r"\d+", format_spec):
@@ -269,13 +297,27 @@ class _BoundedFormatter(SandboxedFormatter):
         return super().format_field(value, format_spec)
 
 
-class _BoundedEscapeFormatter(_BoundedFormatter, SandboxedEscapeFormatter):
-    """The same for Markup strings, which escape what they format."""
+_FORMAT_METHODS = frozenset({"format", "format_map"})
 
 
-def _formatter(env: Any, text: str) -> _BoundedFormatter:
-    escape = getattr(text, "escape", None)  # Markup
-    return _BoundedEscapeFormatter(env, escape=escape) if escape else _BoundedFormatter(env)
+def _bounded_format(env: Any, text: str, method: str, format_: Any) -> Any:
+    """jinja2's sandboxed ``text.format`` (or ``format_map``), measured before it runs.
+
+    jinja2 (from 3.1.5) hands these out sandboxed when they are read, so that a call made
+    without ``call`` is sandboxed too: they are measured at the same place. A bare method is
+    left as it is, for jinja2 to sandbox where it does: wrapped, jinja2 could not tell it.
+    """
+    if isinstance(format_, types.BuiltinMethodType):
+        return format_
+
+    def measured(*args: Any, **kwargs: Any) -> Any:
+        if method == "format":
+            _BoundedFormatter(env).vformat(text, args, kwargs)
+        elif len(args) == 1 and not kwargs:  # else jinja2's raises the TypeError
+            _BoundedFormatter(env).vformat(text, (), args[0])
+        return format_(*args, **kwargs)
+
+    return update_wrapper(measured, format_)
 
 
 # ---- methods of str called from a template -------------------------------------------------
@@ -392,9 +434,24 @@ def _check_filter(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
         raise SecurityError("sum of lists would be larger than the sandbox allows")
 
 
+# What jinja2's pass_context, pass_eval_context and pass_environment leave on a function, which
+# tells jinja2 to pass it that object before the value.
+_PASS_MARKS = tuple(
+    vars(decorator(lambda: None))
+    for decorator in (pass_context, pass_eval_context, pass_environment)
+)
+
+
+def _passes_first(func: Callable[..., Any]) -> bool:
+    """Whether jinja2 calls ``func`` with a context, eval context or environment first."""
+    marks = getattr(func, "__dict__", {})
+    return any(mark and mark.items() <= marks.items() for mark in _PASS_MARKS)
+
+
 def _wrap_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` with its arguments checked before and its result after it runs."""
-    skip = 0 if _PassArg.from_obj(func) is None else 1  # context, eval_ctx or environment first
+    """``func`` with its arguments checked before and its result after it runs; jinja2 passes
+    it what it passes ``func`` (update_wrapper copies the pass_* mark)."""
+    skip = 1 if _passes_first(func) else 0
 
     def checked(*args: Any, **kwargs: Any) -> Any:
         if (
@@ -429,77 +486,100 @@ def _lipsum(func: Any) -> Callable[..., Any]:
     return update_wrapper(lipsum, func)
 
 
-# ---- the code generator: `~` and for loops -------------------------------------------------
+# ---- the parsed template: `~` and for loops --------------------------------------------------
 
 
-def _static_text(node: nodes.Node) -> int:
-    """Characters of template text inside ``node`` (written once per loop iteration)."""
-    return sum(len(data.data) for data in node.find_all(nodes.TemplateData))
+def _static_text(body: list[nodes.Node]) -> int:
+    """Characters of template text in a loop's body (written once per iteration)."""
+    return sum(len(data.data) for data in nodes.Template(body).find_all(nodes.TemplateData))
 
 
-class _CodeGenerator(CodeGenerator):
-    """jinja2's, with every ``~`` operand and every loop going through the environment."""
+def _route_through_environment(tree: nodes.Template) -> None:
+    """Every for loop's items through ``sandbox_loop`` and every ``~`` through the ``~`` filter.
 
-    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
-        if frame.eval_ctx.volatile:
-            func_name = "(markup_join if context.eval_ctx.volatile else str_join)"
-        elif frame.eval_ctx.autoescape:
-            func_name = "markup_join"
-        else:
-            func_name = "str_join"
-        self.write(f"{func_name}(environment.sandbox_concat((")
-        for arg in node.nodes:
-            self.visit(arg, frame)
-            self.write(", ")
-        self.write(")))")
+    Neither touches a hook of jinja2's sandbox: a loop calls no function and ``~`` is no
+    intercepted operator, so the tree jinja2 parsed is rewritten before it is compiled.
+    """
+    # Children before their parents, so that a `~` inside a `~`'s operand is rewritten too.
+    for node in reversed([tree, *tree.find_all(nodes.Node)]):
+        for field, value in node.iter_fields():
+            if isinstance(value, nodes.Concat):
+                setattr(node, field, _checked_concat(value))
+            elif isinstance(value, list):
+                value[:] = [_checked_concat(v) if isinstance(v, nodes.Concat) else v for v in value]
+        if isinstance(node, nodes.For):
+            node.iter = nodes.Call(
+                nodes.EnvironmentAttribute("sandbox_loop"),
+                [node.iter, nodes.Const(_static_text(node.body))],
+                [],
+                None,
+                None,
+                lineno=node.iter.lineno,
+            )
 
-    def visit_For(self, node: nodes.For, frame: Frame) -> None:
-        body = _static_text(nodes.Template(node.body, lineno=node.lineno))
-        node.iter = nodes.Call(
-            nodes.EnvironmentAttribute("sandbox_loop"),
-            [node.iter, nodes.Const(body)],
-            [],
-            None,
-            None,
-            lineno=node.iter.lineno,
-        )
-        super().visit_For(node, frame)
+
+def _checked_concat(concat: nodes.Concat) -> nodes.Filter:
+    operands = nodes.Tuple(concat.nodes, "load", lineno=concat.lineno)
+    return nodes.Filter(operands, "~", [], [], None, None, lineno=concat.lineno)
+
+
+@pass_eval_context
+def _concat(eval_ctx: Any, values: tuple[Any, ...]) -> str:
+    """``a ~ b ~ ...``: the operands joined as jinja2 joins them (escaping them when one is
+    Markup and autoescape is on), once their text together is known to be within MAX_STRING."""
+    total = 0
+    for value in values:
+        total += _text_size(value, MAX_STRING - total)
+        if total > MAX_STRING:
+            raise SecurityError(
+                f"'~' would make a string of more than {MAX_STRING} "
+                "characters; the sandbox refuses it"
+            )
+    budget = _BUDGET.get()
+    if budget is not None:
+        budget.build(total)
+    if eval_ctx.autoescape:
+        texts = [soft_str(value) for value in values]
+        if any(hasattr(text, "__html__") for text in texts):
+            return Markup("").join(texts)
+        return "".join(texts)
+    return "".join([str(value) for value in values])
 
 
 # ---- the environment -----------------------------------------------------------------------
 
 
-def _render_output(chunks: Iterable[str]) -> str:
-    """Template.render's join, with a fresh budget for the render and its output bounded."""
-    token = _BUDGET.set(_Budget())
-    try:
-        out: list[str] = []
-        size = 0
-        iterator = iter(chunks)
-        for chunk in iterator:
-            size += len(chunk)
-            if size > MAX_OUTPUT:
-                error = SecurityError(
-                    f"the template produces more than {MAX_OUTPUT} "
-                    "characters; the sandbox stops it there"
-                )
-                throw = getattr(iterator, "throw", None)
-                if throw is None:
+class _BoundedTemplate(Template):
+    """A template whose render has a budget of its own and an output bounded at MAX_OUTPUT."""
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        token = _BUDGET.set(_Budget())
+        try:
+            chunks = cast("Generator[str, None, None]", self.generate(*args, **kwargs))
+            out: list[str] = []
+            size = 0
+            for chunk in chunks:
+                size += len(chunk)
+                if size > MAX_OUTPUT:
+                    error = SecurityError(
+                        f"the template produces more than {MAX_OUTPUT} "
+                        "characters; the sandbox stops it there"
+                    )
+                    # Raised at the template line that yielded the chunk (generate re-raises
+                    # what its template raises); raised here should a generator swallow it.
+                    chunks.throw(error)
                     raise error
-                throw(error)  # raised at the template line that yielded it
-            out.append(chunk)
-        return "".join(out)
-    finally:
-        _BUDGET.reset(token)
+                out.append(chunk)
+            return "".join(out)
+        finally:
+            _BUDGET.reset(token)
 
 
 class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
     """ImmutableSandboxedEnvironment that also bounds sizes and steps (see the module doc)."""
 
     intercepted_binops = frozenset(["+", "-", "*", "/", "//", "%", "**"])
-    code_generator_class = _CodeGenerator
-    # Template.render joins the top-level output with this: counted, and stopped at MAX_OUTPUT.
-    concat = staticmethod(_render_output)
+    template_class = _BoundedTemplate
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -507,6 +587,7 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
         filters = _CheckedFilters()
         for name, func in self.filters.items():
             filters[name] = func
+        dict.__setitem__(filters, "~", _concat)  # checks itself; no template can name it
         self.filters = filters
         self.globals["lipsum"] = _lipsum(self.globals["lipsum"])
         user_finalize = self.finalize
@@ -549,24 +630,31 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
         result = super().call(__context, __obj, *args, **kwargs)
         return _check_size(result, f"the result of {getattr(__obj, '__name__', 'a call')}()")
 
-    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        if (
-            not isinstance(value, (types.MethodType, types.BuiltinMethodType))
-            or value.__name__ not in ("format", "format_map")
-            or not isinstance(value.__self__, str)
-        ):
-            return None
-        text: str = value.__self__
-        is_format_map = value.__name__ == "format_map"
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        value = super().getattr(obj, attribute)
+        if attribute in _FORMAT_METHODS and isinstance(obj, str):
+            return _bounded_format(self, obj, attribute, value)
+        return value
 
-        def wrapper(*args: Any, **kwargs: Any) -> str:
-            if is_format_map:
-                if kwargs or len(args) != 1:
-                    raise TypeError("format_map() takes exactly one argument")
-                return type(text)(_formatter(self, text).vformat(text, (), args[0]))
-            return type(text)(_formatter(self, text).vformat(text, args, kwargs))
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        value = super().getitem(obj, argument)
+        if isinstance(obj, str) and isinstance(argument, str) and argument in _FORMAT_METHODS:
+            return _bounded_format(self, obj, argument, value)
+        return value
 
-        return update_wrapper(wrapper, value)
+    def compile(
+        self,
+        source: str | nodes.Template,
+        name: str | None = None,
+        filename: str | None = None,
+        raw: bool = False,
+        defer_init: bool = False,
+    ) -> Any:
+        tree = self.parse(source, name, filename) if isinstance(source, str) else source
+        _route_through_environment(tree)
+        tree.set_environment(self)  # the new nodes' too
+        compile_: Any = super().compile  # one call for both of its typed overloads
+        return compile_(tree, name, filename, raw, defer_init)
 
     def get_template(self, *args: Any, **kwargs: Any) -> Any:
         if _BUDGET.get() is not None:  # an include or import while rendering
@@ -577,22 +665,6 @@ class BoundedSandboxedEnvironment(ImmutableSandboxedEnvironment):
         if _BUDGET.get() is not None:
             _budget().step()
         return super().select_template(*args, **kwargs)
-
-    @staticmethod
-    def sandbox_concat(values: tuple[Any, ...]) -> tuple[Any, ...]:
-        """The operands of ``~``, once their text together is known to be within MAX_STRING."""
-        total = 0
-        for value in values:
-            total += _text_size(value, MAX_STRING - total)
-            if total > MAX_STRING:
-                raise SecurityError(
-                    f"'~' would make a string of more than {MAX_STRING} "
-                    "characters; the sandbox refuses it"
-                )
-        budget = _BUDGET.get()
-        if budget is not None:
-            budget.build(total)
-        return values
 
     @staticmethod
     def sandbox_loop(iterable: Any, body_chars: int) -> Iterator[Any]:

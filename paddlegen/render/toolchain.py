@@ -56,8 +56,8 @@ def code_digest() -> str:
 
 
 # What shapes a template's compiled code: the environment's options (engine.py) and the
-# sandbox's code generator (sandbox.py), with jinja2 itself (in _libraries). Filters, tests and
-# globals are looked up when a template runs, not compiled in.
+# sandbox's rewrite of the parsed template (sandbox.py), with jinja2 itself (in _libraries).
+# Filters, tests and globals are looked up when a template runs, not compiled in.
 COMPILER_MODULES = ("render/engine.py", "render/sandbox.py")
 
 

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "36b61d60121398bc73f5944494e945b58963ff62ec51fa1acc234bec65743197"
+SCHEMA_SHA256 = "21cd00684cef0b4a553f140231818f573563ce87735f12b1792c8c82dba4371c"
 
 
 def _is_integer(x: Any) -> bool:

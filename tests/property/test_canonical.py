@@ -1,4 +1,4 @@
-"""The fast YAML paths (paddlegen.canonical) give exactly what plain PyYAML gives.
+"""The fast YAML paths (paddlegen.yamlio) give exactly what plain PyYAML gives.
 
 dump_yaml writes common shapes itself and load_all builds them from nodes itself; both must be
 indistinguishable from PyYAML for any data, including the shapes they hand back to it.

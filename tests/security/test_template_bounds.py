@@ -1,4 +1,4 @@
-"""User templates cannot hang a render or exhaust memory (paddlegen/sandbox.py).
+"""User templates cannot hang a render or exhaust memory (paddlegen/render/sandbox.py).
 
 Each hostile template below used to run for minutes or until the machine ran out of memory;
 now it fails within a second, exit 2, naming the template and line, and writes nothing. The
@@ -8,7 +8,11 @@ stops is not timed here (a timed test fails on a busy machine; speed is the benc
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
+from jinja2 import pass_context, pass_environment, pass_eval_context
 from jinja2.sandbox import SecurityError
 
 from paddlegen.cli import cli
@@ -39,6 +43,12 @@ HOSTILE = {
     "doubling-tilde": (
         BIG + "{% set ns = namespace(s=s) %}{% for i in range(30) %}"
         "{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+        "'~' would make a string",
+    ),
+    # a `~` inside another's operand, and in a loop's iterable: each is checked on its own
+    "tilde-in-tilde": (BIG + "{{ (([s] * 100000) ~ '') ~ '' }}", "'~' would make a string"),
+    "tilde-in-loop": (
+        BIG + "{% for c in ([s] * 100000) ~ '' %}{% endfor %}",
         "'~' would make a string",
     ),
     # formatting
@@ -172,3 +182,28 @@ def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_
     assert spec.stat().st_size == MAX_BYTES
     (rendered,) = build.render_specs([spec])
     assert sum(text.count("x" * 1000) for text in rendered.plan.values()) >= 1000
+
+
+@pytest.mark.parametrize("decorator", [None, pass_context, pass_eval_context, pass_environment])
+def test_a_filter_is_checked_on_its_value_whatever_jinja2_passes_it_first(decorator):
+    """A filter set after the environment exists is checked too, on its value and arguments,
+    not on the context, eval context or environment jinja2 passes before them."""
+    env = sandbox.BoundedSandboxedEnvironment()
+    if decorator is None:
+        env.filters["center"] = lambda value, width=80: value.center(width)
+    else:
+        env.filters["center"] = decorator(lambda _first, value, width=80: value.center(width))
+    assert env.from_string("{{ 'x' | center(3) }}").render() == " x "
+    with pytest.raises(SecurityError, match="center width 100000000"):
+        env.from_string("{{ 'x' | center(10**8) }}").render()
+
+
+def test_the_sandbox_builds_on_jinja2s_public_api_alone():
+    """What lets pyproject accept any jinja2 3.x: no private name, no compiler internals."""
+    tree = ast.parse(Path(sandbox.__file__).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jinja2"):
+            assert node.module in ("jinja2", "jinja2.exceptions", "jinja2.sandbox"), node.module
+            assert not [alias.name for alias in node.names if alias.name.startswith("_")]
+        if isinstance(node, ast.Import):
+            assert not [alias.name for alias in node.names if alias.name.startswith("jinja2.")]

@@ -1,4 +1,4 @@
-"""paddlegen.dockerfile: spec.build -> a Dockerfile that parses, and the parser itself."""
+"""paddlegen.authoring.dockerfile: spec.build -> a Dockerfile that parses, and the parser itself."""
 
 from __future__ import annotations
 

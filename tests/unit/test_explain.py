@@ -1,4 +1,4 @@
-"""paddlegen.explain: schema documentation, and an OUTPUTS table that renders prove true."""
+"""paddlegen.authoring.explain: schema docs, and an OUTPUTS table that renders prove true."""
 
 from __future__ import annotations
 

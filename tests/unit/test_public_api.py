@@ -48,23 +48,3 @@ def test_the_errors_are_one_tree_with_value_and_type_errors_where_python_expects
 
 def test_the_public_api_is_small_on_purpose():
     assert len(paddlegen.__all__) <= 12
-    assert not set(paddlegen.__all__) & set(paddlegen._DEPRECATED)
-
-
-@pytest.mark.parametrize("name", sorted(paddlegen._DEPRECATED))
-def test_each_old_name_warns_and_still_works_for_one_release(name):
-    import importlib
-
-    module, instead = paddlegen._DEPRECATED[name]
-    with pytest.warns(DeprecationWarning, match=rf"paddlegen\.{name} is deprecated") as said:
-        value = getattr(paddlegen, name)
-    assert value is getattr(importlib.import_module(module), name)
-    assert instead in str(said[0].message)
-    assert said[0].filename == __file__  # the warning points at the caller's line
-    assert name not in dir(paddlegen)
-
-
-def test_an_old_name_warns_on_every_use():
-    for _ in range(2):
-        with pytest.warns(DeprecationWarning, match="use paddlegen.run_render"):
-            paddlegen.render_specs  # noqa: B018
