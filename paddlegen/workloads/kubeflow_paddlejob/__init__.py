@@ -14,8 +14,8 @@ from paddlegen.workloads.base import (
     run_fields,
     trainers_env,
 )
-from paddlegen.workloads.collective_job import BOUNDED_RUN
 from paddlegen.workloads.objects import NO_OPERATOR, TrainingObject, kueue_pod_template
+from paddlegen.workloads.shared.launcher import BOUNDED_RUN
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job

@@ -3,7 +3,7 @@ renders a TrainJob that references paddlegen's own Paddle ClusterTrainingRuntime
 (workloads/trainjob/runtime.py, printed by `paddlegen runtime` for a platform team to install
 once): Trainer makes a JobSet from the runtime's template, whose replicated job `node` is one
 Indexed Job of `numNodes` pods, each running Paddle's launcher with the same contract as
-collective-job (workloads/collective_job: env, the rank-0-by-IP wrapper, the pod failure
+collective-job (workloads/shared/launcher.py: env, the rank-0-by-IP wrapper, the pod failure
 policy).
 
 Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
@@ -14,10 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.spec.network import NCCL_ENV
-from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
-from paddlegen.workloads.collective_job import jobset
 from paddlegen.workloads.objects import BATCH_JOB, JOBSET, TrainingObject
+from paddlegen.workloads.shared import jobset
+from paddlegen.workloads.shared.launcher import (
+    BOUNDED_RUN,
+    COMMAND_COMMENT,
+    command,
+    writable_scratch,
+)
 from paddlegen.workloads.trainjob import runtime
 from paddlegen.workloads.trainjob.names import API_VERSION, NODE, VOLCANO_RUNTIME, runtime_of
 
@@ -113,12 +118,12 @@ def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     # The pods join Volcano's gang through the runtime (its podGroupPolicy and scheduler),
     # not through pod settings of their own.
-    log_env, volumes = collective_job.writable_scratch(job, worker)
+    log_env, volumes = writable_scratch(job, worker)
     node = pod(
         job,
         worker,
         gang=False,
-        command=collective_job.command(worker),
+        command=command(worker),
         env=log_env,
         volumes=volumes,
         # every pod of a TrainJob's JobSet carries its restart attempt, 0 without restarts
@@ -226,10 +231,10 @@ WORKLOAD = Workload(
     launcher=True,
     peer_names="every rank finds rank 0 by its name in the JobSet's headless Service, "
     "<job>-node-0-0.<job> (PADDLE_MASTER)",
-    init_sections=lambda ps: {"run": collective_job.BOUNDED_RUN},
+    init_sections=lambda ps: {"run": BOUNDED_RUN},
     init_comments={
         "spec.workload": "on paddlegen's runtime: install it once with `paddlegen runtime`",
-        "spec.command": collective_job.COMMAND_COMMENT,
+        "spec.command": COMMAND_COMMENT,
         "spec.args": "the training script and its flags: the launcher runs it on every node",
         "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
         "spec.scheduling.scheduler": f"Volcano gang scheduling: the runtime {VOLCANO_RUNTIME}",
