@@ -163,6 +163,43 @@ def test_every_workload_is_one_folder_named_after_it():
         assert (PACKAGE.parent / "templates" / workload.folder).is_dir()
 
 
+# The imports of one workload's folder from another's that remain: a rules module listing
+# rules another workload's module declares. They go when those rules move to the shared module
+# (paddlegen/workloads/shared/); nothing else may join them.
+RULES_ACROSS_WORKLOADS = {
+    # the launcher's rules (LAUNCHER_RULES), which trainjob's pods run too
+    ("paddlegen.workloads.trainjob.rules", "paddlegen.workloads.collective_job.rules"),
+    # PaddleFlow's rules that hold for a Kubeflow PaddleJob too (KUEUE_WORKLOAD, PS_END)
+    ("paddlegen.workloads.kubeflow_paddlejob.rules", "paddlegen.workloads.paddlejob.rules"),
+}
+
+
+def workload_of(module: str, packages: set[str]) -> str | None:
+    """The workload whose folder holds ``module`` (by its package name), None for any other."""
+    parts = module.split(".")
+    inside = parts[:2] == ["paddlegen", "workloads"] and len(parts) > 2
+    return parts[2] if inside and parts[2] in packages else None
+
+
+def test_no_workload_folder_imports_another():
+    """What several workloads share is in paddlegen/workloads/shared/: a workload's folder
+    imports its own modules, the shared ones and the registry's, never another workload's
+    (copied under a new name, a folder depends on no other)."""
+    from paddlegen.workloads import WORKLOADS
+
+    packages = {w.package for w in WORKLOADS.values()}
+    assert workload_of("paddlegen.workloads.job.importer", packages) == "job"
+    assert workload_of("paddlegen.workloads.shared.launcher", packages) is None
+    across = {
+        (name, imported)
+        for name in MODULES
+        if (own := workload_of(name, packages))
+        for imported in imports_of(name)
+        if workload_of(imported, packages) not in (None, own)
+    }
+    assert across == RULES_ACROSS_WORKLOADS
+
+
 # Raised but never escaping the library: each is caught and turned into a PaddlegenError.
 CAUGHT_WHERE_RAISED = {
     ("paddlegen.spec.loader", "IsADirectoryError"),  # read_spec_bytes -> InputError

@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 from paddlegen.workloads.base import (
     RUN_KEYS,
     TRAINING_CONTAINER,
+    Importer,
+    Imports,
     Workload,
     batch_job_annotations,
     pod,
     run_fields,
     trainers_env,
 )
-from paddlegen.workloads.collective_job.contract import contract_env, service_name
+from paddlegen.workloads.collective_job.contract import CONTRACT_ENV, contract_env, service_name
 from paddlegen.workloads.objects import BATCH_JOB, JOBSET
 from paddlegen.workloads.shared import jobset
 from paddlegen.workloads.shared.launcher import (
@@ -93,6 +95,22 @@ def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
     return [f"{name}-{last}"]
 
 
+def imports() -> Imports:
+    """Its Indexed Job (the batch Job whose pods get the launcher's contract) or JobSet read
+    back, its headless Service, and an operator's PaddleJob converted."""
+    from paddlegen.workloads.collective_job import convert, import_jobset, importer
+    from paddlegen.workloads.shared.import_launcher import gets_launcher_contract
+
+    return Imports(
+        (
+            Importer(BATCH_JOB, importer.collective_job, claims=gets_launcher_contract),
+            Importer(JOBSET, import_jobset.jobset_job),
+        ),
+        derived=importer.derived,
+        convert=convert.from_operator,
+    )
+
+
 WORKLOAD = Workload(
     name="collective-job",
     summary="an Indexed batch/v1 Job and a headless Service: Paddle's collective launcher "
@@ -103,9 +121,8 @@ WORKLOAD = Workload(
     roles={"worker": "worker"},
     derived_names=derived_names,
     context=context,
-    # The batch Job importer tells job, distributed-job and collective-job apart.
-    importer="paddlegen.workloads.job.importer:batch_job",
-    other_importers={JOBSET: "paddlegen.workloads.collective_job.import_jobset:jobset_job"},
+    imports=imports,
+    converts_from=("paddlejob", "kubeflow-paddlejob"),
     settings="collective",
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
@@ -129,7 +146,7 @@ WORKLOAD = Workload(
         ],
         "spec.run.restarts": [f"{jobset.KIND} spec.failurePolicy.maxRestarts"],
     },
-    launcher=True,
+    launcher=CONTRACT_ENV,
     # A program that reads TRAINER_ID and TRAINERS (the Python SDK's entry point) gets the
     # pod's rank, its completion index, as PADDLE_RANK has it.
     trainer_identity=lambda count: (
@@ -142,7 +159,6 @@ WORKLOAD = Workload(
         "spec.args": "the training script and its flags: the launcher runs it on every pod",
         "spec.worker": "one pod per node: PADDLE_NNODES; one rank per GPU in each",
     },
-    derived_objects="paddlegen.workloads.collective_job.importer:derived",
     group_restarts="a JobSet",
     peer_names="every rank finds rank 0 by its name in the job's headless Service, "
     "<job>-0.<job> (PADDLE_MASTER)",

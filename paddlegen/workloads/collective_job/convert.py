@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.workloads import kubeflow_paddlejob, paddlejob
 from paddlegen.workloads.base import Spec
 from paddlegen.workloads.collective_job.contract import CONTRACT_ENV
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context
 from paddlegen.workloads.shared.launcher import LAUNCHER
+from paddlegen.workloads.shared.operators import JOB_BACKOFF_LIMIT, KUBEFLOW_ENV, PADDLEFLOW_ENV
 
 WORKLOAD = "collective-job"
 # The workloads converted, and where their roles sit in the input object (for the notes).
@@ -160,7 +160,7 @@ def _restarts(out: Spec, ctx: Context, where: str, kubeflow: bool) -> None:
             where,
             f"restartPolicy {policy or 'OnFailure'} not carried over: the operator restarted "
             "a failed replica in place (up to runPolicy.backoffLimit, default "
-            f"{kubeflow_paddlejob.JOB_BACKOFF_LIMIT}); {WORKLOAD}'s pods never restart, and "
+            f"{JOB_BACKOFF_LIMIT}); {WORKLOAD}'s pods never restart, and "
             "one failed rank fails the whole job (a new run starts every rank again)",
             at=("spec", "paddleReplicaSpecs", "Worker", "restartPolicy"),
         )
@@ -187,7 +187,7 @@ def _env(out: Spec, ctx: Context, where: str, source: str) -> None:
             )
         if "env" in body and not env:
             del body["env"]
-    operator = paddlejob.OPERATOR_ENV if source == "paddlejob" else kubeflow_paddlejob.OPERATOR_ENV
+    operator = PADDLEFLOW_ENV if source == "paddlejob" else KUBEFLOW_ENV
     names = ", ".join(sorted(n for n in operator if n not in CONTRACT_ENV))
     launched = _runs_the_launcher(out)
     ctx.note(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
-from paddlegen.workloads import trainjob
-from paddlegen.workloads.collective_job.contract import CONTRACT_ENV
+from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.shared.launcher import LAUNCHER, LLM_ENV, starts_llm_cli
 
 
@@ -96,20 +95,15 @@ _CONTRACT_FLAGS = {
 }
 
 
-# The workloads that run Paddle's launcher with its contract on every pod, and the source
-# of each variable of the contract.
-_CONTRACTS = {"collective-job": CONTRACT_ENV, "trainjob": trainjob.CONTRACT_ENV}
-
-
-def _contract(ctx: Context) -> dict[str, str]:
+def _contract(ctx: Context) -> Mapping[str, str]:
     """The env the pods get from the workload, by the source of each: with an LLM CLI as the
     command, also the env its master wrapper sets for it (shared/launcher.py LLM_ENV)."""
     worker = ctx.spec.get("worker", {})
     command = worker.get("command", ctx.spec.get("command"))
     if not starts_llm_cli(command):
-        return _CONTRACTS[ctx.workload]
+        return WORKLOADS[ctx.workload].launcher
     return {
-        **_CONTRACTS[ctx.workload],
+        **WORKLOADS[ctx.workload].launcher,
         **{
             name: f"{source}, for {command[0]} (its master wrapper)"
             for name, source in LLM_ENV.items()

@@ -24,9 +24,9 @@ from paddlegen.workloads.import_spec import assemble, take_checkpoint, take_env
 from paddlegen.workloads.shared import jobset as jobset_restarts
 from paddlegen.workloads.shared.import_launcher import is_queued, unwrap
 from paddlegen.workloads.shared.launcher import LAUNCHER, unwrapped
-from paddlegen.workloads.trainjob import CONTRACT_ENV, MANAGER, UNSUPPORTED
+from paddlegen.workloads.trainjob.carried import CONTRACT_ENV, UNSUPPORTED
 from paddlegen.workloads.trainjob.import_runtime import own_runtime, read_own_runtime
-from paddlegen.workloads.trainjob.names import NODE, RUNTIME, runtime_of
+from paddlegen.workloads.trainjob.names import MANAGER, NODE, RUNTIME, runtime_of
 from paddlegen.workloads.trainjob.runtime import NAMESPACED_KIND
 
 # The manager of Kueue's runtime patch (pkg/controller/jobs/trainjob/trainjob_controller.go:76
