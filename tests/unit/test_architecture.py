@@ -314,7 +314,7 @@ def test_gitops_keeps_no_table_of_kinds():
 
     names = {"PaddleJob", "TrainJob", "JobSet", "PodGroup", "Job"}
     for obj in judged_objects():
-        names |= {obj.kind, obj.api_version, obj.health_key, *obj.health}
+        names |= {obj.kind, obj.api_version, obj.health_key, *(f.name for f in obj.health)}
         names |= {obj.group} - {""}
     named = {
         (name, node.value)

@@ -4,6 +4,7 @@ PADDLE_MASTER, PADDLE_NNODES, ... itself."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import (
@@ -17,7 +18,12 @@ from paddlegen.workloads.base import (
     trainers_env,
 )
 from paddlegen.workloads.kubeflow_paddlejob.names import ROLES
-from paddlegen.workloads.objects import NO_OPERATOR, TrainingObject, kueue_pod_template
+from paddlegen.workloads.objects import (
+    NO_OPERATOR,
+    SHARED_HEALTH,
+    TrainingObject,
+    kueue_pod_template,
+)
 from paddlegen.workloads.shared.launcher import BOUNDED_RUN
 from paddlegen.workloads.shared.operators import JOB_BACKOFF_LIMIT, KUBEFLOW_ENV
 
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
 PADDLEJOB = TrainingObject(
     "kubeflow.org/v1",
     "PaddleJob",
-    health=("kubeflow-paddlejob.lua", "conditions.lua"),
+    health=(Path(__file__).with_name("health.lua"), SHARED_HEALTH / "conditions.lua"),
     # Kueue v0.19.2 (pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go
     # :55-72): runPolicy.suspend and every replica's pod template
     kueue_written=(

@@ -5,6 +5,7 @@ mode from the roles (ps -> PS, several workers -> Collective, else Single) and i
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import (
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 PADDLEJOB = TrainingObject(
     "batch.paddlepaddle.org/v1",
     "PaddleJob",
-    health=("paddlejob.lua",),
+    health=(Path(__file__).with_name("health.lua"),),
     needs="a PaddleFlow PaddleJob needs PaddleFlow's paddle-operator (paddlegen is tested with "
     f"v0.3.5); {NO_OPERATOR}",
 )

@@ -11,11 +11,12 @@ sigs.k8s.io/jobset at v0.12.0 (the version Trainer v2.3.0's go.mod requires)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.spec.network import NCCL_ENV
 from paddlegen.workloads.base import QUEUE_NAME, Importer, Imports, Workload, pod, run_fields
-from paddlegen.workloads.objects import BATCH_JOB, JOBSET, TrainingObject
+from paddlegen.workloads.objects import BATCH_JOB, JOBSET, SHARED_HEALTH, TrainingObject
 from paddlegen.workloads.shared import jobset
 from paddlegen.workloads.shared.launcher import (
     BOUNDED_RUN,
@@ -40,7 +41,11 @@ if TYPE_CHECKING:
 TRAINJOB = TrainingObject(
     API_VERSION,
     "TrainJob",
-    health=("trainjob.lua", "replicated-jobs.lua", "conditions.lua"),
+    health=(
+        Path(__file__).with_name("health.lua"),
+        SHARED_HEALTH / "replicated-jobs.lua",
+        SHARED_HEALTH / "conditions.lua",
+    ),
     # Kueue v0.19.2 (pkg/controller/jobs/trainjob/trainjob_controller.go:130-136, :243-288):
     # its spec.suspend; its runtime patch is below
     kueue_written=(".spec.suspend",),
