@@ -1,8 +1,9 @@
 """`paddlegen import`: Kubernetes manifests back to specs; whatever is not carried over is listed.
 
-Each training object (a PaddleFlow or Kubeflow PaddleJob, the classic distributed batch Job, else
-a single-pod Job) makes a spec; a data Job, a PodGroup, PVs, PVCs and distributed-job's RBAC
-that belong to it (import_split.py) fill in dataPrep, scheduling and volumes. Mappers pop what
+Each training object (a PaddleJob, a TrainJob, a JobSet, a batch Job), read by the workload
+that claims it (``Workload.imports``), makes a spec; a data Job, a PodGroup, PVs and PVCs that
+belong to it (import_split.py) fill in dataPrep, scheduling and volumes, and what its workload
+renders beside it (``Imports.derived``) is carried over. Mappers pop what
 they use from copies of the objects, so what remains is exactly what the spec does not carry;
 it is listed. Every note says whether the rendered spec would run differently from the input
 (lossy) or the same (cosmetic: what the cluster sets by itself, workloads/import_defaults.py, or
@@ -12,7 +13,6 @@ a name paddlegen derives).
 from __future__ import annotations
 
 import difflib
-import importlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -21,19 +21,25 @@ from typing import Any
 import yaml
 
 from paddlegen.authoring.import_data import data_job, is_data_job
+from paddlegen.authoring.import_derived import without_derived
 from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
-from paddlegen.workloads import WORKLOADS
-from paddlegen.workloads.base import KUEUE_PREFERRED_TOPOLOGY, KUEUE_REQUIRED_TOPOLOGY, Spec
+from paddlegen.workloads import WORKLOADS, conversion_targets
+from paddlegen.workloads.base import (
+    KUEUE_PREFERRED_TOPOLOGY,
+    KUEUE_REQUIRED_TOPOLOGY,
+    Importer,
+    Imports,
+    Spec,
+)
 from paddlegen.workloads.import_defaults import (
     SERVER_METADATA,
     TOOL_ANNOTATIONS,
     is_server_label,
     set_by_cluster,
-    without_derived,
 )
 from paddlegen.workloads.import_notes import (
     ARGOCD_PREFIX,
@@ -52,47 +58,26 @@ from paddlegen.workloads.import_notes import (
 from paddlegen.workloads.import_positions import Origin, Source
 from paddlegen.yamlio import load_all
 
-Mapper = Callable[[dict[str, Any], Context, str], Spec]
-Derived = Callable[[list[dict[str, Any]], Spec, Context], list[dict[str, Any]]]
 BATCH_JOB = ("batch/v1", "Job")
+# What each workload reads its objects back with (loading it loads the workload's importers,
+# which only an import needs).
+IMPORTS: dict[str, Imports] = {name: w.imports() for name, w in WORKLOADS.items()}
 
 
-def _function(name: str) -> Any:
-    """The function a registry entry names, "module:function"."""
-    module, _, function = name.partition(":")
-    return getattr(importlib.import_module(module), function)
+def _readers() -> dict[tuple[str, str], list[Importer]]:
+    """Each kind of training object the workloads render and the importers reading it back:
+    those that claim some objects of the kind first, then the one that reads every other."""
+    readers: dict[tuple[str, str], list[Importer]] = {}
+    for imports in IMPORTS.values():
+        for importer in imports.objects:
+            readers.setdefault(importer.kind.api_kind, []).append(importer)
+    return {kind: sorted(found, key=lambda i: i.claims is None) for kind, found in readers.items()}
 
 
-# Each kind of training object the workloads render and the function reading it back (a
-# workload's main kind, and its others: Workload.other_importers); the workloads that render
-# objects besides them, and the function that finds those (Workload.derived_objects).
-IMPORTERS: dict[tuple[str, str], Mapper] = {
-    kind: _function(importer)
-    for w in WORKLOADS.values()
-    for kind, importer in (
-        (w.kind, w.importer),
-        *((obj.api_kind, other) for obj, other in w.other_importers.items()),
-    )
-}
-DERIVED: dict[str, Derived] = {
-    w.name: _function(w.derived_objects) for w in WORKLOADS.values() if w.derived_objects
-}
-# `import --to WORKLOAD`: the workloads another's spec can be converted to, the workloads it
-# converts, and the function doing it.
-Converter = Callable[[Spec, Context, str], Spec]
-CONVERSIONS: dict[str, tuple[tuple[str, ...], str]] = {
-    "collective-job": (
-        ("paddlejob", "kubeflow-paddlejob"),
-        "paddlegen.workloads.collective_job.convert:from_operator",
-    ),
-    "kubeflow-paddlejob": (
-        ("paddlejob",),
-        "paddlegen.workloads.kubeflow_paddlejob.convert:from_paddleflow",
-    ),
-}
+READERS = _readers()
 # The controllers' objects (PaddleJobs, TrainJobs, JobSets): a job, as any batch Job that is
 # no data Job.
-OPERATOR_JOBS = {kind: mapper for kind, mapper in IMPORTERS.items() if kind != BATCH_JOB}
+OPERATOR_JOBS = set(READERS) - {BATCH_JOB}
 PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 CONFIGMAP = ("v1", "ConfigMap")
 
@@ -180,11 +165,11 @@ def import_jobs(
     does not carry over and its validation; ``name(job)`` is the spec's file name in its
     diagnostics, and where its modeline finds the schema from (``schema``: the modeline's
     reference as given). ``to``: a workload to convert
-    each job to (CONVERSIONS: ``collective-job``, from a PaddleFlow or Kubeflow PaddleJob;
-    ``kubeflow-paddlejob``, from a PaddleFlow PaddleJob)."""
-    if to is not None and to not in CONVERSIONS:
+    each job to (one whose ``Workload.converts_from`` lists the job's workload)."""
+    if to is not None and to not in conversion_targets():
         raise InputError(
-            f"cannot convert to workload '{to}'; import converts to: {', '.join(CONVERSIONS)}"
+            f"cannot convert to workload '{to}'; import converts to: "
+            + ", ".join(conversion_targets())
         )
     sources = list(sources)
     located = [found for source, text in sources for found in _read_located(source, text)]
@@ -192,7 +177,7 @@ def import_jobs(
     files = {key: origin.source.name for key, origin in origins.items()}
     refuse_misshapen(located)
     objects = [obj for obj, _ in located]
-    groups, stray = split_jobs(objects, set(OPERATOR_JOBS), BATCH_JOB)
+    groups, stray = split_jobs(objects, OPERATOR_JOBS, BATCH_JOB)
     if not groups:
         found = ", ".join(map(label_of, objects)) or "nothing"
         raise InputError(
@@ -332,7 +317,7 @@ def _map(
     """The spec fields of the training object and the objects around it (converted to
     workload ``to``, if given), the objects used, and the PodGroup if there is one."""
     job = ctx.name
-    spec = IMPORTERS[key_of(main)](main, ctx, label_of(main))
+    spec = _reader(main).read(main, ctx, label_of(main))
     if to is not None and spec["workload"] != to:
         spec = _convert(spec, to, ctx, label_of(main))
     _kueue(main, spec, ctx)
@@ -350,7 +335,7 @@ def _map(
         _podgroup(group, spec, ctx)
         used.append(group)
     _pod_priority(spec, ctx, label_of(main))
-    derived = DERIVED.get(spec["workload"])
+    derived = IMPORTS[spec["workload"]].derived
     if derived is not None:
         used += derived(objects, spec, ctx)
     used += [o for o in objects if _is_run_record(o, job)]
@@ -358,10 +343,17 @@ def _map(
     return spec, used, group
 
 
+def _reader(obj: dict[str, Any]) -> Importer:
+    """The importer of training object ``obj``: the one that claims it, else the one reading
+    every object of its kind that no other claims."""
+    return next(i for i in READERS[key_of(obj)] if i.claims is None or i.claims(obj))
+
+
 def _convert(spec: Spec, to: str, ctx: Context, where: str) -> Spec:
     """``spec``, read from ``where``, as a spec of workload ``to``; refused for a workload the
     conversion does not take."""
-    sources, function = CONVERSIONS[to]
+    sources = WORKLOADS[to].converts_from
+    convert = IMPORTS[to].convert
     if spec["workload"] not in sources:
         title = WORKLOADS[spec["workload"]].title
         raise InputError(
@@ -369,8 +361,8 @@ def _convert(spec: Spec, to: str, ctx: Context, where: str) -> Spec:
             f"--to {to} converts {' and '.join(WORKLOADS[s].title + 's' for s in sources)}; "
             "import it without --to"
         )
-    converted: Spec = _function(function)(spec, ctx, where)
-    return converted
+    assert convert is not None  # a workload that converts has a converter (test_workloads.py)
+    return convert(spec, ctx, where)
 
 
 def _kueue(main: dict[str, Any], spec: Spec, ctx: Context) -> None:

@@ -23,7 +23,7 @@ from paddlegen.cli.common import (
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE, PS_WORKLOAD
-from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads import WORKLOADS, conversion_targets
 
 PRESET_NAMES = list(PRESETS)
 
@@ -371,7 +371,7 @@ def explain(field: str | None) -> None:
 @click.option(
     "--to",
     "to",
-    type=click.Choice(["collective-job", "kubeflow-paddlejob"]),
+    type=click.Choice(conversion_targets()),
     help="Convert a PaddleJob to this workload: a PaddleFlow or Kubeflow one to "
     "collective-job (no operator), a PaddleFlow one to kubeflow-paddlejob (the Kubeflow "
     "training-operator); what does not carry over as it was (parameter servers, the "

@@ -4,7 +4,6 @@ for each kind of object the workloads registry lists (paddlegen/workloads/object
 from __future__ import annotations
 
 from paddlegen.gitops.argocd_files import ARGOCD_NAMESPACE, HEALTH_FILE, Plan, header
-from paddlegen.resources import templates_dir
 from paddlegen.workloads import judged_objects
 from paddlegen.yamlio import dump_yaml
 
@@ -14,13 +13,12 @@ HEALTH_KEY_PREFIX = "resource.customizations.health."
 def health_scripts() -> dict[str, str]:
     """argocd-cm key -> Lua health check, for every kind of object Argo CD judges in a job
     paddlegen renders (``judged_objects``: the workloads' objects and their children, the data
-    Job and Volcano's PodGroup), each made of its ``TrainingObject.health`` files of
-    templates/_argocd/health/. The batch/v1 Job's replaces Argo CD's own, which calls a Job
-    Kueue resumed finished (job.lua)."""
-    folder = templates_dir() / "_argocd" / "health"
+    Job and Volcano's PodGroup), each made of its ``TrainingObject.health`` files. The
+    batch/v1 Job's replaces Argo CD's own, which calls a Job Kueue resumed finished
+    (workloads/shared/health/job.lua)."""
     return {
         HEALTH_KEY_PREFIX + obj.health_key: "".join(
-            (folder / f).read_text(encoding="utf-8") for f in obj.health
+            path.read_text(encoding="utf-8") for path in obj.health
         )
         for obj in judged_objects()
     }

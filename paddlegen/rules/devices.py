@@ -27,7 +27,7 @@ from paddlegen.spec.model import GPU_RESOURCE, role_value
 from paddlegen.spec.quantity import server_value
 from paddlegen.spec.rule import Context, Finding, Rule
 from paddlegen.workloads import WORKLOADS
-from paddlegen.workloads.collective_job import LAUNCHER
+from paddlegen.workloads.shared.launcher import LAUNCHER
 
 # Env that lists the devices a process sees.
 VISIBLE_ENV = (

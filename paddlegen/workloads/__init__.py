@@ -45,3 +45,8 @@ def judged_objects() -> list[TrainingObject]:
     hold whatever its workload (``objects.ANY_WORKLOAD``: the data Job, Volcano's PodGroup)."""
     every = [o for w in WORKLOADS.values() for o in (*w.objects, *w.children)]
     return each_kind_once([*every, *ANY_WORKLOAD])
+
+
+def conversion_targets() -> list[str]:
+    """The workloads `paddlegen import --to` converts to (``Workload.converts_from``), by name."""
+    return sorted(name for name, w in WORKLOADS.items() if w.converts_from)

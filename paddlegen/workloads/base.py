@@ -4,8 +4,9 @@ A registry entry owns everything paddlegen knows about one workload: the kinds o
 renders and that its controllers make of them (``objects.TrainingObject``: their Argo CD health
 checks, what Kueue writes into them), the names it derives, how spec roles map onto it, which
 spec settings and run fields it carries, where ``explain`` finds them, how ``import`` reads it
-back, and a context builder that computes in Python what its templates lay out (env, ports,
-affinity, restart policies), so templates hold no logic.
+back (``Imports``) and whose specs it converts, and a context builder that computes in Python
+what its templates lay out (env, ports, affinity, restart policies), so templates hold no
+logic.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role, Volume
+    from paddlegen.workloads.import_notes import Context
     from paddlegen.workloads.objects import TrainingObject
 
 Spec = dict[str, Any]
@@ -68,7 +70,9 @@ class Workload:
     # be a DNS-1035 label of at most 63 characters, which bounds the length of the job name.
     derived_names: Callable[[str, Spec], list[str]]
     context: Callable[[Job], dict[str, Any]]  # what its templates lay out
-    importer: str  # "module:function" reading the main object back (paddlegen import)
+    # What `paddlegen import` reads its objects back with: a function that imports its importer
+    # modules when called, so that only an import loads them (never a render).
+    imports: Callable[[], Imports]
     settings: str | None = None  # the spec section only this workload reads
     run_keys: tuple[str, ...] = ()  # the spec.run fields its main object carries
     # explain: where a role's pod template sits ({tmpl}), where run_keys and the gang's
@@ -91,9 +95,10 @@ class Workload:
     unsupported: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # Whether Kueue can queue its object (it must have a suspend field Kueue sets).
     queueable: bool = True
-    # Its pods run Paddle's launcher with the launcher's contract; the launcher is the default
+    # Its pods run Paddle's launcher with the launcher's contract, whose env this gives (name ->
+    # its source: rule collective-env); empty when they do not. The launcher is the default
     # command, so a spec gives the training script as args.
-    launcher: bool = False
+    launcher: Mapping[str, str] = field(default_factory=dict)
     # What `init` writes and asks for it: the spec sections of its own, given the number of
     # parameter servers; its end-of-line comments where its fields mean more than the general
     # ones say; whether it runs exactly one pod (no trainer count to ask); and why it needs a
@@ -106,9 +111,6 @@ class Workload:
     # them in its pods: their env and a shell prefix for its command, given the trainer count.
     # None: the workload starts its own program, not the SDK's.
     trainer_identity: Callable[[int], tuple[list[dict[str, Any]], str]] | None = None
-    # "module:function" finding, among an input's objects, those besides its main object that
-    # it renders and regenerates from the spec (import carries them over as used); "" for none.
-    derived_objects: str = ""
     # What restarts its whole group of ranks when one fails (spec.run.restarts), as the
     # group-restarts rule's hint names it; "" when nothing can.
     group_restarts: str = ""
@@ -122,9 +124,9 @@ class Workload:
     # How its training pods find each other by names only the cluster's DNS resolves (rule
     # dns-policy); "" when they do not.
     peer_names: str = ""
-    # The other kinds of training object it renders (a collective-job's JobSet), each with the
-    # "module:function" reading it back, as ``importer`` reads the main one.
-    other_importers: Mapping[TrainingObject, str] = field(default_factory=dict)
+    # The workloads whose specs `paddlegen import --to <name>` converts to its own
+    # (``Imports.convert``).
+    converts_from: tuple[str, ...] = ()
 
     @property
     def folder(self) -> str:
@@ -144,6 +146,29 @@ class Workload:
     @property
     def kind_name(self) -> str:
         return self.objects[0].kind
+
+
+@dataclass(frozen=True)
+class Importer:
+    """How `paddlegen import` reads one kind of training object back to a workload's spec."""
+
+    kind: TrainingObject
+    read: Callable[[dict[str, Any], Context, str], Spec]  # the object, the notes, its label
+    # Which objects of the kind are the workload's, for a kind several workloads render (the
+    # batch Job); None: every one that no other workload claims.
+    claims: Callable[[dict[str, Any]], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Imports:
+    """What `paddlegen import` reads a workload's objects back with (``Workload.imports``)."""
+
+    objects: tuple[Importer, ...]  # one per kind of training object it renders
+    # Finds, among an input's objects, those besides its training objects that it renders and
+    # regenerates from the spec (import carries them over as used).
+    derived: Callable[[list[dict[str, Any]], Spec, Context], list[dict[str, Any]]] | None = None
+    # Turns a spec of a workload it converts from (``Workload.converts_from``) into its own.
+    convert: Callable[[Spec, Context, str], Spec] | None = None
 
 
 @dataclass(frozen=True)

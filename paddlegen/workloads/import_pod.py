@@ -169,7 +169,7 @@ def _token_and_dns(
 ) -> dict[str, Any]:
     """automountServiceAccountToken, dnsPolicy and dnsConfig, as the pod spec gives them. A
     token is the spec's unless it is paddlegen's default, none (with ``peer_discovery`` it is
-    kept: import_defaults.DERIVED leaves it out of the spec where the workload gives it
+    kept: authoring/import_derived.py leaves it out of the spec where the workload gives it
     anyway). The workload's own ``dns_policy`` goes without saying; ClusterFirst, Kubernetes'
     default, is left in place (a cosmetic note), as the API server writes it into every batch
     Job's pods."""

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 _KUEUE_PREFIX = "kueue.x-k8s.io/"
+# The Lua of the health checks of the kinds defined here, and the parts several checks share.
+SHARED_HEALTH = Path(__file__).parent / "shared" / "health"
 # The way around an operator's PaddleJob, for its ``needs``.
 NO_OPERATOR = (
     "workload collective-job runs collective training with no operator (`paddlegen import "
@@ -29,10 +32,11 @@ class TrainingObject:
 
     api_version: str
     kind: str
-    # The files of templates/_argocd/health/ its argocd-cm Lua health check is made of, in
-    # order. The condition-driven checks share a body (conditions.lua) after their own
-    # settings, and TrainJob and JobSet their counts of child Jobs (replicated-jobs.lua).
-    health: tuple[str, ...]
+    # The Lua files its argocd-cm health check is made of, in order: a kind one workload
+    # renders has its own in the workload's folder (health.lua), the kinds defined here theirs
+    # in SHARED_HEALTH. The condition-driven checks share a body (conditions.lua) after their
+    # own settings, and TrainJob and JobSet their counts of child Jobs (replicated-jobs.lua).
+    health: tuple[Path, ...]
     # What Kueue writes into such an object it queues, as jq paths from the object; Argo CD
     # ignores them in an object that is in a queue only (paddlegen/gitops/kueue_diff.py). A
     # child's are never used: the object it is made from is the one Kueue queues.
@@ -102,7 +106,7 @@ def kueue_keys(mapping: str) -> str:
 BATCH_JOB = TrainingObject(
     "batch/v1",
     "Job",
-    health=("job.lua", "conditions.lua"),
+    health=(SHARED_HEALTH / "job.lua", SHARED_HEALTH / "conditions.lua"),
     # Kueue v0.19.2 (pkg/controller/jobs/job/job_controller.go:165-167 Suspend, :377-391
     # RunWithPodSetsInfo): spec.suspend and the one pod template
     kueue_written=(".spec.suspend", *kueue_pod_template(".spec.template")),
@@ -112,7 +116,11 @@ BATCH_JOB = TrainingObject(
 JOBSET = TrainingObject(
     "jobset.x-k8s.io/v1alpha2",
     "JobSet",
-    health=("jobset.lua", "replicated-jobs.lua", "conditions.lua"),
+    health=(
+        SHARED_HEALTH / "jobset.lua",
+        SHARED_HEALTH / "replicated-jobs.lua",
+        SHARED_HEALTH / "conditions.lua",
+    ),
     # Kueue v0.19.2 (pkg/controller/jobs/jobset/jobset_controller.go:103-105 Suspend,
     # :138-173 RunWithPodSetsInfo, RestorePodSetsInfo): spec.suspend and every replicated
     # job's pod template
@@ -130,7 +138,7 @@ JOBSET = TrainingObject(
 PODGROUP = TrainingObject(
     "scheduling.volcano.sh/v1beta1",
     "PodGroup",
-    health=("podgroup.lua",),
+    health=(SHARED_HEALTH / "podgroup.lua",),
 )
 # What a job may hold whatever its workload: the data Job, and Volcano's PodGroup.
 ANY_WORKLOAD = (BATCH_JOB, PODGROUP)

@@ -55,6 +55,15 @@ def test_rendering_a_valid_spec_never_imports_jsonschema(spec):
     assert sorted(modules & set(NOT_ON_THE_HAPPY_PATH)) == []
 
 
+def test_rendering_loads_no_workloads_importers():
+    """A workload's importers (Workload.imports) load when `paddlegen import` asks for them."""
+    modules, done = imported_by("render", "--stdout", "examples/collective-resnet.yaml")
+    assert done.returncode == 0, done.stderr
+    assert "paddlegen.workloads.collective_job" in modules
+    readers = {m for m in modules if m.startswith("paddlegen.workloads.")}
+    assert sorted(m for m in readers if "import" in m or m.endswith(".convert")) == []
+
+
 def test_an_invalid_spec_still_gets_jsonschemas_findings(tmp_path):
     spec = tmp_path / "bad.yaml"
     text = (ROOT / "examples" / "quickstart.yaml").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen.workloads.collective_job.jobset import RESTART_ATTEMPT
+from paddlegen.workloads.shared.jobset import RESTART_ATTEMPT
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd import (
     application,

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from paddlegen.authoring.init import InitOptions, init_spec
-from paddlegen.workloads.collective_job import LLM_WRAPPER
+from paddlegen.workloads.shared.launcher import LLM_WRAPPER
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_node_collective import job_condition, pods
 from tests.cluster.test_node_operators import (

@@ -126,6 +126,9 @@ def test_the_wheel_declares_what_a_package_index_shows(dist: Path):
     assert "paddlegen/_data/schemas/kueue.v1.schema.json" in names  # paddlegen kueue's input
     assert "paddlegen/_data/templates/job/job.yaml.j2" in names
     assert "paddlegen/_data/templates/_partials/pod.yaml.j2" in names
+    # the Argo CD health checks, beside the kinds they judge (paddlegen argocd)
+    assert "paddlegen/workloads/shared/health/conditions.lua" in names
+    assert "paddlegen/workloads/trainjob/health.lua" in names
     assert "paddlegen/py.typed" in names
 
 

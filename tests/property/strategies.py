@@ -18,7 +18,7 @@ from paddlegen.spec.overlays import deep_merge
 from paddlegen.spec.quantity import server_value
 from paddlegen.spec.secrets import is_secret_name
 from paddlegen.workloads import WORKLOADS as REGISTRY
-from paddlegen.workloads.collective_job import CONTRACT_ENV
+from paddlegen.workloads.collective_job.contract import CONTRACT_ENV
 
 # Volume fields whose absence the templates cannot render yet: the generators always set them.
 # Empty since the PVC (dynamic without storageClassName) and PV (in-tree cephfs without

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from paddlegen.spec.model import CHECKPOINT_GRACE
-from paddlegen.workloads.collective_job.jobset import RESTART_ATTEMPT
+from paddlegen.workloads.shared.jobset import RESTART_ATTEMPT
 from tests.helpers import pod_templates, rendered_objects
 
 VOLUME = (

@@ -13,7 +13,7 @@ import pytest
 from paddlegen import load
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
-from paddlegen.workloads.collective_job import (
+from paddlegen.workloads.shared.launcher import (
     LLM_SCRIPT,
     LLM_WRAPPER,
     MASTER_SCRIPT,

@@ -17,7 +17,7 @@ from jsonschema import Draft4Validator
 
 from paddlegen.cli import cli
 from paddlegen.render.syncwaves import HOOK
-from paddlegen.workloads import collective_job
+from paddlegen.workloads.shared import launcher
 from paddlegen.workloads.trainjob import runtime as trainjob_runtime
 from tests.helpers import rendered_objects
 
@@ -65,7 +65,7 @@ def test_the_trainjob_carries_the_nodes_image_command_env_and_resources():
     assert trainer["numNodes"] == 3
     assert trainer["image"] == "r/resnet:v1"
     # Trainer replaces the runtime's command with the TrainJob's: the wrapper comes along.
-    assert trainer["command"] == [*collective_job.WRAPPER, *collective_job.LAUNCHER]
+    assert trainer["command"] == [*launcher.WRAPPER, *launcher.LAUNCHER]
     assert trainer["args"] == ["train.py"]
     # The runtime cannot know the node count; plain ML sets no env of its own.
     assert trainer["env"] == [{"name": "PADDLE_NNODES", "value": "3"}]
@@ -77,7 +77,7 @@ def test_the_trainjob_carries_the_nodes_image_command_env_and_resources():
 def test_the_spec_command_runs_after_the_wrapper_and_the_spec_env_after_the_node_count():
     obj = train_job('  command: [python3, train.py]\n  env: [{name: FLAGS_x, value: "1"}]\n')
     trainer = obj["spec"]["trainer"]
-    assert trainer["command"] == [*collective_job.WRAPPER, "python3", "train.py"]
+    assert trainer["command"] == [*launcher.WRAPPER, "python3", "train.py"]
     assert "args" not in trainer
     assert [e["name"] for e in trainer["env"]] == ["PADDLE_NNODES", "FLAGS_x"]
 
@@ -183,14 +183,14 @@ def test_the_runtimes_carry_collective_jobs_launcher_contract():
         job = node["template"]["spec"]
         assert job["completionMode"] == "Indexed"
         # A queued one's ignores a rank Kueue's preemption stopped (tests/cluster/test_node_kueue)
-        assert job["podFailurePolicy"] == collective_job.failure_policy("node", queued)
+        assert job["podFailurePolicy"] == launcher.failure_policy("node", queued)
         # No JobSet failurePolicy: one failed Job fails the JobSet, nothing restarts it.
         assert "failurePolicy" not in runtime["spec"]["template"]["spec"]
         pod = runtime_pod(runtime)
         assert pod["restartPolicy"] == "Never"
         (container,) = pod["containers"]
         assert container["name"] == "node"
-        assert container["command"] == [*collective_job.WRAPPER, *collective_job.LAUNCHER]
+        assert container["command"] == [*launcher.WRAPPER, *launcher.LAUNCHER]
         env = {e["name"]: e for e in container["env"]}
         assert list(env) == ["POD_IP", "PADDLE_RANK", "PADDLE_JOB_ID", "PADDLE_MASTER"]
         assert env["PADDLE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"] == (
@@ -236,7 +236,7 @@ def test_the_master_wrapper_gives_rank_0_its_own_ip_in_the_runtime_too():
     out = {}
     for rank in ("0", "1"):
         run = subprocess.run(
-            [sh, "-c", collective_job.MASTER_SCRIPT, "sh", "-c", 'echo "$PADDLE_MASTER"'],
+            [sh, "-c", launcher.MASTER_SCRIPT, "sh", "-c", 'echo "$PADDLE_MASTER"'],
             env={
                 "PADDLE_RANK": rank,
                 "POD_IP": "10.0.0.7",

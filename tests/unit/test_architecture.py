@@ -153,13 +153,51 @@ def test_every_workload_is_one_folder_named_after_it():
         for n, p in MODULES.items()
         if p.name == "__init__.py" and n.startswith("paddlegen.workloads.")
     }
-    assert folders == {w.package for w in WORKLOADS.values()}
+    # and shared/: what several workloads share, which none of them owns
+    assert folders == {w.package for w in WORKLOADS.values()} | {"shared"}
     for workload in WORKLOADS.values():
         package = importlib.import_module(f"paddlegen.workloads.{workload.package}")
         assert package.WORKLOAD is workload
         # its own rules (paddlegen/rules runs them on its specs alone)
         assert (PACKAGE / "workloads" / workload.package / "rules.py").is_file()
         assert (PACKAGE.parent / "templates" / workload.folder).is_dir()
+
+
+# The imports of one workload's folder from another's that remain: a rules module listing
+# rules another workload's module declares. They go when those rules move to the shared module
+# (paddlegen/workloads/shared/); nothing else may join them.
+RULES_ACROSS_WORKLOADS = {
+    # the launcher's rules (LAUNCHER_RULES), which trainjob's pods run too
+    ("paddlegen.workloads.trainjob.rules", "paddlegen.workloads.collective_job.rules"),
+    # PaddleFlow's rules that hold for a Kubeflow PaddleJob too (KUEUE_WORKLOAD, PS_END)
+    ("paddlegen.workloads.kubeflow_paddlejob.rules", "paddlegen.workloads.paddlejob.rules"),
+}
+
+
+def workload_of(module: str, packages: set[str]) -> str | None:
+    """The workload whose folder holds ``module`` (by its package name), None for any other."""
+    parts = module.split(".")
+    inside = parts[:2] == ["paddlegen", "workloads"] and len(parts) > 2
+    return parts[2] if inside and parts[2] in packages else None
+
+
+def test_no_workload_folder_imports_another():
+    """What several workloads share is in paddlegen/workloads/shared/: a workload's folder
+    imports its own modules, the shared ones and the registry's, never another workload's
+    (copied under a new name, a folder depends on no other)."""
+    from paddlegen.workloads import WORKLOADS
+
+    packages = {w.package for w in WORKLOADS.values()}
+    assert workload_of("paddlegen.workloads.job.importer", packages) == "job"
+    assert workload_of("paddlegen.workloads.shared.launcher", packages) is None
+    across = {
+        (name, imported)
+        for name in MODULES
+        if (own := workload_of(name, packages))
+        for imported in imports_of(name)
+        if workload_of(imported, packages) not in (None, own)
+    }
+    assert across == RULES_ACROSS_WORKLOADS
 
 
 # Raised but never escaping the library: each is caught and turned into a PaddlegenError.
@@ -276,7 +314,7 @@ def test_gitops_keeps_no_table_of_kinds():
 
     names = {"PaddleJob", "TrainJob", "JobSet", "PodGroup", "Job"}
     for obj in judged_objects():
-        names |= {obj.kind, obj.api_version, obj.health_key, *obj.health}
+        names |= {obj.kind, obj.api_version, obj.health_key, *(f.name for f in obj.health)}
         names |= {obj.group} - {""}
     named = {
         (name, node.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen.workloads.trainjob import UNSUPPORTED
+from paddlegen.workloads.trainjob.carried import UNSUPPORTED
 from tests.unit.test_checks_distributed import findings, rules
 
 TRAINJOB = "spec:\n  workload: trainjob\n  image: img:1\n  args: [train.py]\n"

@@ -979,6 +979,18 @@ def test_an_indexed_job_without_the_launchers_contract_is_no_collective_job():
     assert imported(text).spec["spec"]["workload"] == "job"
 
 
+def test_a_batch_job_is_claimed_by_one_workload_at_most():
+    """The legacy image's env (CONF_PADDLE_*) makes a distributed-job, unless the pods also
+    get the launcher's contract: collective-job claims that Job alone."""
+    job = HAND_WRITTEN.split("---")[0]
+    legacy = '        - {name: CONF_PADDLE_PORT, value: "7164"}\n'
+    both = job.replace('        - {name: EPOCHS, value: "3"}\n', legacy)
+    assert both != job
+    assert imported(both).spec["spec"]["workload"] == "collective-job"
+    without_master = both.replace("PADDLE_MASTER", "MASTER")
+    assert imported(without_master).spec["spec"]["workload"] == "distributed-job"
+
+
 SHIFTED = """\
 apiVersion: batch/v1
 kind: Job

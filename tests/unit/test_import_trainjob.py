@@ -14,7 +14,7 @@ from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
 from paddlegen.errors import ManifestError
 from paddlegen.spec.loader import parse_spec
-from paddlegen.workloads import collective_job
+from paddlegen.workloads.shared import launcher
 from tests.conftest import DATA
 from tests.helpers import rendered_objects
 
@@ -139,8 +139,8 @@ def test_a_trainjob_on_paddlegens_runtime_without_a_patch_or_command_runs_the_la
     assert spec["security"] == {"restricted": False}
     again = rendered_objects(yaml.safe_dump({k: result.spec[k] for k in ("metadata", "spec")}))
     assert again[("TrainJob", "tiny")]["spec"]["trainer"]["command"] == [
-        *collective_job.WRAPPER,
-        *collective_job.LAUNCHER,
+        *launcher.WRAPPER,
+        *launcher.LAUNCHER,
     ]
 
 

@@ -7,8 +7,8 @@ import yaml
 
 from paddlegen.errors import InvalidArgumentError, SpecError
 from paddlegen.sdk import CephFSVolume, PaddleJob
-from paddlegen.workloads.collective_job import RANK_PATH
 from paddlegen.workloads.kubeflow_paddlejob import INDEX_LABEL as KUBEFLOW_INDEX_LABEL
+from paddlegen.workloads.shared.launcher import RANK_PATH
 from tests.conftest import ROOT
 from tests.seeds import code_blocks, seed_text
 

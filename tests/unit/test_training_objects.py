@@ -3,11 +3,20 @@ health checks and ignoreDifferences come."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from paddlegen import workloads
 from paddlegen.gitops.argocd_health import HEALTH_KEY_PREFIX, health_scripts
 from paddlegen.gitops.kueue_diff import ignore_differences
-from paddlegen.resources import templates_dir
 from paddlegen.workloads import WORKLOADS, judged_objects, rendered_objects
-from paddlegen.workloads.objects import ANY_WORKLOAD, BATCH_JOB, JOBSET, PODGROUP, TrainingObject
+from paddlegen.workloads.objects import (
+    ANY_WORKLOAD,
+    BATCH_JOB,
+    JOBSET,
+    PODGROUP,
+    SHARED_HEALTH,
+    TrainingObject,
+)
 
 
 def every_definition() -> list[TrainingObject]:
@@ -29,9 +38,18 @@ def test_the_main_object_is_the_first_of_the_objects():
 
 
 def test_every_health_file_is_used_and_every_one_used_exists():
-    folder = templates_dir() / "_argocd" / "health"
     used = {f for obj in judged_objects() for f in obj.health}
-    assert used == {p.name for p in folder.glob("*.lua")}
+    assert used == set(Path(workloads.__file__).parent.rglob("*.lua"))
+    assert SHARED_HEALTH / "conditions.lua" in used
+
+
+def test_a_kind_one_workload_renders_has_its_health_check_in_the_workloads_folder():
+    shared = {BATCH_JOB, JOBSET, PODGROUP}
+    for w in WORKLOADS.values():
+        for obj in [o for o in (*w.objects, *w.children) if o not in shared]:
+            assert obj.health[0] == Path(workloads.__file__).parent / w.package / "health.lua"
+            assert all(f.parent == SHARED_HEALTH for f in obj.health[1:])
+    assert all(f.parent == SHARED_HEALTH for obj in shared for f in obj.health)
 
 
 def test_there_is_a_health_check_per_kind_the_podgroup_and_the_data_job_among_them():

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from paddlegen import build
 from paddlegen.resources import templates_dir
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import DEFAULT_WORKLOAD, build_job
-from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads import WORKLOADS, conversion_targets
 from paddlegen.workloads.base import RUN_KEYS
 from tests.helpers import HEADER
 
@@ -75,13 +73,31 @@ def test_operator_roles_become_the_replica_names_the_entry_maps_them_to(name):
         )
 
 
-def test_each_settings_section_belongs_to_one_workload_and_importers_resolve():
+def test_each_settings_section_belongs_to_one_workload():
     sections = [w.settings for w in WORKLOADS.values() if w.settings]
     assert len(sections) == len(set(sections))
-    for w in WORKLOADS.values():
-        module, _, function = w.importer.partition(":")
-        assert callable(getattr(importlib.import_module(module), function))
     assert DEFAULT_WORKLOAD in WORKLOADS
+
+
+def test_each_workload_reads_back_every_kind_it_renders_and_converts_what_it_says():
+    for w in WORKLOADS.values():
+        imports = w.imports()
+        assert [i.kind for i in imports.objects] == list(w.objects), w.name
+        assert (imports.convert is not None) == bool(w.converts_from), w.name
+        assert set(w.converts_from) <= set(WORKLOADS) - {w.name}
+    assert conversion_targets() == ["collective-job", "kubeflow-paddlejob"]
+
+
+def test_one_importer_reads_every_object_of_its_kind_that_no_other_claims():
+    """A kind several workloads render (the batch Job) is read by the one workload whose
+    importer claims the object, else by the one that claims none."""
+    catch_all: dict[tuple[str, str], list[str]] = {}
+    for w in WORKLOADS.values():
+        for importer in w.imports().objects:
+            found = catch_all.setdefault(importer.kind.api_kind, [])
+            found += [w.name] if importer.claims is None else []
+    assert all(len(names) == 1 for names in catch_all.values()), catch_all
+    assert catch_all[("batch/v1", "Job")] == ["job"]
 
 
 def test_templates_get_computed_values_not_logic():

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.workloads import collective_job, kubeflow_paddlejob, paddlejob
 from paddlegen.workloads.base import Spec
+from paddlegen.workloads.collective_job.contract import CONTRACT_ENV
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context
+from paddlegen.workloads.shared.launcher import LAUNCHER
+from paddlegen.workloads.shared.operators import JOB_BACKOFF_LIMIT, KUBEFLOW_ENV, PADDLEFLOW_ENV
 
 WORKLOAD = "collective-job"
 # The workloads converted, and where their roles sit in the input object (for the notes).
@@ -26,11 +28,11 @@ SOURCES: dict[str, dict[str, tuple[str, ...]]] = {
 # Env the pods of a collective-job get from paddlegen, which a spec may not set (rule
 # collective-env).
 OWN_ENV = {
-    *collective_job.CONTRACT_ENV,
+    *CONTRACT_ENV,
     "PADDLE_TRAINER_ENDPOINTS",
     "DISTRIBUTED_TRAINER_ENDPOINTS",
 }
-_CONTRACT = ", ".join(collective_job.CONTRACT_ENV)
+_CONTRACT = ", ".join(CONTRACT_ENV)
 
 
 def from_operator(spec: Spec, ctx: Context, where: str) -> Spec:
@@ -158,7 +160,7 @@ def _restarts(out: Spec, ctx: Context, where: str, kubeflow: bool) -> None:
             where,
             f"restartPolicy {policy or 'OnFailure'} not carried over: the operator restarted "
             "a failed replica in place (up to runPolicy.backoffLimit, default "
-            f"{kubeflow_paddlejob.JOB_BACKOFF_LIMIT}); {WORKLOAD}'s pods never restart, and "
+            f"{JOB_BACKOFF_LIMIT}); {WORKLOAD}'s pods never restart, and "
             "one failed rank fails the whole job (a new run starts every rank again)",
             at=("spec", "paddleReplicaSpecs", "Worker", "restartPolicy"),
         )
@@ -185,8 +187,8 @@ def _env(out: Spec, ctx: Context, where: str, source: str) -> None:
             )
         if "env" in body and not env:
             del body["env"]
-    operator = paddlejob.OPERATOR_ENV if source == "paddlejob" else kubeflow_paddlejob.OPERATOR_ENV
-    names = ", ".join(sorted(n for n in operator if n not in collective_job.CONTRACT_ENV))
+    operator = PADDLEFLOW_ENV if source == "paddlejob" else KUBEFLOW_ENV
+    names = ", ".join(sorted(n for n in operator if n not in CONTRACT_ENV))
     launched = _runs_the_launcher(out)
     ctx.note(
         COSMETIC if launched else LOSSY,
@@ -223,7 +225,7 @@ def _command(out: Spec, ctx: Context, where: str) -> None:
         where,
         "no command: the operator's pods ran the image's entrypoint; "
         + (
-            f"{WORKLOAD}'s run Paddle's launcher ({' '.join(collective_job.LAUNCHER)}) on "
+            f"{WORKLOAD}'s run Paddle's launcher ({' '.join(LAUNCHER)}) on "
             f"args {json.dumps(args)} instead (set command to keep the entrypoint)"
             if args
             else f"{WORKLOAD}'s need the training script as args (Paddle's launcher runs it)"

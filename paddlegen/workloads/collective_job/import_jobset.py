@@ -1,5 +1,5 @@
 """Workload `collective-job`'s importer of a JobSet: the group restarts (spec.run.restarts) of
-one Indexed Job running Paddle's launcher, as collective_job/jobset.py renders it or as a
+one Indexed Job running Paddle's launcher, as shared/jobset.py renders it or as a
 person writes it. What the spec cannot carry is a note; a JobSet that is no such group (several
 replicated jobs, or no Paddle launcher) is refused.
 
@@ -11,12 +11,13 @@ import json
 from typing import Any
 
 from paddlegen.errors import InputError
-from paddlegen.workloads import collective_job as collective
 from paddlegen.workloads.base import Spec
-from paddlegen.workloads.collective_job import jobset
-from paddlegen.workloads.collective_job.importer import indexed_job, is_queued
+from paddlegen.workloads.collective_job.importer import indexed_job
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_spec import env_of, take_checkpoint, take_gang_size
+from paddlegen.workloads.shared import jobset
+from paddlegen.workloads.shared.import_launcher import is_queued
+from paddlegen.workloads.shared.launcher import NO_NODE_COUNT_EXIT
 
 # The launcher's module: a JobSet written by hand may start it with flags, not the contract's
 # env (PADDLE_MASTER), which paddlegen then gives its pods.
@@ -131,7 +132,7 @@ def _run(spec: Spec, body: dict[str, Any], job: dict[str, Any], ctx: Context, wh
 def _restarts(body: dict[str, Any], ctx: Context, where: str) -> int:
     """failurePolicy.maxRestarts, with paddlegen's rules taken; any other rule is a note."""
     restarts = int(take(body, "failurePolicy", "maxRestarts", default=0))
-    ours = jobset.failure_policy(restarts, collective.NO_NODE_COUNT_EXIT)["rules"]
+    ours = jobset.failure_policy(restarts, NO_NODE_COUNT_EXIT)["rules"]
     rules = body.get("failurePolicy", {}).get("rules", [])
     for i, rule in enumerate(rules):
         if rule in ours:

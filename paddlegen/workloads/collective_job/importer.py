@@ -6,32 +6,23 @@ import json
 from typing import Any
 
 from paddlegen.spec.model import CollectiveSettings
-from paddlegen.spec.scheduling import KUEUE_QUEUE_LABEL
-from paddlegen.workloads import collective_job as collective
 from paddlegen.workloads.base import TRAINING_CONTAINER, Spec
+from paddlegen.workloads.collective_job.contract import CONTRACT_ENV, contract_env, service_name
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, expect_name, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
-from paddlegen.workloads.import_positions import FieldPath
 from paddlegen.workloads.import_spec import (
     assemble,
-    env_of,
     take_checkpoint,
     take_env,
     take_gang_size,
     take_run,
 )
+from paddlegen.workloads.shared.import_launcher import is_queued, unwrap
+from paddlegen.workloads.shared.launcher import COMPLETION_INDEX, failure_policy
 
 # What the rank may read the completion index from: the annotation paddlegen reads, or the label
 # of the same name (Kubernetes >= 1.28).
-_INDEX_REFS = {
-    f"metadata.{where}['{collective.COMPLETION_INDEX}']" for where in ("annotations", "labels")
-}
-
-
-def is_collective(job: dict[str, Any]) -> bool:
-    """An Indexed Job whose pods get Paddle's launcher contract (PADDLE_MASTER)."""
-    indexed = job.get("spec", {}).get("completionMode") == "Indexed"
-    return indexed and any(e.get("name") == "PADDLE_MASTER" for e in env_of(job))
+_INDEX_REFS = {f"metadata.{where}['{COMPLETION_INDEX}']" for where in ("annotations", "labels")}
 
 
 def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
@@ -43,11 +34,6 @@ def collective_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     take_run(spec, body)
     take_gang_size(obj, spec, ctx)
     return spec
-
-
-def is_queued(obj: dict[str, Any]) -> bool:
-    """Whether Kueue queues ``obj`` (its queue label, which becomes scheduling.kueue)."""
-    return KUEUE_QUEUE_LABEL in (obj.get("metadata", {}).get("labels") or {})
 
 
 def indexed_job(
@@ -65,7 +51,7 @@ def indexed_job(
     p = pod(body.setdefault("template", {}), ctx, where)
     if group is None:
         subdomain = ctx.subdomain = take(p.spec, "subdomain")  # its Service's: derived()
-        service = collective.service_name(ctx.name)
+        service = service_name(ctx.name)
         if subdomain != service:
             ctx.note(
                 COSMETIC,
@@ -143,7 +129,7 @@ def _contract(
     """Remove the launcher's contract from the env: paddlegen derives it again; every entry
     that differs from what it derives is a note. ``master``: rank 0's address by the names
     the input gave its hosts, which paddlegen renames together."""
-    derived = collective.contract_env(ctx.name, replicas, port, group)
+    derived = contract_env(ctx.name, replicas, port, group)
     theirs = {"PADDLE_MASTER": master}
     for entry in derived:
         name = entry["name"]
@@ -160,7 +146,7 @@ def _contract(
             LOSSY,
             where,
             f"env {name} {said}; paddlegen sets {ours} (the launcher's contract, "
-            f"{collective.CONTRACT_ENV[name]})",
+            f"{CONTRACT_ENV[name]})",
         )
 
 
@@ -181,42 +167,13 @@ def _same_env(given: dict[str, Any], derived: dict[str, Any], alias: str | None)
     return set(given) == {"name", "value"} and given["value"] in (derived["value"], alias)
 
 
-def unwrap(role: dict[str, Any], ctx: Context, where: str, at: FieldPath = ()) -> None:
-    """The spec's command without paddlegen's master wrapper (and none for the launcher,
-    which the workload runs by default); ``at``: where the input holds the command."""
-    command = role.get("command")
-    if command is None:
-        ctx.note(
-            LOSSY,
-            where,
-            "no command: the image's entrypoint becomes Paddle's launcher, "
-            + " ".join(collective.LAUNCHER),
-        )
-        return
-    bare = collective.unwrapped(command)
-    if bare is not None:
-        command = bare
-    else:
-        ctx.note(
-            LOSSY,
-            where,
-            "the command now runs after paddlegen's master wrapper (/bin/sh): on rank 0 "
-            "PADDLE_MASTER becomes the pod's own IP, where the launcher starts its store",
-            at,
-        )
-    if command == collective.LAUNCHER or not command:
-        role.pop("command")
-    else:
-        role["command"] = command
-
-
 def _failure_policy(body: dict[str, Any], ctx: Context, where: str, queued: bool) -> None:
     """paddlegen's pod failure policy: one failed or evicted rank fails the whole Job (a
     queued job's failed ranks are counted instead, as Kueue's preemption stops them)."""
     given = take(body, "podFailurePolicy")
     if body.get("podReplacementPolicy") == "Failed":
         take(body, "podReplacementPolicy")  # the only one a pod failure policy allows
-    if given == collective.failure_policy(TRAINING_CONTAINER, queued):
+    if given == failure_policy(TRAINING_CONTAINER, queued):
         return
     was = (
         f"podFailurePolicy {json.dumps(given)}"

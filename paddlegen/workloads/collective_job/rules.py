@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
-from paddlegen.workloads import collective_job, trainjob
-from paddlegen.workloads.collective_job import LAUNCHER
+from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.shared.launcher import LAUNCHER, LLM_ENV, starts_llm_cli
 
 
 def _roles(ctx: Context) -> Iterator[Finding]:
@@ -95,23 +95,18 @@ _CONTRACT_FLAGS = {
 }
 
 
-# The workloads that run Paddle's launcher with its contract on every pod, and the source
-# of each variable of the contract.
-_CONTRACTS = {"collective-job": collective_job.CONTRACT_ENV, "trainjob": trainjob.CONTRACT_ENV}
-
-
-def _contract(ctx: Context) -> dict[str, str]:
+def _contract(ctx: Context) -> Mapping[str, str]:
     """The env the pods get from the workload, by the source of each: with an LLM CLI as the
-    command, also the env its master wrapper sets for it (collective_job.LLM_ENV)."""
+    command, also the env its master wrapper sets for it (shared/launcher.py LLM_ENV)."""
     worker = ctx.spec.get("worker", {})
     command = worker.get("command", ctx.spec.get("command"))
-    if not collective_job.starts_llm_cli(command):
-        return _CONTRACTS[ctx.workload]
+    if not starts_llm_cli(command):
+        return WORKLOADS[ctx.workload].launcher
     return {
-        **_CONTRACTS[ctx.workload],
+        **WORKLOADS[ctx.workload].launcher,
         **{
             name: f"{source}, for {command[0]} (its master wrapper)"
-            for name, source in collective_job.LLM_ENV.items()
+            for name, source in LLM_ENV.items()
         },
     }
 
@@ -273,7 +268,7 @@ COLLECTIVE_ARGS = Rule(
 def _group_backoff(ctx: Context) -> Iterator[Finding]:
     """With group restarts the Indexed Job's backoffLimit is 0 whatever the spec says: a rank
     replaced alone would never rejoin the others, so every failure restarts the group
-    (collective_job/jobset.py)."""
+    (shared/jobset.py)."""
     run = ctx.spec.get("run", {})
     if run.get("restarts", 0) and "backoffLimit" in run:
         yield ctx.finding(

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import (
     RUN_KEYS,
+    Importer,
+    Imports,
     Workload,
     batch_job_annotations,
     one_pod_per_node,
@@ -102,6 +104,15 @@ def context(job: Job) -> dict[str, Any]:
     }
 
 
+def imports() -> Imports:
+    """The batch Job of the legacy image read back, and its ServiceAccount, Role and
+    RoleBinding."""
+    from paddlegen.workloads.distributed_job import importer
+
+    batch_job = Importer(BATCH_JOB, importer.distributed_job, claims=importer.is_distributed)
+    return Imports((batch_job,), derived=importer.derived)
+
+
 WORKLOAD = Workload(
     name="distributed-job",
     summary="one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts "
@@ -111,7 +122,7 @@ WORKLOAD = Workload(
     roles={"worker": "worker"},
     derived_names=lambda name, spec: [name],
     context=context,
-    importer="paddlegen.workloads.job.importer:batch_job",
+    imports=imports,
     settings="distributed",
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
@@ -152,7 +163,6 @@ WORKLOAD = Workload(
         "run": {"activeDeadlineSeconds": 86400},
     },
     needs_storage="its image reads the trainer config and the data from a shared volume (JOB_PATH)",
-    derived_objects="paddlegen.workloads.distributed_job.importer:derived",
     api_token="its image finds its peers by listing the job's pods through the API server "
     "(start_paddle.py), with the token of the account paddlegen binds to a Role that may list "
     "them",

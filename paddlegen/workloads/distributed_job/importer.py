@@ -16,6 +16,7 @@ from paddlegen.workloads.import_spec import (
     take_gang_size,
     take_run,
 )
+from paddlegen.workloads.shared.import_launcher import gets_launcher_contract
 
 # The legacy image's env and the distributed settings each comes from (see the template).
 _DISTRIBUTED_ENV = {
@@ -29,8 +30,10 @@ _DISTRIBUTED_ENV = {
 
 
 def is_distributed(job: dict[str, Any]) -> bool:
-    """A batch Job of the classic pserver/trainer image (it reads CONF_PADDLE_* env)."""
-    return any(e.get("name", "").startswith("CONF_PADDLE_") for e in env_of(job))
+    """A batch Job of the classic pserver/trainer image (it reads CONF_PADDLE_* env), unless
+    its pods get Paddle's launcher contract, which makes it a collective-job's."""
+    legacy = any(e.get("name", "").startswith("CONF_PADDLE_") for e in env_of(job))
+    return legacy and not gets_launcher_contract(job)
 
 
 def distributed_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import (
     RUN_KEYS,
+    Importer,
+    Imports,
     Workload,
     batch_job_annotations,
     pod,
@@ -26,6 +28,13 @@ def context(job: Job) -> dict[str, Any]:
     }
 
 
+def imports() -> Imports:
+    """The batch Job read back as one pod, when no other workload claims it."""
+    from paddlegen.workloads.job import importer
+
+    return Imports((Importer(BATCH_JOB, importer.batch_job),))
+
+
 WORKLOAD = Workload(
     name="job",
     summary="a single-node batch/v1 Job",
@@ -34,7 +43,7 @@ WORKLOAD = Workload(
     roles={"worker": "worker"},
     derived_names=lambda name, spec: [name],  # the Job's pods carry it as the job-name label
     context=context,
-    importer="paddlegen.workloads.job.importer:batch_job",
+    imports=imports,
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
     run_policy="Job spec",

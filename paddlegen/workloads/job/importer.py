@@ -1,24 +1,18 @@
-"""The batch Job's importer: collective-job's, distributed-job's, else workload `job`'s one pod."""
+"""Workload `job`'s importer: a batch Job that no other workload claims, as one pod."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from paddlegen.workloads.base import Spec
-from paddlegen.workloads.collective_job.importer import collective_job, is_collective
-from paddlegen.workloads.distributed_job.importer import distributed_job, is_distributed
 from paddlegen.workloads.import_notes import LOSSY, Context, take
 from paddlegen.workloads.import_pod import pod
 from paddlegen.workloads.import_spec import assemble, take_gang_size, take_run
 
 
 def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
-    """A batch/v1 Job: an Indexed one with Paddle's launcher contract (collective-job), the
-    classic distributed one (CONF_PADDLE_* env), else a single pod."""
-    if is_collective(obj):
-        return collective_job(obj, ctx, where)
-    if is_distributed(obj):
-        return distributed_job(obj, ctx, where)
+    """A batch/v1 Job as a single pod (a collective-job's or a distributed-job's Job is
+    claimed by its own workload)."""
     body = obj.setdefault("spec", {})
     p = pod(body.setdefault("template", {}), ctx, where)
     _one_pod(body, ctx, where)

@@ -4,18 +4,28 @@ PADDLE_MASTER, PADDLE_NNODES, ... itself."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.workloads.base import (
     RUN_KEYS,
+    Importer,
+    Imports,
     Workload,
     pod,
     replica_pod_names,
     run_fields,
     trainers_env,
 )
-from paddlegen.workloads.collective_job import BOUNDED_RUN
-from paddlegen.workloads.objects import NO_OPERATOR, TrainingObject, kueue_pod_template
+from paddlegen.workloads.kubeflow_paddlejob.names import ROLES
+from paddlegen.workloads.objects import (
+    NO_OPERATOR,
+    SHARED_HEALTH,
+    TrainingObject,
+    kueue_pod_template,
+)
+from paddlegen.workloads.shared.launcher import BOUNDED_RUN
+from paddlegen.workloads.shared.operators import JOB_BACKOFF_LIMIT, KUBEFLOW_ENV
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -23,7 +33,7 @@ if TYPE_CHECKING:
 PADDLEJOB = TrainingObject(
     "kubeflow.org/v1",
     "PaddleJob",
-    health=("kubeflow-paddlejob.lua", "conditions.lua"),
+    health=(Path(__file__).with_name("health.lua"), SHARED_HEALTH / "conditions.lua"),
     # Kueue v0.19.2 (pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go
     # :55-72): runPolicy.suspend and every replica's pod template
     kueue_written=(
@@ -32,22 +42,6 @@ PADDLEJOB = TrainingObject(
     ),
     needs="a Kubeflow PaddleJob needs the Kubeflow training-operator (paddlegen is tested with "
     f"v1.9.0); {NO_OPERATOR}",
-)
-ROLES = {"ps": "Master", "worker": "Worker"}
-JOB_BACKOFF_LIMIT = 6  # a batch/v1 Job's default spec.backoffLimit
-# training-operator v1.9.0 pkg/controller.v1/paddlepaddle/envvar.go (setPodEnv) appends these
-# after the spec's env, so a value of the spec's own would be replaced.
-OPERATOR_ENV = dict.fromkeys(
-    (
-        "PYTHONUNBUFFERED",
-        "PADDLE_JOB_ID",
-        "PADDLE_NNODES",
-        "POD_IP_DUMMY",
-        "PADDLE_MASTER",
-        "PADDLE_SERVER_NUM",
-        "PADDLE_TRAINER_NUM",
-    ),
-    "the operator, after the spec's env (it would replace yours)",
 )
 # Kubeflow labels every pod with its index within the replica type; the downward API hands it
 # to the container, since the operator sets no per-trainer index itself.
@@ -84,6 +78,13 @@ def context(job: Job) -> dict[str, Any]:
     }
 
 
+def imports() -> Imports:
+    """The Kubeflow PaddleJob read back, and a PaddleFlow one converted."""
+    from paddlegen.workloads.kubeflow_paddlejob import convert, importer
+
+    return Imports((Importer(PADDLEJOB, importer.kubeflow_job),), convert=convert.from_paddleflow)
+
+
 WORKLOAD = Workload(
     name="kubeflow-paddlejob",
     summary="the Kubeflow training-operator PaddleJob, kubeflow.org/v1",
@@ -92,7 +93,8 @@ WORKLOAD = Workload(
     roles=ROLES,
     derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
     context=context,
-    importer="paddlegen.workloads.kubeflow_paddlejob.importer:kubeflow_job",
+    imports=imports,
+    converts_from=("paddlejob",),
     settings="kubeflow",
     run_keys=RUN_KEYS,
     # With parameter servers, a deadline: the servers run until a trainer stops them (ps-end).
@@ -107,7 +109,7 @@ WORKLOAD = Workload(
         "spec.kubeflow.cleanPodPolicy": ["PaddleJob spec.runPolicy.cleanPodPolicy"],
         "spec.kubeflow.port": ["{tmpl}.spec.containers[paddle].ports[master].containerPort"],
     },
-    operator_env=OPERATOR_ENV,
+    operator_env=KUBEFLOW_ENV,
     # its runPolicy.schedulingPolicy has no network topology (training-operator v1.9.0
     # pkg/apis/kubeflow.org/v1/common_types.go:244-251)
     no_network_topology="the training-operator",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from paddlegen.workloads import paddlejob
 from paddlegen.workloads.base import Spec
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context
+from paddlegen.workloads.shared.operators import PADDLEFLOW_ENV
 
 WORKLOAD = "kubeflow-paddlejob"
 # PaddleFlow's cleanPodPolicy -> the training-operator's runPolicy.cleanPodPolicy, where one
@@ -55,7 +55,7 @@ def from_paddleflow(spec: Spec, ctx: Context, where: str) -> Spec:
             at=("spec", "heter"),
         )
     _settings(out, spec.get("paddlejob", {}), ctx, where)
-    names = ", ".join(sorted(paddlejob.OPERATOR_ENV))
+    names = ", ".join(sorted(PADDLEFLOW_ENV))
     ctx.note(
         COSMETIC if launched else LOSSY,
         where,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.workloads import kubeflow_paddlejob
 from paddlegen.workloads.base import Spec
 from paddlegen.workloads.import_notes import LOSSY, Context, take
 from paddlegen.workloads.import_pod import pod
 from paddlegen.workloads.import_spec import assemble, scheduling_policy, take_run
+from paddlegen.workloads.kubeflow_paddlejob.names import ROLES
 
-_KUBEFLOW_ROLES = {replica: role for role, replica in kubeflow_paddlejob.ROLES.items()}
+_KUBEFLOW_ROLES = {replica: role for role, replica in ROLES.items()}
 
 
 def kubeflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:

@@ -5,10 +5,21 @@ mode from the roles (ps -> PS, several workers -> Collective, else Single) and i
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.workloads.base import Pod, Workload, one_pod_per_node, pod, replica_pod_names
+from paddlegen.workloads.base import (
+    Importer,
+    Imports,
+    Pod,
+    Workload,
+    one_pod_per_node,
+    pod,
+    replica_pod_names,
+)
 from paddlegen.workloads.objects import NO_OPERATOR, TrainingObject
+from paddlegen.workloads.paddlejob.operator import COORDINATE_CONTAINER, GLOO_PORT, host_network_dns
+from paddlegen.workloads.shared.operators import PADDLEFLOW_ENV
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -17,50 +28,12 @@ if TYPE_CHECKING:
 PADDLEJOB = TrainingObject(
     "batch.paddlepaddle.org/v1",
     "PaddleJob",
-    health=("paddlejob.lua",),
+    health=(Path(__file__).with_name("health.lua"),),
     needs="a PaddleFlow PaddleJob needs PaddleFlow's paddle-operator (paddlegen is tested with "
     f"v0.3.5); {NO_OPERATOR}",
 )
 ROLES = {"ps": "ps", "worker": "worker", "heter": "heter"}
-# paddle-operator v0.3.5 controllers/paddlejob_helper.go. Its ConfigMap reaches the container
-# by envFrom, which the spec's env overrides (constructConfigMap, 240-277); the pod env it
-# appends after the spec's replaces it (constructPod, 300-340).
-_FROM_CONFIGMAP = "the operator's ConfigMap (yours would override the operator's)"
-_APPENDED = "the operator, after the spec's env (it would replace yours)"
-OPERATOR_ENV = {
-    **dict.fromkeys(
-        (
-            "PADDLE_PORT",
-            "TRAINER_PORTS_NUM",
-            "PADDLE_PSERVERS_IP_PORT_LIST",
-            "PADDLE_TRAINER_ENDPOINTS",
-            "PADDLE_TRAINERS",
-            "PADDLE_TRAINERS_NUM",
-            "PADDLE_HETER_ENDPOINTS",
-            "PADDLE_WITH_GLOO",
-            "PADDLE_GLOO_RENDEZVOUS",
-            "PADDLE_GLOO_HTTP_ENDPOINT",
-        ),
-        _FROM_CONFIGMAP,
-    ),
-    **dict.fromkeys(
-        (
-            "POD_IP",
-            "PADDLE_TRAINER_ID",
-            "TRAINING_ROLE",
-            "PADDLE_TRAINING_ROLE",
-            "PADDLE_ELASTIC_JOB_ID",
-            "PADDLE_ELASTIC_NP",
-            "PADDLE_ELASTIC_TIMEOUT",
-        ),
-        _APPENDED,
-    ),
-}
 SETTINGS = ("cleanPodPolicy", "withGloo", "intranet", "elastic")  # spec.paddlejob -> spec
-# The operator started with --initImage appends this init container to every pod, after the
-# template's, to wait until the job's pods resolve (paddle-operator v0.3.5
-# controllers/paddlejob_controller.go:207-212, paddlejob_helper.go:35 and 377-392).
-COORDINATE_CONTAINER = "coord-paddle"
 # Why a PaddleFlow PaddleJob cannot run native sidecars: its CRD (v0.3.5,
 # config/crd/bases/batch.paddlepaddle.org_paddlejobs.yaml) lists no restartPolicy for init
 # containers, and the operator's k8s.io/api v0.23.2 (go.mod) has no such field either.
@@ -70,9 +43,6 @@ NO_SIDECARS = (
     "validation, kubectl's default), and the sidecar would be an init container that never "
     "exits: the pods would never start training"
 )
-# Where the first parameter server serves Gloo's rendezvous: below the range the operator
-# draws the job's port from (36000 + rand(20000), paddlejob_helper.go:227), so never on it.
-GLOO_PORT = 35999
 
 
 def context(job: Job) -> dict[str, Any]:
@@ -124,11 +94,6 @@ def _default_scheduler(role_pod: Pod) -> Pod:
     return dataclasses.replace(role_pod, scheduler="default-scheduler")
 
 
-def host_network_dns(intranet: str | None) -> str | None:
-    """The dnsPolicy paddlegen gives a PaddleJob's pods for ``intranet`` (``_host_network``)."""
-    return "ClusterFirstWithHostNet" if intranet == "Host" else None
-
-
 def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
     """`intranet: Host`: the operator sets hostNetwork (paddle-operator v0.3.5
     controllers/paddlejob_helper.go:360) but leaves dnsPolicy alone, and a host-network pod with
@@ -143,6 +108,13 @@ def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def imports() -> Imports:
+    """The PaddleFlow PaddleJob read back."""
+    from paddlegen.workloads.paddlejob import importer
+
+    return Imports((Importer(PADDLEJOB, importer.paddleflow_job),))
+
+
 WORKLOAD = Workload(
     name="paddlejob",
     summary="the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1",
@@ -151,7 +123,7 @@ WORKLOAD = Workload(
     roles=ROLES,
     derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
     context=context,
-    importer="paddlegen.workloads.paddlejob.importer:paddleflow_job",
+    imports=imports,
     settings="paddlejob",
     pod_template="PaddleJob spec.<role>.template",
     scheduling_policy="PaddleJob spec.schedulingPolicy",
@@ -162,7 +134,7 @@ WORKLOAD = Workload(
         "spec.run.restartPolicy": ["{tmpl}.spec.restartPolicy"],
         **{f"spec.paddlejob.{key}": [f"PaddleJob spec.{key}"] for key in SETTINGS},
     },
-    operator_env=OPERATOR_ENV,
+    operator_env=PADDLEFLOW_ENV,
     operator_init_containers=(COORDINATE_CONTAINER,),
     no_sidecars=NO_SIDECARS,
     # its PodGroup has minMember, minResources, queue and priority only (paddle-operator

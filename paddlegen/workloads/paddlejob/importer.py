@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from paddlegen.workloads import paddlejob
 from paddlegen.workloads.base import Spec
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import pod
 from paddlegen.workloads.import_spec import assemble, scheduling_policy
+from paddlegen.workloads.paddlejob.operator import COORDINATE_CONTAINER, GLOO_PORT, host_network_dns
 
 
 def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
@@ -17,7 +17,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     # paddlegen's own Gloo endpoint (workloads/paddlejob gloo_env): derived, not the spec's
     gloo = {
         "name": "PADDLE_GLOO_HTTP_ENDPOINT",
-        "value": f"{obj.get('metadata', {}).get('name')}-ps-0:{paddlejob.GLOO_PORT}",
+        "value": f"{obj.get('metadata', {}).get('name')}-ps-0:{GLOO_PORT}",
     }
     gains_gloo = False  # a pod the operator's Gloo endpoint reached, as the input ran
     for role in ("ps", "worker", "heter"):
@@ -37,7 +37,7 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     if gains_gloo and body.get("withGloo") and "ps" in body:
         _note_gloo(gloo, body.get("intranet"), ctx, where)
     pods = {}
-    dns = paddlejob.host_network_dns(body.get("intranet"))  # what paddlegen gives the pods
+    dns = host_network_dns(body.get("intranet"))  # what paddlegen gives the pods
     for role in ("ps", "worker", "heter"):
         if role in body:
             # the template first: taking the replicas of a role that has nothing else drops it
@@ -78,14 +78,14 @@ def _note_gloo(gloo: dict[str, str], intranet: str | None, ctx: Context, where: 
 
 def _drop_coordinate_container(pod_spec: dict[str, Any], ctx: Context, where: str) -> None:
     """The operator's own init container, where a copy of a pod put it in the template: the
-    operator appends it to every pod itself (workloads/paddlejob COORDINATE_CONTAINER)."""
+    operator appends it to every pod itself (paddlejob/operator.py COORDINATE_CONTAINER)."""
     inits = pod_spec.get("initContainers", [])
-    for init in [c for c in inits if c.get("name") == paddlejob.COORDINATE_CONTAINER]:
+    for init in [c for c in inits if c.get("name") == COORDINATE_CONTAINER]:
         inits.remove(init)
         ctx.note(
             COSMETIC,
             where,
-            f"init container '{paddlejob.COORDINATE_CONTAINER}' is the operator's: it adds "
+            f"init container '{COORDINATE_CONTAINER}' is the operator's: it adds "
             "it to every pod itself",
         )
     if "initContainers" in pod_spec and not inits:

@@ -3,7 +3,7 @@ renders a TrainJob that references paddlegen's own Paddle ClusterTrainingRuntime
 (workloads/trainjob/runtime.py, printed by `paddlegen runtime` for a platform team to install
 once): Trainer makes a JobSet from the runtime's template, whose replicated job `node` is one
 Indexed Job of `numNodes` pods, each running Paddle's launcher with the same contract as
-collective-job (workloads/collective_job: env, the rank-0-by-IP wrapper, the pod failure
+collective-job (workloads/shared/launcher.py: env, the rank-0-by-IP wrapper, the pod failure
 policy).
 
 Trainer's sources cited are github.com/kubeflow/trainer at v2.3.0, JobSet's
@@ -11,15 +11,28 @@ sigs.k8s.io/jobset at v0.12.0 (the version Trainer v2.3.0's go.mod requires)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.spec.network import NCCL_ENV
-from paddlegen.workloads import collective_job
-from paddlegen.workloads.base import QUEUE_NAME, Workload, pod, run_fields
-from paddlegen.workloads.collective_job import jobset
-from paddlegen.workloads.objects import BATCH_JOB, JOBSET, TrainingObject
+from paddlegen.workloads.base import QUEUE_NAME, Importer, Imports, Workload, pod, run_fields
+from paddlegen.workloads.objects import BATCH_JOB, JOBSET, SHARED_HEALTH, TrainingObject
+from paddlegen.workloads.shared import jobset
+from paddlegen.workloads.shared.launcher import (
+    BOUNDED_RUN,
+    COMMAND_COMMENT,
+    command,
+    writable_scratch,
+)
 from paddlegen.workloads.trainjob import runtime
-from paddlegen.workloads.trainjob.names import API_VERSION, NODE, VOLCANO_RUNTIME, runtime_of
+from paddlegen.workloads.trainjob.carried import CONTRACT_ENV, UNSUPPORTED
+from paddlegen.workloads.trainjob.names import (
+    API_VERSION,
+    MANAGER,
+    NODE,
+    VOLCANO_RUNTIME,
+    runtime_of,
+)
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -28,7 +41,11 @@ if TYPE_CHECKING:
 TRAINJOB = TrainingObject(
     API_VERSION,
     "TrainJob",
-    health=("trainjob.lua", "replicated-jobs.lua", "conditions.lua"),
+    health=(
+        Path(__file__).with_name("health.lua"),
+        SHARED_HEALTH / "replicated-jobs.lua",
+        SHARED_HEALTH / "conditions.lua",
+    ),
     # Kueue v0.19.2 (pkg/controller/jobs/trainjob/trainjob_controller.go:130-136, :243-288):
     # its spec.suspend; its runtime patch is below
     kueue_written=(".spec.suspend",),
@@ -43,42 +60,6 @@ TRAINJOB = TrainingObject(
     needs="a TrainJob needs Kubeflow Trainer, which installs JobSet too (paddlegen is tested "
     "with Trainer v2.3.0), and paddlegen's runtimes (`paddlegen runtime`); workload "
     "collective-job runs the same training with no operator",
-)
-# Who owns the TrainJob's one runtime patch. Trainer's webhook wants a domain-prefixed path
-# (plugins/jobset/jobset.go:175-176, validation.IsDomainPrefixedPath); the list is keyed by it.
-MANAGER = "paddlegen/spec"
-# The env the runtime gives every pod, and PADDLE_NNODES, which the TrainJob gives (Trainer's
-# plain ML policy sets no node count: plugins/plainml/plainml.go:47-73).
-CONTRACT_ENV = {
-    "POD_IP": "the pod's IP",
-    "PADDLE_RANK": "the pod's completion index",
-    "PADDLE_NNODES": "worker.replicas",
-    "PADDLE_JOB_ID": "the JobSet's name (metadata.name)",
-    "PADDLE_MASTER": "rank 0's address and the runtime's master port",
-}
-# What the TrainJob cannot carry: runtimePatches (v2.3.0) patch a pod only with the fields of
-# PodSpecPatch and a container only with env, volumeMounts and securityContext
-# (pkg/apis/trainer/v1alpha1/trainjob_types.go:385-490), init containers only when the
-# runtime has them, and never the env of container `node` (plugins/jobset/jobset.go:190-206).
-# field -> (severity, why)
-UNSUPPORTED: dict[str, tuple[str, str]] = {
-    key: ("error", f"a TrainJob (Trainer v2.3.0) cannot set the pods' {key}: {why}")
-    for key, why in {
-        "priorityClassName": "its runtime patches have no such field",
-        "runtimeClassName": "its runtime patches have no such field",
-        "topologySpreadConstraints": "its runtime patches have no such field",
-        "initContainers": "a runtime patch may only change the runtime's own init containers",
-        "sidecars": "a runtime patch may only change the runtime's own init containers",
-        "envFrom": "a runtime patch of a container carries env, volumeMounts and "
-        "securityContext only",
-        "workingDir": "a runtime patch of a container carries env, volumeMounts and "
-        "securityContext only",
-    }.items()
-}
-UNSUPPORTED["imagePullPolicy"] = (
-    "warning",
-    "a TrainJob (Trainer v2.3.0) cannot set the pods' imagePullPolicy: the trainer has only an "
-    "image, so Kubernetes' default applies (IfNotPresent for a tagged image)",
 )
 _POD = (
     f"TrainJob spec.runtimePatches[{MANAGER}].trainingRuntimeSpec.template.spec"
@@ -113,12 +94,12 @@ def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
     # The pods join Volcano's gang through the runtime (its podGroupPolicy and scheduler),
     # not through pod settings of their own.
-    log_env, volumes = collective_job.writable_scratch(job, worker)
+    log_env, volumes = writable_scratch(job, worker)
     node = pod(
         job,
         worker,
         gang=False,
-        command=collective_job.command(worker),
+        command=command(worker),
         env=log_env,
         volumes=volumes,
         # every pod of a TrainJob's JobSet carries its restart attempt, 0 without restarts
@@ -167,6 +148,13 @@ def _trainer(path: str) -> str:
     return f"TrainJob spec.trainer.{path}"
 
 
+def imports() -> Imports:
+    """The TrainJob read back, with its own TrainingRuntime if it has one."""
+    from paddlegen.workloads.trainjob import importer
+
+    return Imports((Importer(TRAINJOB, importer.trainjob),))
+
+
 WORKLOAD = Workload(
     name="trainjob",
     summary="a Kubeflow Trainer v2 TrainJob, trainer.kubeflow.org/v1alpha1, on paddlegen's "
@@ -178,7 +166,7 @@ WORKLOAD = Workload(
     roles={"worker": NODE},
     derived_names=derived_names,
     context=context,
-    importer="paddlegen.workloads.trainjob.importer:trainjob",
+    imports=imports,
     group_restarts="a TrainingRuntime of its own",
     settings="trainjob",
     run_keys=("activeDeadlineSeconds",),
@@ -223,13 +211,13 @@ WORKLOAD = Workload(
     # .networkTopology (plugins/volcano/volcano.go:198-202), which no runtime patch reaches and
     # paddlegen's runtimes leave out
     no_network_topology="Trainer from paddlegen's runtime",
-    launcher=True,
+    launcher=CONTRACT_ENV,
     peer_names="every rank finds rank 0 by its name in the JobSet's headless Service, "
     "<job>-node-0-0.<job> (PADDLE_MASTER)",
-    init_sections=lambda ps: {"run": collective_job.BOUNDED_RUN},
+    init_sections=lambda ps: {"run": BOUNDED_RUN},
     init_comments={
         "spec.workload": "on paddlegen's runtime: install it once with `paddlegen runtime`",
-        "spec.command": collective_job.COMMAND_COMMENT,
+        "spec.command": COMMAND_COMMENT,
         "spec.args": "the training script and its flags: the launcher runs it on every node",
         "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
         "spec.scheduling.scheduler": f"Volcano gang scheduling: the runtime {VOLCANO_RUNTIME}",

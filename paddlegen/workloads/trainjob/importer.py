@@ -16,17 +16,17 @@ import json
 from typing import Any
 
 from paddlegen.spec.scheduling import KUEUE_QUEUE_LABEL
-from paddlegen.workloads import collective_job
 from paddlegen.workloads.base import QUEUE_NAME, Spec
-from paddlegen.workloads.collective_job import jobset as jobset_restarts
-from paddlegen.workloads.collective_job.importer import is_queued, unwrap
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_positions import FieldPath
 from paddlegen.workloads.import_spec import assemble, take_checkpoint, take_env
-from paddlegen.workloads.trainjob import CONTRACT_ENV, MANAGER, UNSUPPORTED
+from paddlegen.workloads.shared import jobset as jobset_restarts
+from paddlegen.workloads.shared.import_launcher import is_queued, unwrap
+from paddlegen.workloads.shared.launcher import LAUNCHER, unwrapped
+from paddlegen.workloads.trainjob.carried import CONTRACT_ENV, UNSUPPORTED
 from paddlegen.workloads.trainjob.import_runtime import own_runtime, read_own_runtime
-from paddlegen.workloads.trainjob.names import NODE, RUNTIME, runtime_of
+from paddlegen.workloads.trainjob.names import MANAGER, NODE, RUNTIME, runtime_of
 from paddlegen.workloads.trainjob.runtime import NAMESPACED_KIND
 
 # The manager of Kueue's runtime patch (pkg/controller/jobs/trainjob/trainjob_controller.go:76
@@ -148,7 +148,7 @@ def _other_runtime(p: Pod, runtime: str, counted: bool, ctx: Context, where: str
     without that contract (no PADDLE_NNODES, no master wrapper: a torch or jax one, say)
     would run otherwise: a warning at the name says so, beside the notes on each field."""
     command = p.role.get("command")
-    wrapped = command is None or collective_job.unwrapped(command) is not None
+    wrapped = command is None or unwrapped(command) is not None
     if wrapped and counted:
         return
     ctx.note(
@@ -242,7 +242,7 @@ def _trainer_env(trainer: dict[str, Any], replicas: int, ctx: Context, where: st
         trainer.pop("env", None)  # none given, or an empty list
     for i, entry in enumerate(env):
         name = entry.get("name") if isinstance(entry, dict) else None
-        if name not in collective_job.CONTRACT_ENV:
+        if name not in CONTRACT_ENV:
             continue
         take_env(trainer, name)
         at = ("spec", "trainer", "env", i)
@@ -321,7 +321,7 @@ def _command(p: Pod, runtime: str, ours: bool, ctx: Context, where: str) -> None
             LOSSY,
             where,
             f"no command: runtime {runtime}'s own ran; the TrainJob now runs Paddle's launcher "
-            "after paddlegen's master wrapper, " + " ".join(collective_job.LAUNCHER),
+            "after paddlegen's master wrapper, " + " ".join(LAUNCHER),
             ("spec", "trainer"),
         )
 

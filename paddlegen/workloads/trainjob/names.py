@@ -26,6 +26,9 @@ ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 # The JobSet controller labels every pod with its JobSet's name, which is the TrainJob's
 # (jobset v0.12.0 pkg/controllers/jobset_controller.go:1014-1020, labelAndAnnotateObject).
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+# Who owns the TrainJob's one runtime patch. Trainer's webhook wants a domain-prefixed path
+# (plugins/jobset/jobset.go:175-176, validation.IsDomainPrefixedPath); the list is keyed by it.
+MANAGER = "paddlegen/spec"
 # Where rank 0 serves the launcher's rendezvous store: collective-job's default port.
 MASTER_PORT = COLLECTIVE_PORT
 

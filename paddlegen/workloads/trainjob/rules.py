@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
-from paddlegen.workloads.collective_job import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.collective_job.rules import LAUNCHER_RULES
+from paddlegen.workloads.shared.launcher import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.trainjob.runtime import POD_SETTINGS
 
 

@@ -2,7 +2,7 @@
 reference (trainjob/names.py holds their names and defaults): what `paddlegen runtime`
 prints for a platform team to install once. Each is a JobSet template whose replicated job
 `node` runs Paddle's launcher on every pod with collective-job's contract (its env, the
-rank-0-by-IP wrapper and the pod failure policy, workloads/collective_job). A TrainJob with
+rank-0-by-IP wrapper and the pod failure policy, workloads/shared/launcher.py). A TrainJob with
 group restarts, or with pod settings no runtime patch carries (``pod_settings``), gets a
 TrainingRuntime of its own instead (``job_runtime``).
 
@@ -14,8 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.spec.model import recommended_labels
-from paddlegen.workloads import collective_job
-from paddlegen.workloads.collective_job import jobset
+from paddlegen.workloads.shared import jobset
+from paddlegen.workloads.shared.launcher import (
+    LAUNCHER,
+    NO_NODE_COUNT_EXIT,
+    WRAPPER,
+    failure_policy,
+    field_env,
+    rank_env,
+)
 from paddlegen.workloads.trainjob.names import (
     ANCESTOR_LABEL,
     API_VERSION,
@@ -60,8 +67,8 @@ def runtime_env() -> list[dict[str, Any]]:
     subdomain `<jobset>` (jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go:380-389), which
     Trainer does not change (plugins/jobset/jobset.go:281-307)."""
     return [
-        *collective_job.rank_env(),
-        collective_job.field_env("PADDLE_JOB_ID", f"metadata.labels['{JOBSET_NAME}']"),
+        *rank_env(),
+        field_env("PADDLE_JOB_ID", f"metadata.labels['{JOBSET_NAME}']"),
         {
             "name": "PADDLE_MASTER",
             "value": f"$(PADDLE_JOB_ID)-{NODE}-0-0.$(PADDLE_JOB_ID):{MASTER_PORT}",
@@ -71,7 +78,7 @@ def runtime_env() -> list[dict[str, Any]]:
 
 def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
     """A Paddle ClusterTrainingRuntime: a JobSet template of one replicated job `node`; a
-    ``queued`` one's pod failure policy lets Kueue preempt (collective_job.failure_policy)."""
+    ``queued`` one's pod failure policy lets Kueue preempt (shared/launcher.py failure_policy)."""
     name = runtime_of(volcano=volcano, queued=queued)
     pod_spec: dict[str, Any] = {
         # The pod failure policy takes no other (Kubernetes pkg/apis/batch/validation), and
@@ -83,7 +90,7 @@ def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
             {
                 "name": NODE,
                 "image": RUNTIME_IMAGE,
-                "command": [*collective_job.WRAPPER, *collective_job.LAUNCHER],
+                "command": [*WRAPPER, *LAUNCHER],
                 "env": runtime_env(),
                 "ports": [{"name": "master", "containerPort": MASTER_PORT, "protocol": "TCP"}],
             }
@@ -113,7 +120,7 @@ def runtime(*, volcano: bool, queued: bool) -> dict[str, Any]:
                                 # Trainer sets parallelism = completions = numNodes
                                 # (plugins/jobset/jobset.go:310-330, SyncParallelCount).
                                 "completionMode": "Indexed",
-                                "podFailurePolicy": collective_job.failure_policy(NODE, queued),
+                                "podFailurePolicy": failure_policy(NODE, queued),
                                 "template": {"spec": pod_spec},
                             },
                         },
@@ -154,7 +161,7 @@ def own_runtime_spec(
 ) -> dict[str, Any]:
     """A job's own TrainingRuntime's spec: paddlegen's runtime for its scheduler and queue,
     whose JobSet restarts every rank when one fails, up to ``restarts`` times
-    (collective_job/jobset.py's failure policy), and whose pods have the settings ``pod``
+    (shared/jobset.py's failure policy), and whose pods have the settings ``pod``
     (``pod_settings``). The TrainJob cannot carry either itself: a runtime patch reaches the
     JobSet's replicated jobs only (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), with
     the pod fields of PodSpecPatch, and Trainer makes the JobSet of the runtime's whole
@@ -169,7 +176,7 @@ def own_runtime_spec(
         # as a collective-job's with restarts: any counted failure fails the Job at once, so
         # that the JobSet restarts every rank, never one alone
         node_job["backoffLimit"] = 0
-        failure = jobset.failure_policy(restarts, collective_job.NO_NODE_COUNT_EXIT)
+        failure = jobset.failure_policy(restarts, NO_NODE_COUNT_EXIT)
     template = {
         "network": template["network"],
         **({"failurePolicy": failure} if failure else {}),

@@ -1,5 +1,6 @@
-"""A `collective-job` that restarts its group (spec.run.restarts): a JobSet, whose controller
-stops every rank and starts them all again when one fails, instead of the Indexed Job.
+"""A group of ranks that restarts (spec.run.restarts): a JobSet, whose controller stops every
+rank and starts them all again when one fails. A `collective-job` renders one instead of its
+Indexed Job; a `trainjob`'s own TrainingRuntime is the template of one.
 
 The JobSet has one replicated job, `worker`, of one Indexed Job with the same shape and pods as
 the plain collective-job. Why a JobSet only when restarts are asked: the Job controller alone
@@ -55,7 +56,7 @@ def pod_host(name: str, index: int) -> str:
 # back at every attempt; not counted, they would restart the group for ever. A Kueue
 # preemption is no failure: Kueue suspends the JobSet, which suspends its Jobs
 # (jobset_controller.go:562-573), and the pods it stops are not counted (the queued pod
-# failure policy, workloads/collective_job).
+# failure policy, shared/launcher.py).
 def failure_policy(restarts: int, no_node_count_exit: int) -> dict[str, Any]:
     return {
         "maxRestarts": restarts,
