@@ -96,9 +96,10 @@ class Rule:
 @dataclass(frozen=True)
 class WorkloadRules:
     """What a workload's folder adds to the rules (its ``rules.py``, ``RULES``): the rules
-    that check only its specs, more findings for rules every spec gets (by rule id), and the
-    ports its training container has (which no sidecar may take)."""
+    that check only specs of ``workload`` (its name), more findings for rules every spec gets
+    (by rule id), and the ports its training container has (which no sidecar may take)."""
 
+    workload: str
     rules: tuple[Rule, ...] = ()
     extends: Mapping[str, Check] = field(default_factory=dict)
     training_ports: Callable[[Context], dict[tuple[int, str], str]] | None = None

@@ -153,13 +153,22 @@ def test_every_workload_is_one_folder_named_after_it():
         for n, p in MODULES.items()
         if p.name == "__init__.py" and n.startswith("paddlegen.workloads.")
     }
-    assert folders == {w.package for w in WORKLOADS.values()}
+    # besides shared/, what several workloads share
+    assert folders == {w.package for w in WORKLOADS.values()} | {"shared"}
     for workload in WORKLOADS.values():
         package = importlib.import_module(f"paddlegen.workloads.{workload.package}")
         assert package.WORKLOAD is workload
         # its own rules (paddlegen/rules runs them on its specs alone)
         assert (PACKAGE / "workloads" / workload.package / "rules.py").is_file()
         assert (PACKAGE.parent / "templates" / workload.folder).is_dir()
+
+
+def test_a_workloads_rules_import_no_other_workloads_rules():
+    # What several workloads have is in paddlegen/workloads/shared/rules.py.
+    rules = {n for n in MODULES if n.startswith("paddlegen.workloads.") and n.endswith(".rules")}
+    assert "paddlegen.workloads.shared.rules" in rules
+    for name in rules:
+        assert imports_of(name) & rules <= {"paddlegen.workloads.shared.rules"}, name
 
 
 # Raised but never escaping the library: each is caught and turned into a PaddlegenError.

@@ -42,6 +42,9 @@ def test_the_registry_holds_every_rule_defined_once():
 
 
 def test_what_a_workload_adds_is_in_the_registry():
+    from paddlegen.workloads import WORKLOADS
+
+    assert set(OWN) == set(WORKLOADS)
     for own in OWN.values():
         assert set(own.rules) <= set(REGISTRY)
         assert set(own.extends) <= set(RULES)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.model import DISTRIBUTED_DEFAULTS
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, mount_point, worker_replicas
+from paddlegen.workloads.distributed_job import WORKLOAD
 
 
 def _roles(ctx: Context) -> Iterator[Finding]:
@@ -255,6 +256,7 @@ def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
 
 
 RULES = WorkloadRules(
+    WORKLOAD.name,
     rules=(
         DISTRIBUTED_ROLES,
         DISTRIBUTED_REQUIRED,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
+from paddlegen.workloads.job import WORKLOAD
 
 
 def _single_node_job(ctx: Context) -> Iterator[Finding]:
@@ -34,4 +35,4 @@ JOB_REPLICAS = Rule(
 )
 
 
-RULES = WorkloadRules(rules=(JOB_REPLICAS,))
+RULES = WorkloadRules(WORKLOAD.name, rules=(JOB_REPLICAS,))

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from paddlegen.spec.model import KubeflowSettings
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
-from paddlegen.workloads.paddlejob.rules import KUEUE_WORKLOAD, PS_END
+from paddlegen.workloads.kubeflow_paddlejob import WORKLOAD
+from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, PS_END
 
 
 def _kubeflow_roles(ctx: Context) -> Iterator[Finding]:
@@ -36,5 +37,5 @@ def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
 
 
 RULES = WorkloadRules(
-    rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD, PS_END), training_ports=_training_ports
+    WORKLOAD.name, rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD, PS_END), training_ports=_training_ports
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
@@ -17,6 +16,8 @@ from paddlegen.spec.rule import (
     worker_replicas,
 )
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.paddlejob import WORKLOAD
+from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, PS_END
 
 
 def _gang_deadlock(ctx: Context) -> Iterator[Finding]:
@@ -183,47 +184,6 @@ PADDLEJOB_CLEAN_POD_POLICY = Rule(
 )
 
 
-def _kueue_workload(ctx: Context) -> Iterator[Finding]:
-    """Kueue holds a job suspended until its queue has quota: only a workload it can suspend,
-    and whose integration it has, can be queued (README "Queueing with Kueue")."""
-    if ctx.spec.get("scheduling", {}).get("kueue") is None:
-        return
-    here: FieldPath = ("spec", "scheduling", "kueue")
-    if ctx.workload == "paddlejob":
-        # PaddleFlow's PaddleJob (v0.3.5) has no suspend, and Kueue no integration for its
-        # kind (v0.19.2 pkg/controller/jobs/ has none for batch.paddlepaddle.org).
-        yield ctx.finding(
-            here,
-            "Kueue cannot queue a PaddleFlow PaddleJob: its operator (v0.3.5) has no suspend, "
-            "which is how Kueue holds a job until its queue has quota, and Kueue has no "
-            "integration for it",
-            "use workload collective-job, trainjob or kubeflow-paddlejob: Kueue queues each",
-            key=True,
-        )
-    else:  # kubeflow-paddlejob
-        yield ctx.finding(
-            here,
-            "Kueue queues a Kubeflow PaddleJob only with its kubeflow.org/paddlejob integration "
-            "turned on, which it is not by default from Kueue v0.19",
-            'add "kubeflow.org/paddlejob" to integrations.frameworks of Kueue\'s '
-            "Configuration, or use workload collective-job or trainjob",
-            key=True,
-            severity="info",
-        )
-
-
-KUEUE_WORKLOAD = Rule(
-    "kueue-workload",
-    "`scheduling.kueue` only for a workload Kueue can hold suspended: not `paddlejob` "
-    "(PaddleFlow's PaddleJob has no `suspend`; use `collective-job`, `trainjob` or "
-    "`kubeflow-paddlejob`); for `kubeflow-paddlejob` a note that Kueue's "
-    "`kubeflow.org/paddlejob` integration is off by default from v0.19",
-    severity="error",
-    silenceable=True,
-    check=_kueue_workload,
-)
-
-
 # Fields of a topology spread constraint newer than PaddleFlow's PaddleJob CRD (v0.3.5, whose pod
 # template has maxSkew, topologyKey, whenUnsatisfiable and labelSelector only): its structural
 # schema prunes them.
@@ -294,57 +254,8 @@ def _host_network_dns(ctx: Context) -> Iterator[Finding]:
             )
 
 
-# Paddle's own images, by their repository path's end and the tag's major version.
-_PADDLE_IMAGE = re.compile(r"(?:^|/)paddlepaddle/paddle:(\d+)\.")
-
-
-def _ps_end(ctx: Context) -> Iterator[Finding]:
-    """A parameter-server job ends only when a trainer stops the servers, and a PaddleJob is
-    Completed only when every role succeeded (PaddleFlow v0.3.5
-    controllers/paddlejob_helper.go:86-134); Paddle 3.3.1's fleet.stop_worker() does not stop
-    them (python/paddle/distributed/ps/the_one_ps.py:1394-1402), and its CPU build has no
-    parameter-server runtime: the servers run on after the trainers, for ever."""
-    if "ps" not in ctx.spec:
-        return
-    image = ctx.spec["ps"].get("image", ctx.spec.get("image", ""))
-    major = _PADDLE_IMAGE.search(image)
-    # a PaddleFlow PaddleJob has no deadline to set: nothing to say there but the image
-    boundable = "activeDeadlineSeconds" in WORKLOADS[ctx.workload].run_keys
-    bounded = not boundable or "activeDeadlineSeconds" in ctx.spec.get("run", {})
-    if major and int(major.group(1)) >= 3:
-        yield ctx.finding(
-            ("spec", "ps"),
-            f"the parameter servers run {image}: Paddle 3's trainers do not stop the servers "
-            "when they end (fleet.stop_worker), so the job never completes"
-            + ("" if bounded else ", and nothing bounds it"),
-            "use a Paddle 2.x image for parameter-server training, or collective training "
-            "(workload collective-job)" + ("" if bounded else "; set run.activeDeadlineSeconds"),
-            key=True,
-        )
-    elif not bounded:
-        yield ctx.finding(
-            ("spec", "ps"),
-            "parameter servers run until a trainer stops them (fleet.stop_worker() at the "
-            "end of the training program): a program that does not leaves the job running "
-            "for ever",
-            "set run.activeDeadlineSeconds to bound the job",
-            key=True,
-        )
-
-
-PS_END = Rule(
-    "ps-end",
-    "a `kubeflow-paddlejob` with parameter servers is bounded (`run.activeDeadlineSeconds`): "
-    "its servers run until a trainer stops them; and a `paddlejob`'s or "
-    "`kubeflow-paddlejob`'s servers do not run a Paddle 3 image, whose trainers never stop "
-    "them",
-    severity="warning",
-    silenceable=True,
-    check=_ps_end,
-)
-
-
 RULES = WorkloadRules(
+    WORKLOAD.name,
     rules=(
         PADDLEJOB_MIN_AVAILABLE,
         PADDLEJOB_HETER,

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
 from paddlegen.workloads.collective_job import QUEUED_STOP_EXIT_CODES
-from paddlegen.workloads.collective_job.rules import LAUNCHER_RULES
+from paddlegen.workloads.shared.rules import LAUNCHER_RULES
+from paddlegen.workloads.trainjob import WORKLOAD
 from paddlegen.workloads.trainjob.runtime import POD_SETTINGS
 
 
@@ -104,6 +105,7 @@ def _own_runtime(ctx: Context) -> Iterator[Finding]:
 
 
 RULES = WorkloadRules(
+    WORKLOAD.name,
     rules=(*LAUNCHER_RULES, KUEUE_RUNTIME),
     extends={"workload-unsupported": _trainjob_unsupported, "group-restarts": _own_runtime},
 )
