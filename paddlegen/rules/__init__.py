@@ -1,8 +1,8 @@
 """The semantic rules JSON Schema cannot express: their registry, and the runner over a spec."""
 
-# Each rule is one `Rule` (paddlegen/spec/rule.py) in the module of its topic, or in the folder of
-# the workload whose specs alone it checks (paddlegen/workloads/<package>/rules.py, whose `RULES`
-# also names what the workload adds to the rules every spec gets), or in
+# Each rule is one `SpecRule` (paddlegen/spec/rule.py) in the module of its topic, or in the
+# folder of the workload whose specs alone it checks (paddlegen/workloads/<package>/rules.py,
+# whose `RULES` also names what the workload adds to the rules every spec gets), or in
 # paddlegen/workloads/shared/rules.py when several workloads' folders list it. A spec is checked
 # by every rule here and by its workload's own; its findings come out sorted, whatever the order.
 
@@ -26,7 +26,7 @@ from paddlegen.rules import (
 )
 from paddlegen.spec.loader import Document
 from paddlegen.spec.model import DEFAULT_WORKLOAD
-from paddlegen.spec.rule import Context, Rule, WorkloadRules
+from paddlegen.spec.rule import Context, SpecRule, WorkloadRules
 from paddlegen.workloads.collective_job import rules as collective_job
 from paddlegen.workloads.distributed_job import rules as distributed_job
 from paddlegen.workloads.job import rules as job
@@ -37,7 +37,7 @@ from paddlegen.workloads.trainjob import rules as trainjob
 
 # Every rule, in the order the README's table, the schema's `ruleId` enum and `--ignore`'s list
 # of rules give them (the order they came in: a new rule goes at the end).
-REGISTRY: tuple[Rule, ...] = (
+REGISTRY: tuple[SpecRule, ...] = (
     job.JOB_REPLICAS,
     images.IMAGE_REQUIRED,
     names.NAME_LENGTH,

@@ -14,7 +14,7 @@ def _group_backoff(ctx: Context) -> Iterator[Finding]:
     replaced alone would never rejoin the others, so every failure restarts the group
     (collective_job/jobset.py)."""
     run = ctx.spec.get("run", {})
-    if run.get("restarts", 0) and "backoffLimit" in run:
+    if ctx.restarts and "backoffLimit" in run:
         yield ctx.finding(
             ("spec", "run", "backoffLimit"),
             "with run.restarts no rank is retried alone (it could not rejoin the others): "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.model import KubeflowSettings
-from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
+from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules
 from paddlegen.workloads.kubeflow_paddlejob import WORKLOAD
 from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, PS_END
 
@@ -21,9 +21,13 @@ def _kubeflow_roles(ctx: Context) -> Iterator[Finding]:
         )
 
 
-KUBEFLOW_HETER = Rule(
+KUBEFLOW_HETER = SpecRule(
     "kubeflow-heter",
     "the Kubeflow PaddleJob has no heter role",
+    explanation=(
+        "The Kubeflow PaddleJob knows only Master (from `ps`) and Worker. A `heter` role has no "
+        "place in it; workload `paddlejob` runs heterogeneous training."
+    ),
     severity="error",
     silenceable=True,
     check=_kubeflow_roles,

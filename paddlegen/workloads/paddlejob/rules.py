@@ -8,7 +8,7 @@ from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.rule import (
     Context,
     Finding,
-    Rule,
+    SpecRule,
     WorkloadRules,
     container_places,
     pod_count,
@@ -42,11 +42,16 @@ def _elastic(ctx: Context) -> bool:
     return "elastic" in ctx.spec.get("paddlejob", {})
 
 
-PADDLEJOB_MIN_AVAILABLE = Rule(
+PADDLEJOB_MIN_AVAILABLE = SpecRule(
     "paddlejob-min-available",
     "a PaddleFlow gang smaller than the job (`minAvailable` below its pods) can deadlock: "
     "started pods wait for an endpoints ConfigMap the operator makes only once every pod "
     "has an IP",
+    explanation=(
+        "PaddleFlow's operator makes the endpoints ConfigMap every pod reads only once every pod "
+        "has an IP. A gang smaller than the job lets Volcano start some pods while the rest wait "
+        "for room; the started ones wait for the ConfigMap, hold what they got and never train."
+    ),
     severity="warning",
     silenceable=True,
     check=_gang_deadlock,
@@ -79,12 +84,19 @@ def _heter(ctx: Context) -> Iterator[Finding]:
         )
 
 
-PADDLEJOB_HETER = Rule(
+PADDLEJOB_HETER = SpecRule(
     "paddlejob-heter",
     "PaddleJob's `heter` role needs `ps` (error); with it, the operator (v0.3.5) starts "
     "heter pods with `TRAINING_ROLE=HETER`, which Paddle's role maker refuses, so they fail"
     " unless your entry point maps it (warning)",
+    explanation=(
+        "PaddleFlow's heterogeneous training is a form of parameter-server training: `heter` "
+        "without `ps` is refused. With `ps`, the operator (v0.3.5) starts heter pods with "
+        "`TRAINING_ROLE=HETER`, which Paddle's role maker does not know: a warning says they fail "
+        "unless the entry point maps it."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_heter,
 )
@@ -103,9 +115,13 @@ def _gloo(ctx: Context) -> Iterator[Finding]:
     # example combines it with intranet Service.)
 
 
-PADDLEJOB_GLOO = Rule(
+PADDLEJOB_GLOO = SpecRule(
     "paddlejob-gloo",
     "`withGloo` needs `ps` (it works with every `intranet`)",
+    explanation=(
+        "`withGloo` turns on Gloo for parameter-server training in PaddleFlow's operator. Without "
+        "`ps` it does nothing the job can use, so the spec is refused."
+    ),
     severity="error",
     silenceable=True,
     check=_gloo,
@@ -144,11 +160,17 @@ def _paddlejob_elastic(ctx: Context) -> Iterator[Finding]:
         )
 
 
-PADDLEJOB_ELASTIC = Rule(
+PADDLEJOB_ELASTIC = SpecRule(
     "paddlejob-elastic",
     "elastic mode (on whenever `paddlejob.elastic` is there, `0` too) has no PS mode, and "
     "forces `restartPolicy: OnFailure`",
+    explanation=(
+        "PaddleFlow's operator turns elastic mode on whenever `paddlejob.elastic` is present, `0` "
+        "too. Its pods then get no endpoints ConfigMap, which PS mode needs (an error), and run "
+        "with `restartPolicy: OnFailure` whatever the spec says (a warning)."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_paddlejob_elastic,
 )
@@ -173,11 +195,16 @@ def _paddlejob_clean_pod_policy(ctx: Context) -> Iterator[Finding]:
         )
 
 
-PADDLEJOB_CLEAN_POD_POLICY = Rule(
+PADDLEJOB_CLEAN_POD_POLICY = SpecRule(
     "paddlejob-clean-pod-policy",
     "a PaddleFlow `cleanPodPolicy` of `Never` or `OnFailure` keeps a completed job's pods, "
     "and the operator (v0.3.5) creates any that goes later: it trains again, with stale "
     "endpoints",
+    explanation=(
+        "PaddleFlow's operator (v0.3.5) deletes a completed job's pods only under `Always` or "
+        "`OnCompletion`. Under `Never` or `OnFailure` it re-creates any pod that goes later, which "
+        "then trains again with the endpoints of the first run."
+    ),
     severity="warning",
     silenceable=True,
     check=_paddlejob_clean_pod_policy,
@@ -223,10 +250,15 @@ def _intranet_service(ctx: Context) -> Iterator[Finding]:
     )
 
 
-PADDLEJOB_INTRANET = Rule(
+PADDLEJOB_INTRANET = SpecRule(
     "paddlejob-intranet",
     "a PaddleFlow Collective job (several workers, no `ps`) does not use `intranet: Service`, "
     "with which no rank serves the launcher's master and the job hangs",
+    explanation=(
+        "In a PaddleFlow Collective job with `intranet: Service`, the operator names the master by "
+        "its Service, and Paddle's launcher serves the master only where that name is the pod's "
+        "own IP. No rank serves it, and the job hangs for ever."
+    ),
     severity="error",
     silenceable=True,
     check=_intranet_service,

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.rule import Context, Finding, Rule, worker_replicas
+from paddlegen.spec.rule import Context, Finding, SpecRule, worker_replicas
 from paddlegen.workloads import WORKLOADS, collective_job, trainjob
 from paddlegen.workloads.collective_job import LAUNCHER
 
@@ -27,9 +27,13 @@ def _roles(ctx: Context) -> Iterator[Finding]:
             )
 
 
-COLLECTIVE_ROLES = Rule(
+COLLECTIVE_ROLES = SpecRule(
     "collective-roles",
     "`collective-job` and `trainjob` have no `ps` or `heter` role: every pod is a trainer",
+    explanation=(
+        "`collective-job` and `trainjob` run a data-parallel job in which every pod is a trainer. "
+        "A `ps` or `heter` role has no place in it; workload `paddlejob` runs parameter servers."
+    ),
     severity="error",
     silenceable=True,
     check=_roles,
@@ -49,11 +53,15 @@ def _command(ctx: Context) -> Iterator[Finding]:
         )
 
 
-COLLECTIVE_COMMAND = Rule(
+COLLECTIVE_COMMAND = SpecRule(
     "collective-command",
     "a `collective-job` or `trainjob` runs something: `args` (the training script, which "
     "the default "
     "command, Paddle's launcher, runs) or a `command`",
+    explanation=(
+        "Without a command the pods run Paddle's launcher, which needs the training script as "
+        "`args`. A spec with neither runs nothing."
+    ),
     severity="error",
     silenceable=True,
     check=_command,
@@ -72,11 +80,16 @@ def _restart(ctx: Context) -> Iterator[Finding]:
         )
 
 
-COLLECTIVE_RESTART = Rule(
+COLLECTIVE_RESTART = SpecRule(
     "collective-restart",
     "a `collective-job`'s or `trainjob`'s pods run with `restartPolicy: Never`: its pod "
     "failure policy "
     "takes no other, and a rank restarted in place cannot rejoin the others",
+    explanation=(
+        "A `collective-job`'s or `trainjob`'s pods run with `restartPolicy: Never`: its pod "
+        "failure policy, which fails the whole job at once, takes no other, and a rank restarted "
+        "in place cannot rejoin the others. A new run of the job restarts every rank."
+    ),
     severity="error",
     silenceable=True,
     check=_restart,
@@ -142,7 +155,7 @@ def _env(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-COLLECTIVE_ENV = Rule(
+COLLECTIVE_ENV = SpecRule(
     "collective-env",
     "no env that `collective-job` or `trainjob` sets itself (`POD_IP`, `PADDLE_RANK`, "
     "`PADDLE_NNODES`, "
@@ -150,6 +163,12 @@ COLLECTIVE_ENV = Rule(
     "also `NNODES`, `RANK`, `MASTER_ADDR`, `MASTER_PORT`), nor `PADDLE_TRAINER_ENDPOINTS` or "
     "`DISTRIBUTED_TRAINER_ENDPOINTS`, which make the launcher replace the master and node "
     "count",
+    explanation=(
+        "These workloads give every pod the launcher's contract in env (`POD_IP`, `PADDLE_RANK`, "
+        "`PADDLE_NNODES`, `PADDLE_JOB_ID`, `PADDLE_MASTER`, and an LLM CLI's own). The spec's "
+        "entry would override it; `PADDLE_TRAINER_ENDPOINTS` or `DISTRIBUTED_TRAINER_ENDPOINTS` "
+        "make the launcher replace the master and node count it was given."
+    ),
     severity="error",
     silenceable=True,
     check=_env,
@@ -224,11 +243,16 @@ def _launcher(ctx: Context) -> Iterator[Finding]:
     )
 
 
-COLLECTIVE_LAUNCHER = Rule(
+COLLECTIVE_LAUNCHER = SpecRule(
     "collective-launcher",
     "a `collective-job`'s or `trainjob`'s pods start Paddle's launcher (the default command, "
     "or `python3 -m paddle.distributed.launch`, `fleetrun`, `paddleformers-cli`, `erniekit` in "
     "`command`): a program started without it trains alone on every pod",
+    explanation=(
+        "`init_parallel_env` reads what only Paddle's launcher sets. A command that starts no "
+        "launcher makes each pod train alone, as a world of one, and succeed: N lone trainings "
+        "instead of one job."
+    ),
     severity="warning",
     silenceable=True,
     check=_launcher,
@@ -240,7 +264,7 @@ def _queued_deadline(ctx: Context) -> Iterator[Finding]:
     the job and a rank stopped by a signal counts against backoffLimit, but a rank that waits
     in the rendezvous for one that never comes, or a collective that hangs, runs until its
     deadline, holding the queue's quota."""
-    if ctx.spec.get("scheduling", {}).get("kueue") is None or worker_replicas(ctx) < 2:
+    if ctx.kueue is None or worker_replicas(ctx) < 2:
         return
     if "activeDeadlineSeconds" in ctx.spec.get("run", {}):
         return
@@ -253,21 +277,31 @@ def _queued_deadline(ctx: Context) -> Iterator[Finding]:
     )
 
 
-COLLECTIVE_DEADLINE = Rule(
+COLLECTIVE_DEADLINE = SpecRule(
     "collective-deadline",
     "a queued `collective-job` or `trainjob` of several ranks has `run.activeDeadlineSeconds`: "
     "ranks waiting for one that never comes, or a hung collective, would hold the queue's "
     "quota for ever",
+    explanation=(
+        "A failed rank ends a queued job, but a rank that waits in the rendezvous for one that "
+        "never comes, or a collective that hangs, runs until the job's deadline. Without "
+        "`run.activeDeadlineSeconds` it holds the queue's quota for ever."
+    ),
     severity="warning",
     silenceable=True,
     check=_queued_deadline,
 )
 
 
-COLLECTIVE_ARGS = Rule(
+COLLECTIVE_ARGS = SpecRule(
     "collective-args",
     "the launcher's own flags that the env overrides (`--master`, `--nnodes`, `--rank`, "
     "`--job_id`, `--host`, before the training script)",
+    explanation=(
+        "The launcher's own flags `--master`, `--nnodes`, `--rank`, `--job_id` and `--host` are "
+        "overridden by the contract's env that these workloads set. Given before the training "
+        "script, they do nothing but mislead."
+    ),
     severity="warning",
     silenceable=True,
     check=_collective_flags,
@@ -292,7 +326,7 @@ LAUNCHER_RULES = (
 def _kueue_workload(ctx: Context) -> Iterator[Finding]:
     """Kueue holds a job suspended until its queue has quota: only a workload it can suspend,
     and whose integration it has, can be queued (README "Queueing with Kueue")."""
-    if ctx.spec.get("scheduling", {}).get("kueue") is None:
+    if ctx.kueue is None:
         return
     here: FieldPath = ("spec", "scheduling", "kueue")
     if ctx.workload == "paddlejob":
@@ -318,13 +352,20 @@ def _kueue_workload(ctx: Context) -> Iterator[Finding]:
         )
 
 
-KUEUE_WORKLOAD = Rule(
+KUEUE_WORKLOAD = SpecRule(
     "kueue-workload",
     "`scheduling.kueue` only for a workload Kueue can hold suspended: not `paddlejob` "
     "(PaddleFlow's PaddleJob has no `suspend`; use `collective-job`, `trainjob` or "
     "`kubeflow-paddlejob`); for `kubeflow-paddlejob` a note that Kueue's "
     "`kubeflow.org/paddlejob` integration is off by default from v0.19",
+    explanation=(
+        "Kueue holds a job suspended until its queue has quota, so it can queue only an object "
+        "with a `suspend` field and an integration of its own. PaddleFlow's PaddleJob has neither "
+        "(an error); for a Kubeflow PaddleJob a note says Kueue's `kubeflow.org/paddlejob` "
+        "integration is off by default from v0.19."
+    ),
     severity="error",
+    also=("info",),
     silenceable=True,
     check=_kueue_workload,
 )
@@ -368,12 +409,17 @@ def _ps_end(ctx: Context) -> Iterator[Finding]:
         )
 
 
-PS_END = Rule(
+PS_END = SpecRule(
     "ps-end",
     "a `kubeflow-paddlejob` with parameter servers is bounded (`run.activeDeadlineSeconds`): "
     "its servers run until a trainer stops them; and a `paddlejob`'s or "
     "`kubeflow-paddlejob`'s servers do not run a Paddle 3 image, whose trainers never stop "
     "them",
+    explanation=(
+        "A parameter-server job ends only when a trainer stops the servers. Paddle 3's trainers "
+        "never do, so servers on a Paddle 3 image run on for ever; on a `kubeflow-paddlejob`, "
+        "`run.activeDeadlineSeconds` bounds a job whose program does not stop them."
+    ),
     severity="warning",
     silenceable=True,
     check=_ps_end,
