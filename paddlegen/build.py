@@ -20,7 +20,7 @@ from paddlegen.events import Events
 from paddlegen.load import load_valid, require_valid
 from paddlegen.output import stamp
 from paddlegen.output.layout import CUSTOM, Plan, has_custom, plan_job, plan_overlays
-from paddlegen.output.owner import name_position, takeover_diagnostics
+from paddlegen.output.owner import JOB_NAME, name_position, takeover_diagnostics
 from paddlegen.output.pool import map_ordered
 from paddlegen.output.stamp import Inputs, Reused, with_stamp
 from paddlegen.output.writer import Staged, discard, stage_job
@@ -343,7 +343,7 @@ def same_name_diagnostics(jobs: Sequence[tuple[str, str, int, int]]) -> list[Dia
                 "same directory"
             )
             found.append(
-                Diagnostic(file, line, col, "error", "$.metadata.name", message, "job-name")
+                Diagnostic(file, line, col, "error", "$.metadata.name", message, JOB_NAME.id)
             )
         seen.setdefault(name, file)
     return found

@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # invalid spec, invalid manifests, stale output
 EXIT_ERROR = 2  # usage, I/O, missing or failing tool, internal error, no answer to a prompt
 EXIT_BROKEN_PIPE = 141  # the reader of stdout closed it: 128 + SIGPIPE, as a shell reports it
+
+# A finding's severities, from the gravest.
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule id, declared once where its findings are made: the id (what findings print and
+    a spec's ``ignore`` entries name), its summary (Markdown, a line of the rules reference
+    and SARIF's description), its explanation (what it checks and why that matters, for
+    ``explain`` and the reference), the severity of its findings, and ``also`` the other
+    severities a finding of it may give itself."""
+
+    id: str
+    summary: str
+    _: KW_ONLY
+    explanation: str
+    severity: str
+    also: tuple[str, ...] = ()
+
+    @property
+    def severities(self) -> tuple[str, ...]:
+        """Every severity its findings can have, from the gravest."""
+        return tuple(s for s in SEVERITIES if s == self.severity or s in self.also)
 
 
 @dataclass(frozen=True, order=True)
@@ -52,11 +76,100 @@ class Diagnostic:
         return f"{where}{self.severity}: {message} [{self.rule}]"
 
 
+# The rules of what a run reports besides findings in a file: errors, and its summary.
+ERROR = Rule(
+    "error",
+    "an error paddlegen expected",
+    explanation="An error paddlegen expected that has no more specific rule.",
+    severity="error",
+)
+
+INPUT = Rule(
+    "input",
+    "every file named can be read",
+    explanation=(
+        "Every file named can be read: a missing or unreadable file, or a folder where a file was "
+        "expected, ends the run."
+    ),
+    severity="error",
+)
+
+OUTPUT = Rule(
+    "output",
+    "the output can be written without overwriting files paddlegen did not make",
+    explanation="The output can be written, without overwriting files paddlegen did not make.",
+    severity="error",
+)
+
+TOOL = Rule(
+    "tool",
+    "an external tool (kubeconform, kubectl) is there and answers",
+    explanation=(
+        "An external tool (kubeconform, kubectl) is there and answers: a missing one, or one that "
+        "crashed, timed out or spoke nonsense, ends the run."
+    ),
+    severity="error",
+)
+
+TEMPLATE = Rule(
+    "template",
+    "every template renders",
+    explanation="Every template renders; a failing one names the template and its line.",
+    severity="error",
+)
+
+USAGE = Rule(
+    "usage",
+    "the command line is one paddlegen takes",
+    explanation=(
+        "The command line is one paddlegen takes: an unknown option, a missing argument, or a "
+        "prompt that met the end of its input."
+    ),
+    severity="error",
+)
+
+VALUE = Rule(
+    "value",
+    "every value given is one paddlegen can take",
+    explanation=(
+        "Every value given to a library function is one it can take, such as a well-formed "
+        "quantity or Dockerfile."
+    ),
+    severity="error",
+)
+
+ARGUMENT = Rule(
+    "argument",
+    "the arguments given agree with each other",
+    explanation="The arguments given to the SDK agree with each other.",
+    severity="error",
+)
+
+INTERNAL = Rule(
+    "internal",
+    "nothing fails inside paddlegen (otherwise a bug: please report it)",
+    explanation=(
+        "Something failed inside paddlegen: a bug. Please report it with the traceback printed on "
+        "stderr."
+    ),
+    severity="error",
+)
+
+SUMMARY = Rule(
+    "summary",
+    "what the run left undone because of the errors it found",
+    explanation=(
+        "What the run left undone because of the errors it found, as the last finding of a report."
+    ),
+    severity="info",
+)
+
+
 class PaddlegenError(Exception):
     """Root of every error paddlegen expects; each class knows its exit code."""
 
     exit_code = EXIT_ERROR
-    rule = "error"  # what --format json/github call an error that carries no diagnostics
+    rule = ERROR.id  # what --format json/github call an error that carries no diagnostics
 
     def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
         super().__init__(message)
@@ -109,42 +222,42 @@ class StaleOutputError(PaddlegenError):
 class InputError(PaddlegenError):
     """A file could not be read (missing, unreadable, a directory)."""
 
-    rule = "input"
+    rule = INPUT.id
 
 
 class OutputError(PaddlegenError):
     """The output could not be written, or writing would clobber files paddlegen did not make."""
 
-    rule = "output"
+    rule = OUTPUT.id
 
 
 class ToolError(PaddlegenError):
     """An external tool (kubeconform) is missing, crashed, timed out or spoke nonsense."""
 
-    rule = "tool"
+    rule = TOOL.id
 
 
 class TemplateError(PaddlegenError):
     """A template failed: names the template and line."""
 
-    rule = "template"
+    rule = TEMPLATE.id
 
 
 class NoAnswerError(PaddlegenError):
     """A prompt met the end of its input (Ctrl-D, or stdin that ran out): nothing is written."""
 
-    rule = "usage"
+    rule = USAGE.id
 
 
 class InvalidValueError(PaddlegenError, ValueError):
     """A library function got a value it cannot take: a malformed quantity or Dockerfile, an
     unknown mode. Also a ValueError, as Python callers of these functions expect."""
 
-    rule = "value"
+    rule = VALUE.id
 
 
 class InvalidArgumentError(PaddlegenError, TypeError):
     """The SDK was called with arguments that contradict each other. Also a TypeError, as
     Python callers expect of a call with arguments it cannot take."""
 
-    rule = "argument"
+    rule = ARGUMENT.id

@@ -9,8 +9,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from paddlegen.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from paddlegen.errors import Rule
 
 # Characters a terminal or a CI log viewer acts on instead of showing, so that a spec value
 # reaching a diagnostic could recolour, retitle or rewrite the log, or forge a line: C0 controls
@@ -126,13 +130,14 @@ def sarif(diagnostics: Sequence[Diagnostic], run: Run = Run()) -> str:
     """A SARIF 2.1.0 log of one run (GitHub code scanning): a result per finding in a file, at
     its line and column (line 1 for a whole file), with a path relative to the working
     directory; what no file holds (a missing tool, the run's summary) as the invocation's
-    notifications; each rule id used, with its help text (paddlegen/rules/help.py).
+    notifications; each rule id used, with its declaration's texts (``declared_rules``).
 
     Texts are escaped as for a terminal (``printable``): code scanning shows them to people.
     """
     from paddlegen import __version__
 
     rules = sorted({d.rule for d in diagnostics})
+    declared = {rule.id: rule for rule in declared_rules()}
     index = {rule: i for i, rule in enumerate(rules)}
     results = [_sarif_result(d, index[d.rule]) for d in diagnostics if d.file]
     notes = [_sarif_notification(d) for d in diagnostics if not d.file]
@@ -151,7 +156,7 @@ def sarif(diagnostics: Sequence[Diagnostic], run: Run = Run()) -> str:
                     "driver": {
                         "name": "paddlegen",
                         "version": __version__,
-                        "rules": [_sarif_rule(rule) for rule in rules],
+                        "rules": [_sarif_rule(rule, declared) for rule in rules],
                     }
                 },
                 "invocations": [invocation],
@@ -220,17 +225,72 @@ def _sarif_notification(d: Diagnostic) -> dict[str, object]:
     }
 
 
-def _sarif_rule(rule: str) -> dict[str, object]:
-    from paddlegen.rules.help import HELP
+def declared_rules() -> tuple[Rule, ...]:
+    """Every rule paddlegen reports findings of, each declared where its findings are made:
+    the semantic rules (``paddlegen.rules.REGISTRY``), then the others, in the rules
+    reference's order."""
+    from paddlegen import errors, sdk
+    from paddlegen.authoring import import_shapes
+    from paddlegen.gitops import kueue_setup
+    from paddlegen.output import drift, owner
+    from paddlegen.rules import REGISTRY, ignores
+    from paddlegen.spec import loader
+    from paddlegen.validate import inprocess, kubeconform, kueue_queues, patched, server
+    from paddlegen.workloads import import_notes
 
+    return (
+        *REGISTRY,
+        # the loader, the schema and the spec set
+        loader.YAML,
+        loader.ENCODING,
+        loader.SCHEMA,
+        owner.JOB_NAME,
+        ignores.UNUSED,
+        ignores.REFUSED,
+        # manifests
+        kubeconform.RULE,
+        inprocess.RULE,
+        patched.RULE,
+        server.RULE,
+        kueue_queues.RULE,
+        # check, diff and the run's summary
+        drift.STALE,
+        drift.MISSING,
+        drift.EXTRA,
+        drift.UNKNOWN,
+        drift.CUSTOM_RULE,
+        drift.LEFTOVER,
+        errors.SUMMARY,
+        # import and the SDK
+        import_notes.IMPORT_NOTE,
+        import_notes.IMPORT_LOSSY,
+        import_shapes.RULE,
+        sdk.SDK_WORKLOAD,
+        # errors without findings
+        errors.INPUT,
+        errors.OUTPUT,
+        errors.TOOL,
+        errors.TEMPLATE,
+        errors.USAGE,
+        errors.VALUE,
+        errors.ARGUMENT,
+        errors.ERROR,
+        errors.INTERNAL,
+        # `paddlegen kueue`'s input
+        *kueue_setup.RULES,
+    )
+
+
+def _sarif_rule(rule: str, declared: dict[str, Rule]) -> dict[str, object]:
     found: dict[str, object] = {"id": rule}
-    if rule in HELP:
-        plain = printable(HELP[rule].replace("`", ""))
+    if rule in declared:
+        summary = declared[rule].summary
+        plain = printable(summary.replace("`", ""))
         # The short form is the first clause, what code scanning shows as the rule's name.
         short = re.split(r": |; | \(", plain, maxsplit=1)[0]
         found["shortDescription"] = {"text": short}
         found["fullDescription"] = {"text": plain}
-        found["help"] = {"text": plain, "markdown": printable(HELP[rule])}
+        found["help"] = {"text": plain, "markdown": printable(summary)}
     return found
 
 

@@ -13,8 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.errors import Diagnostic, InvalidArgumentError, SpecError
+from paddlegen.errors import Diagnostic, InvalidArgumentError, Rule, SpecError
 from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
+
+SDK_WORKLOAD = Rule(
+    "sdk-workload",
+    (
+        "the SDK runs an `entry_point` only on a workload that gives its pods TRAINER_ID and "
+        "TRAINERS"
+    ),
+    explanation=(
+        "The Python SDK starts an `entry_point` with the TRAINER_ID and TRAINERS only some "
+        "workloads give their pods; the workload asked for gives none."
+    ),
+    severity="error",
+)
 
 if TYPE_CHECKING:
     from paddlegen.spec.loader import Document
@@ -168,7 +181,7 @@ class PaddleJob:
                 message,
                 [
                     Diagnostic(
-                        self._source, 1, 1, "error", "$.spec.workload", message, "sdk-workload"
+                        self._source, 1, 1, "error", "$.spec.workload", message, SDK_WORKLOAD.id
                     )
                 ],
             )

@@ -16,15 +16,16 @@ tests/docs/test_reference_pages.py fails when a committed page differs from what
 from __future__ import annotations
 
 import argparse
-import ast
 import inspect
 import json
 import re
 import sys
-import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from paddlegen.errors import Rule
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference"
@@ -247,7 +248,6 @@ def cli_page() -> str:
 
 
 def inspect_help(help_text: str) -> str:
-    import inspect
 
     return "\n".join(
         line for line in inspect.cleandoc(help_text).splitlines() if line.strip() != "\b"
@@ -282,59 +282,27 @@ class RuleRow(NamedTuple):
     severities: tuple[str, ...]  # of "error", "warning", "info", in that order
     required: bool  # cannot be silenced
     text: str  # Markdown, one line
-
-
-SEVERITIES = ("error", "warning", "info")
+    explanation: str  # Markdown, one paragraph
 
 
 def rule_rows() -> list[RuleRow]:
-    """The semantic rules, in their registry's order (``paddlegen.rules.REGISTRY``): id,
-    severities, required, text. Nothing else in the site reads the rules."""
-    from paddlegen.rules import OWN, REGISTRY
+    """The semantic rules, in their registry's order (``paddlegen.rules.REGISTRY``), as
+    declared: id, severities, required, summary, explanation. Nothing else in the site reads
+    the rules."""
+    from paddlegen.rules import REGISTRY
 
-    checks: dict[str, list[Callable[..., Any]]] = {rule.id: [rule.check] for rule in REGISTRY}
-    for own in OWN.values():  # what a workload adds to a rule every spec gets
-        for rule_id, extension in own.extends.items():
-            checks[rule_id].append(extension)
-    rows = []
-    for rule in REGISTRY:
-        found = {rule.severity}.union(*(_reported_severities(c) for c in checks[rule.id]))
-        ordered = tuple(s for s in SEVERITIES if s in found)
-        rows.append(RuleRow(rule.id, ordered, not rule.silenceable, rule.summary))
-    return rows
+    return [
+        RuleRow(rule.id, rule.severities, not rule.silenceable, rule.summary, rule.explanation)
+        for rule in REGISTRY
+    ]
 
 
-def other_rows() -> list[tuple[str, str]]:
-    """The other rule ids paddlegen reports (schema, YAML, manifests, drift, ...) and their
-    texts."""
-    from paddlegen.rules.help import OTHERS
+def other_rows() -> list[Rule]:
+    """The other rules paddlegen reports (schema, YAML, manifests, drift, ...), as declared."""
+    from paddlegen.report import declared_rules
+    from paddlegen.rules import REGISTRY
 
-    return list(OTHERS.items())
-
-
-def _reported_severities(check: Callable[..., Any]) -> set[str]:
-    """The severities ``check`` gives its findings itself (``ctx.finding(..., severity=)``);
-    one computed at run time is a workload's, from the workloads' ``unsupported``."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(check)))):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        if node.func.attr != "finding":
-            continue
-        severity = next((k.value for k in node.keywords if k.arg == "severity"), None)
-        if severity is None:
-            continue
-        if isinstance(severity, ast.Constant):
-            found.add(severity.value)
-        elif isinstance(severity, ast.IfExp):
-            found |= {
-                n.value for n in (severity.body, severity.orelse) if isinstance(n, ast.Constant)
-            }
-        else:  # e.g. workload-unsupported: per setting, from each workload's `unsupported`
-            from paddlegen.workloads import WORKLOADS
-
-            found |= {sev for w in WORKLOADS.values() for sev, _why in w.unsupported.values()}
-    return found
+    return [rule for rule in declared_rules() if rule not in REGISTRY]
 
 
 def rules_page() -> str:
@@ -345,22 +313,23 @@ def rules_page() -> str:
         "in brackets (`[image-tag]`); [Validation](../validation.md#silencing-a-rule) says how "
         "to silence one for a spec, a field or a run. *Required* rules cannot be silenced.\n",
         "## Semantic rules\n",
-        "| rule | severity | what it checks |",
-        "| --- | --- | --- |",
+        "| rule | severity | what it checks | why |",
+        "| --- | --- | --- | --- |",
     ]
     for row in rule_rows():
         severity = ", ".join(row.severities) + (", required" if row.required else "")
-        out.append(f"| `{row.id}` | {severity} | {row.text} |")
+        out.append(f"| `{row.id}` | {severity} | {row.text} | {row.explanation} |")
     out += [
         "",
         "## Other findings\n",
         "Rule ids of findings that are not a spec's semantic rules: the YAML loader, the schema, "
         "manifest validation, drift and the run's summary. These cannot be silenced.\n",
-        "| rule | what it is about |",
-        "| --- | --- |",
+        "| rule | severity | what it is about | why |",
+        "| --- | --- | --- | --- |",
     ]
-    for rule, about in other_rows():
-        out.append(f"| `{rule}` | {about} |")
+    for rule in other_rows():
+        severity = ", ".join(rule.severities)
+        out.append(f"| `{rule.id}` | {severity} | {rule.summary} | {rule.explanation} |")
     return "\n".join(out).rstrip() + "\n"
 
 

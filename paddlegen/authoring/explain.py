@@ -5,12 +5,13 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from paddlegen.errors import InputError
+from paddlegen.errors import InputError, Rule
 from paddlegen.spec.model import OBJECT_SOURCES
 from paddlegen.spec.network import MULTUS_NETWORKS, NCCL_ENV
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
@@ -298,4 +299,15 @@ def format_doc(doc: FieldDoc) -> str:
             f"  {name:<{width}}  {_type(child)}: {child.get('description', '')}"
             for name, child in doc.children.items()
         ]
+    return "\n".join(lines) + "\n"
+
+
+def format_rule(rule: Rule, required: bool = False) -> str:
+    """The text `paddlegen explain RULE` prints: the id and severities, what the rule checks,
+    and why it matters."""
+    said = ", ".join(rule.severities) + (", required" if required else "")
+    lines = [f"{rule.id} ({said})", f"  {rule.summary}", ""]
+    lines += textwrap.wrap(
+        rule.explanation, 88, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+    )
     return "\n".join(lines) + "\n"

@@ -18,13 +18,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from paddlegen.errors import Diagnostic, ManifestError
+from paddlegen.errors import Diagnostic, ManifestError, Rule
 from paddlegen.validate import k8s_schemas
 from paddlegen.validate.inprocess import schema_for
 from paddlegen.validate.kubeconform import MISSING_FIELD, diagnostic, object_name
 from paddlegen.workloads.import_positions import Origin
 
-RULE = "import-shape"
+RULE = Rule(
+    "import-shape",
+    "an object `import` reads has the shape its schema gives it: types and required fields",
+    explanation=(
+        "An object `import` reads is checked for the shape its Kubernetes or CRD schema gives "
+        "(types and required fields) before it is mapped. A field of the wrong shape cannot be "
+        "read back."
+    ),
+    severity="error",
+)
 # The keywords that give a field its type or require it, and those that reach the fields
 # inside it. Without the others (enum, format, bounds), a schema says what shape an object has.
 _SHAPE_KEYWORDS = (

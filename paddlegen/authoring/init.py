@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 
 from paddlegen.authoring.presets import PRESETS, preset_ignores, preset_sections
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
+from paddlegen.rules.images import IMAGE_REQUIRED
+from paddlegen.rules.volumes import CEPHFS_SECRET_NAMESPACE, VOLUME_REFERENCE
 from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE
 from paddlegen.workloads import WORKLOADS
 from paddlegen.yamlio import load_all
@@ -352,19 +354,19 @@ _OWNERS = (
 )
 # Rules whose finding another answer fixes than the one its path names.
 _RULE_OWNERS = {
-    "image-required": "image",  # reported on $.spec itself
-    "cephfs-secret-namespace": "namespace",  # on the cephfs volume: its Secret's namespace
+    IMAGE_REQUIRED.id: "image",  # reported on $.spec itself
+    CEPHFS_SECRET_NAMESPACE.id: "namespace",  # on the cephfs volume: its Secret's namespace
 }
 # Where the checks' wording speaks of the spec, and init's user answered a question (a
 # volume-reference finding: the workload's settings name a volume, Workload.needs_storage).
 _REASONS = {
-    "cephfs-secret-namespace": "cephfs storage needs a namespace: the CSI driver reads the "
+    CEPHFS_SECRET_NAMESPACE.id: "cephfs storage needs a namespace: the CSI driver reads the "
     "Secret cephfs-secret (userID and userKey) from the job's namespace",
 }
 
 
 def _reason_for(d: Diagnostic, workload: str) -> str:
-    if d.rule == "volume-reference" and WORKLOADS[workload].needs_storage:
+    if d.rule == VOLUME_REFERENCE.id and WORKLOADS[workload].needs_storage:
         return f"workload '{workload}' needs storage: {WORKLOADS[workload].needs_storage}"
     return _REASONS.get(d.rule) or _reason(d)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from paddlegen.rules.devices import LAUNCHER_DEVICES
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -45,7 +47,7 @@ CPU_ENV = [
 # That device is a pin the rule launcher-devices refuses on a pod without GPUs: the spec says
 # why it silences it there.
 CPU_IGNORE = {
-    "rule": "launcher-devices",
+    "rule": LAUNCHER_DEVICES.id,
     "path": "$.spec.env[0].value",
     "reason": "the trainer's CLI hands Paddle's launcher `--gpus` of the visible devices; "
     "a CPU pod names one so that the flag has a value",

@@ -15,7 +15,14 @@ from typing import Any
 import click
 
 from paddlegen.cli.common import emit, is_document, note, print_report
-from paddlegen.errors import EXIT_BROKEN_PIPE, EXIT_ERROR, Diagnostic, PaddlegenError
+from paddlegen.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_ERROR,
+    INTERNAL,
+    USAGE,
+    Diagnostic,
+    PaddlegenError,
+)
 
 # command name -> (module in this package, attribute)
 COMMANDS = {
@@ -78,7 +85,7 @@ class _Group(click.Group):
         except click.ClickException as exc:
             fmt = ctx.meta.get("paddlegen.format", "text")
             if is_document(fmt):  # click still says it on stderr
-                emit([Diagnostic(message=exc.format_message(), rule="usage")], fmt)
+                emit([Diagnostic(message=exc.format_message(), rule=USAGE.id)], fmt)
             raise
         except (click.exceptions.Exit, click.Abort):
             raise
@@ -96,7 +103,7 @@ class _Group(click.Group):
             click.echo("paddlegen: internal error (a bug in paddlegen; please report it)", err=True)
             fmt = ctx.meta.get("paddlegen.format", "text")
             if is_document(fmt):
-                emit([Diagnostic(message="internal error", rule="internal")], fmt)
+                emit([Diagnostic(message="internal error", rule=INTERNAL.id)], fmt)
             ctx.exit(EXIT_ERROR)
 
 

@@ -327,22 +327,30 @@ def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None
 @click.argument("field", required=False, shell_complete=_complete_fields)
 @errors_format_option
 def explain(field: str | None) -> None:
-    """Describe a spec field and the output fields it controls.
+    """Describe a spec field and the output fields it controls, or a rule.
 
     FIELD is dotted (spec.worker.replicas; list items need no index). Prints the description,
     type, default, allowed values, examples and, per workload, the output fields it sets.
-    Without FIELD: the top-level fields.
+    Without FIELD: the top-level fields. A rule id (image-tag) instead prints what the rule
+    checks, its severities and why it matters.
 
     \b
     Examples:
       paddlegen explain
       paddlegen explain spec.worker.replicas
       paddlegen explain spec.volumes.nfs
+      paddlegen explain image-tag
     """
     from paddlegen.authoring.explain import explain as explain_field
-    from paddlegen.authoring.explain import format_doc
+    from paddlegen.authoring.explain import format_doc, format_rule
+    from paddlegen.report import declared_rules
+    from paddlegen.rules import REQUIRED
 
     stdout_is_output()
+    rule = next((r for r in declared_rules() if r.id == field), None)
+    if rule is not None:
+        click.echo(format_rule(rule, required=rule.id in REQUIRED), nl=False)
+        return
     click.echo(format_doc(explain_field(field)), nl=False)
 
 

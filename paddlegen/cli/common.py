@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from paddlegen.errors import Diagnostic
+from paddlegen.errors import SUMMARY, Diagnostic
 from paddlegen.events import Events
 from paddlegen.workloads import WORKLOADS
 
@@ -55,10 +55,6 @@ def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
         click.echo(REPORTERS[fmt](diagnostics), nl=False, err=True)
 
 
-# The rule of the finding that says what a run left undone (--format json, sarif, junit).
-SUMMARY_RULE = "summary"
-
-
 @contextlib.contextmanager
 def undone_on_spec_errors(
     undone: str, fmt: str, *, findings: bool = True, validate: Sequence[str] = ()
@@ -87,7 +83,7 @@ def undone_on_spec_errors(
         if fmt == "text":
             note(f"paddlegen: {said}")
         else:
-            emit([Diagnostic(severity="info", message=said, rule=SUMMARY_RULE)], fmt)
+            emit([Diagnostic(severity="info", message=said, rule=SUMMARY.id)], fmt)
         raise click.exceptions.Exit(exc.exit_code) from None
 
 

@@ -25,6 +25,7 @@ from paddlegen.cli.common import (
     validation_options,
 )
 from paddlegen.errors import Diagnostic
+from paddlegen.output.drift import CUSTOM_RULE, EXTRA, LEFTOVER, MISSING, STALE, UNKNOWN
 
 if TYPE_CHECKING:
     from paddlegen.api import Request
@@ -349,10 +350,10 @@ def diff(
 # What each kind of drift means, for --format json, github, sarif and junit (one finding per
 # file, with the spec it is rendered from as its origin).
 _DRIFT = {
-    "stale": "differs from what the specs render to",
-    "missing": "a render writes it, and it is not there",
-    "extra": "paddlegen generated it, and a render no longer would",
-    "unknown": "paddlegen did not generate it, and no kustomization lists it: not deployed",
+    STALE: "differs from what the specs render to",
+    MISSING: "a render writes it, and it is not there",
+    EXTRA: "paddlegen generated it, and a render no longer would",
+    UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
 }
 # Where a file of the user's belongs, said with each one nothing deploys (README, "Output layout").
 _OWN_PLACE = (
@@ -383,7 +384,7 @@ def _show_drift(
             else:
                 message = "a staging folder an interrupted render left; the next render removes it"
                 findings.append(
-                    Diagnostic(f"{Path(out_dir) / name}/", message=message, rule="leftover")
+                    Diagnostic(f"{Path(out_dir) / name}/", message=message, rule=LEFTOVER.id)
                 )
             continue
         # A committed file may hold anything: each line escaped, the line breaks kept. With
@@ -398,25 +399,25 @@ def _show_drift(
             err=is_document(fmt),
         )
         own_place = _OWN_PLACE.format(Path(out_dir) / name / CUSTOM)
-        for label in ("stale", "missing", "extra", "unknown"):
+        for rule, said in _DRIFT.items():
+            label = rule.id  # the Drift field too
             for rel in getattr(found, label):
                 path = str(Path(out_dir) / name / rel)
                 if fmt == "text":
                     note(
-                        f"{label}: {path}"
-                        + (f" ({_DRIFT[label]}; {own_place})" if label == "unknown" else "")
+                        f"{label}: {path}" + (f" ({said}; {own_place})" if rule is UNKNOWN else "")
                     )
                 else:
-                    message = _DRIFT[label] + (f"; {own_place}" if label == "unknown" else "")
+                    message = said + (f"; {own_place}" if rule is UNKNOWN else "")
                     origin = specs.get(name, "")
-                    findings.append(Diagnostic(path, message=message, rule=label, origin=origin))
+                    findings.append(Diagnostic(path, message=message, rule=rule.id, origin=origin))
         for rel, why in found.custom:
             path = str(Path(out_dir) / name / rel)
             if fmt == "text":
-                note(f"custom: {path} ({why})")
+                note(f"{CUSTOM_RULE.id}: {path} ({why})")
             else:
                 findings.append(
-                    Diagnostic(path, message=why, rule="custom", origin=specs.get(name, ""))
+                    Diagnostic(path, message=why, rule=CUSTOM_RULE.id, origin=specs.get(name, ""))
                 )
     if fmt != "text":
         emit(findings, fmt)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.errors import Diagnostic, ManifestError, SpecError
+from paddlegen.errors import Diagnostic, ManifestError, Rule, SpecError
 from paddlegen.output.layout import HEADER, KUSTOMIZATION
 from paddlegen.output.writer import WriteReport
 from paddlegen.spec.loader import Document, FieldPath, format_path, read_spec
@@ -32,14 +32,75 @@ OUTPUT = "kueue"  # the default folder, beside argocd/ and deploy/ in a GitOps r
 # put in it, the data-preparation Job too (sigs.k8s.io/kueue v0.19.2
 # pkg/controller/jobframework/defaults.go:80-98; rules/scheduling.py kueue-data-prep).
 DEFAULT_QUEUE = "default"
-RULES = (
+
+# The rules of a KueueSetup file's findings.
+FLAVOR = Rule(
     "kueue-setup-flavor",
-    "kueue-setup-unique",
-    "kueue-setup-default-queue",
-    "kueue-setup-quantity",
-    "kueue-setup-unused",
-    "kueue-setup-topology",
+    "a team's quota is on a flavor of `flavors`",
+    explanation=(
+        "A team's quota is on a flavor of `flavors`: a ClusterQueue naming a ResourceFlavor that "
+        "does not exist admits nothing."
+    ),
+    severity="error",
 )
+
+UNIQUE = Rule(
+    "kueue-setup-unique",
+    "no two flavors, priority classes, teams or topologies share a name",
+    explanation=(
+        "Flavors, priority classes, teams and topologies each become objects named after them: two "
+        "of one name would be one object."
+    ),
+    severity="error",
+)
+
+NO_DEFAULT_QUEUE = Rule(
+    "kueue-setup-default-queue",
+    (
+        "no team is named `default`: its LocalQueues would be Kueue's default queue, which takes "
+        "every Job of the namespace without a queue label, paddlegen's data Jobs too"
+    ),
+    explanation=(
+        "A team named `default` would get LocalQueues named `default`, Kueue's default queue, "
+        "which takes every Job of the namespace without a queue label, paddlegen's data Jobs too."
+    ),
+    severity="error",
+)
+
+QUANTITY = Rule(
+    "kueue-setup-quantity",
+    "an extended resource's quota (`nvidia.com/gpu`) is a whole number",
+    explanation=(
+        "An extended resource's quota (`nvidia.com/gpu`) counts whole devices: a fraction cannot "
+        "be admitted."
+    ),
+    severity="error",
+)
+
+UNUSED = Rule(
+    "kueue-setup-unused",
+    "every flavor has a team's quota on it, every topology a flavor",
+    explanation=(
+        "A flavor no team has quota on runs no queued job on its nodes, and a topology no flavor "
+        "names places no job: both are likely mistakes."
+    ),
+    severity="warning",
+)
+
+TOPOLOGY = Rule(
+    "kueue-setup-topology",
+    (
+        "a flavor's topology is one of `topologies`, on the nodes its `nodeLabels` pick; "
+        "`kubernetes.io/hostname` is a topology's last level"
+    ),
+    explanation=(
+        "A flavor's topology is one of `topologies`, on the nodes its `nodeLabels` pick (Kueue "
+        "reads the topology from them), and `kubernetes.io/hostname` can only be a topology's last "
+        "level."
+    ),
+    severity="error",
+)
+RULES = (FLAVOR, UNIQUE, NO_DEFAULT_QUEUE, QUANTITY, UNUSED, TOPOLOGY)
 # Kueue's Topology admits kubernetes.io/hostname only as its last level (v0.19.2
 # apis/kueue/v1beta2/topology_types.go:117, a CEL rule kubeconform does not run).
 HOSTNAME = "kubernetes.io/hostname"
@@ -72,11 +133,12 @@ def load(path: str | Path) -> tuple[dict[str, Any], list[Diagnostic]]:
 
 
 def _error(
-    doc: Document, path: FieldPath, message: str, rule: str, hint: str = "", **how: Any
+    doc: Document, path: FieldPath, message: str, rule: Rule, hint: str = "", **how: Any
 ) -> Diagnostic:
-    severity = how.pop("severity", "error")
     pos = doc.where(path, **how)
-    return Diagnostic(doc.file, pos.line, pos.col, severity, format_path(path), message, rule, hint)
+    return Diagnostic(
+        doc.file, pos.line, pos.col, rule.severity, format_path(path), message, rule.id, hint
+    )
 
 
 def _checks(doc: Document) -> Iterator[Diagnostic]:
@@ -90,7 +152,7 @@ def _checks(doc: Document) -> Iterator[Diagnostic]:
                     (section, i, "name"),
                     f"{item['name']!r} is {section}[{seen[item['name']]}]'s name too: one "
                     "object of a name",
-                    "kueue-setup-unique",
+                    UNIQUE,
                 )
             seen.setdefault(item["name"], i)
     flavors = [f["name"] for f in data["flavors"]]
@@ -103,7 +165,7 @@ def _checks(doc: Document) -> Iterator[Diagnostic]:
                 "a LocalQueue named 'default' is Kueue's default queue: Kueue puts every Job "
                 "of its namespace without a queue label in it, paddlegen's data-preparation "
                 "Jobs too, which Argo CD then reads as finished while they wait or run",
-                "kueue-setup-default-queue",
+                NO_DEFAULT_QUEUE,
                 "name the team otherwise",
             )
         for flavor, quota in team["quotas"].items():
@@ -113,7 +175,7 @@ def _checks(doc: Document) -> Iterator[Diagnostic]:
                     doc,
                     ("teams", i, "quotas", flavor),
                     f"no flavor {flavor!r} (flavors: {', '.join(dict.fromkeys(flavors))})",
-                    "kueue-setup-flavor",
+                    FLAVOR,
                     "add it to flavors, or name one of them",
                     key=True,
                 )
@@ -126,9 +188,8 @@ def _checks(doc: Document) -> Iterator[Diagnostic]:
                 doc,
                 ("flavors", i, "name"),
                 f"no team has quota on flavor {flavor!r}: its nodes run no queued job",
-                "kueue-setup-unused",
+                UNUSED,
                 "give a team quota on it, or remove it",
-                severity="warning",
             )
 
 
@@ -148,7 +209,7 @@ def _topology_checks(doc: Document) -> Iterator[Diagnostic]:
                 ("flavors", i, "topology"),
                 f"no topology {flavor['topology']!r}"
                 + (f" (topologies: {', '.join(dict.fromkeys(topologies))})" if topologies else ""),
-                "kueue-setup-topology",
+                TOPOLOGY,
                 "add it to topologies, or name one of them",
             )
         if not flavor.get("nodeLabels"):
@@ -157,7 +218,7 @@ def _topology_checks(doc: Document) -> Iterator[Diagnostic]:
                 ("flavors", i, "topology"),
                 "a flavor with a topology needs nodeLabels: Kueue reads the topology from the "
                 "nodes they pick",
-                "kueue-setup-topology",
+                TOPOLOGY,
                 "add the labels of the flavor's nodes",
                 key=True,
             )
@@ -168,7 +229,7 @@ def _topology_checks(doc: Document) -> Iterator[Diagnostic]:
                 doc,
                 ("topologies", i, "levels", levels.index(HOSTNAME)),
                 f"{HOSTNAME} is the narrowest domain: Kueue takes it as the last level only",
-                "kueue-setup-topology",
+                TOPOLOGY,
                 "move it to the end",
             )
         if topology["name"] not in named:
@@ -176,9 +237,8 @@ def _topology_checks(doc: Document) -> Iterator[Diagnostic]:
                 doc,
                 ("topologies", i, "name"),
                 f"no flavor names topology {topology['name']!r}: Kueue places no job by it",
-                "kueue-setup-unused",
+                UNUSED,
                 "name it in a flavor's topology, or remove it",
-                severity="warning",
             )
 
 
@@ -192,7 +252,7 @@ def _quantity(doc: Document, path: FieldPath, amount: Any) -> Iterator[Diagnosti
             doc,
             path,
             f"{resource} is counted in whole units, not {amount!r}",
-            "kueue-setup-quantity",
+            QUANTITY,
         )
 
 

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paddlegen.errors import Rule
 from paddlegen.output.layout import (
     COMPONENT,
     CUSTOM,
@@ -16,6 +17,70 @@ from paddlegen.output.layout import (
     is_owned,
 )
 from paddlegen.output.writer import existing_files
+
+# The rules of drift findings: a job folder's file that is not what a render writes.
+STALE = Rule(
+    "stale",
+    "a rendered file is what the specs render to (`paddlegen render` rewrites it)",
+    explanation=(
+        "A rendered file differs from what the specs render to now: the committed output is out of "
+        "date. `paddlegen render` rewrites it."
+    ),
+    severity="error",
+)
+
+MISSING = Rule(
+    "missing",
+    "every file a render writes is there",
+    explanation=(
+        "A render writes this file and it is not there: the committed output is incomplete."
+    ),
+    severity="error",
+)
+
+EXTRA = Rule(
+    "extra",
+    "no file that paddlegen generated is left where a render no longer writes one",
+    explanation=(
+        "paddlegen generated this file, and a render no longer would: it is left over from an "
+        "older render."
+    ),
+    severity="error",
+)
+
+UNKNOWN = Rule(
+    "unknown",
+    (
+        "every file in a job folder is one paddlegen generated, or in its `custom/` Component (a "
+        "file nothing deploys is reported)"
+    ),
+    explanation=(
+        "A file in a job folder that paddlegen did not generate, and that no kustomization lists, "
+        "is deployed by nothing. A job's own objects go in its `custom/` Component."
+    ),
+    severity="error",
+)
+
+CUSTOM_RULE = Rule(
+    "custom",
+    "a job's `custom/` folder is a kustomize Component kustomize can use",
+    explanation=(
+        "A job's `custom/` folder is a kustomize Component that the job's kustomization lists. One "
+        "kustomize cannot use breaks the job's build."
+    ),
+    severity="error",
+)
+
+LEFTOVER = Rule(
+    "leftover",
+    "no staging folder of an interrupted render is left in the output",
+    explanation=(
+        "A staging folder of an interrupted render is left in the output; the next render removes "
+        "it."
+    ),
+    severity="error",
+)
+
 
 _COMPONENT_MAX = 1 << 20  # bytes of custom/kustomization.yaml read to find its kind
 

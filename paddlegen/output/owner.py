@@ -24,9 +24,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from paddlegen.errors import Diagnostic, PaddlegenError
+from paddlegen.errors import Diagnostic, PaddlegenError, Rule
 from paddlegen.output.stamp import read_stamp, stamped_spec
 from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
+
+JOB_NAME = Rule(
+    "job-name",
+    (
+        "no two spec files name one job (`metadata.name`), in one run or across runs (a job "
+        "folder's stamp names the spec file it belongs to): both would render into one folder"
+    ),
+    explanation=(
+        "A job renders into a folder named after it. Two spec files naming one job, in one run or "
+        "across runs (a job folder's stamp names the spec file it belongs to), would render into "
+        "one folder and overwrite each other."
+    ),
+    severity="error",
+)
 
 NAME = ("metadata", "name")
 
@@ -73,7 +87,7 @@ def _takeover(file: str, name: str, job_dir: Path, owner: str, still_names: bool
         f"job '{name}' in {job_dir} was rendered from {shown}, which "
         f"{'still names it' if still_names else 'is still there'}: this spec would take "
         "the other's job over",
-        "job-name",
+        JOB_NAME.id,
         f"rename one of the jobs (metadata.name); if this spec replaces {shown}, delete or move "
         "that file first",
     )

@@ -1,13 +1,12 @@
 """The semantic rules JSON Schema cannot express: their registry, and the runner over a spec."""
 
-# Each rule is one `Rule` (paddlegen/spec/rule.py) in the module of its topic, or in the folder of
-# the workload whose specs alone it checks (paddlegen/workloads/<package>/rules.py, whose `RULES`
-# also names what the workload adds to the rules every spec gets). A spec is checked by every
-# rule here and by its workload's own; its findings come out sorted, whatever the order.
+# Each rule is one `SpecRule` (paddlegen/spec/rule.py) in the module of its topic, or in the
+# folder of the workload whose specs alone it checks (paddlegen/workloads/<package>/rules.py,
+# whose `RULES` also names what the workload adds to the rules every spec gets), or in
+# paddlegen/workloads/shared/rules.py when several workloads' folders list it. A spec is checked
+# by every rule here and by its workload's own; its findings come out sorted, whatever the order.
 
 from __future__ import annotations
-
-from importlib import import_module
 
 from paddlegen.errors import Diagnostic
 from paddlegen.rules import (
@@ -27,18 +26,18 @@ from paddlegen.rules import (
 )
 from paddlegen.spec.loader import Document
 from paddlegen.spec.model import DEFAULT_WORKLOAD
-from paddlegen.spec.rule import Context, Rule, WorkloadRules
-from paddlegen.workloads import WORKLOADS
+from paddlegen.spec.rule import Context, SpecRule, WorkloadRules
 from paddlegen.workloads.collective_job import rules as collective_job
 from paddlegen.workloads.distributed_job import rules as distributed_job
 from paddlegen.workloads.job import rules as job
 from paddlegen.workloads.kubeflow_paddlejob import rules as kubeflow_paddlejob
 from paddlegen.workloads.paddlejob import rules as paddlejob
+from paddlegen.workloads.shared import rules as shared
 from paddlegen.workloads.trainjob import rules as trainjob
 
 # Every rule, in the order the README's table, the schema's `ruleId` enum and `--ignore`'s list
 # of rules give them (the order they came in: a new rule goes at the end).
-REGISTRY: tuple[Rule, ...] = (
+REGISTRY: tuple[SpecRule, ...] = (
     job.JOB_REPLICAS,
     images.IMAGE_REQUIRED,
     names.NAME_LENGTH,
@@ -69,11 +68,11 @@ REGISTRY: tuple[Rule, ...] = (
     distributed_job.DISTRIBUTED_COMMAND,
     distributed_job.DISTRIBUTED_ENV,
     distributed_job.HOSTPORT_NODES,
-    collective_job.COLLECTIVE_ROLES,
-    collective_job.COLLECTIVE_COMMAND,
-    collective_job.COLLECTIVE_RESTART,
-    collective_job.COLLECTIVE_ENV,
-    collective_job.COLLECTIVE_ARGS,
+    shared.COLLECTIVE_ROLES,
+    shared.COLLECTIVE_COMMAND,
+    shared.COLLECTIVE_RESTART,
+    shared.COLLECTIVE_ENV,
+    shared.COLLECTIVE_ARGS,
     workload.WORKLOAD_UNSUPPORTED,
     distributed_job.DATAPREP_LAYOUT,
     volumes.VOLUME_ACCESS_MODE,
@@ -97,17 +96,17 @@ REGISTRY: tuple[Rule, ...] = (
     pods.CONTAINER_NAME,
     pods.CONTAINER_PORT,
     pods.PADDLEJOB_SIDECAR_PRUNED,
-    paddlejob.KUEUE_WORKLOAD,
+    shared.KUEUE_WORKLOAD,
     scheduling.KUEUE_LABELS,
     scheduling.KUEUE_DATA_PREP,
     scheduling.KUEUE_REQUESTS,
     trainjob.KUEUE_RUNTIME,
-    collective_job.COLLECTIVE_LAUNCHER,
+    shared.COLLECTIVE_LAUNCHER,
     paddlejob.PADDLEJOB_INTRANET,
-    collective_job.COLLECTIVE_DEADLINE,
+    shared.COLLECTIVE_DEADLINE,
     workload.GROUP_RESTARTS,
     volumes.CHECKPOINT_VOLUME,
-    paddlejob.PS_END,
+    shared.PS_END,
     devices.LAUNCHER_DEVICES,
     network.NETWORKS,
     network.NCCL,
@@ -131,14 +130,19 @@ RULES: tuple[str, ...] = tuple(rule.id for rule in REGISTRY)
 REQUIRED: tuple[str, ...] = tuple(rule.id for rule in REGISTRY if not rule.silenceable)
 
 
-def own_rules(name: str) -> WorkloadRules:
-    """What the folder of workload ``name`` adds to the rules."""
-    module = import_module(f"paddlegen.workloads.{WORKLOADS[name].package}.rules")
-    rules: WorkloadRules = module.RULES
-    return rules
-
-
-OWN: dict[str, WorkloadRules] = {name: own_rules(name) for name in WORKLOADS}
+# What each workload's folder adds to the rules, by workload name (test_ignores holds it to
+# WORKLOADS): the registry above and this are where paddlegen finds a workload's rules.
+OWN: dict[str, WorkloadRules] = {
+    own.workload: own
+    for own in (
+        job.RULES,
+        distributed_job.RULES,
+        paddlejob.RULES,
+        kubeflow_paddlejob.RULES,
+        collective_job.RULES,
+        trainjob.RULES,
+    )
+}
 # The rules every spec gets: those no workload's folder holds.
 EVERY_SPEC = tuple(rule for rule in REGISTRY if not any(rule in o.rules for o in OWN.values()))
 

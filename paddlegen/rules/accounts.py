@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.rule import Context, Finding, Rule, pod_settings
+from paddlegen.spec.rule import Context, Finding, SpecRule, pod_settings
 from paddlegen.workloads import WORKLOADS
 
 _TOKEN = "automountServiceAccountToken"
@@ -33,11 +33,15 @@ def _needed_token(ctx: Context) -> Iterator[Finding]:
         )
 
 
-SERVICE_ACCOUNT_TOKEN = Rule(
+SERVICE_ACCOUNT_TOKEN = SpecRule(
     "service-account-token",
     "no `automountServiceAccountToken: false` on pods that need their token: "
     "`distributed-job`'s trainers list the job's pods through the API server to find their "
     "peers",
+    explanation=(
+        "Some workloads' pods talk to the API server (`distributed-job`'s trainers list the job's "
+        "pods to find their peers). `automountServiceAccountToken: false` on them stops the job."
+    ),
     severity="error",
     silenceable=True,
     check=_needed_token,
@@ -70,11 +74,16 @@ def _default_account(ctx: Context) -> Iterator[Finding]:
         )
 
 
-DEFAULT_ACCOUNT_TOKEN = Rule(
+DEFAULT_ACCOUNT_TOKEN = SpecRule(
     "default-account-token",
     "`automountServiceAccountToken: true` goes with a `serviceAccountName`: without one the "
     "pods carry the token of the namespace's `default` ServiceAccount, which every pod that "
     "names no account shares",
+    explanation=(
+        "A token mounted without a `serviceAccountName` is the namespace's `default` "
+        "ServiceAccount's, which every pod that names no account shares: what it may do is granted "
+        "to all of them."
+    ),
     severity="warning",
     silenceable=True,
     check=_default_account,

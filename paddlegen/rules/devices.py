@@ -23,9 +23,9 @@ from typing import Any, NamedTuple
 from paddlegen.errors import InvalidValueError
 from paddlegen.spec.accelerators import ACCELERATORS, is_extended, is_network_or_share
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.model import GPU_RESOURCE, role_value
+from paddlegen.spec.model import role_value
 from paddlegen.spec.quantity import server_value
-from paddlegen.spec.rule import Context, Finding, Rule
+from paddlegen.spec.rule import Context, Finding, SpecRule, replicas, role_gpus, role_resources
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.shared.launcher import LAUNCHER
 
@@ -141,11 +141,11 @@ def _devices(ctx: Context, body: dict[str, Any]) -> tuple[int, str] | None:
     """The devices of a pod of the role and their accelerator: gpus, else a known
     accelerator's limit; None when it asks for another extended resource than a NIC or a
     GPU's share (another accelerator, or an unknown one, which may be a device)."""
-    accelerator: str = ctx.spec.get("accelerator", GPU_RESOURCE)
-    gpus: int = role_value(ctx.spec, body, "gpus", 0)
+    accelerator = ctx.accelerator
+    gpus = role_gpus(ctx, body)
     if gpus:
         return gpus, accelerator
-    limits = role_value(ctx.spec, body, "resources", {}).get("limits", {})
+    limits = role_resources(ctx, body).get("limits", {})
     for name, quantity in limits.items():
         if name in ACCELERATORS:
             try:
@@ -226,19 +226,25 @@ def _launcher_devices(ctx: Context) -> Iterator[Finding]:
             continue
         pods = "each pod" if len(roles) == 1 else f"each {role} pod"
         for pin in pins:
-            found = _finding(ctx, pin, pods, body.get("replicas", 1), *has)
+            found = _finding(ctx, pin, pods, replicas(body), *has)
             if found and found not in seen:
                 seen.add(found)
                 yield found
 
 
-LAUNCHER_DEVICES = Rule(
+LAUNCHER_DEVICES = SpecRule(
     "launcher-devices",
     "what a pod's command or env pins matches its devices (`gpus`): `--devices`, `--gpus`, "
     "`--xpus`, `--npus` or `--nproc_per_node` of Paddle's launcher (or `PADDLE_DEVICES`, "
     "`PADDLE_NPROC_PER_NODE`), `CUDA_VISIBLE_DEVICES` and the like, which the launcher "
     "starts one rank per entry of; fewer than the pod has is a warning (idle devices)",
+    explanation=(
+        "Paddle's launcher starts one rank per device it is given. A command or env that pins more "
+        "devices than the pod has makes the launcher or the ranks fail (an error); fewer leaves "
+        "devices idle (a warning)."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_launcher_devices,
 )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paddlegen.spec.loader import FieldPath, format_path
-from paddlegen.spec.rule import Context, Finding, Rule, pod_settings
+from paddlegen.spec.rule import Context, Finding, SpecRule, pod_settings
 from paddlegen.workloads import WORKLOADS
 
 _POLICY, _CONFIG = "dnsPolicy", "dnsConfig"
@@ -91,10 +91,15 @@ def _not_an_ip(text: str) -> str:
     return ""
 
 
-DNS_CONFIG = Rule(
+DNS_CONFIG = SpecRule(
     "dns-config",
     "`dnsConfig` as the API server takes it: with `dnsPolicy: None` at least one nameserver, "
     "each nameserver an IP address, the search list at most 2048 characters",
+    explanation=(
+        "The API server checks `dnsConfig` in ways the schema cannot: `dnsPolicy: None` needs a "
+        "nameserver, each nameserver is an IP address, and the search list is at most 2048 "
+        "characters."
+    ),
     severity="error",
     silenceable=True,
     check=_dns_config,
@@ -123,12 +128,18 @@ def _cluster_names(ctx: Context) -> Iterator[Finding]:
             )
 
 
-DNS_POLICY = Rule(
+DNS_POLICY = SpecRule(
     "dns-policy",
     "a `dnsPolicy` under which the job's pods still find each other by name: not `Default` "
     "(the node's resolver) for a workload whose ranks meet by Service names, nor, for "
     "`paddlejob` with `intranet: Host`, `ClusterFirst`, which a pod on its node's network "
     "resolves as `Default`",
+    explanation=(
+        "`dnsPolicy: Default` gives a pod its node's resolver, which does not know the cluster's "
+        "Service names, so a workload whose ranks meet by those names stalls. Under `paddlejob`'s "
+        "`intranet: Host` the pods are on their nodes' network, where `ClusterFirst` falls back to "
+        "the same."
+    ),
     severity="warning",
     silenceable=True,
     check=_cluster_names,

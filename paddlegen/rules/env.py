@@ -9,7 +9,7 @@ from typing import Any
 from paddlegen.rules.shared import CONTAINER_RESOURCES, is_qualified_name
 from paddlegen.spec.loader import FieldPath, format_path
 from paddlegen.spec.quantity import canonical, server_value, spelling
-from paddlegen.spec.rule import Context, Finding, Rule, container_places
+from paddlegen.spec.rule import Context, Finding, SpecRule, container_places
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
 from paddlegen.workloads import WORKLOADS
 
@@ -34,9 +34,13 @@ def _unique(ctx: Context) -> Iterator[Finding]:
         first.setdefault(name, i)
 
 
-ENV_UNIQUE = Rule(
+ENV_UNIQUE = SpecRule(
     "env-unique",
     "env names are unique within a list",
+    explanation=(
+        "Two env entries of one name in a list leave only the last in effect (the API server "
+        "warns). The first is then silently ignored, which is rarely what the spec meant."
+    ),
     severity="error",
     silenceable=True,
     check=_unique,
@@ -49,9 +53,13 @@ def _one_value(ctx: Context) -> Iterator[Finding]:
             yield ctx.finding((*base, i), f"env '{entry['name']}' sets both value and valueFrom")
 
 
-ENV_VALUE = Rule(
+ENV_VALUE = SpecRule(
     "env-value",
     "an env entry has `value` or `valueFrom`, not both",
+    explanation=(
+        "An env entry takes its value either literally (`value`) or from a source (`valueFrom`). "
+        "The API server refuses an entry with both."
+    ),
     severity="error",
     silenceable=True,
     check=_one_value,
@@ -76,9 +84,14 @@ def _literal_credentials(ctx: Context) -> Iterator[Finding]:
             )
 
 
-SECRET_LITERAL = Rule(
+SECRET_LITERAL = SpecRule(
     "secret-literal",
     'no literal credential in env (see "Safe by default")',
+    explanation=(
+        "A password, token or key written into the spec lands in Git and in every rendered "
+        'manifest. Take it from a Secret (`valueFrom.secretKeyRef`) instead; see "Safe by '
+        'default".'
+    ),
     severity="error",
     silenceable=True,
     check=_literal_credentials,
@@ -102,11 +115,17 @@ def _operator_env(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-OPERATOR_ENV = Rule(
+OPERATOR_ENV = SpecRule(
     "operator-env",
     "no env that the `paddlejob` or `kubeflow-paddlejob` operator sets itself "
     "(`PADDLE_PORT`, `PADDLE_TRAINER_ID`, `POD_IP`, `PADDLE_MASTER`, ...): it would "
     "override the operator's value or be replaced",
+    explanation=(
+        "The `paddlejob` and `kubeflow-paddlejob` operators set env of their own in the training "
+        "container (`PADDLE_PORT`, `PADDLE_TRAINER_ID`, `POD_IP`, `PADDLE_MASTER`, ...). The "
+        "spec's entry would override the operator's value, or be replaced by it: either way the "
+        "job does not run as written."
+    ),
     severity="error",
     silenceable=True,
     check=_operator_env,
@@ -216,12 +235,17 @@ def _env_downward_api(ctx: Context) -> Iterator[Finding]:
                         )
 
 
-ENV_DOWNWARD_API = Rule(
+ENV_DOWNWARD_API = SpecRule(
     "env-downward-api",
     "env `fieldRef` reads a pod field env may read (apiVersion v1); `resourceFieldRef` a "
     "resource env may read, with a divisor the API server accepts (`1m` or `1` for cpu; "
     "`1`, `1k`...`1E`, `1Ki`...`1Ei` for bytes, as the server spells them: `1024` is not "
     "`1Ki`)",
+    explanation=(
+        "Env may read only some pod fields (`fieldRef`) and container resources "
+        "(`resourceFieldRef`), with divisors the API server accepts. It refuses the pods "
+        "otherwise."
+    ),
     severity="error",
     silenceable=True,
     check=_env_downward_api,
@@ -257,10 +281,15 @@ def _env_key_refs(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-ENV_KEY_REF = Rule(
+ENV_KEY_REF = SpecRule(
     "env-key-ref",
     "`secretKeyRef` and `configMapKeyRef` name a key a Secret or ConfigMap can hold "
     "(letters, digits, `-`, `_`, `.`; not starting with `..`)",
+    explanation=(
+        "A Secret or ConfigMap key holds only letters, digits, `-`, `_` and `.`, and does not "
+        "start with `..`. A `secretKeyRef` or `configMapKeyRef` naming another can never resolve, "
+        "and the API server refuses it."
+    ),
     severity="error",
     silenceable=True,
     check=_env_key_refs,

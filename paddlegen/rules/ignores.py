@@ -11,13 +11,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from paddlegen.errors import Diagnostic, InvalidValueError
+from paddlegen.errors import Diagnostic, InvalidValueError, Rule
 from paddlegen.rules import REQUIRED, RULES
 from paddlegen.spec.loader import Document, format_path
 
 # The rules of the findings about `ignore` entries themselves (not silenceable either).
-UNUSED = "ignore-unused"
-REFUSED = "ignore-required"
+UNUSED = Rule(
+    "ignore-unused",
+    "every `ignore` entry silences a finding (a stale one is noticed)",
+    explanation=(
+        "An `ignore` entry that silences nothing is stale: the spec changed, or it never did. "
+        "Reporting it keeps silenced rules from piling up."
+    ),
+    severity="warning",
+)
+
+REFUSED = Rule(
+    "ignore-required",
+    "no `ignore` entry names a required rule",
+    explanation=(
+        "A required rule guards what paddlegen needs to build any job. An `ignore` entry naming "
+        "one is refused: fix what it reports instead."
+    ),
+    severity="error",
+)
 _WHY_REQUIRED = "it guards what paddlegen needs to build any job"
 
 
@@ -73,7 +90,6 @@ class Silencer:
         return [
             self._about(
                 (i, "rule"),
-                "error",
                 f"'{rule}' cannot be silenced: {_WHY_REQUIRED}",
                 REFUSED,
                 "fix what it reports instead",
@@ -87,7 +103,6 @@ class Silencer:
         return [
             self._about(
                 (i,),
-                "warning",
                 f"this entry silences nothing: no '{rule}' finding "
                 + (f"at or under {path}" if path else "in this spec"),
                 UNUSED,
@@ -98,10 +113,17 @@ class Silencer:
         ]
 
     def _about(
-        self, where: tuple[str | int, ...], severity: str, message: str, rule: str, hint: str
+        self, where: tuple[str | int, ...], message: str, rule: Rule, hint: str
     ) -> Diagnostic:
         path = ("ignore", *where)
         pos = self.doc.where(path)
         return Diagnostic(
-            self.doc.file, pos.line, pos.col, severity, format_path(path), message, rule, hint
+            self.doc.file,
+            pos.line,
+            pos.col,
+            rule.severity,
+            format_path(path),
+            message,
+            rule.id,
+            hint,
         )

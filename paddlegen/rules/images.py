@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.rule import Context, Finding, Rule, init_containers
+from paddlegen.spec.rule import Context, Finding, SpecRule, init_containers
 
 
 def _image(ctx: Context) -> Iterator[Finding]:
@@ -32,9 +32,14 @@ def _image(ctx: Context) -> Iterator[Finding]:
         )
 
 
-IMAGE_REQUIRED = Rule(
+IMAGE_REQUIRED = SpecRule(
     "image-required",
     "every role, and the data Job, has an image",
+    explanation=(
+        "Every pod needs an image to run. Each role, and the data-preparation Job, takes its own "
+        "`image` or the spec's; without either, the API server refuses the pods and the job never "
+        "starts."
+    ),
     severity="error",
     silenceable=True,
     check=_image,
@@ -75,9 +80,14 @@ def _image_tags(ctx: Context) -> Iterator[Finding]:
             )
 
 
-IMAGE_TAG = Rule(
+IMAGE_TAG = SpecRule(
     "image-tag",
     "images are pinned to a tag (not `latest`) or a digest",
+    explanation=(
+        "GitOps promises that a commit pins what runs. An image without a tag, or tagged `latest`, "
+        "runs whatever the registry holds when a node pulls it, so two pods of one job can run "
+        "different code."
+    ),
     severity="warning",
     silenceable=True,
     check=_image_tags,
@@ -97,9 +107,13 @@ def _image_whitespace(ctx: Context) -> Iterator[Finding]:
             )
 
 
-IMAGE_WHITESPACE = Rule(
+IMAGE_WHITESPACE = SpecRule(
     "image-whitespace",
     "an image has no leading or trailing whitespace (the API server refuses the pods)",
+    explanation=(
+        "The API server refuses pods whose image has leading or trailing whitespace. The Job "
+        "itself is accepted, so nothing fails until its controller cannot create a pod."
+    ),
     severity="error",
     silenceable=True,
     check=_image_whitespace,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.rule import Context, Finding, Rule
+from paddlegen.spec.rule import Context, Finding, SpecRule
 from paddlegen.workloads import WORKLOADS
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -29,9 +29,14 @@ def _derived_names(ctx: Context) -> Iterator[Finding]:
             return
 
 
-NAME_LENGTH = Rule(
+NAME_LENGTH = SpecRule(
     "name-length",
     "the names derived from `metadata.name` fit in 63 characters",
+    explanation=(
+        "Kubernetes and the operators derive names of pods and Services from `metadata.name`, and "
+        "each must be a DNS label of at most 63 characters. A job name that makes one of them "
+        "longer is refused by the API server, or leaves the operator unable to create its pods."
+    ),
     severity="error",
     silenceable=True,
     check=_derived_names,
@@ -106,11 +111,16 @@ def _control_characters(ctx: Context) -> Iterator[Finding]:
         yield from walk(ctx.data.get(section), (section,))
 
 
-CONTROL_CHARACTER = Rule(
+CONTROL_CHARACTER = SpecRule(
     "control-character",
     "no string or key that reaches a manifest holds a character YAML cannot (C0 controls "
     "but tab and line breaks, DEL, C1 controls but NEL, U+FFFE, U+FFFF): a server-side "
     "apply sends YAML, and the API server refuses it",
+    explanation=(
+        "A server-side apply sends YAML, which cannot hold C0 and C1 control characters (but tab "
+        "and line breaks), DEL, U+FFFE or U+FFFF. A string or key of the spec that reaches a "
+        "manifest with one makes the API server refuse it."
+    ),
     severity="error",
     silenceable=True,
     check=_control_characters,

@@ -7,7 +7,7 @@ from typing import Any
 
 from paddlegen.spec.loader import FieldPath, format_path
 from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
-from paddlegen.spec.rule import Context, Finding, Rule
+from paddlegen.spec.rule import Context, Finding, SpecRule
 
 # The cluster network's interface in every pod: the name the kubelet's runtime gives the CNI
 # (containerd's CRI, and Multus passes it on to the default network: multus-cni v4.3.0
@@ -60,11 +60,16 @@ def _networks(ctx: Context) -> Iterator[Finding]:
         seen.setdefault(name, i)
 
 
-NETWORKS = Rule(
+NETWORKS = SpecRule(
     "networks",
     "`spec.networks` is the pods' only Multus annotation (no `k8s.v1.cni.cncf.io/networks` "
     "in `podAnnotations` or `metadata.annotations` beside it), and gives each attachment an "
     "interface of its own, not `eth0` (an unnamed one is `net<position>`)",
+    explanation=(
+        "`spec.networks` writes the pods' Multus annotation: a `k8s.v1.cni.cncf.io/networks` "
+        "annotation beside it would replace it or be replaced. Each attachment needs an interface "
+        "of its own, not the pod's `eth0`."
+    ),
     severity="error",
     silenceable=True,
     check=_networks,
@@ -110,12 +115,18 @@ def _nccl(ctx: Context) -> Iterator[Finding]:
             )
 
 
-NCCL = Rule(
+NCCL = SpecRule(
     "nccl",
     "`spec.nccl` as NCCL reads it: `tcp` takes no `hca` or `gidIndex` (error); `socketIfname` "
     "names interfaces the pods have (`eth0`, `lo` and those of `spec.networks`); an `env` "
     "entry setting a variable `spec.nccl` writes wins over it",
+    explanation=(
+        "`spec.nccl` writes NCCL's env. A TCP transport takes no HCA or GID index (an error); an "
+        "interface the pods do not have, or an env entry that overrides a variable `spec.nccl` "
+        "writes, makes NCCL run otherwise than the spec says (warnings)."
+    ),
     severity="warning",
+    also=("error",),
     silenceable=True,
     check=_nccl,
 )

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.model import DISTRIBUTED_DEFAULTS
-from paddlegen.spec.rule import Context, Finding, Rule
+from paddlegen.spec.rule import Context, Finding, SpecRule
 from paddlegen.workloads import WORKLOADS
 
 LEVELS = ("restricted", "baseline", "privileged")  # each allows more than the one before
@@ -141,14 +141,20 @@ def _pod_security(ctx: Context) -> Iterator[Finding]:
     )
 
 
-POD_SECURITY = Rule(
+POD_SECURITY = SpecRule(
     "pod-security",
     "the Pod Security level (`restricted`, `baseline`, `privileged`) the training pods need, "
     "as the API server's admission judges them: a warning naming it when "
     "`security.capabilities.add` goes beyond `restricted` (`restricted` adds only "
     "`NET_BIND_SERVICE`; `baseline` a fixed list without `IPC_LOCK`), an error for what "
     "needs more than a declared `security.podSecurity`",
+    explanation=(
+        "A namespace's Pod Security admission refuses pods that need more than its level. A "
+        "warning names the level the training pods need when their capabilities go beyond "
+        "`restricted`; an error when they need more than a declared `security.podSecurity`."
+    ),
     severity="warning",
+    also=("error",),
     silenceable=True,
     check=_pod_security,
 )

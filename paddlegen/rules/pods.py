@@ -9,7 +9,7 @@ from typing import Any
 from paddlegen.rules.shared import is_qualified_name
 from paddlegen.spec.loader import FieldPath, format_path
 from paddlegen.spec.model import CONTAINER_LISTS
-from paddlegen.spec.rule import Context, Finding, Rule, container_places, init_containers
+from paddlegen.spec.rule import Context, Finding, SpecRule, container_places, init_containers
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import TRAINING_CONTAINER
 
@@ -59,11 +59,16 @@ def _tolerations(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-TOLERATION = Rule(
+TOLERATION = SpecRule(
     "toleration",
     "tolerations as the API server takes them: a key is a taint key, an empty key goes with"
     " `operator: Exists`, `Exists` has no value and `Equal` a label-like one, "
     "`tolerationSeconds` only with `effect: NoExecute`",
+    explanation=(
+        "The API server checks tolerations in ways the schema cannot: a key is a taint key, an "
+        "empty key needs `operator: Exists`, `Exists` takes no value, and `tolerationSeconds` goes "
+        "only with `effect: NoExecute`. It refuses the pods otherwise."
+    ),
     severity="error",
     silenceable=True,
     check=_tolerations,
@@ -130,7 +135,7 @@ def _selector_values(ctx: Context, where: FieldPath, selector: dict[str, Any]) -
         )
 
 
-TOPOLOGY_SPREAD = Rule(
+TOPOLOGY_SPREAD = SpecRule(
     "topology-spread",
     "`topologySpreadConstraints` as the API server takes them: one constraint per "
     "`topologyKey` and `whenUnsatisfiable`, `minDomains` only with `DoNotSchedule`, "
@@ -138,6 +143,12 @@ TOPOLOGY_SPREAD = Rule(
     "with values, `Exists` and `DoesNotExist` without; for `paddlejob`, none of "
     "`minDomains`, `matchLabelKeys`, `nodeAffinityPolicy`, `nodeTaintsPolicy`, which "
     "PaddleFlow's CRD (v0.3.5) lacks, so the API server would drop them",
+    explanation=(
+        "The API server refuses topology spread constraints in ways the schema cannot see: two "
+        "with one `topologyKey` and `whenUnsatisfiable`, `minDomains` without `DoNotSchedule`, "
+        "`matchLabelKeys` without a `labelSelector`, values that do not fit the operator. "
+        "PaddleFlow's CRD (v0.3.5) also drops the newer fields, so the constraint would not hold."
+    ),
     severity="error",
     silenceable=True,
     check=_topology_spread,
@@ -196,12 +207,17 @@ def _container_names(ctx: Context) -> Iterator[Finding]:
             seen.setdefault(name, place)
 
 
-CONTAINER_NAME = Rule(
+CONTAINER_NAME = SpecRule(
     "container-name",
     "the containers of a pod have names of their own: an init container or sidecar is not "
     "named `paddle` (the training container), nor, for `paddlejob`, `coord-paddle` (the "
     "operator's init container), nor like another of the pod's (a role's own list counts "
     "with the spec's lists it keeps)",
+    explanation=(
+        "The containers of a pod need names of their own: the API server refuses two of one name. "
+        "An init container or sidecar may not take the training container's name (`paddle`) nor "
+        "that of an init container the operator adds."
+    ),
     severity="error",
     silenceable=True,
     check=_container_names,
@@ -259,12 +275,17 @@ def _probe_ports(ctx: Context, place: FieldPath, sidecar: dict[str, Any]) -> Ite
                 )
 
 
-CONTAINER_PORT = Rule(
+CONTAINER_PORT = SpecRule(
     "container-port",
     "a sidecar's port number (with its protocol) and name are no other container's of the "
     "pod (the training container's `master` port for `kubeflow-paddlejob`, `jobport<i>` for"
     " `distributed-job`, another sidecar's): they share one network; a probe's named port "
     "is one of its own sidecar's",
+    explanation=(
+        "The containers of a pod share its network: two cannot listen on one port, and the API "
+        "server warns about a port name or number declared twice. A probe's named port is looked "
+        "up in its own container's ports alone."
+    ),
     severity="error",
     silenceable=True,
     check=_sidecar_ports,
@@ -287,11 +308,15 @@ def _paddlejob_sidecars(ctx: Context) -> Iterator[Finding]:
         yield ctx.finding((*base, "sidecars"), why, hint, key=True)
 
 
-PADDLEJOB_SIDECAR_PRUNED = Rule(
+PADDLEJOB_SIDECAR_PRUNED = SpecRule(
     "paddlejob-sidecar-pruned",
     "no `sidecars` for `paddlejob`: PaddleFlow's CRD (v0.3.5) has no `restartPolicy` for "
     "init containers, so the sidecar would be an init container that never exits (use "
     "`kubeflow-paddlejob`, `job` or `distributed-job`)",
+    explanation=(
+        "PaddleFlow's CRD (v0.3.5) has no `restartPolicy` for init containers, so a sidecar would "
+        "become an init container that never exits, and the training container would never start."
+    ),
     severity="error",
     silenceable=True,
     check=_paddlejob_sidecars,

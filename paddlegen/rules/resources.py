@@ -11,15 +11,19 @@ from paddlegen.errors import InvalidValueError
 from paddlegen.rules.shared import CONTAINER_RESOURCES, MAX_INT64, SIZED_SOURCES
 from paddlegen.spec.accelerators import ACCELERATORS, KNOWN_RESOURCES, is_extended, is_known
 from paddlegen.spec.loader import FieldPath, format_path
-from paddlegen.spec.model import GPU_RESOURCE, role_value
+from paddlegen.spec.model import GPU_RESOURCE
 from paddlegen.spec.quantity import server_value, spelling
 from paddlegen.spec.rule import (
     Context,
     Finding,
-    Rule,
+    SpecRule,
     container_places,
+    gpus_given,
     init_containers,
     mount_point,
+    replicas,
+    role_gpus,
+    role_resources,
 )
 from paddlegen.workloads import WORKLOADS
 
@@ -32,7 +36,7 @@ def _limits(ctx: Context) -> Iterator[Finding]:
     missing = [
         role
         for role, body in roles.items()
-        if "memory" not in role_value(ctx.spec, body, "resources", {}).get("limits", {})
+        if "memory" not in role_resources(ctx, body).get("limits", {})
     ]
     if missing:
         path = ("spec", "resources") if "resources" in ctx.spec else ("spec",)
@@ -46,9 +50,14 @@ def _limits(ctx: Context) -> Iterator[Finding]:
         )
 
 
-LIMITS_MISSING = Rule(
+LIMITS_MISSING = SpecRule(
     "limits-missing",
     "every role has a memory limit",
+    explanation=(
+        "paddlegen always sets requests, but limits are the user's call. A pod without a memory "
+        "limit can take a node's memory from everything else on it, and the kernel then kills "
+        "processes it did not choose."
+    ),
     severity="warning",
     silenceable=True,
     check=_limits,
@@ -117,10 +126,15 @@ def _fractional_bytes(ctx: Context) -> Iterator[Finding]:
             )
 
 
-QUANTITY_FRACTIONAL_BYTES = Rule(
+QUANTITY_FRACTIONAL_BYTES = SpecRule(
     "quantity-fractional-bytes",
     "memory, ephemeral-storage and hugepages, `shm`, `capacity` and `sizeLimit` are whole "
     "bytes (the API server warns, Kubernetes rounds up), at most 9223372036854775",
+    explanation=(
+        "Memory, ephemeral-storage, hugepages and sizes are counted in bytes. The API server warns "
+        "about a fractional byte count and Kubernetes rounds it up; a count past 2^63-1 bytes "
+        "overflows."
+    ),
     severity="warning",
     silenceable=True,
     check=_fractional_bytes,
@@ -158,10 +172,15 @@ def _resource_names(ctx: Context) -> Iterator[Finding]:
         yield ctx.finding(path, problem, hint, key=True)
 
 
-RESOURCE_NAME = Rule(
+RESOURCE_NAME = SpecRule(
     "resource-name",
     "a container asks only for `cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>` or "
     "a resource with a domain (not a quota's `requests.` name)",
+    explanation=(
+        "A container can ask only for `cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>` and "
+        "resources with a domain (`nvidia.com/gpu`). The API server refuses any other name, such "
+        "as a quota's `requests.cpu`."
+    ),
     severity="error",
     silenceable=True,
     check=_resource_names,
@@ -208,10 +227,14 @@ def _resource_quantities(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-RESOURCE_QUANTITY = Rule(
+RESOURCE_QUANTITY = SpecRule(
     "resource-quantity",
     "extended resources (`nvidia.com/gpu`, any domain but `kubernetes.io`) are whole "
     "numbers; hugepages whole pages",
+    explanation=(
+        "Extended resources count whole devices, and hugepages come in whole pages. The API server "
+        "refuses a fraction of either."
+    ),
     severity="error",
     silenceable=True,
     check=_resource_quantities,
@@ -238,12 +261,17 @@ def _unknown_resources(ctx: Context) -> Iterator[Finding]:
         )
 
 
-UNKNOWN_RESOURCE = Rule(
+UNKNOWN_RESOURCE = SpecRule(
     "unknown-resource",
     "an extended resource in `resources` is one a known device plugin publishes (NVIDIA, "
     "AMD, Intel, Gaudi, Ascend, Kunlunxin, AWS Neuron and EFA, TPU, RDMA, HAMi's GPU shares;"
     " see Pods), else a warning naming the nearest known name: a name no node has leaves "
     "the pods Pending",
+    explanation=(
+        "The scheduler only matches extended resource names. A name no device plugin publishes "
+        "leaves the pods Pending (and Kueue never admits the job); the warning names the nearest "
+        "known name."
+    ),
     severity="warning",
     silenceable=True,
     check=_unknown_resources,
@@ -264,14 +292,14 @@ def _role_resources(
         if (where, gpus_at) in seen:
             continue
         seen.add((where, gpus_at))
-        resources = role_value(ctx.spec, body, "resources", {})
-        yield (*where, "resources"), resources, gpus_at, role_value(ctx.spec, body, "gpus", 0)
+        resources = role_resources(ctx, body)
+        yield (*where, "resources"), resources, gpus_at, role_gpus(ctx, body)
 
 
 def _gpus_override(ctx: Context) -> Iterator[Finding]:
     """gpus writes the accelerator's limit (nvidia.com/gpu), over any limit resources gives
     it."""
-    accelerator = ctx.spec.get("accelerator", GPU_RESOURCE)
+    accelerator = ctx.accelerator
     for where, resources, gpus_at, gpus in _role_resources(ctx):
         limit = resources.get("limits", {}).get(accelerator)
         if gpus and limit is not None and server_value(limit) != gpus:
@@ -283,10 +311,14 @@ def _gpus_override(ctx: Context) -> Iterator[Finding]:
             )
 
 
-GPUS_OVERRIDE = Rule(
+GPUS_OVERRIDE = SpecRule(
     "gpus-override",
     "`gpus` does not silently replace a different limit of its accelerator (`nvidia.com/gpu`, "
     "or `spec.accelerator`'s) in `resources`",
+    explanation=(
+        "`gpus` writes the accelerator's limit (`nvidia.com/gpu`, or `spec.accelerator`'s). A "
+        "different limit of it in `resources` would be silently replaced."
+    ),
     severity="warning",
     silenceable=True,
     check=_gpus_override,
@@ -303,7 +335,7 @@ def _gpus_at(ctx: Context) -> Iterator[tuple[FieldPath, int]]:
         at: FieldPath = ("spec", role, "gpus") if "gpus" in body else ("spec", "gpus")
         if at not in seen:
             seen.add(at)
-            yield at, role_value(ctx.spec, body, "gpus", 0)
+            yield at, role_gpus(ctx, body)
 
 
 def _gpu_shm(ctx: Context) -> Iterator[Finding]:
@@ -319,7 +351,7 @@ def _gpu_shm(ctx: Context) -> Iterator[Finding]:
         )
     ):
         return
-    accelerator = ctx.spec.get("accelerator", GPU_RESOURCE)
+    accelerator = ctx.accelerator
     device = ACCELERATORS.get(accelerator, "GPU").rsplit(" ", 1)[-1]  # GPU, NPU, XPU
     users = "NCCL and data loader workers" if accelerator == GPU_RESOURCE else "data loader workers"
     for at, gpus in gpu_pods:
@@ -333,12 +365,17 @@ def _gpu_shm(ctx: Context) -> Iterator[Finding]:
         )
 
 
-GPU_SHM = Rule(
+GPU_SHM = SpecRule(
     "gpu-shm",
     "pods with accelerators (`gpus`) have a `/dev/shm` beyond the container runtime's 64 MiB,"
     " which data loader workers (and NCCL) outgrow: `shm`, or a volume of the spec's own at"
     " `/dev/shm`; "
     "reported at each `gpus` that reaches a pod (a role's own, or the spec's)",
+    explanation=(
+        "A container runtime gives `/dev/shm` 64 MiB. Data loader workers, which pass batches "
+        "through shared memory, and NCCL's intra-node transport outgrow it on an accelerator pod "
+        "and fail with a bus error or 'No space left on device'; `shm` sizes it."
+    ),
     severity="warning",
     silenceable=True,
     check=_gpu_shm,
@@ -362,7 +399,7 @@ def _shm_memory(ctx: Context) -> Iterator[Finding]:
     seen: set[FieldPath] = set()
     for role, body in roles.items():
         where: FieldPath = ("spec", role) if "resources" in body else ("spec",)
-        limit = role_value(ctx.spec, body, "resources", {}).get("limits", {}).get("memory")
+        limit = role_resources(ctx, body).get("limits", {}).get("memory")
         if limit is None or size < server_value(limit) or where in seen:
             continue
         seen.add(where)  # the spec's limit, said once for every role that has it
@@ -377,10 +414,15 @@ def _shm_memory(ctx: Context) -> Iterator[Finding]:
         )
 
 
-SHM_MEMORY = Rule(
+SHM_MEMORY = SpecRule(
     "shm-memory",
     "`shm` is below each role's memory limit: /dev/shm's pages count against the limit of "
     "the container that writes them, and the kubelet caps the tmpfs at the pod's limit",
+    explanation=(
+        "`/dev/shm` is a tmpfs whose pages count against the memory limit of the container that "
+        "writes them, and the kubelet caps it at the pod's limit. An `shm` at or above a role's "
+        "memory limit promises room the container cannot use."
+    ),
     severity="warning",
     silenceable=True,
     check=_shm_memory,
@@ -399,28 +441,28 @@ MAX_PLAUSIBLE_REPLICAS = 1000
 
 def _implausible_size(ctx: Context) -> Iterator[Finding]:
     """Replicas and GPUs the schema allows (up to 10000 and 64) but no real job has."""
-    places: list[tuple[FieldPath, int]] = [(("spec", "gpus"), ctx.spec.get("gpus", 0))]
+    places: list[tuple[FieldPath, int]] = [(("spec", "gpus"), gpus_given(ctx.spec))]
     for role, body in ctx.roles():
-        places.append((("spec", role, "gpus"), body.get("gpus", 0)))
-        replicas = body.get("replicas", 1)
-        if replicas > MAX_PLAUSIBLE_REPLICAS:
+        places.append((("spec", role, "gpus"), gpus_given(body)))
+        pods = replicas(body)
+        if pods > MAX_PLAUSIBLE_REPLICAS:
             yield ctx.finding(
                 ("spec", role, "replicas"),
-                f"{replicas} {role} pods: more than {MAX_PLAUSIBLE_REPLICAS}, beyond the "
+                f"{pods} {role} pods: more than {MAX_PLAUSIBLE_REPLICAS}, beyond the "
                 "largest training jobs on Kubernetes",
                 "check the number; if it is meant, silence the rule for this field",
             )
-    for at, gpus in places:
-        if gpus > MAX_PLAUSIBLE_GPUS:
+    for at, count in places:
+        if count > MAX_PLAUSIBLE_GPUS:
             yield ctx.finding(
                 at,
-                f"{gpus} GPUs per pod: more than {MAX_PLAUSIBLE_GPUS}, the most the largest "
+                f"{count} GPUs per pod: more than {MAX_PLAUSIBLE_GPUS}, the most the largest "
                 "GPU nodes have (8 is common): the pods would stay Pending",
                 "check the number; a pod runs on one node, so spread GPUs over more replicas",
             )
 
 
-IMPLAUSIBLE_SIZE = Rule(
+IMPLAUSIBLE_SIZE = SpecRule(
     "implausible-size",
     "no role has more than 1000 replicas and no pod more than 16 GPUs: the schema allows "
     "10000 and 64, but the largest GPU nodes have 16 (DGX-2, a2-megagpu-16g; 8 is common), "
@@ -428,6 +470,11 @@ IMPLAUSIBLE_SIZE = Rule(
     " cluster (Kubernetes is tested up to 5000 nodes; 1000 trainers of 8 GPUs are 8000 "
     "GPUs). A job that really is that big silences it for the field (`{rule: "
     "implausible-size, path: $.spec.worker.replicas}`); `init` refuses such a size",
+    explanation=(
+        "The schema allows up to 10000 replicas and 64 GPUs a pod, but the largest GPU nodes have "
+        "16, so such a pod stays Pending, and more than 1000 pods are past what one job plausibly "
+        "runs. A job that really is that big silences the rule for the field."
+    ),
     severity="warning",
     silenceable=True,
     check=_implausible_size,
@@ -483,10 +530,14 @@ def _requests_within_limits(ctx: Context) -> Iterator[Finding]:
                 yield ctx.finding(path, message, hint)
 
 
-REQUEST_LIMIT = Rule(
+REQUEST_LIMIT = SpecRule(
     "request-limit",
     "every request is at most its limit; extended resources and hugepages have a limit, and"
     " a request equal to it (`gpus` counts as the `nvidia.com/gpu` limit)",
+    explanation=(
+        "The API server refuses a request above its limit. A resource that cannot be overcommitted "
+        "(an extended resource, hugepages) needs a limit, and a request equal to it."
+    ),
     severity="error",
     silenceable=True,
     check=_requests_within_limits,

@@ -7,7 +7,7 @@ from typing import Any
 
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.model import DEFAULT_REQUESTS, role_value
-from paddlegen.spec.rule import Context, Finding, Rule, pod_count
+from paddlegen.spec.rule import Context, Finding, SpecRule, pod_count
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS
 
@@ -25,9 +25,13 @@ def _min_available(ctx: Context) -> Iterator[Finding]:
         )
 
 
-MIN_AVAILABLE = Rule(
+MIN_AVAILABLE = SpecRule(
     "min-available",
     "`scheduling.minAvailable` is at most the job's pods",
+    explanation=(
+        "`scheduling.minAvailable` is how many pods Volcano must start together. More than the job "
+        "has can never be met: the gang never starts."
+    ),
     severity="error",
     silenceable=True,
     check=_min_available,
@@ -59,10 +63,15 @@ def _priority_class(ctx: Context) -> Iterator[Finding]:
             )
 
 
-PRIORITY_CLASS = Rule(
+PRIORITY_CLASS = SpecRule(
     "priority-class",
     "under Volcano, a `job` or `distributed-job` pod's `priorityClassName` is the gang's "
     "(`scheduling.priorityClassName`): Volcano's group for the Job takes the pods'",
+    explanation=(
+        "Under Volcano, the PodGroup Volcano makes for a batch Job takes its priority from the "
+        "pods. A pod `priorityClassName` other than the gang's (`scheduling.priorityClassName`) "
+        "would silently replace the gang's priority."
+    ),
     severity="error",
     silenceable=True,
     check=_priority_class,
@@ -115,11 +124,16 @@ def _kueue_labels(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-KUEUE_LABELS = Rule(
+KUEUE_LABELS = SpecRule(
     "kueue-labels",
     "Kueue's labels (`kueue.x-k8s.io/queue-name`, `kueue.x-k8s.io/priority-class`) are set "
     "through `scheduling.kueue`, not in `metadata.labels` (every object, the data Job too) "
     "or `podLabels` (Kueue's pod integration would queue each pod)",
+    explanation=(
+        "Kueue's labels belong in `scheduling.kueue`. In `metadata.labels` they would reach every "
+        "object, the data Job too; in `podLabels` every pod, which Kueue's pod integration would "
+        "then queue one by one."
+    ),
     severity="error",
     silenceable=True,
     check=_kueue_labels,
@@ -128,7 +142,7 @@ KUEUE_LABELS = Rule(
 
 def _kueue_data_prep(ctx: Context) -> Iterator[Finding]:
     """Never a queue that takes the data Job too (README "Queueing with Kueue")."""
-    kueue = ctx.spec.get("scheduling", {}).get("kueue")
+    kueue = ctx.kueue
     if kueue is not None and "dataPrep" in ctx.spec and kueue["queue"] == _KUEUE_DEFAULT_QUEUE:
         yield ctx.finding(
             ("spec", "scheduling", "kueue", "queue"),
@@ -140,11 +154,16 @@ def _kueue_data_prep(ctx: Context) -> Iterator[Finding]:
         )
 
 
-KUEUE_DATA_PREP = Rule(
+KUEUE_DATA_PREP = SpecRule(
     "kueue-data-prep",
     "a job with `dataPrep` is not queued in a LocalQueue named `default`: Kueue's default "
     "queue takes every Job of its namespace without a queue label, the data Job too, which "
     "Argo CD then reads as finished while it runs",
+    explanation=(
+        "A LocalQueue named `default` is Kueue's default queue: it takes every Job of its "
+        "namespace without a queue label, paddlegen's data-preparation Job too, which Argo CD then "
+        "reads as finished while it waits or runs."
+    ),
     severity="error",
     silenceable=True,
     check=_kueue_data_prep,
@@ -156,7 +175,7 @@ def _kueue_requests(ctx: Context) -> Iterator[Finding]:
     memory the spec leaves out is paddlegen's default request (spec/model.py DEFAULT_REQUESTS),
     and the queue's quota is charged that: reported once where the resources are (or would
     be) set, naming the roles that take them from there."""
-    if ctx.spec.get("scheduling", {}).get("kueue") is None:
+    if ctx.kueue is None:
         return
     roles = dict(ctx.roles())
     roles.setdefault("worker", {})
@@ -185,10 +204,15 @@ def _kueue_requests(ctx: Context) -> Iterator[Finding]:
         )
 
 
-KUEUE_REQUESTS = Rule(
+KUEUE_REQUESTS = SpecRule(
     "kueue-requests",
     "under Kueue, every role gives its cpu and memory: Kueue charges the queue's quota what "
     "the pods request, paddlegen's default requests (cpu 500m, memory 1Gi) otherwise",
+    explanation=(
+        "Kueue charges the queue's quota what the pods request. A role that gives no cpu or memory "
+        "gets paddlegen's default requests, and the quota is charged those instead of what the job "
+        "needs."
+    ),
     severity="warning",
     silenceable=True,
     check=_kueue_requests,
@@ -200,7 +224,7 @@ def _topology_unhonoured(ctx: Context) -> Iterator[Finding]:
     topology on a PodGroup that Volcano's podgroup controller makes (workloads/base.py
     topology_annotations); anywhere else the job would run spread out with no word of it."""
     scheduling = ctx.spec.get("scheduling", {})
-    if "topology" not in scheduling or scheduling.get("kueue") is not None:
+    if "topology" not in scheduling or ctx.kueue is not None:
         return
     place = ("spec", "scheduling", "topology")
     hint = "queue the job with scheduling.kueue: Kueue's topology-aware scheduling places it"
@@ -224,11 +248,15 @@ def _topology_unhonoured(ctx: Context) -> Iterator[Finding]:
         )
 
 
-TOPOLOGY_UNHONOURED = Rule(
+TOPOLOGY_UNHONOURED = SpecRule(
     "topology-unhonoured",
     "`scheduling.topology` needs Kueue (`scheduling.kueue`) or a Volcano gang whose PodGroup "
     "Volcano makes itself (`job`, `distributed-job`, `collective-job`): nothing else keeps "
     "the ranks in one domain",
+    explanation=(
+        "`scheduling.topology` is honoured by Kueue, or by a Volcano gang whose PodGroup Volcano "
+        "makes itself. Anywhere else the job would run spread out without a word."
+    ),
     severity="error",
     silenceable=True,
     check=_topology_unhonoured,
@@ -244,7 +272,7 @@ def _topology_tier(ctx: Context) -> Iterator[Finding]:
     if (
         topology is None
         or scheduling.get("scheduler") != "volcano"
-        or scheduling.get("kueue") is not None
+        or ctx.kueue is not None
         or WORKLOADS[ctx.workload].no_network_topology
         or "hyperNodeTier" in topology
     ):
@@ -259,10 +287,15 @@ def _topology_tier(ctx: Context) -> Iterator[Finding]:
     )
 
 
-TOPOLOGY_TIER = Rule(
+TOPOLOGY_TIER = SpecRule(
     "topology-tier",
     "a Volcano gang with `scheduling.topology` gives `hyperNodeTier`: the tier of the "
     "HyperNodes that are the label's domains, which no label name says",
+    explanation=(
+        "Volcano's topology domains are HyperNodes of numbered tiers that the cluster admin "
+        "defines. No label name says which tier is the label's domain, so a Volcano gang with "
+        "`scheduling.topology` gives `hyperNodeTier`."
+    ),
     severity="error",
     silenceable=True,
     check=_topology_tier,

@@ -16,7 +16,7 @@ from paddlegen.spec.model import (
     default_access_modes,
 )
 from paddlegen.spec.quantity import server_value, spelling
-from paddlegen.spec.rule import Context, Finding, Rule, init_containers, mount_point, pod_count
+from paddlegen.spec.rule import Context, Finding, SpecRule, init_containers, mount_point, pod_count
 
 
 def _sources(ctx: Context) -> Iterator[tuple[int, dict[str, Any], list[str]]]:
@@ -36,9 +36,14 @@ def _one_source(ctx: Context) -> Iterator[Finding]:
             )
 
 
-VOLUME_SOURCE = Rule(
+VOLUME_SOURCE = SpecRule(
     "volume-source",
     "a volume has exactly one source",
+    explanation=(
+        "A volume is one of `nfs`, `efs`, `cephfs`, `hostPath`, `claim`, `dynamic`, `emptyDir`, "
+        "`configMap` or `secret`. With none or several, paddlegen cannot tell what to render, so "
+        "this rule cannot be silenced."
+    ),
     severity="error",
     silenceable=False,
     check=_one_source,
@@ -77,10 +82,15 @@ def _capacity(ctx: Context) -> Iterator[Finding]:
             )
 
 
-VOLUME_CAPACITY = Rule(
+VOLUME_CAPACITY = SpecRule(
     "volume-capacity",
     "`nfs`, `efs`, `cephfs` and `dynamic` volumes have a capacity, more than zero and at "
     "most 2^63-1 bytes",
+    explanation=(
+        "paddlegen makes a claim, and for some sources a PersistentVolume, of the size a sized "
+        "volume gives. The API server takes only a size above zero that fits in 64 bits: without "
+        "one, or with another, nothing can be applied."
+    ),
     severity="error",
     silenceable=True,
     check=_capacity,
@@ -157,10 +167,15 @@ def _unique_mounts(ctx: Context) -> Iterator[Finding]:
             paths.setdefault(path, i)
 
 
-VOLUME_UNIQUE = Rule(
+VOLUME_UNIQUE = SpecRule(
     "volume-unique",
     "volume names and mount paths are unique, and clear of `spec.shm`'s; an init container "
     "or sidecar mounts each path once",
+    explanation=(
+        "Two volumes of one name, or two mounts at one path, make a pod the API server refuses, "
+        "and `shm` mounts `/dev/shm` itself. An init container or sidecar that mounts one path "
+        "twice is refused the same way."
+    ),
     severity="error",
     silenceable=True,
     check=_unique,
@@ -205,12 +220,19 @@ def _references(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-VOLUME_REFERENCE = Rule(
+VOLUME_REFERENCE = SpecRule(
     "volume-reference",
     "`distributed.volume`, `dataPrep.volume` and `checkpoint.volume` name a volume, and not "
     "a `configMap` or "
     "`secret` one (read-only files, no place for data); an init container's or sidecar's "
     "`volumeMounts` name volumes of `spec.volumes`",
+    explanation=(
+        "The settings that name a volume (`distributed.volume`, `dataPrep.volume`, "
+        "`checkpoint.volume`) need one that exists and can hold data: a `configMap` or `secret` "
+        "volume is read-only. An init container's or sidecar's mounts name volumes of "
+        "`spec.volumes`. paddlegen cannot render the job otherwise, so this rule cannot be "
+        "silenced."
+    ),
     severity="error",
     silenceable=False,
     check=_references,
@@ -239,10 +261,15 @@ def _cephfs_in_tree(ctx: Context) -> Iterator[Finding]:
             )
 
 
-CEPHFS_IN_TREE = Rule(
+CEPHFS_IN_TREE = SpecRule(
     "cephfs-in-tree",
     "no `cephfs` volume asks for the in-tree plugin (`inTree: true`), which does nothing "
     "from Kubernetes 1.31",
+    explanation=(
+        "Kubernetes removed the in-tree CephFS plugin in 1.31: a volume that asks for it (`inTree: "
+        "true`) mounts nothing there, and its pods stay in ContainerCreating. The CSI driver is "
+        "the way from then on."
+    ),
     severity="warning",
     silenceable=True,
     check=_cephfs_in_tree,
@@ -264,9 +291,14 @@ def _cephfs_secret_namespace(ctx: Context) -> Iterator[Finding]:
             )
 
 
-CEPHFS_SECRET_NAMESPACE = Rule(
+CEPHFS_SECRET_NAMESPACE = SpecRule(
     "cephfs-secret-namespace",
     "a CSI `cephfs` volume's Secret has a namespace: `secretNamespace` or `metadata.namespace`",
+    explanation=(
+        "A CSI CephFS PersistentVolume names the Secret with the Ceph credentials by name and "
+        "namespace. Without `secretNamespace`, or a `metadata.namespace` to take it from, the "
+        "PersistentVolume cannot name it and the mount fails."
+    ),
     severity="error",
     silenceable=True,
     check=_cephfs_secret_namespace,
@@ -314,10 +346,16 @@ def _access_modes(ctx: Context) -> Iterator[Finding]:
             )
 
 
-VOLUME_ACCESS_MODE = Rule(
+VOLUME_ACCESS_MODE = SpecRule(
     "volume-access-mode",
     "`ReadWriteOncePod` stands alone; no `ReadWriteOnce` volume shared by several pods",
+    explanation=(
+        "The API server refuses `ReadWriteOncePod` combined with other access modes (an error). A "
+        "`ReadWriteOnce` volume mounts on one node: several pods of the job sharing it would wait "
+        "for one another (a warning)."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_access_modes,
 )
@@ -348,11 +386,16 @@ def _rwx_default_class(ctx: Context) -> Iterator[Finding]:
         )
 
 
-RWX_STORAGE_CLASS = Rule(
+RWX_STORAGE_CLASS = SpecRule(
     "rwx-storage-class",
     "a `dynamic` volume that asks for `ReadWriteMany` (given, or the default for a volume "
     "several pods share) names the StorageClass that provides it: most default classes "
     "(EBS, Persistent Disk, Azure Disk, local-path) cannot, and the claim stays Pending",
+    explanation=(
+        "Most default StorageClasses (EBS, Persistent Disk, Azure Disk, local-path) cannot provide "
+        "`ReadWriteMany`. A `dynamic` volume that asks for it on the default class leaves the "
+        "claim, and the pods, Pending."
+    ),
     severity="warning",
     silenceable=True,
     check=_rwx_default_class,
@@ -381,10 +424,14 @@ def _recycle(ctx: Context) -> Iterator[Finding]:
             )
 
 
-NFS_RECYCLE = Rule(
+NFS_RECYCLE = SpecRule(
     "nfs-recycle",
     "no `reclaimPolicy: Recycle` (deprecated upstream; the recycler handles only NFS) on a "
     "volume paddlegen makes a PersistentVolume for",
+    explanation=(
+        "The `Recycle` reclaim policy is deprecated upstream and works for NFS only; the API "
+        "server warns about it. `Retain` or `Delete` say what happens to the data."
+    ),
     severity="warning",
     silenceable=True,
     check=_recycle,
@@ -410,12 +457,17 @@ def _pv_binding(ctx: Context) -> Iterator[Finding]:
             )
 
 
-PV_BINDING = Rule(
+PV_BINDING = SpecRule(
     "pv-binding",
     "in a spec without a namespace, a volume paddlegen makes a PersistentVolume for (`nfs`,"
     " `efs`, `cephfs`) names no `storageClassName`: the PV has no `claimRef` (it needs the "
     "namespace), so other claims of the class named could bind it first (without "
     '`storageClassName` the PV gets a class of its own; see "Workloads")',
+    explanation=(
+        "Without a namespace, a PersistentVolume paddlegen makes has no `claimRef` keeping it for "
+        "its claim. If the volume names a `storageClassName`, another claim of that class could "
+        "bind it first."
+    ),
     severity="warning",
     silenceable=True,
     check=_pv_binding,
@@ -434,9 +486,10 @@ def _host_paths(ctx: Context) -> Iterator[Finding]:
             )
 
 
-HOST_PATH = Rule(
+HOST_PATH = SpecRule(
     "host-path",
     "a `hostPath` has no `..` in it",
+    explanation="The API server refuses a `hostPath` with a `..` in it.",
     severity="error",
     silenceable=True,
     check=_host_paths,
@@ -476,11 +529,17 @@ def _checkpoint_volume(ctx: Context) -> Iterator[Finding]:
         )
 
 
-CHECKPOINT_VOLUME = Rule(
+CHECKPOINT_VOLUME = SpecRule(
     "checkpoint-volume",
     "`checkpoint.volume` outlives the pods and can be written: not an `emptyDir` nor "
     "`readOnly` (errors), nor a `hostPath` shared by several pods (warning)",
+    explanation=(
+        "The checkpoint volume must outlive the pods and take every rank's writes: an `emptyDir` "
+        "or a `readOnly` volume cannot (errors). A `hostPath` is each node's own, so ranks on "
+        "other nodes do not find what rank 0 saved (a warning)."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_checkpoint_volume,
 )

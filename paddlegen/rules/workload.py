@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from paddlegen.spec.rule import Context, Finding, Rule
+from paddlegen.spec.rule import Context, Finding, SpecRule
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS, Workload
 
@@ -40,9 +40,14 @@ def _run_key_home(key: str, workload: Workload) -> str:
     return ""
 
 
-WORKLOAD_SETTING = Rule(
+WORKLOAD_SETTING = SpecRule(
     "workload-setting",
     "a settings section or run field the workload ignores",
+    explanation=(
+        "A settings section of another workload, or a `run` field the workload's object has no "
+        "place for, would vanish without a word (the CRD prunes it). The rule says so, and names a "
+        "workload that carries the field when there is one."
+    ),
     severity="warning",
     silenceable=True,
     check=_ignored_settings,
@@ -60,9 +65,13 @@ def _deprecated(ctx: Context) -> Iterator[Finding]:
         )
 
 
-DEPRECATED = Rule(
+DEPRECATED = SpecRule(
     "deprecated",
     "a field that no longer does anything (`run.recreateOnChange`)",
+    explanation=(
+        "A field that no longer does anything (`run.recreateOnChange`): under Argo CD every change "
+        "to a job's objects starts a new run. Remove it so that the spec says what runs."
+    ),
     severity="warning",
     silenceable=True,
     check=_deprecated,
@@ -86,7 +95,7 @@ def _unsupported(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-WORKLOAD_UNSUPPORTED = Rule(
+WORKLOAD_UNSUPPORTED = SpecRule(
     "workload-unsupported",
     "no setting the workload's object has no place for: a `trainjob` (Trainer v2.3.0) "
     "carries no `priorityClassName`, `runtimeClassName`, `topologySpreadConstraints`, "
@@ -95,7 +104,13 @@ WORKLOAD_UNSUPPORTED = Rule(
     "`minAvailable` below its pods (warning), nor, on a runtime of the spec's "
     "(`trainjob.runtime`), `automountServiceAccountToken`, `dnsPolicy` or `dnsConfig`, which "
     "only a runtime of the job's own carries (errors)",
+    explanation=(
+        "Some workloads' objects have no place for some spec settings (a TrainJob carries no "
+        "`priorityClassName`, for one). An error where running without the setting would differ "
+        "from what the spec asks, a warning where it would only be ignored."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_unsupported,
 )
@@ -105,7 +120,7 @@ def _restarts(ctx: Context) -> Iterator[Finding]:
     """Group restarts need an engine that stops and starts every rank together
     (``Workload.group_restarts``); without one the spec would promise what no object does."""
     workload = WORKLOADS[ctx.workload]
-    if ctx.spec.get("run", {}).get("restarts", 0) and not workload.group_restarts:
+    if ctx.restarts and not workload.group_restarts:
         able = [f"'{w.name}' ({w.group_restarts})" for w in WORKLOADS.values() if w.group_restarts]
         yield ctx.finding(
             ("spec", "run", "restarts"),
@@ -116,9 +131,14 @@ def _restarts(ctx: Context) -> Iterator[Finding]:
         )
 
 
-GROUP_RESTARTS = Rule(
+GROUP_RESTARTS = SpecRule(
     "group-restarts",
     "`run.restarts` only on a workload that restarts its whole group of ranks",
+    explanation=(
+        "`run.restarts` restarts the whole group of ranks when one fails, which needs an object "
+        "that stops and starts every rank together. On a workload without one the spec would "
+        "promise what no object does."
+    ),
     severity="error",
     silenceable=True,
     check=_restarts,

@@ -13,8 +13,46 @@ from typing import Any, NoReturn
 
 import yaml
 
-from paddlegen.errors import Diagnostic, InputError, SpecError
+from paddlegen.errors import Diagnostic, InputError, Rule, SpecError
 from paddlegen.yamlio import SafeLoader
+
+# The rules of what the loader and the schema find in a spec file.
+YAML = Rule(
+    "yaml",
+    (
+        "a spec file is one YAML document, a mapping of plain values: valid syntax, no duplicate "
+        "keys, no tags, within the size, alias and nesting limits"
+    ),
+    explanation=(
+        "A spec file is one YAML document, a mapping of plain values. Syntax errors, duplicate "
+        "keys, tags, and documents past the size, alias or nesting limits are refused before "
+        "anything else reads the file."
+    ),
+    severity="error",
+)
+
+ENCODING = Rule(
+    "encoding",
+    "a spec file is UTF-8 text, without NUL bytes",
+    explanation=(
+        "A spec file is UTF-8 text. A byte that is not UTF-8, or a NUL byte, means the file is not "
+        "a spec (or not one paddlegen can read)."
+    ),
+    severity="error",
+)
+
+SCHEMA = Rule(
+    "schema",
+    (
+        "a spec matches its JSON Schema (`paddlegen schema`): known fields, types, enums, "
+        "quantities and names"
+    ),
+    explanation=(
+        "A spec is checked against its JSON Schema (`paddlegen schema`) before any rule: unknown "
+        "fields, wrong types, values outside an enum, malformed quantities and names."
+    ),
+    severity="error",
+)
 
 # The C parser is several times faster; both report the same marks.
 _Loader = SafeLoader
@@ -127,17 +165,17 @@ def parse_spec(raw: bytes | str, name: str = "<string>") -> Document:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             line, col = _line_col(raw[: exc.start])
-            _fail(name, line, col, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", "encoding")
+            _fail(name, line, col, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", ENCODING.id)
     else:
         text = raw
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             line, col = _line_col(text[: exc.start].encode())
-            _fail(name, line, col, "not UTF-8 text (a lone surrogate)", "encoding")
+            _fail(name, line, col, "not UTF-8 text (a lone surrogate)", ENCODING.id)
     if "\x00" in text:
         line, col = _line_col(text[: text.index("\x00")].encode())
-        _fail(name, line, col, "binary data (a NUL byte) in a YAML file", "encoding")
+        _fail(name, line, col, "binary data (a NUL byte) in a YAML file", ENCODING.id)
     node = _compose_single(text, name)
     builder = _Builder(name)
     data = builder.build(node, ())
@@ -157,7 +195,7 @@ def _compose_single(text: str, name: str) -> yaml.Node:
     try:
         _prescan(text, name)
         if not loader.check_node():
-            _fail(name, 1, 1, "the file is empty; a spec is a YAML mapping", "yaml")
+            _fail(name, 1, 1, "the file is empty; a spec is a YAML mapping", YAML.id)
         node = loader.get_node()
         if loader.check_node():
             mark = loader.peek_event().start_mark
@@ -166,7 +204,7 @@ def _compose_single(text: str, name: str) -> yaml.Node:
                 mark.line + 1,
                 mark.column + 1,
                 "several YAML documents in one file; put one spec per file",
-                "yaml",
+                YAML.id,
             )
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -174,7 +212,7 @@ def _compose_single(text: str, name: str) -> yaml.Node:
         problem = exc.problem or exc.context or "invalid YAML"
         if _char_at(text, line, col) == "\t":  # libyaml only says it "cannot start any token"
             problem = "a tab character; YAML indents with spaces only"
-        _fail(name, line, col, f"YAML syntax: {problem}", "yaml")
+        _fail(name, line, col, f"YAML syntax: {problem}", YAML.id)
     except yaml.reader.ReaderError as exc:
         line, col = _line_col(text[: exc.position].encode())
         _fail(
@@ -184,16 +222,16 @@ def _compose_single(text: str, name: str) -> yaml.Node:
             f"YAML: {exc.reason} (U+{exc.character:04X})"
             if isinstance(exc.character, int)
             else f"YAML: {exc.reason}",
-            "yaml",
+            YAML.id,
         )
     except yaml.YAMLError as exc:
-        _fail(name, 1, 1, f"YAML: {str(exc).splitlines()[0]}", "yaml")
+        _fail(name, 1, 1, f"YAML: {str(exc).splitlines()[0]}", YAML.id)
     except RecursionError:
-        _fail(name, 1, 1, "the document nests too deeply", "yaml")
+        _fail(name, 1, 1, "the document nests too deeply", YAML.id)
     finally:
         loader.dispose()
     if node is None:
-        _fail(name, 1, 1, "the file is empty; a spec is a YAML mapping", "yaml")
+        _fail(name, 1, 1, "the file is empty; a spec is a YAML mapping", YAML.id)
     found: yaml.Node = node
     return found
 
@@ -323,14 +361,16 @@ def manifest_diagnostic(doc: Document) -> Diagnostic | None:
     import shlex  # here: only this message needs it
 
     hint = f"make a spec of it: {shlex.join(['paddlegen', 'import', doc.file])}"
-    return Diagnostic(doc.file, pos.line, pos.col, "error", "$.apiVersion", message, "schema", hint)
+    return Diagnostic(
+        doc.file, pos.line, pos.col, "error", "$.apiVersion", message, SCHEMA.id, hint
+    )
 
 
 def _fail_at(name: str, event: yaml.Event, stack: list[_Slot], message: str) -> NoReturn:
     path = format_path(tuple(slot.label for slot in stack))
     mark = event.start_mark
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    raise SpecError(message, [Diagnostic(name, line, col, "error", path, message, "yaml")])
+    raise SpecError(message, [Diagnostic(name, line, col, "error", path, message, YAML.id)])
 
 
 def _short(tag: str) -> str:
@@ -357,10 +397,10 @@ class _Builder:
             self._fail(
                 node,
                 f"the document expands to more than {MAX_NODES} values (an alias bomb?)",
-                "yaml",
+                YAML.id,
             )
         if len(path) > MAX_DEPTH:
-            self._fail(node, f"the document nests deeper than {MAX_DEPTH} levels", "yaml")
+            self._fail(node, f"the document nests deeper than {MAX_DEPTH} levels", YAML.id)
         if path not in self.values:  # an alias expanded twice keeps its first position
             self.values[path] = self._pos(node)
         if isinstance(node, yaml.MappingNode):
@@ -379,7 +419,7 @@ class _Builder:
                 merged.update(self._merge_source(value_node, path))
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
-                self._fail(key_node, "a mapping key must be a plain string", "yaml")
+                self._fail(key_node, "a mapping key must be a plain string", YAML.id)
             key = key_node.value  # the text as written: `on:` stays "on", not True
             if key in out:
                 first = self.keys[(*path, key)]
@@ -387,7 +427,7 @@ class _Builder:
                     key_node,
                     f"duplicate key '{key}' (first defined at line "
                     f"{first.line}); a later value would silently win",
-                    "yaml",
+                    YAML.id,
                     (*path, key),
                 )
             self.keys[(*path, key)] = self._pos(key_node)
@@ -402,10 +442,10 @@ class _Builder:
         for source in sources:
             if not isinstance(source, yaml.MappingNode):
                 self._fail(
-                    source, "a merge key '<<' needs a mapping or a list of mappings", "yaml", path
+                    source, "a merge key '<<' needs a mapping or a list of mappings", YAML.id, path
                 )
             if id(source) in self.merging:
-                self._fail(source, "a merge key '<<' merges a mapping into itself", "yaml", path)
+                self._fail(source, "a merge key '<<' merges a mapping into itself", YAML.id, path)
             self.merging.add(id(source))
             for key, value in self._mapping(source, path).items():
                 merged.setdefault(key, value)
@@ -420,7 +460,7 @@ class _Builder:
                 node,
                 f"the values of the document add up to more than {MAX_VALUE_CHARS} "
                 "characters (an anchor repeated too often?)",
-                "yaml",
+                YAML.id,
             )
         if tag in ("!", _TAG + "str"):
             return node.value
@@ -436,13 +476,15 @@ class _Builder:
         """An explicitly or implicitly typed scalar, refused when Kubernetes could not hold it."""
         kind = _short(node.tag)
         if kind == "!!int" and len(node.value) > 100:  # Python refuses 4300 digits anyway
-            self._fail(node, f"an integer of {len(node.value)} characters is far too large", "yaml")
+            self._fail(
+                node, f"an integer of {len(node.value)} characters is far too large", YAML.id
+            )
         try:
             value = _CONSTRUCT.construct_object(node)
         except (ValueError, KeyError, TypeError, OverflowError):
-            self._fail(node, f"{node.value[:40]!r} is not a valid {kind} value", "yaml")
+            self._fail(node, f"{node.value[:40]!r} is not a valid {kind} value", YAML.id)
         if isinstance(value, float) and not math.isfinite(value):
-            self._fail(node, f"{node.value!r} is not a finite number", "yaml")
+            self._fail(node, f"{node.value!r} is not a finite number", YAML.id)
         return value
 
     def _check_tag(self, node: yaml.Node, kind: str) -> None:
@@ -453,7 +495,7 @@ class _Builder:
         self._fail(
             node,
             f"unsupported YAML tag '{_short(node.tag)}'; a spec holds only plain values",
-            "yaml",
+            YAML.id,
         )
 
     def _pos(self, node: yaml.Node) -> Position:

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
-from paddlegen.errors import Diagnostic
+from paddlegen.errors import Diagnostic, Rule
 from paddlegen.spec.loader import Document, FieldPath, format_path
-from paddlegen.spec.model import CONTAINER_LISTS, ROLE_NAMES
+from paddlegen.spec.model import CONTAINER_LISTS, GPU_RESOURCE, ROLE_NAMES, role_value
 
 T = TypeVar("T")
 
@@ -59,7 +59,7 @@ class Context:
     ) -> Finding:
         return Finding(path, message, hint, key, severity)
 
-    def diagnostic(self, rule: Rule, found: Finding) -> Diagnostic:
+    def diagnostic(self, rule: SpecRule, found: Finding) -> Diagnostic:
         pos = self.doc.where(found.path, key=found.key)
         return Diagnostic(
             self.doc.file,
@@ -76,19 +76,33 @@ class Context:
         """The roles the spec gives, in ROLE_NAMES order, each with its section."""
         return iter(self._roles)
 
+    # The fields checks read with their defaults, each read here alone.
+
+    @property
+    def accelerator(self) -> str:
+        """The resource ``gpus`` counts: ``spec.accelerator``, NVIDIA's GPU unless given."""
+        return str(self.spec.get("accelerator", GPU_RESOURCE))
+
+    @property
+    def kueue(self) -> dict[str, Any] | None:
+        """``scheduling.kueue``, the queue the job waits in; None when it is not queued."""
+        kueue: dict[str, Any] | None = self.spec.get("scheduling", {}).get("kueue")
+        return kueue
+
+    @property
+    def restarts(self) -> int:
+        """``run.restarts``: how often the group of ranks is restarted, never unless given."""
+        return int(self.spec.get("run", {}).get("restarts", 0))
+
 
 Check = Callable[[Context], Iterator[Finding]]
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One semantic rule: its id (what findings print and ``ignore`` entries name), its
-    summary (Markdown, the README's table row), the severity of its findings unless a finding
-    says otherwise, whether ``ignore`` may silence it, and the check that finds them."""
+@dataclass(frozen=True, kw_only=True)
+class SpecRule(Rule):
+    """A semantic rule: a ``Rule`` whose findings its check finds in a spec, and that
+    ``ignore`` may silence unless it guards what no job can be built without."""
 
-    id: str
-    summary: str
-    severity: str
     silenceable: bool
     check: Check
 
@@ -96,10 +110,11 @@ class Rule:
 @dataclass(frozen=True)
 class WorkloadRules:
     """What a workload's folder adds to the rules (its ``rules.py``, ``RULES``): the rules
-    that check only its specs, more findings for rules every spec gets (by rule id), and the
-    ports its training container has (which no sidecar may take)."""
+    that check only specs of ``workload`` (its name), more findings for rules every spec gets
+    (by rule id), and the ports its training container has (which no sidecar may take)."""
 
-    rules: tuple[Rule, ...] = ()
+    workload: str
+    rules: tuple[SpecRule, ...] = ()
     extends: Mapping[str, Check] = field(default_factory=dict)
     training_ports: Callable[[Context], dict[tuple[int, str], str]] | None = None
 
@@ -114,15 +129,36 @@ def mount_point(path: str) -> str:
     return "/" + path.lstrip("/") if path.startswith("//") else path
 
 
+def replicas(role: Mapping[str, Any]) -> int:
+    """A role's pods: its ``replicas``, one unless given."""
+    return int(role.get("replicas", 1))
+
+
+def gpus_given(body: Mapping[str, Any]) -> int:
+    """The ``gpus`` a role's section (or the spec's) gives, none unless given."""
+    return int(body.get("gpus", 0))
+
+
+def role_resources(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
+    """The ``resources`` of each pod of a role: its own, else the spec's, none unless given."""
+    resources: dict[str, Any] = role_value(ctx.spec, body, "resources", {})
+    return resources
+
+
+def role_gpus(ctx: Context, body: dict[str, Any]) -> int:
+    """The accelerators each pod of a role asks for: its own ``gpus``, else the spec's."""
+    return gpus_given(body if "gpus" in body else ctx.spec)
+
+
 def worker_replicas(ctx: Context) -> int:
-    return int(ctx.spec.get("worker", {}).get("replicas", 1))
+    return replicas(ctx.spec.get("worker", {}))
 
 
 def pod_count(ctx: Context) -> int:
     """The job's pods: every role's replicas (a spec without roles has one worker)."""
     roles = dict(ctx.roles())
     roles.setdefault("worker", {})
-    return sum(body.get("replicas", 1) for body in roles.values())
+    return sum(replicas(body) for body in roles.values())
 
 
 def container_places(ctx: Context, key: str) -> Iterator[tuple[FieldPath, dict[str, Any]]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from paddlegen.errors import Diagnostic
 from paddlegen.resources import spec_schema_path
-from paddlegen.spec.loader import Document, FieldPath, format_path
+from paddlegen.spec.loader import SCHEMA, Document, FieldPath, format_path
 from paddlegen.spec.secrets import is_secret_name, looks_like_secret, redact
 
 
@@ -300,5 +300,5 @@ def _known_list(known: list[str]) -> str:
 
 def _diag(doc: Document, pos: Any, path: FieldPath, message: str, hint: str = "") -> Diagnostic:
     return Diagnostic(
-        doc.file, pos.line, pos.col, "error", format_path(path), message, "schema", hint
+        doc.file, pos.line, pos.col, "error", format_path(path), message, SCHEMA.id, hint
     )

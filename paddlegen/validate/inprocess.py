@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from paddlegen.errors import Diagnostic, ToolError
+from paddlegen.errors import Diagnostic, Rule, ToolError
 from paddlegen.validate import k8s_schemas as k8sschemas
 from paddlegen.validate.kubeconform import (
     MISSING_FIELD,
@@ -24,7 +24,18 @@ from paddlegen.validate.locations import NO_EXTRA, ExtraSchemas
 from paddlegen.yamlio import manifest_documents
 
 # Its findings say where they come from: kubeconform was not there to find them.
-RULE = "in-process"
+RULE = Rule(
+    "in-process",
+    (
+        "a rendered manifest is valid by the Kubernetes and CRD schemas, checked in process "
+        "(kubeconform was not installed)"
+    ),
+    explanation=(
+        "Rendered manifests are checked against the Kubernetes and CRD schemas in process when "
+        "kubeconform is not installed."
+    ),
+    severity="error",
+)
 
 
 @cache

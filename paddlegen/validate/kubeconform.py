@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from paddlegen.errors import Diagnostic, ToolError
+from paddlegen.errors import Diagnostic, Rule, ToolError
 from paddlegen.output.interrupts import scratch_folder
 from paddlegen.resources import data_path
 from paddlegen.validate import k8s_schemas as k8sschemas
@@ -18,7 +18,18 @@ from paddlegen.validate.locations import NO_EXTRA, ExtraSchemas
 
 ENV_VAR = "PADDLEGEN_KUBECONFORM"
 DEFAULT_TIMEOUT = 60.0
-RULE = "kubeconform"
+RULE = Rule(
+    "kubeconform",
+    (
+        "a rendered manifest is valid by the Kubernetes and CRD schemas, checked by kubeconform "
+        "(strict, offline)"
+    ),
+    explanation=(
+        "Rendered manifests are checked against the Kubernetes and CRD schemas by kubeconform "
+        "(strict, offline), so that an invalid object fails before it reaches a cluster."
+    ),
+    severity="error",
+)
 # kubeconform's -schema-location template for the CRD schemas under schemas/crds.
 CRD_FILE_TEMPLATE = "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
 
@@ -137,11 +148,11 @@ def _field_path(tokens: Iterable[object]) -> str:
 
 
 def diagnostic(
-    file: str, obj: str, tokens: Sequence[object], message: str, rule: str = RULE
+    file: str, obj: str, tokens: Sequence[object], message: str, rule: Rule = RULE
 ) -> Diagnostic:
     """A manifest finding; ``rule`` names what found it (kubeconform, or the in-process twin)."""
     where = f"{obj} {_field_path(tokens)}".strip()
-    return Diagnostic(file=file, path=where, message=message, rule=rule)
+    return Diagnostic(file=file, path=where, message=message, rule=rule.id)
 
 
 def _pointer_tokens(pointer: str) -> list[str]:

@@ -10,14 +10,22 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from paddlegen.errors import Diagnostic, ToolError
+from paddlegen.errors import Diagnostic, Rule, ToolError
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import Document, format_path
 
 if TYPE_CHECKING:
     from paddlegen.validate.target import Server, SpecObjects
 
-RULE = "kueue-local-queue"
+RULE = Rule(
+    "kueue-local-queue",
+    "the Kueue LocalQueue a job's queue-name label names exists in its namespace (`--server`)",
+    explanation=(
+        "With `--server`, the Kueue LocalQueue a job's queue-name label names is looked up in its "
+        "namespace. A job naming a LocalQueue that does not exist waits suspended for ever."
+    ),
+    severity="warning",
+)
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # pkg/controller/constants/constants.go
 LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
 # Where the spec names the queue (spec.scheduling.kueue.queue); else the finding is at the
@@ -56,7 +64,13 @@ def missing_local_queues(
         pos = doc.where(path)
         found.append(
             Diagnostic(
-                doc.file, pos.line, pos.col, "warning", format_path(path), message + in_env, RULE
+                doc.file,
+                pos.line,
+                pos.col,
+                RULE.severity,
+                format_path(path),
+                message + in_env,
+                RULE.id,
             )
         )
     return found

@@ -16,12 +16,20 @@ from typing import Any
 
 import yaml
 
-from paddlegen.errors import Diagnostic
+from paddlegen.errors import Diagnostic, Rule
 from paddlegen.output.layout import KUSTOMIZATION
 from paddlegen.validate.merge import PatchError, apply_patch
 from paddlegen.yamlio import dump_yaml, load_all
 
-RULE = "overlay"
+RULE = Rule(
+    "overlay",
+    "an environment's patch applies to its base object",
+    explanation=(
+        "An environment's patch must apply to its base object; one that does not is reported, as "
+        "kustomize would fail on it."
+    ),
+    severity="error",
+)
 
 
 def patched_files(trees: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
@@ -32,7 +40,7 @@ def patched_files(trees: Iterable[Path]) -> tuple[list[tuple[str, str]], list[Di
     for tree in trees:
         for name, obj, problem in _job_overlays(tree):
             if problem:
-                broken.append(Diagnostic(file=name, message=problem, rule=RULE))
+                broken.append(Diagnostic(file=name, message=problem, rule=RULE.id))
             else:
                 files.append((name, dump_yaml(obj)))
     return files, broken

@@ -10,12 +10,21 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from paddlegen.errors import Diagnostic, ToolError
+from paddlegen.errors import Diagnostic, Rule, ToolError
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import Document, format_path
 from paddlegen.validate.target import Server, SpecObjects
 
-RULE = "server"
+RULE = Rule(
+    "server",
+    "the API server accepts the objects (a server-side apply dry-run, `--server`)",
+    explanation=(
+        "With `--server`, the objects are sent to the API server as a server-side apply dry-run. "
+        "What it refuses (errors) or warns about (warnings) is reported at the spec."
+    ),
+    severity="error",
+    also=("warning",),
+)
 FIELD_MANAGER = "paddlegen"
 # kubectl's words for a cluster it cannot use: exit 2, never a finding, never a silent pass.
 _UNREACHABLE = (
@@ -211,7 +220,9 @@ def _diagnostic(
     if variant.env and not where:
         shown = overlay_path(variant.doc, variant.env, shown)
     in_env = f" (environment {variant.env})" if variant.env else ""
-    return Diagnostic(variant.doc.file, pos.line, pos.col, severity, shown, message + in_env, RULE)
+    return Diagnostic(
+        variant.doc.file, pos.line, pos.col, severity, shown, message + in_env, RULE.id
+    )
 
 
 def _at_name(variant: _Variant, message: str, severity: str) -> Diagnostic:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from paddlegen.errors import Diagnostic
+from paddlegen.errors import Diagnostic, Rule
 from paddlegen.spec.model import MANAGED_BY, recommended_labels
 from paddlegen.workloads.import_positions import FieldPath
 
@@ -91,7 +91,29 @@ def dotted(path: FieldPath) -> str:
 NoteKind = Literal["cosmetic", "lossy"]
 COSMETIC: NoteKind = "cosmetic"
 LOSSY: NoteKind = "lossy"
-_RULES = {COSMETIC: ("info", "import-note"), LOSSY: ("warning", "import-lossy")}
+IMPORT_NOTE = Rule(
+    "import-note",
+    (
+        "what `import` changed without changing what runs (a server-set field, a default made "
+        "explicit, a name paddlegen derives)"
+    ),
+    explanation=(
+        "What `import` changed without changing what runs: a field the server set, a default made "
+        "explicit, a name paddlegen derives."
+    ),
+    severity="info",
+)
+
+IMPORT_LOSSY = Rule(
+    "import-lossy",
+    "what `import` could not carry over: the spec would run differently",
+    explanation=(
+        "What `import` could not carry over: the spec would run differently from the object it was "
+        "imported from. `--lossy` accepts it."
+    ),
+    severity="warning",
+)
+_RULES = {COSMETIC: IMPORT_NOTE, LOSSY: IMPORT_LOSSY}
 
 
 @dataclass(frozen=True)
@@ -121,15 +143,15 @@ class Note:
 
     def diagnostic(self) -> Diagnostic:
         """The note as a finding: lossy ones warn (import-lossy), cosmetic ones inform."""
-        severity, rule = _RULES[self.kind]
+        rule = _RULES[self.kind]
         return Diagnostic(
             self.file,
             self.line,
             self.col,
-            severity=severity,
+            severity=rule.severity,
             path=self.where,
             message=self.message,
-            rule=rule,
+            rule=rule.id,
         )
 
 

@@ -421,6 +421,26 @@ def test_explain_alone_lists_the_top_level_fields(runner):
         assert f"\n  {field} " in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("rule", "first"),
+    [
+        ("image-tag", "image-tag (warning)"),
+        ("volume-source", "volume-source (error, required)"),
+        ("kueue-workload", "kueue-workload (error, info)"),
+        ("server", "server (error, warning)"),  # a rule of no spec
+    ],
+)
+def test_explain_a_rule_says_what_it_checks_and_why(runner, rule, first):
+    from paddlegen.report import declared_rules
+
+    declared = next(r for r in declared_rules() if r.id == rule)
+    result = runner.invoke(cli, ["explain", rule])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [first, f"  {declared.summary}"]
+    assert " ".join(line.strip() for line in lines[3:]) == declared.explanation
+
+
 def test_explain_an_unknown_field_is_exit_2(runner):
     result = runner.invoke(cli, ["explain", "spec.wokrer"])
     assert result.exit_code == 2

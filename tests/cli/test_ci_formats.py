@@ -17,7 +17,7 @@ import pytest
 
 from paddlegen import __version__
 from paddlegen.cli import cli
-from paddlegen.rules.help import HELP
+from paddlegen.rules.images import IMAGE_TAG
 from tests.conftest import DATA
 from tests.helpers import job_spec
 
@@ -155,7 +155,7 @@ def test_sarif_rules_carry_the_readme_help_text(runner, repo):
     result = runner.invoke(cli, ["validate", "jobs/w.yaml", "--format", "sarif"])
     (rule,) = valid_sarif(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
     assert rule["id"] == "image-tag"
-    assert rule["help"]["markdown"] == HELP["image-tag"]
+    assert rule["help"]["markdown"] == IMAGE_TAG.summary
     assert rule["help"]["text"] == "images are pinned to a tag (not latest) or a digest"
     assert rule["shortDescription"]["text"] == "images are pinned to a tag"
     assert rule["fullDescription"] == {"text": rule["help"]["text"]}

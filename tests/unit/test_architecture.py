@@ -163,17 +163,6 @@ def test_every_workload_is_one_folder_named_after_it():
         assert (PACKAGE.parent / "templates" / workload.folder).is_dir()
 
 
-# The imports of one workload's folder from another's that remain: a rules module listing
-# rules another workload's module declares. They go when those rules move to the shared module
-# (paddlegen/workloads/shared/); nothing else may join them.
-RULES_ACROSS_WORKLOADS = {
-    # the launcher's rules (LAUNCHER_RULES), which trainjob's pods run too
-    ("paddlegen.workloads.trainjob.rules", "paddlegen.workloads.collective_job.rules"),
-    # PaddleFlow's rules that hold for a Kubeflow PaddleJob too (KUEUE_WORKLOAD, PS_END)
-    ("paddlegen.workloads.kubeflow_paddlejob.rules", "paddlegen.workloads.paddlejob.rules"),
-}
-
-
 def workload_of(module: str, packages: set[str]) -> str | None:
     """The workload whose folder holds ``module`` (by its package name), None for any other."""
     parts = module.split(".")
@@ -197,7 +186,7 @@ def test_no_workload_folder_imports_another():
         for imported in imports_of(name)
         if workload_of(imported, packages) not in (None, own)
     }
-    assert across == RULES_ACROSS_WORKLOADS
+    assert across == set()
 
 
 # Raised but never escaping the library: each is caught and turned into a PaddlegenError.

@@ -24,11 +24,11 @@ RULE_MODULES = [
 
 
 def defined_rules() -> list[str]:
-    """The id of every ``Rule(...)`` the rule modules define."""
+    """The id of every ``SpecRule(...)`` the rule modules define."""
     found = []
     for path in RULE_MODULES:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Rule":
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "SpecRule":
                 rule = node.args[0]
                 assert isinstance(rule, ast.Constant), ast.unparse(node)  # a literal: it is known
                 found.append(rule.value)
@@ -42,6 +42,9 @@ def test_the_registry_holds_every_rule_defined_once():
 
 
 def test_what_a_workload_adds_is_in_the_registry():
+    from paddlegen.workloads import WORKLOADS
+
+    assert set(OWN) == set(WORKLOADS)
     for own in OWN.values():
         assert set(own.rules) <= set(REGISTRY)
         assert set(own.extends) <= set(RULES)

@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.model import DISTRIBUTED_DEFAULTS
-from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, mount_point, worker_replicas
+from paddlegen.spec.rule import (
+    Context,
+    Finding,
+    SpecRule,
+    WorkloadRules,
+    mount_point,
+    worker_replicas,
+)
+from paddlegen.workloads.distributed_job import WORKLOAD
 
 
 def _roles(ctx: Context) -> Iterator[Finding]:
@@ -23,9 +31,13 @@ def _roles(ctx: Context) -> Iterator[Finding]:
             )
 
 
-DISTRIBUTED_ROLES = Rule(
+DISTRIBUTED_ROLES = SpecRule(
     "distributed-roles",
     "`distributed-job` has no `ps` or `heter` role",
+    explanation=(
+        "`distributed-job` runs one set of identical trainer pods. A `ps` or `heter` role has no "
+        "place in it; workload `paddlejob` or `kubeflow-paddlejob` runs parameter servers."
+    ),
     severity="error",
     silenceable=True,
     check=_roles,
@@ -75,9 +87,14 @@ def _required(ctx: Context) -> Iterator[Finding]:
             )
 
 
-DISTRIBUTED_REQUIRED = Rule(
+DISTRIBUTED_REQUIRED = SpecRule(
     "distributed-required",
     "`distributed-job` has `distributed.volume` and `trainConfigDir`",
+    explanation=(
+        "The distributed image reads its training config from a folder (`trainConfigDir`) on a "
+        "volume (`distributed.volume`). Without both paddlegen cannot render the job, so this rule "
+        "cannot be silenced."
+    ),
     severity="error",
     silenceable=False,
     check=_required,
@@ -100,9 +117,13 @@ def _ports(ctx: Context) -> Iterator[Finding]:
         )
 
 
-DISTRIBUTED_PORTS = Rule(
+DISTRIBUTED_PORTS = SpecRule(
     "distributed-ports",
     "`distributed-job`'s ports stay below 65536",
+    explanation=(
+        "`distributed-job` gives each pod a range of ports from its base port. A range that ends "
+        "past 65535 names ports that do not exist, and the API server refuses the pods."
+    ),
     severity="error",
     silenceable=True,
     check=_ports,
@@ -123,9 +144,13 @@ def _command(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-DISTRIBUTED_COMMAND = Rule(
+DISTRIBUTED_COMMAND = SpecRule(
     "distributed-command",
     "one start command, not `distributed.command` and another",
+    explanation=(
+        "The distributed image starts from `distributed.command`. A spec that also gives `command` "
+        "would give the pods two start commands, of which only one could run."
+    ),
     severity="error",
     silenceable=True,
     check=_command,
@@ -145,9 +170,13 @@ def _env(ctx: Context) -> Iterator[Finding]:
                 )
 
 
-DISTRIBUTED_ENV = Rule(
+DISTRIBUTED_ENV = SpecRule(
     "distributed-env",
     "no env that `distributed-job` sets itself",
+    explanation=(
+        "`distributed-job` sets env of its own that its image reads to find the job's pods and "
+        "ports. A spec entry of the same name would override it, and the ranks would not meet."
+    ),
     severity="error",
     silenceable=True,
     check=_env,
@@ -190,9 +219,14 @@ def _host_port_nodes(ctx: Context) -> Iterator[Finding]:
     )
 
 
-HOSTPORT_NODES = Rule(
+HOSTPORT_NODES = SpecRule(
     "hostport-nodes",
     "hostPorts take a node per pod: something bounds the wait for them",
+    explanation=(
+        "hostPorts allow one pod per node, so each pod needs a node of its own. On a cluster with "
+        "fewer fitting nodes than pods, the rest stay Pending and the started ones wait for them "
+        "for ever, holding their nodes: something (a gang, or a deadline) should bound that wait."
+    ),
     severity="warning",
     silenceable=True,
     check=_host_port_nodes,
@@ -238,9 +272,13 @@ def _data_layout(ctx: Context) -> Iterator[Finding]:
             )
 
 
-DATAPREP_LAYOUT = Rule(
+DATAPREP_LAYOUT = SpecRule(
     "dataprep-layout",
     "the data Job writes where the trainers read",
+    explanation=(
+        "`distributed-job`'s image reads its data from a fixed place on its volume. A "
+        "data-preparation Job that writes elsewhere leaves the trainers nothing to read."
+    ),
     severity="warning",
     silenceable=True,
     check=_data_layout,
@@ -255,6 +293,7 @@ def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
 
 
 RULES = WorkloadRules(
+    WORKLOAD.name,
     rules=(
         DISTRIBUTED_ROLES,
         DISTRIBUTED_REQUIRED,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
+from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules, replicas
+from paddlegen.workloads.job import WORKLOAD
 
 
 def _single_node_job(ctx: Context) -> Iterator[Finding]:
@@ -17,7 +18,7 @@ def _single_node_job(ctx: Context) -> Iterator[Finding]:
                 hint,
                 key=True,
             )
-        elif body.get("replicas", 1) > 1:
+        elif replicas(body) > 1:
             yield ctx.finding(
                 ("spec", role, "replicas"),
                 f"workload 'job' runs exactly one pod, not {body['replicas']}",
@@ -25,13 +26,18 @@ def _single_node_job(ctx: Context) -> Iterator[Finding]:
             )
 
 
-JOB_REPLICAS = Rule(
+JOB_REPLICAS = SpecRule(
     "job-replicas",
     "workload `job` runs one pod: no `ps` or `heter`, `worker.replicas` 1",
+    explanation=(
+        "Workload `job` renders one batch Job that runs a single pod. A `ps` or `heter` role, or "
+        "more than one worker replica, has no place in it: the extra pods would never exist, and "
+        "the job would train as one process."
+    ),
     severity="error",
     silenceable=True,
     check=_single_node_job,
 )
 
 
-RULES = WorkloadRules(rules=(JOB_REPLICAS,))
+RULES = WorkloadRules(WORKLOAD.name, rules=(JOB_REPLICAS,))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.model import KubeflowSettings
-from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules
-from paddlegen.workloads.paddlejob.rules import KUEUE_WORKLOAD, PS_END
+from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules
+from paddlegen.workloads.kubeflow_paddlejob import WORKLOAD
+from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, PS_END
 
 
 def _kubeflow_roles(ctx: Context) -> Iterator[Finding]:
@@ -20,9 +21,13 @@ def _kubeflow_roles(ctx: Context) -> Iterator[Finding]:
         )
 
 
-KUBEFLOW_HETER = Rule(
+KUBEFLOW_HETER = SpecRule(
     "kubeflow-heter",
     "the Kubeflow PaddleJob has no heter role",
+    explanation=(
+        "The Kubeflow PaddleJob knows only Master (from `ps`) and Worker. A `heter` role has no "
+        "place in it; workload `paddlejob` runs heterogeneous training."
+    ),
     severity="error",
     silenceable=True,
     check=_kubeflow_roles,
@@ -36,5 +41,5 @@ def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
 
 
 RULES = WorkloadRules(
-    rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD, PS_END), training_ports=_training_ports
+    WORKLOAD.name, rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD, PS_END), training_ports=_training_ports
 )

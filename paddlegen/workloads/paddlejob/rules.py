@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.rule import (
     Context,
     Finding,
-    Rule,
+    SpecRule,
     WorkloadRules,
     container_places,
     pod_count,
@@ -17,6 +16,8 @@ from paddlegen.spec.rule import (
     worker_replicas,
 )
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.paddlejob import WORKLOAD
+from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, PS_END
 
 
 def _gang_deadlock(ctx: Context) -> Iterator[Finding]:
@@ -41,11 +42,16 @@ def _elastic(ctx: Context) -> bool:
     return "elastic" in ctx.spec.get("paddlejob", {})
 
 
-PADDLEJOB_MIN_AVAILABLE = Rule(
+PADDLEJOB_MIN_AVAILABLE = SpecRule(
     "paddlejob-min-available",
     "a PaddleFlow gang smaller than the job (`minAvailable` below its pods) can deadlock: "
     "started pods wait for an endpoints ConfigMap the operator makes only once every pod "
     "has an IP",
+    explanation=(
+        "PaddleFlow's operator makes the endpoints ConfigMap every pod reads only once every pod "
+        "has an IP. A gang smaller than the job lets Volcano start some pods while the rest wait "
+        "for room; the started ones wait for the ConfigMap, hold what they got and never train."
+    ),
     severity="warning",
     silenceable=True,
     check=_gang_deadlock,
@@ -78,12 +84,19 @@ def _heter(ctx: Context) -> Iterator[Finding]:
         )
 
 
-PADDLEJOB_HETER = Rule(
+PADDLEJOB_HETER = SpecRule(
     "paddlejob-heter",
     "PaddleJob's `heter` role needs `ps` (error); with it, the operator (v0.3.5) starts "
     "heter pods with `TRAINING_ROLE=HETER`, which Paddle's role maker refuses, so they fail"
     " unless your entry point maps it (warning)",
+    explanation=(
+        "PaddleFlow's heterogeneous training is a form of parameter-server training: `heter` "
+        "without `ps` is refused. With `ps`, the operator (v0.3.5) starts heter pods with "
+        "`TRAINING_ROLE=HETER`, which Paddle's role maker does not know: a warning says they fail "
+        "unless the entry point maps it."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_heter,
 )
@@ -102,9 +115,13 @@ def _gloo(ctx: Context) -> Iterator[Finding]:
     # example combines it with intranet Service.)
 
 
-PADDLEJOB_GLOO = Rule(
+PADDLEJOB_GLOO = SpecRule(
     "paddlejob-gloo",
     "`withGloo` needs `ps` (it works with every `intranet`)",
+    explanation=(
+        "`withGloo` turns on Gloo for parameter-server training in PaddleFlow's operator. Without "
+        "`ps` it does nothing the job can use, so the spec is refused."
+    ),
     severity="error",
     silenceable=True,
     check=_gloo,
@@ -143,11 +160,17 @@ def _paddlejob_elastic(ctx: Context) -> Iterator[Finding]:
         )
 
 
-PADDLEJOB_ELASTIC = Rule(
+PADDLEJOB_ELASTIC = SpecRule(
     "paddlejob-elastic",
     "elastic mode (on whenever `paddlejob.elastic` is there, `0` too) has no PS mode, and "
     "forces `restartPolicy: OnFailure`",
+    explanation=(
+        "PaddleFlow's operator turns elastic mode on whenever `paddlejob.elastic` is present, `0` "
+        "too. Its pods then get no endpoints ConfigMap, which PS mode needs (an error), and run "
+        "with `restartPolicy: OnFailure` whatever the spec says (a warning)."
+    ),
     severity="error",
+    also=("warning",),
     silenceable=True,
     check=_paddlejob_elastic,
 )
@@ -172,55 +195,19 @@ def _paddlejob_clean_pod_policy(ctx: Context) -> Iterator[Finding]:
         )
 
 
-PADDLEJOB_CLEAN_POD_POLICY = Rule(
+PADDLEJOB_CLEAN_POD_POLICY = SpecRule(
     "paddlejob-clean-pod-policy",
     "a PaddleFlow `cleanPodPolicy` of `Never` or `OnFailure` keeps a completed job's pods, "
     "and the operator (v0.3.5) creates any that goes later: it trains again, with stale "
     "endpoints",
+    explanation=(
+        "PaddleFlow's operator (v0.3.5) deletes a completed job's pods only under `Always` or "
+        "`OnCompletion`. Under `Never` or `OnFailure` it re-creates any pod that goes later, which "
+        "then trains again with the endpoints of the first run."
+    ),
     severity="warning",
     silenceable=True,
     check=_paddlejob_clean_pod_policy,
-)
-
-
-def _kueue_workload(ctx: Context) -> Iterator[Finding]:
-    """Kueue holds a job suspended until its queue has quota: only a workload it can suspend,
-    and whose integration it has, can be queued (README "Queueing with Kueue")."""
-    if ctx.spec.get("scheduling", {}).get("kueue") is None:
-        return
-    here: FieldPath = ("spec", "scheduling", "kueue")
-    if ctx.workload == "paddlejob":
-        # PaddleFlow's PaddleJob (v0.3.5) has no suspend, and Kueue no integration for its
-        # kind (v0.19.2 pkg/controller/jobs/ has none for batch.paddlepaddle.org).
-        yield ctx.finding(
-            here,
-            "Kueue cannot queue a PaddleFlow PaddleJob: its operator (v0.3.5) has no suspend, "
-            "which is how Kueue holds a job until its queue has quota, and Kueue has no "
-            "integration for it",
-            "use workload collective-job, trainjob or kubeflow-paddlejob: Kueue queues each",
-            key=True,
-        )
-    else:  # kubeflow-paddlejob
-        yield ctx.finding(
-            here,
-            "Kueue queues a Kubeflow PaddleJob only with its kubeflow.org/paddlejob integration "
-            "turned on, which it is not by default from Kueue v0.19",
-            'add "kubeflow.org/paddlejob" to integrations.frameworks of Kueue\'s '
-            "Configuration, or use workload collective-job or trainjob",
-            key=True,
-            severity="info",
-        )
-
-
-KUEUE_WORKLOAD = Rule(
-    "kueue-workload",
-    "`scheduling.kueue` only for a workload Kueue can hold suspended: not `paddlejob` "
-    "(PaddleFlow's PaddleJob has no `suspend`; use `collective-job`, `trainjob` or "
-    "`kubeflow-paddlejob`); for `kubeflow-paddlejob` a note that Kueue's "
-    "`kubeflow.org/paddlejob` integration is off by default from v0.19",
-    severity="error",
-    silenceable=True,
-    check=_kueue_workload,
 )
 
 
@@ -263,10 +250,15 @@ def _intranet_service(ctx: Context) -> Iterator[Finding]:
     )
 
 
-PADDLEJOB_INTRANET = Rule(
+PADDLEJOB_INTRANET = SpecRule(
     "paddlejob-intranet",
     "a PaddleFlow Collective job (several workers, no `ps`) does not use `intranet: Service`, "
     "with which no rank serves the launcher's master and the job hangs",
+    explanation=(
+        "In a PaddleFlow Collective job with `intranet: Service`, the operator names the master by "
+        "its Service, and Paddle's launcher serves the master only where that name is the pod's "
+        "own IP. No rank serves it, and the job hangs for ever."
+    ),
     severity="error",
     silenceable=True,
     check=_intranet_service,
@@ -294,57 +286,8 @@ def _host_network_dns(ctx: Context) -> Iterator[Finding]:
             )
 
 
-# Paddle's own images, by their repository path's end and the tag's major version.
-_PADDLE_IMAGE = re.compile(r"(?:^|/)paddlepaddle/paddle:(\d+)\.")
-
-
-def _ps_end(ctx: Context) -> Iterator[Finding]:
-    """A parameter-server job ends only when a trainer stops the servers, and a PaddleJob is
-    Completed only when every role succeeded (PaddleFlow v0.3.5
-    controllers/paddlejob_helper.go:86-134); Paddle 3.3.1's fleet.stop_worker() does not stop
-    them (python/paddle/distributed/ps/the_one_ps.py:1394-1402), and its CPU build has no
-    parameter-server runtime: the servers run on after the trainers, for ever."""
-    if "ps" not in ctx.spec:
-        return
-    image = ctx.spec["ps"].get("image", ctx.spec.get("image", ""))
-    major = _PADDLE_IMAGE.search(image)
-    # a PaddleFlow PaddleJob has no deadline to set: nothing to say there but the image
-    boundable = "activeDeadlineSeconds" in WORKLOADS[ctx.workload].run_keys
-    bounded = not boundable or "activeDeadlineSeconds" in ctx.spec.get("run", {})
-    if major and int(major.group(1)) >= 3:
-        yield ctx.finding(
-            ("spec", "ps"),
-            f"the parameter servers run {image}: Paddle 3's trainers do not stop the servers "
-            "when they end (fleet.stop_worker), so the job never completes"
-            + ("" if bounded else ", and nothing bounds it"),
-            "use a Paddle 2.x image for parameter-server training, or collective training "
-            "(workload collective-job)" + ("" if bounded else "; set run.activeDeadlineSeconds"),
-            key=True,
-        )
-    elif not bounded:
-        yield ctx.finding(
-            ("spec", "ps"),
-            "parameter servers run until a trainer stops them (fleet.stop_worker() at the "
-            "end of the training program): a program that does not leaves the job running "
-            "for ever",
-            "set run.activeDeadlineSeconds to bound the job",
-            key=True,
-        )
-
-
-PS_END = Rule(
-    "ps-end",
-    "a `kubeflow-paddlejob` with parameter servers is bounded (`run.activeDeadlineSeconds`): "
-    "its servers run until a trainer stops them; and a `paddlejob`'s or "
-    "`kubeflow-paddlejob`'s servers do not run a Paddle 3 image, whose trainers never stop "
-    "them",
-    severity="warning",
-    silenceable=True,
-    check=_ps_end,
-)
-
-
 RULES = WorkloadRules(
+    WORKLOAD.name,
     rules=(
         PADDLEJOB_MIN_AVAILABLE,
         PADDLEJOB_HETER,

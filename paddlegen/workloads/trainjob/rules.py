@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from paddlegen.spec.rule import Context, Finding, Rule, WorkloadRules, worker_replicas
-from paddlegen.workloads.collective_job.rules import LAUNCHER_RULES
+from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules, worker_replicas
 from paddlegen.workloads.shared.launcher import QUEUED_STOP_EXIT_CODES
+from paddlegen.workloads.shared.rules import LAUNCHER_RULES
+from paddlegen.workloads.trainjob import WORKLOAD
 from paddlegen.workloads.trainjob.runtime import POD_SETTINGS
+
+
+def _runtime(ctx: Context) -> str | None:
+    """``trainjob.runtime``: a runtime of the user's; None for paddlegen's own."""
+    runtime: str | None = ctx.spec.get("trainjob", {}).get("runtime")
+    return runtime
 
 
 def _kueue_runtime(ctx: Context) -> Iterator[Finding]:
     """A queued TrainJob's runtime does not fail on the exit codes of the ranks Kueue's
     preemption stops."""
-    runtime = ctx.spec.get("trainjob", {}).get("runtime")
-    if ctx.spec.get("scheduling", {}).get("kueue") is not None and runtime is not None:
+    runtime = _runtime(ctx)
+    if ctx.kueue is not None and runtime is not None:
         yield ctx.finding(
             ("spec", "trainjob", "runtime"),
             f"Kueue preempts a TrainJob by suspending it, and its ranks then end with exit code "
@@ -26,10 +33,15 @@ def _kueue_runtime(ctx: Context) -> Iterator[Finding]:
         )
 
 
-KUEUE_RUNTIME = Rule(
+KUEUE_RUNTIME = SpecRule(
     "kueue-runtime",
     "a queued TrainJob runs on paddlegen's queued runtime, or on one whose pod failure policy "
     "also counts (not fails on) the exit codes of ranks that Kueue's preemption stops",
+    explanation=(
+        "Kueue preempts a TrainJob by suspending it, and its ranks then end with the exit codes of "
+        "a stopped process. Unless the runtime's pod failure policy counts those rather than fails "
+        "the job, as paddlegen's queued runtimes do, a preempted TrainJob fails for good."
+    ),
     severity="warning",
     silenceable=True,
     check=_kueue_runtime,
@@ -67,7 +79,7 @@ def _runtime_pod_settings(ctx: Context) -> Iterator[Finding]:
     """workload-unsupported on a runtime of the user's (trainjob.runtime): the pod settings
     no runtime patch has (runtime.POD_SETTINGS) go into a TrainingRuntime of the job's own,
     which would replace that runtime, so the runtime's pod template must carry them."""
-    runtime = ctx.spec.get("trainjob", {}).get("runtime")
+    runtime = _runtime(ctx)
     if runtime is None:
         return
     for base, body in [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]:
@@ -92,8 +104,8 @@ def _trainjob_unsupported(ctx: Context) -> Iterator[Finding]:
 def _own_runtime(ctx: Context) -> Iterator[Finding]:
     """group-restarts for a TrainJob: the policy that restarts the group is its runtime's, so
     paddlegen gives a TrainJob with restarts a runtime of its own and cannot use another."""
-    run, runtime = ctx.spec.get("run", {}), ctx.spec.get("trainjob", {}).get("runtime")
-    if run.get("restarts", 0) and runtime is not None:
+    runtime = _runtime(ctx)
+    if ctx.restarts and runtime is not None:
         yield ctx.finding(
             ("spec", "trainjob", "runtime"),
             f"with run.restarts the TrainJob runs on a TrainingRuntime of its own, whose JobSet "
@@ -104,6 +116,7 @@ def _own_runtime(ctx: Context) -> Iterator[Finding]:
 
 
 RULES = WorkloadRules(
+    WORKLOAD.name,
     rules=(*LAUNCHER_RULES, KUEUE_RUNTIME),
     extends={"workload-unsupported": _trainjob_unsupported, "group-restarts": _own_runtime},
 )
