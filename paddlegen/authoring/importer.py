@@ -294,7 +294,7 @@ def _checked(
 ) -> tuple[str, list[Diagnostic]]:
     """The spec as a file (``name``, under the modeline and ``origin``) and its validation."""
     from paddlegen.authoring.init import spec_text
-    from paddlegen.load import validate_document
+    from paddlegen.pipeline.load import validate_document
     from paddlegen.spec.loader import parse_spec
 
     text = spec_text(data, origin, name, schema)

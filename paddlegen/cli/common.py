@@ -255,7 +255,7 @@ def cores() -> int:
 
 
 def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
-    from paddlegen.load import collect_specs
+    from paddlegen.pipeline.load import collect_specs
 
     paths, whole_set = collect_specs(specs)
     if not paths:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import paddlegen
-from paddlegen import build
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.helpers import job_spec
 
