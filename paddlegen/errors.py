@@ -58,10 +58,15 @@ class PaddlegenError(Exception):
     exit_code = EXIT_ERROR
     rule = "error"  # what --format json/github call an error that carries no diagnostics
 
-    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
+    def __init__(
+        self, message: str, diagnostics: list[Diagnostic] | None = None, *, shown: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.diagnostics = list(diagnostics or [])
+        # The caller has shown the findings already (check's drift, as it found it): what is
+        # left to the CLI's handler is the exit code.
+        self.shown = shown
 
     def __str__(self) -> str:
         # A Python caller (the SDK, a notebook) sees the reasons, not just "invalid spec".
@@ -102,6 +107,12 @@ class ManifestError(PaddlegenError):
 
 class StaleOutputError(PaddlegenError):
     """Committed output differs from a fresh render."""
+
+    exit_code = EXIT_FINDINGS
+
+
+class LossyImportError(PaddlegenError):
+    """An imported spec would run differently from its input, and that was not accepted."""
 
     exit_code = EXIT_FINDINGS
 

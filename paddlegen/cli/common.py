@@ -88,7 +88,7 @@ def undone_on_spec_errors(
             note(f"paddlegen: {said}")
         else:
             emit([Diagnostic(severity="info", message=said, rule=SUMMARY_RULE)], fmt)
-        raise click.exceptions.Exit(exc.exit_code) from None
+        raise SpecError(said, exc.diagnostics, shown=True) from None
 
 
 def colour_on_stderr() -> bool:

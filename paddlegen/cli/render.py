@@ -24,7 +24,7 @@ from paddlegen.cli.common import (
     undone_on_spec_errors,
     validation_options,
 )
-from paddlegen.errors import Diagnostic
+from paddlegen.errors import Diagnostic, StaleOutputError
 
 if TYPE_CHECKING:
     from paddlegen.api import Request
@@ -270,7 +270,7 @@ def check(
             + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
             + " (or this check with --fix)"
         )
-    raise click.exceptions.Exit(1)
+    raise StaleOutputError(f"{len(drifts)} of {len(rendered)} jobs differ", shown=True)
 
 
 def _other_env_notes(names: list[str], out_dir: str, env: str | None) -> None:
