@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from paddlegen.errors import Interrupted
@@ -157,7 +158,8 @@ def drift(
 ) -> list[tuple[str, Drift]]:
     """How the output on disk differs from ``rendered`` (nothing is written), staging
     directories left by an interrupted render included (named as they are, ``leftover``), and
-    in every rendered job's folder, reused or not, the files of the user's nothing deploys."""
+    in every rendered job's folder, reused or not, the files of the user's nothing deploys;
+    each with the environment its folder was rendered for alone, if it was."""
     out = Path(out_dir)
     found = [
         (
@@ -171,7 +173,7 @@ def drift(
     ]
     found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out, prune)]
     found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
-    return [(name, d) for name, d in found if d]
+    return [(name, replace(d, env=stamp.stamped_env(out / name))) for name, d in found if d]
 
 
 def manifest_stream(rendered: list[Rendered], env: str | None = None) -> str:
