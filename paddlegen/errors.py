@@ -90,7 +90,7 @@ class Interrupted(BaseException):
         super().__init__(signum)
         self.signum = signum
         self.exit_code = 128 + signum
-        self.output: str = ""  # the folder a write was under way in (write._writing)
+        self.output: str = ""  # the folder a write was under way in (pipeline/write.writing)
 
 
 class SpecError(PaddlegenError):

@@ -31,7 +31,7 @@ def test_every_other_rule_id_paddlegen_reports_has_help():
         return [cls, *(c for sub in cls.__subclasses__() for c in subclasses(sub))]
 
     reported = {
-        # the loader, the schema and the spec set (spec/loader.py, spec/schema.py, load.py)
+        # the loader, the schema and the spec set (spec/loader.py, spec/schema.py, pipeline/load.py)
         "yaml",
         "encoding",
         "schema",
