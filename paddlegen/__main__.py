@@ -28,7 +28,7 @@ def main() -> None:
 
     # Installed before the CLI loads, so that no moment of a run ends in a traceback. Both
     # signals raise, in the main thread, where the run is: what is being written cleans up on
-    # the way out (see write._writing), then this function exits with the signal's code.
+    # the way out (pipeline/write.writing), then this function exits with the signal's code.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
     try:
@@ -55,7 +55,7 @@ def _exit_interrupted(exc: Interrupted) -> NoReturn:
         signal.signal(signum, signal.SIG_IGN)
     name = signal.Signals(exc.signum).name
     if _during(exc, Interrupted):
-        # The second signal cut the cleanup of the first short (write._writing).
+        # The second signal cut the cleanup of the first short (pipeline/write.writing).
         sys.stderr.write(
             f"paddlegen: interrupted by {name} again while cleaning up; the next render "
             "removes any staging folder left in the output folder (check lists them)\n"

@@ -7,11 +7,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paddlegen.build import Rendered, render_specs
 from paddlegen.errors import Diagnostic, ManifestError
 from paddlegen.events import Events
-from paddlegen.load import collect_specs
-from paddlegen.write import drift, manifest_stream, render_into, write_rendered
+from paddlegen.pipeline.build import Rendered, render_specs
+from paddlegen.pipeline.load import collect_specs
+from paddlegen.pipeline.write import (
+    drift,
+    manifest_stream,
+    write_planned,
+    write_rendered,
+    writing,
+)
 
 if TYPE_CHECKING:
     from paddlegen.output.drift import Drift
@@ -78,40 +84,47 @@ def run_render(request: Request, events: Events | None = None) -> Result:
     manifests are validated first, and fail as a ManifestError, nothing written."""
     events = events or Events()
     paths, prune = _specs(request)
-    if not (request.stdout or request.validate or request.env):
-        # Unchanged jobs are skipped; the rest are rendered and written on every core.
-        rendered, written = render_into(
-            paths,
-            request.output,
-            request.workload,
-            request.templates,
-            argocd=request.argocd,
-            jobs=request.jobs,
-            prune=prune,
-            ignore=request.ignore,
-            events=events,
-        )
+    if request.stdout or request.validate:
+        rendered = plan(request, paths, events)
+        fallbacks = _fallbacks(rendered, request.env)  # before anything is printed or written
         events.warnings([w for r in rendered for w in r.warnings])
-        return Result(rendered, written)
-    rendered = render_specs(
+        found = _validated(rendered, request, events) if request.validate else []
+        if request.stdout:
+            stream = manifest_stream(rendered)
+            return Result(rendered, findings=found, stream=stream, fallbacks=fallbacks)
+        written = write_rendered(rendered, request.output, prune, events, request.jobs)
+        return Result(rendered, written, findings=found, fallbacks=fallbacks)
+    out = Path(request.output)
+    with writing(out, events):  # held while the plan reads the stamps: a second render waits
+        rendered = plan(request, paths, events)
+        fallbacks = _fallbacks(rendered, request.env)
+        written = write_planned(rendered, out, prune, request.jobs)
+    events.warnings([w for r in rendered for w in r.warnings])
+    return Result(rendered, written, fallbacks=fallbacks)
+
+
+def plan(request: Request, paths: Sequence[Path], events: Events | None = None) -> list[Rendered]:
+    """What ``request`` would write, read by render, check and diff alike: each of ``paths``
+    (the spec files it names) as its job folder's files in memory (``Rendered.files``), or
+    reused when the folder in ``request.output`` is current (its stamp says so); nothing is
+    written. With ``stdout`` or ``validate`` each job keeps its objects and positions."""
+    objects = request.stdout or request.validate
+    return render_specs(
         paths,
         request.workload,
         request.templates,
         argocd=request.argocd,
+        objects=objects,
+        # One environment's tree is planned in full: reuse would skip a job by its stamp
+        # before the run knows which of its specs lack the environment.
+        reuse=None if objects or request.env else request.output,
+        jobs=request.jobs,
         ignore=request.ignore,
+        events=events,
         output=None if request.stdout else request.output,
         stamped=not request.stdout,  # printed output is never stamped
         env=request.env,
     )
-    fallbacks = _fallbacks(rendered, request.env)  # before anything is printed or written
-    events.warnings([w for r in rendered for w in r.warnings])
-    found = _validated(rendered, request, events) if request.validate else []
-    if request.stdout:
-        return Result(
-            rendered, findings=found, stream=manifest_stream(rendered), fallbacks=fallbacks
-        )
-    written = write_rendered(rendered, request.output, prune=prune, events=events)
-    return Result(rendered, written, findings=found, fallbacks=fallbacks)
 
 
 def _specs(request: Request) -> tuple[list[Path], bool]:
@@ -165,21 +178,7 @@ def run_check(request: Request, events: Events | None = None) -> Result:
     output that differs is rewritten, and the leftovers of an interrupted render removed."""
     events = events or Events()
     paths, prune = _specs(request)
-    rendered = render_specs(
-        paths,
-        request.workload,
-        request.templates,
-        argocd=request.argocd,
-        objects=False,
-        # One environment's tree is checked in full: reuse would skip a job by its stamp
-        # before the run knows which of its specs lack the environment.
-        reuse=None if request.env else request.output,
-        jobs=request.jobs,
-        ignore=request.ignore,
-        events=events,
-        output=request.output,
-        env=request.env,
-    )
+    rendered = plan(request, paths, events)
     fallbacks = _fallbacks(rendered, request.env)
     events.warnings([w for r in rendered for w in r.warnings])
     drifts = drift(rendered, request.output, prune=prune)

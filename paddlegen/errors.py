@@ -171,10 +171,15 @@ class PaddlegenError(Exception):
     exit_code = EXIT_ERROR
     rule = ERROR.id  # what --format json/github call an error that carries no diagnostics
 
-    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None) -> None:
+    def __init__(
+        self, message: str, diagnostics: list[Diagnostic] | None = None, *, shown: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.diagnostics = list(diagnostics or [])
+        # The caller has shown the findings already (check's drift, as it found it): what is
+        # left to the CLI's handler is the exit code.
+        self.shown = shown
 
     def __str__(self) -> str:
         # A Python caller (the SDK, a notebook) sees the reasons, not just "invalid spec".
@@ -198,7 +203,7 @@ class Interrupted(BaseException):
         super().__init__(signum)
         self.signum = signum
         self.exit_code = 128 + signum
-        self.output: str = ""  # the folder a write was under way in (write._writing)
+        self.output: str = ""  # the folder a write was under way in (pipeline/write.writing)
 
 
 class SpecError(PaddlegenError):
@@ -215,6 +220,12 @@ class ManifestError(PaddlegenError):
 
 class StaleOutputError(PaddlegenError):
     """Committed output differs from a fresh render."""
+
+    exit_code = EXIT_FINDINGS
+
+
+class LossyImportError(PaddlegenError):
+    """An imported spec would run differently from its input, and that was not accepted."""
 
     exit_code = EXIT_FINDINGS
 

@@ -21,8 +21,8 @@ class Events:
         """Another paddlegen holds the output folder; this call waits for it."""
 
     def warnings(self, found: Sequence[Diagnostic]) -> None:
-        """Warnings, once they are known: the specs' when every one is rendered (written, when
-        ``run_render`` writes files as it renders), the manifests' when they are validated."""
+        """Warnings, once they are known: the specs' when every one is rendered (and written,
+        when ``run_render`` writes what it planned), the manifests' when they are validated."""
 
     def validated(self, backend: str | None) -> None:
         """The manifests were validated by ``backend`` ("kubeconform" or "in-process"), before

@@ -231,16 +231,16 @@ class PaddleJob:
 
     def to_spec(self) -> dict[str, Any]:
         """The TrainingJob spec as a dict; raises SpecError if it is invalid."""
-        from paddlegen.load import require_valid
+        from paddlegen.pipeline.load import require_valid
 
         require_valid(self._document())
         return self._spec_data()
 
     def render(self, out_dir: str | Path) -> Path:
         """Write the kustomize directory ``out_dir/<job_name>``; returns its path."""
-        from paddlegen.build import render_document
         from paddlegen.output.stamp import Inputs
-        from paddlegen.write import write_rendered
+        from paddlegen.pipeline.build import render_document
+        from paddlegen.pipeline.write import write_rendered
 
         # The stamp of the spec text to_yaml() gives, as `paddlegen render` computes it for
         # that text saved to a file: a later CLI render of the saved spec skips the job.
@@ -255,7 +255,7 @@ class PaddleJob:
         return parse_spec(self.to_yaml(), self._source)
 
     def _checked(self) -> tuple[Document, list[Diagnostic]]:
-        from paddlegen.load import validate_document
+        from paddlegen.pipeline.load import validate_document
 
         doc = self._document()
         return doc, validate_document(doc)

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from paddlegen import build, load
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"

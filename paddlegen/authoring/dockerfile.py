@@ -143,7 +143,7 @@ def dockerfile_text(build: dict[str, Any], image: str | None, source: str) -> st
 
 def dockerfile_for_spec(path: str | Path) -> str:
     """The Dockerfile of the spec at ``path`` (validated first); InputError without spec.build."""
-    from paddlegen.load import load_valid
+    from paddlegen.pipeline.load import load_valid
 
     doc, _warnings = load_valid(path)
     spec = doc.data["spec"]

@@ -154,6 +154,22 @@ class ImportedJobs:
     def lossy(self) -> list[Note]:
         return [n for job in self.jobs for n in job.lossy] + [n for n in self.notes if n.lossy]
 
+    def spec_files(self, spec_file: Callable[[str], str]) -> dict[str, str]:
+        """Each job's spec as a file, at ``spec_file(job name)`` (path -> text); InputError
+        when two jobs would share one."""
+        by_file: dict[str, list[Imported]] = {}
+        for job in self.jobs:
+            by_file.setdefault(spec_file(job.name), []).append(job)
+        for path, same in by_file.items():
+            if len(same) > 1:
+                raise InputError(
+                    " and ".join(job.described for job in same) + f" would both be written to "
+                    f"{path}: paddlegen renders one folder per job name, so two jobs of one "
+                    "name cannot be rendered side by side; rename one in the input "
+                    "(metadata.name), or import them one at a time"
+                )
+        return {path: same[0].text for path, same in by_file.items()}
+
 
 def import_jobs(
     sources: Iterable[tuple[str, str]],
@@ -279,7 +295,7 @@ def _checked(
 ) -> tuple[str, list[Diagnostic]]:
     """The spec as a file (``name``, under the modeline and ``origin``) and its validation."""
     from paddlegen.authoring.init import spec_text
-    from paddlegen.load import validate_document
+    from paddlegen.pipeline.load import validate_document
     from paddlegen.spec.loader import parse_spec
 
     text = spec_text(data, origin, name, schema)

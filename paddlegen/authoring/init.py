@@ -412,7 +412,7 @@ def _unparsable(o: InitOptions) -> dict[str, str]:
 
 
 def _findings(text: str, source: str) -> list[Diagnostic]:
-    from paddlegen.load import validate_document
+    from paddlegen.pipeline.load import validate_document
     from paddlegen.spec.loader import parse_spec
 
     try:

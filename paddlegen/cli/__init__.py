@@ -75,7 +75,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except PaddlegenError as exc:
             fmt: str = ctx.meta.get("paddlegen.format", "text")
-            if exc.diagnostics:
+            if exc.shown:
+                pass
+            elif exc.diagnostics:
                 emit(exc.diagnostics, fmt)
             elif fmt == "text":
                 note(f"paddlegen: error: {exc.message}")

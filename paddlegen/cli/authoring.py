@@ -20,7 +20,7 @@ from paddlegen.cli.common import (
     note,
     stdout_is_output,
 )
-from paddlegen.errors import Diagnostic, InputError
+from paddlegen.errors import Diagnostic, InputError, LossyImportError, SpecError
 from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE, PS_WORKLOAD
 from paddlegen.workloads import WORKLOADS, conversion_targets
@@ -30,7 +30,7 @@ PRESET_NAMES = list(PRESETS)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from paddlegen.authoring.importer import Imported
+    from paddlegen.authoring.importer import ImportedJobs
 
 
 def complete_spec_paths(
@@ -434,7 +434,7 @@ def import_command(
 
     result = import_jobs(sources, spec_file, to, schema)
     if folder:
-        _write_specs(result.jobs, spec_file, force)
+        _write_specs(result, spec_file, force)
     elif len(result.jobs) > 1:
         raise InputError(several_jobs(result))
     else:
@@ -443,26 +443,23 @@ def import_command(
     # Each job's notes in the order of the input, as a compiler lists its findings (those
     # about a whole object first, as made); then what validating its spec found; then the
     # notes about no one job.
-    emit(
-        [
-            d
-            for job in result.jobs
-            for d in sorted((n.diagnostic() for n in job.notes), key=_in_the_input)
-            + job.diagnostics
-        ]
-        + sorted((n.diagnostic() for n in result.notes), key=_in_the_input),
-        fmt,
-    )
+    found = [
+        d
+        for job in result.jobs
+        for d in sorted((n.diagnostic() for n in job.notes), key=_in_the_input) + job.diagnostics
+    ] + sorted((n.diagnostic() for n in result.notes), key=_in_the_input)
     if any(d.is_error for job in result.jobs for d in job.diagnostics):
-        raise click.exceptions.Exit(1)
+        raise SpecError("an imported spec is invalid", found)  # the group's handler lists them
+    emit(found, fmt)
     if result.lossy and not lossy:
+        count = len(result.lossy)
+        said = (
+            f"{count} lossy note{'s' if count != 1 else ''}: the spec would not run as the "
+            "input does; edit it, or accept it with --lossy"
+        )
         if fmt == "text":
-            count = len(result.lossy)
-            note(
-                f"paddlegen: {count} lossy note{'s' if count != 1 else ''}: the spec would not "
-                "run as the input does; edit it, or accept it with --lossy"
-            )
-        raise click.exceptions.Exit(1)
+            note(f"paddlegen: {said}")
+        raise LossyImportError(said, shown=True)
 
 
 def _in_the_input(found: Diagnostic) -> tuple[str, int, int]:
@@ -474,28 +471,18 @@ def _is_folder(output: str) -> bool:
     return output.endswith(("/", os.sep)) or Path(output).is_dir()
 
 
-def _write_specs(jobs: list[Imported], spec_file: Callable[[str], str], force: bool) -> None:
+def _write_specs(result: ImportedJobs, spec_file: Callable[[str], str], force: bool) -> None:
     """A spec file per job; none is written when two jobs would share one, or (without
     --force) when one exists and holds something else."""
     from paddlegen.authoring.init import write_new_files
 
-    by_file: dict[str, list[Imported]] = {}
-    for job in jobs:
-        by_file.setdefault(spec_file(job.name), []).append(job)
-    for path, same in by_file.items():
-        if len(same) > 1:
-            raise InputError(
-                " and ".join(job.described for job in same) + f" would both be written to "
-                f"{path}: paddlegen renders one folder per job name, so two jobs of one name "
-                "cannot be rendered side by side; rename one in the input (metadata.name), or "
-                "import them one at a time"
-            )
-    written = write_new_files({path: same[0].text for path, same in by_file.items()}, force)
-    for path in by_file:
+    files = result.spec_files(spec_file)
+    written = write_new_files(files, force)
+    for path in files:
         click.echo(f"paddlegen: {'wrote' if path in written else 'unchanged:'} {path}", err=True)
     # one folder: what one spec lacks, every spec does
-    path, same = next(iter(by_file.items()))
-    _without_modeline(path, same[0].text)
+    path, text = next(iter(files.items()))
+    _without_modeline(path, text)
 
 
 def _without_modeline(path: str | None, text: str) -> None:

@@ -84,7 +84,7 @@ def undone_on_spec_errors(
             note(f"paddlegen: {said}")
         else:
             emit([Diagnostic(severity="info", message=said, rule=SUMMARY.id)], fmt)
-        raise click.exceptions.Exit(exc.exit_code) from None
+        raise SpecError(said, exc.diagnostics, shown=True) from None
 
 
 def colour_on_stderr() -> bool:
@@ -251,7 +251,7 @@ def cores() -> int:
 
 
 def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
-    from paddlegen.load import collect_specs
+    from paddlegen.pipeline.load import collect_specs
 
     paths, whole_set = collect_specs(specs)
     if not paths:

@@ -148,7 +148,6 @@ def argocd(
       paddlegen argocd --repo-url URL --destination prod=https://prod.example:6443,ml
     """
     from paddlegen.gitops import argocd as argocd_setup
-    from paddlegen.gitops.argocd_files import MOVED, SIDECAR_FILES
 
     target = argocd_setup.Target(
         repo_url,
@@ -172,26 +171,20 @@ def argocd(
             'deploys to none, so Argo CD cannot sync them ("Namespace for ... is missing"): '
             "set metadata.namespace in the job's spec, or pass --dest-namespace"
         )
-    now = {*report.written, *report.unchanged}
-    moved = [rel for rel in report.removed if MOVED.get(rel) in now]
-    sidecar_removed = [
-        rel
-        for rel in report.removed
-        if rel not in moved and SIDECAR_FILES.intersection({rel, MOVED.get(rel)})
-    ]
-    if sidecar_removed:
+    if generated.sidecar_removed:
         note(
-            f"paddlegen: removed the plugin sidecar's files ({', '.join(sidecar_removed)} in "
+            f"paddlegen: removed the plugin sidecar's files "
+            f"({', '.join(generated.sidecar_removed)} in "
             f"{out_dir}): they are written with --sidecar (or --sidecar-image IMAGE)"
         )
     for rel in report.removed:
-        if rel in moved:
+        if rel in generated.moved:
             note(
                 f"paddlegen: moved {os.path.join(out_dir, rel)} to "
-                f"{os.path.join(out_dir, MOVED[rel])}, so that `kubectl apply -f "
+                f"{os.path.join(out_dir, generated.moved[rel])}, so that `kubectl apply -f "
                 f"{out_dir}` applies only the Argo CD objects; update what reads it there"
             )
-        elif rel.startswith("applications/"):
+        elif rel in generated.removed_applications:
             note(
                 f"paddlegen: warning: removed {os.path.join(out_dir, rel)}: deleting that "
                 "Application from Argo CD deletes its live objects (resources finalizer)"

@@ -24,7 +24,7 @@ from paddlegen.cli.common import (
     undone_on_spec_errors,
     validation_options,
 )
-from paddlegen.errors import Diagnostic
+from paddlegen.errors import Diagnostic, StaleOutputError
 from paddlegen.output.drift import CUSTOM_RULE, EXTRA, LEFTOVER, MISSING, STALE, UNKNOWN
 
 if TYPE_CHECKING:
@@ -265,22 +265,20 @@ def check(
             err=True,
         )
     elif fmt == "text" and any(found.fixable and not found.leftover for _, found in drifts):
-        _other_env_notes([name for name, _ in drifts], out_dir, env)
+        _other_env_notes(drifts, out_dir, env)
         note(
             "paddlegen: to bring the output up to date: "
             + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
             + " (or this check with --fix)"
         )
-    raise click.exceptions.Exit(1)
+    raise StaleOutputError(f"{len(drifts)} of {len(rendered)} jobs differ", shown=True)
 
 
-def _other_env_notes(names: list[str], out_dir: str, env: str | None) -> None:
+def _other_env_notes(drifts: Sequence[tuple[str, Any]], out_dir: str, env: str | None) -> None:
     """Name each job folder rendered for another environment than this check's: a check
     without the --env its folder was written with finds every file different."""
-    from paddlegen.output.stamp import stamped_env
-
-    for name in names:
-        written = stamped_env(Path(out_dir) / name)
+    for name, found in drifts:
+        written = found.env
         if written != env:
             made, give = (
                 (f"with --env {written}", f"--env {written}")

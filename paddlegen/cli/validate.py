@@ -19,6 +19,7 @@ from paddlegen.cli.common import (
     stdout_is_output,
     validation_options,
 )
+from paddlegen.errors import SpecError
 
 
 @click.command()
@@ -104,9 +105,9 @@ def validate(
     if asked or result.trees:
         note_backend(result.backend)
     found = result.diagnostics
-    emit(found, fmt)
     if any(d.is_error for d in found):
-        raise click.exceptions.Exit(1)
+        raise SpecError("invalid input", found)  # the group's handler lists them
+    emit(found, fmt)
     if fmt == "text":
         counts = ((result.specs, "spec"), (result.trees, "rendered job"))
         click.echo(

@@ -19,6 +19,9 @@ from paddlegen.gitops.argocd_files import (
     SIDECAR_PATCH_FILE,
     Plan,
     header,
+    moved,
+    removed_applications,
+    sidecar_removed,
 )
 from paddlegen.gitops.argocd_health import health_configmap
 from paddlegen.output.layout import (
@@ -655,6 +658,9 @@ class ArgocdFiles:
     fallbacks: list[str]  # jobs that deploy their base for lack of the overlay asked for
     without_namespace: list[str]  # Applications whose objects land in no namespace
     placements: list[str]  # with --destination: where the Applications deploy
+    moved: dict[str, str]  # files removed from an older place -> where they are now
+    sidecar_removed: list[str]  # the plugin sidecar's files, removed (no --sidecar)
+    removed_applications: list[str]  # Application files removed: their live objects go too
 
 
 def generate(
@@ -675,4 +681,7 @@ def generate(
         base_fallbacks(env, jobs) if env is not None and jobs else [],
         without_namespace(target, jobs, env, namespaces),
         placements(target, jobs, env),
+        moved(report),
+        sidecar_removed(report),
+        removed_applications(report),
     )

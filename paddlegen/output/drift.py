@@ -102,6 +102,9 @@ class Drift:
     # What keeps custom/ from being deployed, as (file, why): no kustomization.yaml there, or
     # one that is no kustomize Component.
     custom: list[tuple[str, str]] = field(default_factory=list)
+    # The environment the folder was rendered for alone (`--env`, its stamp says), if it was:
+    # a check with another (or none) finds every file different.
+    env: str | None = None
 
     def __bool__(self) -> bool:
         return bool(

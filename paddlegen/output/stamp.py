@@ -13,7 +13,7 @@ Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) h
   kustomization lists it;
 - ``spec``: the spec's path relative to the job directory, so that a run given the spec files
   one by one (`jobs/*.yaml`, which the shell expands) still knows a job whose spec was deleted,
-  or now names another job, for an orphan (write.orphans), and another spec file with the
+  or now names another job, for an orphan (pipeline/write.orphans), and another spec file with the
   same job name is refused while that one still names the job (output/owner.py);
 - ``env``: the environment rendered alone (`--env`), so that a check without it (or with
   another) says how the folder was made, not only that every file differs.

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paddlegen.build import Rendered, render_valid, same_name_diagnostics
 from paddlegen.errors import Diagnostic, SpecError
-from paddlegen.load import collect_specs, load_valid
 from paddlegen.output.layout import generated_jobs
+from paddlegen.pipeline.build import Rendered, render_valid, same_name_diagnostics
+from paddlegen.pipeline.load import collect_specs, load_valid
 from paddlegen.render.engine import Manifest
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
-from paddlegen import build, load
 from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
+from paddlegen.pipeline import build, load
 from tests.conftest import DATA
 from tests.helpers import LOSSY_JOB
 

@@ -159,7 +159,7 @@ def test_a_bug_is_exit_2_with_a_traceback(runner, tmp_path, monkeypatch):
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(render_module, "render_job", broken)
-    monkeypatch.setattr("paddlegen.build.render_job", broken)
+    monkeypatch.setattr("paddlegen.pipeline.build.render_job", broken)
     result = runner.invoke(cli, ["render", str(write_spec(tmp_path)), "--stdout"])
     assert result.exit_code == 2
     assert "Traceback" in result.stderr and "internal error" in result.stderr

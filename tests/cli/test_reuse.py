@@ -210,7 +210,7 @@ def test_errors_from_worker_processes_keep_their_positions(runner, tmp_path):
 
 
 def test_a_failed_parallel_render_leaves_the_output_as_it_was(runner, tmp_path):
-    """Workers stage their jobs while others still render; one bad spec discards them all."""
+    """One bad spec among many rendered in parallel: nothing is staged, nothing changes."""
     jobs, deploy = _many(tmp_path)
     _render(runner, jobs, deploy, "-j", "2")
     before = snapshot(tmp_path / "deploy")

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, write
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd import (

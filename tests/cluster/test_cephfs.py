@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import subprocess
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, write
 from paddlegen.authoring.importer import import_manifests
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused

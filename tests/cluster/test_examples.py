@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddlegen import build, write
+from paddlegen.pipeline import build, write
 from tests.cluster.conftest import Kube
 from tests.conftest import DATA, example_specs, require_tool
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, write
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from paddlegen.validate.kueue_queues import RULE
 from paddlegen.validate.server import Server, dry_run

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import write
 from paddlegen.cli import cli
 from paddlegen.gitops import kueue_manager
+from paddlegen.pipeline import write
 from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_kueue import queued_render, workload
 from tests.cluster.test_paddleflow import get, wait_for

@@ -69,7 +69,7 @@ def spec(name: str, replicas: int, **extra: Any) -> dict[str, Any]:
 
 
 def apply(kube: Kube, data: dict[str, Any]) -> None:
-    from paddlegen import write
+    from paddlegen.pipeline import write
 
     create_namespace(kube, data, "collective")
     kube.apply(write.manifest_stream([render(data)]))

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import write
+from paddlegen.pipeline import write
 from paddlegen.workloads.shared.launcher import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.trainjob.names import NODE
 from tests.cluster.conftest import Kube, with_extras

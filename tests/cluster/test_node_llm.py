@@ -82,7 +82,7 @@ def run(
 ) -> dict[str, str]:
     """Apply ``data`` with ``files`` in the ConfigMap `files` mounted at ``at`` (each file
     ``mode``), and wait until its Job completes: the pods' logs, by pod name."""
-    from paddlegen import write
+    from paddlegen.pipeline import write
 
     name = data["metadata"]["name"]
     kube.run("create", "namespace", name)

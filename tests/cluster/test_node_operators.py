@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, write
 from paddlegen.output.layout import stream
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.training import (

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import write
+from paddlegen.pipeline import write
 from paddlegen.workloads.shared.jobset import RESTART_ATTEMPT
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_kueue import (

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import write
+from paddlegen.pipeline import write
 from paddlegen.workloads.shared.launcher import NO_NODE_COUNT_EXIT
 from paddlegen.workloads.trainjob.names import JOBSET_NAME, MASTER_PORT, NODE, RUNTIME
 from tests.cluster.conftest import Kube, local_cluster, with_extras

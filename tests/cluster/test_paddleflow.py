@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, write
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import parse
 from tests.cluster.conftest import Kube

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, load
+from paddlegen.pipeline import build, load
 from paddlegen.rules.pod_security import ENFORCE_LABEL, LEVELS
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube

@@ -12,7 +12,7 @@ import time
 
 import yaml
 
-from paddlegen import build, write
+from paddlegen.pipeline import build, write
 from tests.cluster.conftest import Kube
 from tests.cluster.test_paddleflow import wait_for
 from tests.conftest import require_tool

@@ -22,8 +22,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from paddlegen import build, write
 from paddlegen.errors import Diagnostic
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.cluster.conftest import Kube

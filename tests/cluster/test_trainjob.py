@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from paddlegen import build
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.trainjob.names import JOBSET_NAME, MASTER_PORT, NODE, VOLCANO_RUNTIME
 from tests.cluster.conftest import Kube, with_extras

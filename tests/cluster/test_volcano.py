@@ -14,8 +14,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from paddlegen import build, write
 from paddlegen.cli import cli
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_paddleflow import get, wait_for

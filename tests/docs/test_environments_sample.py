@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from tests.docs.pages import DOCS, blocks
 
 PAGE = DOCS / "environments.md"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen.load import validate_document
+from paddlegen.pipeline.load import validate_document
 from paddlegen.spec.loader import parse_spec
 from tests.docs.pages import blocks
 

@@ -10,9 +10,9 @@ import copy
 import pytest
 import yaml
 
-from paddlegen import build
 from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.e2e.test_import_roundtrip import as_read_back
 from tests.helpers import HEADER

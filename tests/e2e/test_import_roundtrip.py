@@ -18,9 +18,9 @@ from functools import cache
 import pytest
 import yaml
 
-from paddlegen import build
 from paddlegen.authoring.importer import Imported, import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec, read_spec
 from paddlegen.workloads.import_pod import PROBE_DEFAULTS
 from tests.conftest import ROOT, example_specs

@@ -10,7 +10,7 @@ import subprocess
 
 import yaml
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from tests.conftest import example_specs, require_tool
 
 IGNORED = {

@@ -11,8 +11,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paddlegen import build, write
 from paddlegen.cli import cli
+from paddlegen.pipeline import build, write
 from tests.conftest import example_specs, require_tool
 
 

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 import yaml
 
-from paddlegen import build, write
 from paddlegen.cli import cli
+from paddlegen.pipeline import build, write
 from paddlegen.validate import inputs as validation
 from paddlegen.validate.kubeconform import tree_files
 from tests.conftest import example_specs, require_tool

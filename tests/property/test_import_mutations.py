@@ -17,9 +17,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paddlegen import build
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.errors import PaddlegenError
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import read_spec
 from tests.conftest import example_specs
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, load
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import parse
 from paddlegen.validate import inputs as validation

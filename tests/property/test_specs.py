@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 
-from paddlegen import build, load
 from paddlegen.cli import cli
 from paddlegen.errors import Diagnostic, SpecError
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import Document, parse_spec
 from paddlegen.validate import inputs as validation
 from paddlegen.validate.inprocess import validate_in_process

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from tests.conftest import ROOT
 from tests.helpers import rendered_objects
 

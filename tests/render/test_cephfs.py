@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from paddlegen import build, load
 from paddlegen.authoring.explain import explain
 from paddlegen.errors import Diagnostic
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import CEPHFS_CSI_DRIVER
 from paddlegen.validate import inputs as validation

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import load
+from paddlegen.pipeline import load
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.shared.launcher import (

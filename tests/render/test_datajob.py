@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddlegen import build
+from paddlegen.pipeline import build
 
 VOLUMES = """\
   volumes:

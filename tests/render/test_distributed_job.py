@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddlegen import build, write
+from paddlegen.pipeline import build, write
 from tests.conftest import require_tool
 
 SEED_004 = """\

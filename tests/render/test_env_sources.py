@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import load
+from paddlegen.pipeline import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.helpers import ENV_SOURCES, ROLE_ENV_SOURCES

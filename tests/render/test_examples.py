@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from tests.conftest import ROOT, example_specs
 
 EXAMPLES = example_specs()

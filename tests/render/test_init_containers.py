@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import build, load
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.yamlio import dump_yaml

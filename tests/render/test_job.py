@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from tests.conftest import EXAMPLES
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import load
+from paddlegen.pipeline import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.render.test_pod_settings import WORKLOADS, data_pod, render, spec, training_pods

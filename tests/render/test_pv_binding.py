@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import build, load
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 
 SOURCES = [

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen import load
 from paddlegen.cli import cli
 from paddlegen.errors import SpecError
+from paddlegen.pipeline import load
 from paddlegen.spec.loader import MAX_BYTES, MAX_DEPTH
 from tests.security.trees import render_good_tree, tree_state
 

@@ -162,7 +162,7 @@ def test_each_render_gets_its_own_budget():
 )
 def test_a_spec_at_the_size_limit_still_renders_with_the_built_in_templates(tmp_path, workload):
     """The bounds sit above anything a valid spec can make the shipped templates build."""
-    from paddlegen import build
+    from paddlegen.pipeline import build
     from paddlegen.spec.loader import MAX_BYTES
 
     extra = {

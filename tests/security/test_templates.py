@@ -124,7 +124,7 @@ def test_built_in_templates_render_through_the_sandbox(monkeypatch):
         return env
 
     monkeypatch.setattr(render, "environment", spy)
-    from paddlegen import build
+    from paddlegen.pipeline import build
 
     build.render_specs([GOOD_SPEC])
     assert seen and all(isinstance(env, ImmutableSandboxedEnvironment) for env in seen)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import paddlegen
-from paddlegen import build
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.helpers import job_spec
 
@@ -74,3 +74,34 @@ def test_a_spec_with_findings_is_never_rendered(tmp_path):
         assert [str(d) for d in refused.value.diagnostics if d.is_error]
         assert all(str(d) in printed.stderr for d in refused.value.diagnostics)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_plan_writes_nothing_and_is_what_a_render_then_writes(tmp_path):
+    """The plan stage reads the stamps and nothing else: a changed job's files (its stamp
+    among them) are planned in memory, an unchanged one is reused as it is on disk."""
+    from paddlegen.api import plan
+
+    jobs, out = tmp_path / "jobs", tmp_path / "deploy"
+    jobs.mkdir()
+    for name in ("a", "b"):
+        (jobs / f"{name}.yaml").write_text(job_spec(name), encoding="utf-8")
+    paddlegen.run_render(paddlegen.Request([jobs], output=out))
+    (jobs / "b.yaml").write_text(job_spec("b", "img:2"), encoding="utf-8")
+
+    def tree() -> dict[str, tuple[bytes, int]]:
+        return {
+            str(p.relative_to(out)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(out.rglob("*"))
+            if p.is_file()
+        }
+
+    before = tree()
+    request = paddlegen.Request([jobs], output=out)
+    planned = plan(request, sorted(jobs.iterdir()))
+    assert tree() == before and sorted(p.name for p in out.iterdir()) == ["a", "b"]
+    reused, fresh = planned
+    assert reused.reused is not None and reused.files(out) == {}
+    files = fresh.files(out)
+    assert ".paddlegen-stamp" in files and "img:2" in files["batch_v1_job_b.yaml"]
+    paddlegen.run_render(request)
+    assert {rel: (out / "b" / rel).read_text(encoding="utf-8") for rel in files} == files

@@ -134,6 +134,7 @@ def test_subpackages_hold_the_pipeline_steps():
             "cli",
             "gitops",
             "output",
+            "pipeline",
             "render",
             "rules",
             "spec",

@@ -470,7 +470,7 @@ def test_a_ttl_is_safe_under_argo_cd_the_finished_object_is_a_hook(tmp_path, wor
     """The object a TTL deletes is a Sync hook, which Argo CD does not compare: it is not
     Missing after its TTL and no sync creates it again (verified live in
     tests/cluster/test_argocd_runtime_safety.py). So no warning any more."""
-    from paddlegen import build, load
+    from paddlegen.pipeline import build, load
 
     spec = tmp_path / "ttl.yaml"
     spec.write_text(TTL_SPEC.format(workload=workload, extra=extra))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import load
+from paddlegen.pipeline import load
 from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import build_job

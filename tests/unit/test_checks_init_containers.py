@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen import load
+from paddlegen.pipeline import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 

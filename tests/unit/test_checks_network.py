@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import build, load
+from paddlegen.pipeline import build, load
 from paddlegen.rules.pod_security import level_needed
 from paddlegen.spec.loader import parse_spec
 from tests.helpers import pod_templates, rendered_objects

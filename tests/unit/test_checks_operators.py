@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import build, load, report
+from paddlegen import report
 from paddlegen.errors import SpecError
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import Document, parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"

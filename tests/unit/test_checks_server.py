@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import load, report
+from paddlegen import report
+from paddlegen.pipeline import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import canonical, server_value
 from tests.unit.test_checks_distributed import HEADER, findings

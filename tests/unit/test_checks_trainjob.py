@@ -75,7 +75,7 @@ def test_the_contract_env_is_the_runtimes():
 
 
 def test_the_last_pods_jobset_hostname_bounds_the_name():
-    from paddlegen import load
+    from paddlegen.pipeline import load
     from paddlegen.spec.loader import parse_spec
 
     def found(name: str) -> list[str]:

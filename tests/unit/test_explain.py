@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from paddlegen import build, load
 from paddlegen.authoring.explain import OUTPUTS, explain, field_paths, format_doc, outputs
 from paddlegen.errors import InputError
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.helpers import POD_SETTINGS

@@ -99,7 +99,7 @@ def test_run_rules_are_checked_against_the_registry():
 
 
 def test_the_docs_example_silences_what_it_says(tmp_path):
-    from paddlegen import load
+    from paddlegen.pipeline import load
 
     page = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
     example = page.split("## Silencing a rule", 1)[1].split("```yaml\n", 1)[1].split("```")[0]

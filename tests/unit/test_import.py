@@ -208,7 +208,7 @@ spec:
 
 def render(result) -> dict[str, dict]:
     """The objects the imported spec renders, by kind."""
-    from paddlegen import build
+    from paddlegen.pipeline import build
     from paddlegen.spec.loader import parse_spec
 
     manifests = build.render_document(parse_spec(result.text, "imported.yaml")).manifests

@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from paddlegen import build, load
 from paddlegen.authoring.importer import import_manifests
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 
 JOB = {

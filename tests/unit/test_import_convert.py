@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen import build
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.cli import cli
 from paddlegen.errors import InputError
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 
 # The PaddleFlow operator's PS-mode job: two parameter servers, Gloo, its own clean-up.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import build
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.errors import InputError
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.unit.test_import_convert import KUBEFLOW, PADDLEFLOW_COLLECTIVE, PADDLEFLOW_PS
 

@@ -9,10 +9,10 @@ import copy
 import pytest
 import yaml
 
-from paddlegen import build
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.cli import cli
 from paddlegen.errors import ManifestError
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.shared import launcher
 from tests.conftest import DATA

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paddlegen import build, load
 from paddlegen.authoring.init import InitOptions, answer_problems, init_spec
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import DEFAULT_WORKLOAD
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen import build, write
 from paddlegen.output import interrupts, pool
 from paddlegen.output import writer as kustomize
 from paddlegen.output.layout import HEADER
+from paddlegen.pipeline import build, write
 from tests.helpers import job_spec
 from tests.security.trees import files_of, hidden, job_trees
 

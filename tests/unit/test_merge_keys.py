@@ -8,8 +8,8 @@ from functools import cache
 
 import pytest
 
-from paddlegen import build
 from paddlegen.output.merge_keys import MERGED_LISTS
+from paddlegen.pipeline import build
 from paddlegen.validate.k8s_schemas import strict_dir
 from tests.conftest import example_specs
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import build
 from paddlegen.errors import SpecError
+from paddlegen.pipeline import build
 from paddlegen.spec.overlays import deep_merge
 
 BASE = """\

@@ -10,7 +10,7 @@ import pytest
 
 from paddlegen.errors import Diagnostic, SpecError
 from paddlegen.gitops import kueue_setup
-from paddlegen.load import validate_document
+from paddlegen.pipeline.load import validate_document
 from paddlegen.report import declared_rules
 from paddlegen.spec.loader import parse_spec
 from tests.conftest import DATA

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen import build, load, report
+from paddlegen import report
 from paddlegen.cli import cli
 from paddlegen.errors import SpecError
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import yaml
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from paddlegen.render.engine import Manifest
 from paddlegen.render.syncwaves import HOOK, HOOK_DELETE_POLICY, WAVE, annotate
 from paddlegen.spec.loader import parse_spec

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen import build, write
+from paddlegen.pipeline import build, write
 from paddlegen.spec.loader import parse_spec
 from tests.unit.test_checks_distributed import findings
 

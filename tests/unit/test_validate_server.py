@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen import build
 from paddlegen.errors import ToolError
+from paddlegen.pipeline import build
 from paddlegen.validate.kueue_queues import QUEUE_LABEL
 from paddlegen.validate.server import Server, dry_run
 from tests.helpers import job_spec

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import build
+from paddlegen.pipeline import build
 from paddlegen.resources import templates_dir
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import DEFAULT_WORKLOAD, build_job

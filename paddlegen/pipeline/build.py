@@ -1,8 +1,7 @@
-"""Build -> render -> plan: valid specs to each job's files, on one or many processes."""
+"""Build -> render -> plan: valid specs to what each job's folder would hold, nothing written."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,18 +11,16 @@ from paddlegen.errors import (
     Diagnostic,
     InputError,
     OutputError,
-    PaddlegenError,
     SpecError,
     TemplateError,
 )
 from paddlegen.events import Events
-from paddlegen.load import load_valid, require_valid
 from paddlegen.output import stamp
 from paddlegen.output.layout import CUSTOM, Plan, has_custom, plan_job, plan_overlays
 from paddlegen.output.owner import JOB_NAME, name_position, takeover_diagnostics
 from paddlegen.output.pool import map_ordered
 from paddlegen.output.stamp import Inputs, Reused, with_stamp
-from paddlegen.output.writer import Staged, discard, stage_job
+from paddlegen.pipeline.load import load_valid, require_valid
 from paddlegen.render.engine import Manifest, render_job
 from paddlegen.spec.loader import Document, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
@@ -34,8 +31,8 @@ class Rendered:
     """One spec through the pipeline: its job directory's files, before anything touches disk.
 
     ``reused`` says the directory on disk is already what the spec renders to (nothing was
-    rendered; ``plan`` is empty); ``staged`` holds its new tree, built beside the old one and
-    waiting to be swapped in. ``doc``, ``job``, ``manifests`` and ``environments`` are the
+    rendered; ``plan`` is empty). ``files`` adds the stamp to ``plan``: what a write puts in
+    the job folder. ``doc``, ``job``, ``manifests`` and ``environments`` are the
     objects and positions that ``--stdout`` and validation need; results that cross a process
     boundary leave them out (``None`` and empty), which keeps them small. Rendered for one
     environment (``--env``), they are that environment's, in the flat layout, and
@@ -48,7 +45,6 @@ class Rendered:
     warnings: list[Diagnostic]
     digest: str = ""  # the input digest its stamp records (see output/stamp.py); "" writes none
     reused: Reused | None = None
-    staged: Staged | None = None
     doc: Document | None = None
     job: Job | None = None
     manifests: list[Manifest] = field(default_factory=list)  # of the base spec
@@ -56,6 +52,11 @@ class Rendered:
     custom: bool = False  # the plan lists the job folder's own Component (output/layout.py)
     overlays: tuple[str, ...] = ()  # the spec's environments, sorted
     env: str | None = None  # the environment rendered alone (--env), which its stamp records
+
+    def files(self, out: Path) -> dict[str, str]:
+        """The job folder's files in ``out`` (relative path -> text), its stamp among them
+        when it has an input digest; empty for a reused job (what is on disk is current)."""
+        return with_stamp(self, out / self.name) if not self.reused else {}
 
 
 def render_document(
@@ -124,7 +125,6 @@ def render_valid(
         list(warnings),
         digest,
         None,
-        None,
         doc,
         job,
         manifests,
@@ -156,23 +156,21 @@ def render_specs(
     objects: bool = True,
     reuse: str | Path | None = None,
     jobs: int = 1,
-    stage_in: str | Path | None = None,
     ignore: Iterable[str] = (),
     events: Events | None = None,
     output: str | Path | None = None,
     stamped: bool = True,
     env: str | None = None,
 ) -> list[Rendered]:
-    """Every spec validated and rendered; all errors reported together, nothing rendered twice.
+    """The plan: every spec validated and rendered to its job's files in memory (nothing is
+    written); all errors reported together, nothing rendered twice.
 
     With ``objects`` (the default) each result keeps its objects and positions, and the work
-    stays in this process. Without, the specs are rendered on up to ``jobs`` processes;
-    with ``reuse`` (the output folder), a spec whose job directory there carries a matching
-    stamp and untouched files is not rendered again (``Rendered.reused``); with ``stage_in``
-    (the output folder, held under ``output_lock``), each worker also builds its job's new tree
-    beside the old one, so the files are written in parallel with the rendering. On any error
-    every staged tree is discarded before the error is raised: a SpecError carrying every
-    spec's findings, its message how many specs have errors (``specs_with_errors``). ``ignore``
+    stays in this process. Without, the specs are rendered on up to ``jobs`` processes, which
+    return their plans; with ``reuse`` (the output folder), a spec whose job directory there
+    carries a matching stamp and untouched files is not rendered again (``Rendered.reused``):
+    the stamps are read, nothing else is. A SpecError carries every spec's findings, its
+    message how many specs have errors (``specs_with_errors``). ``ignore``
     names rules whose findings are silenced in every spec (see ``validate_document``).
     ``output`` is the folder the job folders are planned for (see ``render_valid``).
     Without ``stamped`` (output to print) the results carry no input digest (no stamp).
@@ -190,15 +188,7 @@ def render_specs(
     }
     todo = [path for path in specs if path not in found]
     work = [
-        (
-            path,
-            inputs,
-            Path(stage_in) if stage_in else None,
-            raws.get(path),
-            objects,
-            Path(output) if output else None,
-        )
-        for path in todo
+        (path, inputs, raws.get(path), objects, Path(output) if output else None) for path in todo
     ]
     results = dict(
         zip(
@@ -222,11 +212,7 @@ def render_specs(
             same = reuse is not None and Path(reuse) == Path(output)
             refuse_takeover(rendered, Path(output), stamps if same else None)
     except SpecError as exc:
-        _discard_staged(outcomes)
         raise SpecError(specs_with_errors(exc.diagnostics, len(specs)), exc.diagnostics) from None
-    except PaddlegenError:
-        _discard_staged(outcomes)
-        raise
     return rendered
 
 
@@ -239,11 +225,10 @@ def specs_with_errors(diagnostics: Sequence[Diagnostic], total: int) -> str:
 
 
 def _render_one(
-    work: tuple[Path, Inputs, Path | None, bytes | None, bool, Path | None],
+    work: tuple[Path, Inputs, bytes | None, bool, Path | None],
 ) -> Rendered | Exception:
-    """One spec from file to plan (and staged tree); errors are returned, as they cross a
-    process boundary."""
-    path, inputs, stage_in, raw, objects, output = work
+    """One spec from file to plan; errors are returned, as they cross a process boundary."""
+    path, inputs, raw, objects, output = work
     try:
         raw = read_spec_bytes(path) if raw is None else raw
         doc, warnings = load_valid(path, inputs.workload, raw, inputs.ignore)
@@ -268,9 +253,6 @@ def _render_one(
                 overlays=r.overlays,
                 env=r.env,
             )
-        if stage_in is not None:
-            staged = stage_job(stage_in, r.name, with_stamp(r, stage_in / r.name))
-            r = dataclasses.replace(r, staged=staged)
     except (InputError, SpecError, OutputError, TemplateError) as exc:
         return exc
     return r
@@ -288,12 +270,6 @@ def _raise_first(results: list[Rendered | Exception]) -> None:
     for result in results:
         if isinstance(result, Exception):
             raise result
-
-
-def _discard_staged(rendered: Sequence[Rendered | Exception]) -> None:
-    for r in rendered:
-        if isinstance(r, Rendered) and r.staged is not None:
-            discard(r.staged)
 
 
 def _warm(templates: str | None) -> None:

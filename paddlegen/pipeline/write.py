@@ -1,60 +1,32 @@
-"""Write | check: rendered jobs swapped into the output folder under its lock, or compared to it."""
+"""Write | check: the plan written into the output folder under its lock, or compared to it."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from paddlegen.build import Rendered, render_specs
 from paddlegen.errors import Interrupted
 from paddlegen.events import Events
 from paddlegen.output import stamp
 from paddlegen.output.drift import Drift, drift_of, user_files
-from paddlegen.output.layout import generated_jobs, stream
-from paddlegen.output.stamp import with_stamp, without_stamp
+from paddlegen.output.layout import Plan, generated_jobs, stream
+from paddlegen.output.pool import map_ordered
+from paddlegen.output.stamp import without_stamp
 from paddlegen.output.writer import (
+    Staged,
     WriteReport,
     commit,
     leftover_staging,
     output_lock,
     remove_job,
+    stage_job,
     sweep_staging,
     write_job,
 )
-
-
-def render_into(
-    paths: Sequence[str | Path],
-    out_dir: str | Path,
-    workload: str | None = None,
-    templates: str | None = None,
-    *,
-    argocd: bool = True,
-    jobs: int = 1,
-    prune: bool = False,
-    ignore: Iterable[str] = (),
-    events: Events | None = None,
-) -> tuple[list[Rendered], list[tuple[str, WriteReport]]]:
-    """``paddlegen render``: unchanged jobs skipped, the rest rendered and staged on up to
-    ``jobs`` processes, then swapped in, in order, all under the output lock."""
-    out = Path(out_dir)
-    with _writing(out, events):  # held while workers stage: a second render waits
-        rendered = render_specs(
-            paths,
-            workload,
-            templates,
-            argocd=argocd,
-            objects=False,
-            reuse=out,
-            jobs=jobs,
-            stage_in=out,
-            ignore=ignore,
-            events=events,
-            output=out,
-        )
-        return rendered, _write_all(rendered, out, prune)
+from paddlegen.pipeline.build import Rendered, render_specs
 
 
 def write_rendered(
@@ -62,19 +34,23 @@ def write_rendered(
     out_dir: str | Path,
     prune: bool = False,
     events: Events | None = None,
+    jobs: int | None = None,
 ) -> list[tuple[str, WriteReport]]:
     """Write every job (with its stamp), and remove the generated jobs ``orphans`` names (with
-    ``prune``, the whole set of specs was given: every job not rendered)."""
+    ``prune``, the whole set of specs was given: every job not rendered), under the output
+    lock; ``jobs`` as ``write_planned`` takes it."""
     out = Path(out_dir)
-    with _writing(out, events):
-        return _write_all(rendered, out, prune)
+    with writing(out, events):
+        return write_planned(rendered, out, prune, jobs)
 
 
 @contextlib.contextmanager
-def _writing(out: Path, events: Events | None = None) -> Iterator[None]:
-    """The output lock, held for a whole write. However the write ends early (an error,
-    Ctrl-C, SIGTERM), jobs already swapped in stay and nothing else it made is left: the
-    staging directories are swept, and a folder this call had to create is removed again."""
+def writing(out: Path, events: Events | None = None) -> Iterator[None]:
+    """The output lock, held for a whole write (and the plan it writes, so that no other
+    paddlegen changes a job between its stamp being read and the write). However the write
+    ends early (an error, Ctrl-C, SIGTERM), jobs already swapped in stay and nothing else it
+    made is left: the staging directories are swept, and a folder this call had to create is
+    removed again."""
     created = not os.path.lexists(out)
     try:
         wait = events.waiting_for_lock if events else None
@@ -97,26 +73,33 @@ def _writing(out: Path, events: Events | None = None) -> Iterator[None]:
         raise
 
 
-def _write_all(
-    rendered: Sequence[Rendered], out: Path, prune: bool
+def write_planned(
+    rendered: Sequence[Rendered], out: Path, prune: bool, jobs: int | None = None
 ) -> list[tuple[str, WriteReport]]:
-    """Swap every job in, in order (a staged tree, else its plan written now); if one fails,
-    ``_writing`` sweeps the rest, not the next render."""
+    """Swap every job in, in order (call under ``writing``); a reused job is reported as it
+    is. The two strategies: with ``jobs``, every changed job's new tree is staged first, on up
+    to ``jobs`` processes, then each is swapped in; without, each is staged and swapped in in
+    turn. If one fails, ``writing`` sweeps the rest, not the next render."""
+    fresh = [r for r in rendered if not r.reused]
+    staged = iter(
+        map_ordered(_stage, [(out, r.name, r.files(out)) for r in fresh], jobs) if jobs else ()
+    )
     reports = []
     for r in rendered:
         if r.reused:
             reports.append((r.name, r.reused.report()))
         else:
-            written = (
-                commit(r.staged)
-                if r.staged
-                else write_job(out, r.name, with_stamp(r, out / r.name))
-            )
+            written = commit(next(staged)) if jobs else write_job(out, r.name, r.files(out))
             reports.append((r.name, without_stamp(written)))
     reports += [
         (name, without_stamp(remove_job(out, name))) for name in orphans(rendered, out, prune)
     ]
     return reports
+
+
+def _stage(work: tuple[Path, str, Plan]) -> Staged:
+    """One job's new tree staged beside its folder (in a worker, with ``jobs``)."""
+    return stage_job(*work)
 
 
 def orphans(rendered: Sequence[Rendered], out: Path, whole_set: bool = True) -> list[str]:
@@ -143,7 +126,8 @@ def drift(
 ) -> list[tuple[str, Drift]]:
     """How the output on disk differs from ``rendered`` (nothing is written), staging
     directories left by an interrupted render included (named as they are, ``leftover``), and
-    in every rendered job's folder, reused or not, the files of the user's nothing deploys."""
+    in every rendered job's folder, reused or not, the files of the user's nothing deploys;
+    each with the environment its folder was rendered for alone, if it was."""
     out = Path(out_dir)
     found = [
         (
@@ -157,7 +141,7 @@ def drift(
     ]
     found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out, prune)]
     found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
-    return [(name, d) for name, d in found if d]
+    return [(name, replace(d, env=stamp.stamped_env(out / name))) for name, d in found if d]
 
 
 def manifest_stream(rendered: list[Rendered], env: str | None = None) -> str:
