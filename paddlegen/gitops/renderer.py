@@ -16,6 +16,7 @@ would; the client then renders cold.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -47,7 +48,7 @@ class _Worker:
 def _identity() -> tuple[tuple[int, int, int], ...]:
     """What a new install of paddlegen changes: its package's and templates' files are
     replaced, so their inode, size or modification time differ."""
-    from paddlegen.resources import templates_dir, spec_schema_path
+    from paddlegen.resources import spec_schema_path, templates_dir
 
     package = Path(__file__).resolve().parents[1]
     files = (package / "__init__.py", package / "version.py", templates_dir(), spec_schema_path())
@@ -73,11 +74,9 @@ def warm() -> None:
 def listen(path: str) -> socket.socket:
     """A socket at ``path`` only this user can connect to; a stale socket file there (a
     renderer that died) is replaced, anything else refused."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         if stat.S_ISSOCK(os.lstat(path).st_mode):
             os.unlink(path)
-    except FileNotFoundError:
-        pass
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
@@ -96,8 +95,8 @@ def serve(path: str, timeout: float = DEFAULT_TIMEOUT, then: list[str] | None = 
     and this process becomes that command (the sidecar's argocd-cmp-server), with
     the renderer's socket, its client and the interpreter in its environment (``client``'s
     variables), for the plugin commands it starts."""
+    warm()  # first: a socket that is there is served at once (before, generates render cold)
     listener = listen(path)
-    warm()
     identity = _identity()
     if not then:
         _loop(listener, timeout, identity, parent=None)
@@ -111,7 +110,10 @@ def serve(path: str, timeout: float = DEFAULT_TIMEOUT, then: list[str] | None = 
         _loop(listener, timeout, identity, parent=os.getppid())
         os._exit(0)
     listener.close()
-    os.execvp(then[0], then)
+    try:
+        os.execvp(then[0], then)
+    except OSError as exc:  # the renderer ends too: its parent is gone
+        raise InputError(f"cannot run {then[0]}: {exc.strerror}") from None
 
 
 def _loop(
@@ -145,18 +147,19 @@ def _loop(
                     _reply(conn, client.STALE)  # the client renders cold
                     conn.close()
                     return  # serve nobody from now on: a new renderer takes the socket
-                _start(conn, workers)
+                _start(listener, conn, workers)
         _reap(workers)
         _cut_off(workers, timeout)
 
 
-def _start(conn: socket.socket, workers: dict[int, _Worker]) -> None:
+def _start(listener: socket.socket, conn: socket.socket, workers: dict[int, _Worker]) -> None:
     try:
         pid = os.fork()
     except OSError:
         conn.close()  # nothing started: the client renders cold
         return
     if pid == 0:
+        listener.close()  # the worker serves its one request
         _work(conn)
     workers[pid] = _Worker(conn, time.monotonic())
 
@@ -198,10 +201,8 @@ def _elapsed(worker: _Worker) -> float:
 
 
 def _reply(conn: socket.socket, line: bytes) -> None:
-    try:
+    with contextlib.suppress(OSError):  # the client is gone (Argo CD gave up on it)
         conn.sendall(line + b"\n")
-    except OSError:
-        pass  # the client is gone (Argo CD gave up on it): nobody to tell
 
 
 def _work(conn: socket.socket) -> NoReturn:

@@ -18,6 +18,9 @@ import pytest
 import yaml
 
 from paddlegen.gitops import plugin_client
+from paddlegen.gitops.argocd import ENV_VARIABLE, cmp_plugin
+from paddlegen.gitops.argocd_files import CMP_FILE
+from paddlegen.yamlio import load_all
 from tests.conftest import DATA, EXAMPLES, ROOT, example_specs
 
 CLIENT = plugin_client.__file__
@@ -26,9 +29,14 @@ START = 60.0  # seconds a renderer may take to listen (it imports and compiles e
 
 
 class Renderer:
-    def __init__(self, socket_path: Path, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, socket_path: Path, process: subprocess.Popen[bytes], log: Path) -> None:
         self.socket = socket_path
         self.process = process
+        self.log = log
+
+    def renders(self) -> int:
+        """How many renders its log says it served."""
+        return self.log.read_text(encoding="utf-8").count("paddlegen serve: a render ended")
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -38,13 +46,15 @@ class Renderer:
 
 def start_renderer(folder: Path, cwd: Path = ROOT, **env: str) -> Renderer:
     path = folder / "r.sock"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "paddlegen", "serve", "--socket", str(path)]
-        + ["--timeout", str(TIMEOUT)],
-        cwd=cwd,
-        env={**os.environ, **env},
-        stderr=subprocess.DEVNULL,
-    )
+    log = folder / "renderer.log"
+    with open(log, "wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paddlegen", "serve", "--socket", str(path)]
+            + ["--timeout", str(TIMEOUT)],
+            cwd=cwd,
+            env={**os.environ, **env},
+            stderr=stderr,
+        )
     deadline = time.monotonic() + START
     while time.monotonic() < deadline:
         assert process.poll() is None, "the renderer ended"
@@ -53,7 +63,7 @@ def start_renderer(folder: Path, cwd: Path = ROOT, **env: str) -> Renderer:
                 probe.connect(str(path))
                 probe.shutdown(socket.SHUT_WR)  # an empty request: its worker just ends
                 probe.recv(1)
-            return Renderer(path, process)
+            return Renderer(path, process, log)
         except OSError:
             time.sleep(0.1)
     process.kill()
@@ -123,9 +133,22 @@ def test_every_example_and_environment_is_served_as_the_cold_render_prints_it(
     assert answer(served) == answer(cold(args, cwd))
 
 
-def test_the_plugins_folder_render_is_served_as_printed(renderer: Renderer):
-    args = ["render", ".", "--stdout"]
-    assert answer(generate(args, EXAMPLES, renderer.socket)) == answer(cold(args, EXAMPLES))
+def test_the_plugins_generate_command_is_served_warm(renderer: Renderer):
+    """plugin.yaml's generate, with the environment `paddlegen serve -- argocd-cmp-server`
+    gives the server, in an Application's folder: served by the renderer, as printed cold."""
+    (command,) = [d for d in load_all(cmp_plugin()[CMP_FILE]) if d]
+    argv = command["spec"]["generate"]["command"]
+    served = {
+        plugin_client.SOCKET_VARIABLE: str(renderer.socket),
+        plugin_client.CLIENT_VARIABLE: CLIENT,
+        plugin_client.PYTHON_VARIABLE: sys.executable,
+    }
+    for env in ({}, {f"ARGOCD_ENV_{ENV_VARIABLE}": "prod"}):
+        before = renderer.renders()
+        done = subprocess.run(argv, cwd=EXAMPLES, capture_output=True, env=_env(**served, **env))
+        assert renderer.renders() == before + 1  # the renderer's worker rendered it
+        args = ["render", ".", "--stdout", *(["--env", "prod"] if env else [])]
+        assert answer(done) == answer(cold(args, EXAMPLES))
 
 
 @pytest.mark.parametrize("args", list(ERRORS.values()), ids=list(ERRORS))
@@ -197,6 +220,45 @@ def test_a_renderer_whose_paddlegen_was_replaced_serves_no_more(tmp_path):
         assert renderer.process.wait(timeout=10) == 0
     finally:
         renderer.stop()
+
+
+def test_serve_then_a_command_becomes_it_and_serves_beside_it(tmp_path):
+    """`serve -- COMMAND`, the sidecar's command: the process becomes COMMAND (its pid, its
+    environment with the client's variables), the renderer serves beside it and ends with it."""
+    path = tmp_path / "r.sock"
+    seen = tmp_path / "env"
+    script = f"env > {seen}; exec sleep 60"
+    with subprocess.Popen(
+        [sys.executable, "-m", "paddlegen", "serve", "--socket", str(path), "--"]
+        + ["sh", "-c", script],
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+    ) as sidecar:
+        try:
+            deadline = time.monotonic() + START
+            while not (seen.exists() and path.exists()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            env = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+            assert env[plugin_client.SOCKET_VARIABLE] == str(path)
+            assert env[plugin_client.CLIENT_VARIABLE] == CLIENT
+            assert env[plugin_client.PYTHON_VARIABLE] == sys.executable
+            cmdline = Path(f"/proc/{sidecar.pid}/cmdline").read_bytes().split(b"\0")
+            assert cmdline[:2] == [b"sleep", b"60"]  # the same process, now the command
+            args = ["render", "quickstart.yaml", "--stdout"]
+            assert answer(generate(args, EXAMPLES, path)) == answer(cold(args, EXAMPLES))
+        finally:
+            sidecar.kill()
+    # Its parent gone, the renderer ends: nobody is left listening at the socket.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.socket(socket.AF_UNIX) as probe:
+                probe.connect(str(path))
+        except OSError:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the renderer outlived the command it served beside")
 
 
 def _rss_kib(pid: int) -> int:
