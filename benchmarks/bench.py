@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -190,6 +191,59 @@ def measure_pair(a: Row, argv_a: list[str], b: Row, argv_b: list[str], **kw) -> 
         )
     print(f"  {'CPU ratio':<58} {a.cpu_median / b.cpu_median:>8.2f}x", flush=True)
     return a, b
+
+
+def measure_plugin(
+    pg: str, specs: list[Path], work: Path, log: Path, env: dict[str, str], runs: int
+) -> Row:
+    """The Argo CD plugin's generate, per Application, as the sidecar runs it: its command
+    (`sh -c`, from the plugin.yaml paddlegen writes) in each Application's folder of one spec,
+    with the environment `paddlegen serve` gives argocd-cmp-server. The renderer starts before
+    the row, untimed; its start is in the row's note. CPU is the client's alone (the worker
+    that renders is the renderer's child, not the client's)."""
+    from paddlegen.gitops.argocd import cmp_plugin
+    from paddlegen.gitops.argocd_files import CMP_FILE
+    from paddlegen.gitops.plugin_client import CLIENT_VARIABLE, PYTHON_VARIABLE, SOCKET_VARIABLE
+    from paddlegen.gitops.plugin_client import __file__ as client_file
+    from paddlegen.yamlio import load_all
+
+    (plugin,) = [d for d in load_all(cmp_plugin()[CMP_FILE]) if d]
+    generate = plugin["spec"]["generate"]["command"][2]
+    apps = []
+    for spec in specs:  # an Application's source path: a folder holding its spec
+        app = work / "plugin-apps" / spec.stem
+        app.mkdir(parents=True, exist_ok=True)
+        shutil.copy(spec, app / spec.name)
+        apps.append(app)
+    socket_path = work / "renderer.sock"
+    served = {
+        **env,
+        SOCKET_VARIABLE: str(socket_path),
+        CLIENT_VARIABLE: client_file,
+        PYTHON_VARIABLE: interpreter_of(pg),
+    }
+    started = time.perf_counter()
+    renderer = subprocess.Popen(
+        [pg, "serve", "--socket", str(socket_path)], env=env, stderr=subprocess.DEVNULL
+    )
+    try:
+        while not socket_path.exists():  # bound once paddlegen is loaded
+            if renderer.poll() is not None or time.perf_counter() - started > 120:
+                raise Failed(f"paddlegen serve did not listen at {socket_path}")
+            time.sleep(0.01)
+        ready = time.perf_counter() - started
+        row = measure(
+            Row("plugin-per-app", "Argo CD plugin generate, per Application", len(apps), runs),
+            [["sh", "-c", f"cd {shlex.quote(str(app))} && {generate}"] for app in apps],
+            log=log,
+            env=served,
+        )
+    finally:
+        renderer.kill()
+        renderer.wait()
+    row.note = f"the renderer's start, outside the row: {ready:.2f} s"
+    print(f"  {row.note}", flush=True)
+    return row
 
 
 def interpreter_of(script: str) -> str:
@@ -618,6 +672,7 @@ def main(argv: list[str] | None = None) -> int:
                     env=env,
                 )
             )
+            rows.append(measure_plugin(pg, peer_specs, work, log, env, args.runs))
             if helm:
                 import yaml
 
@@ -743,6 +798,8 @@ def report(
         ]
     if helm_note:
         lines += ["", f"helm: {helm_note}"]
+    notes = [f"{r.label}: {r.note}." for r in rows if r.note]
+    lines += ["", *notes] if notes else []
 
     ratios: list[tuple[str, float]] = []
 
@@ -770,6 +827,12 @@ def report(
     ratio(
         "paddlegen per job (one process per job) / helm template per job",
         "pg-per-job",
+        "helm-per-job",
+    )
+    ratio(
+        "Argo CD plugin generate per Application (warm renderer) / helm template per job "
+        "(target: at most 1)",
+        "plugin-per-app",
         "helm-per-job",
     )
     ratio(

@@ -34,6 +34,7 @@ COMMANDS = {
     "schemas": ("validate", "schemas"),
     "argocd": ("gitops", "argocd"),
     "kueue": ("gitops", "kueue"),
+    "serve": ("gitops", "serve"),
     "init": ("authoring", "init"),
     "explain": ("authoring", "explain"),
     "import": ("authoring", "import_command"),

@@ -272,3 +272,37 @@ def kueue(
             "pods never start again and again, without end; a bound set there is written as "
             "Kueue's manager configuration"
         )
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.option(
+    "--socket",
+    "path",
+    envvar="PADDLEGEN_RENDERER_SOCKET",
+    required=True,
+    metavar="PATH",
+    help="The Unix socket to serve at (a stale one left there is replaced) "
+    "[env: PADDLEGEN_RENDERER_SOCKET].",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds one render may take; a longer one is cut off, and its generate exits 2 "
+    "saying so.",
+)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def serve(path: str, timeout: float, command: tuple[str, ...]) -> None:
+    """Serve renders to the Argo CD plugin's generate, warm, over a Unix socket.
+
+    The plugin sidecar `argocd --sidecar` writes starts it as its command: paddlegen is
+    loaded once, and each Application's generate is a render by a worker forked from it,
+    with the output, messages and exit code of `paddlegen render`. With COMMAND (after
+    `--`), the renderer runs beside it and this process becomes COMMAND (the sidecar's
+    argocd-cmp-server), whose plugin commands find the socket in
+    PADDLEGEN_RENDERER_SOCKET. A generate that finds no renderer renders cold.
+    """
+    from paddlegen.gitops.renderer import serve as serve_renders
+
+    serve_renders(path, timeout, list(command))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from paddlegen.gitops.argocd_files import (
     sidecar_removed,
 )
 from paddlegen.gitops.argocd_health import health_configmap
+from paddlegen.gitops.plugin_client import CLIENT_VARIABLE, PYTHON_VARIABLE, SOCKET_VARIABLE
 from paddlegen.output.layout import (
     CUSTOM,
     KUSTOMIZATION,
@@ -56,6 +58,9 @@ SIDECAR_USER = 999
 CMP_HOME = "/home/argocd"
 CMP_CONFIG = f"{CMP_HOME}/cmp-server/config/plugin.yaml"
 CMP_SERVER = "/var/run/argocd/argocd-cmp-server"
+# The sidecar's command: paddlegen's warm renderer, which then becomes argocd-cmp-server.
+SIDECAR_COMMAND = ["paddlegen", "serve", "--", CMP_SERVER]
+RENDERER_SOCKET = "/tmp/paddlegen-renderer.sock"  # in the sidecar's own /tmp
 REPO_SERVER = "argocd-repo-server"
 # The upstream Deployment's volumes the sidecar mounts, by their names there and where
 # (manifests/base/repo-server/argocd-repo-server-deployment.yaml:327-328, :349 and :385-388 at
@@ -405,9 +410,15 @@ _DISCOVER = (
     "'^apiVersion:[[:space:]]*[\"]?paddlegen/v1' . || true"
 )
 # Only manifests on stdout: warnings and errors go to stderr, which Argo CD shows on failure.
+# The sidecar's warm renderer (`paddlegen serve`, its command) renders when it runs: its
+# client, started with neither site-packages nor paddlegen, costs little more than the
+# interpreter; without the renderer (another command, or an older sidecar) a cold render.
 _GENERATE = (
-    "exec paddlegen render . --stdout "
-    f'${{ARGOCD_ENV_{ENV_VARIABLE}:+--env "$ARGOCD_ENV_{ENV_VARIABLE}"}}'
+    "set -- render . --stdout "
+    f'${{ARGOCD_ENV_{ENV_VARIABLE}:+--env "$ARGOCD_ENV_{ENV_VARIABLE}"}}; '
+    f'[ -z "${{{CLIENT_VARIABLE}:-}}" ] || exec "${{{PYTHON_VARIABLE}}}" -I -S '
+    f'"${{{CLIENT_VARIABLE}}}" "$@"; '
+    'exec paddlegen "$@"'
 )
 
 
@@ -474,7 +485,7 @@ COPY plugin.yaml {CMP_CONFIG}
 USER {user}:{user}
 ENV HOME={CMP_HOME}
 WORKDIR {CMP_HOME}
-ENTRYPOINT ["{CMP_SERVER}"]
+ENTRYPOINT {json.dumps(SIDECAR_COMMAND)}
 """
     }
 
@@ -495,8 +506,9 @@ def sidecar_patch(image: str) -> Plan:
     container = {
         "name": SIDECAR_NAME,
         "image": image,
-        "command": [CMP_SERVER],
+        "command": SIDECAR_COMMAND,
         "env": [
+            {"name": SOCKET_VARIABLE, "value": RENDERER_SOCKET},
             # the compiled templates' cache (render/engine.py) on the writable volume
             {"name": "PADDLEGEN_CACHE_DIR", "value": f"/tmp/{SIDECAR_NAME}-cache"},
         ],

@@ -179,7 +179,7 @@ def test_the_sidecar_image_renders_an_application_through_the_socket(
     found = kube.read("argocd", "pods", POD)
     (container,) = found["status"]["containerStatuses"]
     assert container["image"].endswith(image.split("/", 1)[1]), container["image"]
-    assert found["spec"]["containers"][0]["command"] == [argo.CMP_SERVER]
+    assert found["spec"]["containers"][0]["command"] == argo.SIDECAR_COMMAND
 
     # A repository of specs, rendered and committed too; the Application renders the specs
     # with the plugin (named: no other plugin could answer).

@@ -272,7 +272,7 @@ def test_cmp_plugin_uses_the_sidecar_format():
     assert plugin["kind"] == "ConfigManagementPlugin"
     assert plugin["metadata"]["name"] == "paddlegen"
     assert plugin["spec"]["generate"]["command"][:2] == ["sh", "-c"]
-    assert "paddlegen render . --stdout" in plugin["spec"]["generate"]["command"][2]
+    assert "set -- render . --stdout" in plugin["spec"]["generate"]["command"][2]
     # Argo CD evaluates only the first of fileName, find.glob, find.command.
     assert list(plugin["spec"]["discover"]) == ["find"]
     assert list(plugin["spec"]["discover"]["find"]) == ["command"]

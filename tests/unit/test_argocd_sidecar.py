@@ -53,7 +53,10 @@ def test_the_dockerfile_runs_argocd_cmp_server_as_user_999():
     found = instructions()
     assert found["USER"] == ["999:999"]
     assert found["ENV"] == ["HOME=/home/argocd"]
-    assert found["ENTRYPOINT"] == [["/var/run/argocd/argocd-cmp-server"]]
+    # the warm renderer, which becomes argocd-cmp-server (Argo CD's entry point for a sidecar)
+    assert found["ENTRYPOINT"] == [
+        ["paddlegen", "serve", "--", "/var/run/argocd/argocd-cmp-server"]
+    ]
     # the one the patch's command names, and Argo CD's docs (config-management-plugins.md:184)
     assert found["ENTRYPOINT"][0] == sidecar()["command"]
 
@@ -86,7 +89,13 @@ def test_the_patch_adds_a_sidecar_as_argo_cd_documents_it():
     assert found["metadata"] == {"name": "argocd-repo-server"}
     container = sidecar("ghcr.io/acme/paddlegen-cmp:1")
     assert container["image"] == "ghcr.io/acme/paddlegen-cmp:1"
-    assert container["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    # paddlegen's warm renderer, then Argo CD's cmp server in its place (config-management-
+    # plugins.md:184 names the server as a sidecar's command)
+    assert container["command"] == ["paddlegen", "serve", "--", "/var/run/argocd/argocd-cmp-server"]
+    # its socket in the sidecar's own /tmp, where the plugin's generate finds it
+    assert {"name": "PADDLEGEN_RENDERER_SOCKET", "value": "/tmp/paddlegen-renderer.sock"} in (
+        container["env"]
+    )
     security = container["securityContext"]
     assert (security["runAsNonRoot"], security["runAsUser"]) == (True, 999)
     assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {
