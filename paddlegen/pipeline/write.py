@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from paddlegen.output.writer import (
     sweep_staging,
     write_job,
 )
-from paddlegen.pipeline.build import Rendered, render_specs
+from paddlegen.pipeline.build import Rendered
 
 
 def write_rendered(
