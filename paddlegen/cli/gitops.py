@@ -275,6 +275,7 @@ def kueue(
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
+@errors_format_option
 @click.option(
     "--socket",
     "path",
@@ -303,6 +304,7 @@ def serve(path: str, timeout: float, command: tuple[str, ...]) -> None:
     argocd-cmp-server), whose plugin commands find the socket in
     PADDLEGEN_RENDERER_SOCKET. A generate that finds no renderer renders cold.
     """
+    from paddlegen.cli import main
     from paddlegen.gitops.renderer import serve as serve_renders
 
-    serve_renders(path, timeout, list(command))
+    serve_renders(path, main, timeout, list(command))

@@ -25,6 +25,7 @@ import socket
 import stat
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -90,8 +91,14 @@ def listen(path: str) -> socket.socket:
     return listener
 
 
-def serve(path: str, timeout: float = DEFAULT_TIMEOUT, then: list[str] | None = None) -> None:
-    """Serve renders at ``path`` until killed. With ``then``, the renderer runs in a child
+def serve(
+    path: str,
+    run: Callable[[], None],
+    timeout: float = DEFAULT_TIMEOUT,
+    then: list[str] | None = None,
+) -> None:
+    """Serve renders at ``path`` until killed, each by ``run`` (the CLI's entry point, which
+    reads ``sys.argv``) in a forked worker. With ``then``, the renderer runs in a child
     and this process becomes that command (the sidecar's argocd-cmp-server), with
     the renderer's socket, its client and the interpreter in its environment (``client``'s
     variables), for the plugin commands it starts."""
@@ -99,7 +106,7 @@ def serve(path: str, timeout: float = DEFAULT_TIMEOUT, then: list[str] | None = 
     listener = listen(path)
     identity = _identity()
     if not then:
-        _loop(listener, timeout, identity, parent=None)
+        _loop(listener, run, timeout, identity, parent=None)
         return
     os.environ[client.SOCKET_VARIABLE] = path
     os.environ[client.CLIENT_VARIABLE] = client.__file__
@@ -107,7 +114,7 @@ def serve(path: str, timeout: float = DEFAULT_TIMEOUT, then: list[str] | None = 
     sys.stdout.flush()
     sys.stderr.flush()
     if os.fork() == 0:
-        _loop(listener, timeout, identity, parent=os.getppid())
+        _loop(listener, run, timeout, identity, parent=os.getppid())
         os._exit(0)
     listener.close()
     try:
@@ -118,6 +125,7 @@ def serve(path: str, timeout: float = DEFAULT_TIMEOUT, then: list[str] | None = 
 
 def _loop(
     listener: socket.socket,
+    run: Callable[[], None],
     timeout: float,
     identity: tuple[tuple[int, int, int], ...],
     parent: int | None,
@@ -147,12 +155,17 @@ def _loop(
                     _reply(conn, client.STALE)  # the client renders cold
                     conn.close()
                     return  # serve nobody from now on: a new renderer takes the socket
-                _start(listener, conn, workers)
+                _start(listener, conn, run, workers)
         _reap(workers)
         _cut_off(workers, timeout)
 
 
-def _start(listener: socket.socket, conn: socket.socket, workers: dict[int, _Worker]) -> None:
+def _start(
+    listener: socket.socket,
+    conn: socket.socket,
+    run: Callable[[], None],
+    workers: dict[int, _Worker],
+) -> None:
     try:
         pid = os.fork()
     except OSError:
@@ -160,7 +173,7 @@ def _start(listener: socket.socket, conn: socket.socket, workers: dict[int, _Wor
         return
     if pid == 0:
         listener.close()  # the worker serves its one request
-        _work(conn)
+        _work(conn, run)
     workers[pid] = _Worker(conn, time.monotonic())
 
 
@@ -205,7 +218,7 @@ def _reply(conn: socket.socket, line: bytes) -> None:
         conn.sendall(line + b"\n")
 
 
-def _work(conn: socket.socket) -> NoReturn:
+def _work(conn: socket.socket, run: Callable[[], None]) -> NoReturn:
     """In the forked worker: the request's render, as `paddlegen ARGS` would run it, its
     exit code sent to the client before the worker ends."""
     code = EXIT_ERROR
@@ -219,10 +232,8 @@ def _work(conn: socket.socket) -> NoReturn:
         os.environ.clear()
         os.environ.update(env)
         sys.argv = ["paddlegen", *args]
-        from paddlegen.__main__ import main
-
         try:
-            main()
+            run()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
