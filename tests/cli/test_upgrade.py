@@ -5,49 +5,18 @@ copy of the package with a changed template and version."""
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
+from tests.helpers import paddlegen_of as paddlegen
+from tests.helpers import release
 
 JOB = "quickstart"
 JOB_FILE = f"batch_v1_job_{JOB}.yaml"
 KEPT = "keeps the files paddlegen 0.1.0 wrote"
-
-
-def release(tmp_path: Path, version: str, template_change: bool = True) -> Path:
-    """A copy of this paddlegen as another version; with ``template_change`` its batch Jobs
-    gain a field (a new default, say)."""
-    tree = tmp_path / f"paddlegen-{version}"
-    for part in ("paddlegen", "templates", "schemas"):
-        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
-    init = tree / "paddlegen" / "__init__.py"
-    text = init.read_text(encoding="utf-8")
-    init.write_text(text.replace('__version__ = "0.1.0"', f'__version__ = "{version}"'))
-    if template_change:
-        partial = tree / "templates" / "_partials" / "batch_job.yaml.j2"
-        text = partial.read_text(encoding="utf-8")
-        assert "  template:\n" in text
-        partial.write_text(text.replace("  template:\n", "  suspend: false\n  template:\n", 1))
-    return tree
-
-
-def paddlegen(tree: Path | None, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``paddlegen ARGS`` of ``tree`` (a release's copy), else of this checkout."""
-    env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "paddlegen", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def digests(folder: Path) -> dict[str, str]:
