@@ -44,6 +44,9 @@ class Request:
     prune: bool | None = None
     stdout: bool = False  # run_render: the manifests as one stream (``Result.stream``) instead
     env: str | None = None  # environment ``env`` alone, in the flat layout (render, check)
+    # The jobs that take this paddlegen's rendering although their spec is unchanged (None:
+    # every job); the others keep the files an older paddlegen wrote (output/stamp.py).
+    upgrade: Sequence[str] | None = ()
     validate: bool = False  # run_render: validate the manifests first; ManifestError if they fail
     fix: bool = False  # run_check: rewrite the output that differs
     manifests: bool = True  # run_validate: the manifests the specs render to as well
@@ -124,6 +127,7 @@ def plan(request: Request, paths: Sequence[Path], events: Events | None = None) 
         output=None if request.stdout else request.output,
         stamped=not request.stdout,  # printed output is never stamped
         env=request.env,
+        upgrade=request.upgrade,
     )
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -10,6 +14,8 @@ import yaml
 
 from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
+
+ROOT = Path(__file__).resolve().parent.parent
 
 HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
 
@@ -272,3 +278,33 @@ def add_service_monitor(job_dir: Path) -> None:
         "resources: [servicemonitor.yaml]\n"
     )
     (custom / "servicemonitor.yaml").write_text(SERVICE_MONITOR)
+
+
+def release(tmp_path: Path, version: str, template_change: bool = True) -> Path:
+    """A copy of this paddlegen as another version; with ``template_change`` its batch Jobs
+    gain a field (a new default, say)."""
+    tree = tmp_path / f"paddlegen-{version}"
+    for part in ("paddlegen", "templates", "schemas"):
+        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+    init = tree / "paddlegen" / "__init__.py"
+    text = init.read_text(encoding="utf-8")
+    init.write_text(text.replace('__version__ = "0.1.0"', f'__version__ = "{version}"'))
+    if template_change:
+        partial = tree / "templates" / "_partials" / "batch_job.yaml.j2"
+        text = partial.read_text(encoding="utf-8")
+        assert "  template:\n" in text
+        partial.write_text(text.replace("  template:\n", "  suspend: false\n  template:\n", 1))
+    return tree
+
+
+def paddlegen_of(tree: Path | None, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``paddlegen ARGS`` of ``tree`` (a release's copy), else of this checkout."""
+    env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "paddlegen", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )

@@ -85,6 +85,19 @@ class _DriftEvents(TerminalEvents):
     help="Validate the manifests (kubeconform) first, and with --server against an API "
     "server; write nothing if they fail.",
 )
+@click.option(
+    "--upgrade",
+    "upgrade",
+    metavar="JOB",
+    multiple=True,
+    help="Take this paddlegen's rendering of job JOB although its spec did not change (under "
+    "Argo CD, a job whose objects change runs again). Repeatable.",
+)
+@click.option(
+    "--upgrade-all",
+    is_flag=True,
+    help="Take this paddlegen's rendering of every job (see --upgrade).",
+)
 @validation_options
 @server_options
 @format_option
@@ -99,6 +112,8 @@ def render(
     env: str | None,
     to_stdout: bool,
     validate_output: bool,
+    upgrade: tuple[str, ...],
+    upgrade_all: bool,
     kubeconform: str | None,
     kubernetes_version: str | None,
     schema_locations: tuple[str, ...],
@@ -114,6 +129,10 @@ def render(
     that no longer exist are removed from OUTPUT (only files paddlegen generated). With spec
     files listed one by one, only those whose stamp names a spec that is gone (or a listed
     spec that names another job now) are.
+
+    A job whose spec did not change keeps the files an older paddlegen wrote when this one
+    renders them differently (said in a note): under Argo CD, changed objects run the job
+    again. --upgrade JOB or --upgrade-all takes the new rendering.
 
     \b
     Examples:
@@ -148,6 +167,7 @@ def render(
         schema_locations=schema_locations,
         ignore_missing_schemas=ignore_missing_schemas,
         server=target,
+        upgrade=None if upgrade_all else upgrade,
     )
     undone = "nothing printed" if to_stdout else "nothing written"
     with undone_on_spec_errors(undone, fmt), TerminalEvents(out_dir, fmt) as events:
@@ -156,7 +176,26 @@ def render(
     if to_stdout:
         click.echo(result.stream, nl=False)
         return
+    kept_notes(result.rendered, out_dir)
     _summary(len(result.rendered), out_dir, result.written)
+
+
+def kept_notes(rendered: Sequence[Any], out_dir: str) -> None:
+    """One note per paddlegen version whose files jobs keep, naming the jobs."""
+    by_version: dict[str, list[str]] = {}
+    for r in rendered:
+        if r.kept:
+            by_version.setdefault(r.kept, []).append(r.name)
+    for version, names in sorted(by_version.items()):
+        one = len(names) == 1
+        jobs = f"{len(names)} job{'' if one else 's'} ({', '.join(sorted(names))})"
+        note(
+            f"paddlegen: note: {jobs} in {out_dir} keep{'s' if one else ''} the files "
+            f"paddlegen {version} wrote: "
+            "their specs did not change, and this paddlegen renders them differently (under "
+            "Argo CD a job whose objects change runs again); `paddlegen render --upgrade JOB` "
+            "or `--upgrade-all` takes the new rendering"
+        )
 
 
 def _fallback_notes(fallbacks: list[str], env: str | None) -> None:
@@ -246,6 +285,7 @@ def check(
         result = run_check(request, events)
     _fallback_notes(result.fallbacks, env)
     rendered, drifts = result.rendered, result.drifts
+    kept_notes(rendered, out_dir)
     if not drifts:
         note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
         return

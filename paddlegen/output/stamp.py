@@ -16,7 +16,13 @@ Each job directory gets a ``.paddlegen-stamp`` (paddlegen's header, then JSON) h
   or now names another job, for an orphan (pipeline/write.orphans), and another spec file with the
   same job name is refused while that one still names the job (output/owner.py);
 - ``env``: the environment rendered alone (`--env`), so that a check without it (or with
-  another) says how the folder was made, not only that every file differs.
+  another) says how the folder was made, not only that every file differs;
+- ``source``: a sha256 over what is the user's alone (the spec's bytes, the render options and
+  the ``--templates`` folder), not paddlegen's code, templates, schema or libraries; and
+  ``version``, the paddlegen that wrote the folder. A job whose ``source`` is unchanged keeps
+  the files an older paddlegen wrote when this one renders them differently (``keepable``):
+  under Argo CD, changed objects are a sync, and a sync runs the job again; the user takes the
+  new rendering by asking (`render --upgrade`).
 
 A later render or check skips a spec only when its input digest equals the stamp's, the stamp
 names that spec, every file on disk still has its recorded digest, with no generated file
@@ -31,7 +37,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,7 +45,7 @@ from typing import Any, Protocol
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
 from paddlegen.output.writer import WriteReport
-from paddlegen.render.toolchain import toolchain_digest, tree_files
+from paddlegen.render.toolchain import templates_digest, toolchain_digest, tree_files
 from paddlegen.spec.loader import read_spec_bytes
 
 
@@ -53,6 +59,13 @@ def input_digest(spec: bytes, options: Mapping[str, object], toolchain: str) -> 
     return _sha256(head.encode() + b"\0" + spec)
 
 
+def source_digest(spec: bytes, options: Mapping[str, object], templates: str) -> str:
+    """The digest of what a spec's output depends on that is the user's: the spec, the
+    options, the user's own templates (``templates``: their digest)."""
+    head = json.dumps({"options": dict(options), "templates": templates}, sort_keys=True)
+    return _sha256(head.encode() + b"\0" + spec)
+
+
 def stamp_text(
     digest: str,
     plan: Mapping[str, str],
@@ -60,11 +73,15 @@ def stamp_text(
     spec: str | None = None,
     custom: bool = False,
     env: str | None = None,
+    source: str = "",
 ) -> str:
+    from paddlegen import __version__
+
     body = {
         **({"spec": spec} if spec else {}),
         **({"custom": True} if custom else {}),
         **({"env": env} if env else {}),
+        **({"source": source, "version": __version__} if source else {}),
         "input": digest,
         "files": {rel: _sha256(text.encode("utf-8")) for rel, text in sorted(plan.items())},
         "warnings": [{k: v for k, v in asdict(d).items() if k != "file"} for d in warnings],
@@ -82,6 +99,7 @@ class Inputs:
     toolchain: str
     ignore: tuple[str, ...] = ()  # the run's silenced rules, sorted
     env: str | None = None  # one environment rendered in the flat layout (--env)
+    user_templates: str = ""  # the digest of the user's --templates folder, "" for none
 
     @classmethod
     def of(
@@ -98,17 +116,31 @@ class Inputs:
         tenth of a cold `render --stdout`'s own work."""
         rules = _run_rules(tuple(ignore))
         toolchain = toolchain_digest(templates) if stamped else ""
-        return cls(workload, templates, argocd, toolchain, rules, env)
+        user = templates_digest(templates) if stamped else ""
+        return cls(workload, templates, argocd, toolchain, rules, env, user)
 
     def digest(self, raw: bytes) -> str:
         if not self.toolchain:
             return ""  # "" writes no stamp (Rendered.digest)
+        return input_digest(raw, self._options(), self.toolchain)
+
+    def source(self, raw: bytes) -> str:
+        """What of the input digest is the user's (see ``source_digest``); "" unstamped."""
+        if not self.toolchain:
+            return ""
+        return source_digest(raw, self._options(), self.user_templates)
+
+    def _options(self) -> dict[str, object]:
         # With the rules in the digest, a job skipped as unchanged was checked with the same
         # ones: an error another run silenced is not skipped past, nor a silenced warning shown.
-        options = {"workload": self.workload, "argocd": self.argocd, "ignore": list(self.ignore)}
+        options: dict[str, object] = {
+            "workload": self.workload,
+            "argocd": self.argocd,
+            "ignore": list(self.ignore),
+        }
         if self.env:  # said only when given: every other stamp keeps its digest
             options["env"] = self.env
-        return input_digest(raw, options, self.toolchain)
+        return options
 
 
 def _run_rules(ignore: tuple[str, ...]) -> tuple[str, ...]:
@@ -135,13 +167,16 @@ class _Output(Protocol):
     def custom(self) -> bool: ...
     @property
     def env(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
 
 
 def with_stamp(r: _Output, job_dir: Path) -> dict[str, str]:
     """A rendered job's files plus its stamp (none for output with no input digest)."""
     if not r.digest:
         return dict(r.plan)
-    text = stamp_text(r.digest, r.plan, r.warnings, spec_ref(r.file, job_dir), r.custom, r.env)
+    spec = spec_ref(r.file, job_dir)
+    text = stamp_text(r.digest, r.plan, r.warnings, spec, r.custom, r.env, r.source)
     return {**r.plan, STAMP: text}
 
 
@@ -289,4 +324,56 @@ def reusable(
         reused = verify(job_dir, body, str(path))
         if reused is not None:
             found[path] = (job_dir.name, digest, reused)
+    return found
+
+
+@dataclass(frozen=True)
+class Keepable:
+    """A job folder that an older paddlegen (``version``) rendered from the spec as it is now:
+    kept as it is unless this paddlegen renders the very same files (``unchanged``)."""
+
+    name: str
+    version: str
+    reused: Reused
+    files: Mapping[str, str]  # the stamp's: relative path -> sha256
+
+    def unchanged(self, plan: Mapping[str, str]) -> bool:
+        """Whether ``plan`` (this paddlegen's rendering) is what the folder holds."""
+        return {rel: _sha256(text.encode("utf-8")) for rel, text in plan.items()} == dict(
+            self.files
+        )
+
+
+def keepable(
+    paths: Sequence[Path],
+    out: Path,
+    stamps: Mapping[str, dict[str, Any]],
+    inputs: Inputs,
+    raws: dict[Path, bytes],
+    upgrade: Collection[str] | None,
+) -> dict[Path, Keepable]:
+    """The specs whose job folder in ``out`` another paddlegen rendered from this very spec,
+    with these options and templates of the user's, its files as it wrote them: the folders
+    that stay as they are unless this paddlegen renders the same files. ``upgrade`` names the
+    jobs that take this paddlegen's rendering anyway (None: every job)."""
+    if upgrade is None:
+        return {}
+    by_source: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for name, body in stamps.items():
+        if isinstance(body.get("source"), str) and name not in upgrade:
+            by_source.setdefault(body["source"], []).append((name, body))
+    found: dict[Path, Keepable] = {}
+    for path in paths if by_source else ():
+        try:
+            raw = raws[path] if path in raws else read_spec_bytes(path)
+        except InputError:
+            continue  # the full render reports it
+        candidates = by_source.get(inputs.source(raw), [])
+        if len(candidates) != 1:
+            continue  # none, or two folders of one spec: render to find out
+        name, body = candidates[0]
+        reused = verify(out / name, body, str(path))
+        if reused is not None:
+            version = body.get("version")
+            found[path] = Keepable(name, str(version), reused, body["files"])
     return found

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from paddlegen.errors import (
     Diagnostic,
     InputError,
+    InvalidValueError,
     OutputError,
     SpecError,
     TemplateError,
@@ -52,6 +53,10 @@ class Rendered:
     custom: bool = False  # the plan lists the job folder's own Component (output/layout.py)
     overlays: tuple[str, ...] = ()  # the spec's environments, sorted
     env: str | None = None  # the environment rendered alone (--env), which its stamp records
+    source: str = ""  # the digest of what of the input is the user's (output/stamp.py)
+    # The paddlegen version whose files the job folder keeps: this one renders the unchanged
+    # spec differently, and the user did not ask for that (``upgrade``). Reused, then.
+    kept: str | None = None
 
     def files(self, out: Path) -> dict[str, str]:
         """The job folder's files in ``out`` (relative path -> text), its stamp among them
@@ -87,6 +92,7 @@ def render_valid(
     digest: str = "",
     output: str | Path | None = None,
     env: str | None = None,
+    source: str = "",
 ) -> Rendered:
     """A loaded spec already validated (its ``warnings`` found) rendered in memory, objects
     and positions kept. With ``output`` (the folder the job folder is planned for), a
@@ -132,6 +138,7 @@ def render_valid(
         custom,
         overlays,
         env,
+        source,
     )
 
 
@@ -161,6 +168,7 @@ def render_specs(
     output: str | Path | None = None,
     stamped: bool = True,
     env: str | None = None,
+    upgrade: Collection[str] | None = (),
 ) -> list[Rendered]:
     """The plan: every spec validated and rendered to its job's files in memory (nothing is
     written); all errors reported together, nothing rendered twice.
@@ -175,11 +183,17 @@ def render_specs(
     ``output`` is the folder the job folders are planned for (see ``render_valid``).
     Without ``stamped`` (output to print) the results carry no input digest (no stamp).
     With ``env``, each job is environment ``env`` of its spec alone (see ``render_valid``).
+    A job whose folder in ``output`` an older paddlegen rendered from the spec as it is now
+    keeps that folder when this paddlegen renders it differently (``Rendered.kept``), unless
+    ``upgrade`` names it (None: every job takes this paddlegen's rendering).
     """
     specs = [Path(p) for p in paths]
     inputs = Inputs.of(workload, templates, argocd, ignore, stamped=stamped or bool(reuse), env=env)
     raws: dict[Path, bytes] = {}  # specs read while looking for reusable jobs: not read twice
     stamps = stamp.read_stamps(Path(reuse)) if reuse else None  # read once, used twice
+    kept_from = Path(output) if output and stamped else None
+    if kept_from and stamps is None:
+        stamps = stamp.read_stamps(kept_from)
     found = {
         path: Rendered(str(path), name, {}, reused.warnings, digest, reused)
         for path, (name, digest, reused) in (
@@ -187,6 +201,11 @@ def render_specs(
         ).items()
     }
     todo = [path for path in specs if path not in found]
+    keep = (
+        stamp.keepable(todo, kept_from, stamps, inputs, raws, upgrade)
+        if kept_from and stamps
+        else {}
+    )
     work = [
         (path, inputs, raws.get(path), objects, Path(output) if output else None) for path in todo
     ]
@@ -203,11 +222,16 @@ def render_specs(
             strict=True,
         )
     )
+    for path, old in keep.items():
+        r = results[path]
+        if isinstance(r, Rendered) and r.name == old.name and not old.unchanged(r.plan):
+            results[path] = replace(r, plan={}, reused=old.reused, kept=old.version)
     outcomes = [found.get(path) or results[path] for path in specs]
     try:
         _raise_first(list(results.values()))
         rendered = [r for r in outcomes if isinstance(r, Rendered)]  # all of them, by now
         refuse_same_name(rendered)
+        refuse_unknown_upgrades(upgrade or (), rendered)
         if output and stamped:
             same = reuse is not None and Path(reuse) == Path(output)
             refuse_takeover(rendered, Path(output), stamps if same else None)
@@ -241,6 +265,7 @@ def _render_one(
             digest=inputs.digest(raw),
             output=output,
             env=inputs.env,
+            source=inputs.source(raw),
         )
         if not objects:
             r = Rendered(
@@ -252,6 +277,7 @@ def _render_one(
                 custom=r.custom,
                 overlays=r.overlays,
                 env=r.env,
+                source=r.source,
             )
     except (InputError, SpecError, OutputError, TemplateError) as exc:
         return exc
@@ -279,6 +305,19 @@ def _warm(templates: str | None) -> None:
 
     warm_templates(templates)
     warm_validator()
+
+
+def refuse_unknown_upgrades(upgrade: Collection[str], rendered: Sequence[Rendered]) -> None:
+    """A job to upgrade that no spec names is a typo: nothing would take the new rendering."""
+    from paddlegen.spec.schema import did_you_mean
+
+    names = sorted(r.name for r in rendered)
+    for name in sorted(set(upgrade) - set(names)):
+        close = did_you_mean(name, names)
+        raise InvalidValueError(
+            f"--upgrade {name}: no spec given renders a job of that name"
+            + (f"; {close}" if close else "")
+        )
 
 
 def refuse_same_name(rendered: Sequence[Rendered]) -> None:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from paddlegen import __version__
 
@@ -84,16 +85,26 @@ def toolchain_digest(templates: str | None = None) -> str:
     from paddlegen.resources import spec_schema_path, templates_dir
 
     h = hashlib.sha256(code_digest().encode())
-    sources = [
-        ("builtin", list(tree_files(templates_dir()))),
-        ("schema", [("spec", str(spec_schema_path()))]),
-    ]
+    _add_files(h, "builtin", tree_files(templates_dir()))
+    _add_files(h, "schema", [("spec", str(spec_schema_path()))])
     if templates:
-        sources.append(("user", list(tree_files(Path(templates)))))
-    for label, files in sources:
-        for rel, full in files:
-            with open(full, "rb") as fh:
-                data = fh.read()
-            h.update(f"{label}/{rel}\0{len(data)}\0".encode())
-            h.update(data)
+        _add_files(h, "user", tree_files(Path(templates)))
     return h.hexdigest()
+
+
+def templates_digest(templates: str | None) -> str:
+    """The user's own templates (``--templates``), which are theirs as the spec is: "" for
+    none."""
+    if not templates:
+        return ""
+    h = hashlib.sha256()
+    _add_files(h, "user", tree_files(Path(templates)))
+    return h.hexdigest()
+
+
+def _add_files(h: Any, label: str, files: Iterable[tuple[str, str]]) -> None:
+    for rel, full in files:
+        with open(full, "rb") as fh:
+            data = fh.read()
+        h.update(f"{label}/{rel}\0{len(data)}\0".encode())
+        h.update(data)

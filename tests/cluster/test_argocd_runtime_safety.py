@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +36,7 @@ from tests.cluster.test_argocd import (
 )
 from tests.cluster.test_argocd_loop import kwok_paused, operation, results, sync
 from tests.cluster.test_paddleflow import get, wait_for
+from tests.helpers import paddlegen_of, release
 
 NAMESPACE = "acd-safety"
 PADDLEJOBS = "paddlejobs.batch.paddlepaddle.org"
@@ -221,6 +223,47 @@ def test_a_finished_job_never_runs_again(loop: Loop) -> None:
     sync(kube, "kept-job", unrelated)
     wait_for("kept-job again", lambda: uid(kube, "jobs", "kept-job") not in (None, ran["kept-job"]))
     wait_synced(kube, "kept-job", unrelated)
+
+
+def test_a_new_paddlegen_runs_no_finished_job_again(loop: Loop, tmp_path: Path) -> None:
+    """A release that renders a job differently (a new default in a copy of the package, and
+    a new version) re-renders the repository without changing the job: its Application is
+    compared at the new commit and stays Synced, with no new run. A change of the spec then
+    runs it once, with the new rendering."""
+    kube, job = loop.kube, "upgraded-job"
+    loop.specs[f"{job}.yaml"] = spec(job, command=["python3", "train.py"])
+    revision = loop.commit("a job")
+    install(loop)
+    wait_synced(kube, job, revision)  # KWOK completes its pod
+    runs = len(application(kube, job)["status"]["history"])
+    ran = uid(kube, "jobs", job)
+
+    new = release(tmp_path, "0.2.0")
+    done = paddlegen_of(new, loop.repo, "render", "jobs", "-o", "deploy")
+    assert done.returncode == 0, done.stderr
+    assert "the files paddlegen 0.1.0 wrote" in done.stderr and job in done.stderr
+    assert git(loop.repo, "status", "--porcelain", f"deploy/{job}") == ""  # not a byte changed
+    git(loop.repo, "add", "-A")  # other jobs' stamps, where the release renders the same files
+    git(loop.repo, "commit", "-q", "--allow-empty", "-m", "re-rendered by paddlegen 0.2.0")
+    released = git(loop.repo, "rev-parse", "HEAD")
+    settle(kube, job, released)  # a hard refresh, compared at the new commit: Synced
+    assert uid(kube, "jobs", job) == ran
+    assert len(application(kube, job)["status"]["history"]) == runs
+
+    loop.specs[f"{job}.yaml"]["spec"]["env"] = [{"name": "EPOCHS", "value": "2"}]
+    spec_file = loop.repo / "jobs" / f"{job}.yaml"
+    spec_file.write_text(yaml.safe_dump(loop.specs[f"{job}.yaml"], sort_keys=False))
+    done = paddlegen_of(new, loop.repo, "render", "jobs", "-o", "deploy")
+    assert done.returncode == 0, done.stderr
+    rendered = (loop.repo / "deploy" / job / f"batch_v1_job_{job}.yaml").read_text()
+    assert "suspend: false" in rendered  # the changed spec takes the release's rendering
+    git(loop.repo, "add", "-A")
+    git(loop.repo, "commit", "-q", "-m", "a changed spec")
+    changed = git(loop.repo, "rev-parse", "HEAD")
+    refresh(kube, job)
+    wait_for("the changed job's run", lambda: uid(kube, "jobs", job) not in (None, ran))
+    wait_synced(kube, job, changed)
+    assert len(application(kube, job)["status"]["history"]) == runs + 1
 
 
 def test_a_change_to_a_paddlejob_reaches_its_pods_as_a_new_run(loop: Loop) -> None:

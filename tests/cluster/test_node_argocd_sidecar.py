@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -32,6 +33,7 @@ from tests.cluster.test_argocd import (
     synced_at,
 )
 from tests.cluster.test_argocd_envs import resources
+from tests.cluster.test_argocd_runtime_safety import settle
 from tests.cluster.test_paddleflow import wait_for
 from tests.conftest import require_tool
 
@@ -67,6 +69,34 @@ def spec(image: str) -> dict[str, Any]:
             "run": {"restartPolicy": "Never", "backoffLimit": 0},
         },
     }
+
+
+def renders(kube: Kube) -> int:
+    """How many renders the sidecar's warm renderer says it served (its log's lines)."""
+    log = kube.run("-n", "argocd", "logs", POD).stdout
+    return log.count("paddlegen serve: a render ended (exit 0)")
+
+
+def kill_renderer() -> None:
+    """SIGKILL the sidecar's warm renderer: on this node its processes are the host's, and
+    it is the one still running `paddlegen serve` (the container's first process became
+    argocd-cmp-server)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            words = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (
+            b"serve" in words
+            and argo.CMP_SERVER.encode() in words
+            and any(w.endswith(b"paddlegen") for w in words)
+        ):
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            found.append((int(proc.name), parent))
+    # the renderer, not a worker of its (forked: the same command line, the renderer's child)
+    (renderer,) = [pid for pid, parent in found if parent not in {p for p, _ in found}]
+    os.kill(renderer, signal.SIGKILL)
 
 
 def sidecar_pod(patch: Path, var_files: Path, plugins: Path) -> dict[str, Any]:
@@ -226,9 +256,20 @@ def test_the_sidecar_image_renders_an_application_through_the_socket(
     job = kube.read(NAMESPACE, "jobs", JOB)
     assert any(c["type"] == "Complete" for c in job["status"].get("conditions", [])), job["status"]
 
+    # Rendered by the warm renderer: each render is a line of the sidecar's log.
+    served = renders(kube)
+    assert served >= 1
+    objects = resources(status)
+
+    # The renderer killed, a hard refresh renders through the generate's cold fallback: the
+    # same objects, Synced at the same revision, and no render by a renderer.
+    kill_renderer()
+    settle(kube, JOB, revision)
+    assert resources(application(kube, JOB)["status"]) == objects
+    assert renders(kube) == served
+
     # Argo CD's own comparison: the same Application over the committed tree, no plugin, no
     # automated sync, compares Synced with what the sidecar rendered, object for object.
-    objects = resources(status)
     status = compared_with_tree(kube, JOB, source, f"deploy/{JOB}", timeout=SYNC_TIMEOUT)
     assert status.get("sourceType") == "Kustomize", status.get("conditions")
     assert status["sync"]["status"] == "Synced", status["resources"]
