@@ -164,8 +164,10 @@ def test_every_workload_is_one_folder_named_after_it():
 
 # Raised but never escaping the library: each is caught and turned into a PaddlegenError.
 CAUGHT_WHERE_RAISED = {
-    ("paddlegen.spec.loader", "IsADirectoryError"),  # read_spec_bytes -> InputError
-    ("paddlegen.spec.loader", "OSError"),  # read_spec_bytes -> InputError
+    # OSErrors: every reader turns them into an InputError or a finding naming the file
+    ("paddlegen.reading", "IsADirectoryError"),
+    ("paddlegen.reading", "NotRegularFile"),
+    ("paddlegen.yamlio", "TooLarge"),  # authoring/import_read.py -> InputError, positioned
     # inside a template's code, as Python and jinja2 would: render/engine -> TemplateError
     ("paddlegen.render.sandbox", "TypeError"),
     ("paddlegen.render.sandbox", "SecurityError"),
