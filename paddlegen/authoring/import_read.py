@@ -10,6 +10,7 @@ import yaml
 from paddlegen.errors import InputError
 from paddlegen.reading import MAX_BYTES, read_bytes, read_stdin
 from paddlegen.spec.loader import MAX_DEPTH, MAX_NODES, MAX_VALUE_CHARS
+from paddlegen.workloads.import_notes import dotted
 from paddlegen.workloads.import_positions import FieldPath, Origin, Source
 from paddlegen.yamlio import TooLarge, check_bounds, load_all
 
@@ -88,9 +89,50 @@ def without_nulls(value: Any) -> Any:
 
 def _check_object(obj: Any, origin: Origin) -> None:
     """Refuse ``obj`` unless it names itself as a Kubernetes object does: apiVersion and kind
-    strings, a metadata mapping with a name string."""
+    strings, a metadata mapping with a name string, and (the metadata every kind shares, which
+    a CRD's schema leaves untyped) a namespace string and labels and annotations of strings."""
     if not isinstance(obj, dict):
         _refuse(origin, (), f"a document is {_a(obj)}, not a Kubernetes object")
+    _check_identity(obj, origin)
+    empty = _null_item(obj, ())
+    if empty is not None:
+        _refuse(origin, empty, f"{dotted(empty)} is an empty (null) list item")
+    meta = obj["metadata"]
+    if not isinstance(meta.get("namespace", ""), str):
+        _refuse(
+            origin,
+            ("metadata", "namespace"),
+            f"metadata.namespace is {_a(meta['namespace'])}, not a string",
+        )
+    for field in ("labels", "annotations"):
+        given = meta.get(field, {})
+        if not isinstance(given, dict):
+            _refuse(origin, ("metadata", field), f"metadata.{field} is {_a(given)}, not a mapping")
+        for key, value in given.items():
+            if not (isinstance(key, str) and isinstance(value, str)):
+                said = f"{_a(key)} key" if not isinstance(key, str) else _a(value)
+                _refuse(
+                    origin,
+                    ("metadata", field, key),
+                    f"metadata.{field} holds {said}: quote it, the API takes strings only",
+                )
+
+
+def _null_item(value: Any, at: FieldPath) -> FieldPath | None:
+    """Where the first null list item below ``value`` is: unlike a null field, which is no
+    field, it is an item the API server reads as empty, and refuses."""
+    if not isinstance(value, (dict, list)):
+        return None
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        if item is None:
+            return (*at, key)
+        found = _null_item(item, (*at, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _check_identity(obj: dict[str, Any], origin: Origin) -> None:
     for path in (("apiVersion",), ("kind",), ("metadata",), ("metadata", "name")):
         value: Any = obj
         for key in path:
