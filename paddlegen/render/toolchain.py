@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from paddlegen import __version__
+from paddlegen.reading import read_bytes
 
 PACKAGE = Path(__file__).resolve().parents[1]  # paddlegen/, every subpackage included
 
@@ -92,8 +93,7 @@ def toolchain_digest(templates: str | None = None) -> str:
         sources.append(("user", list(tree_files(Path(templates)))))
     for label, files in sources:
         for rel, full in files:
-            with open(full, "rb") as fh:
-                data = fh.read()
+            data = read_bytes(full)  # --templates is the user's folder: no FIFO, no device
             h.update(f"{label}/{rel}\0{len(data)}\0".encode())
             h.update(data)
     return h.hexdigest()
