@@ -54,8 +54,10 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of the regular file ``path`` (UTF-8, undecodable bytes replaced)."""
-    return read_bytes(path).decode("utf-8", errors="replace")
+    """The text of the regular file ``path`` as ``Path.read_text`` gives it: UTF-8, undecodable
+    bytes replaced, every line break ("\\r\\n", "\\r") read as "\\n" (universal newlines)."""
+    text = read_bytes(path).decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def read_stdin(limit: int) -> bytes:

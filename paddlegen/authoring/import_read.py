@@ -88,34 +88,15 @@ def without_nulls(value: Any) -> Any:
 
 
 def _check_object(obj: Any, origin: Origin) -> None:
-    """Refuse ``obj`` unless it names itself as a Kubernetes object does: apiVersion and kind
-    strings, a metadata mapping with a name string, and (the metadata every kind shares, which
-    a CRD's schema leaves untyped) a namespace string and labels and annotations of strings."""
+    """Refuse ``obj`` unless it names itself as a Kubernetes object does (apiVersion and kind
+    strings, a metadata mapping with a name string) and holds no null list item (its fields'
+    types are import_shapes.py's to check)."""
     if not isinstance(obj, dict):
         _refuse(origin, (), f"a document is {_a(obj)}, not a Kubernetes object")
     _check_identity(obj, origin)
     empty = _null_item(obj, ())
     if empty is not None:
         _refuse(origin, empty, f"{dotted(empty)} is an empty (null) list item")
-    meta = obj["metadata"]
-    if not isinstance(meta.get("namespace", ""), str):
-        _refuse(
-            origin,
-            ("metadata", "namespace"),
-            f"metadata.namespace is {_a(meta['namespace'])}, not a string",
-        )
-    for field in ("labels", "annotations"):
-        given = meta.get(field, {})
-        if not isinstance(given, dict):
-            _refuse(origin, ("metadata", field), f"metadata.{field} is {_a(given)}, not a mapping")
-        for key, value in given.items():
-            if not (isinstance(key, str) and isinstance(value, str)):
-                said = f"{_a(key)} key" if not isinstance(key, str) else _a(value)
-                _refuse(
-                    origin,
-                    ("metadata", field, key),
-                    f"metadata.{field} holds {said}: quote it, the API takes strings only",
-                )
 
 
 def _null_item(value: Any, at: FieldPath) -> FieldPath | None:
