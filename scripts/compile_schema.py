@@ -9,10 +9,11 @@ schema file whose digest is not the one it was made from.
 
 The module answers one question, "is this document valid?", for the happy path of every render
 (a valid spec then never imports jsonschema, about 40% of the cost of a cold render's imports).
-Its answer "valid" must be jsonschema's (Draft 2020-12, as paddlegen/spec/schema.py runs it);
-"invalid" only sends the document to jsonschema, which finds the errors and words them. So each
-keyword below is jsonschema 4.26's own semantics (jsonschema/_keywords.py, _types.py and
-_utils.py at v4.26.0), and where a faithful copy would be long (uniqueItems over anything but
+Its answer "valid" must be jsonschema's (Draft 2020-12, as paddlegen/spec/schema.py runs it:
+`validator_class`, with ECMA-262 patterns and integers that are ints); "invalid" only sends the
+document to jsonschema, which finds the errors and words them. So each keyword below is
+jsonschema 4.26's own semantics (jsonschema/_keywords.py, _types.py and _utils.py at v4.26.0)
+but those two, and where a faithful copy would be long (uniqueItems over anything but
 strings) the check answers "invalid", i.e. "ask jsonschema". A keyword not listed here stops
 the compilation: ignoring it would accept what jsonschema rejects.
 """
@@ -25,6 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from paddlegen.spec.ecma import python_pattern
 from paddlegen.spec.schema import _inline_refs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +65,8 @@ _VALIDATING = frozenset(
     }
 )
 # jsonschema's type checker for 2020-12 (_types.py: draft202012_type_checker): bools are no
-# numbers, an integer-valued float is an integer, "number" is any numbers.Number.
+# numbers, "number" is any numbers.Number; but an integer is an int, not an integer-valued
+# float (spec/schema.py validator_class).
 _TYPES = {
     "object": "isinstance(x, dict)",
     "array": "isinstance(x, list)",
@@ -108,9 +111,7 @@ SCHEMA_SHA256 = "{digest}"
 
 
 def _is_integer(x: Any) -> bool:
-    if isinstance(x, bool):
-        return False
-    return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
+    return type(x) is int
 
 
 def _is_number(x: Any) -> bool:
@@ -200,7 +201,8 @@ class _Compiler:
     def keyword(self, keyword: str, schema: dict[str, Any]) -> list[str]:
         value = schema[keyword]
         if keyword == "pattern":
-            return [f"if not re.search({_str(value)}, x):", "    return False"]
+            # as ECMA-262 matches it (spec/schema.py validator_class)
+            return [f"if not re.search({_str(python_pattern(value))}, x):", "    return False"]
         if keyword in ("minLength", "minItems", "minProperties"):
             return [f"if len(x) < {value!r}:", "    return False"]
         if keyword in ("maxLength", "maxItems", "maxProperties"):

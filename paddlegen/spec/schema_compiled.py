@@ -10,13 +10,11 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "21cd00684cef0b4a553f140231818f573563ce87735f12b1792c8c82dba4371c"
+SCHEMA_SHA256 = "e24e6dc7d6c48192ce48e7ffac9130c7e65b617ecaa836cb3028342282c5b816"
 
 
 def _is_integer(x: Any) -> bool:
-    if isinstance(x, bool):
-        return False
-    return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
+    return type(x) is int
 
 
 def _is_number(x: Any) -> bool:
@@ -110,7 +108,7 @@ _K79 = frozenset({"baseline", "privileged", "restricted"})
 _K80 = frozenset({"metadata", "spec"})
 _K81 = frozenset({"annotations", "labels", "namespace"})
 _K82 = frozenset({"path", "reason", "rule"})
-_K83 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "default-account-token", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "dns-config", "dns-policy", "env-downward-api", "env-key-ref", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "rwx-storage-class", "secret-literal", "service-account-token", "shm-memory", "toleration", "topology-spread", "topology-tier", "topology-unhonoured", "unknown-resource", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
+_K83 = frozenset({"cephfs-in-tree", "cephfs-secret-namespace", "checkpoint-volume", "collective-args", "collective-command", "collective-deadline", "collective-env", "collective-launcher", "collective-restart", "collective-roles", "container-name", "container-port", "control-character", "dataprep-layout", "default-account-token", "deprecated", "distributed-command", "distributed-env", "distributed-ports", "distributed-required", "distributed-roles", "dns-config", "dns-policy", "env-downward-api", "env-key-ref", "env-override", "env-unique", "env-value", "gpu-shm", "gpus-override", "group-restarts", "host-path", "hostport-nodes", "image-required", "image-tag", "image-whitespace", "implausible-size", "job-replicas", "kubeflow-heter", "kueue-data-prep", "kueue-labels", "kueue-requests", "kueue-runtime", "kueue-workload", "launcher-devices", "limits-missing", "min-available", "name-length", "nccl", "networks", "nfs-recycle", "operator-env", "paddlejob-clean-pod-policy", "paddlejob-elastic", "paddlejob-gloo", "paddlejob-heter", "paddlejob-intranet", "paddlejob-min-available", "paddlejob-sidecar-pruned", "pod-security", "priority-class", "ps-end", "pv-binding", "quantity-fractional-bytes", "request-limit", "resource-name", "resource-quantity", "rwx-storage-class", "secret-literal", "service-account-token", "shm-memory", "toleration", "topology-spread", "topology-tier", "topology-unhonoured", "unknown-resource", "volume-access-mode", "volume-capacity", "volume-reference", "volume-source", "volume-unique", "workload-setting", "workload-unsupported"})
 
 
 def _s0(x: Any) -> bool:
@@ -128,7 +126,7 @@ def _s1(x: Any) -> bool:
 def _s2(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[a-z]([-a-z0-9]*[a-z0-9])?$", x):
+    if not re.search("^[a-z]([-a-z0-9]*[a-z0-9])?\\Z", x):
         return False
     if len(x) > 63:
         return False
@@ -138,7 +136,7 @@ def _s2(x: Any) -> bool:
 def _s3(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", x):
+    if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z", x):
         return False
     if len(x) > 63:
         return False
@@ -148,7 +146,7 @@ def _s3(x: Any) -> bool:
 def _s4(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$", x):
+    if not re.search("^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?\\Z", x):
         return False
     return True
 
@@ -156,7 +154,7 @@ def _s4(x: Any) -> bool:
 def _s5(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$", x):
+    if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z", x):
         return False
     if len(x) > 317:
         return False
@@ -251,7 +249,7 @@ def _s14(x: Any) -> bool:
 def _s15(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[-._a-zA-Z][-._a-zA-Z0-9]*$", x):
+    if not re.search("^[-._a-zA-Z][-._a-zA-Z0-9]*\\Z", x):
         return False
     return True
 
@@ -259,7 +257,7 @@ def _s15(x: Any) -> bool:
 def _s16(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", x):
+    if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\Z", x):
         return False
     if len(x) > 253:
         return False
@@ -306,7 +304,7 @@ def _s20(x: Any) -> bool:
     if not (isinstance(x, str) or _is_integer(x) or _is_number(x)):
         return False
     if isinstance(x, str):
-        if not re.search("^\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$", x):
+        if not re.search("^\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?\\Z", x):
             return False
         if len(x) > 64:
             return False
@@ -584,7 +582,7 @@ def _s46(x: Any) -> bool:
 def _s47(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^([0-9]{1,3}(\\.[0-9]{1,3}){3}|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$", x):
+    if not re.search("^([0-9]{1,3}(\\.[0-9]{1,3}){3}|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)\\Z", x):
         return False
     return True
 
@@ -603,7 +601,7 @@ def _s48(x: Any) -> bool:
 def _s49(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(\\.|(?=.{1,253}\\.?$)_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*\\.?)$", x):
+    if not re.search("^(\\.|(?=[^\\n\\r\\u2028\\u2029]{1,253}\\.?\\Z)_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*\\.?)\\Z", x):
         return False
     return True
 
@@ -779,7 +777,7 @@ def _s64(x: Any) -> bool:
 def _s65(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?!/)(?!(.*/)?\\.\\.(/|$)).+$", x):
+    if not re.search("^(?!/)(?!([^\\n\\r\\u2028\\u2029]*/)?\\.\\.(/|\\Z))[^\\n\\r\\u2028\\u2029]+\\Z", x):
         return False
     return True
 
@@ -863,7 +861,7 @@ def _s70(x: Any) -> bool:
 def _s71(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?=.{1,15}$)(?=[-a-z0-9]*[a-z])[a-z0-9]+(-[a-z0-9]+)*$", x):
+    if not re.search("^(?=[^\\n\\r\\u2028\\u2029]{1,15}\\Z)(?=[-a-z0-9]*[a-z])[a-z0-9]+(-[a-z0-9]+)*\\Z", x):
         return False
     return True
 
@@ -1138,7 +1136,7 @@ def _s97(x: Any) -> bool:
 def _s98(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:@[A-Za-z0-9_.-]{1,15})?$", x):
+    if not re.search("^(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?(?:@[A-Za-z0-9_.-]{1,15})?\\Z", x):
         return False
     return True
 
@@ -1165,7 +1163,7 @@ def _s100(x: Any) -> bool:
 def _s101(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?$", x):
+    if not re.search("^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?\\Z", x):
         return False
     return True
 
@@ -1194,7 +1192,7 @@ def _s103(x: Any) -> bool:
 def _s104(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[A-Za-z0-9_.-]{1,15}$", x):
+    if not re.search("^[A-Za-z0-9_.-]{1,15}\\Z", x):
         return False
     return True
 
@@ -1315,7 +1313,7 @@ def _s109(x: Any) -> bool:
 def _s110(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^fs-[0-9a-f]+$", x):
+    if not re.search("^fs-[0-9a-f]+\\Z", x):
         return False
     return True
 
@@ -1323,7 +1321,7 @@ def _s110(x: Any) -> bool:
 def _s111(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[a-z]{2}(-[a-z]+)+-[0-9]+$", x):
+    if not re.search("^[a-z]{2}(-[a-z]+)+-[0-9]+\\Z", x):
         return False
     return True
 
@@ -1392,7 +1390,7 @@ def _s118(x: Any) -> bool:
 def _s119(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:/\\[\\]]+):[0-9]{1,5}$", x):
+    if not re.search("^(\\[[0-9A-Fa-f:.]+\\]|[^\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff:/\\[\\]]+):[0-9]{1,5}\\Z", x):
         return False
     return True
 
@@ -1574,7 +1572,7 @@ def _s137(x: Any) -> bool:
 def _s138(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?!\\.\\.)(?!\\.$)[-._a-zA-Z0-9]+$", x):
+    if not re.search("^(?!\\.\\.)(?!\\.\\Z)[-._a-zA-Z0-9]+\\Z", x):
         return False
     if len(x) > 253:
         return False
@@ -1584,7 +1582,7 @@ def _s138(x: Any) -> bool:
 def _s139(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?!/)(?!\\.\\.(/|$))(?!.*/\\.\\.(/|$)).*$", x):
+    if not re.search("^(?!/)(?!\\.\\.(/|\\Z))(?![^\\n\\r\\u2028\\u2029]*/\\.\\.(/|\\Z))[^\\n\\r\\u2028\\u2029]*\\Z", x):
         return False
     if len(x) < 1:
         return False
@@ -1684,7 +1682,7 @@ def _s146(x: Any) -> bool:
 def _s147(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$", x):
+    if not re.search("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?\\Z", x):
         return False
     if len(x) > 253:
         return False
@@ -1769,7 +1767,7 @@ def _s152(x: Any) -> bool:
 def _s153(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", x):
+    if not re.search("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\Z", x):
         return False
     if len(x) > 63:
         return False
@@ -2058,7 +2056,7 @@ def _s178(x: Any) -> bool:
 def _s179(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?!/)(?!.*(^|/)\\.\\.?(/|$))[^\\x00]*[^/]$", x):
+    if not re.search("^(?!/)(?![^\\n\\r\\u2028\\u2029]*(^|/)\\.\\.?(/|\\Z))[^\\x00]*[^/]\\Z", x):
         return False
     if len(x) < 1:
         return False
@@ -2084,7 +2082,7 @@ def _s180(x: Any) -> bool:
 def _s181(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?$", x):
+    if not re.search("^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?\\Z", x):
         return False
     return True
 
@@ -2101,7 +2099,7 @@ def _s182(x: Any) -> bool:
 def _s183(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^[A-Za-z0-9][^\\s]*$", x):
+    if not re.search("^[A-Za-z0-9][^\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]*\\Z", x):
         return False
     return True
 
@@ -2118,7 +2116,7 @@ def _s184(x: Any) -> bool:
 def _s185(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$", x):
+    if not re.search("^(?!/)(?![^\\n\\r\\u2028\\u2029]*(^|/)\\.\\.(/|\\Z))[^\\n\\r\\u2028\\u2029]+\\Z", x):
         return False
     return True
 
@@ -2373,7 +2371,7 @@ def _s197(x: Any) -> bool:
 def _s198(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*$", x):
+    if not re.search("^\\$(\\.[^.\\[\\]]+|\\[[0-9]+\\])*\\Z", x):
         return False
     return True
 
