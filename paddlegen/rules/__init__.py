@@ -25,8 +25,8 @@ from paddlegen.rules import (
     workload,
 )
 from paddlegen.spec.loader import Document
-from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.spec.rule import Context, SpecRule, WorkloadRules
+from paddlegen.workloads import workload_of
 from paddlegen.workloads.collective_job import rules as collective_job
 from paddlegen.workloads.distributed_job import rules as distributed_job
 from paddlegen.workloads.job import rules as job
@@ -149,7 +149,7 @@ EVERY_SPEC = tuple(rule for rule in REGISTRY if not any(rule in o.rules for o in
 
 def semantic_diagnostics(doc: Document, workload: str | None = None) -> list[Diagnostic]:
     """Run every rule of the spec's workload on a spec that already passed the schema."""
-    name = workload or doc.data.get("spec", {}).get("workload", DEFAULT_WORKLOAD)
+    name = workload_of(doc.data, workload).name
     own = OWN[name]
     ctx = Context(doc, name, own)
     found = []
