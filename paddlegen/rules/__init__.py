@@ -122,7 +122,7 @@ REGISTRY: tuple[SpecRule, ...] = (
     dns.DNS_POLICY,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
-# schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).
+# schema's `ruleId` enum lists them too (scripts/generate.py writes it).
 RULES: tuple[str, ...] = tuple(rule.id for rule in REGISTRY)
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would

@@ -2,9 +2,10 @@
 
 ``paddlegen/workloads/<package>/`` holds a workload's ``Workload`` entry (see ``base``) and
 everything else paddlegen knows of it; ``templates/<name>/`` its templates. Adding a workload
-touches its folder, its template folder, the line below, its tests and its docs page. The rest
-of the package asks the registry, never a workload's name: the Argo CD health checks and
-ignoreDifferences come from the kinds of object the workloads list (``objects``).
+touches its folder, its template folder, the line below, its tests and its docs page, then
+``python -m scripts.generate`` writes it into the schema and the docs. The rest of the package
+asks the registry, never a workload's name: the Argo CD health checks and ignoreDifferences
+come from the kinds of object the workloads list (``objects``).
 """
 
 from __future__ import annotations

@@ -60,6 +60,8 @@ SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 @dataclass(frozen=True)
 class Workload:
     name: str
+    # What it renders and what the cluster needs to run it, in Markdown: the docs' table of
+    # workloads (README.md, docs/index.md) is made of them (scripts/generate.py).
     summary: str
     title: str  # what messages call its main object: "the <title>"
     # The kinds of training object it renders, those that run its pods, its main object first
@@ -73,6 +75,7 @@ class Workload:
     # What `paddlegen import` reads its objects back with: a function that imports its importer
     # modules when called, so that only an import loads them (never a render).
     imports: Callable[[], Imports]
+    needs: str = "nothing"  # what the cluster needs to run it (the docs' table, as summary)
     # The spec section only this workload reads, spec.<section>, and the model its fields
     # build (Job.settings); its schema is the folder's settings.schema.json (settings_schema).
     settings: Settings | None = None

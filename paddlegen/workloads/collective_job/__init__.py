@@ -115,8 +115,8 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="collective-job",
-    summary="an Indexed batch/v1 Job and a headless Service: Paddle's collective launcher "
-    "on every pod, no operator",
+    summary="an Indexed `batch/v1` Job and a headless Service running Paddle's collective launcher",
+    needs="nothing beyond Kubernetes",
     title="Job",
     # the Indexed Job; with run.restarts, the JobSet that runs it (shared/jobset.py)
     objects=(BATCH_JOB, JOBSET),

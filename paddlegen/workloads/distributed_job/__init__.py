@@ -118,8 +118,7 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="distributed-job",
-    summary="one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts "
-    "(the classic pserver/trainer image)",
+    summary="a multi-pod `batch/v1` Job for the legacy pserver/trainer image",
     title="Job",
     objects=(BATCH_JOB,),
     roles={"worker": "worker"},

@@ -89,7 +89,8 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="kubeflow-paddlejob",
-    summary="the Kubeflow training-operator PaddleJob, kubeflow.org/v1",
+    summary="a Kubeflow training-operator `PaddleJob`",
+    needs="training-operator v1.9",
     title="Kubeflow PaddleJob",
     objects=(PADDLEJOB,),
     roles=ROLES,

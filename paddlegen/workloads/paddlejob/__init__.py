@@ -120,7 +120,8 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="paddlejob",
-    summary="the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1",
+    summary="a PaddleFlow `PaddleJob`",
+    needs="the PaddleFlow operator (no commits since 2023; Kueue cannot queue it)",
     title="PaddleFlow PaddleJob",
     objects=(PADDLEJOB,),
     roles=ROLES,

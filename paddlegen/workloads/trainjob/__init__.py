@@ -159,8 +159,8 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="trainjob",
-    summary="a Kubeflow Trainer v2 TrainJob, trainer.kubeflow.org/v1alpha1, on paddlegen's "
-    "Paddle runtime (paddlegen runtime): Paddle's collective launcher on every node",
+    summary="a Kubeflow Trainer v2 `TrainJob` on paddlegen's Paddle runtime",
+    needs="Kubeflow Trainer and JobSet",
     title="TrainJob",
     objects=(TRAINJOB,),
     # Trainer makes a JobSet of the TrainJob, and the JobSet a batch Job per replicated job.
