@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,18 @@ def pod_templates(objects: Any) -> list[dict[str, Any]]:
 
     walk(objects)
     return found
+
+
+def copy_repository(into: Path, names: Iterable[str]) -> None:
+    """The repository's files and folders ``names`` copied into ``into``, caches left out."""
+    root = Path(__file__).resolve().parents[1]
+    for name in names:
+        source = root / name
+        if source.is_dir():
+            shutil.copytree(source, into / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            into.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
 
 
 def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:

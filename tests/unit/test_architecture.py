@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import copy_repository
+
 PACKAGE = Path(__file__).resolve().parents[2] / "paddlegen"
 
 
@@ -352,13 +354,8 @@ def test_a_copy_of_job_under_a_new_name_renders_after_one_regeneration(tmp_path)
     """Adding a workload is its folder, its template folder, the registry line and
     `python -m scripts.generate` (CONTRIBUTING.md). Import is left out: a copy of `job` claims
     the batch Jobs `job` claims, as three workloads already share that kind."""
-    root, tree = PACKAGE.parent, tmp_path / "repo"
-    for name in COPIED:
-        source = root / name
-        if source.is_dir():
-            shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, tree / name)
+    tree = tmp_path / "repo"
+    copy_repository(tree, COPIED)
     workloads = tree / "paddlegen" / "workloads"
     shutil.copytree(workloads / "job", workloads / "batch_copy")
     shutil.copytree(tree / "templates" / "job", tree / "templates" / "batch-copy")
