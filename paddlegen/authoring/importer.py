@@ -26,7 +26,7 @@ from paddlegen.authoring.import_split import split_jobs
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
-from paddlegen.workloads import WORKLOADS, conversion_targets
+from paddlegen.workloads import WORKLOADS, conversion_targets, workload_of
 from paddlegen.workloads.base import (
     KUEUE_PREFERRED_TOPOLOGY,
     KUEUE_REQUIRED_TOPOLOGY,
@@ -491,7 +491,7 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
     mount the same storage), the gang's resources (lossy: Volcano admits the gang by them)."""
     from paddlegen.spec.model import build_job
 
-    job = build_job(data)
+    job = build_job(data, workload_of(data))
     notes = []
     for volume in job.volumes:
         claim, pv = ctx.storage_names.get(volume.name, (None, None))

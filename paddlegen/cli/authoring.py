@@ -21,8 +21,8 @@ from paddlegen.cli.common import (
 )
 from paddlegen.errors import Diagnostic, InputError, LossyImportError, SpecError
 from paddlegen.spec.accelerators import ACCELERATORS
-from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE, PS_WORKLOAD
-from paddlegen.workloads import WORKLOADS, conversion_targets
+from paddlegen.spec.model import GPU_RESOURCE
+from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD, WORKLOADS, conversion_targets
 
 PRESET_NAMES = list(PRESETS)
 
@@ -100,7 +100,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     type=click.Choice(WORKLOAD_NAMES),
     default=DEFAULT_WORKLOAD,
     show_default=True,
-    help="What to render (with --ps, paddlejob unless given): see `paddlegen explain "
+    help=f"What to render (with --ps, {PS_WORKLOAD} unless given): see `paddlegen explain "
     "spec.workload`.",
 )
 @click.option(

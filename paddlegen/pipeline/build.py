@@ -26,6 +26,7 @@ from paddlegen.pipeline.load import load_valid, require_valid
 from paddlegen.render.engine import Manifest, render_job
 from paddlegen.spec.loader import Document, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
+from paddlegen.workloads import workload_of
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def render_valid(
 def _render_data(
     data: dict[str, Any], workload: str | None, templates: str | None, argocd: bool
 ) -> tuple[Job, list[Manifest]]:
-    job = build_job(data, workload)
+    job = build_job(data, workload_of(data, workload))
     manifests = render_job(job, templates)
     if argocd:
         from paddlegen.render.syncwaves import annotate

@@ -19,7 +19,7 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def test_committed_module_is_what_the_generator_writes_for_the_committed_schema():
-    # Regenerate with `python -m scripts.compile_schema` after a schema change.
+    # Regenerate with `python -m scripts.generate` after a schema change.
     assert OUTPUT.read_text(encoding="utf-8") == compile_schema(spec_schema_path().read_bytes())
 
 
