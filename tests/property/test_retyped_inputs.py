@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paddlegen import build, load
+from paddlegen.pipeline import build, load
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.errors import PaddlegenError
 from paddlegen.spec.loader import parse_spec, read_spec
