@@ -17,9 +17,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paddlegen.pipeline import build, load
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.errors import PaddlegenError
+from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec, read_spec
 from tests.conftest import DATA, example_specs
 
