@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -24,9 +24,10 @@ def _git_env() -> dict[str, str]:
 
 
 class Committed:
-    """A folder of a repository at one commit: ``folder_files`` its files, ``read`` any
-    other file of that commit, every read through one `git cat-file --batch` process
-    (``close`` ends it)."""
+    """A folder of a repository at one commit: ``folder_paths`` and ``folder_files`` its
+    files, ``changed_paths`` those the work tree changes, ``read`` any other file of that
+    commit; every file read through one `git cat-file --batch` process (``close`` ends
+    it)."""
 
     def __init__(self, folder: str | Path, ref: str) -> None:
         self.ref = ref
@@ -38,6 +39,7 @@ class Committed:
         self.folder = "" if relative == os.curdir else Path(relative).as_posix()
         self.commit = self._commit(ref)
         self._batch: subprocess.Popen[bytes] | None = None
+        self._tree: dict[str, bytes] | None = None
 
     def _git(self, *args: str, cwd: str | None = None) -> subprocess.CompletedProcess[bytes]:
         try:
@@ -81,24 +83,52 @@ class Committed:
             return None
         return Path(relative).as_posix()
 
-    def folder_files(self) -> dict[str, bytes]:
-        """Every regular file below the folder at the commit (path inside the folder ->
-        bytes); empty when the commit has no such folder."""
-        args = ["ls-tree", "-r", "-z", "--full-tree", self.commit]
-        done = self._git(*args, *(["--", self.folder] if self.folder else []))
-        if done.returncode != 0:
-            raise ToolError(f"git ls-tree failed: {done.stderr.decode(errors='replace').strip()}")
-        prefix = f"{self.folder}/" if self.folder else ""
-        blobs: dict[str, bytes] = {}
-        for entry in done.stdout.split(b"\0"):
-            meta, _, path = entry.partition(b"\t")
-            fields = meta.split()
-            name = os.fsdecode(path)
-            if len(fields) == 3 and fields[0] in _FILE_MODES and name.startswith(prefix):
-                blobs[name[len(prefix) :]] = fields[2]
-        contents = self._read_objects(list(blobs.values()))
-        found = zip(blobs, contents, strict=True)
+    def folder_paths(self) -> dict[str, bytes]:
+        """Every regular file below the folder at the commit: its path inside the folder ->
+        its object id; empty when the commit has no such folder."""
+        if self._tree is None:
+            args = ["ls-tree", "-r", "-z", "--full-tree", self.commit, *self._pathspec()]
+            done = self._git(*args)
+            if done.returncode != 0:
+                raise ToolError(f"git ls-tree failed: {_said(done)}")
+            self._tree = {}
+            for entry in done.stdout.split(b"\0"):
+                meta, _, path = entry.partition(b"\t")
+                fields = meta.split()
+                rel = self._inside(path)
+                if len(fields) == 3 and fields[0] in _FILE_MODES and rel:
+                    self._tree[rel] = fields[2]
+        return self._tree
+
+    def folder_files(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """The contents of files of ``folder_paths`` (path inside the folder -> bytes)."""
+        oids = self.folder_paths()
+        wanted = [p for p in paths if p in oids]
+        found = zip(wanted, self._read_objects([oids[p] for p in wanted]), strict=True)
         return {rel: data for rel, data in found if data is not None}
+
+    def changed_paths(self) -> set[str]:
+        """The paths inside the folder where the work tree differs from the commit, as git
+        sees them: tracked files changed, added or deleted, and files git does not track.
+        (A file marked skip-worktree or assume-unchanged is one git does not look at.)"""
+        diff = self._git(
+            "diff", "--name-only", "-z", "--no-renames", self.commit, *self._pathspec()
+        )
+        untracked = self._git("ls-files", "-z", "--others", *self._pathspec())
+        for done in (diff, untracked):
+            if done.returncode != 0:
+                raise ToolError(f"git {done.args[1]} failed: {_said(done)}")
+        names = (diff.stdout + untracked.stdout).split(b"\0")
+        return {rel for rel in map(self._inside, names) if rel}
+
+    def _pathspec(self) -> list[str]:
+        return ["--", f":(literal){self.folder}"] if self.folder else []
+
+    def _inside(self, path: bytes) -> str | None:
+        """A path of the repository (git's output) inside the folder, or None."""
+        name = os.fsdecode(path)
+        prefix = f"{self.folder}/" if self.folder else ""
+        return name[len(prefix) :] if name.startswith(prefix) and len(name) > len(prefix) else None
 
     def read(self, paths: Sequence[str]) -> dict[str, bytes | None]:
         """Files of the commit by their path in the repository; None for one it lacks."""
@@ -151,6 +181,10 @@ class Committed:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _said(done: subprocess.CompletedProcess[bytes]) -> str:
+    return done.stderr.decode(errors="replace").strip()
 
 
 def _write(pipe: IO[bytes], data: bytes) -> None:

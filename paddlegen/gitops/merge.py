@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,19 +134,29 @@ def merge_plan(
     base revision) does to each Application, ``rendered`` being the plan of a render into
     ``output`` (``api.plan``; ``prune`` and ``env`` as the render's). Reads git and the work
     tree; writes nothing."""
-    from paddlegen.pipeline.write import orphans
-
     out = Path(output)
-    then, stamps = _committed_jobs(committed.folder_files())
-    now = _current_jobs(rendered, out, set(orphans(rendered, out, prune)))
-    pairs = []
-    for job in sorted(then.keys() | now.keys()):
+    tree = committed.folder_paths()
+    # A job reused as it is on disk, where git sees no file that differs from the commit, is
+    # the same at both ends: its files are read from neither (1,000 unchanged jobs, none).
+    touched = {path.partition("/")[0] for path in committed.changed_paths()}
+    same = {r.name: r.reused.files for r in rendered if r.reused and r.name not in touched}
+    then, stamps = _committed_jobs(committed.folder_files(p for p in tree if _job(p) not in same))
+    now = _current_jobs([r for r in rendered if r.name not in same], out, rendered, prune)
+    pairs: list[tuple[str, str | None, Files | None, Files | None, dict[str | None, Files]]] = []
+    for job in sorted(then.keys() | now.keys() | same.keys()):
+        if job in same:  # unchanged: nothing to compare
+            pairs += [(job, name, {}, {}, {}) for name in environments(same[job], env)]
+            continue
         before, after = applications(then.get(job, {}), env), applications(now.get(job, {}), env)
         for name in sorted(before.keys() | after.keys(), key=lambda e: e or ""):
             pairs.append((job, name, before.get(name), after.get(name), after))
     reruns = {job for job, _, b, a, _ in pairs if b is not None and a is not None and b != a}
     why = _Reasons(committed, out, rendered, stamps, reruns)
     return MergePlan(committed.ref, str(output), [why.change(*pair) for pair in pairs])
+
+
+def _job(path: str) -> str:
+    return path.partition("/")[0]
 
 
 def _committed_jobs(tree: Files) -> tuple[dict[str, Files], dict[str, dict[str, Any]]]:
@@ -182,21 +192,26 @@ def _deployed(files: Mapping[str, bytes]) -> Files:
     }
 
 
-def _current_jobs(rendered: Sequence[Rendered], out: Path, pruned: set[str]) -> dict[str, Files]:
-    """What a render leaves in each job folder: its plan, or for a job reused or kept as
-    an older paddlegen wrote it the folder as it is; custom/ as it is; a job no spec
-    renders as it is, unless the render removes it (``pruned``)."""
-    jobs: dict[str, Files] = {}
-    for r in rendered:
+def _current_jobs(
+    jobs: Sequence[Rendered], out: Path, rendered: Sequence[Rendered], prune: bool
+) -> dict[str, Files]:
+    """What a render (``rendered``) leaves in the folders of ``jobs``: its plan, or for a
+    job reused or kept as an older paddlegen wrote it the folder as it is; custom/ as it is;
+    and a job no spec renders as it is, unless the render removes it (``prune``)."""
+    from paddlegen.pipeline.write import orphans
+
+    found: dict[str, Files] = {}
+    for r in jobs:
         if r.reused:
-            jobs[r.name] = _folder(out / r.name)
+            found[r.name] = _folder(out / r.name)
         else:
-            jobs[r.name] = {rel: text.encode("utf-8") for rel, text in r.plan.items()}
-            jobs[r.name].update(_folder(out / r.name, only=f"custom{os.sep}"))
-    for name in generated_jobs(out):
-        if name not in jobs and name not in pruned:
-            jobs[name] = _folder(out / name)
-    return {name: _deployed(files) for name, files in jobs.items()}
+            found[r.name] = {rel: text.encode("utf-8") for rel, text in r.plan.items()}
+            found[r.name].update(_folder(out / r.name, only=f"custom{os.sep}"))
+    names = {r.name for r in rendered}
+    left = [name for name in generated_jobs(out) if name not in names]
+    pruned = set(orphans(rendered, out, prune)) if left else set()
+    found.update((name, _folder(out / name)) for name in left if name not in pruned)
+    return {name: _deployed(files) for name, files in found.items()}
 
 
 def _folder(job_dir: Path, only: str = "") -> Files:
@@ -213,25 +228,35 @@ def _folder(job_dir: Path, only: str = "") -> Files:
     return found
 
 
-def applications(files: Files, env: str | None = None) -> dict[str | None, Files]:
-    """A job folder's Applications as `paddlegen argocd` makes them, each with the files its
-    kustomization builds: a flat job one (environment None; ``env`` when the tree is one
-    environment's, `render --env`), a job with overlays one per environment."""
-    if KUSTOMIZATION in files:
-        return {env: files}
-    if f"base/{KUSTOMIZATION}" not in files:
-        return {}
-    shared = {rel: data for rel, data in files.items() if rel.startswith("base/") or is_custom(rel)}
-    envs = sorted(
+def environments(paths: Collection[str], env: str | None = None) -> Sequence[str | None]:
+    """The environments of a job folder's Applications, as `paddlegen argocd` makes them
+    from its files (``paths``): a flat job one Application (environment None; ``env`` when
+    the tree is one environment's, `render --env`), a job with overlays one each."""
+    if KUSTOMIZATION in paths:
+        return [env]
+    if f"base/{KUSTOMIZATION}" not in paths:
+        return []
+    return sorted(
         {
             parts[1]
-            for parts in (rel.split("/") for rel in files)
+            for parts in (rel.split("/") for rel in paths)
             if len(parts) == 3 and parts[0] == "overlays" and parts[2] == KUSTOMIZATION
         }
     )
+
+
+def applications(files: Files, env: str | None = None) -> dict[str | None, Files]:
+    """A job folder's Applications (``environments``), each with the files its
+    kustomization builds: the flat job's folder, or base/, its overlay and custom/."""
+    if KUSTOMIZATION in files:
+        return {env: files}
     return {
-        name: {**shared, **{r: d for r, d in files.items() if r.startswith(f"overlays/{name}/")}}
-        for name in envs
+        name: {
+            rel: data
+            for rel, data in files.items()
+            if rel.startswith(("base/", f"overlays/{name}/")) or is_custom(rel)
+        }
+        for name in environments(files)
     }
 
 
