@@ -138,7 +138,7 @@ def merge_plan(
     tree = committed.folder_paths()
     # A job reused as it is on disk, where git sees no file that differs from the commit, is
     # the same at both ends: its files are read from neither (1,000 unchanged jobs, none).
-    touched = {path.partition("/")[0] for path in committed.changed_paths()}
+    touched = {_job(path) for path in committed.changed_paths()}
     same = {r.name: r.reused.files for r in rendered if r.reused and r.name not in touched}
     then, stamps = _committed_jobs(committed.folder_files(p for p in tree if _job(p) not in same))
     now = _current_jobs([r for r in rendered if r.name not in same], out, rendered, prune)
@@ -282,6 +282,7 @@ class _Reasons:
         paths = {job: self._committed_spec(job) for job in sorted(reruns)}
         raw = committed.read(sorted({p for p in paths.values() if p}))
         self.then = {job: _data(raw.get(p) if p else None, p or "") for job, p in paths.items()}
+        self.now = {job: self._current_spec(job) for job in paths}
 
     def change(
         self,
@@ -311,7 +312,7 @@ class _Reasons:
             then,
             now,
             self.then[job],
-            self._current_spec(job),
+            self.now[job],
             self._versions(job),
             self.committed.ref,
         )
@@ -404,7 +405,7 @@ def _reasons(
     component = f"custom/{KUSTOMIZATION}"
     if rendered and not fields and (component in then) == (component in now):
         if fields is None:
-            reasons.append(f"its rendered files changed, and its spec at {base} cannot be read")
+            reasons.append(f"its files changed, and its spec at {base} or now cannot be read")
         else:
             old, new = versions
             reasons.append(
@@ -441,8 +442,7 @@ _ABSENT = object()  # a key one side lacks (None is a value)
 
 
 def _differences(then: Any, now: Any, path: FieldPath) -> list[FieldPath]:
-    if then == now and type(then) is type(now):
-        return []
+    # Walked whole, not compared at once: Python takes 1 == True == 1.0, YAML does not.
     if isinstance(then, dict) and isinstance(now, dict):
         keys = [*now, *(k for k in then if k not in now)]  # as the spec has them now
         return [
@@ -456,4 +456,4 @@ def _differences(then: Any, now: Any, path: FieldPath) -> list[FieldPath]:
             for i, (a, b) in enumerate(zip(then, now, strict=True))
             for p in _differences(a, b, (*path, i))
         ]
-    return [path]
+    return [] if type(then) is type(now) and then == now else [path]

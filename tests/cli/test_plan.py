@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from paddlegen.cli import cli
+from paddlegen.gitops.merge import spec_changes
 from tests.conftest import EXAMPLES
 from tests.helpers import job_spec, paddlegen_of, release
 
@@ -368,3 +369,65 @@ def test_a_new_paddlegen_reruns_only_what_render_upgrade_takes(tmp_path):
     assert planned("--allow-rerun") == (0, [rerun])
     commit(repo, "take 0.2.0's rendering")
     assert planned() == (0, [("unchanged", "")])
+
+
+def test_a_folder_stamped_without_its_spec_digest_reruns_on_a_new_paddlegen(tmp_path):
+    """A stamp that does not say what of its input is the user's: a new paddlegen renders it
+    anew, and plan says that this run is paddlegen's, before rendering and after."""
+    repo = tmp_path / "repo"
+    (repo / "jobs").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    shutil.copy(EXAMPLES / "quickstart.yaml", repo / "jobs" / "quickstart.yaml")
+    assert paddlegen_of(None, repo, "render", "jobs", "-o", "deploy").returncode == 0
+    stamp = repo / "deploy" / "quickstart" / ".paddlegen-stamp"
+    lines = stamp.read_text().splitlines(keepends=True)
+    stamp.write_text("".join(x for x in lines if '"source"' not in x and '"version"' not in x))
+    commit(repo, "init")
+    new = release(tmp_path, "0.2.0")
+    reason = "paddlegen's rendering changed"
+    rerun = [{"job": "quickstart", "environment": None, "action": "rerun", "reason": reason}]
+    for _ in ("before rendering", "after"):
+        done = paddlegen_of(new, repo, "plan", "jobs", "--output-format", "json")
+        assert done.returncode == 1, done.stderr
+        assert json.loads(done.stdout)["targets"] == rerun
+        assert paddlegen_of(new, repo, "render", "jobs", "-o", "deploy").returncode == 0
+
+
+def test_one_environments_tree(repo, runner):
+    """`render --env ENV` writes each job flat: one Application each, of that environment."""
+    shutil.rmtree(repo / "deploy")
+    render(runner, "--env", "prod")
+    commit(repo, "prod alone")
+    write(repo, "b", job_spec("b") + OVERLAYS.replace("img:prod", "img:prod2"))
+    write(repo, "a", job_spec("a", image="img:2"))
+    assert targets(runner, "--env", "prod") == [
+        ("a", "prod", "rerun", "spec changed: spec.image"),
+        ("b", "prod", "rerun", "spec changed: overlays.prod.spec.image"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("then", "now", "env", "fields"),
+    [
+        ({"spec": {"a": 1}}, {"spec": {"a": 1}}, None, []),
+        ({"spec": {"a": 1}}, {"spec": {"a": True}}, None, ["spec.a"]),  # YAML's 1 is no true
+        ({"spec": {"a": 1, "b": 2}}, {"spec": {"c": 3, "a": 1}}, None, ["spec.c", "spec.b"]),
+        (
+            {"spec": {"env": [{"v": 1}, {"v": 2}]}},
+            {"spec": {"env": [{"v": 1}, {"v": 3}]}},
+            None,
+            ["spec.env[1].v"],
+        ),
+        ({"spec": {"env": [1]}}, {"spec": {"env": [1, 2]}}, None, ["spec.env"]),
+        ({"overlays": {"dev": {"x": 1}}}, {"overlays": {"dev": {"x": 2}}}, "prod", []),
+        (
+            {"overlays": {"dev": {"x": 1}}},
+            {"overlays": {"dev": {"x": 2}}},
+            "dev",
+            ["overlays.dev.x"],
+        ),
+        ({}, {"overlays": {"dev": {"x": 2}}}, "dev", ["overlays.dev"]),
+    ],
+)
+def test_spec_changes(then, now, env, fields):
+    assert spec_changes(then, now, env) == fields
