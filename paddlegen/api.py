@@ -1,4 +1,5 @@
-"""The public calls: one ``Request`` in, and ``run_render``, ``run_check`` or ``run_validate``."""
+"""The public calls: one ``Request`` in, and ``run_render``, ``run_check``, ``run_validate`` or
+``run_merge_plan``."""
 
 from __future__ import annotations
 
