@@ -1,4 +1,5 @@
-"""The public calls: one ``Request`` in, and ``run_render``, ``run_check`` or ``run_validate``."""
+"""The public calls: one ``Request`` in, and ``run_render``, ``run_check``, ``run_validate`` or
+``run_merge_plan``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from paddlegen.pipeline.write import (
 )
 
 if TYPE_CHECKING:
+    from paddlegen.gitops.merge import MergePlan
     from paddlegen.output.drift import Drift
     from paddlegen.output.writer import WriteReport
     from paddlegen.validate.inputs import Validation
@@ -191,6 +193,20 @@ def run_check(request: Request, events: Events | None = None) -> Result:
         return Result(rendered, drifts=drifts, fallbacks=fallbacks)
     written = write_rendered(rendered, request.output, prune=prune, events=events)
     return Result(rendered, written, drifts, fallbacks=fallbacks)
+
+
+def run_merge_plan(request: Request, base: str = "HEAD", events: Events | None = None) -> MergePlan:
+    """``paddlegen plan``: what merging the work tree into ``base`` (a git revision of the
+    repository holding ``request.output``) does to each Argo CD Application, the output and
+    specs committed there against what ``run_render`` would write now (the plan: nothing is
+    written, no cluster asked)."""
+    from paddlegen.gitops.committed import Committed
+    from paddlegen.gitops.merge import merge_plan
+
+    paths, prune = _specs(request)
+    with Committed(request.output, base) as committed:  # a folder outside git fails first
+        rendered = plan(request, paths, events)
+        return merge_plan(committed, rendered, request.output, prune=prune, env=request.env)
 
 
 def run_validate(request: Request) -> Validation:

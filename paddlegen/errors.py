@@ -224,6 +224,13 @@ class StaleOutputError(PaddlegenError):
     exit_code = EXIT_FINDINGS
 
 
+class UnsafeMergeError(PaddlegenError):
+    """Merging would delete an Argo CD Application, or run a job whose spec did not change,
+    and that was not allowed (`paddlegen plan`)."""
+
+    exit_code = EXIT_FINDINGS
+
+
 class LossyImportError(PaddlegenError):
     """An imported spec would run differently from its input, and that was not accepted."""
 

@@ -231,7 +231,7 @@ def declared_rules() -> tuple[Rule, ...]:
     reference's order."""
     from paddlegen import errors, sdk
     from paddlegen.authoring import import_shapes
-    from paddlegen.gitops import kueue_setup
+    from paddlegen.gitops import kueue_setup, merge
     from paddlegen.output import drift, owner
     from paddlegen.rules import REGISTRY, ignores
     from paddlegen.spec import loader
@@ -260,6 +260,9 @@ def declared_rules() -> tuple[Rule, ...]:
         drift.UNKNOWN,
         drift.CUSTOM_RULE,
         drift.LEFTOVER,
+        # plan
+        merge.REMOVAL,
+        merge.UNASKED_RERUN,
         errors.SUMMARY,
         # import and the SDK
         import_notes.IMPORT_NOTE,

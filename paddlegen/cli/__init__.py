@@ -29,6 +29,7 @@ COMMANDS = {
     "render": ("render", "render"),
     "check": ("render", "check"),
     "diff": ("render", "diff"),
+    "plan": ("plan", "plan"),
     "validate": ("validate", "validate"),
     "schema": ("validate", "schema"),
     "schemas": ("validate", "schemas"),

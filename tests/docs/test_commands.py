@@ -3,7 +3,8 @@ in a workspace of its own, on the repository's examples, with paddlegen on PATH.
 needs a cluster, a network or other tools is listed in NOT_RUN with the reason.
 
 The workspace holds `examples/` (a copy), `jobs/` (the GitOps example's specs) and `deploy/`
-(their render), as a user's repository would after the quick start."""
+(their render), committed in a git repository, as a user's repository would after the quick
+start."""
 
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for spec in (EXAMPLES / "gitops" / "jobs").glob("*.yaml"):
         shutil.copy(spec, root / "jobs")
     run("paddlegen render jobs/ -o deploy/", root)
+    commit = (
+        "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@t commit -qm w"
+    )
+    assert run(commit, root).returncode == 0
     return root
 
 

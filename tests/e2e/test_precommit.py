@@ -41,6 +41,7 @@ HOOK_IDS = [
     "paddlegen-check",
     "paddlegen-render",
     "paddlegen-validate-deploy",
+    "paddlegen-plan",
 ]
 GIT_COMMIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q"]
 
@@ -187,6 +188,33 @@ def test_render_hook_rewrites_stale_output_and_fails_once(hooks, tmp_path):
     run(["git", "add", "deploy"], repo, hooks.env).check_returncode()
     second = hooks.pre_commit(repo, "run")
     assert second.returncode == 0, second.stdout
+
+
+def test_the_plan_hook_fails_a_commit_that_deletes_an_application(hooks, tmp_path):
+    repo = hooks.gitops_repo(tmp_path / "repo", config=hooks.config(["paddlegen-plan"]))
+    assert hooks.pre_commit(repo, "install").returncode == 0
+    before = head(repo, hooks.env)
+    (repo / "jobs" / "a.yaml").unlink()
+    render = [sys.executable, "-m", "paddlegen", "render", "jobs", "-o", "deploy"]
+    run(render, repo, hooks.env).check_returncode()
+    run(["git", "add", "-A"], repo, hooks.env).check_returncode()
+
+    out = run([*GIT_COMMIT, "-m", "remove a"], repo, hooks.env)
+
+    assert out.returncode != 0, out.stdout
+    assert head(repo, hooks.env) == before
+    assert "delete  a: its spec is gone: Argo CD deletes Application a" in out.stdout
+    assert "(--allow-removal allows it) [removal]" in out.stdout
+
+    # A spec's own change is a run it asks for: the commit goes through.
+    run(["git", "reset", "-q", "--hard"], repo, hooks.env).check_returncode()
+    spec = repo / "jobs" / "b.yaml"
+    spec.write_text(spec.read_text().replace("img:prod", "img:prod2"))
+    run(render, repo, hooks.env).check_returncode()
+    run(["git", "add", "-A"], repo, hooks.env).check_returncode()
+    done = run([*GIT_COMMIT, "-m", "b's new image"], repo, hooks.env)
+    assert done.returncode == 0, done.stdout
+    assert head(repo, hooks.env) != before
 
 
 def test_invalid_spec_fails_validate_at_its_line(hooks, tmp_path):
