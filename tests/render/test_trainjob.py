@@ -77,7 +77,7 @@ def test_the_trainjob_carries_the_nodes_image_command_env_and_resources():
 def test_the_spec_command_runs_after_the_wrapper_and_the_spec_env_after_the_node_count():
     obj = train_job('  command: [python3, train.py]\n  env: [{name: FLAGS_x, value: "1"}]\n')
     trainer = obj["spec"]["trainer"]
-    assert trainer["command"] == [*launcher.WRAPPER, "python3", "train.py"]
+    assert trainer["command"] == [*launcher.FORWARDING_WRAPPER, "python3", "train.py"]
     assert "args" not in trainer
     assert [e["name"] for e in trainer["env"]] == ["PADDLE_NNODES", "FLAGS_x"]
 
