@@ -322,6 +322,21 @@ def test_with_restarts_the_trainjob_runs_on_a_runtime_of_its_own_that_restarts_t
     assert list(validator.iter_errors(objects[("TrainingRuntime", "resnet")])) == []
 
 
+def test_with_restarts_the_deadline_bounds_each_attempt_not_the_trainjob():
+    """Trainer fails a TrainJob for good once its own deadline passes, counted from its
+    creation; an attempt's Job past its deadline fails alone, and the JobSet restarts it."""
+    run = "  args: [train.py]\n  run: {restarts: 2, activeDeadlineSeconds: 600}\n"
+    objects = render(extra=run)
+    assert "activeDeadlineSeconds" not in objects[("TrainJob", "resnet")]["spec"]
+    template = objects[("TrainingRuntime", "resnet")]["spec"]["template"]["spec"]
+    (node,) = template["replicatedJobs"]
+    assert node["template"]["spec"]["activeDeadlineSeconds"] == 600
+    assert template["failurePolicy"]["maxRestarts"] == 2
+    # with no restarts nothing would start again: the TrainJob's deadline bounds the run
+    once = render(extra="  args: [train.py]\n  run: {activeDeadlineSeconds: 600}\n")
+    assert once[("TrainJob", "resnet")]["spec"]["activeDeadlineSeconds"] == 600
+
+
 def test_restarts_and_a_runtime_of_the_specs_choice_are_refused():
     from tests.unit.test_checks_distributed import findings
 
