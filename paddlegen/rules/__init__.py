@@ -120,6 +120,7 @@ REGISTRY: tuple[SpecRule, ...] = (
     accounts.DEFAULT_ACCOUNT_TOKEN,
     dns.DNS_CONFIG,
     dns.DNS_POLICY,
+    shared.LLM_CHECKPOINT,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).

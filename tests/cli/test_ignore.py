@@ -257,6 +257,10 @@ TRIGGERS = {
     "dns-policy": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
     + LIMITS
     + "  dnsPolicy: Default\n",
+    "llm-checkpoint": "spec:\n  workload: collective-job\n  image: x:1\n"
+    + LIMITS
+    + "  command: [erniekit, train, --config, c.yaml]\n"
+    "  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n  checkpoint: {volume: c}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

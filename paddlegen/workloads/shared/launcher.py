@@ -10,7 +10,7 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import Volume
+from paddlegen.spec.model import CHECKPOINT_DIR_ENV, Volume
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role
@@ -235,3 +235,56 @@ def unwrapped(command: list[str]) -> list[str] | None:
 def command(role: Role) -> list[str]:
     """The master wrapper before the spec's command, else before the launcher."""
     return [*wrapper(role.command), *(role.command or LAUNCHER)]
+
+
+# spec.checkpoint sets PADDLE_CHECKPOINT_DIR, which neither LLM CLI reads: their trainers save
+# in, and resume from the last checkpoint-* of, the config's `output_dir` (PaddleFormers 1.2.0
+# cli/train/sft/workflow.py:239, get_last_checkpoint(training_args.output_dir); ERNIEKit
+# erniekit/train/sft/workflow.py run_sft, get_last_checkpoint(finetuning_args.output_dir)).
+# Both take OmegaConf overrides after a YAML or JSON config, `CLI train CONFIG key=value ...`
+# (paddleformers cli/hparams/parser.py:101-103; erniekit/hparams/parser.py read_args, the same
+# OmegaConf.from_cli(sys.argv[3:]) merged over the config), so with a checkpoint the pods'
+# args end with `output_dir=$(PADDLE_CHECKPOINT_DIR)`, which the kubelet expands from the
+# container's env (the checkpoint contract's, workloads/base.py checkpoint_env). Any other
+# form of the CLI's words (another subcommand, a config of another kind, whose words the CLI
+# parses as flags) cannot take it, and one that sets output_dir itself keeps its own: the
+# rule llm-checkpoint says so (shared/rules.py).
+OUTPUT_DIR = "output_dir"
+CHECKPOINT_OVERRIDE = f"{OUTPUT_DIR}=$({CHECKPOINT_DIR_ENV})"
+_CONFIGS = (".yaml", ".yml", ".json")
+
+
+def takes_overrides(words: list[str]) -> bool:
+    """Whether an LLM CLI's ``words`` (command and args) train from a config that OmegaConf
+    overrides may follow."""
+    return len(words) >= 3 and words[1] == "train" and str(words[2]).endswith(_CONFIGS)
+
+
+def output_dir_at(words: list[str]) -> int | None:
+    """The index of the override of output_dir among ``words``' overrides, if any."""
+    found = [i for i, word in enumerate(words[3:], 3) if str(word).startswith(OUTPUT_DIR + "=")]
+    return found[-1] if found else None
+
+
+def checkpoint_args(job: Job, role: Role) -> list[str] | None:
+    """``role``'s args, and with a checkpoint, for an LLM CLI that takes overrides and sets
+    no output_dir, the override that saves and resumes in the checkpoint folder."""
+    words = [*(role.command or []), *(role.args or [])]
+    if job.checkpoint is None or not starts_llm_cli(role.command):
+        return role.args
+    if not takes_overrides(words) or output_dir_at(words) is not None:
+        return role.args
+    return [*(role.args or []), CHECKPOINT_OVERRIDE]
+
+
+def without_checkpoint_override(spec: dict[str, Any]) -> None:
+    """The spec's args without the override ``checkpoint_args`` appends, where the spec
+    (with its checkpoint) would append it again: import reads rendered output back."""
+    command, args = spec.get("command") or [], spec.get("args") or []
+    if not starts_llm_cli(command) or not args or args[-1] != CHECKPOINT_OVERRIDE:
+        return
+    words = [*command, *args[:-1]]
+    if takes_overrides(words) and output_dir_at(words) is None:
+        del args[-1]
+        if not args:
+            spec.pop("args")

@@ -21,6 +21,7 @@ from paddlegen.workloads.shared import jobset
 from paddlegen.workloads.shared.launcher import (
     BOUNDED_RUN,
     COMMAND_COMMENT,
+    checkpoint_args,
     command,
     writable_scratch,
 )
@@ -100,6 +101,7 @@ def context(job: Job) -> dict[str, Any]:
         worker,
         gang=False,
         command=command(worker),
+        args=checkpoint_args(job, worker),
         env=log_env,
         volumes=volumes,
         # every pod of a TrainJob's JobSet carries its restart attempt, 0 without restarts
@@ -126,7 +128,7 @@ def context(job: Job) -> dict[str, Any]:
         "trainer": {
             "image": worker.image,
             "command": node.container.command,
-            "args": worker.args,
+            "args": node.container.args,
             "env": [
                 {"name": "PADDLE_NNODES", "value": str(worker.replicas)},
                 *node.container.env,
