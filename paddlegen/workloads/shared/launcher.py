@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # The launcher, when the spec gives no command: the spec's args are then the training script
 # and its flags.
 LAUNCHER = ["python3", "-m", "paddle.distributed.launch"]
-_PYTHON = re.compile(r"python(3(\.[0-9]+)?)?")
+_PYTHON = re.compile(r"python(3(\.[0-9]+)?)?")  # a Python's name: python, python3, python3.12
 # The Job controller writes each pod's index into this annotation (and a label of the same
 # name) and appends JOB_COMPLETION_INDEX, read from it, *after* the container's own env
 # (indexed_job_utils.go:462-477). The kubelet expands $(VAR) only from entries before the one
@@ -99,8 +99,8 @@ _LLM_EXPORT = (
 )
 LLM_SCRIPT = _NODE_COUNT_AND_MASTER + _LLM_EXPORT + _FORWARD
 LLM_WRAPPER = ["/bin/sh", "-c", LLM_SCRIPT]
-# The wrappers paddlegen wrote before it forwarded the stop signal, which exec'd every
-# command: `import` reads them back too.
+# The LLM CLIs' wrapper as paddlegen wrote it before it forwarded the stop signal (it exec'd
+# the CLI, as WRAPPER then did every command): `import` reads it back too.
 _EXEC_WRAPPERS = (["/bin/sh", "-c", _NODE_COUNT_AND_MASTER + _LLM_EXPORT + _EXEC],)
 # One failed rank fails the Job at once, every pod stopped: a rank that starts again alone
 # cannot rejoin the others (the launcher's rendezvous happens once, at start), so no index is
