@@ -378,6 +378,7 @@ def helm_values(doc: dict) -> dict:
     spec = doc["spec"]
     volume = spec["volumes"][0]
     from paddlegen.spec.model import build_job  # the gang's summed requests, as paddlegen sums them
+    from paddlegen.workloads import workload_of
 
     return {
         "name": doc["metadata"]["name"],
@@ -390,7 +391,7 @@ def helm_values(doc: dict) -> dict:
         "volume": {k: volume[k] for k in ("name", "mountPath", "nfs", "capacity", "accessModes")},
         "scheduling": {
             "queue": spec["scheduling"]["queue"],
-            "minResources": build_job(doc).min_resources,
+            "minResources": build_job(doc, workload_of(doc)).min_resources,
         },
         "paddlejob": spec["paddlejob"],
     }

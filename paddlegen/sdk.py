@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.errors import Diagnostic, InvalidArgumentError, Rule, SpecError
-from paddlegen.spec.model import DEFAULT_WORKLOAD, PS_WORKLOAD
 
 SDK_WORKLOAD = Rule(
     "sdk-workload",
@@ -163,6 +162,8 @@ class PaddleJob:
         self.cephfs_volume = cephfs_volume
         # paddlegen's default workload runs no parameter servers: a job with them goes to the
         # PaddleFlow operator's PaddleJob, as the original SDK's did.
+        from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD
+
         self.workload = workload or (PS_WORKLOAD if self.pservers else DEFAULT_WORKLOAD)
 
     def _spec_data(self) -> dict[str, Any]:

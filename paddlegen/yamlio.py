@@ -257,3 +257,53 @@ def manifest_documents(text: str) -> Iterator[tuple[Any, list[str]]]:
             yield doc, duplicates
     finally:
         loader.dispose()
+
+
+class TooLarge(Exception):
+    """A YAML stream past a bound: where (a mark), and which bound."""
+
+    def __init__(self, mark: Any, message: str) -> None:
+        super().__init__(message)
+        self.mark = mark
+        self.message = message
+
+
+def check_bounds(text: str, *, max_nodes: int, max_chars: int, max_depth: int) -> None:
+    """Raise TooLarge at the first event past a bound: ``max_nodes`` values or ``max_chars``
+    characters of scalars in the whole stream, each alias counted as the node it repeats
+    (building a 755-byte alias bomb takes gigabytes), or collections nested deeper than
+    ``max_depth`` (the C composer recurses on the C stack). Syntax errors are left to the
+    loader: this walks the events as far as they parse."""
+    loader = SafeLoader(text)
+    sizes: dict[str, tuple[int, int]] = {}  # anchor -> the values and characters it repeats
+    open_: list[tuple[str | None, int, int]] = []  # (anchor, nodes, chars) where each started
+    nodes = chars = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_) >= max_depth:
+                    raise TooLarge(event.start_mark, f"nests deeper than {max_depth} levels")
+                open_.append((event.anchor, nodes, chars))
+                nodes += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, first_nodes, first_chars = open_.pop()
+                if anchor is not None:
+                    sizes[anchor] = (nodes - first_nodes, chars - first_chars)
+            elif isinstance(event, yaml.ScalarEvent):
+                nodes, chars = nodes + 1, chars + len(event.value)
+                if event.anchor is not None:
+                    sizes[event.anchor] = (1, len(event.value))
+            elif isinstance(event, yaml.AliasEvent):
+                repeated = sizes.get(event.anchor or "", (1, 0))  # unknown: the loader says so
+                nodes, chars = nodes + repeated[0], chars + repeated[1]
+            if nodes > max_nodes:
+                raise TooLarge(event.start_mark, f"expands to more than {max_nodes} values")
+            if chars > max_chars:
+                raise TooLarge(
+                    event.start_mark, f"expands to more than {max_chars} characters of values"
+                )
+    except yaml.YAMLError:
+        return
+    finally:
+        loader.dispose()

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,17 @@ def pod_templates(objects: Any) -> list[dict[str, Any]]:
 
     walk(objects)
     return found
+
+
+def copy_repository(into: Path, names: Iterable[str]) -> None:
+    """The repository's files and folders ``names`` copied into ``into``, caches left out."""
+    for name in names:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, into / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            into.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
 
 
 def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
@@ -284,8 +296,7 @@ def release(tmp_path: Path, version: str, template_change: bool = True) -> Path:
     """A copy of this paddlegen as another version; with ``template_change`` its batch Jobs
     gain a field (a new default, say)."""
     tree = tmp_path / f"paddlegen-{version}"
-    for part in ("paddlegen", "templates", "schemas"):
-        shutil.copytree(ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_repository(tree, ("paddlegen", "templates", "schemas"))
     init = tree / "paddlegen" / "__init__.py"
     text = init.read_text(encoding="utf-8")
     init.write_text(text.replace('__version__ = "0.1.0"', f'__version__ = "{version}"'))

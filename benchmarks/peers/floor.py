@@ -4,8 +4,9 @@ no checks, no sandbox, no positions, no kustomization, no atomic writes.
 
     python benchmarks/peers/floor.py SPEC_DIR OUT_DIR
 
-The only paddlegen code it uses is the frozen model (paddlegen.spec.model.build_job), because the
-templates read a Job object; overlays are merged with a plain deep merge and rendered whole.
+The only paddlegen code it uses is the frozen model (paddlegen.spec.model.build_job, given the
+spec's workload by the registry), because the templates read a Job object; overlays are merged
+with a plain deep merge and rendered whole.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from paddlegen.render.engine import (  # the same mount options and context as p
     template_context,
 )
 from paddlegen.spec.model import build_job
+from paddlegen.workloads import workload_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"
@@ -55,7 +57,7 @@ def main(spec_dir: str, out_dir: str) -> None:
         overlays = data.pop("overlays", {})
         variants = {"": data, **{f"overlays/{e}": merge(data, o) for e, o in overlays.items()}}
         for where, doc in variants.items():
-            job = build_job(doc)
+            job = build_job(doc, workload_of(doc))
             if job.workload not in names:
                 names[job.workload] = [
                     f"{sub}/{p.name}"

@@ -61,6 +61,7 @@ def without_derived(document: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``document`` (a valid spec) without the fields of ``DERIVED`` that equal what
     paddlegen derives when they are left out (the model decides, so the two cannot differ)."""
     from paddlegen.spec.model import build_job
+    from paddlegen.workloads import workload_of
 
     lean = copy.deepcopy(document)
     for path, derive in DERIVED:
@@ -70,7 +71,7 @@ def without_derived(document: dict[str, Any]) -> dict[str, Any]:
                 continue
             trial = copy.deepcopy(lean)
             _remove(trial["spec"], at)
-            if derive(build_job(trial), at) == given:
+            if derive(build_job(trial, workload_of(trial)), at) == given:
                 _remove(lean["spec"], at)
     return lean
 

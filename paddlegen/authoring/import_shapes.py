@@ -41,6 +41,11 @@ _SHAPE_KEYWORDS = (
 )  # fmt: skip
 
 
+# Every kind's metadata, as the API server reads it: a CRD's schema (and an unknown kind's
+# none) leaves it untyped, and the mappers read its labels and annotations.
+_OBJECT_META = {
+    "$ref": k8s_schemas.DEFINITIONS_URI + "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+}
 _VALIDATORS: dict[int, Any] = {}  # by the schema's id(): the schemas are cached objects
 
 
@@ -77,16 +82,21 @@ def _shape_validator(schema: Any) -> Any:
 
 def misshapen(located: list[tuple[dict[str, Any], Origin]]) -> list[Diagnostic]:
     """A finding at each field of the objects ``located`` that is not of its schema's type or
-    that it requires and they lack; an object of a kind no schema knows is left to the
-    mappers."""
+    that it requires and they lack; of an object of a kind no schema knows, its metadata only
+    (the rest is left to the mappers)."""
     found = []
     for obj, origin in located:
         schema = schema_for(str(obj["apiVersion"]), str(obj["kind"]))
-        if schema is None:
-            continue
+        checks: list[tuple[Any, Any, list[Any]]] = [] if schema is None else [(schema, obj, [])]
+        if schema is None or "$ref" not in schema["properties"].get("metadata", {}):
+            checks.append((_OBJECT_META, obj["metadata"], ["metadata"]))
         name = object_name(obj["kind"], obj["metadata"]["name"])
-        for error in _shape_validator(schema).iter_errors(obj):
-            at = list(error.absolute_path)
+        errors = (
+            (error, [*inside, *error.absolute_path])
+            for shape, value, inside in checks
+            for error in _shape_validator(shape).iter_errors(value)
+        )
+        for error, at in errors:
             line, col = origin.position(tuple(at)) or (0, 0)  # a missing field: its parent's
             for field, message in _causes(error):
                 finding = diagnostic(origin.source.name, name, at + field, message, RULE)

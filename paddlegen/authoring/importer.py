@@ -18,16 +18,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import yaml
-
 from paddlegen.authoring.import_data import data_job, is_data_job
 from paddlegen.authoring.import_derived import without_derived
+from paddlegen.authoring.import_read import located_objects
 from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
-from paddlegen.workloads import WORKLOADS, conversion_targets
+from paddlegen.workloads import WORKLOADS, conversion_targets, workload_of
 from paddlegen.workloads.base import (
     KUEUE_PREFERRED_TOPOLOGY,
     KUEUE_REQUIRED_TOPOLOGY,
@@ -55,8 +54,7 @@ from paddlegen.workloads.import_notes import (
     strip_meta,
     take,
 )
-from paddlegen.workloads.import_positions import Origin, Source
-from paddlegen.yamlio import load_all
+from paddlegen.workloads.import_positions import Origin
 
 BATCH_JOB = ("batch/v1", "Job")
 # What each workload reads its objects back with (loading it loads the workload's importers,
@@ -110,36 +108,7 @@ class Imported:
 
 def read_manifests(sources: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
     """Every object of the YAML streams ``(name, text)``; `kind: List` items included."""
-    return [obj for name, text in sources for obj, _ in _read_located(name, text)]
-
-
-def _read_located(name: str, text: str) -> list[tuple[dict[str, Any], Origin]]:
-    """Every object of the YAML stream ``text`` (file ``name``), and where it stands."""
-    try:
-        docs = load_all(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
-        raise InputError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
-    source = Source(name, text)
-    objects: list[tuple[dict[str, Any], Origin]] = []
-    for index, doc in enumerate(docs):
-        if isinstance(doc, dict) and doc.get("kind") == "List":
-            items = [(obj, Origin(source, index, i)) for i, obj in enumerate(doc.get("items", []))]
-        else:
-            items = [] if doc is None else [(doc, Origin(source, index))]
-        for obj, _ in items:
-            if not (
-                isinstance(obj, dict)
-                and {"apiVersion", "kind"} <= obj.keys()
-                and isinstance(obj.get("metadata", {}).get("name"), str)
-            ):
-                raise InputError(
-                    f"{name}: a document is not a Kubernetes object (apiVersion, "
-                    "kind and metadata.name)"
-                )
-        objects += items
-    return objects
+    return [obj for name, text in sources for obj, _ in located_objects(name, text)]
 
 
 @dataclass(frozen=True)
@@ -188,7 +157,7 @@ def import_jobs(
             + ", ".join(conversion_targets())
         )
     sources = list(sources)
-    located = [found for source, text in sources for found in _read_located(source, text)]
+    located = [found for source, text in sources for found in located_objects(source, text)]
     origins: dict[int, Origin] = {id(obj): origin for obj, origin in located}
     files = {key: origin.source.name for key, origin in origins.items()}
     refuse_misshapen(located)
@@ -522,7 +491,7 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
     mount the same storage), the gang's resources (lossy: Volcano admits the gang by them)."""
     from paddlegen.spec.model import build_job
 
-    job = build_job(data)
+    job = build_job(data, workload_of(data))
     notes = []
     for volume in job.volumes:
         claim, pv = ctx.storage_names.get(volume.name, (None, None))

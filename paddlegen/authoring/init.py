@@ -19,8 +19,8 @@ from paddlegen.authoring.presets import PRESETS, preset_ignores, preset_sections
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
 from paddlegen.rules.images import IMAGE_REQUIRED
 from paddlegen.rules.volumes import CEPHFS_SECRET_NAMESPACE, VOLUME_REFERENCE
-from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE
-from paddlegen.workloads import WORKLOADS
+from paddlegen.spec.model import GPU_RESOURCE
+from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 from paddlegen.yamlio import load_all
 
 STORAGE_FORMS = (

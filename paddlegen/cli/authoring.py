@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +21,8 @@ from paddlegen.cli.common import (
 )
 from paddlegen.errors import Diagnostic, InputError, LossyImportError, SpecError
 from paddlegen.spec.accelerators import ACCELERATORS
-from paddlegen.spec.model import DEFAULT_WORKLOAD, GPU_RESOURCE, PS_WORKLOAD
-from paddlegen.workloads import WORKLOADS, conversion_targets
+from paddlegen.spec.model import GPU_RESOURCE
+from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD, WORKLOADS, conversion_targets
 
 PRESET_NAMES = list(PRESETS)
 
@@ -101,7 +100,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     type=click.Choice(WORKLOAD_NAMES),
     default=DEFAULT_WORKLOAD,
     show_default=True,
-    help="What to render (with --ps, paddlejob unless given): see `paddlegen explain "
+    help=f"What to render (with --ps, {PS_WORKLOAD} unless given): see `paddlegen explain "
     "spec.workload`.",
 )
 @click.option(
@@ -423,11 +422,12 @@ def import_command(
       paddlegen import paddlejob.yaml --to collective-job -o jobs/demo.yaml
       paddlegen import paddlejob.yaml --to kubeflow-paddlejob -o jobs/demo.yaml
     """
+    from paddlegen.authoring.import_read import read_input
     from paddlegen.authoring.importer import import_jobs, several_jobs
 
     folder = output if output and output != "-" and _is_folder(output) else None
     _printing(None if folder else output)
-    sources = [(name if name != "-" else "<stdin>", _read(name)) for name in files]
+    sources = [(name if name != "-" else "<stdin>", read_input(name)) for name in files]
 
     def spec_file(job: str) -> str:
         return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
@@ -492,15 +492,6 @@ def _without_modeline(path: str | None, text: str) -> None:
 
     if path and path != "-" and not text.startswith(MODELINE):
         click.echo(modeline_note(path), err=True)
-
-
-def _read(name: str) -> str:
-    if name == "-":
-        return sys.stdin.read()
-    try:
-        return Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{name}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 @click.command()

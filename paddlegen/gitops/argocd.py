@@ -34,6 +34,7 @@ from paddlegen.output.layout import (
     is_generated,
 )
 from paddlegen.output.writer import WriteReport
+from paddlegen.reading import read_bytes
 from paddlegen.spec.model import MANAGED_BY
 from paddlegen.yamlio import dump_yaml, load_all
 
@@ -135,7 +136,7 @@ def rendered_namespaces(deploy: Path, jobs: Jobs) -> Namespaces:
 
     def namespace(folder: str) -> str | None:
         try:
-            docs = load_all((deploy / folder / KUSTOMIZATION).read_text(encoding="utf-8"))
+            docs = load_all(read_bytes(deploy / folder / KUSTOMIZATION).decode("utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             return None  # `paddlegen check` reports a damaged tree; here it names no namespace
         data = docs[0] if docs else None

@@ -17,6 +17,7 @@ from paddlegen.output.layout import (
     is_owned,
 )
 from paddlegen.output.writer import existing_files
+from paddlegen.reading import open_regular, read_text
 
 # The rules of drift findings: a job folder's file that is not what a render writes.
 STALE = Rule(
@@ -156,7 +157,7 @@ def _text_of(path: Path) -> str:
     """A file's text for a diff; a symlink is shown, never followed (it could point at a secret)."""
     if path.is_symlink():
         return f"(a symlink to {os.readlink(path)}; paddlegen does not follow it)\n"
-    return path.read_text(encoding="utf-8", errors="replace")
+    return read_text(path)
 
 
 def user_files(files: dict[str, Path]) -> Drift:
@@ -211,7 +212,7 @@ def _kind_of(path: Path) -> str:
     from paddlegen.yamlio import load_all
 
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             text = fh.read(_COMPONENT_MAX + 1).decode("utf-8")
         if len(text) > _COMPONENT_MAX:
             return "larger than 1 MiB"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from paddlegen.errors import InputError, OutputError
 from paddlegen.output.patches import overlay_kustomization
+from paddlegen.reading import open_regular
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.model import Job
 from paddlegen.yamlio import dump_yaml
@@ -112,7 +113,7 @@ def is_generated(path: Path) -> bool:
     if path.is_symlink():
         return False
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             return fh.read(len(HEADER)) == HEADER.encode()
     except OSError:
         return False

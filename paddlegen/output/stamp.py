@@ -45,6 +45,7 @@ from typing import Any, Protocol
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
 from paddlegen.output.writer import WriteReport
+from paddlegen.reading import read_bytes
 from paddlegen.render.toolchain import templates_digest, toolchain_digest, tree_files
 from paddlegen.spec.loader import read_spec_bytes
 
@@ -235,7 +236,7 @@ def read_stamp(job_dir: Path) -> dict[str, Any] | None:
     try:
         if job_dir.is_symlink() or (job_dir / STAMP).is_symlink():
             return None
-        text = (job_dir / STAMP).read_text(encoding="utf-8")
+        text = read_bytes(job_dir / STAMP).decode("utf-8")
         body = json.loads(text[len(HEADER) :]) if text.startswith(HEADER) else None
     except (OSError, ValueError):
         return None
@@ -257,8 +258,7 @@ def verify(job_dir: Path, body: dict[str, Any], spec_file: str) -> Reused | None
                 continue
             if os.path.islink(full):
                 return None  # the full render decides what a symlink means
-            with open(full, "rb") as fh:
-                data = fh.read()
+            data = read_bytes(full)
             if rel in files:
                 if _sha256(data) != files[rel]:
                     return None  # edited by hand: render again to restore it

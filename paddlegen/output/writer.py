@@ -17,6 +17,7 @@ from typing import Any
 from paddlegen.errors import OutputError
 from paddlegen.output.interrupts import deferred, remove_tree
 from paddlegen.output.layout import STAMP, Plan, is_owned
+from paddlegen.reading import read_bytes
 
 try:
     import fcntl
@@ -71,7 +72,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
         raise OutputError(_clash_message(target, clash))
     for rel, text in plan.items():
         current = old.get(rel)
-        same = current is not None and current.read_bytes() == text.encode()
+        same = current is not None and read_bytes(current) == text.encode()
         (report.unchanged if same else report.written).append(rel)
     report.removed = sorted(p for p in old if p not in plan and p not in foreign)
     report.kept = foreign
@@ -149,11 +150,17 @@ def existing_files(target: Path) -> dict[str, Path]:
         return {}
     if not target.is_dir():
         raise OutputError(f"{target}: exists and is not a directory paddlegen can own")
-    return {
-        str(p.relative_to(target)): p
-        for p in sorted(target.rglob("*"))
-        if p.is_file() or p.is_symlink()
-    }
+    found = {}
+    for p in sorted(target.rglob("*")):
+        if p.is_file() or p.is_symlink():
+            found[str(p.relative_to(target))] = p
+        elif not p.is_dir():
+            # a FIFO or device: no render can keep it (a swap moves files) nor read it
+            raise OutputError(
+                f"{p}: not a regular file (a FIFO, socket or device?); a job folder holds "
+                "files, folders and symlinks only: remove it"
+            )
+    return found
 
 
 def _fill(

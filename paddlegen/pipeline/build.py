@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from paddlegen.pipeline.load import load_valid, require_valid
 from paddlegen.render.engine import Manifest, render_job
 from paddlegen.spec.loader import Document, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
+from paddlegen.workloads import workload_of
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def render_valid(
 def _render_data(
     data: dict[str, Any], workload: str | None, templates: str | None, argocd: bool
 ) -> tuple[Job, list[Manifest]]:
-    job = build_job(data, workload)
+    job = build_job(data, workload_of(data, workload))
     manifests = render_job(job, templates)
     if argocd:
         from paddlegen.render.syncwaves import annotate
@@ -230,7 +232,7 @@ def render_specs(
     try:
         _raise_first(list(results.values()))
         rendered = [r for r in outcomes if isinstance(r, Rendered)]  # all of them, by now
-        refuse_same_name(rendered)
+        refuse_same_name(rendered, Path(output) if output else None)
         refuse_unknown_upgrades(upgrade or (), rendered)
         if output and stamped:
             same = reuse is not None and Path(reuse) == Path(output)
@@ -320,15 +322,22 @@ def refuse_unknown_upgrades(upgrade: Collection[str], rendered: Sequence[Rendere
         )
 
 
-def refuse_same_name(rendered: Sequence[Rendered]) -> None:
-    found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered])
+def refuse_same_name(rendered: Sequence[Rendered], out: Path | None = None) -> None:
+    """An error at each spec whose job name another has; with the output folder ``out``, not
+    at the spec its job folder's stamp names (the one already there), but at the others."""
+
+    def owner(name: str) -> str | None:
+        return stamp.stamped_spec(out / name) if out is not None else None
+
+    found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered], owner)
     if found:  # only now is each name's position looked up: a render keeps no documents
         refused = {d.file for d in found}
         found = same_name_diagnostics(
             [
                 (r.file, r.name, *(name_position(r.file) if r.file in refused else (0, 0)))
                 for r in rendered
-            ]
+            ],
+            owner,
         )
         raise SpecError("specs share a job name", found)
 
@@ -345,20 +354,29 @@ def refuse_takeover(
         raise SpecError("a spec would take another's job over", found)
 
 
-def same_name_diagnostics(jobs: Sequence[tuple[str, str, int, int]]) -> list[Diagnostic]:
-    """An error for each spec whose job name (metadata.name) an earlier one already has: both
-    would render into the same job directory. ``jobs``: spec file, job name, line and column
-    of the name (0 when unknown)."""
-    seen: dict[str, str] = {}
+def same_name_diagnostics(
+    jobs: Sequence[tuple[str, str, int, int]], owner: Callable[[str], str | None] = lambda _: None
+) -> list[Diagnostic]:
+    """An error for each spec whose job name (metadata.name) another has: both would render
+    into the same job directory. ``jobs``: spec file, job name, line and column of the name (0
+    when unknown). Of the specs of one name, the one ``owner(name)`` gives (the spec file its
+    job folder's stamp names, absolute) has none, the newcomers have: else the first has none."""
+    by_name: dict[str, list[str]] = {}
+    for file, name, _, _ in jobs:
+        by_name.setdefault(name, []).append(file)
+    kept: dict[str, str] = {}
+    for name, files in by_name.items():
+        stamped = owner(name) if len(files) > 1 else None
+        mine = [f for f in files if stamped and os.path.normpath(os.path.abspath(f)) == stamped]
+        kept[name] = (mine or files)[0]
     found = []
     for file, name, line, col in jobs:
-        if name in seen:
+        if file != kept[name]:
             message = (
-                f"job '{name}' is also the name of {seen[name]}: both would render into the "
+                f"job '{name}' is also the name of {kept[name]}: both would render into the "
                 "same directory"
             )
             found.append(
                 Diagnostic(file, line, col, "error", "$.metadata.name", message, JOB_NAME.id)
             )
-        seen.setdefault(name, file)
     return found

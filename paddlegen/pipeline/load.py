@@ -24,10 +24,11 @@ def validate_document(
     """
     from paddlegen.rules import semantic_diagnostics
     from paddlegen.rules.ignores import Silencer, run_rules
+    from paddlegen.spec.overlays import patch_directives
     from paddlegen.spec.schema import readable_part, schema_diagnostics
 
     rules = run_rules(ignore)
-    found = schema_diagnostics(doc)
+    found = schema_diagnostics(doc) + patch_directives(doc)
     manifest = manifest_diagnostic(doc) if found else None
     if manifest is not None:
         return [manifest]  # the schema's findings would only list what a manifest is not

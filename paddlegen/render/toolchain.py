@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from paddlegen import __version__
+from paddlegen.reading import read_bytes
 
 PACKAGE = Path(__file__).resolve().parents[1]  # paddlegen/, every subpackage included
 
@@ -104,7 +105,6 @@ def templates_digest(templates: str | None) -> str:
 
 def _add_files(h: Any, label: str, files: Iterable[tuple[str, str]]) -> None:
     for rel, full in files:
-        with open(full, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(full)  # --templates is the user's folder: no FIFO, no device
         h.update(f"{label}/{rel}\0{len(data)}\0".encode())
         h.update(data)

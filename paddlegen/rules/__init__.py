@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from paddlegen.errors import Diagnostic
 from paddlegen.rules import (
     accounts,
@@ -25,9 +27,8 @@ from paddlegen.rules import (
     workload,
 )
 from paddlegen.spec.loader import Document
-from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.spec.rule import Context, SpecRule, WorkloadRules
-from paddlegen.workloads.collective_job import rules as collective_job
+from paddlegen.workloads import WORKLOADS, workload_of
 from paddlegen.workloads.distributed_job import rules as distributed_job
 from paddlegen.workloads.job import rules as job
 from paddlegen.workloads.kubeflow_paddlejob import rules as kubeflow_paddlejob
@@ -120,10 +121,11 @@ REGISTRY: tuple[SpecRule, ...] = (
     accounts.DEFAULT_ACCOUNT_TOKEN,
     dns.DNS_CONFIG,
     dns.DNS_POLICY,
+    env.ENV_OVERRIDE,
     shared.LLM_CHECKPOINT,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
-# schema's `ruleId` enum lists them too (scripts/compile_schema.py writes it).
+# schema's `ruleId` enum lists them too (scripts/generate.py writes it).
 RULES: tuple[str, ...] = tuple(rule.id for rule in REGISTRY)
 # The rules that guard what no job can be built without: a volume's one source, the volumes
 # that settings name, the distributed image's volume and config folder. Silenced, they would
@@ -131,18 +133,12 @@ RULES: tuple[str, ...] = tuple(rule.id for rule in REGISTRY)
 REQUIRED: tuple[str, ...] = tuple(rule.id for rule in REGISTRY if not rule.silenceable)
 
 
-# What each workload's folder adds to the rules, by workload name (test_ignores holds it to
-# WORKLOADS): the registry above and this are where paddlegen finds a workload's rules.
+# What each workload's folder adds to the rules (its rules.py's `RULES`), by the workload
+# registry's names (test_ignores holds it to WORKLOADS): a new workload's folder and registry
+# line are all it takes (tests/unit/test_architecture.py renders a copy of `job`).
 OWN: dict[str, WorkloadRules] = {
-    own.workload: own
-    for own in (
-        job.RULES,
-        distributed_job.RULES,
-        paddlejob.RULES,
-        kubeflow_paddlejob.RULES,
-        collective_job.RULES,
-        trainjob.RULES,
-    )
+    name: import_module(f"paddlegen.workloads.{w.package}.rules").RULES
+    for name, w in WORKLOADS.items()
 }
 # The rules every spec gets: those no workload's folder holds.
 EVERY_SPEC = tuple(rule for rule in REGISTRY if not any(rule in o.rules for o in OWN.values()))
@@ -150,7 +146,7 @@ EVERY_SPEC = tuple(rule for rule in REGISTRY if not any(rule in o.rules for o in
 
 def semantic_diagnostics(doc: Document, workload: str | None = None) -> list[Diagnostic]:
     """Run every rule of the spec's workload on a spec that already passed the schema."""
-    name = workload or doc.data.get("spec", {}).get("workload", DEFAULT_WORKLOAD)
+    name = workload_of(doc.data, workload).name
     own = OWN[name]
     ctx = Context(doc, name, own)
     found = []

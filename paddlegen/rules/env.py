@@ -8,6 +8,8 @@ from typing import Any
 
 from paddlegen.rules.shared import CONTAINER_RESOURCES, is_qualified_name
 from paddlegen.spec.loader import FieldPath, format_path
+from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
+from paddlegen.spec.network import Nccl
 from paddlegen.spec.quantity import canonical, server_value, spelling
 from paddlegen.spec.rule import Context, Finding, SpecRule, container_places
 from paddlegen.spec.secrets import has_url_password, is_literal_credential
@@ -129,6 +131,59 @@ OPERATOR_ENV = SpecRule(
     severity="error",
     silenceable=True,
     check=_operator_env,
+)
+
+
+def _generated(ctx: Context) -> dict[str, tuple[str, str]]:
+    """The variables paddlegen writes into every training container from a setting of the
+    spec: name -> (the setting, its value as a message says it)."""
+    out: dict[str, tuple[str, str]] = {}
+    given = ctx.spec.get("checkpoint")
+    if given is not None:
+        volumes = ctx.spec.get("volumes", [])
+        volume: dict[str, Any] = next((v for v in volumes if v["name"] == given["volume"]), {})
+        folder = given.get("path", ctx.data["metadata"]["name"])
+        where = f"{str(volume.get('mountPath', '')).rstrip('/')}/{folder}"
+        out[CHECKPOINT_DIR_ENV] = ("spec.checkpoint", f"the {where!r}")
+        out[RESTART_ATTEMPT_ENV] = ("spec.checkpoint", "the group's attempt")
+    if "nccl" in ctx.spec:
+        nccl = Nccl(**ctx.spec["nccl"]).env
+        out.update((k, ("spec.nccl", f"the {v!r}")) for k, v in nccl.items())
+    return out
+
+
+def _override(ctx: Context) -> Iterator[Finding]:
+    """An env entry of the spec (or a role) setting a variable a setting writes: the entry
+    wins (it comes after in the container's env, or replaces it), silently but for this."""
+    generated = _generated(ctx)
+    if not generated:
+        return
+    places = [(("spec",), ctx.spec), *((("spec", role), body) for role, body in ctx.roles())]
+    for place, body in places:
+        for i, entry in enumerate(body.get("env", [])):
+            if entry["name"] in generated:
+                setting, value = generated[entry["name"]]
+                yield ctx.finding(
+                    (*place, "env", i, "name"),
+                    f"env '{entry['name']}' replaces {value} {setting} writes: env wins",
+                    "keep one of them",
+                )
+
+
+ENV_OVERRIDE = SpecRule(
+    "env-override",
+    "no `env` entry sets a variable paddlegen writes from another setting (`spec.checkpoint`'s "
+    "`PADDLE_CHECKPOINT_DIR` and `PADDLE_RESTART_ATTEMPT`, `spec.nccl`'s `NCCL_*`): the entry "
+    "would win over it",
+    explanation=(
+        "paddlegen writes some variables from other settings: `spec.checkpoint` the checkpoint "
+        "folder and the restart attempt, `spec.nccl` NCCL's. An `env` entry of the same name "
+        "comes after them in the container and wins, so the job runs otherwise than those "
+        "settings say, and nothing else tells."
+    ),
+    severity="warning",
+    silenceable=True,
+    check=_override,
 )
 
 

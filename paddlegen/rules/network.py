@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paddlegen.spec.loader import FieldPath, format_path
-from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
+from paddlegen.spec.network import MULTUS_NETWORKS
 from paddlegen.spec.rule import Context, Finding, SpecRule
 
 # The cluster network's interface in every pod: the name the kubelet's runtime gives the CNI
@@ -90,17 +90,6 @@ def _nccl(ctx: Context) -> Iterator[Finding]:
                     f"drop {key}, or use transport ib or roce",
                     severity="error",
                 )
-    written = Nccl(**given).env
-    places = [(("spec",), ctx.spec), *((("spec", role), body) for role, body in ctx.roles())]
-    for place, body in places:
-        for i, entry in enumerate(body.get("env", [])):
-            if entry["name"] in written:
-                yield ctx.finding(
-                    (*place, "env", i, "name"),
-                    f"env '{entry['name']}' replaces the {written[entry['name']]!r} spec.nccl "
-                    "writes: env wins",
-                    "keep one of them",
-                )
     # NCCL v2.30.7-1 src/misc/socket.cc:196-202 (the interfaces named, or none) and
     # src/bootstrap.cc:126 ("no socket interface found")
     have = list(dict.fromkeys([CLUSTER_INTERFACE, "lo", *interfaces(ctx.spec.get("networks", []))]))
@@ -118,12 +107,11 @@ def _nccl(ctx: Context) -> Iterator[Finding]:
 NCCL = SpecRule(
     "nccl",
     "`spec.nccl` as NCCL reads it: `tcp` takes no `hca` or `gidIndex` (error); `socketIfname` "
-    "names interfaces the pods have (`eth0`, `lo` and those of `spec.networks`); an `env` "
-    "entry setting a variable `spec.nccl` writes wins over it",
+    "names interfaces the pods have (`eth0`, `lo` and those of `spec.networks`)",
     explanation=(
         "`spec.nccl` writes NCCL's env. A TCP transport takes no HCA or GID index (an error); an "
-        "interface the pods do not have, or an env entry that overrides a variable `spec.nccl` "
-        "writes, makes NCCL run otherwise than the spec says (warnings)."
+        "interface the pods do not have makes NCCL run otherwise than the spec says (a warning). "
+        "An `env` entry overriding a variable `spec.nccl` writes is rule `env-override`'s."
     ),
     severity="warning",
     also=("error",),

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.model import DISTRIBUTED_DEFAULTS
 from paddlegen.spec.rule import Context, Finding, SpecRule
 from paddlegen.workloads import WORKLOADS
 
@@ -77,8 +76,8 @@ def needs(spec: dict[str, Any], workload: str) -> list[Need]:
     # spec.distributed.hostPorts, on by default, binds hostPorts in the workload that reads
     # that section (distributed-job)
     distributed = spec.get("distributed", {})
-    reads = WORKLOADS[workload].settings == "distributed"
-    if reads and distributed.get("hostPorts", DISTRIBUTED_DEFAULTS.hostPorts):
+    own = WORKLOADS[workload].settings
+    if own is not None and own.section == "distributed" and own.of(spec).hostPorts:
         why = "the pservers and trainers bind hostPorts (distributed.hostPorts: false turns "
         why += "them off)"
         where = ("spec", "distributed", *(["hostPorts"] if "hostPorts" in distributed else []))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from typing import Any
 
@@ -501,6 +502,16 @@ def _checkpoint_volume(ctx: Context) -> Iterator[Finding]:
     is each node's own, so ranks on other nodes (or on another node after a restart) do not
     find what rank 0 saved."""
     ref = ctx.spec.get("checkpoint", {}).get("volume")
+    path = ctx.spec.get("checkpoint", {}).get("path", "")
+    # Normalised, the folder stays on the volume: the schema's pattern refuses a '..' step,
+    # but its lookahead stops at a line break ("x\n/../../etc" is /etc beside the mount).
+    if ".." in path.split("/"):
+        yield ctx.finding(
+            ("spec", "checkpoint", "path"),
+            f"checkpoint.path {path!r} steps out of volume '{ref}' with '..' (normalised: "
+            f"{posixpath.normpath(path)!r})",
+            "name a folder inside the volume, relative, without '..'",
+        )
     names = _first_names(ctx)
     if ref not in names:
         return  # volume-reference says so
@@ -532,11 +543,13 @@ def _checkpoint_volume(ctx: Context) -> Iterator[Finding]:
 CHECKPOINT_VOLUME = SpecRule(
     "checkpoint-volume",
     "`checkpoint.volume` outlives the pods and can be written: not an `emptyDir` nor "
-    "`readOnly` (errors), nor a `hostPath` shared by several pods (warning)",
+    "`readOnly` (errors), nor a `hostPath` shared by several pods (warning); "
+    "`checkpoint.path` stays inside it (no `..` step)",
     explanation=(
         "The checkpoint volume must outlive the pods and take every rank's writes: an `emptyDir` "
         "or a `readOnly` volume cannot (errors). A `hostPath` is each node's own, so ranks on "
-        "other nodes do not find what rank 0 saved (a warning)."
+        "other nodes do not find what rank 0 saved (a warning). `checkpoint.path` is a folder "
+        "inside the volume: a `..` step would leave it (an error)."
     ),
     severity="error",
     also=("warning",),

@@ -14,7 +14,7 @@ def _ignored_settings(ctx: Context) -> Iterator[Finding]:
     vanish silently (the CRD would prune it)."""
     workload = WORKLOADS[ctx.workload]
     for owner in WORKLOADS.values():
-        section = owner.settings
+        section = owner.settings.section if owner.settings else None
         if section and section in ctx.spec and owner is not workload:
             yield ctx.finding(
                 ("spec", section),

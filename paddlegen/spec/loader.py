@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -14,6 +12,7 @@ from typing import Any, NoReturn
 import yaml
 
 from paddlegen.errors import Diagnostic, InputError, Rule, SpecError
+from paddlegen.reading import MAX_BYTES, read_bytes
 from paddlegen.yamlio import SafeLoader
 
 # The rules of what the loader and the schema find in a spec file.
@@ -57,7 +56,6 @@ SCHEMA = Rule(
 # The C parser is several times faster; both report the same marks.
 _Loader = SafeLoader
 
-MAX_BYTES = 1024 * 1024  # a spec is a few KB; a megabyte is a mistake or an attack
 # Bounds alias expansion (billion laughs) and huge documents; the fullest example has 63
 # values. Building 20,000 takes about 0.1 s, so even a bomb is refused quickly.
 MAX_NODES = 20_000
@@ -125,29 +123,13 @@ def read_spec_bytes(path: str | Path) -> bytes:
     """The bytes of a spec file (at most MAX_BYTES + 1); problems raise InputError (exit 2)."""
     name = str(path)
     try:
-        return _read_regular_file(name)
+        return read_bytes(name, MAX_BYTES)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{name}: is a directory, not a spec file") from None
     except OSError as exc:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
-
-
-def _read_regular_file(name: str) -> bytes:
-    """At most MAX_BYTES + 1 bytes of a regular file.
-
-    Opened non-blocking and checked before reading: a FIFO would otherwise wait forever for a
-    writer, and /dev/zero or /dev/urandom would never end.
-    """
-    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(name)
-        if not stat.S_ISREG(mode):
-            raise OSError(0, "not a regular file (a FIFO, socket or device?)")
-        return fh.read(MAX_BYTES + 1)
 
 
 def parse_spec(raw: bytes | str, name: str = "<string>") -> Document:

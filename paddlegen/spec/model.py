@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
 from paddlegen.spec.scheduling import Scheduling, build_scheduling
 
-# The workload of a spec that names none: Paddle's collective launcher on an Indexed Job,
-# no operator to install.
-DEFAULT_WORKLOAD = "collective-job"
-# What `init` proposes for parameter servers, which the default workload has none of.
-PS_WORKLOAD = "paddlejob"
 # Where rank 0 serves Paddle's launcher rendezvous store unless spec.collective.port says
 # otherwise: below 35100-64000, where the launcher draws its own processes' ports.
 COLLECTIVE_PORT = 6768
@@ -234,54 +229,28 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
-class PaddleJobSettings:
-    """spec.paddlejob, copied onto the PaddleFlow PaddleJob's spec (None: not set)."""
+class Settings:
+    """A workload's own spec section, spec.<section>: its fields build ``model``, a frozen
+    dataclass whose defaults are the ones the schema documents. The section's schema lies in
+    the workload's folder too (workloads/base.py ``Workload.settings_schema``)."""
 
-    cleanPodPolicy: str | None = None
-    withGloo: int | None = None
-    intranet: str | None = None
-    elastic: int | None = None
+    section: str
+    model: type[Any]
 
-
-@dataclass(frozen=True)
-class KubeflowSettings:
-    """spec.kubeflow: the Kubeflow PaddleJob's rendezvous port and clean-up policy."""
-
-    port: int = 36543
-    cleanPodPolicy: str | None = None
+    def of(self, spec: dict[str, Any]) -> Any:
+        """The settings ``spec`` (a valid spec's ``spec``) gives: the schema admits only the
+        model's fields."""
+        return self.model(**spec.get(self.section, {}))
 
 
-@dataclass(frozen=True)
-class DistributedSettings:
-    """spec.distributed: what the legacy pserver/trainer image reads from its env."""
+class Owner(Protocol):
+    """What the model asks of a workload's registry entry (workloads/base.py ``Workload``)."""
 
-    volume: str | None = None
-    trainConfigDir: str | None = None
-    nic: str = "eth0"
-    port: int = 7164
-    portsNum: int = 1
-    portsNumSparse: int = 0
-    trainerCount: int = 1
-    hostPorts: bool = True
-    command: list[str] = field(default_factory=lambda: ["bin/bash", "-c", "/root/start.sh"])
+    @property
+    def name(self) -> str: ...
 
-
-DISTRIBUTED_DEFAULTS = DistributedSettings()
-
-
-@dataclass(frozen=True)
-class CollectiveSettings:
-    """spec.collective: where rank 0 serves the launcher's rendezvous (workloads/collective_job)."""
-
-    port: int = COLLECTIVE_PORT
-
-
-@dataclass(frozen=True)
-class TrainJobSettings:
-    """spec.trainjob: the ClusterTrainingRuntime the TrainJob references (workloads/trainjob);
-    None: paddlegen's own, chosen by the scheduler."""
-
-    runtime: str | None = None
+    @property
+    def settings(self) -> Settings | None: ...
 
 
 @dataclass(frozen=True)
@@ -310,14 +279,12 @@ class Job:
     volumes: list[Volume]
     scheduling: Scheduling
     run: Run
-    paddlejob: PaddleJobSettings
-    kubeflow: KubeflowSettings
-    distributed: DistributedSettings
     dataPrep: DataPrep | None
     recommended_labels: dict[str, str] = field(default_factory=dict)
     security: Security = field(default_factory=Security)
-    collective: CollectiveSettings = field(default_factory=CollectiveSettings)
-    trainjob: TrainJobSettings = field(default_factory=TrainJobSettings)
+    # Its workload's own settings (``Settings.model``, from spec.<section>); None for one
+    # without a section of its own.
+    settings: Any = None
     checkpoint: Checkpoint | None = None
     networks: list[str] = field(default_factory=list)  # spec.networks, as given
     nccl: Nccl = field(default_factory=Nccl)
@@ -420,8 +387,9 @@ def recommended_labels(name: str, instance: str | None = None) -> dict[str, str]
     }
 
 
-def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
-    """The model of a spec that passed the schema and the checks."""
+def build_job(data: dict[str, Any], workload: Owner) -> Job:
+    """The model of a spec that passed the schema and the checks, rendered as ``workload``
+    (its registry entry: paddlegen.workloads ``workload_of``)."""
     meta = data["metadata"]
     spec = data.get("spec", {})
     name = meta["name"]
@@ -446,7 +414,7 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
     return Job(
         name=name,
         namespace=namespace,
-        workload=workload or spec.get("workload", DEFAULT_WORKLOAD),
+        workload=workload.name,
         labels=labels,
         annotations=dict(sorted(meta.get("annotations", {}).items())),
         roles=roles,
@@ -455,14 +423,10 @@ def build_job(data: dict[str, Any], workload: str | None = None) -> Job:
         # The schema admits only these sections' own fields, so each maps onto its type.
         scheduling=build_scheduling(spec.get("scheduling", {})),
         run=Run(**spec.get("run", {})),
-        paddlejob=PaddleJobSettings(**spec.get("paddlejob", {})),
-        kubeflow=KubeflowSettings(**spec.get("kubeflow", {})),
-        distributed=DistributedSettings(**spec.get("distributed", {})),
         dataPrep=_data_prep(spec, name, volumes, roles["worker"].replicas),
         recommended_labels=recommended,
         security=Security(**spec.get("security", {})),
-        collective=CollectiveSettings(**spec.get("collective", {})),
-        trainjob=TrainJobSettings(**spec.get("trainjob", {})),
+        settings=workload.settings.of(spec) if workload.settings else None,
         checkpoint=_checkpoint(spec.get("checkpoint"), name, volumes),
         networks=list(spec.get("networks", [])),
         nccl=Nccl(**spec.get("nccl", {})),

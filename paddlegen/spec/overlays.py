@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeVar
 
+from paddlegen.errors import Diagnostic
 from paddlegen.spec.loader import Document, FieldPath, format_path
 
 _T = TypeVar("_T")  # what a table holds per path: a Position, or a value's source text
@@ -47,6 +48,47 @@ def env_document(doc: Document, env: str) -> Document:
         _shift(doc.values, prefix),
         _shift(doc.keys, prefix),
         _shift(doc.written, prefix),
+    )
+
+
+# An overlay renders as a strategic merge patch of the base (output/patches.py), where
+# kustomize reads a `$patch` key of any mapping, or a list item of that key alone, as a
+# directive (delete, replace or merge) and removes it (kustomize v5.7.1: kyaml v0.20.1
+# yaml/merge2/smpdirective.go:25-85); merged here, it would be a field. The environment would
+# render one way with --env and another through `kustomize build`.
+PATCH_DIRECTIVE = "$patch"
+
+
+def patch_directives(doc: Document) -> list[Diagnostic]:
+    """An error at each `$patch` key in the spec's overlays."""
+    found = []
+
+    def walk(node: Any, path: FieldPath) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == PATCH_DIRECTIVE:
+                    found.append(_directive(doc, (*path, key), value))
+                walk(value, (*path, key))
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, (*path, i))
+
+    overlays = doc.data.get("overlays") if isinstance(doc.data, dict) else None
+    if isinstance(overlays, dict):
+        walk(overlays, ("overlays",))
+    return found
+
+
+def _directive(doc: Document, path: FieldPath, value: Any) -> Diagnostic:
+    pos = doc.where(path, key=True)
+    message = (
+        f"'{PATCH_DIRECTIVE}: {value}' is a directive to kustomize, which acts on it in this "
+        "overlay's patch and drops the key, but a field to the merged spec: the environment "
+        "would render two ways"
+    )
+    hint = "write the values the environment should have; null removes a field"
+    return Diagnostic(
+        doc.file, pos.line, pos.col, "error", format_path(path), message, "schema", hint
     )
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
 from paddlegen.errors import Diagnostic
 from paddlegen.resources import spec_schema_path
+from paddlegen.spec.ecma import python_pattern
 from paddlegen.spec.loader import SCHEMA, Document, FieldPath, format_path
 from paddlegen.spec.secrets import is_secret_name, looks_like_secret, redact
 
@@ -35,11 +37,31 @@ def _compiled() -> Callable[[Any], bool] | None:
 
 
 @lru_cache(maxsize=1)
-def _validator() -> Any:
+def validator_class() -> Any:
+    """Draft 2020-12 as the spec schema means it, whoever reads it: a `pattern` matches as
+    ECMA-262 matches (spec/ecma.py: "name\\n" is no name, as in an editor), and an integer is
+    an integer (2.0 is no replica count: jsonschema's Draft 2020-12 takes any integral number,
+    and a template would render it as written). scripts/compile_schema.py checks the same."""
     # Imported here: jsonschema costs ~90 ms and only validating commands need it.
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import ValidationError
 
-    return Draft202012Validator(_inline_refs(spec_schema()))
+    def pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+        # jsonschema's own (_keywords.py at v4.26.0), with the pattern as ECMA-262 reads it
+        if validator.is_type(instance, "string") and not re.search(
+            python_pattern(pattern), instance
+        ):
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _, x: type(x) is int)
+    return validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, {"pattern": pattern}, type_checker=checker
+    )
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    return validator_class()(_inline_refs(spec_schema()))
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -88,10 +110,8 @@ def warm_validator() -> None:
 def file_validator(path: str) -> Any:
     """A validator of the JSON Schema at ``path`` (another file than a spec's: `paddlegen
     kueue`'s input)."""
-    from jsonschema import Draft202012Validator
-
     with open(path, encoding="utf-8") as fh:
-        return Draft202012Validator(_inline_refs(json.load(fh)))
+        return validator_class()(_inline_refs(json.load(fh)))
 
 
 def schema_diagnostics(doc: Document, validator: Any = None) -> list[Diagnostic]:
@@ -237,9 +257,7 @@ def _quote_hint(doc: Document, path: FieldPath, value: Any, schema: dict[str, An
 
 @lru_cache(maxsize=64)
 def _validator_for(schema: str) -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(json.loads(schema))
+    return validator_class()(json.loads(schema))
 
 
 def _is_secret(doc: Document, path: FieldPath, value: Any) -> bool:

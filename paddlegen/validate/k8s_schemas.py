@@ -25,7 +25,7 @@ DEFINITIONS = "_definitions.json"
 # Every $ref in the package is absolute against the $id https://kubernetes.io/api/...
 _ABSOLUTE_REF = "/api/" + DEFINITIONS + "#"
 _GVK = "x-kubernetes-group-version-kind"
-_DEFINITIONS_URI = "https://kubernetes.io/api/" + DEFINITIONS
+DEFINITIONS_URI = "https://kubernetes.io/api/" + DEFINITIONS
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
 _SHIPPED = re.compile(r"^v(\d+\.\d+\.\d+)-local-strict$")
 
@@ -109,7 +109,7 @@ def registry(version: str = DEFAULT_KUBERNETES_VERSION) -> Registry:
 
     definitions = json.loads((strict_dir(version) / DEFINITIONS).read_bytes())
     resource: Resource[Any] = Resource.from_contents(definitions)
-    found: Registry[Any] = Registry().with_resource(_DEFINITIONS_URI, resource)
+    found: Registry[Any] = Registry().with_resource(DEFINITIONS_URI, resource)
     return found
 
 

@@ -10,8 +10,9 @@ import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from paddlegen.errors import Diagnostic, Rule, ToolError
+from paddlegen.errors import Diagnostic, InputError, Rule, ToolError
 from paddlegen.output.interrupts import scratch_folder
+from paddlegen.reading import read_text
 from paddlegen.resources import data_path
 from paddlegen.validate import k8s_schemas as k8sschemas
 from paddlegen.validate.locations import NO_EXTRA, ExtraSchemas
@@ -92,11 +93,20 @@ def tree_files(trees: Iterable[Path]) -> list[tuple[str, str]]:
     Symlinks are skipped, never followed: a link could point anywhere (a secret, /dev/zero).
     """
     return [
-        (path, Path(path).read_text(encoding="utf-8", errors="replace"))
+        (path, _text(path))
         for tree in trees
         for path, link in _walk(tree)
         if not link and _is_tree_manifest(path)
     ]
+
+
+def _text(path: str) -> str:
+    """A manifest's text; InputError naming it when it is no regular file (a FIFO would
+    never end the read) or cannot be read."""
+    try:
+        return read_text(path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def kubeconform_argv(
@@ -247,10 +257,15 @@ def run_kubeconform(
 
     ``files`` are in memory and get copied to a temporary folder; ``trees`` are rendered
     folders on disk that kubeconform reads where they are (its findings name their files), but
-    a tree holding a symlink is copied too, without its links, so that none is followed.
+    a tree holding a symlink is copied too, without its links, so that none is followed (and
+    one holding a FIFO or device is refused).
     """
     version = k8sschemas.resolve_version(kubernetes_version)
-    in_place = [tree for tree in trees if not any(link for _, link in _walk(tree))]
+    # kubeconform would read a FIFO for ever: a tree with one is copied, and tree_files
+    # refuses it by name
+    in_place = [
+        tree for tree in trees if all(not link and os.path.isfile(p) for p, link in _walk(tree))
+    ]
     files = [*files, *tree_files(tree for tree in trees if tree not in in_place)]
     expect_objects = any(_has_objects(text) for _, text in files) or any(
         _is_tree_manifest(p) for tree in in_place for p, _ in _walk(tree)

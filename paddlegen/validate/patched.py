@@ -18,6 +18,7 @@ import yaml
 
 from paddlegen.errors import Diagnostic, Rule
 from paddlegen.output.layout import KUSTOMIZATION
+from paddlegen.reading import read_text
 from paddlegen.validate.merge import PatchError, apply_patch
 from paddlegen.yamlio import dump_yaml, load_all
 
@@ -75,7 +76,7 @@ def _document(path: Path) -> Any:
     if path.is_symlink() or not path.is_file():
         return None
     try:
-        docs = load_all(path.read_text(encoding="utf-8", errors="replace"))
-    except yaml.YAMLError:
+        docs = load_all(read_text(path))
+    except (OSError, yaml.YAMLError):
         return None
     return docs[0] if len(docs) == 1 else None

@@ -2,12 +2,15 @@
 
 ``paddlegen/workloads/<package>/`` holds a workload's ``Workload`` entry (see ``base``) and
 everything else paddlegen knows of it; ``templates/<name>/`` its templates. Adding a workload
-touches its folder, its template folder, the line below, its tests and its docs page. The rest
-of the package asks the registry, never a workload's name: the Argo CD health checks and
-ignoreDifferences come from the kinds of object the workloads list (``objects``).
+touches its folder, its template folder, the line below, its tests and its docs page, then
+``python -m scripts.generate`` writes it into the schema and the docs. The rest of the package
+asks the registry, never a workload's name: the Argo CD health checks and ignoreDifferences
+come from the kinds of object the workloads list (``objects``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from paddlegen.workloads import (
     collective_job,
@@ -31,6 +34,16 @@ WORKLOADS: dict[str, Workload] = {
         trainjob.WORKLOAD,
     )
 }
+# The workload of a spec that names none, and what `init` and the SDK propose for parameter
+# servers (the entries that say so: Workload.default, Workload.ps_default).
+DEFAULT_WORKLOAD = next(w.name for w in WORKLOADS.values() if w.default)
+PS_WORKLOAD = next(w.name for w in WORKLOADS.values() if w.ps_default)
+
+
+def workload_of(data: dict[str, Any], name: str | None = None) -> Workload:
+    """The registry entry of the workload the spec ``data`` names (the default if none), or
+    of ``name``, which overrides it."""
+    return WORKLOADS[name or data.get("spec", {}).get("workload", DEFAULT_WORKLOAD)]
 
 
 def rendered_objects() -> list[TrainingObject]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
 
 if TYPE_CHECKING:
-    from paddlegen.spec.model import Job, Role, Volume
+    from paddlegen.spec.model import Job, Role, Settings, Volume
     from paddlegen.workloads.import_notes import Context
     from paddlegen.workloads.objects import TrainingObject
 
@@ -60,6 +60,8 @@ SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 @dataclass(frozen=True)
 class Workload:
     name: str
+    # What it renders and what the cluster needs to run it, in Markdown: the docs' table of
+    # workloads (README.md, docs/index.md) is made of them (scripts/generate.py).
     summary: str
     title: str  # what messages call its main object: "the <title>"
     # The kinds of training object it renders, those that run its pods, its main object first
@@ -73,7 +75,14 @@ class Workload:
     # What `paddlegen import` reads its objects back with: a function that imports its importer
     # modules when called, so that only an import loads them (never a render).
     imports: Callable[[], Imports]
-    settings: str | None = None  # the spec section only this workload reads
+    needs: str = "nothing"  # what the cluster needs to run it (the docs' table, as summary)
+    # The spec section only this workload reads, spec.<section>, and the model its fields
+    # build (Job.settings); its schema is the folder's settings.schema.json (settings_schema).
+    settings: Settings | None = None
+    # The workload of a spec that names none (one entry has it); and the one `init` and the
+    # SDK propose for parameter servers, which the default may have none of (one entry too).
+    default: bool = False
+    ps_default: bool = False
     run_keys: tuple[str, ...] = ()  # the spec.run fields its main object carries
     # explain: where a role's pod template sits ({tmpl}), where run_keys and the gang's
     # policy go, and the outputs of the spec fields only this workload renders.
@@ -137,6 +146,17 @@ class Workload:
     def package(self) -> str:
         """paddlegen/workloads/<package>/ holds everything else paddlegen knows of it."""
         return self.name.replace("-", "_")
+
+    def settings_schema(self) -> dict[str, Any]:
+        """Its settings' schema (scripts/generate.py writes it into the spec's schema): the
+        section's ``definition`` in ``$defs`` and its ``property`` in spec, without the
+        ``$ref``."""
+        import json
+        from pathlib import Path
+
+        path = Path(__file__).parent / self.package / "settings.schema.json"
+        schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return schema
 
     @property
     def kind(self) -> tuple[str, str]:

@@ -322,6 +322,25 @@ def test_two_specs_with_one_job_name_are_refused_by_every_command(runner, tmp_pa
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", ["render", "check"])
+@pytest.mark.parametrize("newcomer", ["0.yaml", "z.yaml"])  # before or after the owner
+def test_a_job_name_taken_is_reported_at_the_spec_new_to_the_folder(
+    runner, tmp_path, command, newcomer
+):
+    jobs, out = tmp_path / "jobs", tmp_path / "out"
+    jobs.mkdir()
+    (jobs / "m.yaml").write_text(job_spec("same"))
+    assert runner.invoke(cli, ["render", str(jobs), "-o", str(out)]).exit_code == 0
+    (jobs / newcomer).write_text(job_spec("same", "img:2"))
+    result = runner.invoke(cli, [command, str(jobs), "-o", str(out)])
+    assert result.exit_code == 1
+    assert (
+        f"{jobs / newcomer}:4:9: error: $.metadata.name: job 'same' is also the name of "
+        f"{jobs / 'm.yaml'}: both would render into the same directory [job-name]"
+    ) in result.stderr
+    assert f"{jobs / 'm.yaml'}:4:9" not in result.stderr
+
+
 def _leaf_commands():
     from paddlegen.cli import COMMANDS
 

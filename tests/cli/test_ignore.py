@@ -257,6 +257,9 @@ TRIGGERS = {
     "dns-policy": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
     + LIMITS
     + "  dnsPolicy: Default\n",
+    "env-override": "spec:\n  workload: job\n  image: x:1\n"
+    + LIMITS
+    + "  nccl: {transport: ib}\n  env: [{name: NCCL_NET, value: Socket}]\n",
     "llm-checkpoint": "spec:\n  workload: collective-job\n  image: x:1\n"
     + LIMITS
     + "  command: [erniekit, train, --config, c.yaml]\n"

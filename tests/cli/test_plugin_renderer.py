@@ -22,6 +22,7 @@ from paddlegen.gitops.argocd import ENV_VARIABLE, cmp_plugin
 from paddlegen.gitops.argocd_files import CMP_FILE
 from paddlegen.yamlio import load_all
 from tests.conftest import DATA, EXAMPLES, ROOT, example_specs
+from tests.helpers import copy_repository
 
 CLIENT = plugin_client.__file__
 TIMEOUT = 3  # the renderer's cut-off in these tests, seconds
@@ -211,8 +212,7 @@ def test_a_renderer_whose_paddlegen_was_replaced_serves_no_more(tmp_path):
     """A new install replaces the package's files: the renderer, still holding the old code,
     refuses and ends; the client renders cold, with the installed paddlegen."""
     tree = tmp_path / "tree"
-    for part in ("paddlegen", "templates", "schemas"):
-        shutil.copytree(ROOT / part, tree / part)
+    copy_repository(tree, ("paddlegen", "templates", "schemas"))
     renderer = start_renderer(tmp_path, cwd=tree, PYTHONPATH=str(tree))
     try:
         args = ["render", "quickstart.yaml", "--stdout"]

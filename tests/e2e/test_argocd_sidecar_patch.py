@@ -68,7 +68,7 @@ def test_the_sidecar_runs_beside_the_repo_server_on_the_shared_volumes(runner, t
     containers = {c["name"]: c for c in pod["containers"]}
     assert list(containers) == ["paddlegen-cmp", "argocd-repo-server"]
     sidecar = containers["paddlegen-cmp"]
-    assert (sidecar["image"], sidecar["command"]) == (IMAGE, ["/var/run/argocd/argocd-cmp-server"])
+    assert (sidecar["image"], sidecar["command"]) == (IMAGE, argo.SIDECAR_COMMAND)
     volumes = {v["name"]: v for v in pod["volumes"]}
     for mount in sidecar["volumeMounts"]:
         assert mount["name"] in volumes, mount

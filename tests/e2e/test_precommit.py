@@ -24,7 +24,7 @@ import pytest
 
 import paddlegen
 from tests.conftest import EXAMPLES, ROOT, require_tool
-from tests.helpers import add_service_monitor, job_spec
+from tests.helpers import add_service_monitor, copy_repository, job_spec
 
 # What `pip install .` of the hook repository needs (pyproject: readme, version, force-include).
 PACKAGE_FILES = [
@@ -120,12 +120,7 @@ def hooks(tmp_path_factory) -> Iterator[Hooks]:
     env["VIRTUALENV_SYSTEM_SITE_PACKAGES"] = "1"  # see the module docstring
     repo = base / "paddlegen"
     git_init(repo, env)
-    for name in PACKAGE_FILES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, repo / name)
+    copy_repository(repo, PACKAGE_FILES)
     commit_all(repo, env)
     found = Hooks(exe, repo, head(repo, env), env)
     # Install the hook environment once (needs the package index); every test reuses it.

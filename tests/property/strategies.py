@@ -13,10 +13,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from paddlegen.resources import spec_schema_path
-from paddlegen.spec.model import DEFAULT_WORKLOAD
 from paddlegen.spec.overlays import deep_merge
 from paddlegen.spec.quantity import server_value
 from paddlegen.spec.secrets import is_secret_name
+from paddlegen.workloads import DEFAULT_WORKLOAD
 from paddlegen.workloads import WORKLOADS as REGISTRY
 from paddlegen.workloads.collective_job.contract import CONTRACT_ENV
 

@@ -8,7 +8,13 @@ module that names another's class for its signatures cannot be read or moved wit
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+from tests.helpers import copy_repository
 
 PACKAGE = Path(__file__).resolve().parents[2] / "paddlegen"
 
@@ -192,13 +198,18 @@ def test_no_workload_folder_imports_another():
 
 # Raised but never escaping the library: each is caught and turned into a PaddlegenError.
 CAUGHT_WHERE_RAISED = {
-    ("paddlegen.spec.loader", "IsADirectoryError"),  # read_spec_bytes -> InputError
-    ("paddlegen.spec.loader", "OSError"),  # read_spec_bytes -> InputError
+    # OSErrors: every reader turns them into an InputError or a finding naming the file
+    ("paddlegen.reading", "IsADirectoryError"),
+    ("paddlegen.reading", "NotRegularFile"),
+    ("paddlegen.yamlio", "TooLarge"),  # authoring/import_read.py -> InputError, positioned
     # inside a template's code, as Python and jinja2 would: render/engine -> TemplateError
     ("paddlegen.render.sandbox", "TypeError"),
     ("paddlegen.render.sandbox", "SecurityError"),
     ("paddlegen", "AttributeError"),  # a module's __getattr__ must raise it for unknown names
     ("paddlegen.validate.merge", "PatchError"),  # validate/patched.py -> an overlay finding
+    # a pattern it cannot spell: only the shipped schemas' reach it, and
+    # tests/unit/test_ecma_patterns.py spells every one of those
+    ("paddlegen.spec.ecma", "ValueError"),
 }
 
 
@@ -264,6 +275,7 @@ if settings == "collective":
     pass
 """
     assert name_comparisons(source) == 3
+    assert name_constants(source) == 3  # "job", "trainjob", "paddlejob"
 
 
 def test_only_the_workload_folders_compare_workload_names():
@@ -272,6 +284,26 @@ def test_only_the_workload_folders_compare_workload_names():
         for name in MODULES
         if not name.startswith("paddlegen.workloads") and name not in GENERATED
         if (count := name_comparisons(MODULES[name].read_text(encoding="utf-8")))
+    }
+    assert outside == {}
+
+
+def name_constants(source: str) -> int:
+    """The strings in ``source`` that are a workload's name."""
+    return sum(
+        isinstance(node, ast.Constant) and node.value in WORKLOAD_NAMES
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def test_only_the_workload_folders_write_workload_names():
+    """A default, a choice or a table names a workload by asking the registry (its entries'
+    flags, ``WORKLOADS``), never by a string of its own."""
+    outside = {
+        name: count
+        for name in MODULES
+        if not name.startswith("paddlegen.workloads") and name not in GENERATED
+        if (count := name_constants(MODULES[name].read_text(encoding="utf-8")))
     }
     assert outside == {}
 
@@ -314,3 +346,57 @@ def test_gitops_keeps_no_table_of_kinds():
         if isinstance(node, ast.Constant) and node.value in names
     }
     assert named == set()
+
+
+# What a copy of the repository needs to regenerate and render (scripts/generate.py writes
+# into the schema, the package, the reference pages and the tables of README.md and docs/).
+COPIED = ("paddlegen", "templates", "schemas", "scripts", "docs", "README.md")
+
+
+def test_a_copy_of_job_under_a_new_name_renders_after_one_regeneration(tmp_path):
+    """Adding a workload is its folder, its template folder, the registry line and
+    `python -m scripts.generate` (CONTRIBUTING.md). Import is left out: a copy of `job` claims
+    the batch Jobs `job` claims, as three workloads already share that kind."""
+    tree = tmp_path / "repo"
+    copy_repository(tree, COPIED)
+    workloads = tree / "paddlegen" / "workloads"
+    shutil.copytree(workloads / "job", workloads / "batch_copy")
+    shutil.copytree(tree / "templates" / "job", tree / "templates" / "batch-copy")
+    entry = workloads / "batch_copy" / "__init__.py"
+    text = entry.read_text(encoding="utf-8")
+    assert text.count('    name="job",\n') == 1
+    entry.write_text(text.replace('    name="job",\n', '    name="batch-copy",\n'), "utf-8")
+    registry = workloads / "__init__.py"
+    text = registry.read_text(encoding="utf-8")
+    assert text.count("        job.WORKLOAD,\n") == 1
+    text = text.replace(
+        "        job.WORKLOAD,\n", "        job.WORKLOAD,\n        batch_copy.WORKLOAD,\n"
+    )
+    text = text.replace(
+        "from paddlegen.workloads import (\n",
+        "from paddlegen.workloads import (\n    batch_copy,\n",
+    )
+    registry.write_text(text, "utf-8")
+
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *argv], cwd=tree, env=env, capture_output=True, text=True, check=False
+        )
+
+    (tree / "copy.yaml").write_text(
+        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
+        "spec:\n  workload: batch-copy\n  image: registry.example.com/demo:v1\n",
+        "utf-8",
+    )
+    render = ("-m", "paddlegen", "render", "copy.yaml", "-o", "out")
+    refused = run(*render)  # the schema's workload enum does not know it yet
+    assert refused.returncode == 1 and "batch-copy" in refused.stderr, refused.stderr
+    generated = run("-m", "scripts.generate")
+    assert generated.returncode == 0, generated.stderr
+    assert "wrote schemas/trainingjob.v1.schema.json" in generated.stdout
+    rendered = run(*render)
+    assert rendered.returncode == 0, rendered.stderr
+    written = [p.read_text(encoding="utf-8") for p in (tree / "out").rglob("*.yaml")]
+    assert any("kind: Job\n" in text and "name: demo\n" in text for text in written)

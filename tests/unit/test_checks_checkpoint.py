@@ -80,3 +80,40 @@ def test_restarts_on_a_workload_that_cannot_restart_its_group_are_refused():
     )
     assert found.endswith(") [group-restarts]")
     assert findings(SPEC + "  run: {restarts: 0}\n") == []
+
+
+@pytest.mark.parametrize("path", ['"x\\n/../../etc"', '"a\\n/../b"', '"x\\r\\n/.."'])
+def test_a_checkpoint_path_stays_inside_its_volume(path):
+    # the schema's pattern stops at a line break; normalised, these leave the volume
+    found = findings(SPEC + volume(NFS) + f"  checkpoint: {{volume: ckpt, path: {path}}}\n")
+    assert any(
+        f.startswith("spec.yaml:9:36: error: $.spec.checkpoint.path: checkpoint.path ")
+        and "steps out of volume 'ckpt' with '..'" in f
+        and f.endswith("[checkpoint-volume]")
+        for f in found
+    ), found
+
+
+def test_a_two_dot_step_without_a_line_break_is_the_schemas_to_refuse():
+    found = findings(SPEC + volume(NFS) + "  checkpoint: {volume: ckpt, path: a/../../b}\n")
+    assert [f for f in found if "[schema]" in f] and "[checkpoint-volume]" not in str(found)
+
+
+@pytest.mark.parametrize(
+    ("entry", "replaced"),
+    [
+        ("PADDLE_CHECKPOINT_DIR", "the '/ckpt/a/b' spec.checkpoint writes"),
+        ("PADDLE_RESTART_ATTEMPT", "the group's attempt spec.checkpoint writes"),
+    ],
+)
+def test_an_env_entry_over_a_checkpoint_variable_is_a_warning(entry, replaced):
+    body = (
+        SPEC
+        + volume(NFS)
+        + "  checkpoint: {volume: ckpt, path: a/b}\n"
+        + f"  worker: {{env: [{{name: {entry}, value: /tmp}}]}}\n"
+    )
+    assert findings(body) == [
+        f"spec.yaml:10:25: warning: $.spec.worker.env[0].name: env '{entry}' replaces "
+        f"{replaced}: env wins (keep one of them) [env-override]"
+    ]

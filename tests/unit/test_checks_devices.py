@@ -9,6 +9,7 @@ from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import build_job
 from paddlegen.spec.schema import spec_schema
+from paddlegen.workloads import workload_of
 from tests.conftest import ROOT
 from tests.unit.test_checks_distributed import HEADER, findings
 
@@ -129,7 +130,7 @@ def test_gpus_write_the_accelerators_limit():
     doc = parse_spec(
         HEADER + "spec:\n  image: i:1\n  gpus: 8\n  accelerator: kunlunxin.com/xpu\n", "s.yaml"
     )
-    limits = build_job(doc.data).roles["worker"].resources["limits"]
+    limits = build_job(doc.data, workload_of(doc.data)).roles["worker"].resources["limits"]
     assert limits == {"kunlunxin.com/xpu": "8"}
 
 

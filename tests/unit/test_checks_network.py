@@ -101,11 +101,11 @@ def test_env_wins_over_nccl_name_by_name_and_the_rule_says_so():
     env = {e["name"]: e["value"] for e in template["spec"]["containers"][0]["env"]}
     # the role's env replaces the spec's; either wins over spec.nccl
     assert env == {"NCCL_IB_DISABLE": "1", "NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": "lo"}
-    assert [f for f in findings(body) if f.endswith("[nccl]")] == [
+    assert [f for f in findings(body) if f.endswith("[env-override]")] == [
         "spec.yaml:9:16: warning: $.spec.env[0].name: env 'NCCL_NET' replaces the 'Socket' "
-        "spec.nccl writes: env wins (keep one of them) [nccl]",
+        "spec.nccl writes: env wins (keep one of them) [env-override]",
         "spec.yaml:10:25: warning: $.spec.worker.env[0].name: env 'NCCL_SOCKET_IFNAME' "
-        "replaces the '=eth0' spec.nccl writes: env wins (keep one of them) [nccl]",
+        "replaces the '=eth0' spec.nccl writes: env wins (keep one of them) [env-override]",
     ]
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from paddlegen.authoring.init import InitOptions, answer_problems, init_spec
 from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
-from paddlegen.spec.model import DEFAULT_WORKLOAD
+from paddlegen.workloads import DEFAULT_WORKLOAD
 
 GOOD = {"name": "demo", "image": "r/demo:v1", "workload": "paddlejob"}
 

@@ -9,16 +9,15 @@ import pytest
 
 from paddlegen.resources import spec_schema_path
 from paddlegen.spec import model, network, scheduling
+from paddlegen.workloads import WORKLOADS
 
 SECTIONS = {
     "scheduling": scheduling.Scheduling,
     "run": model.Run,
-    "paddlejob": model.PaddleJobSettings,
-    "kubeflow": model.KubeflowSettings,
-    "distributed": model.DistributedSettings,
-    "collective": model.CollectiveSettings,
     "security": model.Security,
     "nccl": network.Nccl,
+    # each workload's own section
+    **{w.settings.section: w.settings.model for w in WORKLOADS.values() if w.settings},
 }
 
 

@@ -55,6 +55,44 @@ def test_overlay_may_not_rename_the_job(tmp_path):
     assert info.value.diagnostics[0].message == "unknown field"
 
 
+AFFINITY = """\
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: gpu, operator: In, values: [a]}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("overlay", "where", "path"),
+    [
+        (
+            "      affinity:\n        nodeAffinity: {$patch: delete}\n",
+            (18, 24),
+            "$.overlays.prod.spec.affinity.nodeAffinity.$patch",
+        ),
+        (
+            "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnored"
+            "DuringExecution:\n            nodeSelectorTerms: [{$patch: replace}]\n",
+            (20, 34),
+            "$.overlays.prod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnored"
+            "DuringExecution.nodeSelectorTerms[0].$patch",
+        ),
+    ],
+    ids=["in-a-mapping", "a-list-item"],
+)
+def test_a_patch_directive_in_an_overlay_is_refused_at_its_key(tmp_path, overlay, where, path):
+    # kustomize would act on it in the overlay's patch (drop the affinity), --env would not
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(BASE + AFFINITY + "overlays:\n  prod:\n    spec:\n" + overlay)
+    with pytest.raises(SpecError) as info:
+        build.render_specs([spec])
+    (d,) = info.value.diagnostics
+    assert ((d.line, d.col), d.path, d.rule) == (where, path, "schema")
+    assert "directive to kustomize" in d.message
+
+
 def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
     _, rendered = render(
         tmp_path, "overlays:\n  prod: {spec: {image: img:2}}\n  dev: {spec: {resources: null}}\n"

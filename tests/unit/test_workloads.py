@@ -7,8 +7,14 @@ import pytest
 from paddlegen.pipeline import build
 from paddlegen.resources import templates_dir
 from paddlegen.spec.loader import parse_spec
-from paddlegen.spec.model import DEFAULT_WORKLOAD, build_job
-from paddlegen.workloads import WORKLOADS, conversion_targets
+from paddlegen.spec.model import build_job
+from paddlegen.workloads import (
+    DEFAULT_WORKLOAD,
+    PS_WORKLOAD,
+    WORKLOADS,
+    conversion_targets,
+    workload_of,
+)
 from paddlegen.workloads.base import RUN_KEYS
 from tests.helpers import HEADER
 
@@ -74,9 +80,16 @@ def test_operator_roles_become_the_replica_names_the_entry_maps_them_to(name):
 
 
 def test_each_settings_section_belongs_to_one_workload():
-    sections = [w.settings for w in WORKLOADS.values() if w.settings]
+    sections = [w.settings.section for w in WORKLOADS.values() if w.settings]
     assert len(sections) == len(set(sections))
-    assert DEFAULT_WORKLOAD in WORKLOADS
+
+
+def test_one_entry_is_the_default_and_one_runs_parameter_servers():
+    assert [w.name for w in WORKLOADS.values() if w.default] == [DEFAULT_WORKLOAD]
+    assert [w.name for w in WORKLOADS.values() if w.ps_default] == [PS_WORKLOAD]
+    assert "ps" in WORKLOADS[PS_WORKLOAD].roles
+    assert workload_of({"spec": {}}) is WORKLOADS[DEFAULT_WORKLOAD]
+    assert workload_of({"spec": {"workload": "job"}}, "trainjob") is WORKLOADS["trainjob"]
 
 
 def test_each_workload_reads_back_every_kind_it_renders_and_converts_what_it_says():
@@ -104,7 +117,8 @@ def test_templates_get_computed_values_not_logic():
     """The distributed env, ports and anti-affinity come from the context builder."""
     ports = "  distributed: {volume: data, trainConfigDir: cfg, portsNum: 2}\n"
     pod = _main_object("distributed-job", distributed=ports)["spec"]["template"]["spec"]
-    job = build_job(parse_spec(_spec_text("distributed-job", distributed=ports), "s.yaml").data)
+    data = parse_spec(_spec_text("distributed-job", distributed=ports), "s.yaml").data
+    job = build_job(data, workload_of(data))
     built = WORKLOADS["distributed-job"].context(job)["pod"]
     assert [p["hostPort"] for p in built.container.ports] == [7164, 7165]
     assert pod["containers"][0]["ports"] == built.container.ports

@@ -23,6 +23,7 @@ from paddlegen.workloads.base import (
     trainers_env,
 )
 from paddlegen.workloads.collective_job.contract import CONTRACT_ENV, contract_env, service_name
+from paddlegen.workloads.collective_job.settings import SECTION, CollectiveSettings
 from paddlegen.workloads.objects import BATCH_JOB, JOBSET
 from paddlegen.workloads.shared import jobset
 from paddlegen.workloads.shared.launcher import (
@@ -53,6 +54,7 @@ def context(job: Job) -> dict[str, Any]:
     # the pods and makes their Service, and a counted failure of any rank fails the Job at
     # once (backoffLimit 0), so that the JobSet starts every rank again, never one alone.
     group = job.run.restarts > 0
+    settings: CollectiveSettings = job.settings
     log_env, volumes = writable_scratch(job, worker)
     run = run_fields(job)
     if group:
@@ -77,9 +79,9 @@ def context(job: Job) -> dict[str, Any]:
             # The pod failure policy takes no other (Kubernetes v1.37.2
             # pkg/apis/batch/validation/validation.go:308-310).
             restart_policy="Never",
-            env=[*contract_env(job.name, replicas, job.collective.port, group), *log_env],
+            env=[*contract_env(job.name, replicas, settings.port, group), *log_env],
             volumes=volumes,
-            ports=[{"name": "master", "containerPort": job.collective.port, "protocol": "TCP"}],
+            ports=[{"name": "master", "containerPort": settings.port, "protocol": "TCP"}],
             command=command(worker),
             args=checkpoint_args(job, worker),
             subdomain=None if group else service_name(job.name),
@@ -115,8 +117,8 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="collective-job",
-    summary="an Indexed batch/v1 Job and a headless Service: Paddle's collective launcher "
-    "on every pod, no operator",
+    summary="an Indexed `batch/v1` Job and a headless Service running Paddle's collective launcher",
+    needs="nothing beyond Kubernetes",
     title="Job",
     # the Indexed Job; with run.restarts, the JobSet that runs it (shared/jobset.py)
     objects=(BATCH_JOB, JOBSET),
@@ -125,7 +127,9 @@ WORKLOAD = Workload(
     context=context,
     imports=imports,
     converts_from=("paddlejob", "kubeflow-paddlejob"),
-    settings="collective",
+    settings=SECTION,
+    # no operator to install
+    default=True,
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
     run_policy="Job spec",

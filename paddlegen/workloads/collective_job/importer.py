@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paddlegen.spec.model import CollectiveSettings
 from paddlegen.workloads.base import TRAINING_CONTAINER, Spec
 from paddlegen.workloads.collective_job.contract import CONTRACT_ENV, contract_env, service_name
+from paddlegen.workloads.collective_job.settings import CollectiveSettings
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, expect_name, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_spec import (

@@ -16,6 +16,7 @@ from paddlegen.workloads.base import (
     pod,
     run_fields,
 )
+from paddlegen.workloads.distributed_job.settings import SECTION, DistributedSettings
 from paddlegen.workloads.objects import BATCH_JOB
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def _env(name: str) -> str:
 def env(job: Job) -> list[dict[str, Any]]:
     """The env contract of the image. JOB_NAMESPACE comes from the downward API: a literal
     would go stale as soon as a kustomize overlay or `kubectl apply -n` moves the Job."""
-    d = job.distributed
+    d: DistributedSettings = job.settings
     return [
         {"name": "JOB_NAME", "value": job.name},
         {"name": "JOB_PATH", "value": job.volume(d.volume or "").mountPath},
@@ -48,7 +49,7 @@ def env(job: Job) -> list[dict[str, Any]]:
 
 def ports(job: Job) -> list[dict[str, Any]]:
     """The dense and sparse ports, each also a hostPort when ``hostPorts`` is on."""
-    d = job.distributed
+    d: DistributedSettings = job.settings
     out = []
     for i in range(d.portsNum + d.portsNumSparse):
         port: dict[str, Any] = {"name": f"jobport{i}", "containerPort": d.port + i}
@@ -63,7 +64,8 @@ def affinity(job: Job) -> dict[str, Any] | None:
     """Equal hostPorts allow one pod per node: a required anti-affinity states that rule in
     the manifest, merged into any affinity the spec gives. Without hostPorts every pod has its
     own IP, so pods may share a node (and the role's own affinity applies)."""
-    if not job.distributed.hostPorts:
+    settings: DistributedSettings = job.settings
+    if not settings.hostPorts:
         return None
     return one_pod_per_node(job.roles["worker"].affinity, {"job-name": job.name})
 
@@ -85,6 +87,7 @@ def peer_account(job: Job) -> str:
 
 def context(job: Job) -> dict[str, Any]:
     worker = job.roles["worker"]
+    settings: DistributedSettings = job.settings
     return {
         "run": run(job),
         # Only an account of the job's own is rendered; the user's exists already.
@@ -97,7 +100,7 @@ def context(job: Job) -> dict[str, Any]:
             restart_policy=job.run.restart_policy,
             env=env(job),
             ports=ports(job),
-            command=worker.command or job.distributed.command,
+            command=worker.command or settings.command,
             service_account=peer_account(job),
             affinity=affinity(job),
         ),
@@ -115,15 +118,14 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="distributed-job",
-    summary="one batch/v1 Job whose pods each run a pserver and a trainer, with hostPorts "
-    "(the classic pserver/trainer image)",
+    summary="a multi-pod `batch/v1` Job for the legacy pserver/trainer image",
     title="Job",
     objects=(BATCH_JOB,),
     roles={"worker": "worker"},
     derived_names=lambda name, spec: [name],
     context=context,
     imports=imports,
-    settings="distributed",
+    settings=SECTION,
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
     run_policy="Job spec",

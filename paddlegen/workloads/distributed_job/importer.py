@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from paddlegen.spec.model import DISTRIBUTED_DEFAULTS
 from paddlegen.workloads.base import Spec
+from paddlegen.workloads.distributed_job.settings import DISTRIBUTED_DEFAULTS
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
 from paddlegen.workloads.import_spec import (

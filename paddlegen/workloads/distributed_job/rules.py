@@ -6,7 +6,6 @@ import posixpath
 from collections.abc import Iterator
 
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.model import DISTRIBUTED_DEFAULTS
 from paddlegen.spec.rule import (
     Context,
     Finding,
@@ -16,6 +15,7 @@ from paddlegen.spec.rule import (
     worker_replicas,
 )
 from paddlegen.workloads.distributed_job import WORKLOAD
+from paddlegen.workloads.distributed_job.settings import DISTRIBUTED_DEFAULTS
 
 
 def _roles(ctx: Context) -> Iterator[Finding]:

@@ -37,7 +37,7 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="job",
-    summary="a single-node batch/v1 Job",
+    summary="one `batch/v1` Job, one pod",
     title="Job",
     objects=(BATCH_JOB,),
     roles={"worker": "worker"},

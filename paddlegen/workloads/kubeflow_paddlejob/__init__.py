@@ -18,6 +18,7 @@ from paddlegen.workloads.base import (
     trainers_env,
 )
 from paddlegen.workloads.kubeflow_paddlejob.names import ROLES
+from paddlegen.workloads.kubeflow_paddlejob.settings import SECTION, KubeflowSettings
 from paddlegen.workloads.objects import (
     NO_OPERATOR,
     SHARED_HEALTH,
@@ -56,7 +57,8 @@ def context(job: Job) -> dict[str, Any]:
     # template (pkg/controller.v1/common/pod.go:410, 455), sets env in `containers` only
     # (paddlepaddle/envvar.go:53), and its CRD and k8s.io/api v0.31.3 (go.mod) know an init
     # container's restartPolicy.
-    ports = [{"name": "master", "containerPort": job.kubeflow.port}]
+    settings: KubeflowSettings = job.settings
+    ports = [{"name": "master", "containerPort": settings.port}]
     # training-operator v1.9.0 bounds restarts only when runPolicy.backoffLimit is set
     # (pkg/controller.v1/common/job.go:192-204): without it a crashing trainer restarts in
     # place for ever (OnFailure), holding its node. Bounded as a batch Job is by default.
@@ -87,7 +89,8 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="kubeflow-paddlejob",
-    summary="the Kubeflow training-operator PaddleJob, kubeflow.org/v1",
+    summary="a Kubeflow training-operator `PaddleJob`",
+    needs="training-operator v1.9",
     title="Kubeflow PaddleJob",
     objects=(PADDLEJOB,),
     roles=ROLES,
@@ -95,7 +98,7 @@ WORKLOAD = Workload(
     context=context,
     imports=imports,
     converts_from=("paddlejob",),
-    settings="kubeflow",
+    settings=SECTION,
     run_keys=RUN_KEYS,
     # With parameter servers, a deadline: the servers run until a trainer stops them (ps-end).
     init_sections=lambda ps: {"run": BOUNDED_RUN} if ps else {},

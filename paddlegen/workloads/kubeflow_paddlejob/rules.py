@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from paddlegen.spec.model import KubeflowSettings
 from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules
 from paddlegen.workloads.kubeflow_paddlejob import WORKLOAD
+from paddlegen.workloads.kubeflow_paddlejob.settings import KubeflowSettings
 from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, PS_END
 
 

@@ -19,6 +19,7 @@ from paddlegen.workloads.base import (
 )
 from paddlegen.workloads.objects import NO_OPERATOR, TrainingObject
 from paddlegen.workloads.paddlejob.operator import COORDINATE_CONTAINER, GLOO_PORT, host_network_dns
+from paddlegen.workloads.paddlejob.settings import SECTION, PaddleJobSettings
 from paddlegen.workloads.shared.operators import PADDLEFLOW_ENV
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def context(job: Job) -> dict[str, Any]:
     # Only the user's own restartPolicy: unset, the operator chooses per role (OnFailure for
     # Service-mode workers and elastic jobs, else Never).
     restart = job.run.restartPolicy
-    given = {key: getattr(job.paddlejob, key) for key in SETTINGS}
+    given = {key: getattr(job.settings, key) for key in SETTINGS}
     return {
         "settings": {key: value for key, value in given.items() if value is not None},
         "pods": {
@@ -78,7 +79,8 @@ def gloo_env(job: Job) -> list[dict[str, str]]:
     the rendezvous where this names it (python/paddle/distributed/fleet/base/role_maker.py,
     _gloo_init), and its per-pod Service (paddlejob_controller.go:162-174) gives it a name in
     every intranet. Set in the spec's env, it wins over the operator's ConfigMap (envFrom)."""
-    if "ps" not in job.roles or not job.paddlejob.withGloo:
+    settings: PaddleJobSettings = job.settings
+    if "ps" not in job.roles or not settings.withGloo:
         return []
     # the operator names pods and their Services <job>-<role>-<index> (genPaddleResName)
     return [{"name": "PADDLE_GLOO_HTTP_ENDPOINT", "value": f"{job.name}-ps-0:{GLOO_PORT}"}]
@@ -100,10 +102,11 @@ def _host_network(job: Job, affinity: dict[str, Any] | None) -> dict[str, Any]:
     the default policy uses the node's resolver, which cannot resolve the headless Services its
     init container looks up (helper.go:38): ClusterFirstWithHostNet. Every pod of the job listens
     on the same port (helper.go:227, 237), so two of them on one node collide: one per node."""
-    if job.paddlejob.intranet != "Host":
+    settings: PaddleJobSettings = job.settings
+    if settings.intranet != "Host":
         return {}
     return {
-        "dns_policy": host_network_dns(job.paddlejob.intranet),
+        "dns_policy": host_network_dns(settings.intranet),
         "affinity": one_pod_per_node(affinity, {"app.kubernetes.io/instance": job.name}),
     }
 
@@ -117,14 +120,16 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="paddlejob",
-    summary="the PaddleFlow PaddleJob custom resource, batch.paddlepaddle.org/v1",
+    summary="a PaddleFlow `PaddleJob`",
+    needs="the PaddleFlow operator (no commits since 2023; Kueue cannot queue it)",
     title="PaddleFlow PaddleJob",
     objects=(PADDLEJOB,),
     roles=ROLES,
     derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
     context=context,
     imports=imports,
-    settings="paddlejob",
+    settings=SECTION,
+    ps_default=True,
     pod_template="PaddleJob spec.<role>.template",
     scheduling_policy="PaddleJob spec.schedulingPolicy",
     explain={

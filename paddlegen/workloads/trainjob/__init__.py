@@ -34,6 +34,7 @@ from paddlegen.workloads.trainjob.names import (
     VOLCANO_RUNTIME,
     runtime_of,
 )
+from paddlegen.workloads.trainjob.settings import SECTION, TrainJobSettings
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
@@ -73,8 +74,9 @@ def runtime_name(job: Job) -> str:
     carries, its own TrainingRuntime (named after it), else a ClusterTrainingRuntime."""
     if runtime.needs_own_runtime(job):
         return job.name
-    if job.trainjob.runtime:
-        return job.trainjob.runtime
+    settings: TrainJobSettings = job.settings
+    if settings.runtime:
+        return settings.runtime
     return runtime_of(
         volcano=job.scheduling.scheduler == "volcano", queued=job.scheduling.kueue is not None
     )
@@ -162,8 +164,8 @@ def imports() -> Imports:
 
 WORKLOAD = Workload(
     name="trainjob",
-    summary="a Kubeflow Trainer v2 TrainJob, trainer.kubeflow.org/v1alpha1, on paddlegen's "
-    "Paddle runtime (paddlegen runtime): Paddle's collective launcher on every node",
+    summary="a Kubeflow Trainer v2 `TrainJob` on paddlegen's Paddle runtime",
+    needs="Kubeflow Trainer and JobSet",
     title="TrainJob",
     objects=(TRAINJOB,),
     # Trainer makes a JobSet of the TrainJob, and the JobSet a batch Job per replicated job.
@@ -173,7 +175,7 @@ WORKLOAD = Workload(
     context=context,
     imports=imports,
     group_restarts="a TrainingRuntime of its own",
-    settings="trainjob",
+    settings=SECTION,
     run_keys=("activeDeadlineSeconds",),
     pod_template=_POD,
     run_policy="TrainJob spec",

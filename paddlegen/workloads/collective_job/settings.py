@@ -1,0 +1,17 @@
+"""spec.collective: the collective Indexed Job's own settings (schema: settings.schema.json)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from paddlegen.spec.model import COLLECTIVE_PORT, Settings
+
+
+@dataclass(frozen=True)
+class CollectiveSettings:
+    """spec.collective: where rank 0 serves the launcher's rendezvous."""
+
+    port: int = COLLECTIVE_PORT
+
+
+SECTION = Settings("collective", CollectiveSettings)

@@ -1,0 +1,20 @@
+"""spec.paddlejob: the PaddleFlow PaddleJob's own settings (schema: settings.schema.json)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from paddlegen.spec.model import Settings
+
+
+@dataclass(frozen=True)
+class PaddleJobSettings:
+    """spec.paddlejob, copied onto the PaddleFlow PaddleJob's spec (None: not set)."""
+
+    cleanPodPolicy: str | None = None
+    withGloo: int | None = None
+    intranet: str | None = None
+    elastic: int | None = None
+
+
+SECTION = Settings("paddlejob", PaddleJobSettings)

@@ -1,0 +1,18 @@
+"""spec.trainjob: the TrainJob's own settings (schema: settings.schema.json)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from paddlegen.spec.model import Settings
+
+
+@dataclass(frozen=True)
+class TrainJobSettings:
+    """spec.trainjob: the ClusterTrainingRuntime the TrainJob references; None: paddlegen's
+    own, chosen by the scheduler."""
+
+    runtime: str | None = None
+
+
+SECTION = Settings("trainjob", TrainJobSettings)
