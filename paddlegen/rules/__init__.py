@@ -122,6 +122,7 @@ REGISTRY: tuple[SpecRule, ...] = (
     dns.DNS_CONFIG,
     dns.DNS_POLICY,
     env.ENV_OVERRIDE,
+    shared.LLM_CHECKPOINT,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/generate.py writes it).

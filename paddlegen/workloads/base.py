@@ -246,6 +246,7 @@ def pod(
     env: list[dict[str, Any]] | None = None,
     ports: list[dict[str, Any]] | None = None,
     command: list[str] | None = None,
+    args: list[str] | None = None,
     service_account: str | None = None,
     gang: bool = True,
     operator_group: bool = False,
@@ -257,7 +258,8 @@ def pod(
     attempt: dict[str, Any] | None = None,
     trains: bool = True,
 ) -> Pod:
-    """The pod of ``role``: the workload's own env, ports and command come before the role's.
+    """The pod of ``role``: the workload's own env, ports and command come before the role's;
+    ``args``, the workload's, replace the role's.
 
     A helper pod such as the data Job (``gang=False``) stays out of the Volcano gang, or
     minMember could never be met. With ``operator_group`` the pods join the PodGroup their
@@ -314,7 +316,7 @@ def pod(
             image=role.image,
             imagePullPolicy=role.imagePullPolicy,
             command=command or role.command,
-            args=role.args,
+            args=role.args if args is None else args,
             workingDir=role.workingDir,
             env=[
                 *(env or []),

@@ -16,6 +16,7 @@ from paddlegen.workloads.base import GROUP_MIN_MEMBER, RUN_KEYS, Spec
 from paddlegen.workloads.import_defaults import DEFAULT_GRACE
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
 from paddlegen.workloads.import_pod import Pod
+from paddlegen.workloads.shared.launcher import without_checkpoint_override
 
 
 def env_of(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -176,6 +177,7 @@ def take_checkpoint(spec: Spec, attempt: dict[str, Any]) -> None:
     if not env:
         spec.pop("env")
     spec["checkpoint"] = {"volume": volume["name"], "path": path}
+    without_checkpoint_override(spec)  # an LLM CLI's output_dir, which the checkpoint gives
     # With a checkpoint the pods' grace defaults to CHECKPOINT_GRACE (spec/model.py), without
     # to Kubernetes' (the import leaves that one out): whichever the pods had stays theirs.
     grace = spec.get("terminationGracePeriodSeconds", DEFAULT_GRACE)

@@ -260,6 +260,10 @@ TRIGGERS = {
     "env-override": "spec:\n  workload: job\n  image: x:1\n"
     + LIMITS
     + "  nccl: {transport: ib}\n  env: [{name: NCCL_NET, value: Socket}]\n",
+    "llm-checkpoint": "spec:\n  workload: collective-job\n  image: x:1\n"
+    + LIMITS
+    + "  command: [erniekit, train, --config, c.yaml]\n"
+    "  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n  checkpoint: {volume: c}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

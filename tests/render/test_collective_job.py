@@ -14,6 +14,7 @@ from paddlegen.pipeline import load
 from paddlegen.render.syncwaves import HOOK, WAVE
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.shared.launcher import (
+    FORWARDING_WRAPPER,
     LLM_SCRIPT,
     LLM_WRAPPER,
     MASTER_SCRIPT,
@@ -138,7 +139,7 @@ def test_the_kubelet_leaves_the_wrapper_as_it_is():
     """The kubelet expands $(VAR) and turns $$ into $ in a command
     (k8s.io/kubernetes third_party/forked/golang/expansion/expand.go); the script has
     neither, so /bin/sh gets it as rendered."""
-    for script in (MASTER_SCRIPT, LLM_SCRIPT):
+    for script in (MASTER_SCRIPT, FORWARDING_WRAPPER[2], LLM_SCRIPT):
         assert "$(" not in script and "$$" not in script
 
 
@@ -187,12 +188,27 @@ def test_rank_0_serves_the_master_at_its_own_ip_and_the_others_find_it_by_name(r
     assert run_wrapper(rank, "sh", "-c", 'printf %s "$PADDLE_MASTER"') == master
 
 
-def test_the_wrapper_execs_the_command_with_its_words_intact():
+@pytest.mark.parametrize("script", [MASTER_SCRIPT, FORWARDING_WRAPPER[2]], ids=["exec", "child"])
+def test_the_wrapper_runs_the_command_with_its_words_intact(script):
     words = ["a b", "$HOME", "*", "'quoted'", "", "--flag=x;y"]
-    printed = run_wrapper("0", "sh", "-c", 'printf "<%s>" "$@"', "argv0", *words)
-    assert printed == "".join(f"<{w}>" for w in words)
-    # exec: the command replaces the shell, so its exit code is the container's
-    assert wrapped("0", "sh", "-c", "exit 7").returncode == 7
+    done = wrapped("0", "sh", "-c", 'printf "<%s>" "$@"', "argv0", *words, script=script)
+    assert done.stdout == "".join(f"<{w}>" for w in words)
+    # the command's exit code is the container's: exec'd, or its forwarding parent's
+    assert wrapped("0", "sh", "-c", "exit 7", script=script).returncode == 7
+
+
+def test_only_the_launcher_itself_is_execd_any_other_command_gets_the_stop_forwarded():
+    """The launcher handles SIGTERM as PID 1; another command may not
+    (tests/unit/test_stop_signal.py runs both as PID 1)."""
+    for launcher in (
+        "python3 -m paddle.distributed.launch",
+        "/usr/bin/python3.10 -m paddle.distributed.launch",
+    ):
+        found = container(render(extra=f"  command: [{launcher.replace(' ', ', ')}, t.py]\n"))
+        assert found["command"][:3] == WRAPPER
+    for other in ("python3 train.py", "fleetrun t.py", "bash -c run.sh"):
+        found = container(render(extra=f"  command: [{other.replace(' ', ', ')}]\n"))
+        assert found["command"] == [*FORWARDING_WRAPPER, *other.split()]
 
 
 @pytest.mark.parametrize("cli", ["paddleformers-cli", "erniekit", "/opt/venv/bin/erniekit"])

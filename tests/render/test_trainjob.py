@@ -77,7 +77,7 @@ def test_the_trainjob_carries_the_nodes_image_command_env_and_resources():
 def test_the_spec_command_runs_after_the_wrapper_and_the_spec_env_after_the_node_count():
     obj = train_job('  command: [python3, train.py]\n  env: [{name: FLAGS_x, value: "1"}]\n')
     trainer = obj["spec"]["trainer"]
-    assert trainer["command"] == [*launcher.WRAPPER, "python3", "train.py"]
+    assert trainer["command"] == [*launcher.FORWARDING_WRAPPER, "python3", "train.py"]
     assert "args" not in trainer
     assert [e["name"] for e in trainer["env"]] == ["PADDLE_NNODES", "FLAGS_x"]
 
@@ -320,6 +320,21 @@ def test_with_restarts_the_trainjob_runs_on_a_runtime_of_its_own_that_restarts_t
         json.loads((SCHEMAS / "trainingruntime_v1alpha1.json").read_text("utf-8"))
     )
     assert list(validator.iter_errors(objects[("TrainingRuntime", "resnet")])) == []
+
+
+def test_with_restarts_the_deadline_bounds_each_attempt_not_the_trainjob():
+    """Trainer fails a TrainJob for good once its own deadline passes, counted from its
+    creation; an attempt's Job past its deadline fails alone, and the JobSet restarts it."""
+    run = "  args: [train.py]\n  run: {restarts: 2, activeDeadlineSeconds: 600}\n"
+    objects = render(extra=run)
+    assert "activeDeadlineSeconds" not in objects[("TrainJob", "resnet")]["spec"]
+    template = objects[("TrainingRuntime", "resnet")]["spec"]["template"]["spec"]
+    (node,) = template["replicatedJobs"]
+    assert node["template"]["spec"]["activeDeadlineSeconds"] == 600
+    assert template["failurePolicy"]["maxRestarts"] == 2
+    # with no restarts nothing would start again: the TrainJob's deadline bounds the run
+    once = render(extra="  args: [train.py]\n  run: {activeDeadlineSeconds: 600}\n")
+    assert once[("TrainJob", "resnet")]["spec"]["activeDeadlineSeconds"] == 600
 
 
 def test_restarts_and_a_runtime_of_the_specs_choice_are_refused():

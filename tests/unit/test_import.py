@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from paddlegen.authoring.importer import import_jobs, import_manifests
 from paddlegen.cli import cli
 from paddlegen.errors import InputError
 from tests.conftest import DATA
+from tests.helpers import rendered_objects
 
 POD = """\
     spec:
@@ -1038,3 +1040,31 @@ def test_a_known_accelerators_limit_becomes_gpus_and_the_accelerator():
     assert spec["resources"] == {"limits": {"memory": "8Gi"}}
     nvidia = imported(batch_job("{nvidia.com/gpu: 2}")).spec["spec"]
     assert nvidia["gpus"] == 2 and "accelerator" not in nvidia  # the default
+
+
+# The LLM CLIs' master wrapper as paddlegen wrote it before it forwarded the stop signal: it
+# exec'd the CLI. Output rendered then imports back as the CLI alone, as now.
+EXEC_LLM_SCRIPT = (
+    'if [ -z "${PADDLE_NNODES:-}" ]; then echo "paddlegen: PADDLE_NNODES is not set: every pod '
+    'would train alone; give the pods the number of nodes (a TrainJob: spec.trainer.env)" >&2; '
+    'exit 64; fi; if [ "$PADDLE_RANK" = 0 ]; then '
+    'export PADDLE_MASTER="$POD_IP:${PADDLE_MASTER##*:}"; fi; '
+    'export NNODES="$PADDLE_NNODES" RANK="$PADDLE_RANK" MASTER_ADDR="${PADDLE_MASTER%:*}" '
+    'MASTER_PORT="${PADDLE_MASTER##*:}"; exec "$0" "$@"'
+)
+
+
+@pytest.mark.parametrize("script", [EXEC_LLM_SCRIPT, None], ids=["exec", "forwarding"])
+def test_an_llm_clis_wrapper_of_this_version_or_an_earlier_one_imports_as_the_cli(script):
+    cli_command = ["paddleformers-cli", "train", "/mnt/llm/sft.yaml"]
+    body = (
+        "metadata: {name: sft, namespace: llm}\nspec:\n  workload: collective-job\n"
+        f"  image: r/pf:1\n  command: {cli_command}\n  worker: {{replicas: 2}}\n"
+    )
+    job = rendered_objects(body)[("Job", "sft")]
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    if script is not None:
+        container["command"][2] = script
+    result = imported(yaml.safe_dump(job))
+    assert result.spec["spec"]["command"] == cli_command
+    assert not [n for n in result.notes if "master wrapper" in n.message]

@@ -7,9 +7,10 @@ pkg/controller/job/ at v1.37.2 unless a path says otherwise."""
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import Volume
+from paddlegen.spec.model import CHECKPOINT_DIR_ENV, Volume
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 # The launcher, when the spec gives no command: the spec's args are then the training script
 # and its flags.
 LAUNCHER = ["python3", "-m", "paddle.distributed.launch"]
+_PYTHON = re.compile(r"python(3(\.[0-9]+)?)?")  # a Python's name: python, python3, python3.12
 # The Job controller writes each pod's index into this annotation (and a label of the same
 # name) and appends JOB_COMPLETION_INDEX, read from it, *after* the container's own env
 # (indexed_job_utils.go:462-477). The kubelet expands $(VAR) only from entries before the one
@@ -47,6 +49,32 @@ _NODE_COUNT_AND_MASTER = (
 _EXEC = 'exec "$0" "$@"'
 MASTER_SCRIPT = _NODE_COUNT_AND_MASTER + _EXEC
 WRAPPER = ["/bin/sh", "-c", MASTER_SCRIPT]
+# The kubelet stops a container by signalling its first process alone, PID 1 of the pod's PID
+# namespace, which the kernel gives only the signals it has a handler for. Paddle's launcher,
+# exec'd by WRAPPER, has one: it forwards SIGTERM (and SIGINT) to its trainers and waits up to
+# 30 s (controllers/controller.py:148-155). A command that starts the launcher as a child (the
+# LLM CLIs below: paddleformers-cli catches KeyboardInterrupt alone, paddleformers 1.2.0
+# cli/cli.py main) would ignore the SIGTERM as PID 1, and every rank would be killed unsaved at
+# the end of the grace period. So for any command but the launcher the wrapper stays PID 1
+# (`FORWARDING_WRAPPER`): it starts the command in a session and process group of its own
+# (setsid, util-linux or busybox), and on SIGTERM or SIGINT signals that group, waits for the
+# command and then for every process left in its group (the launcher outlives a CLI that the
+# signal ends at once: it saves, for up to its 30 s), and exits with the command's status: a
+# signal's 143 (128 + 15), or the launcher's own 15, 1, 137, which the pod failure policies
+# match (`QUEUED_STOP_EXIT_CODES`). The group gets SIGTERM for either signal: a
+# non-interactive shell starts an asynchronous command with SIGINT ignored (POSIX Shell
+# Command Language 2.11), and a Python program that finds SIGINT ignored never raises
+# KeyboardInterrupt; the launcher stops on either the same way. `wait` returns early when a
+# trapped signal arrives, hence the second wait. dash's kill takes `-s SIG -- -PGID`.
+_FORWARD = (
+    'setsid "$0" "$@" & child=$!; stopped=; '
+    "trap 'stopped=1; kill -s TERM -- \"-$child\" 2>/dev/null' TERM INT; "
+    'wait "$child"; status=$?; '
+    'while kill -s 0 "$child" 2>/dev/null; do wait "$child"; status=$?; done; '
+    'while [ -n "$stopped" ] && kill -s 0 -- "-$child" 2>/dev/null; do sleep 1; done; '
+    'exit "$status"'
+)
+FORWARDING_WRAPPER = ["/bin/sh", "-c", _NODE_COUNT_AND_MASTER + _FORWARD]
 # The LLM entry points that start Paddle's launcher themselves: PaddleFormers'
 # `paddleformers-cli` (paddleformers 1.2.0 cli/cli.py:73-76, :155-158) and ERNIEKit's
 # `erniekit` (erniekit 1.3.0 cli.py:96-98, :187-190). Each reads the node count, its rank
@@ -65,12 +93,15 @@ LLM_ENV = {
     "MASTER_ADDR": "the host of PADDLE_MASTER",
     "MASTER_PORT": "the port of PADDLE_MASTER",
 }
-LLM_SCRIPT = (
-    _NODE_COUNT_AND_MASTER
-    + 'export NNODES="$PADDLE_NNODES" RANK="$PADDLE_RANK" MASTER_ADDR="${PADDLE_MASTER%:*}" '
-    'MASTER_PORT="${PADDLE_MASTER##*:}"; ' + _EXEC
+_LLM_EXPORT = (
+    'export NNODES="$PADDLE_NNODES" RANK="$PADDLE_RANK" MASTER_ADDR="${PADDLE_MASTER%:*}" '
+    'MASTER_PORT="${PADDLE_MASTER##*:}"; '
 )
+LLM_SCRIPT = _NODE_COUNT_AND_MASTER + _LLM_EXPORT + _FORWARD
 LLM_WRAPPER = ["/bin/sh", "-c", LLM_SCRIPT]
+# The LLM CLIs' wrapper as paddlegen wrote it before it forwarded the stop signal (it exec'd
+# the CLI, as WRAPPER then did every command): `import` reads it back too.
+_EXEC_WRAPPERS = (["/bin/sh", "-c", _NODE_COUNT_AND_MASTER + _LLM_EXPORT + _EXEC],)
 # One failed rank fails the Job at once, every pod stopped: a rank that starts again alone
 # cannot rejoin the others (the launcher's rendezvous happens once, at start), so no index is
 # retried. An eviction (node drain, preemption, node lost: the DisruptionTarget condition) is
@@ -174,14 +205,28 @@ def starts_llm_cli(command: list[str] | None) -> bool:
     return posixpath.basename(str(command[0])) in LLM_CLIS
 
 
+def is_launcher(command: list[str] | None) -> bool:
+    """Whether ``command`` is Paddle's launcher itself, run by a Python (None: the launcher,
+    the default)."""
+    if not command:
+        return True
+    python = _PYTHON.fullmatch(posixpath.basename(str(command[0])))
+    return python is not None and command[1:3] == LAUNCHER[1:]
+
+
 def wrapper(command: list[str] | None) -> list[str]:
-    """The master wrapper for ``command`` (an LLM CLI's sets the env it reads, LLM_ENV)."""
-    return LLM_WRAPPER if starts_llm_cli(command) else WRAPPER
+    """The master wrapper for ``command``: the launcher is exec'd, any other command stays
+    the wrapper's child, which forwards the stop signal to it (an LLM CLI's also sets the env
+    it reads, LLM_ENV)."""
+    if starts_llm_cli(command):
+        return LLM_WRAPPER
+    return WRAPPER if is_launcher(command) else FORWARDING_WRAPPER
 
 
 def unwrapped(command: list[str]) -> list[str] | None:
-    """``command`` without paddlegen's master wrapper (either), or None when it has none."""
-    for known in (WRAPPER, LLM_WRAPPER):
+    """``command`` without paddlegen's master wrapper (any, of this version or an earlier
+    one), or None when it has none."""
+    for known in (WRAPPER, FORWARDING_WRAPPER, LLM_WRAPPER, *_EXEC_WRAPPERS):
         if command[: len(known)] == known:
             return command[len(known) :]
     return None
@@ -190,3 +235,56 @@ def unwrapped(command: list[str]) -> list[str] | None:
 def command(role: Role) -> list[str]:
     """The master wrapper before the spec's command, else before the launcher."""
     return [*wrapper(role.command), *(role.command or LAUNCHER)]
+
+
+# spec.checkpoint sets PADDLE_CHECKPOINT_DIR, which neither LLM CLI reads: their trainers save
+# in, and resume from the last checkpoint-* of, the config's `output_dir` (PaddleFormers 1.2.0
+# cli/train/sft/workflow.py:239, get_last_checkpoint(training_args.output_dir); ERNIEKit
+# erniekit/train/sft/workflow.py run_sft, get_last_checkpoint(finetuning_args.output_dir)).
+# Both take OmegaConf overrides after a YAML or JSON config, `CLI train CONFIG key=value ...`
+# (paddleformers cli/hparams/parser.py:101-103; erniekit/hparams/parser.py read_args, the same
+# OmegaConf.from_cli(sys.argv[3:]) merged over the config), so with a checkpoint the pods'
+# args end with `output_dir=$(PADDLE_CHECKPOINT_DIR)`, which the kubelet expands from the
+# container's env (the checkpoint contract's, workloads/base.py checkpoint_env). Any other
+# form of the CLI's words (another subcommand, a config of another kind, whose words the CLI
+# parses as flags) cannot take it, and one that sets output_dir itself keeps its own: the
+# rule llm-checkpoint says so (shared/rules.py).
+OUTPUT_DIR = "output_dir"
+CHECKPOINT_OVERRIDE = f"{OUTPUT_DIR}=$({CHECKPOINT_DIR_ENV})"
+_CONFIGS = (".yaml", ".yml", ".json")
+
+
+def takes_overrides(words: list[str]) -> bool:
+    """Whether an LLM CLI's ``words`` (command and args) train from a config that OmegaConf
+    overrides may follow."""
+    return len(words) >= 3 and words[1] == "train" and str(words[2]).endswith(_CONFIGS)
+
+
+def output_dir_at(words: list[str]) -> int | None:
+    """The index of the override of output_dir among ``words``' overrides, if any."""
+    found = [i for i, word in enumerate(words[3:], 3) if str(word).startswith(OUTPUT_DIR + "=")]
+    return found[-1] if found else None
+
+
+def checkpoint_args(job: Job, role: Role) -> list[str] | None:
+    """``role``'s args, and with a checkpoint, for an LLM CLI that takes overrides and sets
+    no output_dir, the override that saves and resumes in the checkpoint folder."""
+    words = [*(role.command or []), *(role.args or [])]
+    if job.checkpoint is None or not starts_llm_cli(role.command):
+        return role.args
+    if not takes_overrides(words) or output_dir_at(words) is not None:
+        return role.args
+    return [*(role.args or []), CHECKPOINT_OVERRIDE]
+
+
+def without_checkpoint_override(spec: dict[str, Any]) -> None:
+    """The spec's args without the override ``checkpoint_args`` appends, where the spec
+    (with its checkpoint) would append it again: import reads rendered output back."""
+    command, args = spec.get("command") or [], spec.get("args") or []
+    if not starts_llm_cli(command) or not args or args[-1] != CHECKPOINT_OVERRIDE:
+        return
+    words = [*command, *args[:-1]]
+    if takes_overrides(words) and output_dir_at(words) is None:
+        del args[-1]
+        if not args:
+            spec.pop("args")

@@ -8,7 +8,15 @@ from collections.abc import Iterator, Mapping
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.rule import Context, Finding, SpecRule, worker_replicas
 from paddlegen.workloads import WORKLOADS
-from paddlegen.workloads.shared.launcher import LAUNCHER, LLM_ENV, starts_llm_cli
+from paddlegen.workloads.shared.launcher import (
+    CHECKPOINT_OVERRIDE,
+    LAUNCHER,
+    LLM_ENV,
+    OUTPUT_DIR,
+    output_dir_at,
+    starts_llm_cli,
+    takes_overrides,
+)
 
 # The launcher's rules, of the workloads whose pods all run Paddle's launcher
 # (collective-job, trainjob).
@@ -303,6 +311,70 @@ COLLECTIVE_ARGS = SpecRule(
 )
 
 
+def _checkpoint_dir(ctx: Context) -> str | None:
+    """The checkpoint folder the spec names (spec/model.py Checkpoint.dir), None when its
+    volume is not the spec's (volume-reference says so)."""
+    given = ctx.spec["checkpoint"]
+    volume = next((v for v in ctx.spec.get("volumes", []) if v["name"] == given["volume"]), None)
+    if volume is None:
+        return None
+    return f"{volume['mountPath'].rstrip('/')}/{given.get('path', ctx.data['metadata']['name'])}"
+
+
+def _llm_checkpoint(ctx: Context) -> Iterator[Finding]:
+    """With a checkpoint, an LLM CLI's words that cannot take the output_dir override
+    paddlegen appends, or that set another output_dir (shared/launcher.py
+    checkpoint_args)."""
+    words = _run_words(ctx)
+    plain = [word for _, word in words]
+    if "checkpoint" not in ctx.spec or not starts_llm_cli(plain):
+        return
+    cli = plain[0]
+    if not takes_overrides(plain):
+        yield ctx.finding(
+            words[0][0][:-1] if words[0][0] else ("spec",),
+            f"spec.checkpoint cannot reach {cli}: its trainer saves in and resumes from its "
+            f"config's {OUTPUT_DIR}, which paddlegen sets as an override after the config, and "
+            f"these words are not `{cli} train CONFIG.yaml` (or .yml, .json)",
+            f"run `{cli} train CONFIG.yaml`, or set {OUTPUT_DIR} in the config to the "
+            "checkpoint folder yourself",
+        )
+        return
+    i = output_dir_at(plain)
+    if i is None:
+        return
+    where, word = words[i]
+    folder = _checkpoint_dir(ctx)
+    value = word.split("=", 1)[1]
+    if folder is None or word == CHECKPOINT_OVERRIDE or value == folder:
+        return
+    yield ctx.finding(
+        where or ("spec",),
+        f"{cli}'s trainer saves in and resumes from {value}, not the checkpoint folder "
+        f"{folder}: paddlegen leaves the spec's own {OUTPUT_DIR} as it is",
+        f"remove {word} (paddlegen then appends {CHECKPOINT_OVERRIDE}), or drop spec.checkpoint",
+    )
+
+
+LLM_CHECKPOINT = SpecRule(
+    "llm-checkpoint",
+    "with `checkpoint`, an LLM CLI (`paddleformers-cli`, `erniekit`) saves in the checkpoint "
+    f"folder: paddlegen appends `{CHECKPOINT_OVERRIDE}` after its config, which its words "
+    f"must allow (`train CONFIG.yaml`) and not set `{OUTPUT_DIR}` to another folder",
+    explanation=(
+        "`paddleformers-cli` and `erniekit` never read `PADDLE_CHECKPOINT_DIR`: their trainers "
+        f"save in, and resume from the last checkpoint of, the config's `{OUTPUT_DIR}`. With "
+        "`checkpoint`, paddlegen hands it the checkpoint folder as an override after the "
+        f"config (`{CHECKPOINT_OVERRIDE}`). Words of another form (another subcommand, a "
+        f"config that is not YAML or JSON) cannot take it, and an `{OUTPUT_DIR}=` of the "
+        "spec's own stays: a restart then resumes from somewhere else, or from nothing."
+    ),
+    severity="warning",
+    silenceable=True,
+    check=_llm_checkpoint,
+)
+
+
 # The launcher's rules, in the registry's order.
 LAUNCHER_RULES = (
     COLLECTIVE_ROLES,
@@ -312,6 +384,7 @@ LAUNCHER_RULES = (
     COLLECTIVE_ARGS,
     COLLECTIVE_LAUNCHER,
     COLLECTIVE_DEADLINE,
+    LLM_CHECKPOINT,
 )
 
 

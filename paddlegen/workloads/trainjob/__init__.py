@@ -21,6 +21,7 @@ from paddlegen.workloads.shared import jobset
 from paddlegen.workloads.shared.launcher import (
     BOUNDED_RUN,
     COMMAND_COMMENT,
+    checkpoint_args,
     command,
     writable_scratch,
 )
@@ -102,11 +103,15 @@ def context(job: Job) -> dict[str, Any]:
         worker,
         gang=False,
         command=command(worker),
+        args=checkpoint_args(job, worker),
         env=log_env,
         volumes=volumes,
         # every pod of a TrainJob's JobSet carries its restart attempt, 0 without restarts
         attempt=jobset.ATTEMPT_ENV_SOURCE,
     )
+    run = run_fields(job, WORKLOAD.run_keys)
+    if runtime.attempt_deadline(job) is not None:
+        run.pop("activeDeadlineSeconds")  # each attempt's, on the job's own runtime
     jobset_annotations = {}
     if job.scheduling.scheduler == "volcano":
         # Trainer's Volcano plugin gives the PodGroup the queue of this annotation on the
@@ -119,13 +124,13 @@ def context(job: Job) -> dict[str, Any]:
             runtime.NAMESPACED_KIND if runtime.needs_own_runtime(job) else "ClusterTrainingRuntime"
         ),
         "own_runtime": own_runtime(job),
-        "run": run_fields(job, WORKLOAD.run_keys),
+        "run": run,
         # Trainer replaces the runtime container's command when the TrainJob gives one
         # (plugins/jobset/builder.go:136-141): the master wrapper goes in the TrainJob's too.
         "trainer": {
             "image": worker.image,
             "command": node.container.command,
-            "args": worker.args,
+            "args": node.container.args,
             "env": [
                 {"name": "PADDLE_NNODES", "value": str(worker.replicas)},
                 *node.container.env,

@@ -1,7 +1,8 @@
 """Workload `trainjob`'s importer of a TrainJob's own TrainingRuntime: the one paddlegen renders
 for a job with group restarts (spec.run.restarts) or pod settings no runtime patch carries
 (runtime.POD_SETTINGS; runtime.job_runtime), or a person's, read from the same input. Its
-JobSet's failurePolicy.maxRestarts is spec.run.restarts, its pods' settings are the spec's;
+JobSet's failurePolicy.maxRestarts is spec.run.restarts, its Job's activeDeadlineSeconds
+spec.run.activeDeadlineSeconds (each attempt's), its pods' settings are the spec's;
 whatever it holds otherwise than paddlegen's is a note at its field (authoring/importer.py
 lists what is left of it), and what paddlegen's has and it lacks is one note.
 
@@ -38,6 +39,7 @@ class OwnRuntime:
     restarts: int
     volcano: bool  # it gang-schedules with Volcano (its podGroupPolicy)
     pod: dict[str, Any]  # the spec's pod settings among runtime.POD_SETTINGS
+    deadline: int | None  # each attempt's (runtime.attempt_deadline)
 
 
 def own_runtime(obj: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
@@ -73,27 +75,42 @@ def _restarts(runtime: dict[str, Any]) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _node_job(runtime: dict[str, Any]) -> Any:
+    """The Job spec of ``runtime``'s replicated job `node` ({} without one)."""
+    jobs = _at(runtime, "spec", "template", "spec", "replicatedJobs")
+    node = next((j for j in jobs if isinstance(j, dict) and j.get("name") == NODE), {})
+    return _at(node, "template", "spec")
+
+
+def _deadline(runtime: dict[str, Any]) -> int | None:
+    """The activeDeadlineSeconds of each attempt's Job, with group restarts."""
+    value = _at(_node_job(runtime), "activeDeadlineSeconds")
+    ok = isinstance(value, int) and not isinstance(value, bool) and _restarts(runtime) >= 1
+    return value if ok else None
+
+
 def _pod_settings(runtime: dict[str, Any]) -> dict[str, Any]:
     """What the pods of ``runtime``'s replicated job `node` set of runtime.POD_SETTINGS
     otherwise than paddlegen's runtimes."""
-    jobs = _at(runtime, "spec", "template", "spec", "replicatedJobs")
-    node = next((j for j in jobs if isinstance(j, dict) and j.get("name") == NODE), {})
-    pod = _at(node, "template", "spec", "template", "spec")
+    pod = _at(_node_job(runtime), "template", "spec")
     return {
         key: pod[key] for key in POD_SETTINGS if key in pod and pod[key] != _RUNTIME_POD.get(key)
     }
 
 
 def read_own_runtime(runtime: dict[str, Any], ctx: Context, *, queued: bool) -> OwnRuntime:
-    """The job's restarts, gang and pod settings from its own ``runtime``, taken with every
-    field it holds as paddlegen's runtime for them does."""
+    """The job's restarts, gang, pod settings and attempts' deadline from its own
+    ``runtime``, taken with every field it holds as paddlegen's runtime for them does."""
     label = label_of(runtime)
     pod = _pod_settings(runtime)
+    deadline = _deadline(runtime)
     body = runtime.setdefault("spec", {})
     restarts = _restarts(runtime)
     take(body, *_MAX_RESTARTS)
     volcano = isinstance(body.get("podGroupPolicy"), dict) and "volcano" in body["podGroupPolicy"]
-    expected = own_runtime_spec(restarts, volcano=volcano, queued=queued, pod=pod)
+    expected = own_runtime_spec(
+        restarts, volcano=volcano, queued=queued, pod=pod, deadline=deadline
+    )
     if restarts:
         expected["template"]["spec"]["failurePolicy"].pop("maxRestarts")
     lacking = take_same(body, expected, ("spec",))
@@ -102,4 +119,4 @@ def read_own_runtime(runtime: dict[str, Any], ctx: Context, *, queued: bool) -> 
         ctx.note(LOSSY, label, f"paddlegen's runtime sets what this one does not: {said}")
     expect_name(runtime, ctx.name, ctx)
     ctx.consumed.append((label, runtime))
-    return OwnRuntime(restarts, volcano, pod)
+    return OwnRuntime(restarts, volcano, pod, deadline)

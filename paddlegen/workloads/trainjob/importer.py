@@ -110,7 +110,10 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
         spec.update(own.pod)
     # every pod of a TrainJob's JobSet reads its attempt from the JobSet, 0 without restarts
     take_checkpoint(spec, jobset_restarts.ATTEMPT_ENV_SOURCE)
-    if "activeDeadlineSeconds" in body:
+    # each attempt's deadline, with restarts (runtime.attempt_deadline), else the TrainJob's
+    if own is not None and own.deadline is not None:
+        spec.setdefault("run", {})["activeDeadlineSeconds"] = own.deadline
+    elif "activeDeadlineSeconds" in body:
         spec.setdefault("run", {})["activeDeadlineSeconds"] = take(body, "activeDeadlineSeconds")
     return spec
 

@@ -151,21 +151,42 @@ def job_runtime(job: Job, *, volcano: bool, queued: bool) -> dict[str, Any]:
         "kind": NAMESPACED_KIND,
         "metadata": {"name": job.name, **namespace, "labels": job.labels},
         "spec": own_runtime_spec(
-            job.run.restarts, volcano=volcano, queued=queued, pod=pod_settings(job)
+            job.run.restarts,
+            volcano=volcano,
+            queued=queued,
+            pod=pod_settings(job),
+            deadline=attempt_deadline(job),
         ),
     }
 
 
+def attempt_deadline(job: Job) -> int | None:
+    """With group restarts, spec.run.activeDeadlineSeconds, which then bounds each attempt on
+    its own runtime's Job, not the TrainJob: Trainer counts a TrainJob's from its creation (or
+    its last unsuspend) and, once it passes, fails the TrainJob for good and deletes its JobSet
+    (pkg/controller/trainjob_controller.go:155-181), so a hung first attempt would use the
+    whole budget and no restart would follow. A Job's deadline fails that Job alone
+    (DeadlineExceeded), which the JobSet's failure policy restarts, as any failure of a rank
+    (shared/jobset.py); each attempt's Jobs are new, each with its deadline from its start."""
+    return job.run.activeDeadlineSeconds if job.run.restarts else None
+
+
 def own_runtime_spec(
-    restarts: int, *, volcano: bool, queued: bool, pod: dict[str, Any] | None = None
+    restarts: int,
+    *,
+    volcano: bool,
+    queued: bool,
+    pod: dict[str, Any] | None = None,
+    deadline: int | None = None,
 ) -> dict[str, Any]:
     """A job's own TrainingRuntime's spec: paddlegen's runtime for its scheduler and queue,
     whose JobSet restarts every rank when one fails, up to ``restarts`` times
-    (shared/jobset.py's failure policy), and whose pods have the settings ``pod``
-    (``pod_settings``). The TrainJob cannot carry either itself: a runtime patch reaches the
-    JobSet's replicated jobs only (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), with
-    the pod fields of PodSpecPatch, and Trainer makes the JobSet of the runtime's whole
-    template (plugins/jobset/jobset.go:344-416)."""
+    (shared/jobset.py's failure policy), each attempt's Job bounded by ``deadline``
+    (``attempt_deadline``), and whose pods have the settings ``pod`` (``pod_settings``). The
+    TrainJob cannot carry them itself: a runtime patch reaches the JobSet's replicated jobs
+    only (pkg/apis/trainer/v1alpha1/trainjob_types.go:335-343), with the pod fields of
+    PodSpecPatch, and Trainer makes the JobSet of the runtime's whole template
+    (plugins/jobset/jobset.go:344-416)."""
     shared = runtime(volcano=volcano, queued=queued)
     template = shared["spec"]["template"]["spec"]
     (node,) = template["replicatedJobs"]
@@ -176,6 +197,8 @@ def own_runtime_spec(
         # as a collective-job's with restarts: any counted failure fails the Job at once, so
         # that the JobSet restarts every rank, never one alone
         node_job["backoffLimit"] = 0
+        if deadline is not None:
+            node_job["activeDeadlineSeconds"] = deadline
         failure = jobset.failure_policy(restarts, NO_NODE_COUNT_EXIT)
     template = {
         "network": template["network"],
