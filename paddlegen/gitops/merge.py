@@ -8,6 +8,7 @@ runs the job's hooks (render/syncwaves.py): a change is a run.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections import Counter
@@ -74,12 +75,8 @@ class Change:
         return f"{self.job}-{self.environment}" if self.environment else self.job
 
     def as_dict(self) -> dict[str, str | None]:
-        return {
-            "job": self.job,
-            "environment": self.environment,
-            "action": self.action,
-            "reason": self.reason,
-        }
+        """The JSON target: every field but ``asked``, by its name."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "asked"}
 
 
 @dataclass(frozen=True)

@@ -339,7 +339,7 @@ def test_validate_server_names_a_local_queue_that_does_not_exist(
     good = queued_render(spec("good", namespace, "job", 1), "team")
     lost = queued_render(spec("lost", namespace, "job", 1), "no-such-queue")
     (found,) = dry_run([good, lost], server)
-    assert (found.severity, found.rule, found.file) == ("warning", RULE, "spec.yaml")
+    assert (found.severity, found.rule, found.file) == ("warning", RULE.id, "spec.yaml")
     assert found.message == (
         "Job/lost names the Kueue LocalQueue 'no-such-queue', which namespace 'kq-validate' "
         "does not have: Kueue keeps the job suspended until it exists"
