@@ -248,8 +248,11 @@ def test_serve_then_a_command_becomes_it_and_serves_beside_it(tmp_path):
             assert env[plugin_client.SOCKET_VARIABLE] == str(path)
             assert env[plugin_client.CLIENT_VARIABLE] == CLIENT
             assert env[plugin_client.PYTHON_VARIABLE] == sys.executable
-            cmdline = Path(f"/proc/{sidecar.pid}/cmdline").read_bytes().split(b"\0")
-            assert cmdline[:2] == [b"sleep", b"60"]  # the same process, now the command
+            cmdline = Path(f"/proc/{sidecar.pid}/cmdline")
+            while cmdline.read_bytes().split(b"\0")[:2] != [b"sleep", b"60"]:
+                # the same process becomes the command (sh, then the sleep it execs)
+                assert time.monotonic() < deadline, cmdline.read_bytes()
+                time.sleep(0.05)
             args = ["render", "quickstart.yaml", "--stdout"]
             assert answer(generate(args, EXAMPLES, path)) == answer(cold(args, EXAMPLES))
         finally:
