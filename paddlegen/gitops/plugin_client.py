@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
+
+TYPE_CHECKING = False  # not typing's: the client imports as little as it can
+if TYPE_CHECKING:
+    import socket
 
 SOCKET_VARIABLE = "PADDLEGEN_RENDERER_SOCKET"
 # Set by `paddlegen serve` for the command it becomes: this file, and the interpreter that
@@ -48,6 +51,8 @@ def _replies(sock: socket.socket) -> list[bytes]:
 
 def served(path: str, args: list[str]) -> int | None:
     """The exit code of the renderer's render, or None when no renderer started one."""
+    import socket  # here: `paddlegen argocd` reads this module's names, never a socket
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         try:
             sock.connect(path)

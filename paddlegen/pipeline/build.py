@@ -311,10 +311,10 @@ def _warm(templates: str | None) -> None:
 
 def refuse_unknown_upgrades(upgrade: Collection[str], rendered: Sequence[Rendered]) -> None:
     """A job to upgrade that no spec names is a typo: nothing would take the new rendering."""
-    from paddlegen.spec.schema import did_you_mean
-
     names = sorted(r.name for r in rendered)
     for name in sorted(set(upgrade) - set(names)):
+        from paddlegen.spec.schema import did_you_mean  # only on this error: jsonschema's module
+
         close = did_you_mean(name, names)
         raise InvalidValueError(
             f"--upgrade {name}: no spec given renders a job of that name"
