@@ -94,15 +94,37 @@ def wait_synced(kube: Kube, app: str, revision: str) -> None:
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while not synced_at(found := application(kube, app), revision):
         if time.monotonic() > deadline:
-            status = found.get("status", {})
-            said = {k: status.get(k) for k in ("sync", "conditions", "operationState")}
             pytest.fail(
                 f"{app} not Synced at {revision[:7]} in {SETTLE_TIMEOUT:.0f} s; "
                 + live_now(kube, found)
                 + "\n"
-                + json.dumps(said, indent=1)[:3000]
+                + json.dumps(sync_state(found), indent=1)[:4000]
             )
         time.sleep(0.3)
+
+
+def sync_state(app: dict[str, Any]) -> dict[str, Any]:
+    """What a failed wait shows of an Application: its sync status and revision, conditions,
+    and the operation with each resource's result (not the long comparedTo settings, which
+    filled the message before)."""
+    status = app.get("status", {})
+    operation = status.get("operationState", {})
+    result = operation.get("syncResult", {})
+    return {
+        "sync": {k: status.get("sync", {}).get(k) for k in ("status", "revision")},
+        "health": status.get("health"),
+        "conditions": status.get("conditions"),
+        "resources": [
+            {k: r.get(k) for k in ("kind", "name", "status", "health")}
+            for r in status.get("resources", [])
+        ],
+        "operation": {k: operation.get(k) for k in ("phase", "message", "retryCount")},
+        "synced": result.get("revision"),
+        "results": [
+            {k: r.get(k) for k in ("kind", "name", "status", "message", "hookPhase")}
+            for r in result.get("resources", [])
+        ],
+    }
 
 
 def live_now(kube: Kube, app: dict[str, Any]) -> str:

@@ -72,6 +72,11 @@ def install(loop: Loop) -> None:
         "--revision", "main", "--dest-server", loop.kube.server,
     )  # fmt: skip
     local_cluster().install(loop.repo / "argocd", loop.kube.state)
+    # A hard refresh, as the commit's Git webhook would send: the repo server caches what a
+    # branch resolves to for 3 minutes (reposerver/cache/cache.go:70,230 at v3.5.1), so a new
+    # Application in a repository resolved less than that ago would sync the older commit.
+    for spec in loop.specs.values():
+        refresh(loop.kube, spec["metadata"]["name"])
 
 
 def pods(kube: Kube, selector: str) -> list[dict[str, Any]]:
