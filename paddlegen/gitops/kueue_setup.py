@@ -123,16 +123,22 @@ class KueueFiles:
 
 def load(path: str | Path) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The file's data and its warnings; SpecError with every finding if it is invalid."""
-    from paddlegen.resources import kueue_schema_path
-    from paddlegen.spec.schema import file_validator, schema_diagnostics
-
     doc = read_spec(path)
-    found = schema_diagnostics(doc, file_validator(str(kueue_schema_path())))
-    if not found:  # the rules read fields of the shape the schema checked
-        found = sorted(_checks(doc))
+    found = diagnostics(doc)
     if any(d.is_error for d in found):
         raise SpecError(f"{doc.file} has errors", found)
     return doc.data, found
+
+
+def diagnostics(doc: Document) -> list[Diagnostic]:
+    """Every finding in a loaded KueueSetup: the schema's, else its rules'."""
+    from paddlegen.resources import kueue_schema_path
+    from paddlegen.spec.schema import file_validator, schema_diagnostics
+
+    found = schema_diagnostics(doc, file_validator(str(kueue_schema_path())))
+    if not found:  # the rules read fields of the shape the schema checked
+        found = sorted(_checks(doc))
+    return found
 
 
 def _error(
