@@ -4,9 +4,11 @@ its ClusterQueue covers, and its quota.
 `validate` and `check` take a KueueSetup named among their files (pre-commit passes the changed
 ones), else the one at DEFAULT_SETUP. Kueue (sigs.k8s.io/kueue v0.19.2) never admits a job
 whose pods request a resource its ClusterQueue does not cover ("resource X unavailable in
-ClusterQueue", pkg/scheduler/flavorassigner/flavorassigner.go:1069-1072), nor a pod set more
+ClusterQueue", pkg/scheduler/flavorassigner/flavorassigner.go:1069-1072; unless Kueue's
+configuration excludes it: resources.excludeResourcePrefixes, or the feature-gated
+quotaCheckStrategy IgnoreUndeclared, 802-812), nor a pod set more
 than a flavor can ever hold: the ClusterQueue's nominal quota, and with a cohort all the
-cohort's quota of that flavor (PotentialAvailable, flavorassigner.go:1343-1356). All the pods
+cohort's quota of that flavor (PotentialAvailable, flavorassigner.go:1343-1357). All the pods
 of a pod set (a role) get one flavor. Such a job waits suspended, with no pod, for ever.
 """
 
