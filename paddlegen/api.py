@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paddlegen.errors import Diagnostic, ManifestError
+from paddlegen.errors import Diagnostic, ManifestError, SpecError
 from paddlegen.events import Events
 from paddlegen.pipeline.build import Rendered, render_specs
 from paddlegen.pipeline.load import collect_specs
@@ -181,12 +181,21 @@ def _fallbacks(rendered: list[Rendered], env: str | None) -> list[str]:
 def run_check(request: Request, events: Events | None = None) -> Result:
     """``paddlegen check`` and ``diff``: how the output in ``request.output`` differs from what
     the specs render to (``Result.drifts``, empty when it is up to date); with ``fix`` the
-    output that differs is rewritten, and the leftovers of an interrupted render removed."""
+    output that differs is rewritten, and the leftovers of an interrupted render removed. The
+    queued specs are checked against a KueueSetup among ``request.specs``, else the
+    repository's (gitops/kueue_fit); its errors are a SpecError."""
+    from paddlegen.gitops import kueue_fit
+
     events = events or Events()
+    specs, setups = kueue_fit.named_setups(request.specs)
+    request = replace(request, specs=tuple(specs))
     paths, prune = _specs(request)
     rendered = plan(request, paths, events)
     fallbacks = _fallbacks(rendered, request.env)
-    events.warnings([w for r in rendered for w in r.warnings])
+    fit = kueue_fit.check_rendered(kueue_fit.setups_for(setups), rendered, request.workload)
+    if any(d.is_error for d in fit):
+        raise SpecError("invalid input", fit)
+    events.warnings([w for r in rendered for w in r.warnings] + fit)
     drifts = drift(rendered, request.output, prune=prune)
     events.drifted(rendered, drifts)
     if not (request.fix and drifts):
@@ -214,9 +223,10 @@ def run_validate(request: Request) -> Validation:
     ``manifests`` the manifests they render to as well (in memory), rendered job directories
     among ``specs`` validated as manifests, and with ``server`` a dry-run there; every finding
     collected, none raised."""
+    from paddlegen.gitops import kueue_fit
     from paddlegen.validate.inputs import validate_inputs
 
-    return validate_inputs(
+    found = validate_inputs(
         request.specs,
         manifests=request.manifests,
         workload=request.workload,
@@ -227,3 +237,6 @@ def run_validate(request: Request) -> Validation:
         server=request.server,
         extra=_extra_schemas(request),
     )
+    setups = kueue_fit.setups_for(found.setups)
+    more = kueue_fit.check(setups, found.valid, request.workload)
+    return replace(found, diagnostics=found.diagnostics + more, setups=tuple(setups))

@@ -231,7 +231,7 @@ def declared_rules() -> tuple[Rule, ...]:
     reference's order."""
     from paddlegen import errors, sdk
     from paddlegen.authoring import import_shapes
-    from paddlegen.gitops import kueue_setup, merge
+    from paddlegen.gitops import kueue_fit, kueue_setup, merge
     from paddlegen.output import drift, owner
     from paddlegen.rules import REGISTRY, ignores
     from paddlegen.spec import loader
@@ -279,8 +279,9 @@ def declared_rules() -> tuple[Rule, ...]:
         errors.ARGUMENT,
         errors.ERROR,
         errors.INTERNAL,
-        # `paddlegen kueue`'s input
+        # `paddlegen kueue`'s input, and the queued specs against it
         *kueue_setup.RULES,
+        *kueue_fit.RULES,
     )
 
 

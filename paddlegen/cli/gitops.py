@@ -234,7 +234,8 @@ def kueue(
     the queue a spec names in scheduling.kueue.queue. With waitForPodsReady, FILE also bounds
     how often Kueue queues again a job whose pods never start: that is written as Kueue's
     manager configuration (ConfigMap kueue-system/kueue-manager-config, replacing the one of
-    Kueue's install; restart Kueue after it changes). The objects are validated against
+    Kueue's install; restart Kueue after it changes); FILE's install names a Helm release's
+    ConfigMap instead. The objects are validated against
     Kueue's CRD schemas (kubeconform when installed) before anything is written; an invalid
     FILE is reported like a spec, at its lines. Deploy OUTPUT with an Argo CD Application or
     `kubectl apply -k OUTPUT`. Schema of FILE: schemas/kueue.v1.schema.json.
@@ -244,7 +245,7 @@ def kueue(
       paddlegen kueue platform/kueue.yaml
       paddlegen kueue platform/kueue.yaml -o clusters/prod/kueue
     """
-    from paddlegen.gitops import kueue_manager, kueue_setup
+    from paddlegen.gitops import kueue_setup
     from paddlegen.validate.locations import ExtraSchemas
 
     extra = ExtraSchemas(schema_locations, ignore_missing_schemas)
@@ -261,10 +262,10 @@ def kueue(
         err=True,
     )
     if generated.manager_config:
+        where = generated.install
         note(
-            f"paddlegen: note: Kueue reads {kueue_manager.NAMESPACE}/{kueue_manager.NAME} when "
-            "it starts: once a change to it is synced, restart Kueue (kubectl -n "
-            f"{kueue_manager.NAMESPACE} rollout restart deployment {kueue_manager.DEPLOYMENT})"
+            f"paddlegen: note: Kueue reads {where.namespace}/{where.config_map} when "
+            f"it starts: once a change to it is synced, restart Kueue ({where.restart()})"
         )
     else:
         note(

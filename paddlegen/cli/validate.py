@@ -99,7 +99,7 @@ def validate(
             server=target,
         )
     )
-    if not result.specs and not result.trees:
+    if not result.specs and not result.trees and not result.setups:
         raise no_specs_error(specs)
     read_inputs(result.files)
     if asked or result.trees:
@@ -109,7 +109,11 @@ def validate(
         raise SpecError("invalid input", found)  # the group's handler lists them
     emit(found, fmt)
     if fmt == "text":
-        counts = ((result.specs, "spec"), (result.trees, "rendered job"))
+        counts = (
+            (result.specs, "spec"),
+            (result.trees, "rendered job"),
+            (len(result.setups), "KueueSetup"),
+        )
         click.echo(
             " and ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n)
             + " valid",

@@ -10,19 +10,18 @@ of the ConfigMap `kueue-system/kueue-manager-config` (config/components/manager/
 kustomization.yaml with config/default's namespace and `kueue-` prefix; the Helm chart's
 `<release>-manager-config`). That key is one YAML string, which no kustomize patch can merge
 into, so the whole ConfigMap is written: Kueue's released configuration, the integration the
-Kubeflow PaddleJob needs, and the file's bound.
+Kubeflow PaddleJob needs, and the file's bound, under the names of the install the file's
+`install` describes (kueue_install).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from paddlegen.gitops.kueue_install import Install
 from paddlegen.yamlio import dump_yaml
 
-NAMESPACE = "kueue-system"
-NAME = "kueue-manager-config"
 KEY = "controller_manager_config.yaml"
-DEPLOYMENT = "kueue-controller-manager"  # what reads it (config/default's prefix + manager.yaml)
 
 # config/components/manager/controller_manager_config.yaml at v0.19.2, its settings as
 # released (the commented-out ones left out): what an install without this file runs with.
@@ -69,10 +68,11 @@ RELEASED: dict[str, Any] = {
 _REQUEUING = ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds")
 
 
-def configuration(bound: dict[str, Any]) -> dict[str, Any]:
-    """Kueue's Configuration with the KueueSetup's ``waitForPodsReady`` section. Requeuing
-    counts from each eviction (timestamp Eviction, Kueue's default), not from the job's
-    creation: a job that waited long in the queue still gets its attempts."""
+def configuration(bound: dict[str, Any], install: Install) -> dict[str, Any]:
+    """Kueue's Configuration with the KueueSetup's ``waitForPodsReady`` section, and the
+    certificate settings the install's own configuration has. Requeuing counts from each
+    eviction (timestamp Eviction, Kueue's default), not from the job's creation: a job that
+    waited long in the queue still gets its attempts."""
     wait: dict[str, Any] = {
         key: bound[key] for key in ("timeout", "recoveryTimeout", "blockAdmission") if key in bound
     }
@@ -80,14 +80,18 @@ def configuration(bound: dict[str, Any]) -> dict[str, Any]:
         "timestamp": "Eviction",
         **{key: bound[key] for key in _REQUEUING if key in bound},
     }
-    return {**RELEASED, "waitForPodsReady": wait}
+    certificates = (
+        {"internalCertManagement": install.cert_management} if install.cert_management else {}
+    )
+    return {**RELEASED, **certificates, "waitForPodsReady": wait}
 
 
-def config_map(bound: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+def config_map(bound: dict[str, Any], labels: dict[str, str], install: Install) -> dict[str, Any]:
     """The ConfigMap Kueue's Deployment reads its configuration from."""
+    metadata = {"name": install.config_map, "namespace": install.namespace, "labels": dict(labels)}
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": dict(labels)},
-        "data": {KEY: dump_yaml(configuration(bound))},
+        "metadata": metadata,
+        "data": {KEY: dump_yaml(configuration(bound, install))},
     }

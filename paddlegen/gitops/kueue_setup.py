@@ -3,9 +3,10 @@
 From a KueueSetup file (schemas/kueue.v1.schema.json) to ResourceFlavors, a ClusterQueue per
 team, a LocalQueue of the team's name in each of its namespaces, WorkloadPriorityClasses and
 Topologies (and, when the file bounds `waitForPodsReady`, Kueue's manager configuration:
-kueue_manager), at kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a
-kustomization.yaml, as `paddlegen render` lays out a job: an Argo CD Application (or
-`kubectl apply -k`) deploys the folder. The file has the error model of a spec: every finding
+kueue_manager, named as the file's `install` has it: kueue_install), at
+kueue.x-k8s.io/v1beta2 (sigs.k8s.io/kueue v0.19.2), one file each beside a kustomization.yaml,
+as `paddlegen render` lays out a job: an Argo CD Application (or `kubectl apply -k`) deploys
+the folder. The file has the error model of a spec: every finding
 at its file:line:col with its field path and rule id, exit 1, nothing written.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.errors import Diagnostic, ManifestError, Rule, SpecError
+from paddlegen.gitops.kueue_install import Install, install
 from paddlegen.output.layout import HEADER, KUSTOMIZATION
 from paddlegen.output.writer import WriteReport
 from paddlegen.spec.loader import Document, FieldPath, format_path, read_spec
@@ -116,20 +118,27 @@ class KueueFiles:
     warnings: list[Diagnostic]
     backend: str  # which validator ran: kubeconform or in-process
     manager_config: bool  # Kueue's own configuration is among the files (kueue_manager)
+    install: Install  # where that configuration is, and what reads it
 
 
 def load(path: str | Path) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The file's data and its warnings; SpecError with every finding if it is invalid."""
-    from paddlegen.resources import kueue_schema_path
-    from paddlegen.spec.schema import file_validator, schema_diagnostics
-
     doc = read_spec(path)
-    found = schema_diagnostics(doc, file_validator(str(kueue_schema_path())))
-    if not found:  # the rules read fields of the shape the schema checked
-        found = sorted(_checks(doc))
+    found = diagnostics(doc)
     if any(d.is_error for d in found):
         raise SpecError(f"{doc.file} has errors", found)
     return doc.data, found
+
+
+def diagnostics(doc: Document) -> list[Diagnostic]:
+    """Every finding in a loaded KueueSetup: the schema's, else its rules'."""
+    from paddlegen.resources import kueue_schema_path
+    from paddlegen.spec.schema import file_validator, schema_diagnostics
+
+    found = schema_diagnostics(doc, file_validator(str(kueue_schema_path())))
+    if not found:  # the rules read fields of the shape the schema checked
+        found = sorted(_checks(doc))
+    return found
 
 
 def _error(
@@ -268,7 +277,7 @@ def objects(data: dict[str, Any]) -> list[dict[str, Any]]:
     if "waitForPodsReady" in data:
         from paddlegen.gitops.kueue_manager import config_map
 
-        out.append(config_map(data["waitForPodsReady"], _LABELS))
+        out.append(config_map(data["waitForPodsReady"], _LABELS, install(data.get("install"))))
     return out
 
 
@@ -394,4 +403,10 @@ def generate(
     )
     if any(d.is_error for d in found):
         raise ManifestError("invalid manifests", found)
-    return KueueFiles(write(out_dir, files), warnings, backend, "waitForPodsReady" in data)
+    return KueueFiles(
+        write(out_dir, files),
+        warnings,
+        backend,
+        "waitForPodsReady" in data,
+        install(data.get("install")),
+    )

@@ -323,11 +323,21 @@ def _several_documents(text: str, name: str, event: yaml.Event) -> NoReturn:
 _API_VERSION = re.compile(r"(?:[a-z0-9][-a-z0-9.]*/)?v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?")
 _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 SPEC_API_VERSION, SPEC_KIND = "paddlegen/v1", "TrainingJob"
+# A KueueSetup (`paddlegen kueue`'s input, gitops/kueue_setup.py): no spec either.
+SETUP_API_VERSION, SETUP_KIND = "setup.paddlegen/v1", "KueueSetup"
+
+
+def is_setup(data: Any) -> bool:
+    """Whether loaded YAML says it is a KueueSetup (by its apiVersion and kind)."""
+    return isinstance(data, dict) and (data.get("apiVersion"), data.get("kind")) == (
+        SETUP_API_VERSION,
+        SETUP_KIND,
+    )
 
 
 def manifest_diagnostic(doc: Document) -> Diagnostic | None:
-    """The one finding for a Kubernetes manifest given where a spec belongs (at its
-    apiVersion, with the command that makes a spec of it); None for anything else."""
+    """The one finding for a Kubernetes manifest (or a KueueSetup) given where a spec belongs
+    (at its apiVersion, with the command that takes it); None for anything else."""
     data = doc.data
     if not isinstance(data, dict):
         return None
@@ -339,10 +349,15 @@ def manifest_diagnostic(doc: Document) -> Diagnostic | None:
     if api.partition("/")[0] == SPEC_API_VERSION.partition("/")[0] or kind == SPEC_KIND:
         return None
     pos = doc.where(("apiVersion",))
-    message = f"a Kubernetes manifest ({api} {kind}), not a paddlegen spec"
     import shlex  # here: only this message needs it
 
-    hint = f"make a spec of it: {shlex.join(['paddlegen', 'import', doc.file])}"
+    if (api, kind) == (SETUP_API_VERSION, SETUP_KIND):
+        message = "a KueueSetup, not a paddlegen spec"
+        command = shlex.join(["paddlegen", "kueue", doc.file])
+        hint = f"keep it out of the specs' folder; {command} writes its objects"
+    else:
+        message = f"a Kubernetes manifest ({api} {kind}), not a paddlegen spec"
+        hint = f"make a spec of it: {shlex.join(['paddlegen', 'import', doc.file])}"
     return Diagnostic(
         doc.file, pos.line, pos.col, "error", "$.apiVersion", message, SCHEMA.id, hint
     )

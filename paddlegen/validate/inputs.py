@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from paddlegen.errors import Diagnostic, SpecError
 from paddlegen.output.layout import generated_jobs
 from paddlegen.pipeline.build import Rendered, render_valid, same_name_diagnostics
-from paddlegen.pipeline.load import collect_specs, load_valid
+from paddlegen.pipeline.load import collect_specs, require_valid
 from paddlegen.render.engine import Manifest
+from paddlegen.spec.loader import Document, is_setup, parse_spec, read_spec_bytes
 
 if TYPE_CHECKING:
     from paddlegen.validate.locations import ExtraSchemas
@@ -108,6 +109,9 @@ class Validation:
     trees: int  # rendered job directories read
     backend: str | None  # "kubeconform" or "in-process"; None when no manifest was checked
     files: tuple[str, ...] = ()  # the spec files read, as named
+    # KueueSetups among the files, and the valid specs (api.run_validate checks them together)
+    setups: tuple[Document, ...] = ()
+    valid: tuple[Document, ...] = ()
 
 
 def validate_inputs(
@@ -127,7 +131,8 @@ def validate_inputs(
     rendered job directories validated as manifests; every finding collected. ``ignore``
     silences rules in every spec, as for ``render_specs``; ``extra`` names schemas beyond
     paddlegen's. With ``server``, the specs'
-    objects also go to that API server as a server-side apply dry-run."""
+    objects also go to that API server as a server-side apply dry-run. A KueueSetup among
+    ``items`` or their folders is set apart (``setups``) for the caller."""
     trees: list[Path] = []
     spec_inputs = []
     for item in items:
@@ -139,9 +144,14 @@ def validate_inputs(
     paths = collect_specs(spec_inputs)[0] if spec_inputs else []
     found: list[Diagnostic] = []
     valid = []
+    setups = []
     for spec in paths:
         try:
-            doc, warnings = load_valid(spec, workload, ignore=ignore)
+            doc = parse_spec(read_spec_bytes(spec), str(spec))
+            if is_setup(doc.data):  # the caller checks it, and the specs against it
+                setups.append(doc)
+                continue
+            warnings = require_valid(doc, workload, ignore)
             found.extend(warnings)
             valid.append((doc, warnings))
         except SpecError as exc:
@@ -171,7 +181,16 @@ def validate_inputs(
         from paddlegen.validate.server import dry_run
 
         found.extend(dry_run(rendered, server))
-    return Validation(found, len(paths), len(trees), backend, tuple(map(str, paths)))
+    read = [p for p in paths if str(p) not in {d.file for d in setups}]
+    return Validation(
+        found,
+        len(read),
+        len(trees),
+        backend,
+        tuple(map(str, read)),
+        tuple(setups),
+        tuple(doc for doc, _ in valid),
+    )
 
 
 def rendered_trees(path: str | Path) -> list[Path] | None:

@@ -20,6 +20,7 @@ import yaml
 
 from paddlegen.cli import cli
 from paddlegen.gitops import kueue_manager
+from paddlegen.gitops.kueue_install import MANIFESTS
 from paddlegen.pipeline import write
 from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_kueue import queued_render, workload
@@ -59,7 +60,7 @@ def bounded(tmp_path: Path, runner) -> Iterator[tuple[Kube, Path]]:
     result = runner.invoke(cli, ["kueue", str(setup), "-o", str(out)])
     assert result.exit_code == 0, result.output
     written = yaml.safe_load(
-        (out / f"v1_configmap_{kueue_manager.NAMESPACE}_{kueue_manager.NAME}.yaml").read_text()
+        (out / f"v1_configmap_{MANIFESTS.namespace}_{MANIFESTS.config_map}.yaml").read_text()
     )
     state = tmp_path / "cluster"
     state.mkdir()
@@ -77,7 +78,7 @@ def bounded(tmp_path: Path, runner) -> Iterator[tuple[Kube, Path]]:
 
 def test_a_job_whose_pods_never_start_is_requeued_a_bounded_number_of_times(bounded):
     kube, out = bounded
-    kube.run("create", "namespace", kueue_manager.NAMESPACE)
+    kube.run("create", "namespace", MANIFESTS.namespace)
     kube.run("create", "namespace", TEAM)
     kube.run("apply", "--server-side", "-k", str(out))  # the ConfigMap too: a valid object
     data = yaml.safe_load((EXAMPLES / "collective-resnet.yaml").read_text())
