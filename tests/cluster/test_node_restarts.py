@@ -9,11 +9,13 @@ and `spec.checkpoint` whose ranks (training/checkpointed.py) save every 20 steps
   deadline: failed after restarts + 1 attempts, never started again for ever;
 - a `trainjob` whose rank crashes once, and one whose rank's pod is deleted mid-run, on its
   TrainingRuntime of its own (Trainer v2.3.0): the same as a collective-job;
+- a `trainjob` whose first attempt hangs: its deadline, each attempt's, ends that attempt and
+  the next resumes and completes;
 - a queued job Kueue preempts mid-run: admitted again, it resumes from the checkpoint with
   the weights of an unfaulted run, no restart used.
 
-The jobs that need no hand of the tests (the unfaulted run, the crashes, the job out of
-memory), and the trainjob whose pod the first test deletes, train side by side from the
+The jobs that need no hand of the tests (the unfaulted run, the crashes, the hang, the job
+out of memory), and the trainjob whose pod the first test deletes, train side by side from the
 module's start. The time from a pod deleted to every
 rank training again, measured with that job alone on the node, goes to benchmarks/node.py
 (trained_in), not into a test."""
@@ -64,6 +66,8 @@ LOW, HIGH = "rs-low", "rs-high"  # a job Kueue preempts, and the one it preempts
 CLEAN = "rs-clean"  # the run without a fault, whose weights every resumed run must end with
 CRASH, TRAINJOB = "rs-crash", "rs-tj"  # rank 1 crashes once: a collective-job, a trainjob
 TJ_DELETED = "rs-tj-delete"  # a trainjob whose rank 1's pod is deleted mid-run
+TJ_HUNG = "rs-tj-hung"  # a trainjob whose rank 1 hangs in its first attempt
+ATTEMPT_DEADLINE = 120  # seconds: an attempt from its pods' creation on the busy node, in 60
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +86,18 @@ def jobsets(node: Kube, tmp_path_factory: pytest.TempPathFactory) -> Kube:
     slow = {"STEP_SECONDS": "0.05"}  # still training when its first test deletes a pod
     start(node, as_trainjob(restarting(TJ_DELETED, tmp_path_factory.mktemp(TJ_DELETED), 2, **slow)))
     start(node, out_of_memory(tmp_path_factory.mktemp(OOM)), queued=True)
+    start(node, hung_once(tmp_path_factory.mktemp(TJ_HUNG)))
     return node
+
+
+def hung_once(folder: Path) -> dict[str, Any]:
+    """A trainjob whose rank 1 hangs at step 30 of its first attempt (soon after the start, so
+    that it hangs on a busy node too), the other rank with it (a collective that never
+    returns), restarting once, each attempt given ATTEMPT_DEADLINE."""
+    hang = {"FAULT_RANK": "1", "FAULT_STEP": "30", "FAULT_ATTEMPTS": "0", "FAULT_CODE": "hang"}
+    data = as_trainjob(restarting(TJ_HUNG, folder, 1, **hang))
+    data["spec"]["run"]["activeDeadlineSeconds"] = ATTEMPT_DEADLINE
+    return data
 
 
 def out_of_memory(folder: Path) -> dict[str, Any]:
@@ -244,7 +259,7 @@ def test_a_rank_whose_pod_is_deleted_restarts_the_group_which_resumes(
     # alone on the node, so that the time from the fault to training is the restart's own
     for early in (CLEAN, CRASH, OOM):
         wait_for(f"{early} done", lambda e=early: final_state(jobsets, e), timeout=HANG_TIMEOUT)
-    for early in (TRAINJOB, TJ_DELETED):
+    for early in (TRAINJOB, TJ_DELETED, TJ_HUNG):
         wait_for(f"{early} done", lambda e=early: trainjob_state(jobsets, e), timeout=HANG_TIMEOUT)
     name = start(jobsets, restarting("rs-delete", tmp_path, 2, STEP_SECONDS="0.05"))
     deleted = delete_rank_one_at_step_100(jobsets, name)
@@ -292,6 +307,30 @@ def test_a_trainjob_whose_rank_crashes_once_restarts_the_group_which_resumes(
     assert weights(output) == {unfaulted()}
     trainjob = get(jobsets, name, "trainjob", name)
     trained_in(lifetime(trainjob, "Complete"), "a trainjob: a crash, restarted, resumed")
+
+
+def test_a_trainjob_whose_first_attempt_hangs_is_ended_by_its_deadline_and_resumes(
+    jobsets: Kube, unfaulted: Callable[[], str]
+) -> None:
+    """The deadline is each attempt's (the Jobs' activeDeadlineSeconds in the job's own
+    TrainingRuntime): the hung attempt's Job fails DeadlineExceeded, the JobSet restarts the
+    group once, and the second attempt resumes from the checkpoint before the hang and
+    completes; the TrainJob's own deadline, which counts from its creation
+    (trainjob_controller.go:156-181 at v2.3.0), would have failed the job instead."""
+    name = TJ_HUNG
+    state, took, output = wait_until_done(
+        jobsets, name, lambda: trainjob_state(jobsets, name), "node"
+    )
+    assert state == "Complete", overrun(jobsets, name, state, took, output)
+    assert jobset(jobsets, name)["status"]["restarts"] == 1
+    resumed = sorted(RESUMED.findall("\n".join(output.values())))
+    assert resumed == [("0", "1", "20"), ("1", "1", "20")], output
+    assert weights(output) == {unfaulted()}
+    events = get(jobsets, name, "events", "--field-selector", "reason=DeadlineExceeded")
+    assert [e["involvedObject"]["kind"] for e in events["items"]] == ["Job"], events
+    trainjob = get(jobsets, name, "trainjob", name)
+    assert trainjob["spec"].get("activeDeadlineSeconds") is None  # not the TrainJob's
+    trained_in(lifetime(trainjob, "Complete"), "a trainjob: a hang, ended by its deadline")
 
 
 def test_a_preempted_job_is_readmitted_and_resumes_without_using_a_restart(

@@ -6,7 +6,8 @@ newest whole checkpoint. Full-batch SGD on fixed data: a resumed run ends with t
 an unfaulted one.
 
 Faults: rank FAULT_RANK exits FAULT_CODE at step FAULT_STEP, on the attempts
-(PADDLE_RESTART_ATTEMPT) FAULT_ATTEMPTS lists, comma-separated ("all": every one).
+(PADDLE_RESTART_ATTEMPT) FAULT_ATTEMPTS lists, comma-separated ("all": every one); FAULT_CODE
+`hang` stops it there for ever instead, and the other ranks with it at their next all-reduce.
 STEP_SECONDS slows each step (a test deletes a pod mid-run). Prints `rank R/W attempt A
 resumed at step S`, then collective.py's lines."""
 
@@ -38,8 +39,12 @@ fault_rank = int(os.environ.get("FAULT_RANK", "0"))
 
 def train_one_step(step: int) -> None:
     if faulty and step == fault_step and rank == fault_rank:
-        print(f"rank {rank}/{world} step {step} exits {os.environ['FAULT_CODE']}", flush=True)
-        os._exit(int(os.environ["FAULT_CODE"]))
+        code = os.environ["FAULT_CODE"]
+        print(f"rank {rank}/{world} step {step} {'hangs' if code == 'hang' else 'exits ' + code}",
+              flush=True)  # fmt: skip
+        while code == "hang":
+            time.sleep(3600)
+        os._exit(int(code))
     loss = paddle.nn.functional.mse_loss(model(inputs), targets)
     loss.backward()
     opt.step()
