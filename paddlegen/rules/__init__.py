@@ -128,6 +128,7 @@ REGISTRY: tuple[SpecRule, ...] = (
     network.RDMA,
     network.NCCL_ACCELERATOR,
     capabilities.ROOT_VOLUME_OWNER,
+    shared.LAUNCHER_PORT,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/generate.py writes it).

@@ -88,7 +88,7 @@ def _root_volume_owner(ctx: Context) -> Iterator[Finding]:
     name = ctx.spec.get("checkpoint", {}).get("volume")
     # A volume that is not readOnly is no sign the job writes to it; every rank writes its
     # checkpoints. A `dynamic` volume is new, and its provisioner's (root's or everyone's).
-    volume = next((v for v in ctx.spec.get("volumes", []) if v["name"] == name), {})
+    volume: dict[str, Any] = next((v for v in ctx.spec.get("volumes", []) if v["name"] == name), {})
     source = next((s for s in (*PV_SOURCES, "claim") if s in volume), None)
     if source is not None and not volume.get("readOnly"):
         yield ctx.finding(

@@ -276,6 +276,7 @@ TRIGGERS = {
     + COLLECTIVE
     + "  args: [t.py]\n  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n"
     "  checkpoint: {volume: c}\n",
+    "launcher-port": "spec:\n" + COLLECTIVE + "  args: [t.py]\n  collective: {port: 37777}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

@@ -1,7 +1,8 @@
-"""What RDMA and other accelerators' networks need of a spec: IPC_LOCK that takes effect
+"""What the pods' networks need of a spec: IPC_LOCK that takes effect
 (ipc-lock-non-root), a device and locked memory for NCCL's InfiniBand transport (rdma), no
 NCCL settings where NCCL is not used (nccl-accelerator), and the host network of PaddleFlow's
-intranet Host under Pod Security (pod-security)."""
+intranet Host under Pod Security (pod-security), a rendezvous port the launcher does not
+draw for itself (launcher-port)."""
 
 from __future__ import annotations
 
@@ -145,3 +146,39 @@ def test_a_declared_level_below_privileged_refuses_intranet_host(declared):
         "needs more) [pod-security]"
     )
     assert of("pod-security", body.replace(declared, "privileged")) == []
+
+
+@pytest.mark.parametrize(
+    ("workload", "section", "port", "warned"),
+    [
+        ("collective-job", "collective", 35099, False),
+        ("collective-job", "collective", 35100, True),
+        ("collective-job", "collective", 64000, True),
+        ("collective-job", "collective", 64001, False),
+        ("kubeflow-paddlejob", "kubeflow", 36543, True),
+        ("kubeflow-paddlejob", "kubeflow", 8090, False),
+    ],
+)
+def test_a_rendezvous_port_among_the_launchers_own_is_a_warning(workload, section, port, warned):
+    body = BASE.replace("collective-job", workload) + f"  {section}: {{port: {port}}}\n"
+    found = of("launcher-port", body)
+    assert found == (
+        [
+            f"spec.yaml:8:{len(section) + 12}: warning: $.spec.{section}.port: port {port} lies in "
+            "35100-64000, where Paddle's launcher draws the ports of its own processes "
+            "(PORT_RANGE): rank 0's launcher draws them before it serves the rendezvous on this "
+            "port, so one of its trainers may be given it and fail to bind it (use a port below "
+            "35100, such as the default 6768) [launcher-port]"
+        ]
+        if warned
+        else []
+    )
+
+
+def test_the_defaults_lie_below_the_launchers_ports():
+    from paddlegen.spec.model import COLLECTIVE_PORT, LAUNCHER_PORTS
+    from paddlegen.workloads.kubeflow_paddlejob.settings import KubeflowSettings
+
+    assert KubeflowSettings().port == COLLECTIVE_PORT < LAUNCHER_PORTS[0]
+    for workload in ("collective-job", "kubeflow-paddlejob"):
+        assert of("launcher-port", BASE.replace("collective-job", workload)) == []
