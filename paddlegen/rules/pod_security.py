@@ -83,11 +83,12 @@ def needs(spec: dict[str, Any], workload: str) -> list[Need]:
         where = ("spec", "distributed", *(["hostPorts"] if "hostPorts" in distributed else []))
         found.append(Need("privileged", where, why))
     # baseline: check_hostNamespaces.go. paddle-operator v0.3.5 sets hostNetwork on every pod
-    # of a PaddleFlow PaddleJob with intranet Host (controllers/paddlejob_helper.go:358-362).
-    if own is not None and own.section == "paddlejob" and own.of(spec).intranet == "Host":
+    # of a PaddleFlow PaddleJob with intranet Host (controllers/paddlejob_helper.go:358-362),
+    # the workload whose settings have an intranet.
+    if own is not None and getattr(own.of(spec), "intranet", None) == "Host":
         why = "with intranet Host the operator puts the pods on their nodes' network "
         why += "(hostNetwork)"
-        found.append(Need("privileged", ("spec", "paddlejob", "intranet"), why))
+        found.append(Need("privileged", ("spec", own.section, "intranet"), why))
     return found
 
 
