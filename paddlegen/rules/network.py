@@ -171,6 +171,7 @@ RDMA = SpecRule(
     check=_rdma,
 )
 
+
 # The collective library Paddle uses on other accelerators, which reads no NCCL_* variable:
 # Kunlunxin's BKCL (paddle 3.3.1 distributed/parallel.py:1100-1102) and, through the custom
 # device backend (xccl, parallel.py:1091-1095), Ascend's HCCL.
