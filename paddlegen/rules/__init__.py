@@ -13,6 +13,7 @@ from importlib import import_module
 from paddlegen.errors import Diagnostic
 from paddlegen.rules import (
     accounts,
+    capabilities,
     devices,
     dns,
     env,
@@ -123,6 +124,11 @@ REGISTRY: tuple[SpecRule, ...] = (
     dns.DNS_POLICY,
     env.ENV_OVERRIDE,
     shared.LLM_CHECKPOINT,
+    capabilities.IPC_LOCK_NON_ROOT,
+    network.RDMA,
+    network.NCCL_ACCELERATOR,
+    capabilities.ROOT_VOLUME_OWNER,
+    shared.LAUNCHER_PORT,
 )
 # The ids a spec's `ignore` entries and `--ignore` name (all but REQUIRED can be silenced); the
 # schema's `ruleId` enum lists them too (scripts/generate.py writes it).

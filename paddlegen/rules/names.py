@@ -9,6 +9,7 @@ from typing import Any
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.rule import Context, Finding, SpecRule
 from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads.shared.jobset import POD_NAME_RANDOM
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
@@ -20,10 +21,16 @@ def _derived_names(ctx: Context) -> Iterator[Finding]:
         names.append(f"{name}-data")
     for derived in names:
         if len(derived) > 63 or not _DNS1035.match(derived):
+            random = (
+                f", counting the 5 random characters ({POD_NAME_RANDOM}) that end a pod's name, "
+                "as JobSet's webhook does when it refuses the JobSet"
+                if derived.endswith(f"-{POD_NAME_RANDOM}")
+                else ""
+            )
             yield ctx.finding(
                 ("metadata", "name"),
                 f"'{name}' is too long for workload '{ctx.workload}': the derived "
-                f"name '{derived}' has {len(derived)} characters, more than 63",
+                f"name '{derived}' has {len(derived)} characters, more than 63{random}",
                 f"shorten the name by {len(derived) - 63} characters",
             )
             return

@@ -1,13 +1,15 @@
-"""The pods' networks: Multus attachments, their interfaces, and NCCL's settings."""
+"""The pods' networks: Multus attachments, their interfaces, and NCCL's settings and needs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from paddlegen.rules.capabilities import IPC_LOCK, RAISE_MEMLOCK
+from paddlegen.spec.accelerators import ACCELERATORS, is_rdma_device
 from paddlegen.spec.loader import FieldPath, format_path
 from paddlegen.spec.network import MULTUS_NETWORKS
-from paddlegen.spec.rule import Context, Finding, SpecRule
+from paddlegen.spec.rule import Context, Finding, SpecRule, role_resources
 
 # The cluster network's interface in every pod: the name the kubelet's runtime gives the CNI
 # (containerd's CRI, and Multus passes it on to the default network: multus-cni v4.3.0
@@ -117,4 +119,94 @@ NCCL = SpecRule(
     also=("error",),
     silenceable=True,
     check=_nccl,
+)
+
+
+def _rdma(ctx: Context) -> Iterator[Finding]:
+    """NCCL_NET=IB makes a network that does not start an error, not a fallback (NCCL
+    v2.30.7-1 src/plugin/net.cc:321-348): a worker without a verbs device, or that cannot lock
+    the memory it registers, fails at NCCL's start."""
+    transport = ctx.spec.get("nccl", {}).get("transport")
+    if transport not in ("ib", "roce"):
+        return
+    at: FieldPath = ("spec", "nccl", "transport")
+    resources = role_resources(ctx, ctx.spec.get("worker", {}))
+    names = [n for kind in ("requests", "limits") for n in resources.get(kind, {})]
+    if not any(map(is_rdma_device, names)):
+        yield ctx.finding(
+            at,
+            f"transport {transport} makes NCCL use InfiniBand verbs alone (NCCL_NET=IB), and "
+            "the workers ask for no RDMA device: where a pod has none, NCCL fails at start",
+            "request the RDMA resource your device plugin publishes in resources.limits: "
+            "rdma/<pool> of the RDMA shared device plugin, nvidia.com/hostdev of an SR-IOV "
+            "setup; or leave transport out for NCCL to choose",
+        )
+    added = ctx.spec.get("security", {}).get("capabilities", {}).get("add", [])
+    if IPC_LOCK not in added:
+        yield ctx.finding(
+            at,
+            f"transport {transport} registers (locks) the memory NCCL sends from, and the "
+            "training container may not lock memory beyond the node's RLIMIT_MEMLOCK (no "
+            "IPC_LOCK): above it NCCL fails at start instead of falling back",
+            "add IPC_LOCK to security.capabilities.add, with the container running as root; "
+            f"or {RAISE_MEMLOCK}",
+        )
+
+
+RDMA = SpecRule(
+    "rdma",
+    "`nccl.transport: ib` or `roce` comes with what RDMA needs: an RDMA device resource "
+    "(`rdma/...`, `nvidia.com/hostdev`) in the workers' resources, and `IPC_LOCK`",
+    explanation=(
+        "`nccl.transport: ib` or `roce` makes NCCL use its InfiniBand verbs transport alone "
+        "(`NCCL_NET=IB`), which fails instead of falling back to TCP: the workers need an RDMA "
+        "device, which a device plugin's resource gives them, and may need to lock more memory "
+        "than a container's default `RLIMIT_MEMLOCK` allows, which `IPC_LOCK` (for root) or a "
+        "raised memlock limit on the nodes lets them. A warning, not an error: a webhook may "
+        "add the device resource (an SR-IOV network's resource injector), and nodes may raise "
+        "the memlock limit, which paddlegen cannot see."
+    ),
+    severity="warning",
+    silenceable=True,
+    check=_rdma,
+)
+
+
+# The collective library Paddle uses on other accelerators, which reads no NCCL_* variable:
+# Kunlunxin's BKCL (paddle 3.3.1 distributed/parallel.py:1100-1102) and, through the custom
+# device backend (xccl, parallel.py:1091-1095), Ascend's HCCL.
+_LIBRARIES = {"Ascend NPU": "HCCL", "Kunlunxin XPU": "BKCL"}
+
+
+def _nccl_accelerator(ctx: Context) -> Iterator[Finding]:
+    device = ACCELERATORS.get(ctx.accelerator, "")
+    library = _LIBRARIES.get(device)
+    if library is None:
+        return
+    why = f"{device}s talk through {library}, not NCCL, so it does nothing"
+    fix = f"remove it; set {library}'s own variables in env for the network"
+    if "nccl" in ctx.spec:
+        yield ctx.finding(("spec", "nccl"), f"spec.nccl writes NCCL's env: {why}", fix, key=True)
+    places = [(("spec",), ctx.spec), *((("spec", r), b) for r, b in ctx.roles())]
+    for base, body in places:
+        for i, var in enumerate(body.get("env", [])):
+            if var["name"].startswith("NCCL_"):
+                yield ctx.finding(
+                    (*base, "env", i, "name"), f"env {var['name']} is NCCL's: {why}", fix
+                )
+
+
+NCCL_ACCELERATOR = SpecRule(
+    "nccl-accelerator",
+    "no NCCL settings (`spec.nccl`, `NCCL_*` env) on Ascend NPU or Kunlunxin XPU pods "
+    "(`spec.accelerator`), whose collectives run on HCCL or BKCL",
+    explanation=(
+        "Paddle runs its collectives on NCCL for NVIDIA GPUs only: on Ascend NPUs on HCCL, on "
+        "Kunlunxin XPUs on BKCL, neither of which reads `NCCL_*` variables. NCCL settings on "
+        "such pods do nothing, and the network they name is not the one used. A warning: the "
+        "job runs, on the library's own defaults."
+    ),
+    severity="warning",
+    silenceable=True,
+    check=_nccl_accelerator,
 )

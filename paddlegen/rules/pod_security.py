@@ -82,6 +82,13 @@ def needs(spec: dict[str, Any], workload: str) -> list[Need]:
         why += "them off)"
         where = ("spec", "distributed", *(["hostPorts"] if "hostPorts" in distributed else []))
         found.append(Need("privileged", where, why))
+    # baseline: check_hostNamespaces.go. paddle-operator v0.3.5 sets hostNetwork on every pod
+    # of a PaddleFlow PaddleJob with intranet Host (controllers/paddlejob_helper.go:358-362),
+    # the workload whose settings have an intranet.
+    if own is not None and getattr(own.of(spec), "intranet", None) == "Host":
+        why = "with intranet Host the operator puts the pods on their nodes' network "
+        why += "(hostNetwork)"
+        found.append(Need("privileged", ("spec", own.section, "intranet"), why))
     return found
 
 
@@ -146,7 +153,8 @@ POD_SECURITY = SpecRule(
     "as the API server's admission judges them: a warning naming it when "
     "`security.capabilities.add` goes beyond `restricted` (`restricted` adds only "
     "`NET_BIND_SERVICE`; `baseline` a fixed list without `IPC_LOCK`), an error for what "
-    "needs more than a declared `security.podSecurity`",
+    "needs more than a declared `security.podSecurity` (a capability, `runAsNonRoot` unset, "
+    "a hostPath, hostPorts, the host network of `paddlejob.intranet: Host`)",
     explanation=(
         "A namespace's Pod Security admission refuses pods that need more than its level. A "
         "warning names the level the training pods need when their capabilities go beyond "

@@ -72,6 +72,10 @@ NETWORK_AND_SHARES = (
     "rdma/rdma_shared_device_a",
 )
 _NETWORK_PREFIXES = ("rdma/",)
+# Those that give a pod an RDMA device (an HCA's verbs device), which NCCL's InfiniBand
+# transport needs: the RDMA shared device plugin's pools and the Network Operator's host
+# devices (EFA is reached through its own NCCL plugin, not NCCL's InfiniBand transport).
+_RDMA_DEVICES = ("nvidia.com/hostdev",)
 
 # Every name paddlegen knows, for the nearest one to an unknown name.
 KNOWN_RESOURCES = (*ACCELERATORS, *OTHER_ACCELERATORS, *NETWORK_AND_SHARES)
@@ -86,6 +90,11 @@ def is_extended(name: str) -> bool:
 def is_network_or_share(name: str) -> bool:
     """A known resource that carries no rank: a NIC, or a share of a GPU."""
     return name in NETWORK_AND_SHARES or name.startswith(_NETWORK_PREFIXES)
+
+
+def is_rdma_device(name: str) -> bool:
+    """A resource that gives a pod an RDMA device."""
+    return name in _RDMA_DEVICES or name.startswith(_NETWORK_PREFIXES)
 
 
 def is_known(name: str) -> bool:

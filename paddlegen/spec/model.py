@@ -10,8 +10,14 @@ from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
 from paddlegen.spec.scheduling import Scheduling, build_scheduling
 
 # Where rank 0 serves Paddle's launcher rendezvous store unless spec.collective.port says
-# otherwise: below 35100-64000, where the launcher draws its own processes' ports.
+# otherwise: below LAUNCHER_PORTS.
 COLLECTIVE_PORT = 6768
+# Where Paddle's launcher draws the ports of its own processes unless env PORT_RANGE says
+# otherwise (paddle 3.3.1 distributed/launch/context/node.py:32-36); rank 0's launcher draws
+# them (launch/controllers/collective.py:169-176) before it serves the rendezvous store
+# (collective.py:190, sync_peers; launch/controllers/master.py:80-93), so one of its
+# processes may be given the store's port.
+LAUNCHER_PORTS = range(35100, 64001)
 # Requests every container gets for what the spec leaves unset, so the scheduler reserves room
 # (a pod without requests is first to be evicted); limits are left to the user.
 DEFAULT_REQUESTS = {"cpu": "500m", "memory": "1Gi"}

@@ -264,6 +264,19 @@ TRIGGERS = {
     + LIMITS
     + "  command: [erniekit, train, --config, c.yaml]\n"
     "  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n  checkpoint: {volume: c}\n",
+    "ipc-lock-non-root": "spec:\n"
+    + COLLECTIVE
+    + "  args: [t.py]\n  security: {runAsNonRoot: true, capabilities: {add: [IPC_LOCK]}}\n",
+    "rdma": "spec:\n" + COLLECTIVE + "  args: [t.py]\n  nccl: {transport: roce}\n",
+    "nccl-accelerator": "spec:\n"
+    + COLLECTIVE
+    + "  args: [t.py]\n  accelerator: kunlunxin.com/xpu\n"
+    "  env: [{name: NCCL_DEBUG, value: INFO}]\n",
+    "root-volume-owner": "spec:\n"
+    + COLLECTIVE
+    + "  args: [t.py]\n  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n"
+    "  checkpoint: {volume: c}\n",
+    "launcher-port": "spec:\n" + COLLECTIVE + "  args: [t.py]\n  collective: {port: 37777}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 

@@ -1,6 +1,7 @@
 """Rule pod-security against the API server's own Pod Security admission: the training pods
-paddlegen renders are admitted in a namespace enforcing each level exactly where the rule
-says, and a Job whose pods break the level is itself taken (with a warning)."""
+paddlegen renders (and those an operator makes of a PaddleFlow PaddleJob) are admitted in a
+namespace enforcing each level exactly where the rule says, and a Job whose pods break the
+level is itself taken (with a warning)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,10 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         },
         "privileged",
     ),
+    "host-network": (
+        {"workload": "paddlejob", "security": NONROOT, "paddlejob": {"intranet": "Host"}},
+        "privileged",
+    ),
 }
 NAMESPACES = {level: f"psa-{level}" for level in LEVELS}
 
@@ -93,9 +98,21 @@ def specs(namespace: str, declared: str | None = None) -> dict[str, str]:
 
 
 def training_objects(text: str) -> list[dict[str, Any]]:
-    """The rendered batch Jobs that run the training pods, and any ServiceAccount they run as."""
+    """The rendered batch Jobs that run the training pods (a PaddleFlow PaddleJob's workers as
+    one, as its operator makes their pods), and any ServiceAccount they run as."""
     manifests = build.render_document(parse_spec(text, "spec.yaml"), argocd=False).manifests
-    return [m.obj for m in manifests if m.obj["kind"] in ("Job", "ServiceAccount")]
+    objects = [m.obj for m in manifests if m.obj["kind"] in ("Job", "ServiceAccount")]
+    return objects + [operator_job(m.obj) for m in manifests if m.obj["kind"] == "PaddleJob"]
+
+
+def operator_job(paddlejob: dict[str, Any]) -> dict[str, Any]:
+    """A PaddleFlow PaddleJob's worker pods as paddle-operator v0.3.5 makes them, as far as
+    Pod Security looks: with intranet Host on their nodes' network
+    (controllers/paddlejob_helper.go:358-362)."""
+    template = copy.deepcopy(paddlejob["spec"]["worker"]["template"])
+    if paddlejob["spec"].get("intranet") == "Host":
+        template["spec"]["hostNetwork"] = True
+    return {"kind": "Job", "metadata": paddlejob["metadata"], "spec": {"template": template}}
 
 
 def as_pod(job: dict[str, Any]) -> dict[str, Any]:

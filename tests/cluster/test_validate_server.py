@@ -1,5 +1,6 @@
 """`paddlegen validate --server` and `render --validate --server` against the local control
-plane: refusals are findings at spec positions, a cluster that cannot answer is exit 2."""
+plane: refusals are findings at spec positions, a cluster that cannot answer is exit 2; a
+job name JobSet's webhook refuses, paddlegen refuses first."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 
 from paddlegen.cli import cli
 from paddlegen.workloads.objects import NO_OPERATOR
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, with_extras
 from tests.conftest import ROOT, example_specs
 
 SPEC = """\
@@ -215,3 +216,41 @@ def test_a_cluster_without_jobset_says_run_restarts_needs_its_controller(
         "for spec.run.restarts; without run.restarts it is a plain Indexed Job, which needs no "
         "controller"
     )
+
+
+def group_spec(tmp_path: Path, name: str) -> Path:
+    """A 4-worker collective-job with restarts (a JobSet) named ``name``."""
+    path = tmp_path / f"{len(name)}.yaml"
+    path.write_text(RESTARTS.replace("srv-group", name).replace("replicas: 2", "replicas: 4"))
+    return path
+
+
+def test_jobsets_webhook_refuses_a_restarted_job_name_where_paddlegen_does(
+    kube: Kube, namespaces, tmp_path
+) -> None:
+    """JobSet v0.12.0's webhook refuses a JobSet whose last pod name, `<name>-worker-0-3` and
+    5 random characters, exceeds 63 (pkg/webhooks/jobset_webhook.go:243-255): 47 characters
+    here. paddlegen refuses it before anything is sent, and takes 46, which the server takes."""
+    with_extras(kube, ["jobset"])
+    too_long, longest = group_spec(tmp_path, "g" * 47), group_spec(tmp_path, "g" * 46)
+    first = run(kube, "validate", "--server", "--format", "json", str(too_long))
+    assert first.exit_code == 1, first.output
+    assert [(f["rule"], f["line"]) for f in json.loads(first.stdout)] == [("name-length", 3)]
+    # paddlegen's own error silenced, the spec reaches the API server, whose JobSet webhook
+    # refuses it
+    sent = run(
+        kube, "validate", "--server", "--ignore", "name-length", "--format", "json", str(too_long)
+    )
+    assert sent.exit_code == 1, sent.output
+    refusals = [f for f in json.loads(sent.stdout) if f["severity"] == "error"]
+    assert refusals, sent.output
+    for finding in refusals:
+        assert finding["rule"] == "server"
+        assert finding["file"] == str(too_long)
+        assert (
+            "JobSet name is too long, pod names generated for this JobSet will exceed 63 "
+            "characters" in finding["message"]
+        ), finding
+    accepted = run(kube, "validate", "--server", str(longest))
+    assert accepted.exit_code == 0, accepted.output
+    assert accepted.stderr.endswith("1 spec valid\n")

@@ -7,7 +7,7 @@ from typing import Any
 from paddlegen.validate.inprocess import validate_in_process
 from tests.helpers import objects_by_kind, render_plan
 
-MASTER_PORT = [{"name": "master", "containerPort": 36543}]
+MASTER_PORT = [{"name": "master", "containerPort": 6768}]
 
 
 def paddlejob(tmp_path, body: str) -> dict[str, Any]:

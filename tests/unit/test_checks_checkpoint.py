@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_checks_distributed import findings
+from tests.unit.test_checks_distributed import findings, rules
 
 SPEC = "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
 
@@ -14,10 +14,12 @@ def volume(source: str, extra: str = "") -> str:
 
 
 NFS = "capacity: 1Gi, accessModes: [ReadWriteMany], nfs: {server: s, path: /x}"
+# The user that owns the checkpoint directories (rule root-volume-owner, below)
+OWNER = "  security: {runAsUser: 1000}\n"
 
 
 def test_a_checkpoint_on_a_shared_volume_has_no_findings():
-    assert findings(SPEC + volume(NFS) + "  checkpoint: {volume: ckpt, path: a/b}\n") == []
+    assert findings(SPEC + OWNER + volume(NFS) + "  checkpoint: {volume: ckpt, path: a/b}\n") == []
 
 
 @pytest.mark.parametrize(
@@ -109,11 +111,58 @@ def test_a_two_dot_step_without_a_line_break_is_the_schemas_to_refuse():
 def test_an_env_entry_over_a_checkpoint_variable_is_a_warning(entry, replaced):
     body = (
         SPEC
+        + OWNER
         + volume(NFS)
         + "  checkpoint: {volume: ckpt, path: a/b}\n"
         + f"  worker: {{env: [{{name: {entry}, value: /tmp}}]}}\n"
     )
     assert findings(body) == [
-        f"spec.yaml:10:25: warning: $.spec.worker.env[0].name: env '{entry}' replaces "
+        f"spec.yaml:11:25: warning: $.spec.worker.env[0].name: env '{entry}' replaces "
         f"{replaced}: env wins (keep one of them) [env-override]"
     ]
+
+
+ROOT_VOLUME_OWNER = (
+    "spec.yaml:9:24: warning: $.spec.checkpoint.volume: the training container runs as root "
+    "with every capability dropped (security.restricted) and saves its checkpoints on volume "
+    "'ckpt' (nfs): without DAC_OVERRIDE root cannot write a directory another user owns unless "
+    "its mode lets everyone write, as is common on shared storage (run as the user that owns "
+    "the volume's directories with security.runAsUser and runAsGroup, which works under NFS "
+    "root squashing too; or add DAC_OVERRIDE to security.capabilities.add, which Pod Security "
+    "baseline allows) [root-volume-owner]"
+)
+
+
+def test_root_without_dac_override_is_warned_of_checkpoints_on_shared_storage():
+    """Paddle images run as root: the spec's default is root with drop [ALL]."""
+    checkpoint = "  checkpoint: {volume: ckpt}\n"
+    assert findings(SPEC + volume(NFS) + checkpoint) == [ROOT_VOLUME_OWNER]
+    root = SPEC.replace("  image", "  security: {runAsUser: 0}\n  image")
+    assert findings(root + volume(NFS) + checkpoint) == [ROOT_VOLUME_OWNER.replace(":9:", ":10:")]
+
+
+@pytest.mark.parametrize(
+    "security",
+    [
+        "{runAsUser: 1000}",
+        "{runAsNonRoot: true}",
+        "{capabilities: {add: [DAC_OVERRIDE]}}",
+        "{restricted: false}",
+    ],
+)
+def test_a_checkpoint_written_by_its_owner_or_with_dac_override_is_not(security):
+    body = SPEC + f"  security: {security}\n" + volume(NFS) + "  checkpoint: {volume: ckpt}\n"
+    assert "root-volume-owner" not in rules(body)
+
+
+@pytest.mark.parametrize(
+    "source", ["dynamic: {capacity: 1Gi, accessModes: [ReadWriteMany]}", "emptyDir: {}"]
+)
+def test_storage_the_job_makes_is_not(source):
+    assert "root-volume-owner" not in rules(
+        SPEC + volume(source) + "  checkpoint: {volume: ckpt}\n"
+    )
+
+
+def test_a_written_volume_that_holds_no_checkpoint_is_not():
+    assert findings(SPEC + volume(NFS)) == []

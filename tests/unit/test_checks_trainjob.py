@@ -1,5 +1,5 @@
-"""Checks of trainjob (#26): what a TrainJob cannot carry, the launcher contract's rules, the
-JobSet pod names; message, position and rule."""
+"""Checks of trainjob (#26): what a TrainJob cannot carry, the launcher contract's rules;
+message, position and rule (its JobSet's pod names: test_jobset_names.py)."""
 
 from __future__ import annotations
 
@@ -72,20 +72,6 @@ def test_the_contract_env_is_the_runtimes():
         "spec.yaml:8:16: error: $.spec.env[0].name: env 'PADDLE_JOB_ID' is set by workload "
         "'trainjob' from the JobSet's name (metadata.name) (remove it here) [collective-env]"
     )
-
-
-def test_the_last_pods_jobset_hostname_bounds_the_name():
-    from paddlegen.pipeline import load
-    from paddlegen.spec.loader import parse_spec
-
-    def found(name: str) -> list[str]:
-        text = f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: {name}}}\n"
-        doc = parse_spec(text + TRAINJOB + "  worker: {replicas: 10}\n", "spec.yaml")
-        return [d.rule for d in load.validate_document(doc) if d.is_error]
-
-    name = "a" * 54  # `<name>-node-0-9`: 54 + 9 = 63
-    assert found(name) == []
-    assert found(name + "b") == ["name-length"]
 
 
 def test_no_sidecar_hint_sends_anyone_to_trainjob():

@@ -304,3 +304,18 @@ def test_the_cli_converts_and_exits_1_on_a_lossy_conversion_unless_accepted(runn
     result = runner.invoke(cli, ["import", str(source), "--to", "collective-job"])
     assert result.exit_code == 0, result.output
     assert "workload: collective-job" in result.stdout
+
+
+def test_a_port_among_the_launchers_own_is_kept_and_warned_of():
+    """The Kubeflow job's 37777 lies in 35100-64000, where Paddle's launcher draws its own
+    processes' ports: import keeps what ran, and says so."""
+    job = converted(KUBEFLOW)
+    assert job.spec["spec"]["collective"] == {"port": 37777}
+    (found,) = [d for d in job.diagnostics if d.rule == "launcher-port"]
+    assert (found.severity, found.path) == ("warning", "$.spec.collective.port")
+    assert found.message.startswith("port 37777 lies in 35100-64000, where Paddle's launcher")
+    (same,) = import_jobs([("in.yaml", KUBEFLOW)], lambda _: "spec.yaml").jobs
+    assert same.spec["spec"]["kubeflow"]["port"] == 37777
+    assert [d.path for d in same.diagnostics if d.rule == "launcher-port"] == [
+        "$.spec.kubeflow.port"
+    ]

@@ -50,7 +50,7 @@ spec:
   run: {restartPolicy: Never, backoffLimit: 0, activeDeadlineSeconds: 86400,
         ttlSecondsAfterFinished: 3600}
   paddlejob:   {cleanPodPolicy: OnCompletion, withGloo: 1, intranet: PodIP, elastic: 1}
-  kubeflow:    {cleanPodPolicy: None, port: 36543}
+  kubeflow:    {cleanPodPolicy: None, port: 6768}
   distributed: {volume: jobpath, trainConfigDir: quick_start, nic: eth0, port: 7164,
                 portsNum: 2, portsNumSparse: 2, trainerCount: 1, hostPorts: true}
   collective:  {port: 6768}

@@ -91,12 +91,13 @@ def context(job: Job) -> dict[str, Any]:
 
 
 def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
-    """The last pod's hostname, `<job>-<replicas - 1>` (job_controller.go:1916), a JobSet's
-    `<job>-worker-0-<replicas - 1>`; the Service is named after the job."""
-    last = spec.get("worker", {}).get("replicas", 1) - 1
+    """The last pod's hostname, `<job>-<replicas - 1>` (job_controller.go:1916); a JobSet's
+    longest pod name, `<job>-worker-0-<replicas - 1>-xxxxx`, which its webhook checks; the
+    Service is named after the job."""
+    replicas = spec.get("worker", {}).get("replicas", 1)
     if spec.get("run", {}).get("restarts", 0):
-        return [jobset.pod_host(name, last)]
-    return [f"{name}-{last}"]
+        return [jobset.longest_pod_name(name, replicas)]
+    return [f"{name}-{replicas - 1}"]
 
 
 def imports() -> Imports:

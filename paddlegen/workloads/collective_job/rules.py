@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, WorkloadRules
 from paddlegen.workloads.collective_job import WORKLOAD
-from paddlegen.workloads.shared.rules import LAUNCHER_RULES
+from paddlegen.workloads.shared.rules import LAUNCHER_PORT, LAUNCHER_RULES
 
 
 def _group_backoff(ctx: Context) -> Iterator[Finding]:
@@ -25,5 +25,7 @@ def _group_backoff(ctx: Context) -> Iterator[Finding]:
 
 
 RULES = WorkloadRules(
-    WORKLOAD.name, rules=LAUNCHER_RULES, extends={"workload-setting": _group_backoff}
+    WORKLOAD.name,
+    rules=(*LAUNCHER_RULES, LAUNCHER_PORT),
+    extends={"workload-setting": _group_backoff},
 )

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddlegen.spec.model import Settings
+from paddlegen.spec.model import COLLECTIVE_PORT, Settings
 
 
 @dataclass(frozen=True)
 class KubeflowSettings:
     """spec.kubeflow: the Kubeflow PaddleJob's rendezvous port and clean-up policy."""
 
-    port: int = 36543
+    # the launcher's rendezvous store on rank 0, as collective-job's: training-operator's own
+    # default, 36543, lies among the ports the launcher draws (spec/model.py LAUNCHER_PORTS)
+    port: int = COLLECTIVE_PORT
     cleanPodPolicy: str | None = None
 
 

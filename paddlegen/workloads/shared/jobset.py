@@ -31,12 +31,25 @@ ATTEMPT_ENV_SOURCE = {
 }
 
 
-def pod_host(name: str, index: int) -> str:
+def pod_host(name: str, index: int, replicated_job: str = REPLICATED_JOB) -> str:
     """Pod ``index``'s hostname: its Job is `<jobset>-<replicated job>-<job index>`
     (pkg/util/placement GenJobName), and an Indexed Job names pod i's host `<job>-<i>`; the
     JobSet's headless Service, the pods' subdomain, is named after the JobSet
     (jobset_controller.go:788-830, subdomain defaulted by pkg/webhooks/jobset_webhook.go)."""
-    return f"{name}-{REPLICATED_JOB}-0-{index}"
+    return f"{name}-{replicated_job}-0-{index}"
+
+
+# What stands for the 5 random characters that end a pod's name in the name JobSet checks.
+POD_NAME_RANDOM = "xxxxx"
+
+
+def longest_pod_name(name: str, pods: int, replicated_job: str = REPLICATED_JOB) -> str:
+    """The longest pod name of a JobSet ``name`` whose one replicated job runs ``pods`` pods,
+    as its webhook checks it: the last pod's `<jobset>-<replicated job>-0-<pods - 1>` and its
+    5 random characters. The webhook refuses the JobSet when that is no DNS-1035 label of at
+    most 63 characters (pkg/webhooks/jobset_webhook.go:243-255, which adds "-abcde";
+    pkg/util/placement/placement.go:20-22, GenPodName)."""
+    return f"{pod_host(name, pods - 1, replicated_job)}-{POD_NAME_RANDOM}"
 
 
 # A child Job fails when its pod failure policy fails it (any rank's non-zero exit or

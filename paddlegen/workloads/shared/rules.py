@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from paddlegen.spec.loader import FieldPath
+from paddlegen.spec.model import COLLECTIVE_PORT, LAUNCHER_PORTS
 from paddlegen.spec.rule import Context, Finding, SpecRule, worker_replicas
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.shared.launcher import (
@@ -376,6 +377,41 @@ LLM_CHECKPOINT = SpecRule(
 
 
 # The launcher's rules, in the registry's order.
+def _launcher_port(ctx: Context) -> Iterator[Finding]:
+    """The port rank 0's launcher serves its rendezvous store on: spec.<section>.port of the
+    workload whose pods the operator's or paddlegen's PADDLE_MASTER points there."""
+    section = WORKLOADS[ctx.workload].settings
+    if section is None or ctx.spec.get(section.section, {}).get("port") not in LAUNCHER_PORTS:
+        return
+    port = ctx.spec[section.section]["port"]
+    yield ctx.finding(
+        ("spec", section.section, "port"),
+        f"port {port} lies in {LAUNCHER_PORTS[0]}-{LAUNCHER_PORTS[-1]}, where Paddle's launcher "
+        "draws the ports of its own processes (PORT_RANGE): rank 0's launcher draws them before "
+        "it serves the rendezvous on this port, so one of its trainers may be given it and fail "
+        "to bind it",
+        f"use a port below {LAUNCHER_PORTS[0]}, such as the default {COLLECTIVE_PORT}",
+    )
+
+
+LAUNCHER_PORT = SpecRule(
+    "launcher-port",
+    f"the rendezvous port (`collective.port`, `kubeflow.port`) lies outside "
+    f"{LAUNCHER_PORTS[0]}-{LAUNCHER_PORTS[-1]}, where Paddle's launcher draws the ports of its "
+    "own processes",
+    explanation=(
+        "Rank 0's launcher serves the rendezvous store on the job's port, and draws the ports of "
+        f"its own processes from {LAUNCHER_PORTS[0]}-{LAUNCHER_PORTS[-1]} (`PORT_RANGE`) before "
+        "it does: a port in that range may be given to one of its trainers too, which then "
+        "fails to bind it. A warning, not an error: the chance is small for one run, and a "
+        "port an imported job used is kept. The defaults lie below the range."
+    ),
+    severity="warning",
+    silenceable=True,
+    check=_launcher_port,
+)
+
+
 LAUNCHER_RULES = (
     COLLECTIVE_ROLES,
     COLLECTIVE_COMMAND,

@@ -146,9 +146,13 @@ def context(job: Job) -> dict[str, Any]:
 
 
 def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
-    """The last pod's hostname, `<job>-node-0-<replicas - 1>` (JobSet's naming, above); the
-    JobSet, its Service (the subdomain) and its Job `<job>-node-0` are shorter."""
-    return [f"{name}-{NODE}-0-{spec.get('worker', {}).get('replicas', 1) - 1}"]
+    """The longest pod name of the JobSet Trainer makes, `<job>-node-0-<replicas - 1>-xxxxx`,
+    which JobSet's webhook checks (shared/jobset.py): Trainer names the JobSet after the
+    TrainJob (plugins/jobset/jobset.go:430) and gives its Job `numNodes` completions
+    (jobset.go:316-317, SyncParallelCount). The JobSet, its Service (the subdomain), its Job
+    `<job>-node-0` and the pods' hostnames are shorter. Refused there, the JobSet is never
+    made, after the API server took the TrainJob."""
+    return [jobset.longest_pod_name(name, spec.get("worker", {}).get("replicas", 1), NODE)]
 
 
 def _trainer(path: str) -> str:
