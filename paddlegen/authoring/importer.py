@@ -54,7 +54,7 @@ from paddlegen.workloads.import_notes import (
     strip_meta,
     take,
 )
-from paddlegen.workloads.import_positions import Origin
+from paddlegen.workloads.import_positions import FieldPath, Origin
 
 BATCH_JOB = ("batch/v1", "Job")
 # What each workload reads its objects back with (loading it loads the workload's importers,
@@ -254,8 +254,7 @@ def _placed(note: Note, origins: dict[str, Origin]) -> Note:
     origin = origins.get(note.label)
     if origin is None:
         return note
-    where = origin.position(note.at) if note.at and not note.line else None
-    line, col = where or (note.line, note.col)
+    line, col = (note.line, note.col) if note.line else origin.nearest(note.at)
     return replace(note, file=origin.source.name, line=line, col=col)
 
 
@@ -548,7 +547,8 @@ def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context, origin: Ori
             found[why].append(path)
             continue
         note = _lost(label, f"{api} {kind}", path, value, known)
-        line, col = origin.position(at, value) or (0, 0)
+        # where the input holds another value, an item before it was taken: the list then
+        line, col = origin.position(at, value) or origin.nearest(_before_items(at))
         lost.append(replace(note, line=line, col=col))
     return [
         *(
@@ -558,6 +558,11 @@ def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context, origin: Ori
         ),
         *lost,
     ]
+
+
+def _before_items(at: FieldPath) -> FieldPath:
+    """``at`` up to its first list index."""
+    return at[: next((i for i, key in enumerate(at) if isinstance(key, int)), len(at))]
 
 
 def _lost(label: str, what: str, path: str, value: Any, known: set[str]) -> Note:

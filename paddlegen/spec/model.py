@@ -191,9 +191,9 @@ class DataPrep:
 
 @dataclass(frozen=True)
 class Run:
-    """spec.run exactly as the spec gives it (None: not set). The operators have defaults of
-    their own (Kubeflow OnFailure, PaddleFlow per role) that a default here must not mask;
-    batch Jobs use ``restart_policy``."""
+    """spec.run exactly as the spec gives it (None: not set). The operator workloads have
+    defaults of their own (Kubeflow's by whether the job has ps, PaddleFlow's per role) that a
+    default here must not mask; batch Jobs use ``restart_policy``."""
 
     restartPolicy: str | None = None
     backoffLimit: int | None = None

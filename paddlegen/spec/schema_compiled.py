@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "17f80c3dcb3ba5dd2d1998c2d53d819693a39ed44715af0c61c335e7a3d3a14a"
+SCHEMA_SHA256 = "b54351af3766cf63ee02f776bb97771d0c6a22716d632201dd5802aa83a2eed2"
 
 
 def _is_integer(x: Any) -> bool:
