@@ -259,7 +259,7 @@ class InitOptions:
     preset: str | None = None  # one of presets.PRESETS: an LLM trainer's entry point
 
 
-# A pod's requests without GPUs, and with them per GPU (README "Authoring"): a GPU pod's data
+# A pod's requests without GPUs, and with them per GPU: a GPU pod's data
 # loaders need CPUs and memory to keep the GPUs fed, and NCCL and the loaders' shared memory a
 # /dev/shm larger than the container runtime's 64 MiB. Per GPU, so that one pod fits the
 # smallest common GPU nodes (4 vCPUs and 16 GiB per GPU, e.g. AWS g4dn.xlarge, GCP n1-standard-4

@@ -26,7 +26,7 @@ PRESETS = {
     "paddleformers": Preset("paddleformers-cli", "PaddleFormers"),
     "erniekit": Preset("erniekit", "ERNIEKit"),
 }
-# An LLM pod's requests per GPU (docs/llm.md "Pod size"). An SFT rank holds model weights in
+# An LLM pod's requests per GPU (docs/llm.md#pod-size). An SFT rank holds model weights in
 # host memory as it loads and saves checkpoints, beside its data loaders' workers, so a
 # preset's pod takes close to a GPU's share of the smallest common 8-GPU training node, AWS
 # p3.16xlarge (8 V100, 64 vCPUs, 488 GiB), leaving room for the node's reserved share and its

@@ -215,8 +215,8 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
             note(
                 f"paddlegen: warning: {name} changed layout: Argo CD Applications made without "
                 f"--env go from {before} to {after}, and deleting {before} deletes its live "
-                "objects (resources finalizer), stopping a running job; see the README, "
-                "'Environments in Argo CD'"
+                "objects (resources finalizer), stopping a running job; see "
+                "docs/environments.md#environments-in-argo-cd"
             )
         gone = not (report.written or report.unchanged)  # the job's spec is gone
         own_place = _OWN_PLACE.format(os.path.join(out_dir, name, CUSTOM))
@@ -393,7 +393,8 @@ _DRIFT = {
     EXTRA: "paddlegen generated it, and a render no longer would",
     UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
 }
-# Where a file of the user's belongs, said with each one nothing deploys (README, "Output layout").
+# Where a file of the user's belongs, said with each one nothing deploys
+# (docs/gitops.md#output-layout).
 _OWN_PLACE = (
     "a job's own objects and patches go in {}/ (a kustomize Component, which the job's "
     "kustomization then lists)"

@@ -80,7 +80,7 @@ PRIORITY_CLASS = SpecRule(
 
 # Kueue with scheduler volcano is accepted, though Kueue has no vcjob integration: paddlegen
 # renders no vcjob. Kueue holds the training object suspended; Volcano gang-schedules its pods
-# once admitted (README "Queueing with Kueue"):
+# once admitted (docs/scheduling.md#kueue-queues):
 # - a batch Job: while suspended it has no pods, and Volcano's podgroup controller works from
 #   pods (v1.15.1 pkg/controllers/podgroup/pg_controller_handler.go:59-72 addPod), so no
 #   PodGroup exists; on admission the pods come with Kueue's nodeSelector and the controller
@@ -141,7 +141,7 @@ KUEUE_LABELS = SpecRule(
 
 
 def _kueue_data_prep(ctx: Context) -> Iterator[Finding]:
-    """Never a queue that takes the data Job too (README "Queueing with Kueue")."""
+    """Never a queue that takes the data Job too (docs/scheduling.md#kueue-queues)."""
     kueue = ctx.kueue
     if kueue is not None and "dataPrep" in ctx.spec and kueue["queue"] == _KUEUE_DEFAULT_QUEUE:
         yield ctx.finding(

@@ -336,7 +336,7 @@ class Job:
     @property
     def workload_labels(self) -> dict[str, str]:
         """The training object's labels: every object's, and Kueue's, which no other object
-        (the data Job above all: README "Queueing with Kueue") and no pod carries."""
+        (the data Job above all: docs/scheduling.md#kueue-queues) and no pod carries."""
         kueue = self.scheduling.kueue
         return dict(sorted({**self.labels, **kueue.labels}.items())) if kueue else self.labels
 
