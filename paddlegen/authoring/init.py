@@ -108,7 +108,8 @@ def modeline_note(spec_file: str) -> str:
         return said + "it is in no git repository, which would hold the schema; pass --schema REF"
     return said + (
         f"its repository holds no {spec_schema_path().name} at or above its folder; "
-        "`paddlegen schemas export schemas` at the repository's root writes one to commit, "
+        "`paddlegen schemas export --spec-only schemas` at the repository's root writes one "
+        "to commit, "
         "which the next init or import points at (or pass --schema REF)"
     )
 
