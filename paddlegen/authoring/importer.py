@@ -238,7 +238,7 @@ def _import_job(
             text, found = _checked(result, origin, name, schema)
     notes = ctx.notes
     if not any(d.is_error for d in found):
-        notes += _model_notes(result, ctx, group)
+        notes += _model_notes(result, ctx, group, label)
     for obj in used:
         notes += _report(obj, main, ctx, origins[id(obj)])
     notes += [
@@ -485,9 +485,12 @@ def _spec(ctx: Context, spec: Spec) -> dict[str, Any]:
     }
 
 
-def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | None) -> list[Note]:
+def _model_notes(
+    data: dict[str, Any], ctx: Context, group: dict[str, Any] | None, label: str
+) -> list[Note]:
     """What the spec derives differently from the input: storage names (cosmetic: the pods
-    mount the same storage), the gang's resources (lossy: Volcano admits the gang by them)."""
+    mount the same storage), the gang's resources (lossy: Volcano admits the gang by them;
+    ``label``: the job's object, whose schedulingPolicy may give them)."""
     from paddlegen.spec.model import build_job
 
     job = build_job(data, workload_of(data))
@@ -502,9 +505,10 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
                 renamed = f"renamed {mine} (paddlegen derives the name)"
                 notes.append(Note(COSMETIC, f"{kind}/{theirs}", renamed))
     given = (group or {}).get("spec", {}).pop("minResources", None)
-    where = f"PodGroup/{ctx.name}"
+    where = label_of(group) if group else ""
+    at: FieldPath = ("spec", "minResources")
     if given is None and ctx.gang_min_resources is not None:
-        given, where = ctx.gang_min_resources, f"{job.workload} schedulingPolicy"
+        given, where, at = ctx.gang_min_resources, label, ctx.gang_at
     if given is not None and {k: str(v) for k, v in given.items()} != job.min_resources:
         notes.append(
             Note(
@@ -512,6 +516,7 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
                 where,
                 f"minResources {json.dumps(given)} becomes {json.dumps(job.min_resources)} "
                 "(the sum of the pods' requests)",
+                at=at,
             )
         )
     return notes

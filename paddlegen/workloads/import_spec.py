@@ -227,6 +227,7 @@ def scheduling_policy(
         return
     if "minResources" in policy:
         ctx.gang_min_resources = take(policy, "minResources")
+        ctx.gang_at = ("spec", *field.split("."), "minResources")
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
     for theirs, mine in (
         ("minAvailable", "minAvailable"),

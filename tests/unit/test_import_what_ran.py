@@ -183,3 +183,18 @@ def test_every_note_of_a_sample_has_its_line_and_column(name):
     assert all(n.line > 0 and n.col > 0 for n in result.notes), [
         str(n) for n in result.notes if not n.line
     ]
+
+
+def test_an_operators_gang_resources_paddlegen_derives_otherwise_are_noted_at_them():
+    text = (
+        kubeflow("", "").replace(
+            "  paddleReplicaSpecs:\n",
+            "  runPolicy:\n    schedulingPolicy: {minResources: {cpu: '64'}}\n"
+            "  paddleReplicaSpecs:\n",
+        )
+    ).replace("          containers:", "          schedulerName: volcano\n          containers:")
+    result = imported(text)
+    (note,) = [n for n in result.notes if "minResources" in n.message]
+    assert (note.where, note.lossy) == ("PaddleJob/kf", True)
+    assert text.splitlines()[note.line - 1].strip().startswith("schedulingPolicy:")
+    assert note.col == 5 + len("schedulingPolicy: {")  # at minResources

@@ -57,6 +57,10 @@ def _restart_policy(spec: Spec, given: dict[str, str | None], ctx: Context, wher
     """spec.run.restartPolicy: what the replicas ran with (``given``, None where the operator's
     default served), unless paddlegen renders it anyway; what changes is noted."""
     ran = {kind: policy or OPERATOR_RESTART_POLICY for kind, policy in given.items()}
+    if not ran:
+        return  # no replica: the spec's validation says so
+    # Never where a replica ran with it (one failed replica fails the job), else OnFailure,
+    # which restarts a failed pod as ExitCode and Always did
     kept = sorted({p if p in SPEC_RESTART_POLICIES else "OnFailure" for p in ran.values()})[0]
     ps = "Master" in ran
     for kind, policy in ran.items():
@@ -65,8 +69,8 @@ def _restart_policy(spec: Spec, given: dict[str, str | None], ctx: Context, wher
             ctx.note(
                 LOSSY,
                 where,
-                f"{kind} restartPolicy {policy} becomes {kept}: the spec gives every replica "
-                f"one policy, {' or '.join(SPEC_RESTART_POLICIES)}",
+                f"{kind} restartPolicy {policy} becomes {kept}: the spec's run.restartPolicy, "
+                f"{' or '.join(SPEC_RESTART_POLICIES)}, is every replica's",
                 at=at,
             )
         elif kept != default_restart_policy(ps) and given[kind] is None:
