@@ -35,9 +35,9 @@ TOOLS_BIN = HERE / ".tools" / "bin"
 HELM_MODULE = "helm.sh/helm/v3/cmd/helm"
 HELM_VERSION = "v3.22.0"
 
-TARGETS = {  # from issue 7, for a 2-core machine
+TARGETS = {  # seconds, for a 2-core machine
     "version": 0.060,
-    "hook-validate-examples": 1.5,  # issue 16: the paddlegen-validate hook on the examples
+    "hook-validate-examples": 1.5,  # the paddlegen-validate hook on the examples
     "render-1-spec": 0.200,
     "render-1000": 3.0,
     "rerender-1000": 1.0,
@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print("constant-size measures:", flush=True)
         python = interpreter_of(pg)
-        # Issue 28's cold path, each against its floor in the same interleaved runs: `--version`
+        # The cold path, each against its floor in the same interleaved runs: `--version`
         # at most 2x the interpreter alone; one spec through `render --stdout` (what an Argo CD
         # plugin runs, once per Application per refresh) at most 1x importing the libraries.
         rows += measure_pair(
@@ -813,14 +813,13 @@ def report(
             ratios.append((label, x / y))
 
     ratio(
-        "paddlegen --version / python -c pass, CPU (issue 28: at most 2)",
+        "paddlegen --version / python -c pass, CPU (at most 2)",
         "version",
         "python",
         cpu=True,
     )
     ratio(
-        "render --stdout 1 spec / import jinja2, yaml, jsonschema, click, CPU (issue 28: "
-        "at most 1)",
+        "render --stdout 1 spec / import jinja2, yaml, jsonschema, click, CPU (at most 1)",
         "render-stdout-1",
         "import-floor",
         cpu=True,
@@ -917,7 +916,7 @@ def report(
     ):
         cpu = cpu_of(key)
         if key == "render-1000" and cpu is not None:
-            # Issue 7 asks this one to use every core (-j): its CPU time spreads over them.
+            # This one uses every core (-j): its CPU time spreads over them.
             cpu /= info["usable_cores"] or 1
         target(label, med(key), TARGETS[key], "s", cpu)
     rss = [
@@ -956,7 +955,7 @@ def report(
         target("faster per job than helm template", None, 1.0, "x")
     lines += [
         "",
-        "| target (issue 7) | measured | CPU time basis | limit | status |",
+        "| target | measured | CPU time basis | limit | status |",
         "| --- | ---: | ---: | ---: | --- |",
     ]
     notes = [

@@ -34,7 +34,7 @@ import bench  # noqa: E402
 import synth  # noqa: E402
 
 VALIDATE_ROWS = ("validate-kubeconform", "validate-inprocess")
-LIMIT = 1.05  # issue 25: no render, check or validate row more than 5% slower
+LIMIT = 1.05  # no render, check or validate row more than 5% slower
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How long each training job of the `node` tests takes on the real node, against issue 24's
+"""How long each training job of the `node` tests takes on the real node, against a
 budget of 60 s a job: the node tests run --runs times (each run starts its own node and stops
 it), every job's time is recorded by the tests themselves (trained_in in
 tests/cluster/test_node_operators.py: from its apply to its final state), and each job's
@@ -52,7 +52,7 @@ def table(times: dict[str, list[float]], budget: float) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--budget", type=float, default=60.0, help="seconds a job (issue 24)")
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds a job")
     parser.add_argument("--json", type=Path, help="write every recorded time here")
     parser.add_argument("pytest_args", nargs="*", help="after --: more pytest arguments")
     args = parser.parse_args()

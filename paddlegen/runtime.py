@@ -37,8 +37,8 @@ def _first_int(names: tuple[str, ...], env: Mapping[str, str] | None) -> int:
             raise TrainerEnvError(f"{name}={raw!r} is not an integer") from None
     raise TrainerEnvError(
         f"none of {', '.join(names)} is set: this process does not run as "
-        "a trainer of a workload that provides it (see paddlegen's README, "
-        "'Trainer identity per workload')"
+        "a trainer of a workload that provides it (see paddlegen's "
+        "docs/python-api.md#paddlegenruntime-helpers-for-training-code)"
     )
 
 

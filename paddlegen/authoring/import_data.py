@@ -19,7 +19,9 @@ def is_data_job(job: dict[str, Any]) -> bool:
 
 def data_job(obj: dict[str, Any], spec: Spec, ctx: Context, where: str) -> None:
     """The classic data-preparation Job becomes spec.dataPrep (and its volume, if new)."""
-    p = pod(obj.setdefault("spec", {}).setdefault("template", {}), ctx, where)
+    p = pod(
+        obj.setdefault("spec", {}).setdefault("template", {}), ctx, where, at=("spec", "template")
+    )
     role = p.role
     for key in CONTAINER_LISTS:
         for container in role.pop(key, []):

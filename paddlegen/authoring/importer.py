@@ -54,7 +54,7 @@ from paddlegen.workloads.import_notes import (
     strip_meta,
     take,
 )
-from paddlegen.workloads.import_positions import Origin
+from paddlegen.workloads.import_positions import FieldPath, Origin
 
 BATCH_JOB = ("batch/v1", "Job")
 # What each workload reads its objects back with (loading it loads the workload's importers,
@@ -238,7 +238,7 @@ def _import_job(
             text, found = _checked(result, origin, name, schema)
     notes = ctx.notes
     if not any(d.is_error for d in found):
-        notes += _model_notes(result, ctx, group)
+        notes += _model_notes(result, ctx, group, label)
     for obj in used:
         notes += _report(obj, main, ctx, origins[id(obj)])
     notes += [
@@ -254,8 +254,7 @@ def _placed(note: Note, origins: dict[str, Origin]) -> Note:
     origin = origins.get(note.label)
     if origin is None:
         return note
-    where = origin.position(note.at) if note.at and not note.line else None
-    line, col = where or (note.line, note.col)
+    line, col = (note.line, note.col) if note.line else origin.nearest(note.at)
     return replace(note, file=origin.source.name, line=line, col=col)
 
 
@@ -486,9 +485,12 @@ def _spec(ctx: Context, spec: Spec) -> dict[str, Any]:
     }
 
 
-def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | None) -> list[Note]:
+def _model_notes(
+    data: dict[str, Any], ctx: Context, group: dict[str, Any] | None, label: str
+) -> list[Note]:
     """What the spec derives differently from the input: storage names (cosmetic: the pods
-    mount the same storage), the gang's resources (lossy: Volcano admits the gang by them)."""
+    mount the same storage), the gang's resources (lossy: Volcano admits the gang by them;
+    ``label``: the job's object, whose schedulingPolicy may give them)."""
     from paddlegen.spec.model import build_job
 
     job = build_job(data, workload_of(data))
@@ -503,9 +505,10 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
                 renamed = f"renamed {mine} (paddlegen derives the name)"
                 notes.append(Note(COSMETIC, f"{kind}/{theirs}", renamed))
     given = (group or {}).get("spec", {}).pop("minResources", None)
-    where = f"PodGroup/{ctx.name}"
+    where = label_of(group) if group else ""
+    at: FieldPath = ("spec", "minResources")
     if given is None and ctx.gang_min_resources is not None:
-        given, where = ctx.gang_min_resources, f"{job.workload} schedulingPolicy"
+        given, where, at = ctx.gang_min_resources, label, ctx.gang_at
     if given is not None and {k: str(v) for k, v in given.items()} != job.min_resources:
         notes.append(
             Note(
@@ -513,6 +516,7 @@ def _model_notes(data: dict[str, Any], ctx: Context, group: dict[str, Any] | Non
                 where,
                 f"minResources {json.dumps(given)} becomes {json.dumps(job.min_resources)} "
                 "(the sum of the pods' requests)",
+                at=at,
             )
         )
     return notes
@@ -548,7 +552,8 @@ def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context, origin: Ori
             found[why].append(path)
             continue
         note = _lost(label, f"{api} {kind}", path, value, known)
-        line, col = origin.position(at, value) or (0, 0)
+        # where the input holds another value, an item before it was taken: the list then
+        line, col = origin.position(at, value) or origin.nearest(_before_items(at))
         lost.append(replace(note, line=line, col=col))
     return [
         *(
@@ -558,6 +563,11 @@ def _report(obj: dict[str, Any], main: dict[str, Any], ctx: Context, origin: Ori
         ),
         *lost,
     ]
+
+
+def _before_items(at: FieldPath) -> FieldPath:
+    """``at`` up to its first list index."""
+    return at[: next((i for i, key in enumerate(at) if isinstance(key, int)), len(at))]
 
 
 def _lost(label: str, what: str, path: str, value: Any, known: set[str]) -> Note:

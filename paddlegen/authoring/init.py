@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from paddlegen.authoring.presets import PRESETS, preset_ignores, preset_sections
+from paddlegen.authoring.presets import (
+    LLM_CPU_PER_GPU,
+    LLM_MEMORY_PER_GPU_GI,
+    PRESETS,
+    preset_ignores,
+    preset_sections,
+)
 from paddlegen.errors import Diagnostic, InputError, OutputError, SpecError
 from paddlegen.rules.images import IMAGE_REQUIRED
 from paddlegen.rules.volumes import CEPHFS_SECRET_NAMESPACE, VOLUME_REFERENCE
@@ -102,7 +108,8 @@ def modeline_note(spec_file: str) -> str:
         return said + "it is in no git repository, which would hold the schema; pass --schema REF"
     return said + (
         f"its repository holds no {spec_schema_path().name} at or above its folder; "
-        "`paddlegen schemas export schemas` at the repository's root writes one to commit, "
+        "`paddlegen schemas export --spec-only schemas` at the repository's root writes one "
+        "to commit, "
         "which the next init or import points at (or pass --schema REF)"
     )
 
@@ -253,11 +260,12 @@ class InitOptions:
     preset: str | None = None  # one of presets.PRESETS: an LLM trainer's entry point
 
 
-# A pod's requests without GPUs, and with them per GPU (README "Authoring"): a GPU pod's data
+# A pod's requests without GPUs, and with them per GPU: a GPU pod's data
 # loaders need CPUs and memory to keep the GPUs fed, and NCCL and the loaders' shared memory a
 # /dev/shm larger than the container runtime's 64 MiB. Per GPU, so that one pod fits the
 # smallest common GPU nodes (4 vCPUs and 16 GiB per GPU, e.g. AWS g4dn.xlarge, GCP n1-standard-4
-# with a T4), and 8 GPUs (24 CPUs, 96Gi) fit every common 8-GPU node (64 to 224 vCPUs).
+# with a T4), and 8 GPUs (24 CPUs, 96Gi) fit every common 8-GPU node (64 to 224 vCPUs). A
+# preset's LLM pods take more (presets.LLM_CPU_PER_GPU).
 CPU_DEFAULT, MEMORY_DEFAULT_GI = 1, 2
 CPU_PER_GPU, MEMORY_PER_GPU_GI, SHM_PER_GPU_GI = 3, 12, 4
 
@@ -267,8 +275,12 @@ def pod_requests(options: InitOptions, gpus: int, shm_gi: int = 0) -> tuple[str,
     without GPUs in a job with a /dev/shm of ``shm_gi`` (every pod mounts it) gets that on
     top: its pages count against the memory limit (rule shm-memory)."""
     gpus = _count(gpus)
-    cpu = str(CPU_PER_GPU * gpus if gpus else CPU_DEFAULT)
-    memory = f"{MEMORY_PER_GPU_GI * gpus if gpus else MEMORY_DEFAULT_GI + shm_gi}Gi"
+    llm = options.preset is not None
+    cpu_per_gpu, memory_per_gpu = (
+        (LLM_CPU_PER_GPU, LLM_MEMORY_PER_GPU_GI) if llm else (CPU_PER_GPU, MEMORY_PER_GPU_GI)
+    )
+    cpu = str(cpu_per_gpu * gpus if gpus else CPU_DEFAULT)
+    memory = f"{memory_per_gpu * gpus if gpus else MEMORY_DEFAULT_GI + shm_gi}Gi"
     return (
         cpu if options.cpu is None else options.cpu,  # "" too is the user's (and refused)
         memory if options.memory is None else options.memory,

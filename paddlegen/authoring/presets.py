@@ -26,6 +26,15 @@ PRESETS = {
     "paddleformers": Preset("paddleformers-cli", "PaddleFormers"),
     "erniekit": Preset("erniekit", "ERNIEKit"),
 }
+# An LLM pod's requests per GPU (docs/llm.md#pod-size). An SFT rank holds model weights in
+# host memory as it loads and saves checkpoints, beside its data loaders' workers, so a
+# preset's pod takes close to a GPU's share of the smallest common 8-GPU training node, AWS
+# p3.16xlarge (8 V100, 64 vCPUs, 488 GiB), leaving room for the node's reserved share and its
+# daemons (device plugin, exporters, CNI): an 8-GPU pod then fits every common 8-GPU training
+# node (A100: GCP a2-highgpu-8g 96 vCPUs and 680 GB, Azure ND96asr_v4 96 and 900 GiB, AWS
+# p4d.24xlarge 96 and 1152 GiB; H100: AWS p5.48xlarge 192 and 2048 GiB, GCP a3-highgpu-8g
+# 208 and 1872 GB), and a 1-GPU pod GCP's a2-highgpu-1g (12 vCPUs, 85 GB).
+LLM_CPU_PER_GPU, LLM_MEMORY_PER_GPU_GI = 7, 56
 # The training config's file name, on the storage when there is one (the model, the data and
 # the config live there), else in the image's working directory.
 CONFIG = "train.yaml"

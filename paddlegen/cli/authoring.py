@@ -69,7 +69,8 @@ SCHEMA_HELP = (
     "The schema reference of the yaml-language-server modeline, as written (a path relative to "
     "the spec's folder, or a URL). Default: the trainingjob.v1.schema.json the spec's git "
     "repository holds at or above the spec's folder, or in a direct subfolder of one of "
-    "those (`paddlegen schemas export schemas` writes one), relative to the spec; else no "
+    "those (`paddlegen schemas export --spec-only schemas` writes one), relative to the spec; "
+    "else no "
     "modeline."
 )
 

@@ -185,8 +185,8 @@ ignore_option = click.option(
     multiple=True,
     callback=_rules,
     shell_complete=_complete_rules,
-    help="Silence RULE's findings in every spec (repeatable); 'Silencing a rule' in the "
-    "README lists the rules.",
+    help="Silence RULE's findings in every spec (repeatable); docs/reference/rules.md lists "
+    "the rules, docs/validation.md#silencing-a-rule how a spec silences one.",
 )
 
 

@@ -215,8 +215,8 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
             note(
                 f"paddlegen: warning: {name} changed layout: Argo CD Applications made without "
                 f"--env go from {before} to {after}, and deleting {before} deletes its live "
-                "objects (resources finalizer), stopping a running job; see the README, "
-                "'Environments in Argo CD'"
+                "objects (resources finalizer), stopping a running job; see "
+                "docs/environments.md#environments-in-argo-cd"
             )
         gone = not (report.written or report.unchanged)  # the job's spec is gone
         own_place = _OWN_PLACE.format(os.path.join(out_dir, name, CUSTOM))
@@ -305,21 +305,37 @@ def check(
             err=True,
         )
     elif fmt == "text" and any(found.fixable and not found.leftover for _, found in drifts):
-        _other_env_notes(drifts, out_dir, env)
-        note(
-            "paddlegen: to bring the output up to date: "
-            + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
-            + " (or this check with --fix)"
-        )
+        written = _other_env_notes(drifts, out_dir, env, "check")
+        if not written:
+            note(
+                "paddlegen: to bring the output up to date: "
+                + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
+                + " (or this check with --fix)"
+            )
+        elif len(written) == 1:
+            # A render (or --fix) with this --env would rewrite the folders in another layout:
+            # the output is compared as it was written instead.
+            (as_written,) = written
+            note(
+                "paddlegen: to check the output as it was written: "
+                + _mend_command(
+                    specs, out_dir, workload, templates, argocd, ignore, as_written, "check"
+                )
+            )
     raise StaleOutputError(f"{len(drifts)} of {len(rendered)} jobs differ", shown=True)
 
 
-def _other_env_notes(drifts: Sequence[tuple[str, Any]], out_dir: str, env: str | None) -> None:
-    """Name each job folder rendered for another environment than this check's: a check
-    without the --env its folder was written with finds every file different."""
+def _other_env_notes(
+    drifts: Sequence[tuple[str, Any]], out_dir: str, env: str | None, command: str
+) -> set[str | None]:
+    """Name each job folder rendered for another environment than this ``command``'s (check or
+    diff): a comparison without the --env its folder was written with finds every file
+    different. Return the environments those folders were written with (None: without)."""
+    written_with: set[str | None] = set()
     for name, found in drifts:
         written = found.env
         if written != env:
+            written_with.add(written)
             made, give = (
                 (f"with --env {written}", f"--env {written}")
                 if written
@@ -330,8 +346,9 @@ def _other_env_notes(drifts: Sequence[tuple[str, Any]], out_dir: str, env: str |
             )
             note(
                 f"paddlegen: {Path(out_dir) / name} was rendered {made}; to compare it as "
-                f"written, give this check {give}"
+                f"written, give this {command} {give}"
             )
+    return written_with
 
 
 def _mend_command(
@@ -342,12 +359,13 @@ def _mend_command(
     argocd: bool,
     ignore: list[str],
     env: str | None,
+    command: str = "render",
 ) -> str:
-    """The `paddlegen render` that writes what this check compared with, from its own
-    arguments, quoted for a POSIX shell."""
+    """The `paddlegen render` that writes what this check compared with (or another
+    ``command`` on the same output), from its own arguments, quoted for a POSIX shell."""
     import shlex
 
-    args = ["paddlegen", "render", *specs, "-o", out_dir]
+    args = ["paddlegen", command, *specs, "-o", out_dir]
     args += ["--workload", workload] if workload else []
     args += ["--templates", templates] if templates else []
     args += [] if argocd else ["--no-argocd"]
@@ -383,6 +401,8 @@ def diff(
     with undone_on_spec_errors("nothing compared", fmt), _DriftEvents(out_dir, fmt) as events:
         result = run_check(request, events)
     _fallback_notes(result.fallbacks, env)
+    if fmt == "text":
+        _other_env_notes(result.drifts, out_dir, env, "diff")
 
 
 # What each kind of drift means, for --format json, github, sarif and junit (one finding per
@@ -393,7 +413,8 @@ _DRIFT = {
     EXTRA: "paddlegen generated it, and a render no longer would",
     UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
 }
-# Where a file of the user's belongs, said with each one nothing deploys (README, "Output layout").
+# Where a file of the user's belongs, said with each one nothing deploys
+# (docs/gitops.md#output-layout).
 _OWN_PLACE = (
     "a job's own objects and patches go in {}/ (a kustomize Component, which the job's "
     "kustomization then lists)"

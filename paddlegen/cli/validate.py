@@ -144,8 +144,14 @@ def schemas() -> None:
 @schemas.command("export")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--kubernetes-version", metavar="X.Y.Z", help="Kubernetes API version to export.")
+@click.option(
+    "--spec-only",
+    is_flag=True,
+    help="Write the spec schema alone (140 KB), which editors read through a spec's modeline, "
+    "not the 3 MB of Kubernetes' and the operators' schemas kubeconform reads.",
+)
 @errors_format_option
-def schemas_export(directory: str, kubernetes_version: str | None) -> None:
+def schemas_export(directory: str, kubernetes_version: str | None, spec_only: bool) -> None:
     """Write every schema to DIRECTORY so you can run kubeconform yourself, offline.
 
     \b
@@ -159,10 +165,13 @@ def schemas_export(directory: str, kubernetes_version: str | None) -> None:
         -ignore-filename-pattern '(^|/)(patch|delete)-[^/]*$' deploy/
 
     The command it prints leaves out kustomization.yaml and overlay patch files, which are
-    not objects.
+    not objects. For an editor, commit the spec schema alone:
+
+    \b
+      paddlegen schemas export --spec-only schemas
     """
     from paddlegen.validate.export import export_all
 
     stdout_is_output()  # the kubeconform command line to run
-    for line in export_all(directory, kubernetes_version):
+    for line in export_all(directory, kubernetes_version, spec_only):
         click.echo(line)

@@ -50,10 +50,10 @@ FINALIZER = "resources-finalizer.argocd.argoproj.io/background"
 MODES = ("applicationset", "applications")
 APPLICATIONSET_FILE = "applicationset.yaml"
 PLUGIN_NAME = "paddlegen"
-# The sidecar as Argo CD's docs describe it (docs/operator-manual/config-management-plugins.md
-# :182-215 at v3.5.1): user 999, argocd-cmp-server as its command, the configuration baked into
-# the image at CMP_CONFIG, the repo-server's volumes var-files (where its init container copies
-# the argocd binary as argocd-cmp-server) and plugins (the sockets) shared, its own /tmp.
+# The sidecar of argo-cd/docs/operator-manual/config-management-plugins.md:182-215 (v3.5.1):
+# user 999, argocd-cmp-server as its command, the configuration baked into the image at
+# CMP_CONFIG, the repo-server's volumes var-files (where its init container copies the argocd
+# binary as argocd-cmp-server) and plugins (the sockets) shared, its own /tmp.
 SIDECAR_NAME = "paddlegen-cmp"
 SIDECAR_USER = 999
 CMP_HOME = "/home/argocd"

@@ -37,7 +37,7 @@ from paddlegen.workloads.paddlejob import rules as paddlejob
 from paddlegen.workloads.shared import rules as shared
 from paddlegen.workloads.trainjob import rules as trainjob
 
-# Every rule, in the order the README's table, the schema's `ruleId` enum and `--ignore`'s list
+# Every rule, in the order the rules reference, the schema's `ruleId` enum and `--ignore`'s list
 # of rules give them (the order they came in: a new rule goes at the end).
 REGISTRY: tuple[SpecRule, ...] = (
     job.JOB_REPLICAS,

@@ -429,7 +429,7 @@ SHM_MEMORY = SpecRule(
 )
 
 
-# Beyond these a spec is more likely a typo than a job (README "Silencing a rule"): the
+# Beyond these a spec is more likely a typo than a job (docs/validation.md#silencing-a-rule): the
 # largest GPU nodes have 16 GPUs (DGX-2, a2-megagpu-16g; 8 is common), and a role of more than
 # 1000 pods is past what one job plausibly runs on one cluster (Kubernetes is tested up to 5000
 # nodes; 1000 trainers of 8 GPUs are 8000 GPUs).

@@ -38,18 +38,26 @@ MIN_AVAILABLE = SpecRule(
 )
 
 
+def _gang_of_pods(workload: str) -> bool:
+    """Whether Volcano's group for ``workload``'s pods takes its priority from the pods: a
+    batch Job's does; an operator puts the gang's on its PodGroup (its pods may have another),
+    and a workload whose pods take no priorityClassName is workload-unsupported's."""
+    given = WORKLOADS[workload]
+    return not given.scheduling_policy and "priorityClassName" not in given.unsupported
+
+
+_GANGS_OF_PODS = [f"`{name}`" for name in WORKLOADS if _gang_of_pods(name)]
+_GANGS_OF_PODS_NAMED = ", ".join(_GANGS_OF_PODS[:-1]) + f" or {_GANGS_OF_PODS[-1]}"
+
+
 def _priority_class(ctx: Context) -> Iterator[Finding]:
     """Under Volcano a batch Job's pods give the gang its priority (Volcano's PodGroup for the
     Job takes the pods'): a pod priority other than scheduling.priorityClassName would
-    silently replace the gang's. An operator puts the gang's on its PodGroup, so its pods may
-    have another."""
+    silently replace the gang's."""
     scheduling = ctx.spec.get("scheduling", {})
     gang = scheduling.get("priorityClassName")
-    if gang is None or scheduling.get("scheduler") != "volcano":
+    if gang is None or scheduling.get("scheduler") != "volcano" or not _gang_of_pods(ctx.workload):
         return
-    workload = WORKLOADS[ctx.workload]
-    if workload.scheduling_policy or "priorityClassName" in workload.unsupported:
-        return  # the operator's PodGroup has its own; or workload-unsupported refuses it
     places = [(("spec",), ctx.spec), *((("spec", r), body) for r, body in ctx.roles())]
     for path, body in places:
         own = body.get("priorityClassName")
@@ -65,7 +73,7 @@ def _priority_class(ctx: Context) -> Iterator[Finding]:
 
 PRIORITY_CLASS = SpecRule(
     "priority-class",
-    "under Volcano, a `job` or `distributed-job` pod's `priorityClassName` is the gang's "
+    f"under Volcano, a {_GANGS_OF_PODS_NAMED} pod's `priorityClassName` is the gang's "
     "(`scheduling.priorityClassName`): Volcano's group for the Job takes the pods'",
     explanation=(
         "Under Volcano, the PodGroup Volcano makes for a batch Job takes its priority from the "
@@ -80,7 +88,7 @@ PRIORITY_CLASS = SpecRule(
 
 # Kueue with scheduler volcano is accepted, though Kueue has no vcjob integration: paddlegen
 # renders no vcjob. Kueue holds the training object suspended; Volcano gang-schedules its pods
-# once admitted (README "Queueing with Kueue"):
+# once admitted (docs/scheduling.md#kueue-queues):
 # - a batch Job: while suspended it has no pods, and Volcano's podgroup controller works from
 #   pods (v1.15.1 pkg/controllers/podgroup/pg_controller_handler.go:59-72 addPod), so no
 #   PodGroup exists; on admission the pods come with Kueue's nodeSelector and the controller
@@ -141,7 +149,7 @@ KUEUE_LABELS = SpecRule(
 
 
 def _kueue_data_prep(ctx: Context) -> Iterator[Finding]:
-    """Never a queue that takes the data Job too (README "Queueing with Kueue")."""
+    """Never a queue that takes the data Job too (docs/scheduling.md#kueue-queues)."""
     kueue = ctx.kueue
     if kueue is not None and "dataPrep" in ctx.spec and kueue["queue"] == _KUEUE_DEFAULT_QUEUE:
         yield ctx.finding(

@@ -197,9 +197,9 @@ class DataPrep:
 
 @dataclass(frozen=True)
 class Run:
-    """spec.run exactly as the spec gives it (None: not set). The operators have defaults of
-    their own (Kubeflow OnFailure, PaddleFlow per role) that a default here must not mask;
-    batch Jobs use ``restart_policy``."""
+    """spec.run exactly as the spec gives it (None: not set). The operator workloads have
+    defaults of their own (Kubeflow's by whether the job has ps, PaddleFlow's per role) that a
+    default here must not mask; batch Jobs use ``restart_policy``."""
 
     restartPolicy: str | None = None
     backoffLimit: int | None = None
@@ -342,7 +342,7 @@ class Job:
     @property
     def workload_labels(self) -> dict[str, str]:
         """The training object's labels: every object's, and Kueue's, which no other object
-        (the data Job above all: README "Queueing with Kueue") and no pod carries."""
+        (the data Job above all: docs/scheduling.md#kueue-queues) and no pod carries."""
         kueue = self.scheduling.kueue
         return dict(sorted({**self.labels, **kueue.labels}.items())) if kueue else self.labels
 

@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "21365b576ea4749d349fa34d810e782cc12676174d5948c86fee88b7061e895b"
+SCHEMA_SHA256 = "850d48a9cb08c77e65e531582d8b5e709f54c26a274148dc81c42a805574375b"
 
 
 def _is_integer(x: Any) -> bool:

@@ -183,6 +183,7 @@ class Context:
     storage_names: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     # an operator's schedulingPolicy.minResources: derived, compared with what paddlegen sums
     gang_min_resources: dict[str, Any] | None = None
+    gang_at: FieldPath = ()  # where the main object holds them
     data_priority: str | None = None  # the data Job's priorityClassName
     subdomain: str | None = None  # the pods' as the input named them (collective-job's Service)
     # The job's other objects in the input, for a mapper that reads one beside the main

@@ -16,6 +16,7 @@ from paddlegen.spec.network import MULTUS_NETWORKS
 from paddlegen.workloads.base import GROUP_NAME, QUEUE_NAME, TRAINING_CONTAINER
 from paddlegen.workloads.import_defaults import DEFAULT_GRACE, JOB_LABELS
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, strip_meta, take
+from paddlegen.workloads.import_positions import FieldPath
 from paddlegen.workloads.import_volumes import pod_volumes
 
 RESTRICTED = {
@@ -43,6 +44,10 @@ class Pod:
     queue: str | None = None  # the queue Volcano's group for a batch Job takes
     accelerator: str | None = None  # what its gpus count (spec.accelerator)
     networks: list[str] = field(default_factory=list)  # its Multus networks, comma form
+    # what became of the token the pods mounted because the template left
+    # automountServiceAccountToken unset: "kept" (their own account's), "dropped" (the
+    # default account's), "" (it was set, or another object decides)
+    default_token: str = ""
 
 
 def pod(
@@ -53,11 +58,16 @@ def pod(
     peer_discovery: bool = False,
     training: str = TRAINING_CONTAINER,
     dns_policy: str | None = None,
+    whole: bool = True,
+    at: FieldPath = (),
 ) -> Pod:
     """Map a pod template (popping what is used) to a role and its volumes. With
     ``peer_discovery`` (distributed-job) the pods talk to the API server, with a token.
     ``training`` names the training container the workload renders (trainjob's is `node`),
-    ``dns_policy`` the dnsPolicy it gives the pods itself (None: Kubernetes' default)."""
+    ``dns_policy`` the dnsPolicy it gives the pods itself (None: Kubernetes' default).
+    ``whole``: the template is all the pods had (not a patch over a runtime's), so a field
+    it leaves unset ran with Kubernetes' default. ``at``: where the object holds the template,
+    for the notes on its fields."""
     meta = template.setdefault("metadata", {})
     strip_meta(meta, ctx)
     annotations = meta.get("annotations", {})
@@ -68,7 +78,8 @@ def pod(
     if not meta:
         template.pop("metadata")
     spec = template.setdefault("spec", {})
-    container = _training_container(spec, training, ctx, where)
+    containers = (*at, "spec", "containers")
+    container, index = _training_container(spec, training, ctx, where, containers)
     # what the job's securityContext gives every container, before _security takes it apart:
     # the training container's but the capabilities it adds, which are its own
     container_security = copy.deepcopy(container.get("securityContext"))
@@ -76,7 +87,10 @@ def pod(
     name = container.pop("name", training)
     if name != training:
         ctx.note(
-            COSMETIC, where, f"container '{name}' is named 'paddle' (operators find it by name)"
+            COSMETIC,
+            where,
+            f"container '{name}' is named 'paddle' (operators find it by name)",
+            at=(*containers, index, "name"),
         )
     role: dict[str, Any] = {
         key: container.pop(key)
@@ -89,13 +103,16 @@ def pod(
         {key: spec.pop(key) for key in ("nodeSelector", "tolerations", "affinity") if key in spec}
     )
     role.update(own)
+    default_token = _default_token(spec) if whole and not peer_discovery else ""
+    if default_token == "kept":
+        role["automountServiceAccountToken"] = True
     role.update(_pod_settings(spec))
     role.update(_token_and_dns(spec, peer_discovery, dns_policy))
     if spec.get("schedulerName") == "volcano":  # any other scheduler stays, and is listed
         take(spec, "schedulerName")
         volcano = True
     security = _security(container, spec)
-    volumes, shm = pod_volumes(container, spec, ctx, where)
+    volumes, shm = pod_volumes(container, spec, ctx, where, (*at, "spec", "volumes"))
     role.update(_init_containers(spec, volumes, container_security, ctx, where))
     return Pod(
         role,
@@ -109,6 +126,7 @@ def pod(
         queue,
         accelerator,
         networks,
+        default_token,
     )
 
 
@@ -164,6 +182,17 @@ def _pod_settings(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _default_token(spec: dict[str, Any]) -> str:
+    """What becomes of the token a pod spec without automountServiceAccountToken mounted
+    (Kubernetes mounts it unless the service account says otherwise), where paddlegen's pods
+    would mount none: an account of the pods' own is there to call the API server, so its
+    token is kept; the namespace's default account's, which every pod naming no account
+    shares (default-account-token), is dropped."""
+    if "automountServiceAccountToken" in spec:
+        return ""
+    return "dropped" if spec.get("serviceAccountName") in (None, "", "default") else "kept"
+
+
 def _token_and_dns(
     spec: dict[str, Any], peer_discovery: bool, dns_policy: str | None
 ) -> dict[str, Any]:
@@ -189,11 +218,12 @@ def _token_and_dns(
 
 
 def _training_container(
-    spec: dict[str, Any], training: str, ctx: Context, where: str
-) -> dict[str, Any]:
-    """The container a spec describes (``training``, else the first). A spec's pods run that
-    one container alone: every other container is dropped, each with a note (init containers
-    and native sidecars are carried over, _init_containers)."""
+    spec: dict[str, Any], training: str, ctx: Context, where: str, at: FieldPath
+) -> tuple[dict[str, Any], int]:
+    """The container a spec describes (``training``, else the first), and its index. A spec's
+    pods run that one container alone: every other container is dropped, each with a note at
+    it (``at``: the containers' field; init containers and native sidecars are carried over,
+    _init_containers)."""
     containers = spec.get("containers") or [{}]  # none: the spec's validation says so
     chosen: dict[str, Any] = next(
         (c for c in containers if c.get("name") == training), containers[0]
@@ -206,9 +236,10 @@ def _training_container(
                 f"container {_describe(other)} is not carried over: the spec's pods run "
                 "one container, the training container; a native sidecar (spec.sidecars) "
                 "runs beside it, and ends with it",
+                at=(*at, i),
             )
             containers[i] = {}  # in place: what is left of the training container keeps its index
-    return chosen
+    return chosen, next(i for i, c in enumerate(containers) if c is chosen)
 
 
 # What a spec's init container or sidecar carries (spec.model CONTAINER_LISTS), beyond its

@@ -60,6 +60,15 @@ class Origin:
             return None
         return mark.line + 1, mark.column + 1
 
+    def nearest(self, path: FieldPath) -> tuple[int, int]:
+        """``(line, col)`` of the field at ``path``, else of its nearest parent the object
+        holds (a field the input left unset is noted where it would go), else of the object."""
+        for end in range(len(path), -1, -1):
+            found = self.position(path[:end])
+            if found is not None:
+                return found
+        return 1, 1  # unreachable: an object has a position of its own
+
 
 def _step(node: yaml.Node, obj: Any, key: str | int) -> Any:
     """The child ``key`` of a composed ``node`` and of its loaded value ``obj``, and the mark

@@ -129,6 +129,22 @@ def _job_wide(spec: Spec, pods: list[Pod], ctx: Context, where: str) -> None:
             "spec.security.restricted is false; delete it for the restricted profile (no "
             "privilege escalation, all capabilities dropped, RuntimeDefault seccomp)",
         )
+    for token in sorted({p.default_token for p in pods} - {""}):
+        ctx.note(COSMETIC, where, _TOKEN_NOTES[token])
+
+
+# What the import did with the token pods without automountServiceAccountToken mounted
+# (import_pod._default_token), and why.
+_UNSET = "automountServiceAccountToken unset: Kubernetes mounts one unless the account says not"
+_TOKEN_NOTES = {
+    "dropped": "the pods mounted the token of the namespace's default service account "
+    f"({_UNSET}); paddlegen's pods mount none, since every pod of the namespace that names no "
+    "account shares that one (default-account-token): set automountServiceAccountToken: true "
+    "if the program calls the API server",
+    "kept": f"the pods mounted their service account's token ({_UNSET}), so "
+    "automountServiceAccountToken is true; delete it for paddlegen's default, no token, if "
+    "the program does not call the API server",
+}
 
 
 def take_run(spec: Spec, source: dict[str, Any]) -> None:
@@ -211,6 +227,7 @@ def scheduling_policy(
         return
     if "minResources" in policy:
         ctx.gang_min_resources = take(policy, "minResources")
+        ctx.gang_at = ("spec", *field.split("."), "minResources")
     scheduling = spec.setdefault("scheduling", {"scheduler": "volcano"})
     for theirs, mine in (
         ("minAvailable", "minAvailable"),

@@ -8,16 +8,24 @@ from typing import Any
 
 from paddlegen.spec.model import CEPHFS_CSI_DRIVER, EFS_CSI_DRIVER, EFS_MOUNT_OPTIONS
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, take
+from paddlegen.workloads.import_positions import FieldPath
 
+# Where the input holds each of a pod's volumes, by the volume's id().
+Placed = dict[int, FieldPath]
 EFS_SERVER = re.compile(r"^(fs-[0-9a-f]+)\.efs\.([a-z0-9-]+)\.amazonaws\.com$")
 EFS_HANDLE = re.compile(r"^fs-[0-9a-f]+(:/[^:]*)?$")
+# The capacity of an NFS export a pod mounted inline, which the spec's PV must name: a
+# placeholder, since Kubernetes enforces no NFS volume's capacity (it only matches a claim to
+# a PV by it, and paddlegen binds the two by name).
+INLINE_NFS_CAPACITY = "1Gi"
 
 
 def pod_volumes(
-    container: dict[str, Any], spec: dict[str, Any], ctx: Context, where: str
+    container: dict[str, Any], spec: dict[str, Any], ctx: Context, where: str, at: FieldPath
 ) -> tuple[list[dict[str, Any]], Any]:
     """The spec volumes the training container mounts, and the /dev/shm size (popped); a volume
-    without a spec form is noted and dropped."""
+    without a spec form is noted and dropped. ``at``: the pod's volumes in the object, where
+    the notes on each one are."""
     mounts = {m.get("name"): m for m in container.get("volumeMounts", [])}
     # the first init container or sidecar mount of each volume
     others: dict[str, dict[str, Any]] = {}
@@ -27,11 +35,13 @@ def pod_volumes(
                 others.setdefault(str(mount.get("name")), mount)
     volumes: list[dict[str, Any]] = []
     shm = None
-    _drop_repeated_volumes(spec, ctx, where)
+    # each volume's index in the input, for its notes
+    placed = {id(v): (*at, i) for i, v in enumerate(spec.get("volumes", []))}
+    _drop_repeated_volumes(spec, ctx, where, placed)
     for i, volume in reversed(list(enumerate(spec.get("volumes", [])))):
         mount = mounts.get(volume.get("name"))
         if mount is None and volume.get("name") in others:
-            entry = _borrowed_volume(volume, others[volume["name"]], ctx, where)
+            entry = _borrowed_volume(volume, others[volume["name"]], ctx, where, placed)
             if entry is not None:
                 volumes.insert(0, entry)
                 spec["volumes"].pop(i)
@@ -47,7 +57,7 @@ def pod_volumes(
         ):
             shm = empty["sizeLimit"]
         else:
-            source = _source(volume, ctx)
+            source = _source(volume, ctx, where, placed)
             if source is None:
                 continue
             # no mountPath (a runtime patch's template is not typed): the spec's to refuse
@@ -61,19 +71,19 @@ def pod_volumes(
             container["volumeMounts"].remove(mount)
         spec["volumes"].pop(i)
     for volume in spec.pop("volumes", []):
-        _drop_volume(volume, mounts.get(volume.get("name")), container, ctx, where)
+        _drop_volume(volume, mounts.get(volume.get("name")), container, ctx, where, placed)
     if not container.get("volumeMounts", True):
         container.pop("volumeMounts")
     return volumes, shm
 
 
 def _borrowed_volume(
-    volume: dict[str, Any], mount: dict[str, Any], ctx: Context, where: str
+    volume: dict[str, Any], mount: dict[str, Any], ctx: Context, where: str, placed: Placed
 ) -> dict[str, Any] | None:
     """A volume only init containers or sidecars mount, as a spec volume (at the first one's
     mountPath), or None when it has no spec form: the spec mounts every volume into the
     training container too, which is noted."""
-    source = _source(volume, ctx)
+    source = _source(volume, ctx, where, placed)
     if source is None:
         return None
     entry = {"name": volume["name"], "mountPath": mount["mountPath"], **source}
@@ -85,11 +95,12 @@ def _borrowed_volume(
         f"volume '{volume['name']}' is now also mounted into the training container, at "
         f"{mount['mountPath']}: the spec mounts every volume into it (only init containers or "
         "sidecars did)",
+        at=placed[id(volume)],
     )
     return entry
 
 
-def _drop_repeated_volumes(spec: dict[str, Any], ctx: Context, where: str) -> None:
+def _drop_repeated_volumes(spec: dict[str, Any], ctx: Context, where: str, placed: Placed) -> None:
     """Every volume of a name an earlier one has (the API refuses them: "Duplicate value"),
     with a note: one volume of a name, one mount."""
     if "volumes" not in spec:
@@ -100,7 +111,10 @@ def _drop_repeated_volumes(spec: dict[str, Any], ctx: Context, where: str) -> No
         name = volume.get("name")
         if name in seen:
             ctx.note(
-                LOSSY, where, f"volume '{name}' is given twice: the second is not carried over"
+                LOSSY,
+                where,
+                f"volume '{name}' is given twice: the second is not carried over",
+                at=placed[id(volume)],
             )
         else:
             kept.append(volume)
@@ -114,6 +128,7 @@ def _drop_volume(
     container: dict[str, Any],
     ctx: Context,
     where: str,
+    placed: Placed,
 ) -> None:
     """One note for a pod volume the spec cannot carry, and its mount removed with it."""
     source = ", ".join(sorted(set(volume) - {"name"})) or "no source"
@@ -123,15 +138,22 @@ def _drop_volume(
         container["volumeMounts"].remove(mount)
         reason = f"mounted at {mount.get('mountPath')}, it has no spec volume form"
     ctx.note(
-        LOSSY, where, f"volume '{volume.get('name')}' ({source}) is not carried over: {reason}"
+        LOSSY,
+        where,
+        f"volume '{volume.get('name')}' ({source}) is not carried over: {reason}",
+        at=placed[id(volume)],
     )
 
 
-def _source(volume: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
+def _source(
+    volume: dict[str, Any], ctx: Context, where: str, placed: Placed
+) -> dict[str, Any] | None:
     """The spec volume fields for a pod volume, or None (left in place) if it has no spec form."""
     kinds = set(volume) - {"name"}
     if kinds in ({"hostPath"}, {"emptyDir"}, {"configMap"}, {"secret"}):
         return {k: volume[k] for k in kinds}
+    if kinds == {"nfs"} and _inline_nfs(volume["nfs"]):
+        return _nfs_source(volume, ctx, where, placed[id(volume)])
     claim = volume.get("persistentVolumeClaim", {})
     if kinds != {"persistentVolumeClaim"} or not set(claim) <= {"claimName", "readOnly"}:
         return None
@@ -141,6 +163,37 @@ def _source(volume: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
     source, pv_name = ctx.claims[name]
     ctx.storage_names.setdefault(volume["name"], (name, pv_name))
     return {**source, **({"readOnly": True} if claim.get("readOnly") else {})}
+
+
+def _inline_nfs(nfs: Any) -> bool:
+    """Whether a pod's inline nfs volume is one the spec's nfs volume mounts alike."""
+    return (
+        isinstance(nfs, dict)
+        and set(nfs) <= {"server", "path", "readOnly"}
+        and all(isinstance(nfs.get(key), str) and nfs[key] for key in ("server", "path"))
+        and nfs.get("readOnly", False) in (True, False)
+    )
+
+
+def _nfs_source(volume: dict[str, Any], ctx: Context, where: str, at: FieldPath) -> dict[str, Any]:
+    """An inline NFS export as the spec's nfs volume, which mounts the same export through a
+    PersistentVolume and a claim bound to it (said in a note)."""
+    nfs = volume["nfs"]
+    ctx.note(
+        COSMETIC,
+        where,
+        f"volume '{volume['name']}' (nfs {nfs['server']}:{nfs['path']}) becomes the spec's nfs "
+        "volume: the pods mount the same export through a PersistentVolume and a claim bound "
+        f"to it, whose capacity {INLINE_NFS_CAPACITY} is a placeholder (Kubernetes enforces no "
+        "NFS volume's capacity); creating the PersistentVolume takes a cluster-wide permission",
+        at=(*at, "nfs"),
+    )
+    source = {"nfs": {"server": nfs["server"], "path": nfs["path"]}}
+    return {
+        **source,
+        "capacity": INLINE_NFS_CAPACITY,
+        **({"readOnly": True} if nfs.get("readOnly") else {}),
+    }
 
 
 def _claim_source(name: str, ctx: Context) -> tuple[dict[str, Any], str | None]:

@@ -36,7 +36,7 @@ def repository(runner, tmp_path, monkeypatch) -> Path:
     """A git repository (its .git folder is all that marks one) holding exported schemas."""
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "repo")
-    assert runner.invoke(cli, ["schemas", "export", ".schemas"]).exit_code == 0
+    assert runner.invoke(cli, ["schemas", "export", "--spec-only", ".schemas"]).exit_code == 0
     return tmp_path / "repo"
 
 
@@ -82,7 +82,9 @@ def test_without_a_schema_file_no_modeline_and_a_note_how_to_get_one(runner, tmp
     assert result.exit_code == 0, result.output
     assert not spec.read_text().startswith("# yaml-language-server")
     assert f"no yaml-language-server modeline in {spec}" in result.stderr
-    assert "`paddlegen schemas export schemas` at the repository's root" in result.stderr
+    assert (
+        "`paddlegen schemas export --spec-only schemas` at the repository's root" in result.stderr
+    )
 
 
 def test_outside_a_repository_no_schema_is_searched(runner, tmp_path):

@@ -2,7 +2,8 @@
 source documents ("seed 003"), issue numbers ("#26", "issue 28"), dates of test runs, or test
 files. It says what paddlegen does; git and the changelog keep the history.
 
-Checked: README.md, docs/, examples/, every command's --help, the docstrings of the public API
+Checked: README.md, docs/, examples/, templates/, the benchmarks (issue numbers), every
+command's --help, the docstrings of the public API
 (paddlegen, paddlegen.sdk, paddlegen.runtime), the spec schema's texts (which feed the spec
 reference and `paddlegen explain`), the workloads' summaries, and the rules' texts (every
 string in paddlegen/rules/ and the workloads' rules.py)."""
@@ -41,15 +42,29 @@ def found(text: str) -> list[str]:
 
 def user_files() -> list[str]:
     files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    files += sorted(
-        p for p in (ROOT / "examples").rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES
-    )
+    for folder in ("examples", "templates"):  # a template's comments are read with it
+        files += sorted(
+            p for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES
+        )
     return [str(p.relative_to(ROOT)) for p in files]
 
 
 @pytest.mark.parametrize("name", user_files())
 def test_no_file_users_read_carries_history(name):
     assert found((ROOT / name).read_text(encoding="utf-8")) == []
+
+
+# The benchmarks' reports, targets and options (a `--seed` of their synthetic repositories is
+# a random seed, not history).
+ISSUE = re.compile(r"issue ?#?[0-9]|\(#[0-9]+\)|#[0-9]{2}\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(str(p.relative_to(ROOT)) for p in (ROOT / "benchmarks").glob("**/*.*"))
+)
+def test_no_benchmark_row_or_option_cites_an_issue(name):
+    text = (ROOT / name).read_text(encoding="utf-8")
+    assert [line.strip() for line in text.splitlines() if ISSUE.search(line)] == []
 
 
 def test_the_seed_notes_are_gone():

@@ -1014,15 +1014,18 @@ spec:
 """
 
 
-def test_a_field_left_over_is_named_at_its_line_and_one_the_import_moved_by_file_alone():
+def test_a_field_left_over_is_named_at_its_line_and_one_the_import_moved_at_its_list():
     """The import takes the first mount: the second one's leftover is at index 0 of what is
-    left, where the input holds another mount; it is never placed at that one's line."""
+    left, where the input holds another mount; it is never placed at that one's line, but at
+    the list that held both (the containers). A note on no one field is at the object."""
     result = import_manifests([("in.yaml", SHIFTED)])
     placed = {n.message.split(" = ")[0]: (n.line, n.col) for n in result.notes}
     assert placed["spec.template.spec.hostIPC"] == (8, 7)
     (propagation,) = [key for key in placed if key.endswith("mountPropagation")]
-    assert placed[propagation] == (0, 0)
-    assert all(n.file == "in.yaml" for n in result.notes)
+    assert placed[propagation] == (9, 7)
+    assert all(n.file == "in.yaml" and n.line for n in result.notes)
+    (restricted,) = [n for n in result.notes if "restricted" in n.message]
+    assert (restricted.line, restricted.col) == (1, 1)
 
 
 def batch_job(limits: str) -> str:

@@ -92,6 +92,23 @@ def test_gpu_pods_get_requests_and_shm_by_their_gpus(gpus, cpu, memory, shm):
     assert spec.get("shm") == shm
 
 
+@pytest.mark.parametrize(("gpus", "cpu", "memory"), [(1, "7", "56Gi"), (8, "56", "448Gi")])
+def test_an_llm_presets_pods_get_a_training_nodes_share_per_gpu(gpus, cpu, memory):
+    """An SFT rank's host memory holds its share of the model as it loads and saves: a
+    preset's pods take 7 CPUs and 56Gi a GPU (docs/llm.md "Pod size"), other pods 3 and 12Gi."""
+    options = InitOptions(**{**GOOD, "workload": "collective-job"}, gpus=gpus, preset="erniekit")
+    spec = yaml.safe_load(init_spec(options))["spec"]
+    assert spec["resources"]["requests"] == {"cpu": cpu, "memory": memory}
+    assert spec["resources"]["limits"] == {"memory": memory}
+    assert spec["shm"] == f"{4 * gpus}Gi"  # /dev/shm as any GPU pod's, within the limit
+    given = InitOptions(**{**GOOD, "workload": "collective-job"}, gpus=gpus, preset="erniekit",
+                        cpu="7", memory="40Gi")  # fmt: skip
+    assert yaml.safe_load(init_spec(given))["spec"]["resources"]["requests"] == {
+        "cpu": "7",
+        "memory": "40Gi",
+    }
+
+
 def test_an_accelerator_is_written_for_the_devices_the_pods_count():
     options = InitOptions(**GOOD, ps=1, gpus=8, ps_gpus=1, accelerator="huawei.com/Ascend910")
     text = init_spec(options)

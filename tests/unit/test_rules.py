@@ -61,3 +61,21 @@ def test_the_errors_name_their_rules():
 
     declared = {rule.id for rule in declared_rules()}
     assert {cls.rule for cls in subclasses(errors.PaddlegenError)} <= declared
+
+
+def test_priority_class_names_every_workload_it_checks():
+    """The reference's summary of `priority-class` lists the workloads whose specs get it."""
+    from paddlegen.pipeline.load import validate_document
+    from paddlegen.rules.scheduling import PRIORITY_CLASS
+    from paddlegen.spec.loader import parse_spec
+    from paddlegen.workloads import WORKLOADS
+
+    bad = (ROOT / "tests" / "data" / "rules" / "priority-class" / "bad.yaml").read_text("utf-8")
+    checked = set()
+    for name in WORKLOADS:
+        text = bad.replace("workload: job", f"workload: {name}\n  args: [train.py]")
+        found = validate_document(parse_spec(text.encode(), f"{name}.yaml"))
+        if any(d.rule == PRIORITY_CLASS.id for d in found):
+            checked.add(name)
+    named = set(re.findall(r"`([a-z-]+)`", PRIORITY_CLASS.summary)) & WORKLOADS.keys()
+    assert checked and named == checked

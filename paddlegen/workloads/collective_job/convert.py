@@ -154,6 +154,9 @@ def _restarts(out: Spec, ctx: Context, where: str, kubeflow: bool) -> None:
     policy = run.pop("restartPolicy", None)
     if "run" in out and not run:
         del out["run"]
+    if kubeflow:  # the kubeflow-paddlejob importer's notes: what becomes of it is said here
+        for replica in ("Master", "Worker"):
+            ctx.drop_notes(("spec", "paddleReplicaSpecs", replica, "restartPolicy"))
     if kubeflow and policy in (None, "OnFailure", "Always"):
         ctx.note(
             LOSSY,

@@ -54,7 +54,14 @@ def jobset_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             take(body, "network", key)
     template = replicated.setdefault("template", {})
     job = template.setdefault("spec", {})
-    spec = indexed_job(job, ctx, where, queued=is_queued(obj), group=(str(name), subdomain))
+    spec = indexed_job(
+        job,
+        ctx,
+        where,
+        queued=is_queued(obj),
+        group=(str(name), subdomain),
+        at=("spec", "replicatedJobs", 0, "template", "spec"),
+    )
     take_checkpoint(spec, jobset.ATTEMPT_ENV_SOURCE)
     _run(spec, body, job, ctx, where)
     take_gang_size(template, spec, ctx, template.get("metadata", {}).get("annotations", {}))

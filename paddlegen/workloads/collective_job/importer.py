@@ -10,6 +10,7 @@ from paddlegen.workloads.collective_job.contract import CONTRACT_ENV, contract_e
 from paddlegen.workloads.collective_job.settings import CollectiveSettings
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context, expect_name, key_of, take
 from paddlegen.workloads.import_pod import Pod, pod
+from paddlegen.workloads.import_positions import FieldPath
 from paddlegen.workloads.import_spec import (
     assemble,
     take_checkpoint,
@@ -43,12 +44,13 @@ def indexed_job(
     *,
     queued: bool,
     group: tuple[str, str] | None = None,
+    at: FieldPath = ("spec",),
 ) -> Spec:
     """The spec of the Indexed Job ``body`` (a Job's spec) without its run fields. ``group``:
     the Job is a JobSet's, whose replicated job and subdomain name the pods' hosts, as the
-    input gave them (collective_job/import_jobset.py)."""
+    input gave them (collective_job/import_jobset.py); ``at``: where the object holds it."""
     replicas = _indexed_replicas(body, ctx, where)
-    p = pod(body.setdefault("template", {}), ctx, where)
+    p = pod(body.setdefault("template", {}), ctx, where, at=(*at, "template"))
     if group is None:
         subdomain = ctx.subdomain = take(p.spec, "subdomain")  # its Service's: derived()
         service = service_name(ctx.name)

@@ -40,7 +40,9 @@ def distributed_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """The classic distributed batch Job: its pods, and its settings read back from the legacy
     image's env, ports and account."""
     body = obj.setdefault("spec", {})
-    p = pod(body.setdefault("template", {}), ctx, where, peer_discovery=True)
+    p = pod(
+        body.setdefault("template", {}), ctx, where, peer_discovery=True, at=("spec", "template")
+    )
     parallelism = body.get("parallelism", 1)
     take(body, "parallelism")
     if body.get("completions", parallelism) == parallelism:

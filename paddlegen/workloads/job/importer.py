@@ -14,7 +14,7 @@ def batch_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     """A batch/v1 Job as a single pod (a collective-job's or a distributed-job's Job is
     claimed by its own workload)."""
     body = obj.setdefault("spec", {})
-    p = pod(body.setdefault("template", {}), ctx, where)
+    p = pod(body.setdefault("template", {}), ctx, where, at=("spec", "template"))
     _one_pod(body, ctx, where)
     spec = assemble("job", {"worker": (1, p)}, ctx, where)
     take_run(spec, body)

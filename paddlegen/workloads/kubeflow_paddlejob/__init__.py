@@ -17,7 +17,7 @@ from paddlegen.workloads.base import (
     run_fields,
     trainers_env,
 )
-from paddlegen.workloads.kubeflow_paddlejob.names import ROLES
+from paddlegen.workloads.kubeflow_paddlejob.names import ROLES, default_restart_policy
 from paddlegen.workloads.kubeflow_paddlejob.settings import SECTION, KubeflowSettings
 from paddlegen.workloads.objects import (
     NO_OPERATOR,
@@ -71,7 +71,7 @@ def context(job: Job) -> dict[str, Any]:
         # never completes the rendezvous the others finished, while with Never one failed
         # worker fails the whole job at once (paddlepaddle_controller.go:427-434), as a
         # collective-job's does. A PS job keeps OnFailure: its trainers reach the servers anew.
-        "restart_policy": job.run.restartPolicy or ("OnFailure" if "ps" in job.roles else "Never"),
+        "restart_policy": job.run.restartPolicy or default_restart_policy("ps" in job.roles),
         "replicas": [  # (replica type, role, pod), Master first
             (ROLES[name], role, pod(job, role, ports=ports, operator_group=True))
             for name, role in job.roles.items()

@@ -43,7 +43,12 @@ def paddleflow_job(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
             # the template first: taking the replicas of a role that has nothing else drops it
             template = body[role].setdefault("template", {})
             replicas = take(body, role, "replicas", default=1)
-            pods[role] = (replicas, pod(template, ctx, f"{where} {role}", dns_policy=dns))
+            pods[role] = (
+                replicas,
+                pod(
+                    template, ctx, f"{where} {role}", dns_policy=dns, at=("spec", role, "template")
+                ),
+            )
     spec = assemble("paddlejob", pods, ctx, where)
     settings = {
         key: take(body, key)

@@ -429,7 +429,7 @@ LAUNCHER_RULES = (
 
 def _kueue_workload(ctx: Context) -> Iterator[Finding]:
     """Kueue holds a job suspended until its queue has quota: only a workload it can suspend,
-    and whose integration it has, can be queued (README "Queueing with Kueue")."""
+    and whose integration it has, can be queued (docs/scheduling.md#kueue-queues)."""
     if ctx.kueue is None:
         return
     here: FieldPath = ("spec", "scheduling", "kueue")

@@ -70,7 +70,7 @@ def trainjob(obj: dict[str, Any], ctx: Context, where: str) -> Spec:
     counted = _trainer_env(trainer, replicas, ctx, where)
     container, container_at = _node_container(template)
     moved, aside = _move_trainer(trainer, container)
-    p = pod(template, ctx, where, training=NODE)
+    p = pod(template, ctx, where, training=NODE, whole=False, at=template_at)
     _give_back(p, moved, aside, trainer)
     if not trainer:
         body.pop("trainer", None)
