@@ -13,7 +13,10 @@ from paddlegen.validate.kubeconform import crd_schemas_dir, schema_and_ignore_ar
 
 def export_all(directory: str | Path, kubernetes_version: str | None = None) -> list[str]:
     """Write kubernetes/, crds/ and the spec schema; return what a user should read."""
+    from paddlegen.output.claim import SCHEMAS, claim
+
     out = Path(directory)
+    claim(out, SCHEMAS, whole=True)
     version = k8sschemas.resolve_version(
         kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION
     )
