@@ -219,6 +219,8 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
                 "'Environments in Argo CD'"
             )
         gone = not (report.written or report.unchanged)  # the job's spec is gone
+        if gone and report.removed:
+            note(f"paddlegen: removed {os.path.join(out_dir, name)}: no spec renders it any more")
         own_place = _OWN_PLACE.format(os.path.join(out_dir, name, CUSTOM))
         for rel in report.kept:
             kept = os.path.join(out_dir, name, rel)  # `-o deploy/` must not show `deploy//x`
