@@ -119,12 +119,11 @@ def orphans(rendered: Sequence[Rendered], out: Path, whole_set: bool = True) -> 
 
 
 def _orphaned(job_dir: Path, given: set[str], whole_set: bool) -> bool:
-    if owner(job_dir) is not JOB:
-        return False  # another command's folder (kueue's has a kustomization too)
     spec = stamp.stamped_spec(job_dir)
-    if spec is None:
-        return whole_set
-    return spec in given or not os.path.isfile(spec)
+    gone = whole_set if spec is None else spec in given or not os.path.isfile(spec)
+    # and a job's folder: kueue's has a generated kustomization too (asked last: most
+    # folders of a run over part of the specs are kept by their spec)
+    return gone and owner(job_dir) is JOB
 
 
 def drift(
