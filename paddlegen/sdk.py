@@ -243,19 +243,21 @@ class PaddleJob:
         A job folder there that `paddlegen render` made from a spec file still naming the job
         is refused (SpecError), as the CLI refuses it, unless that file is this job's
         ``to_yaml()`` text: then the folder stays that file's."""
+        from dataclasses import replace
+
         from paddlegen.output.stamp import Inputs
         from paddlegen.pipeline.build import refuse_takeover, render_document
         from paddlegen.pipeline.write import write_planned, writing
-        from paddlegen.spec.loader import parse_spec
 
         out = Path(out_dir)
         text = self.to_yaml()
         # The stamp of the spec text to_yaml() gives, as `paddlegen render` computes it for
         # that text saved to a file: a later CLI render of the saved spec skips the job.
         digest = Inputs.of(None, None, argocd=True).digest(text.encode("utf-8"))
+        rendered = render_document(self._document(), digest=digest, output=out)  # validated
         with writing(out):  # held while the stamp is read, as a CLI render holds it
-            source = self._saved_as(out / self.job_name, text) or self._source
-            rendered = render_document(parse_spec(text, source), digest=digest, output=out)
+            saved = self._saved_as(out / rendered.name, text)
+            rendered = replace(rendered, file=saved) if saved else rendered
             refuse_takeover([rendered], out, None)
             write_planned([rendered], out, prune=False)
         return out / self.job_name

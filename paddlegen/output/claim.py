@@ -1,20 +1,4 @@
-"""Which paddlegen command an output folder belongs to, told by a file that command always
-writes there; a command refuses a folder that holds another command's output.
-
-Each writing command's folder carries its sign, files it writes on every run:
-
-- `render` (and `check --fix`, the SDK): a folder of job folders, each with its stamp
-  (`.paddlegen-stamp`) or a generated `kustomization.yaml` (`base/kustomization.yaml` with
-  overlays): a repository that commits no stamps is still told;
-- `argocd`: `applicationset.yaml`, `applications/*.yaml` or `patches/argocd-cm-health.yaml`;
-- `kueue`: a ClusterQueue's file (`kueue.x-k8s.io_*_clusterqueue_*.yaml`);
-- `schemas export`: the spec schema, `trainingjob.v1.schema.json`.
-
-The signs of `argocd` and `kueue` carry paddlegen's header, as everything they write. A command
-writing into a folder that is another's (or, for the commands that own their whole folder,
-one holding another's anywhere below it: `-o .` on the repository root) writes nothing and
-names the folder, its owner and the way out: another folder.
-"""
+"""Whose output a folder is, told by files that command always writes; others refuse it."""
 
 from __future__ import annotations
 
@@ -30,7 +14,11 @@ from paddlegen.output.layout import KUSTOMIZATION, STAMP, is_generated
 
 @dataclass(frozen=True)
 class Writer:
-    """A command that writes an output folder, and how its folders are told."""
+    """A command that writes an output folder, and how its folders are told: by its signs,
+    files it writes on every run (those of `argocd` and `kueue` carry paddlegen's header, as
+    everything they write). A command writing into a folder that is another's (or, for the
+    commands that own their whole folder, one holding another's anywhere below it: `-o .` on
+    the repository root) writes nothing, and names the folder, its owner and the way out."""
 
     command: str  # as typed after `paddlegen`
     output: str  # what it writes, as a message says it
@@ -46,8 +34,11 @@ ARGOCD = Writer(
     default="argocd",
 )
 KUEUE = Writer("kueue", "Kueue objects", ("kueue.x-k8s.io_*_clusterqueue_*.yaml",), default="kueue")
+# the spec schema it exports (resources.spec_schema_path), JSON: no header
 SCHEMAS = Writer("schemas export", "schemas", ("trainingjob.v1.schema.json",), headed=False)
-# One job folder of `render`'s: told after the others (kueue's folder has a kustomization too).
+# One job folder of `render`'s, by its stamp or its kustomization (a repository that commits no
+# stamps is told too); asked last, as kueue's folder has a kustomization as well. `render`'s
+# own output folder is a folder of them.
 JOB = Writer("render", "a rendered job", (STAMP, KUSTOMIZATION, f"base/{KUSTOMIZATION}"))
 RENDER = Writer("render", "rendered jobs", (), default="deploy")
 _FOLDERS = (ARGOCD, KUEUE, SCHEMAS, JOB)
@@ -80,8 +71,8 @@ def _candidates(folder: Path, names: list[str], sign: str) -> Iterator[Path]:
 
 
 def _signed(path: Path, writer: Writer) -> bool:
-    if path.name == STAMP:
-        return path.is_file() and not path.is_symlink()
+    """A sign's file is there: a regular file (no symlink), with paddlegen's header if its
+    command writes one (a stamp has it too)."""
     if writer.headed:
         return is_generated(path)
     return path.is_file() and not path.is_symlink()

@@ -1,5 +1,4 @@
-"""A command's own folder (`argocd`, `kueue`) written in place: its files replaced one by one,
-every other file, folder and mode left as it is."""
+"""A command's own folder (argocd's, kueue's) written in place: nothing else in it changes."""
 
 from __future__ import annotations
 
