@@ -5,14 +5,12 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from paddlegen.errors import OutputError
 from paddlegen.output.layout import KUSTOMIZATION, STAMP, is_generated
 
 
-@dataclass(frozen=True)
 class Writer:
     """A command that writes an output folder, and how its folders are told: by its signs,
     files it writes on every run (those of `argocd` and `kueue` carry paddlegen's header, as
@@ -20,11 +18,21 @@ class Writer:
     commands that own their whole folder, one holding another's anywhere below it: `-o .` on
     the repository root) writes nothing, and names the folder, its owner and the way out."""
 
-    command: str  # as typed after `paddlegen`
-    output: str  # what it writes, as a message says it
-    signs: tuple[str, ...]  # relative paths (globs) of files it always writes
-    headed: bool = True  # its signs carry paddlegen's header
-    default: str = ""  # its default output folder, the way out a refusal names
+    # A plain class, not a dataclass: this module is imported by every render, and making a
+    # dataclass costs a cold process a fraction of a millisecond each.
+    def __init__(
+        self,
+        command: str,
+        output: str,
+        signs: tuple[str, ...],
+        headed: bool = True,
+        default: str = "",
+    ) -> None:
+        self.command = command  # as typed after `paddlegen`
+        self.output = output  # what it writes, as a message says it
+        self.signs = signs  # relative paths (globs) of files it always writes
+        self.headed = headed  # its signs carry paddlegen's header
+        self.default = default  # its default output folder, the way out a refusal names
 
 
 ARGOCD = Writer(
