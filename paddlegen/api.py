@@ -41,8 +41,9 @@ class Request:
     argocd: bool = True  # Argo CD sync-wave and sync-options annotations
     jobs: int = 1  # processes to render with
     ignore: Sequence[str] = ()  # rules silenced in every spec
-    # Remove the generated jobs whose spec is gone; None: when ``specs`` name a folder or a
-    # glob, the whole set of specs (a spec file left out may be one that was not given).
+    # The job folders whose stamp's spec is gone are removed either way; with ``prune`` also
+    # those whose stamp names no spec that no spec given renders. None: when ``specs`` name a
+    # folder or a glob, the whole set of specs (a spec file left out may be one not given).
     prune: bool | None = None
     stdout: bool = False  # run_render: the manifests as one stream (``Result.stream``) instead
     env: str | None = None  # environment ``env`` alone, in the flat layout (render, check)

@@ -238,17 +238,42 @@ class PaddleJob:
         return self._spec_data()
 
     def render(self, out_dir: str | Path) -> Path:
-        """Write the kustomize directory ``out_dir/<job_name>``; returns its path."""
-        from paddlegen.output.stamp import Inputs
-        from paddlegen.pipeline.build import render_document
-        from paddlegen.pipeline.write import write_rendered
+        """Write the kustomize directory ``out_dir/<job_name>``; returns its path.
 
+        A job folder there that `paddlegen render` made from a spec file still naming the job
+        is refused (SpecError), as the CLI refuses it, unless that file is this job's
+        ``to_yaml()`` text: then the folder stays that file's."""
+        from dataclasses import replace
+
+        from paddlegen.output.stamp import Inputs
+        from paddlegen.pipeline.build import refuse_takeover, render_document
+        from paddlegen.pipeline.write import write_planned, writing
+
+        out = Path(out_dir)
+        text = self.to_yaml()
         # The stamp of the spec text to_yaml() gives, as `paddlegen render` computes it for
         # that text saved to a file: a later CLI render of the saved spec skips the job.
-        digest = Inputs.of(None, None, argocd=True).digest(self.to_yaml().encode("utf-8"))
-        rendered = render_document(self._document(), digest=digest, output=out_dir)  # validated
-        write_rendered([rendered], out_dir)
-        return Path(out_dir) / self.job_name
+        digest = Inputs.of(None, None, argocd=True).digest(text.encode("utf-8"))
+        rendered = render_document(self._document(), digest=digest, output=out)  # validated
+        with writing(out):  # held while the stamp is read, as a CLI render holds it
+            saved = self._saved_as(out / rendered.name, text)
+            rendered = replace(rendered, file=saved) if saved else rendered
+            refuse_takeover([rendered], out, None)
+            write_planned([rendered], out, prune=False)
+        return out / self.job_name
+
+    @staticmethod
+    def _saved_as(job_dir: Path, text: str) -> str | None:
+        """The spec file ``job_dir``'s stamp names when it holds ``text``: the job's spec
+        saved (``to_yaml``) and rendered by the CLI, whose folder this render keeps naming it."""
+        from paddlegen.output.stamp import stamped_spec
+        from paddlegen.reading import read_bytes
+
+        spec = stamped_spec(job_dir)
+        try:
+            return spec if spec is not None and read_bytes(spec) == text.encode("utf-8") else None
+        except OSError:
+            return None
 
     def _document(self) -> Document:
         from paddlegen.spec.loader import parse_spec

@@ -131,7 +131,7 @@ def write_new_file(path: str | Path, text: str, force: bool = False) -> bool:
     target = Path(path)
     if target.is_file() and _holds(target, text):
         return False
-    if target.exists() and not force:
+    if os.path.lexists(target) and not force:  # a dangling symlink is there too
         raise OutputError(f"{target}: already exists (use --force to replace it)")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,7 @@ def write_new_files(files: dict[str, str], force: bool = False) -> list[str]:
     taken = [
         path
         for path, text in files.items()
-        if Path(path).exists()
+        if os.path.lexists(path)
         and not force
         and not (Path(path).is_file() and _holds(Path(path), text))
     ]

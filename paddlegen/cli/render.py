@@ -43,7 +43,8 @@ def _request(
     **flags: Any,
 ) -> Request:
     """The request the arguments and the options render, check and diff share make, with the
-    command's own ``flags``: a folder or glob among SPEC prunes the jobs whose spec is gone."""
+    command's own ``flags``: a folder or glob among SPEC is the whole set of specs (the job
+    folders whose stamp names no spec and that none renders go too)."""
     from paddlegen.api import Request
 
     paths, whole_set = spec_paths(specs)
@@ -125,10 +126,10 @@ def render(
 ) -> None:
     """Render SPEC files into OUTPUT/<metadata.name>/ (kustomization.yaml + one file per object).
 
-    A SPEC may be a folder (every *.yaml below it) or a glob; then the job directories of specs
-    that no longer exist are removed from OUTPUT (only files paddlegen generated). With spec
-    files listed one by one, only those whose stamp names a spec that is gone (or a listed
-    spec that names another job now) are.
+    A SPEC may be a folder (every *.yaml below it) or a glob. A job directory in OUTPUT is
+    removed (only the files paddlegen generated) when the spec its stamp names is gone, or is
+    given and names another job now; the directories of other specs that exist stay. OUTPUT
+    must not be another command's folder (argocd's, kueue's, a job's).
 
     A job whose spec did not change keeps the files an older paddlegen wrote when this one
     renders them differently (said in a note): under Argo CD, changed objects run the job
@@ -219,6 +220,8 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
                 "docs/environments.md#environments-in-argo-cd"
             )
         gone = not (report.written or report.unchanged)  # the job's spec is gone
+        if gone and report.removed:
+            note(f"paddlegen: removed {os.path.join(out_dir, name)}: no spec renders it any more")
         own_place = _OWN_PLACE.format(os.path.join(out_dir, name, CUSTOM))
         for rel in report.kept:
             kept = os.path.join(out_dir, name, rel)  # `-o deploy/` must not show `deploy//x`

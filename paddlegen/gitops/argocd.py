@@ -653,16 +653,6 @@ def placements(target: Target, jobs: Jobs, env: str | None = None) -> list[str]:
     return found
 
 
-def write(out_dir: str | Path, files: Plan) -> WriteReport:
-    """Replace the generated files in ``out_dir`` with ``files``; other files stay."""
-    from paddlegen.output.writer import write_job
-
-    target = Path(out_dir).resolve()
-    if target.parent == target:
-        raise OutputError(f"{out_dir}: not a folder paddlegen can write into")
-    return write_job(target.parent, target.name, files)
-
-
 @dataclass(frozen=True)
 class ArgocdFiles:
     """What `paddlegen argocd` wrote, and what its caller should say about it."""
@@ -686,9 +676,13 @@ def generate(
     sidecar: bool = False,
 ) -> ArgocdFiles:
     """Read the rendered tree, plan the Argo CD files and write them."""
+    from paddlegen.output.claim import ARGOCD
+    from paddlegen.output.folder import write_folder
+
     jobs = rendered_jobs(Path(deploy))
     namespaces = rendered_namespaces(Path(deploy), jobs)
-    report = write(out_dir, plan(mode, target, jobs, env, namespaces, sidecar_image, sidecar))
+    files = plan(mode, target, jobs, env, namespaces, sidecar_image, sidecar)
+    report = write_folder(out_dir, ARGOCD, files)
     return ArgocdFiles(
         report,
         base_fallbacks(env, jobs) if env is not None and jobs else [],

@@ -387,7 +387,8 @@ def generate(
 ) -> KueueFiles:
     """Load the file, plan the objects, validate them against Kueue's CRD schemas and write
     them; nothing is written when the file or an object is invalid."""
-    from paddlegen.gitops.argocd import write
+    from paddlegen.output.claim import KUEUE
+    from paddlegen.output.folder import write_folder
     from paddlegen.validate import k8s_schemas
     from paddlegen.validate.locations import NO_EXTRA
     from paddlegen.validate.manifests import validate_manifests
@@ -404,7 +405,7 @@ def generate(
     if any(d.is_error for d in found):
         raise ManifestError("invalid manifests", found)
     return KueueFiles(
-        write(out_dir, files),
+        write_folder(out_dir, KUEUE, files),
         warnings,
         backend,
         "waitForPodsReady" in data,

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from paddlegen.errors import OutputError
+from paddlegen.output.claim import JOB, Writer, claim
 from paddlegen.output.interrupts import deferred, remove_tree
 from paddlegen.output.layout import STAMP, Plan, is_owned
 from paddlegen.reading import read_bytes
@@ -61,21 +62,8 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     Several processes may stage jobs at once (render -j), under the output lock.
     """
     target = out_dir / name
-    report = WriteReport()
-    for rel in plan:
-        _check_relative(target, rel)
-    old = existing_files(target)
-    foreign = sorted(p for p, full in old.items() if not is_owned(p, full))
-    # a foreign file (or symlink) where the plan has a file, or a folder the plan writes into
-    clash = [p for p in foreign if p in plan or any(rel.startswith(p + "/") for rel in plan)]
-    if clash:
-        raise OutputError(_clash_message(target, clash))
-    for rel, text in plan.items():
-        current = old.get(rel)
-        same = current is not None and read_bytes(current) == text.encode()
-        (report.unchanged if same else report.written).append(rel)
-    report.removed = sorted(p for p in old if p not in plan and p not in foreign)
-    report.kept = foreign
+    old, report = compare(target, plan, is_owned, JOB)
+    foreign = report.kept
     if not report.written and not report.removed and target.is_dir():
         return Staged(target, None, report)  # nothing to do: every mtime stays
     staging = None
@@ -87,6 +75,32 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
             remove_tree(staging, ignore_errors=True)
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     return Staged(target, staging, report)
+
+
+def compare(
+    target: Path, plan: Plan, owned: Callable[[str, Path], bool], writer: Writer
+) -> tuple[dict[str, Path], WriteReport]:
+    """The files in ``target`` (relative path -> path), and what writing ``plan`` there does:
+    the files it writes or leaves as they are, the ``owned`` ones it removes, the others it
+    keeps. OutputError when ``target`` is another command's output than ``writer``'s, or a
+    file it keeps is where ``plan`` has a file or a folder."""
+    for rel in plan:
+        _check_relative(target, rel)
+    old = existing_files(target)
+    if old:
+        claim(target, writer)
+    foreign = sorted(p for p, full in old.items() if not owned(p, full))
+    # a foreign file (or symlink) where the plan has a file, or a folder the plan writes into
+    clash = [p for p in foreign if p in plan or any(rel.startswith(p + "/") for rel in plan)]
+    if clash:
+        raise OutputError(_clash_message(target, clash))
+    report = WriteReport(kept=foreign)
+    for rel, text in plan.items():
+        current = old.get(rel)
+        same = current is not None and read_bytes(current) == text.encode()
+        (report.unchanged if same else report.written).append(rel)
+    report.removed = sorted(p for p in old if p not in plan and p not in foreign)
+    return old, report
 
 
 def commit(staged: Staged) -> WriteReport:

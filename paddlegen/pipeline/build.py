@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -367,7 +366,7 @@ def same_name_diagnostics(
     kept: dict[str, str] = {}
     for name, files in by_name.items():
         stamped = owner(name) if len(files) > 1 else None
-        mine = [f for f in files if stamped and os.path.normpath(os.path.abspath(f)) == stamped]
+        mine = [f for f in files if stamped and stamp.resolved(f) == stamped]
         kept[name] = (mine or files)[0]
     found = []
     for file, name, line, col in jobs:

@@ -11,6 +11,7 @@ from pathlib import Path
 from paddlegen.errors import Interrupted
 from paddlegen.events import Events
 from paddlegen.output import stamp
+from paddlegen.output.claim import JOB, RENDER, claim, owner
 from paddlegen.output.drift import Drift, drift_of, user_files
 from paddlegen.output.layout import Plan, generated_jobs, stream
 from paddlegen.output.pool import map_ordered
@@ -56,6 +57,7 @@ def writing(out: Path, events: Events | None = None) -> Iterator[None]:
         wait = events.waiting_for_lock if events else None
         with output_lock(out, on_wait=wait):  # a second render waits; no interleaved swaps
             try:
+                claim(out, RENDER)  # not argocd's or kueue's folder, nor a job's
                 yield
             except BaseException as exc:
                 if isinstance(exc, Interrupted):  # the run's last line names what it left
@@ -103,22 +105,25 @@ def _stage(work: tuple[Path, str, Plan]) -> Staged:
 
 
 def orphans(rendered: Sequence[Rendered], out: Path, whole_set: bool = True) -> list[str]:
-    """Generated job directories in ``out`` that no rendered spec owns any more: with the
-    ``whole_set`` of specs, every other one; otherwise those whose stamp names a spec that is
-    gone or is among ``rendered`` (it names another job now). Others may be a spec's that was
-    not given."""
+    """Generated job directories in ``out`` that no spec owns any more: those whose stamp
+    names a spec that is gone, or is among ``rendered`` (it names another job now). A
+    folder whose stamp names no spec (a repository that commits no stamps, the SDK's) is
+    one only with the ``whole_set`` of specs (a folder or glob given): no spec rendered it."""
     names = {r.name for r in rendered}
-    given = {os.path.abspath(r.file) for r in rendered}
+    given = {stamp.resolved(r.file) for r in rendered}
     return [
         name
         for name in generated_jobs(out)
-        if name not in names and (whole_set or _spec_left(out / name, given))
+        if name not in names and _orphaned(out / name, given, whole_set)
     ]
 
 
-def _spec_left(job_dir: Path, given: set[str]) -> bool:
+def _orphaned(job_dir: Path, given: set[str], whole_set: bool) -> bool:
     spec = stamp.stamped_spec(job_dir)
-    return spec is not None and (spec in given or not os.path.exists(spec))
+    gone = whole_set if spec is None else spec in given or not os.path.isfile(spec)
+    # and a job's folder: kueue's has a generated kustomization too (asked last: most
+    # folders of a run over part of the specs are kept by their spec)
+    return gone and owner(job_dir) is JOB
 
 
 def drift(

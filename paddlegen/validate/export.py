@@ -18,7 +18,10 @@ def export_all(
 ) -> list[str]:
     """Write the spec schema and, unless ``spec_only``, kubernetes/ and crds/; return what a
     user should read."""
+    from paddlegen.output.claim import SCHEMAS, claim
+
     out = Path(directory)
+    claim(out, SCHEMAS, whole=True)
     version = k8sschemas.resolve_version(
         kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION
     )
