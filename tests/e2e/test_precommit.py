@@ -46,6 +46,15 @@ HOOK_IDS = [
 GIT_COMMIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q"]
 
 OVERLAY = "overlays:\n  prod:\n    spec:\n      image: img:prod\n"
+KUEUE_SETUP = """\
+apiVersion: setup.paddlegen/v1
+kind: KueueSetup
+flavors: [{{name: gpu}}]
+teams:
+  - name: team
+    namespaces: [ml]
+    quotas: {{gpu: {{cpu: 64, memory: 256Gi, nvidia.com/gpu: {gpus}}}}}
+"""
 # `wokrer` is on line 9, at column 3.
 INVALID = job_spec("bad", extra="  wokrer: {replicas: 2}\n")
 
@@ -171,6 +180,31 @@ def test_stale_output_fails_the_commit_with_the_diff(hooks, tmp_path):
     assert "+++ b/deploy/a/batch_v1_job_a.yaml" in out.stdout
     assert "-        image: img:1\n+        image: img:2\n" in out.stdout
     assert "stale: deploy/a/batch_v1_job_a.yaml" in out.stdout
+
+
+def test_a_quota_cut_in_the_kueue_setup_alone_fails_the_commit(hooks, tmp_path):
+    """A commit that changes only platform/kueue.yaml runs the check, which holds the queued
+    specs to the KueueSetup found there."""
+    repo = hooks.gitops_repo(tmp_path / "repo")
+    (repo / "jobs" / "q.yaml").write_text(
+        job_spec("q", extra="  gpus: 4\n  scheduling: {kueue: {queue: team}}\n").replace(
+            "metadata:\n", "metadata:\n  namespace: ml\n"
+        )
+    )
+    setup = repo / "platform" / "kueue.yaml"
+    setup.parent.mkdir()
+    setup.write_text(KUEUE_SETUP.format(gpus=8))
+    run([sys.executable, "-m", "paddlegen", "render", "jobs", "-o", "deploy"], repo, hooks.env)
+    commit_all(repo, hooks.env)
+    assert hooks.pre_commit(repo, "install").returncode == 0
+    setup.write_text(KUEUE_SETUP.format(gpus=2))
+    run(["git", "add", "platform"], repo, hooks.env).check_returncode()
+
+    out = run([*GIT_COMMIT, "-m", "fewer GPUs for the team"], repo, hooks.env)
+
+    assert out.returncode != 0, out.stdout
+    assert "paddlegen check (rendered output is fresh)" in out.stdout and "Failed" in out.stdout
+    assert "jobs/q.yaml" in out.stdout, out.stdout
 
 
 def test_render_hook_rewrites_stale_output_and_fails_once(hooks, tmp_path):
