@@ -7,6 +7,7 @@ import errno
 import functools
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from typing import Any
 from paddlegen.errors import OutputError
 from paddlegen.output.claim import JOB, Writer, claim
 from paddlegen.output.interrupts import deferred, remove_tree
-from paddlegen.output.layout import STAMP, Plan, is_owned
+from paddlegen.output.layout import STAMP, Plan, is_custom, is_owned
 from paddlegen.reading import read_bytes
 
 try:
@@ -57,7 +58,8 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
 
     Unchanged files are hard-linked from the old tree (their mtimes stay); files paddlegen did
     not generate, and everything in `custom/`, are never overwritten and are carried over
-    untouched. Nothing visible changes
+    untouched, and so are the modes of the folders that stay (in `custom/` their times too,
+    and its empty folders). Nothing visible changes
     until ``commit``; ``discard`` (or the next render's sweep) removes what ``commit`` never got.
     Several processes may stage jobs at once (render -j), under the output lock.
     """
@@ -70,6 +72,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
         _fill(staging, plan, old, report.unchanged, foreign)
+        _keep_folders(staging, _old_folders(target, plan, foreign))
     except OSError as exc:
         if staging is not None:
             remove_tree(staging, ignore_errors=True)
@@ -198,6 +201,32 @@ def _fill(
     for rel in foreign:
         os.link(old[rel], dest(rel), follow_symlinks=False)
     os.chmod(staging, 0o755)  # mkdtemp makes 0700; a generated tree is an ordinary folder
+
+
+def _old_folders(target: Path, plan: Plan, foreign: list[str]) -> dict[str, os.stat_result]:
+    """The folders of the old tree that the new one has too, by relative path ("." the job
+    folder): those the plan writes into or that hold a file of the user's, and every folder
+    in `custom/` (an empty one too: the user's, as all of `custom/` is)."""
+    if not target.is_dir():
+        return {}
+    ancestors = {str(parent) for rel in [*plan, *foreign] for parent in PurePosixPath(rel).parents}
+    found = {".": target.stat()}
+    for path in target.rglob("*"):
+        rel = path.relative_to(target).as_posix()
+        if path.is_dir() and not path.is_symlink() and (rel in ancestors or is_custom(rel)):
+            found[rel] = path.stat()
+    return found
+
+
+def _keep_folders(staging: Path, folders: dict[str, os.stat_result]) -> None:
+    """Give the staged tree the old tree's ``folders`` as they were: each folder's mode, and
+    in `custom/` its times (which the files linked into it changed), deepest first."""
+    for rel, old in sorted(folders.items(), key=lambda item: -len(PurePosixPath(item[0]).parts)):
+        path = staging / rel
+        path.mkdir(parents=True, exist_ok=True)  # an empty folder in custom/
+        if is_custom(rel):
+            os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+        os.chmod(path, stat.S_IMODE(old.st_mode))  # after its subfolders: 0500 stops no mkdir
 
 
 def _write_text(path: Path, text: str) -> None:

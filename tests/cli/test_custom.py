@@ -190,3 +190,43 @@ def test_a_symlinked_component_is_not_followed_and_fails_check(runner, tmp_path)
         f"custom: {deploy}/a/custom/kustomization.yaml (a symlink, which paddlegen does not "
         "follow: the job's kustomization lists no custom/ behind one" in check.stderr
     )
+
+
+def _custom_state(custom: Path) -> dict[str, tuple[int, int, bytes | None]]:
+    """Every entry of custom/ (itself included): mode, mtime, and a file's bytes."""
+    return {
+        str(p.relative_to(custom.parent)): (
+            p.stat().st_mode,
+            p.stat().st_mtime_ns,
+            p.read_bytes() if p.is_file() else None,
+        )
+        for p in [custom, *sorted(custom.rglob("*"))]
+    }
+
+
+@pytest.mark.parametrize("overlays", [False, True], ids=["flat", "overlays"])
+@pytest.mark.parametrize("command", [["render"], ["check", "--fix"]])
+def test_a_rewrite_of_the_job_folder_keeps_custom_as_it_is(runner, tmp_path, overlays, command):
+    """Modes of its folders, their times, and empty folders: the job folder is rebuilt when
+    the spec changes, and custom/ in it is the user's, as it was."""
+    jobs, deploy = repo(tmp_path)
+    spec = tmp_path / "jobs" / "a.yaml"
+    spec.write_text(job_spec("a") + (OVERLAYS if overlays else ""))
+    job = tmp_path / "deploy" / "a"
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    custom = add_custom(job)
+    (custom / "private").mkdir(mode=0o700)
+    (custom / "private" / "empty").mkdir()
+    (custom / "shared").mkdir()
+    (custom / "shared" / "notes.txt").write_text("mine\n")
+    (custom / "shared").chmod(0o750)
+    custom.chmod(0o750)
+    job.chmod(0o700)
+    runner.invoke(cli, ["render", jobs, "-o", deploy])  # now lists the Component
+    before = _custom_state(custom)
+    spec.write_text(spec.read_text().replace("img:1", "img:2"))
+    result = runner.invoke(cli, [*command, jobs, "-o", deploy])
+    assert result.exit_code == (1 if "check" in command else 0), result.output
+    assert "img:2" in (job / ("base" if overlays else "") / "batch_v1_job_a.yaml").read_text()
+    assert _custom_state(custom) == before
+    assert job.stat().st_mode & 0o777 == 0o700
