@@ -230,3 +230,28 @@ def test_a_rewrite_of_the_job_folder_keeps_custom_as_it_is(runner, tmp_path, ove
     assert "img:2" in (job / ("base" if overlays else "") / "batch_v1_job_a.yaml").read_text()
     assert _custom_state(custom) == before
     assert job.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize(
+    "command", [["render", ".", "--stdout"], ["validate", "."], ["check", ".", "-o", "deploy"]]
+)
+def test_a_repository_that_commits_its_output_is_searched_for_specs_alone(
+    runner, tmp_path, monkeypatch, command
+):
+    """What a render wrote below the folder searched is no spec: the files of a job folder
+    (custom/, a file of the user's beside paddlegen's) and a Component left where a job's
+    spec is gone; the Argo CD plugin renders `.` of such a repository."""
+    monkeypatch.chdir(tmp_path)
+    repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", "jobs", "-o", "deploy"])
+    for name in ("a", "b"):
+        add_custom(tmp_path / "deploy" / name)
+    (tmp_path / "deploy" / "a" / "notes.yaml").write_text("owner: team-a\n")
+    (tmp_path / "jobs" / "b.yaml").unlink()
+    runner.invoke(cli, ["render", "jobs", "-o", "deploy"])
+    assert sorted(p.name for p in (tmp_path / "deploy" / "b").iterdir()) == ["custom"]
+    result = runner.invoke(cli, command)
+    assert "not a paddlegen spec" not in result.output
+    assert result.exit_code == (1 if command[0] == "check" else 0), result.output  # notes.yaml
+    if command[0] == "render":
+        assert "name: a\n" in result.stdout
