@@ -11,6 +11,7 @@ import click
 
 from paddlegen.cli.common import (
     TerminalEvents,
+    allow_removal_option,
     emit,
     format_option,
     is_document,
@@ -99,6 +100,7 @@ class _DriftEvents(TerminalEvents):
     is_flag=True,
     help="Take this paddlegen's rendering of every job (see --upgrade).",
 )
+@allow_removal_option
 @validation_options
 @server_options
 @format_option
@@ -115,6 +117,7 @@ def render(
     validate_output: bool,
     upgrade: tuple[str, ...],
     upgrade_all: bool,
+    allow_removal: bool,
     kubeconform: str | None,
     kubernetes_version: str | None,
     schema_locations: tuple[str, ...],
@@ -169,6 +172,7 @@ def render(
         ignore_missing_schemas=ignore_missing_schemas,
         server=target,
         upgrade=None if upgrade_all else upgrade,
+        allow_removal=allow_removal,
     )
     undone = "nothing printed" if to_stdout else "nothing written"
     with undone_on_spec_errors(undone, fmt), TerminalEvents(out_dir, fmt) as events:
@@ -244,6 +248,7 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
 @specs_argument
 @render_options
 @click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
+@allow_removal_option
 @click.option(
     "--spec-findings/--no-spec-findings",
     default=True,
@@ -262,6 +267,7 @@ def check(
     ignore: list[str],
     env: str | None,
     fix: bool,
+    allow_removal: bool,
     spec_findings: bool,
     fmt: str,
 ) -> None:
@@ -274,7 +280,18 @@ def check(
     """
     from paddlegen.api import run_check
 
-    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, env, fix=fix)
+    request = _request(
+        specs,
+        out_dir,
+        workload,
+        templates,
+        argocd,
+        jobs,
+        ignore,
+        env,
+        fix=fix,
+        allow_removal=allow_removal,
+    )
     validate = [*specs, *(arg for rule in ignore for arg in ("--ignore", rule))]
     with (
         undone_on_spec_errors(

@@ -62,7 +62,7 @@ def takeover_diagnostics(
             continue  # most jobs: a folder of their own, or none yet; or the other spec moved
         if _same_file(owner, file):
             continue  # this spec by another path: a symlink, a hard link, another case
-        other = _document(owner)
+        other = spec_document(owner)
         if other is not None and _job_name(other) != name:
             continue  # the other spec names another job now
         found.append(_takeover(file, name, out / name, owner, still_names=other is not None))
@@ -72,7 +72,7 @@ def takeover_diagnostics(
 def name_position(spec_file: str) -> tuple[int, int]:
     """Line and column of a spec's ``metadata.name``, for an error found after rendering (a
     render keeps no documents); (0, 0) when the file no longer reads."""
-    doc = _document(spec_file)
+    doc = spec_document(spec_file)
     at = doc.where(NAME) if doc else None
     return (at.line, at.col) if at else (0, 0)
 
@@ -100,7 +100,7 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def _document(spec_file: str) -> Document | None:
+def spec_document(spec_file: str) -> Document | None:
     """``spec_file`` parsed (not validated), None when it cannot be read as YAML."""
     try:
         return parse_spec(read_spec_bytes(spec_file), spec_file)
