@@ -183,6 +183,31 @@ def render(
         return
     kept_notes(result.rendered, out_dir)
     _summary(len(result.rendered), out_dir, result.written)
+    stuck = _stuck_staging(out_dir)
+    if stuck:
+        note(f"paddlegen: warning: {_stuck_message(out_dir, stuck)}")
+
+
+def _stuck_staging(out_dir: str) -> list[str]:
+    """The staging folders still in ``out_dir`` after a write (which sweeps them all): those
+    it could not remove."""
+    from paddlegen.output.writer import leftover_staging
+
+    return leftover_staging(Path(out_dir))
+
+
+def _stuck_message(out_dir: str, names: Sequence[str]) -> str:
+    """What to run to remove staging folders a write could not."""
+    return f"{len(names)} staging folder(s) could not be removed; remove them: " + _rm_command(
+        out_dir, names
+    )
+
+
+def _rm_command(out_dir: str, names: Sequence[str]) -> str:
+    """The command that removes folders ``names`` of ``out_dir``, quoted for a POSIX shell."""
+    import shlex
+
+    return "rm -rf " + " ".join(shlex.quote(str(Path(out_dir) / name)) for name in names)
 
 
 def kept_notes(rendered: Sequence[Any], out_dir: str) -> None:
@@ -311,11 +336,14 @@ def check(
         return
     if fix:  # the output was rewritten, and the leftovers swept
         stale = sum(found.fixable and not found.leftover for _, found in drifts)
-        left = sum(found.leftover for _, found in drifts)
+        stuck = _stuck_staging(out_dir)
+        # said of those it did remove: one it could not stays, named with its command
+        left = {name for name, found in drifts if found.leftover} - set(stuck)
         theirs = sum(len(found.unknown) + len(found.custom) for _, found in drifts)
         click.echo(
             f"paddlegen: rewrote {stale} stale job(s)"
-            + (f", removed {left} leftover staging folder(s)" if left else "")
+            + (f", removed {len(left)} leftover staging folder(s)" if left else "")
+            + (f"; {_stuck_message(out_dir, stuck)}" if stuck else "")
             + (
                 f"; {theirs} file(s) above are yours to move into custom/ or fix: "
                 "--fix does not touch them"
@@ -461,7 +489,10 @@ def _show_drift(
             if fmt == "text":
                 note(f"extra: {Path(out_dir) / name}/")
             else:
-                message = "a staging folder an interrupted render left; the next render removes it"
+                message = (
+                    "a staging folder an interrupted render left; the next render removes it, "
+                    "as does: " + _rm_command(out_dir, [name])
+                )
                 findings.append(
                     Diagnostic(f"{Path(out_dir) / name}/", message=message, rule=LEFTOVER.id)
                 )
@@ -501,9 +532,10 @@ def _show_drift(
     if fmt != "text":
         emit(findings, fmt)
         return
-    leftovers = sum(found.leftover for _, found in drifts)
+    leftovers = [name for name, found in drifts if found.leftover]
     if leftovers:
         note(
-            f"paddlegen: {leftovers} staging folder(s) left in {out_dir} by an interrupted or "
-            "killed render; the next render removes them"
+            f"paddlegen: {len(leftovers)} staging folder(s) left in {out_dir} by an interrupted "
+            "or killed render; the next render removes them, as does: "
+            + _rm_command(out_dir, leftovers)
         )

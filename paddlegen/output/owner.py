@@ -20,11 +20,13 @@ tells the cases apart from the stamps a render or check reads anyway:
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from paddlegen.errors import Diagnostic, PaddlegenError, Rule
+from paddlegen.output.layout import STAMP
 from paddlegen.output.stamp import read_stamp, stamped_spec
 from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
 
@@ -79,17 +81,26 @@ def name_position(spec_file: str) -> tuple[int, int]:
 
 def _takeover(file: str, name: str, job_dir: Path, owner: str, still_names: bool) -> Diagnostic:
     shown = _shown(owner)
+    way_out = (
+        f"rename one of the jobs (metadata.name); if this spec replaces {shown}, delete or move "
+        "that file first"
+    )
+    if not still_names:  # a spec mid-edit, or a stamp naming a file that is no spec at all
+        stamp = shlex.quote(str(job_dir / STAMP))
+        way_out = (
+            f"if {shown} is a spec, fix it, then {way_out}; if it is no spec, the folder's "
+            f"stamp names the wrong file: delete the stamp (rm {stamp}) and run again"
+        )
     return Diagnostic(
         file,
         *name_position(file),  # it rendered: readable, unless it changed since
         "error",
         "$.metadata.name",
         f"job '{name}' in {job_dir} was rendered from {shown}, which "
-        f"{'still names it' if still_names else 'is still there'}: this spec would take "
-        "the other's job over",
+        f"{'still names it' if still_names else 'is still there and reads as no spec'}: this "
+        "spec would take the other's job over",
         JOB_NAME.id,
-        f"rename one of the jobs (metadata.name); if this spec replaces {shown}, delete or move "
-        "that file first",
+        way_out,
     )
 
 
