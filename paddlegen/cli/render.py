@@ -521,13 +521,14 @@ def _show_drift(
                     message = said + (f"; {own_place}" if rule is UNKNOWN else "")
                     origin = specs.get(name, "")
                     findings.append(Diagnostic(path, message=message, rule=rule.id, origin=origin))
-        for rel, why in found.custom:
+        for rel, why, line, col in found.custom:
             path = str(Path(out_dir) / name / rel)
             if fmt == "text":
-                note(f"{CUSTOM_RULE.id}: {path} ({why})")
+                note(f"{CUSTOM_RULE.id}: {path}{f':{line}:{col}' if line else ''} ({why})")
             else:
+                origin = specs.get(name, "")
                 findings.append(
-                    Diagnostic(path, message=why, rule=CUSTOM_RULE.id, origin=specs.get(name, ""))
+                    Diagnostic(path, line, col, message=why, rule=CUSTOM_RULE.id, origin=origin)
                 )
     if fmt != "text":
         emit(findings, fmt)

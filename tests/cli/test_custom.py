@@ -13,6 +13,7 @@ import yaml
 from paddlegen.cli import cli
 from paddlegen.output.layout import HEADER, STAMP
 from tests.cli.test_gitops import repo
+from tests.conftest import require_tool
 from tests.helpers import job_spec
 
 COMPONENT = (
@@ -255,3 +256,78 @@ def test_a_repository_that_commits_its_output_is_searched_for_specs_alone(
     assert result.exit_code == (1 if command[0] == "check" else 0), result.output  # notes.yaml
     if command[0] == "render":
         assert "name: a\n" in result.stdout
+
+
+BACKENDS = ["kustomize", "in-process"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, monkeypatch) -> str:
+    """Where custom/ is built: kustomize (required in CI), or in process without it."""
+    from paddlegen.output import component
+
+    if request.param == "kustomize":
+        require_tool("kustomize")
+    else:
+        monkeypatch.setattr(component, "find_kustomize", lambda: None)
+    return request.param
+
+
+@pytest.mark.parametrize(
+    ("listing", "at", "why"),
+    [
+        ("resources:\n  - netpol.yaml\n  - missing.yaml\n", "5:5", "missing.yaml (under resources"),
+        ("patches:\n  - path: gone.yaml\n", "4:11", "gone.yaml (under patches:): no such file"),
+        (
+            "configMapGenerator:\n  - name: cfg\n    files:\n      - app.conf=conf/app.conf\n",
+            "6:9",
+            "conf/app.conf (under configMapGenerator:): no such file",
+        ),
+        (
+            "resources:\n  - ../kustomization.yaml\n",
+            "4:5",
+            "../kustomization.yaml (under resources:): outside custom/",
+        ),
+        ("components:\n  - parts\n", "4:5", "parts (under components:): a folder without"),
+    ],
+    ids=["resource", "patch", "generator-file", "outside", "folder"],
+)
+@pytest.mark.parametrize("command", ["check", "validate"])
+def test_a_component_naming_a_file_kustomize_cannot_load_fails_at_its_entry(
+    runner, tmp_path, backend, listing, at, why, command
+):
+    jobs, deploy = repo(tmp_path, a="1")
+    job = tmp_path / "deploy" / "a"
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    head = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+    add_custom(job, head + listing)
+    (job / "custom" / "parts").mkdir()
+    assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
+    args = [jobs, "-o", deploy] if command == "check" else [f"{deploy}/a"]
+    result = runner.invoke(cli, [command, *args])
+    assert result.exit_code == 1, result.output
+    where = f"{deploy}/a/custom/kustomization.yaml:{at}"
+    said = f"custom: {where} ({why}" if command == "check" else f"{where}: error: {why}"
+    assert said in result.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "validate"])
+def test_a_component_kustomize_cannot_build_fails_when_kustomize_is_there(
+    runner, tmp_path, backend, command
+):
+    """A patch of an object the job does not have: kustomize's verdict, which the in-process
+    check of the Component's files cannot give."""
+    jobs, deploy = repo(tmp_path, a="1")
+    job = tmp_path / "deploy" / "a"
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    add_custom(job, COMPONENT + "patches:\n  - path: patch.yaml\n")
+    (job / "custom" / "patch.yaml").write_text(NETPOL.replace("name: a", "name: nobody"))
+    assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
+    args = [jobs, "-o", deploy] if command == "check" else [f"{deploy}/a"]
+    result = runner.invoke(cli, [command, *args])
+    if backend == "in-process":
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 1, result.output
+    assert f"`kustomize build {deploy}/a` fails: " in result.stderr
+    assert "no matches for Id NetworkPolicy" in result.stderr
