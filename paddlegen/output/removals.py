@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from paddlegen.errors import Diagnostic, Rule, UnsafeMergeError
 from paddlegen.output.layout import KUSTOMIZATION, is_generated
-
-if TYPE_CHECKING:
-    from paddlegen.pipeline.build import Rendered
 
 REMOVAL = Rule(
     "removal",
@@ -37,7 +34,27 @@ REMOVAL = Rule(
 OVERLAYS = "overlays"
 
 
-def refuse_removals(rendered: Sequence[Rendered], out: Path, allowed: bool = False) -> None:
+class Planned(Protocol):
+    """What the check reads of a job about to be written (``build.Rendered`` is one; the
+    pipeline imports this module, which needs nothing of the pipeline)."""
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def plan(self) -> dict[str, str]: ...
+
+    @property
+    def reused(self) -> object: ...
+
+    @property
+    def env(self) -> str | None: ...
+
+
+def refuse_removals(rendered: Sequence[Planned], out: Path, allowed: bool = False) -> None:
     """UnsafeMergeError (exit 1) naming every environment a write of ``rendered`` into
     ``out`` would remove from a job folder, unless ``allowed``."""
     found = [] if allowed else removed_environments(rendered, out)
@@ -45,19 +62,19 @@ def refuse_removals(rendered: Sequence[Rendered], out: Path, allowed: bool = Fal
         raise UnsafeMergeError(f"{len(found)} environment(s) would be removed", found)
 
 
-def removed_environments(rendered: Sequence[Rendered], out: Path) -> list[Diagnostic]:
+def removed_environments(rendered: Sequence[Planned], out: Path) -> list[Diagnostic]:
     """An error per environment folder on disk that the new plan of its job lacks."""
     found = []
     for r in rendered:
         if r.reused:
             continue
-        planned = environments(r.plan)
-        gone = sorted(deployed_environments(out / r.name) - planned)
+        planned = _environments(r.plan)
+        gone = sorted(_deployed_environments(out / r.name) - planned)
         found += [_removal(r, out / r.name, env, sorted(planned)) for env in gone]
     return found
 
 
-def environments(plan: Iterable[str]) -> set[str]:
+def _environments(plan: Iterable[str]) -> set[str]:
     """The environments a job folder's files (relative paths) hold."""
     return {
         parts[1]
@@ -66,7 +83,7 @@ def environments(plan: Iterable[str]) -> set[str]:
     }
 
 
-def deployed_environments(job_dir: Path) -> set[str]:
+def _deployed_environments(job_dir: Path) -> set[str]:
     """The environments whose kustomization paddlegen generated in ``job_dir``."""
     overlays = job_dir / OVERLAYS
     if overlays.is_symlink() or not overlays.is_dir():
@@ -78,7 +95,7 @@ def deployed_environments(job_dir: Path) -> set[str]:
     }
 
 
-def _removal(r: Rendered, job_dir: Path, env: str, planned: list[str]) -> Diagnostic:
+def _removal(r: Planned, job_dir: Path, env: str, planned: list[str]) -> Diagnostic:
     from paddlegen.output.owner import spec_document
     from paddlegen.spec.schema import nearest  # only on this error: jsonschema's module
 
@@ -86,7 +103,7 @@ def _removal(r: Rendered, job_dir: Path, env: str, planned: list[str]) -> Diagno
         why, close = f"--env {r.env} writes the flat layout, without {OVERLAYS}/", ""
     else:
         why = f"the spec has no environment '{env}' now"
-        close = nearest(env, [e for e in planned if e not in deployed_environments(job_dir)])
+        close = nearest(env, [e for e in planned if e not in _deployed_environments(job_dir)])
     field = (OVERLAYS, close) if close else (OVERLAYS,)
     doc = spec_document(r.file)  # a render keeps no documents: positions are looked up now
     at = doc.where(field, key=True) if doc else None

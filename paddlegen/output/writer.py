@@ -40,7 +40,7 @@ def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise cannot("write", out_dir / name, exc) from None
+        raise OutputError(failure("write", out_dir / name, exc)) from None
     return commit(stage_job(out_dir, name, plan))
 
 
@@ -78,7 +78,7 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     except OSError as exc:
         if staging is not None:
             remove_staging(staging)
-        raise cannot("write", target, exc) from None
+        raise OutputError(failure("write", target, exc)) from None
     return Staged(target, staging, report)
 
 
@@ -114,9 +114,9 @@ def commit(staged: Staged) -> WriteReport:
         try:
             _swap(staged.staging, staged.target)
         except OSError as exc:
-            discard(staged)
-            raise cannot("write", staged.target, exc) from None
-        left = discard(staged)  # the old tree
+            raise OutputError(failure("write", staged.target, exc)) from None
+        finally:
+            left = discard(staged)  # after a swap: the old tree
         if left is not None:
             raise OutputError(
                 f"{staged.target}: written, but its old tree stays at {staged.staging} "
@@ -154,15 +154,15 @@ def remove_staging(path: Path) -> OSError | None:
     return None
 
 
-def cannot(action: str, target: Path, exc: OSError) -> OutputError:
-    """The error of a write or removal of ``target`` that failed, naming the path that did
+def failure(action: str, target: Path, exc: OSError) -> str:
+    """The message of a write or removal of ``target`` that failed, naming the path that did
     (a file inside it, a staging folder beside it) when that is another."""
     failed = os.fsdecode(exc.filename) if exc.filename is not None else str(target)
     where = "" if failed == str(target) else f" {failed}"
     why = exc.strerror or str(exc)
     if os.path.islink(target) and not os.path.exists(target):
         why += f" ({target} is a symlink to {os.readlink(target)}, which is not there)"
-    return OutputError(f"{target}: cannot {action}{where}: {why}")
+    return f"{target}: cannot {action}{where}: {why}"
 
 
 def _quoted(path: Path) -> str:
@@ -366,7 +366,7 @@ def remove_job(out_dir: Path, name: str) -> WriteReport:
         aside = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
         os.rename(target, aside / name)
     except OSError as exc:
-        raise cannot("remove", target, exc) from None
+        raise OutputError(failure("remove", target, exc)) from None
     remove_staging(aside)  # what stays is named by the next check, removed by the next sweep
     return report
 
@@ -399,7 +399,7 @@ def output_lock(
             )
         )
     except OSError as exc:
-        raise cannot("write", out_dir, exc) from None
+        raise OutputError(failure("write", out_dir, exc)) from None
     try:
         if fd is not None:
             _acquire(fd, out_dir, timeout, on_wait)
