@@ -52,6 +52,9 @@ class Request:
     upgrade: Sequence[str] | None = ()
     validate: bool = False  # run_render: validate the manifests first; ManifestError if they fail
     fix: bool = False  # run_check: rewrite the output that differs
+    # run_render, run_check with ``fix``: write although an environment of a job whose spec is
+    # there goes (output/removals.py); else UnsafeMergeError, nothing written
+    allow_removal: bool = False
     manifests: bool = True  # run_validate: the manifests the specs render to as well
     kubernetes_version: str | None = None  # the API version validated against (default: newest)
     kubeconform: str | None = None  # the kubeconform binary (default: $PADDLEGEN_KUBECONFORM, PATH)
@@ -98,13 +101,15 @@ def run_render(request: Request, events: Events | None = None) -> Result:
         if request.stdout:
             stream = manifest_stream(rendered)
             return Result(rendered, findings=found, stream=stream, fallbacks=fallbacks)
-        written = write_rendered(rendered, request.output, prune, events, request.jobs)
+        written = write_rendered(
+            rendered, request.output, prune, events, request.jobs, request.allow_removal
+        )
         return Result(rendered, written, findings=found, fallbacks=fallbacks)
     out = Path(request.output)
     with writing(out, events):  # held while the plan reads the stamps: a second render waits
         rendered = plan(request, paths, events)
         fallbacks = _fallbacks(rendered, request.env)
-        written = write_planned(rendered, out, prune, request.jobs)
+        written = write_planned(rendered, out, prune, request.jobs, request.allow_removal)
     events.warnings([w for r in rendered for w in r.warnings])
     return Result(rendered, written, fallbacks=fallbacks)
 
@@ -201,7 +206,9 @@ def run_check(request: Request, events: Events | None = None) -> Result:
     events.drifted(rendered, drifts)
     if not (request.fix and drifts):
         return Result(rendered, drifts=drifts, fallbacks=fallbacks)
-    written = write_rendered(rendered, request.output, prune=prune, events=events)
+    written = write_rendered(
+        rendered, request.output, prune, events, allow_removal=request.allow_removal
+    )
     return Result(rendered, written, drifts, fallbacks=fallbacks)
 
 

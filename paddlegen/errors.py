@@ -225,8 +225,9 @@ class StaleOutputError(PaddlegenError):
 
 
 class UnsafeMergeError(PaddlegenError):
-    """Merging would delete an Argo CD Application, or run a job whose spec did not change,
-    and that was not allowed (`paddlegen plan`)."""
+    """A write would remove an environment of a job whose spec is there (render, check --fix),
+    or merging would delete an Argo CD Application or run a job whose spec did not change
+    (plan), and that was not allowed."""
 
     exit_code = EXIT_FINDINGS
 

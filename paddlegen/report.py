@@ -232,7 +232,7 @@ def declared_rules() -> tuple[Rule, ...]:
     from paddlegen import errors, sdk
     from paddlegen.authoring import import_shapes
     from paddlegen.gitops import kueue_fit, kueue_setup, merge
-    from paddlegen.output import drift, owner
+    from paddlegen.output import drift, owner, removals
     from paddlegen.rules import REGISTRY, ignores
     from paddlegen.spec import loader
     from paddlegen.validate import inprocess, kubeconform, kueue_queues, patched, server
@@ -260,8 +260,8 @@ def declared_rules() -> tuple[Rule, ...]:
         drift.UNKNOWN,
         drift.CUSTOM_RULE,
         drift.LEFTOVER,
-        # plan
-        merge.REMOVAL,
+        # render, check --fix and plan
+        removals.REMOVAL,
         merge.UNASKED_RERUN,
         errors.SUMMARY,
         # import and the SDK

@@ -190,6 +190,16 @@ ignore_option = click.option(
 )
 
 
+# The one flag for removals of what is deployed (output/removals.py): render, check --fix, plan.
+allow_removal_option = click.option(
+    "--allow-removal",
+    is_flag=True,
+    help="Do not fail when this removes what Argo CD deploys, and the running job with it: "
+    "an environment a spec no longer has (overlays/ENV), or in a merge an Application (a "
+    "removed spec, a renamed job, an environment removed).",
+)
+
+
 def specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("specs", nargs=-1, required=True, type=click.Path(allow_dash=False))(f)
 
@@ -226,6 +236,7 @@ def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--env",
                 metavar="ENV",
+                callback=_env_name,
                 help="Environment ENV alone, in the flat layout: each spec merged with its "
                 "overlay ENV (a spec with overlays but not ENV: its base).",
             ),
@@ -242,6 +253,14 @@ def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
     ):
         f = option(f)
     return f
+
+
+def _env_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An environment's name; an empty one is a mistake (a shell variable that was not set),
+    not "no environment": that would render every overlay's folder as its flat base."""
+    if value == "":
+        raise click.BadParameter("an environment's name, not an empty string", ctx, param)
+    return value
 
 
 def cores() -> int:

@@ -12,6 +12,7 @@ import click
 
 from paddlegen.cli.common import (
     TerminalEvents,
+    allow_removal_option,
     format_option,
     render_options,
     specs_argument,
@@ -100,12 +101,7 @@ _FORMATS: dict[str, Callable[[MergePlan], str]] = {
     help="How the plan is printed on stdout: text, json or markdown (a pull-request "
     "comment). --format keeps its meaning: how errors and findings are printed.",
 )
-@click.option(
-    "--allow-removal",
-    is_flag=True,
-    help="Do not fail when merging deletes an Application (a removed spec, a renamed job, "
-    "an environment removed), and the running job with it.",
-)
+@allow_removal_option
 @click.option(
     "--allow-rerun",
     is_flag=True,

@@ -11,6 +11,7 @@ import click
 
 from paddlegen.cli.common import (
     TerminalEvents,
+    allow_removal_option,
     emit,
     format_option,
     is_document,
@@ -99,6 +100,7 @@ class _DriftEvents(TerminalEvents):
     is_flag=True,
     help="Take this paddlegen's rendering of every job (see --upgrade).",
 )
+@allow_removal_option
 @validation_options
 @server_options
 @format_option
@@ -115,6 +117,7 @@ def render(
     validate_output: bool,
     upgrade: tuple[str, ...],
     upgrade_all: bool,
+    allow_removal: bool,
     kubeconform: str | None,
     kubernetes_version: str | None,
     schema_locations: tuple[str, ...],
@@ -169,6 +172,7 @@ def render(
         ignore_missing_schemas=ignore_missing_schemas,
         server=target,
         upgrade=None if upgrade_all else upgrade,
+        allow_removal=allow_removal,
     )
     undone = "nothing printed" if to_stdout else "nothing written"
     with undone_on_spec_errors(undone, fmt), TerminalEvents(out_dir, fmt) as events:
@@ -179,6 +183,31 @@ def render(
         return
     kept_notes(result.rendered, out_dir)
     _summary(len(result.rendered), out_dir, result.written)
+    stuck = _stuck_staging(out_dir)
+    if stuck:
+        note(f"paddlegen: warning: {_stuck_message(out_dir, stuck)}")
+
+
+def _stuck_staging(out_dir: str) -> list[str]:
+    """The staging folders still in ``out_dir`` after a write (which sweeps them all): those
+    it could not remove."""
+    from paddlegen.output.writer import leftover_staging
+
+    return leftover_staging(Path(out_dir))
+
+
+def _stuck_message(out_dir: str, names: Sequence[str]) -> str:
+    """What to run to remove staging folders a write could not."""
+    return f"{len(names)} staging folder(s) could not be removed; remove them: " + _rm_command(
+        out_dir, names
+    )
+
+
+def _rm_command(out_dir: str, names: Sequence[str]) -> str:
+    """The command that removes folders ``names`` of ``out_dir``, quoted for a POSIX shell."""
+    import shlex
+
+    return "rm -rf " + " ".join(shlex.quote(str(Path(out_dir) / name)) for name in names)
 
 
 def kept_notes(rendered: Sequence[Any], out_dir: str) -> None:
@@ -244,6 +273,7 @@ def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
 @specs_argument
 @render_options
 @click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
+@allow_removal_option
 @click.option(
     "--spec-findings/--no-spec-findings",
     default=True,
@@ -262,6 +292,7 @@ def check(
     ignore: list[str],
     env: str | None,
     fix: bool,
+    allow_removal: bool,
     spec_findings: bool,
     fmt: str,
 ) -> None:
@@ -274,7 +305,18 @@ def check(
     """
     from paddlegen.api import run_check
 
-    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, env, fix=fix)
+    request = _request(
+        specs,
+        out_dir,
+        workload,
+        templates,
+        argocd,
+        jobs,
+        ignore,
+        env,
+        fix=fix,
+        allow_removal=allow_removal,
+    )
     validate = [*specs, *(arg for rule in ignore for arg in ("--ignore", rule))]
     with (
         undone_on_spec_errors(
@@ -294,11 +336,14 @@ def check(
         return
     if fix:  # the output was rewritten, and the leftovers swept
         stale = sum(found.fixable and not found.leftover for _, found in drifts)
-        left = sum(found.leftover for _, found in drifts)
+        stuck = _stuck_staging(out_dir)
+        # said of those it did remove: one it could not stays, named with its command
+        left = {name for name, found in drifts if found.leftover} - set(stuck)
         theirs = sum(len(found.unknown) + len(found.custom) for _, found in drifts)
         click.echo(
             f"paddlegen: rewrote {stale} stale job(s)"
-            + (f", removed {left} leftover staging folder(s)" if left else "")
+            + (f", removed {len(left)} leftover staging folder(s)" if left else "")
+            + (f"; {_stuck_message(out_dir, stuck)}" if stuck else "")
             + (
                 f"; {theirs} file(s) above are yours to move into custom/ or fix: "
                 "--fix does not touch them"
@@ -444,7 +489,10 @@ def _show_drift(
             if fmt == "text":
                 note(f"extra: {Path(out_dir) / name}/")
             else:
-                message = "a staging folder an interrupted render left; the next render removes it"
+                message = (
+                    "a staging folder an interrupted render left; the next render removes it, "
+                    "as does: " + _rm_command(out_dir, [name])
+                )
                 findings.append(
                     Diagnostic(f"{Path(out_dir) / name}/", message=message, rule=LEFTOVER.id)
                 )
@@ -473,20 +521,22 @@ def _show_drift(
                     message = said + (f"; {own_place}" if rule is UNKNOWN else "")
                     origin = specs.get(name, "")
                     findings.append(Diagnostic(path, message=message, rule=rule.id, origin=origin))
-        for rel, why in found.custom:
+        for rel, why, line, col in found.custom:
             path = str(Path(out_dir) / name / rel)
             if fmt == "text":
-                note(f"{CUSTOM_RULE.id}: {path} ({why})")
+                note(f"{CUSTOM_RULE.id}: {path}{f':{line}:{col}' if line else ''} ({why})")
             else:
+                origin = specs.get(name, "")
                 findings.append(
-                    Diagnostic(path, message=why, rule=CUSTOM_RULE.id, origin=specs.get(name, ""))
+                    Diagnostic(path, line, col, message=why, rule=CUSTOM_RULE.id, origin=origin)
                 )
     if fmt != "text":
         emit(findings, fmt)
         return
-    leftovers = sum(found.leftover for _, found in drifts)
+    leftovers = [name for name, found in drifts if found.leftover]
     if leftovers:
         note(
-            f"paddlegen: {leftovers} staging folder(s) left in {out_dir} by an interrupted or "
-            "killed render; the next render removes them"
+            f"paddlegen: {len(leftovers)} staging folder(s) left in {out_dir} by an interrupted "
+            "or killed render; the next render removes them, as does: "
+            + _rm_command(out_dir, leftovers)
         )

@@ -56,7 +56,8 @@ def validate(
     pre-commit hook needs. --no-manifests checks the specs alone.
 
     A rendered directory (one with paddlegen's kustomization.yaml, or a folder of such) is
-    validated as manifests, its overlays' patched objects included. Rendered directories, an
+    validated as manifests, its overlays' patched objects included, and each job's custom/
+    Component is built (with kustomize when it is installed). Rendered directories, an
     explicit --manifests or --kubeconform PATH use kubeconform (strict, offline schemas) when
     it is installed, and say so when it is not.
 

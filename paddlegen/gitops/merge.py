@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from paddlegen.errors import Diagnostic, InputError, Rule, SpecError, UnsafeMergeError
 from paddlegen.gitops.committed import Committed
 from paddlegen.output.layout import HEADER, KUSTOMIZATION, STAMP, generated_jobs, is_custom
+from paddlegen.output.removals import REMOVAL
 from paddlegen.render.toolchain import tree_files
 from paddlegen.spec.loader import FieldPath, format_path, parse_spec, read_spec_bytes
 
@@ -27,18 +28,6 @@ if TYPE_CHECKING:
     from paddlegen.pipeline.build import Rendered
 
 CREATE, RERUN, DELETE, UNCHANGED = ACTIONS = ("create", "rerun", "delete", "unchanged")
-
-REMOVAL = Rule(
-    "removal",
-    "a merge deletes no Argo CD Application unasked (`plan --allow-removal` allows it)",
-    explanation=(
-        "Merging deletes an Argo CD Application: its job folder or its environment is gone (a "
-        "removed spec, a renamed job, an environment removed from the overlays). Its resources "
-        "finalizer deletes its objects with it, a running job among them. `paddlegen plan "
-        "--allow-removal` allows it."
-    ),
-    severity="error",
-)
 
 UNASKED_RERUN = Rule(
     "rerun",

@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paddlegen.errors import Rule
+from paddlegen.errors import Diagnostic, Rule
+from paddlegen.output.component import Problem, component_problems
 from paddlegen.output.layout import (
     COMPONENT,
     CUSTOM,
@@ -67,7 +68,9 @@ CUSTOM_RULE = Rule(
     "a job's `custom/` folder is a kustomize Component kustomize can use",
     explanation=(
         "A job's `custom/` folder is a kustomize Component that the job's kustomization lists. One "
-        "kustomize cannot use breaks the job's build."
+        "kustomize cannot use breaks the job's build. `check` and `validate` build it: every file "
+        "it names must be in or below it (reported at its entry), and with kustomize on PATH the "
+        "job's kustomization is built too."
     ),
     severity="error",
 )
@@ -100,9 +103,9 @@ class Drift:
     # Files paddlegen did not generate outside custom/: no kustomization lists them, so
     # nothing deploys them (they belong in custom/).
     unknown: list[str] = field(default_factory=list)
-    # What keeps custom/ from being deployed, as (file, why): no kustomization.yaml there, or
-    # one that is no kustomize Component.
-    custom: list[tuple[str, str]] = field(default_factory=list)
+    # What keeps custom/ from being deployed: no kustomization.yaml there, one that is no
+    # kustomize Component, or one kustomize cannot build (output/component.py).
+    custom: list[Problem] = field(default_factory=list)
     # The environment the folder was rendered for alone (`--env`, its stamp says), if it was:
     # a check with another (or none) finds every file different.
     env: str | None = None
@@ -173,8 +176,17 @@ def user_files(files: dict[str, Path]) -> Drift:
     )
 
 
-def _custom_problems(old: dict[str, Path]) -> list[tuple[str, str]]:
-    """Why what is in custom/ would not be deployed, per file; none when it is a Component."""
+def custom_findings(job_dir: Path) -> list[Diagnostic]:
+    """The findings on the `custom/` of a rendered job folder as it is (``validate`` of it)."""
+    return [
+        Diagnostic(str(job_dir / rel), line, col, message=why, rule=CUSTOM_RULE.id)
+        for rel, why, line, col in _custom_problems(existing_files(job_dir))
+    ]
+
+
+def _custom_problems(old: dict[str, Path]) -> list[Problem]:
+    """Why what is in custom/ would not be deployed, per file; none when it is a Component
+    kustomize builds."""
     inside = sorted(rel for rel in old if is_custom(rel))
     if not inside:
         return []
@@ -184,18 +196,18 @@ def _custom_problems(old: dict[str, Path]) -> list[tuple[str, str]]:
             f"{CUSTOM}/ has no {KUSTOMIZATION}, so nothing in it is deployed: make it a "
             "kustomize Component (kind: Component) that lists this file"
         )
-        return [(rel, why) for rel in inside]
+        return [Problem(rel, why) for rel in inside]
     if component.is_symlink():
         why = (
             "a symlink, which paddlegen does not follow: the job's kustomization lists no "
             f"{CUSTOM}/ behind one (make it a regular file)"
         )
-        return [(COMPONENT, why)]
-    kind = _kind_of(component)
+        return [Problem(COMPONENT, why)]
+    text, kind = _kind_of(component)
     if kind == "Component":
-        return []
+        return component_problems(component.parent.parent, text)
     return [
-        (
+        Problem(
             COMPONENT,
             f"{kind}: the job's kustomization lists it under components:, where kustomize "
             "takes only a Component (apiVersion: kustomize.config.k8s.io/v1alpha1, "
@@ -204,9 +216,9 @@ def _custom_problems(old: dict[str, Path]) -> list[tuple[str, str]]:
     ]
 
 
-def _kind_of(path: Path) -> str:
-    """The kind of a YAML file's first document, said for a message ("kind Kustomization",
-    "not valid YAML", ...)."""
+def _kind_of(path: Path) -> tuple[str, str]:
+    """A YAML file's text and the kind of its first document, said for a message ("kind
+    Kustomization", "not valid YAML", ...)."""
     import yaml
 
     from paddlegen.yamlio import load_all
@@ -215,9 +227,10 @@ def _kind_of(path: Path) -> str:
         with open_regular(path) as fh:
             text = fh.read(_COMPONENT_MAX + 1).decode("utf-8")
         if len(text) > _COMPONENT_MAX:
-            return "larger than 1 MiB"
+            return "", "larger than 1 MiB"
         docs = load_all(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return "not valid YAML"
+        return "", "not valid YAML"
     kind = docs[0].get("kind") if docs and isinstance(docs[0], dict) else None
-    return kind if kind == "Component" else f"kind {kind}" if isinstance(kind, str) else "no kind"
+    said = kind if kind == "Component" else f"kind {kind}" if isinstance(kind, str) else "no kind"
+    return text, said

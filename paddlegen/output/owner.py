@@ -20,11 +20,13 @@ tells the cases apart from the stamps a render or check reads anyway:
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from paddlegen.errors import Diagnostic, PaddlegenError, Rule
+from paddlegen.output.layout import STAMP
 from paddlegen.output.stamp import read_stamp, stamped_spec
 from paddlegen.spec.loader import Document, parse_spec, read_spec_bytes
 
@@ -62,7 +64,7 @@ def takeover_diagnostics(
             continue  # most jobs: a folder of their own, or none yet; or the other spec moved
         if _same_file(owner, file):
             continue  # this spec by another path: a symlink, a hard link, another case
-        other = _document(owner)
+        other = spec_document(owner)
         if other is not None and _job_name(other) != name:
             continue  # the other spec names another job now
         found.append(_takeover(file, name, out / name, owner, still_names=other is not None))
@@ -72,24 +74,33 @@ def takeover_diagnostics(
 def name_position(spec_file: str) -> tuple[int, int]:
     """Line and column of a spec's ``metadata.name``, for an error found after rendering (a
     render keeps no documents); (0, 0) when the file no longer reads."""
-    doc = _document(spec_file)
+    doc = spec_document(spec_file)
     at = doc.where(NAME) if doc else None
     return (at.line, at.col) if at else (0, 0)
 
 
 def _takeover(file: str, name: str, job_dir: Path, owner: str, still_names: bool) -> Diagnostic:
     shown = _shown(owner)
+    way_out = (
+        f"rename one of the jobs (metadata.name); if this spec replaces {shown}, delete or move "
+        "that file first"
+    )
+    if not still_names:  # a spec mid-edit, or a stamp naming a file that is no spec at all
+        stamp = shlex.quote(str(job_dir / STAMP))
+        way_out = (
+            f"if {shown} is a spec, fix it, then {way_out}; if it is no spec, the folder's "
+            f"stamp names the wrong file: delete the stamp (rm {stamp}) and run again"
+        )
     return Diagnostic(
         file,
         *name_position(file),  # it rendered: readable, unless it changed since
         "error",
         "$.metadata.name",
         f"job '{name}' in {job_dir} was rendered from {shown}, which "
-        f"{'still names it' if still_names else 'is still there'}: this spec would take "
-        "the other's job over",
+        f"{'still names it' if still_names else 'is still there and reads as no spec'}: this "
+        "spec would take the other's job over",
         JOB_NAME.id,
-        f"rename one of the jobs (metadata.name); if this spec replaces {shown}, delete or move "
-        "that file first",
+        way_out,
     )
 
 
@@ -100,7 +111,7 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def _document(spec_file: str) -> Document | None:
+def spec_document(spec_file: str) -> Document | None:
     """``spec_file`` parsed (not validated), None when it cannot be read as YAML."""
     try:
         return parse_spec(read_spec_bytes(spec_file), spec_file)

@@ -7,6 +7,7 @@ import errno
 import functools
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from typing import Any
 from paddlegen.errors import OutputError
 from paddlegen.output.claim import JOB, Writer, claim
 from paddlegen.output.interrupts import deferred, remove_tree
-from paddlegen.output.layout import STAMP, Plan, is_owned
+from paddlegen.output.layout import STAMP, Plan, is_custom, is_owned
 from paddlegen.reading import read_bytes
 
 try:
@@ -39,7 +40,7 @@ def write_job(out_dir: Path, name: str, plan: Plan) -> WriteReport:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"{out_dir / name}: cannot write: {exc.strerror or exc}") from None
+        raise OutputError(failure("write", out_dir / name, exc)) from None
     return commit(stage_job(out_dir, name, plan))
 
 
@@ -57,7 +58,8 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
 
     Unchanged files are hard-linked from the old tree (their mtimes stay); files paddlegen did
     not generate, and everything in `custom/`, are never overwritten and are carried over
-    untouched. Nothing visible changes
+    untouched, and so are the modes of the folders that stay (in `custom/` their times too,
+    and its empty folders). Nothing visible changes
     until ``commit``; ``discard`` (or the next render's sweep) removes what ``commit`` never got.
     Several processes may stage jobs at once (render -j), under the output lock.
     """
@@ -66,14 +68,17 @@ def stage_job(out_dir: Path, name: str, plan: Plan) -> Staged:
     foreign = report.kept
     if not report.written and not report.removed and target.is_dir():
         return Staged(target, None, report)  # nothing to do: every mtime stays
+    folders = _folders(target)
+    _refuse_read_only(target, folders)
     staging = None
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
         _fill(staging, plan, old, report.unchanged, foreign)
+        _keep_folders(staging, _kept_folders(folders, plan, foreign))
     except OSError as exc:
         if staging is not None:
-            remove_tree(staging, ignore_errors=True)
-        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+            remove_staging(staging)
+        raise OutputError(failure("write", target, exc)) from None
     return Staged(target, staging, report)
 
 
@@ -109,23 +114,66 @@ def commit(staged: Staged) -> WriteReport:
         try:
             _swap(staged.staging, staged.target)
         except OSError as exc:
-            raise OutputError(f"{staged.target}: cannot write: {exc.strerror or exc}") from None
+            raise OutputError(failure("write", staged.target, exc)) from None
         finally:
-            discard(staged)  # after a swap: the old tree
+            left = discard(staged)  # after a swap: the old tree
+        if left is not None:
+            raise OutputError(
+                f"{staged.target}: written, but its old tree stays at {staged.staging} "
+                f"({left.strerror or left}): remove it: rm -rf {_quoted(staged.staging)}"
+            )
     return staged.report
 
 
-def discard(staged: Staged) -> None:
-    """Remove a staged tree (or, after ``commit``, the old tree left in its place)."""
-    if staged.staging is not None and staged.staging.exists():
-        remove_tree(staged.staging, ignore_errors=True)
+def discard(staged: Staged) -> OSError | None:
+    """Remove a staged tree (or, after ``commit``, the old tree left in its place); the error
+    that keeps it there, if one does."""
+    if staged.staging is None or not os.path.lexists(staged.staging):
+        return None
+    return remove_staging(staged.staging)
+
+
+def remove_staging(path: Path) -> OSError | None:
+    """Delete a staging folder, paddlegen's own; None, or the error that keeps it.
+
+    Its folders are made writable first: an old tree put aside keeps the modes its folders
+    had, and one the user made read-only would keep it otherwise. Folders only: every file
+    of an old tree may be a hard link to a file of the new one.
+    """
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+        for root, dirs, _ in os.walk(path):
+            for folder in dirs:
+                full = os.path.join(root, folder)
+                if not os.path.islink(full):
+                    os.chmod(full, 0o700)
+    try:
+        remove_tree(path)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def failure(action: str, target: Path, exc: OSError) -> str:
+    """The message of a write or removal of ``target`` that failed, naming the path that did
+    (a file inside it, a staging folder beside it) when that is another."""
+    failed = os.fsdecode(exc.filename) if exc.filename is not None else str(target)
+    where = "" if failed == str(target) else f" {failed}"
+    why = exc.strerror or str(exc)
+    if os.path.islink(target) and not os.path.exists(target):
+        why += f" ({target} is a symlink to {os.readlink(target)}, which is not there)"
+    return f"{target}: cannot {action}{where}: {why}"
+
+
+def _quoted(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
 
 
 def _clash_message(target: Path, clash: list[str]) -> str:
     """The refusal, with both ways out: a file of paddlegen's that lost its header (an editor,
     a formatter) is deleted and written anew; a file of the user's is moved away."""
-    import shlex
-
     paths = [target / rel for rel in clash]
     recursive = any(p.is_dir() and not p.is_symlink() for p in paths)
     command = "rm -r " if recursive else "rm "
@@ -133,7 +181,7 @@ def _clash_message(target: Path, clash: list[str]) -> str:
         f"{target}: refusing to overwrite files paddlegen did not generate: {', '.join(clash)} "
         "(they lack its header). If paddlegen wrote them, delete them and run again: "
         + command
-        + " ".join(shlex.quote(str(p)) for p in paths)
+        + " ".join(map(_quoted, paths))
         + f"; if they are yours, move them out of {target}"
     )
 
@@ -200,6 +248,63 @@ def _fill(
     os.chmod(staging, 0o755)  # mkdtemp makes 0700; a generated tree is an ordinary folder
 
 
+def _folders(target: Path) -> dict[str, Path]:
+    """Every folder of the tree at ``target`` by relative path ("." itself); none when there
+    is no tree yet. Symlinks are not followed."""
+    if not target.is_dir():
+        return {}
+    found = {".": target}
+    for path in target.rglob("*"):
+        if path.is_dir() and not path.is_symlink():
+            found[path.relative_to(target).as_posix()] = path
+    return found
+
+
+def _refuse_read_only(target: Path, folders: dict[str, Path]) -> None:
+    """A folder of the old tree this process may not delete from: the swap puts the whole old
+    tree aside to delete it, which would fail after the new one is in (its staging folder
+    left behind). Refused first, naming the folder, when its mode says so (a read-only file
+    system or another's folder fails the write itself, as the system says). A folder in
+    `custom/` is the user's to make read-only: the staged tree gets its own, and the old one
+    is deleted as paddlegen's (``remove_staging``)."""
+    for rel, path in folders.items():
+        if (
+            not is_custom(rel)
+            and not path.stat().st_mode & stat.S_IWUSR
+            and not os.access(path, os.W_OK | os.X_OK)
+        ):
+            raise OutputError(
+                f"{path}: cannot write: a read-only folder, and a render replaces the job "
+                f"folder {target} whole: make it writable (chmod u+w {_quoted(path)}) or move "
+                "it out"
+            )
+
+
+def _kept_folders(
+    folders: dict[str, Path], plan: Plan, foreign: list[str]
+) -> dict[str, os.stat_result]:
+    """The old tree's ``folders`` that the new one has too, as they are: those the plan writes
+    into or that hold a file of the user's, and every folder in `custom/` (an empty one too:
+    the user's, as all of `custom/` is)."""
+    ancestors = {str(parent) for rel in [*plan, *foreign] for parent in PurePosixPath(rel).parents}
+    return {
+        rel: path.stat()
+        for rel, path in folders.items()
+        if rel == "." or rel in ancestors or is_custom(rel)
+    }
+
+
+def _keep_folders(staging: Path, folders: dict[str, os.stat_result]) -> None:
+    """Give the staged tree the old tree's ``folders`` as they were: each folder's mode, and
+    in `custom/` its times (which the files linked into it changed), deepest first."""
+    for rel, old in sorted(folders.items(), key=lambda item: -len(PurePosixPath(item[0]).parts)):
+        path = staging / rel
+        path.mkdir(parents=True, exist_ok=True)  # an empty folder in custom/
+        if is_custom(rel):
+            os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+        os.chmod(path, stat.S_IMODE(old.st_mode))  # after its subfolders: 0500 stops no mkdir
+
+
 def _write_text(path: Path, text: str) -> None:
     with open(path, "w", encoding="utf-8", newline="") as fh:  # "\n" on every OS
         fh.write(text)
@@ -260,9 +365,9 @@ def remove_job(out_dir: Path, name: str) -> WriteReport:
     try:
         aside = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir))
         os.rename(target, aside / name)
-        remove_tree(aside, ignore_errors=True)
     except OSError as exc:
-        raise OutputError(f"{target}: cannot remove: {exc.strerror or exc}") from None
+        raise OutputError(failure("remove", target, exc)) from None
+    remove_staging(aside)  # what stays is named by the next check, removed by the next sweep
     return report
 
 
@@ -294,7 +399,7 @@ def output_lock(
             )
         )
     except OSError as exc:
-        raise OutputError(f"{out_dir}: cannot write: {exc.strerror or exc}") from None
+        raise OutputError(failure("write", out_dir, exc)) from None
     try:
         if fd is not None:
             _acquire(fd, out_dir, timeout, on_wait)
@@ -352,8 +457,8 @@ def sweep_staging(out_dir: Path) -> list[str]:
                 # The rename fallback of _swap died between its renames: the old tree.
                 os.rename(entry, job)
                 continue
-            remove_tree(entry)
-            swept.append(entry.name)
+            if remove_staging(entry) is None:
+                swept.append(entry.name)
         except OSError:
-            pass  # best effort (a read-only output, say); the write itself will report
+            pass  # best effort (a read-only output, say): check names what stays
     return swept

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from paddlegen.errors import Diagnostic, InputError, SpecError
-from paddlegen.output.layout import is_generated
+from paddlegen.output.layout import KUSTOMIZATIONS, is_generated, is_job_folder
 from paddlegen.spec.loader import Document, manifest_diagnostic, parse_spec, read_spec_bytes
 
 
@@ -100,15 +101,7 @@ def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
         path = Path(item)
         if path.is_dir():
             whole_set = True
-            # Generated output below the folder (deploy/ inside jobs/) is not a spec.
-            found.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.suffix in SPEC_SUFFIXES
-                and p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                and not is_generated(p)
-            )
+            found.extend(_folder_specs(path))
         elif not path.exists() and any(c in item for c in "*?["):
             whole_set = True
             matches = sorted(p for p in Path().glob(item) if p.is_file())
@@ -118,3 +111,29 @@ def collect_specs(inputs: Iterable[str | Path]) -> tuple[list[Path], bool]:
         else:
             found.append(path)
     return list(dict.fromkeys(found)), whole_set
+
+
+def _folder_specs(folder: Path) -> list[Path]:
+    """The spec files below ``folder``, in path order. Rendered output below it (deploy/
+    inside the repository) holds none: files paddlegen generated, job folders with all in
+    them (a user's file, `custom/`), and kustomize's own folders (a Component left where a
+    job's spec is gone) are passed by, as are hidden folders."""
+    found: list[Path] = []
+    for root, folders, files in os.walk(folder):
+        here = Path(root)
+        folders[:] = [
+            name
+            for name in folders
+            if not name.startswith(".")
+            and not is_job_folder(here / name)
+            and not any((here / name / k).exists() for k in KUSTOMIZATIONS)
+        ]
+        found.extend(
+            here / name
+            for name in files
+            if Path(name).suffix in SPEC_SUFFIXES
+            and not name.startswith(".")
+            and (here / name).is_file()
+            and not is_generated(here / name)
+        )
+    return sorted(found)

@@ -15,6 +15,7 @@ from paddlegen.output.claim import JOB, RENDER, claim, owner
 from paddlegen.output.drift import Drift, drift_of, user_files
 from paddlegen.output.layout import Plan, generated_jobs, stream
 from paddlegen.output.pool import map_ordered
+from paddlegen.output.removals import refuse_removals
 from paddlegen.output.stamp import without_stamp
 from paddlegen.output.writer import (
     Staged,
@@ -36,13 +37,14 @@ def write_rendered(
     prune: bool = False,
     events: Events | None = None,
     jobs: int | None = None,
+    allow_removal: bool = False,
 ) -> list[tuple[str, WriteReport]]:
     """Write every job (with its stamp), and remove the generated jobs ``orphans`` names (with
     ``prune``, the whole set of specs was given: every job not rendered), under the output
-    lock; ``jobs`` as ``write_planned`` takes it."""
+    lock; ``jobs`` and ``allow_removal`` as ``write_planned`` takes them."""
     out = Path(out_dir)
     with writing(out, events):
-        return write_planned(rendered, out, prune, jobs)
+        return write_planned(rendered, out, prune, jobs, allow_removal)
 
 
 @contextlib.contextmanager
@@ -76,12 +78,19 @@ def writing(out: Path, events: Events | None = None) -> Iterator[None]:
 
 
 def write_planned(
-    rendered: Sequence[Rendered], out: Path, prune: bool, jobs: int | None = None
+    rendered: Sequence[Rendered],
+    out: Path,
+    prune: bool,
+    jobs: int | None = None,
+    allow_removal: bool = False,
 ) -> list[tuple[str, WriteReport]]:
     """Swap every job in, in order (call under ``writing``); a reused job is reported as it
     is. The two strategies: with ``jobs``, every changed job's new tree is staged first, on up
     to ``jobs`` processes, then each is swapped in; without, each is staged and swapped in in
-    turn. If one fails, ``writing`` sweeps the rest, not the next render."""
+    turn. If one fails, ``writing`` sweeps the rest, not the next render. An environment
+    folder of a job whose spec is there goes only with ``allow_removal`` (else
+    UnsafeMergeError, nothing written: output/removals.py)."""
+    refuse_removals(rendered, out, allow_removal)
     fresh = [r for r in rendered if not r.reused]
     staged = iter(
         map_ordered(_stage, [(out, r.name, r.files(out)) for r in fresh], jobs) if jobs else ()

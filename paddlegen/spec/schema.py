@@ -152,7 +152,7 @@ def readable_part(doc: Document) -> Document | None:
         told = error.schema.get("x-unknown", {})
         for key in (k for k in error.instance if k not in known):
             # (past a few dozen unknown fields, a hostile file: not worth the guessing)
-            if key in told or len(unknown) >= _MAX_SUGGESTIONS or _nearest(key, absent):
+            if key in told or len(unknown) >= _MAX_SUGGESTIONS or nearest(key, absent):
                 return None
             unknown.append((*path, key))
     data = _without(doc.data, unknown)
@@ -297,11 +297,11 @@ _MAX_SUGGESTIONS = 50
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:
-    close = _nearest(word, choices)
+    close = nearest(word, choices)
     return f"did you mean '{close}'?" if close else ""
 
 
-def _nearest(word: str, choices: list[str]) -> str:
+def nearest(word: str, choices: list[str]) -> str:
     """The choice ``word`` most likely misspells, or ""."""
     import difflib  # here: a valid spec never needs it
 

@@ -177,6 +177,10 @@ def validate_inputs(
             extra,
         )
         found.extend(more)
+    if trees:  # and the job's own Component, as kustomize builds it
+        from paddlegen.output.drift import custom_findings
+
+        found.extend(d for tree in trees for d in custom_findings(tree))
     if server and rendered and not any(d.is_error for d in found):
         from paddlegen.validate.server import dry_run
 
@@ -195,11 +199,11 @@ def validate_inputs(
 
 def rendered_trees(path: str | Path) -> list[Path] | None:
     """The job directories of a rendered tree (a job directory or a folder of them), else None."""
-    from paddlegen.output.layout import KUSTOMIZATION, is_generated
+    from paddlegen.output.layout import is_job_folder
 
     root = Path(path)
     if not root.is_dir():
         return None
-    if is_generated(root / KUSTOMIZATION) or is_generated(root / "base" / KUSTOMIZATION):
+    if is_job_folder(root):
         return [root]
     return [root / name for name in generated_jobs(root)] or None

@@ -13,6 +13,7 @@ import yaml
 from paddlegen.cli import cli
 from paddlegen.output.layout import HEADER, STAMP
 from tests.cli.test_gitops import repo
+from tests.conftest import require_tool
 from tests.helpers import job_spec
 
 COMPONENT = (
@@ -190,3 +191,143 @@ def test_a_symlinked_component_is_not_followed_and_fails_check(runner, tmp_path)
         f"custom: {deploy}/a/custom/kustomization.yaml (a symlink, which paddlegen does not "
         "follow: the job's kustomization lists no custom/ behind one" in check.stderr
     )
+
+
+def _custom_state(custom: Path) -> dict[str, tuple[int, int, bytes | None]]:
+    """Every entry of custom/ (itself included): mode, mtime, and a file's bytes."""
+    return {
+        str(p.relative_to(custom.parent)): (
+            p.stat().st_mode,
+            p.stat().st_mtime_ns,
+            p.read_bytes() if p.is_file() else None,
+        )
+        for p in [custom, *sorted(custom.rglob("*"))]
+    }
+
+
+@pytest.mark.parametrize("overlays", [False, True], ids=["flat", "overlays"])
+@pytest.mark.parametrize("command", [["render"], ["check", "--fix"]])
+def test_a_rewrite_of_the_job_folder_keeps_custom_as_it_is(runner, tmp_path, overlays, command):
+    """Modes of its folders, their times, and empty folders: the job folder is rebuilt when
+    the spec changes, and custom/ in it is the user's, as it was."""
+    jobs, deploy = repo(tmp_path)
+    spec = tmp_path / "jobs" / "a.yaml"
+    spec.write_text(job_spec("a") + (OVERLAYS if overlays else ""))
+    job = tmp_path / "deploy" / "a"
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    custom = add_custom(job)
+    (custom / "private").mkdir(mode=0o700)
+    (custom / "private" / "empty").mkdir()
+    (custom / "shared").mkdir()
+    (custom / "shared" / "notes.txt").write_text("mine\n")
+    (custom / "shared").chmod(0o750)
+    custom.chmod(0o750)
+    job.chmod(0o700)
+    runner.invoke(cli, ["render", jobs, "-o", deploy])  # now lists the Component
+    before = _custom_state(custom)
+    spec.write_text(spec.read_text().replace("img:1", "img:2"))
+    result = runner.invoke(cli, [*command, jobs, "-o", deploy])
+    assert result.exit_code == (1 if "check" in command else 0), result.output
+    assert "img:2" in (job / ("base" if overlays else "") / "batch_v1_job_a.yaml").read_text()
+    assert _custom_state(custom) == before
+    assert job.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize(
+    "command", [["render", ".", "--stdout"], ["validate", "."], ["check", ".", "-o", "deploy"]]
+)
+def test_a_repository_that_commits_its_output_is_searched_for_specs_alone(
+    runner, tmp_path, monkeypatch, command
+):
+    """What a render wrote below the folder searched is no spec: the files of a job folder
+    (custom/, a file of the user's beside paddlegen's) and a Component left where a job's
+    spec is gone; the Argo CD plugin renders `.` of such a repository."""
+    monkeypatch.chdir(tmp_path)
+    repo(tmp_path, a="1", b="1")
+    runner.invoke(cli, ["render", "jobs", "-o", "deploy"])
+    for name in ("a", "b"):
+        add_custom(tmp_path / "deploy" / name)
+    (tmp_path / "deploy" / "a" / "notes.yaml").write_text("owner: team-a\n")
+    (tmp_path / "jobs" / "b.yaml").unlink()
+    runner.invoke(cli, ["render", "jobs", "-o", "deploy"])
+    assert sorted(p.name for p in (tmp_path / "deploy" / "b").iterdir()) == ["custom"]
+    result = runner.invoke(cli, command)
+    assert "not a paddlegen spec" not in result.output
+    assert result.exit_code == (1 if command[0] == "check" else 0), result.output  # notes.yaml
+    if command[0] == "render":
+        assert "name: a\n" in result.stdout
+
+
+BACKENDS = ["kustomize", "in-process"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, monkeypatch) -> str:
+    """Where custom/ is built: kustomize (required in CI), or in process without it."""
+    from paddlegen.output import component
+
+    if request.param == "kustomize":
+        require_tool("kustomize")
+    else:
+        monkeypatch.setattr(component, "find_kustomize", lambda: None)
+    return request.param
+
+
+@pytest.mark.parametrize(
+    ("listing", "at", "why"),
+    [
+        ("resources:\n  - netpol.yaml\n  - missing.yaml\n", "5:5", "missing.yaml (under resources"),
+        ("patches:\n  - path: gone.yaml\n", "4:11", "gone.yaml (under patches:): no such file"),
+        (
+            "configMapGenerator:\n  - name: cfg\n    files:\n      - app.conf=conf/app.conf\n",
+            "6:9",
+            "conf/app.conf (under configMapGenerator:): no such file",
+        ),
+        (
+            "resources:\n  - ../kustomization.yaml\n",
+            "4:5",
+            "../kustomization.yaml (under resources:): outside custom/",
+        ),
+        ("components:\n  - parts\n", "4:5", "parts (under components:): a folder without"),
+    ],
+    ids=["resource", "patch", "generator-file", "outside", "folder"],
+)
+@pytest.mark.parametrize("command", ["check", "validate"])
+def test_a_component_naming_a_file_kustomize_cannot_load_fails_at_its_entry(
+    runner, tmp_path, backend, listing, at, why, command
+):
+    jobs, deploy = repo(tmp_path, a="1")
+    job = tmp_path / "deploy" / "a"
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    head = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+    add_custom(job, head + listing)
+    (job / "custom" / "parts").mkdir()
+    assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
+    args = [jobs, "-o", deploy] if command == "check" else [f"{deploy}/a"]
+    result = runner.invoke(cli, [command, *args])
+    assert result.exit_code == 1, result.output
+    where = f"{deploy}/a/custom/kustomization.yaml:{at}"
+    said = f"custom: {where} ({why}" if command == "check" else f"{where}: error: {why}"
+    assert said in result.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "validate"])
+def test_a_component_kustomize_cannot_build_fails_when_kustomize_is_there(
+    runner, tmp_path, backend, command
+):
+    """A patch of an object the job does not have: kustomize's verdict, which the in-process
+    check of the Component's files cannot give."""
+    jobs, deploy = repo(tmp_path, a="1")
+    job = tmp_path / "deploy" / "a"
+    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    add_custom(job, COMPONENT + "patches:\n  - path: patch.yaml\n")
+    (job / "custom" / "patch.yaml").write_text(NETPOL.replace("name: a", "name: nobody"))
+    assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
+    args = [jobs, "-o", deploy] if command == "check" else [f"{deploy}/a"]
+    result = runner.invoke(cli, [command, *args])
+    if backend == "in-process":
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 1, result.output
+    assert f"`kustomize build {deploy}/a` fails: " in result.stderr
+    assert "no matches for Id NetworkPolicy" in result.stderr

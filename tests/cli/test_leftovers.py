@@ -7,6 +7,8 @@ real renders.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from paddlegen.cli import cli
@@ -44,7 +46,10 @@ def test_check_lists_leftovers_as_drift(runner, rendered):
     assert result.stderr.splitlines() == [
         f"extra: {leftovers[0]}/",
         f"extra: {leftovers[1]}/",
-        "paddlegen: 2 " + HINT.format(out=out) + " removes them",
+        "paddlegen: 2 "
+        + HINT.format(out=out)
+        + " removes them, as does: rm -rf "
+        + " ".join(map(str, leftovers)),
     ]
 
 
@@ -84,3 +89,43 @@ def test_the_next_write_removes_them(runner, rendered, command):
     check = runner.invoke(cli, ["check", str(jobs), "-o", str(out)])
     assert check.exit_code == 0, check.output
     assert check.stderr == f"2 jobs in {out}: up to date\n"
+
+
+def test_a_leftover_with_read_only_folders_is_removed_by_the_next_render(runner, rendered):
+    """An old tree put aside keeps its folders' modes: read-only ones stop no sweep."""
+    jobs, out, leftovers = rendered
+    (leftovers[0] / "overlays").chmod(0o555)
+    leftovers[0].chmod(0o555)
+    result = runner.invoke(cli, ["render", str(jobs), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert not any(folder.exists() for folder in leftovers)
+    assert "could not be removed" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [["render"], ["check", "--fix"]])
+def test_a_leftover_a_write_cannot_remove_is_named_with_the_command_that_does(
+    runner, rendered, monkeypatch, command
+):
+    """Never "removed" when it is still there, nor "the next render removes them" for ever."""
+    from paddlegen.output import writer
+
+    jobs, out, leftovers = rendered
+    stuck = leftovers[0]
+    real = writer.remove_tree
+
+    def refuse(path, *args, **kwargs):
+        if Path(path) == stuck:
+            raise PermissionError(1, "Operation not permitted", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(writer, "remove_tree", refuse)
+    result = runner.invoke(cli, [*command, str(jobs), "-o", str(out)])
+    assert result.exit_code == (1 if "--fix" in command else 0), result.output
+    said = f"1 staging folder(s) could not be removed; remove them: rm -rf {stuck}\n"
+    if "--fix" in command:
+        assert result.stderr.endswith(
+            f"paddlegen: rewrote 0 stale job(s), removed 1 leftover staging folder(s); {said}"
+        )
+    else:
+        assert result.stderr.endswith(f"paddlegen: warning: {said}")
+    assert stuck.exists() and not leftovers[1].exists()

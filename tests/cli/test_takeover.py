@@ -6,12 +6,14 @@ a rename) still renders it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from paddlegen.cli import cli
+from paddlegen.output.layout import STAMP
 from tests.cli.test_gitops import repo, snapshot
 from tests.helpers import job_spec
 
@@ -92,7 +94,31 @@ def test_a_spec_file_that_cannot_be_read_still_holds_its_folder(runner, tmp_path
     other = _other_spec_of(tmp_path, "a", "2")
     result = runner.invoke(cli, ["render", other, "-o", deploy])
     assert result.exit_code == 1, result.output
-    assert f"rendered from {jobs}/a.yaml, which is still there: this spec" in result.stderr
+    assert (
+        f"rendered from {jobs}/a.yaml, which is still there and reads as no spec: this spec "
+        f"would take the other's job over (if {jobs}/a.yaml is a spec, fix it, then rename one "
+        "of the jobs" in result.stderr
+    )
+
+
+@pytest.mark.parametrize("command", [["render"], ["check"], ["check", "--fix"]])
+def test_a_stamp_naming_a_file_that_is_no_spec_says_to_delete_the_stamp(runner, tmp_path, command):
+    """A stamp edited by hand, or a copy from elsewhere: the way out is named."""
+    jobs, deploy = repo(tmp_path, a="1")
+    _ok(runner, "render", jobs, "-o", deploy)
+    stamp = tmp_path / "deploy" / "a" / STAMP
+    program = tmp_path / "ls"
+    program.write_bytes(b"\x7fELF\x02\x01\x01\x00\xff\xfe")
+    stamp.write_text(re.sub(r'"spec": "[^"]*"', f'"spec": "{program}"', stamp.read_text()))
+    (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
+    result = runner.invoke(cli, [*command, jobs, "-o", deploy])
+    assert result.exit_code == 1, result.output
+    assert (
+        f"if it is no spec, the folder's stamp names the wrong file: delete the stamp (rm "
+        f"{stamp}) and run again) [job-name]"
+    ) in result.stderr
+    stamp.unlink()
+    _ok(runner, "render", jobs, "-o", deploy)
 
 
 # ---- given up: the other file is gone or names another job -------------------------------

@@ -34,6 +34,7 @@ from tests.security.trees import (
 JOBS = 300
 ATTEMPTS = 5  # runs of one case until its signal lands in a running render
 TIMEOUT = 60  # seconds any one paddlegen process may take
+ALLOW = "--allow-removal"  # version b of the spec set drops overlays that a has
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs Linux /proc to see worker processes"
@@ -150,14 +151,15 @@ def test_an_interrupted_render_leaves_whole_jobs_and_nothing_else(versions, tmp_
     for _ in range(ATTEMPTS):
         _fresh(out, tree_a)
         outcome = _run_until(
-            ["render", str(folders["b"]), "-o", str(out)], when(out), _send(signum, group)
+            ["render", str(folders["b"]), "-o", str(out), ALLOW], when(out), _send(signum, group)
         )
         if outcome:
             break
     assert outcome, f"the render finished before the signal, {ATTEMPTS} times"
     code, stderr = outcome
     name = signal.Signals(signum).name
-    assert (code, stderr) == (128 + signum, interrupted(name, "render", str(folders["b"]), out))
+    said = interrupted(name, "render", str(folders["b"]), out, ALLOW)
+    assert (code, stderr) == (128 + signum, said)
     assert hidden(out) == []
     which = assert_each_job_is_old_or_new(out, trees)
     if when is _swap_seen:
@@ -170,7 +172,7 @@ def test_check_fix_interrupted_while_writing(versions, tmp_path):
     out = tmp_path / "deploy"
     for _ in range(ATTEMPTS):
         _fresh(out, tree_a)
-        args = ["check", str(folders["b"]), "-o", str(out), "--fix"]
+        args = ["check", str(folders["b"]), "-o", str(out), "--fix", ALLOW]
         outcome = _run_until(args, _swap_seen(out), _send(signal.SIGTERM, False))
         if outcome and outcome[0] != 1:  # 1: it finished (the output was stale)
             break
@@ -178,7 +180,7 @@ def test_check_fix_interrupted_while_writing(versions, tmp_path):
     code, stderr = outcome
     assert code == 143
     # After the drift it found, one line.
-    last = interrupted("SIGTERM", "check", str(folders["b"]), out, "--fix")
+    last = interrupted("SIGTERM", "check", str(folders["b"]), out, "--fix", ALLOW)
     assert stderr.endswith("\n" + last) and "Traceback" not in stderr
     assert hidden(out) == []
     assert "b" in assert_each_job_is_old_or_new(out, trees).values()
@@ -215,13 +217,14 @@ def test_a_second_ctrl_c_during_cleanup_leaves_only_staging_folders(versions, tm
     out = tmp_path / "deploy"
     for _ in range(ATTEMPTS):
         _fresh(out, tree_a)
-        outcome = _run_until(["render", str(folders["b"]), "-o", str(out)], *_ctrl_c_twice(out))
+        render = ["render", str(folders["b"]), "-o", str(out), ALLOW]
+        outcome = _run_until(render, *_ctrl_c_twice(out))
         assert outcome and outcome[0] == 130, outcome
         assert_each_job_is_old_or_new(out, trees)
         if hidden(out):
             break
         # the sweep ended first
-        assert outcome[1] == interrupted("SIGINT", "render", str(folders["b"]), out)
+        assert outcome[1] == interrupted("SIGINT", "render", str(folders["b"]), out, ALLOW)
     left = hidden(out)
     assert left, f"the second Ctrl-C never landed in the sweep in {ATTEMPTS} runs"
     assert outcome[1] == (
@@ -237,7 +240,7 @@ def test_check_reports_what_a_killed_render_left_and_render_removes_it(versions,
     out = tmp_path / "deploy"
     _fresh(out, tree_a)
     outcome = _run_until(
-        ["render", str(folders["b"]), "-o", str(out)],
+        ["render", str(folders["b"]), "-o", str(out), ALLOW],
         lambda: len(hidden(out)) >= 10,
         _send(signal.SIGKILL, True),
     )
@@ -258,9 +261,11 @@ def _assert_reported_then_swept(folders, trees, out: Path, left: list[str]) -> N
         # then (check) the render that mends the jobs missing their files
         assert (
             f"paddlegen: {len(left)} staging folder(s) left in {out} by an interrupted or "
-            "killed render; the next render removes them\n"
+            "killed render; the next render removes them, as does: rm -rf "
+            + " ".join(str(out / name) for name in left)
+            + "\n"
         ) in stderr
-    render = paddlegen_process("render", str(folders["b"]), "-o", str(out))
+    render = paddlegen_process("render", str(folders["b"]), "-o", str(out), ALLOW)
     _, stderr = render.communicate(timeout=TIMEOUT)
     assert render.returncode == 0, stderr
     assert hidden(out) == []

@@ -639,7 +639,9 @@ def test_a_render_that_renames_applications_warns_that_live_objects_go(runner, t
     ) in gained.stderr
     assert "warning" not in runner.invoke(cli, render).stderr  # once, when it happens
     spec.write_text(job_spec("demo"))
-    lost = runner.invoke(cli, render)
+    refused = runner.invoke(cli, render)  # the environment goes: only when asked
+    assert refused.exit_code == 1 and "[removal]" in refused.stderr, refused.output
+    lost = runner.invoke(cli, [*render, "--allow-removal"])
     assert "go from demo-prod to demo, and deleting demo-prod" in lost.stderr
 
 

@@ -35,7 +35,7 @@ EXEMPT = {
     "unknown": "a rendered folder against the specs: tests/cli/test_custom.py",
     "custom": "a job's custom/ Component: tests/cli/test_custom.py",
     "leftover": "an interrupted render's staging folder: tests/cli/test_leftovers.py",
-    "removal": "a merge against a git revision: tests/cli/test_plan.py",
+    "removal": "a write or a merge: tests/cli/test_removals.py, tests/cli/test_plan.py",
     "rerun": "a merge against a git revision: tests/cli/test_plan.py",
     "summary": "a run's last word: tests/cli/test_json_stdout.py, tests/cli/test_ci_formats.py",
     "import-note": "objects import reads: tests/unit/test_import.py",
