@@ -8,6 +8,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+from paddlegen.errors import OutputError
 from paddlegen.resources import spec_schema_path
 from paddlegen.validate import k8s_schemas as k8sschemas
 from paddlegen.validate.kubeconform import crd_schemas_dir, schema_and_ignore_args
@@ -22,6 +23,14 @@ def export_all(
 
     out = Path(directory)
     claim(out, SCHEMAS, whole=True)
+    try:
+        return _export(out, kubernetes_version, spec_only)
+    except OSError as exc:  # a file where a folder goes, a read-only folder, a full disk
+        where = exc.filename or out
+        raise OutputError(f"{where}: cannot write: {exc.strerror or exc}") from None
+
+
+def _export(out: Path, kubernetes_version: str | None, spec_only: bool) -> list[str]:
     version = k8sschemas.resolve_version(
         kubernetes_version or k8sschemas.DEFAULT_KUBERNETES_VERSION
     )

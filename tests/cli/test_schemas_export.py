@@ -36,3 +36,12 @@ def test_the_full_export_writes_the_crd_schemas_compact_and_unchanged(runner, tm
     assert (crds / "SOURCES.md").is_file()
     # 6.6 MB when the CRD schemas were copied indented; the spec schema alone is 140 KB
     assert sizes(tmp_path / "s") < 3_300_000
+
+
+def test_a_folder_that_cannot_be_made_is_named_with_exit_2(runner, tmp_path):
+    (tmp_path / "afile").write_text("a file where the export's folder would go\n")
+    result = runner.invoke(cli, ["schemas", "export", str(tmp_path / "afile" / "s")])
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path / 'afile' / 's'}: cannot write: Not a directory" in result.output
+    assert "internal error" not in result.output
+    assert (tmp_path / "afile").read_text() == "a file where the export's folder would go\n"
