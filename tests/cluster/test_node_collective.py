@@ -148,3 +148,44 @@ def test_a_rank_that_exits_1_fails_the_whole_job_quickly(node: Kube) -> None:
         assert index == "1" or pod["metadata"].get("deletionTimestamp"), pod["metadata"]
     assert job["status"].get("active", 0) == 0
     trained_in(took, "failed")
+
+
+def capabilities_of(kube: Kube, name: str, **security: Any) -> dict[str, str]:
+    """What the training container of a `job` with IPC_LOCK added and ``security`` sees on
+    the node: its effective and ambient capability sets, and its memlock limit."""
+    from paddlegen.pipeline import write
+
+    probe = "grep -E '^Cap(Eff|Amb)' /proc/self/status; echo \"Memlock: $(ulimit -l)\""
+    data = {
+        "apiVersion": "paddlegen/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": name},
+        "spec": {
+            "workload": "job",
+            "image": local_cluster().images.PADDLE.reference,
+            "imagePullPolicy": "Never",
+            "command": ["sh", "-c", probe],
+            "resources": {"requests": {"cpu": "50m"}, "limits": {"memory": "256Mi"}},
+            "security": {"capabilities": {"add": ["IPC_LOCK"]}, **security},
+        },
+    }
+    kube.run("create", "namespace", name)
+    kube.apply(write.manifest_stream([render(data)]))
+    state, took, output = wait_until_done(kube, name, lambda: job_condition(kube, name, name))
+    assert state == "Complete", overrun(kube, name, state, took, output)
+    (log,) = output.values()
+    return dict(line.split(":\t", 1) if ":\t" in line else line.split(": ", 1)
+                for line in log.splitlines() if ":" in line)  # fmt: skip
+
+
+def test_ipc_lock_takes_effect_for_a_root_container_only(node: Kube) -> None:
+    """What the rules `rdma` and `ipc-lock-non-root` rest on, as containerd runs it here: an
+    added capability is effective for root; a non-root process gets none, not even ambient
+    (kubernetes/kubernetes#56374), so only the node's memlock limit bounds what it pins."""
+    ipc_lock = 1 << 14  # CAP_IPC_LOCK (linux/capability.h)
+    root = capabilities_of(node, "caps-root")
+    other = capabilities_of(node, "caps-user", runAsNonRoot=True, runAsUser=1000)
+    assert int(root["CapEff"], 16) == ipc_lock, root
+    assert int(other["CapEff"], 16) == 0 and int(other["CapAmb"], 16) == 0, other
+    assert other["Memlock"].strip() == "unlimited" or other["Memlock"].strip().isdigit(), other
+    print(f"memlock: root {root['Memlock']}, user 1000 {other['Memlock']}")
