@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "850d48a9cb08c77e65e531582d8b5e709f54c26a274148dc81c42a805574375b"
+SCHEMA_SHA256 = "7e0a0d35b537008cda6d24c25f50f72479c4c85522b174b40c00b0c4787bd8c2"
 
 
 def _is_integer(x: Any) -> bool:
@@ -241,7 +241,7 @@ def _s13(x: Any) -> bool:
 def _s14(x: Any) -> bool:
     if not isinstance(x, str):
         return False
-    if not re.search("^/", x):
+    if not re.search("^/[^\\n\\r\\u2028\\u2029]*\\Z", x):
         return False
     return True
 

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from paddlegen.resources import spec_schema_path
 from paddlegen.spec.ecma import python_pattern
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.schema import schema_diagnostics
+from tests.conftest import ROOT
 
 # What tells Python's re and ECMA-262 apart: line breaks anywhere (a final one most of all),
 # other line terminators, the white space only one of them counts, non-ASCII digits and letters.
@@ -147,6 +149,7 @@ def _errors(text: str) -> list[str]:
         ("name: demo", 'name: demo\n  labels: {"team\\n": a}', "$.metadata.labels.team\n"),
         ("name: demo", 'name: demo\n  labels: {team: "a\\n"}', "$.metadata.labels.team"),
         ("memory: 2Gi", 'memory: "2Gi\\n"', "$.spec.resources.limits.memory"),
+        ("2Gi}}", '2Gi}}\n  workingDir: "/work\\n"', "$.spec.workingDir"),
     ],
 )
 def test_a_trailing_line_break_is_no_match(old: str, new: str, path: str) -> None:
@@ -168,3 +171,21 @@ def test_an_integer_field_takes_integers_only(add: str, where: str) -> None:
 
 def test_integers_written_as_integers_still_pass() -> None:
     assert _errors(SPEC + "  worker: {replicas: 2}\n  run: {backoffLimit: 3}\n") == []
+
+
+def _patterns(node: object) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("pattern"), str):
+            yield node["pattern"]
+        for value in node.values():
+            yield from _patterns(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _patterns(value)
+
+
+@pytest.mark.parametrize("schema", ["trainingjob.v1.schema.json", "kueue.v1.schema.json"])
+def test_every_pattern_is_anchored_at_both_ends(schema: str) -> None:
+    """A pattern matches the whole value only when anchored: `^/` alone let `"/data\\n"` in."""
+    found = set(_patterns(json.loads((ROOT / "schemas" / schema).read_text(encoding="utf-8"))))
+    assert found and {p for p in found if not (p.startswith("^") and p.endswith("$"))} == set()
