@@ -236,7 +236,7 @@ def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--env",
                 metavar="ENV",
-                callback=_env_name,
+                callback=env_name,
                 help="Environment ENV alone, in the flat layout: each spec merged with its "
                 "overlay ENV (a spec with overlays but not ENV: its base).",
             ),
@@ -255,7 +255,7 @@ def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _env_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def env_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """An environment's name; an empty one is a mistake (a shell variable that was not set),
     not "no environment": that would render every overlay's folder as its flat base."""
     if value == "":

@@ -10,6 +10,7 @@ import click
 
 from paddlegen.cli.common import (
     emit,
+    env_name,
     errors_format_option,
     format_option,
     note,
@@ -62,7 +63,12 @@ def _destinations(
     type=click.Path(file_okay=False),
     help="Folder the Argo CD files are written to.",
 )
-@click.option("--env", metavar="ENV", help="Deploy environment ENV of jobs with overlays.")
+@click.option(
+    "--env",
+    metavar="ENV",
+    callback=env_name,
+    help="Deploy environment ENV of jobs with overlays.",
+)
 @click.option("--repo-url", required=True, help="The Git repository Argo CD reads.")
 @click.option("--revision", default="HEAD", show_default=True, help="Branch, tag or commit.")
 @click.option(

@@ -111,3 +111,15 @@ def test_an_empty_env_is_a_usage_error(runner, rendered, command):
         result.stderr
     )
     assert tree_state(out) == before
+
+
+def test_an_empty_env_is_a_usage_error_for_argocd_too(runner, rendered, tmp_path):
+    _, out = rendered
+    argocd = tmp_path / "argocd"
+    args = ["argocd", "--deploy", str(out), "-o", str(argocd), "--repo-url", "file:///r"]
+    result = runner.invoke(cli, [*args, "--env", ""])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--env': an environment's name, not an empty string" in (
+        result.stderr
+    )
+    assert not argocd.exists()
