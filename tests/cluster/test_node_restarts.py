@@ -66,7 +66,7 @@ LOW, HIGH = "rs-low", "rs-high"  # a job Kueue preempts, and the one it preempts
 CLEAN = "rs-clean"  # the run without a fault, whose weights every resumed run must end with
 CRASH, TRAINJOB = "rs-crash", "rs-tj"  # rank 1 crashes once: a collective-job, a trainjob
 TJ_DELETED = "rs-tj-delete"  # a trainjob whose rank 1's pod is deleted mid-run
-TJ_HUNG = "rs-tj-hung"  # a trainjob whose rank 1 hangs in its first attempt
+TJ_HUNG = "rs-tj-hung"  # a trainjob whose ranks hang in its first attempt
 ATTEMPT_DEADLINE = 120  # seconds: an attempt from its pods' creation on the busy node, in 60
 
 
@@ -91,11 +91,14 @@ def jobsets(node: Kube, tmp_path_factory: pytest.TempPathFactory) -> Kube:
 
 
 def hung_once(folder: Path) -> dict[str, Any]:
-    """A trainjob whose rank 1 hangs at step 30 of its first attempt (soon after the start, so
-    that it hangs on a busy node too), the other rank with it (a collective that never
-    returns), restarting once, each attempt given ATTEMPT_DEADLINE."""
-    hang = {"FAULT_RANK": "1", "FAULT_STEP": "30", "FAULT_ATTEMPTS": "0", "FAULT_CODE": "hang"}
-    data = as_trainjob(restarting(TJ_HUNG, folder, 1, **hang))
+    """A trainjob whose ranks all hang at step 30 of its first attempt (soon after the start,
+    so that they hang on a busy node too), as on a stalled input pipeline: no collective is
+    left waiting to time out (one rank alone hanging ended the other's wait with an error
+    first in one run of two), so only the deadline ends the attempt. It restarts once, each
+    attempt given ATTEMPT_DEADLINE."""
+    data = every_rank_faulty(restarting(TJ_HUNG, folder, 1, FAULT_STEP="30",
+                                        FAULT_ATTEMPTS="0", FAULT_CODE="hang"))  # fmt: skip
+    data = as_trainjob(data)
     data["spec"]["run"]["activeDeadlineSeconds"] = ATTEMPT_DEADLINE
     return data
 
@@ -103,8 +106,13 @@ def hung_once(folder: Path) -> dict[str, Any]:
 def out_of_memory(folder: Path) -> dict[str, Any]:
     """Both ranks end with 137 at step 30 at every attempt, as the OOM killer ends
     data-parallel ranks on cgroup v2; one restart, no deadline."""
-    data = restarting(OOM, folder, 1, FAULT_STEP="30", FAULT_ATTEMPTS="all", FAULT_CODE="137")
-    # every rank is the faulty one
+    return every_rank_faulty(
+        restarting(OOM, folder, 1, FAULT_STEP="30", FAULT_ATTEMPTS="all", FAULT_CODE="137")
+    )
+
+
+def every_rank_faulty(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with every rank the faulty one (FAULT_RANK its own)."""
     data["spec"]["command"] = [
         "sh", "-c", 'export FAULT_RANK="$PADDLE_RANK"; exec "$0" "$@"',
         "python3", "-m", "paddle.distributed.launch",
