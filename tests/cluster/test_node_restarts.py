@@ -304,17 +304,20 @@ def test_a_trainjob_whose_rank_crashes_once_restarts_the_group_which_resumes(
     jobsets: Kube, unfaulted: Callable[[], str]
 ) -> None:
     """The same fault on a trainjob: its TrainingRuntime's JobSet restarts the group."""
-    name = TRAINJOB
-    state, took, output = wait_until_done(
-        jobsets, name, lambda: trainjob_state(jobsets, name), "node"
-    )
-    assert state == "Complete", overrun(jobsets, name, state, took, output)
-    assert jobset(jobsets, name)["status"]["restarts"] == 1
-    resumed = sorted(RESUMED.findall("\n".join(output.values())))
-    assert resumed == [("0", "1", "140"), ("1", "1", "140")], output
-    assert weights(output) == {unfaulted()}
-    trainjob = get(jobsets, name, "trainjob", name)
+    trainjob = trainjob_resumed_once(jobsets, TRAINJOB, "140", unfaulted())
     trained_in(lifetime(trainjob, "Complete"), "a trainjob: a crash, restarted, resumed")
+
+
+def trainjob_resumed_once(kube: Kube, name: str, step: str, learned: str) -> dict[str, Any]:
+    """The trainjob ``name`` once Complete: restarted once, both ranks of the second attempt
+    resumed at ``step``, ending with the weights ``learned`` without a fault."""
+    state, took, output = wait_until_done(kube, name, lambda: trainjob_state(kube, name), "node")
+    assert state == "Complete", overrun(kube, name, state, took, output)
+    assert jobset(kube, name)["status"]["restarts"] == 1
+    resumed = sorted(RESUMED.findall("\n".join(output.values())))
+    assert resumed == [("0", "1", step), ("1", "1", step)], output
+    assert weights(output) == {learned}
+    return get(kube, name, "trainjob", name)
 
 
 def test_a_trainjob_whose_first_attempt_hangs_is_ended_by_its_deadline_and_resumes(
@@ -325,18 +328,9 @@ def test_a_trainjob_whose_first_attempt_hangs_is_ended_by_its_deadline_and_resum
     group once, and the second attempt resumes from the checkpoint before the hang and
     completes; the TrainJob's own deadline, which counts from its creation
     (trainjob_controller.go:156-181 at v2.3.0), would have failed the job instead."""
-    name = TJ_HUNG
-    state, took, output = wait_until_done(
-        jobsets, name, lambda: trainjob_state(jobsets, name), "node"
-    )
-    assert state == "Complete", overrun(jobsets, name, state, took, output)
-    assert jobset(jobsets, name)["status"]["restarts"] == 1
-    resumed = sorted(RESUMED.findall("\n".join(output.values())))
-    assert resumed == [("0", "1", "20"), ("1", "1", "20")], output
-    assert weights(output) == {unfaulted()}
-    events = get(jobsets, name, "events", "--field-selector", "reason=DeadlineExceeded")
+    trainjob = trainjob_resumed_once(jobsets, TJ_HUNG, "20", unfaulted())
+    events = get(jobsets, TJ_HUNG, "events", "--field-selector", "reason=DeadlineExceeded")
     assert [e["involvedObject"]["kind"] for e in events["items"]] == ["Job"], events
-    trainjob = get(jobsets, name, "trainjob", name)
     assert trainjob["spec"].get("activeDeadlineSeconds") is None  # not the TrainJob's
     trained_in(lifetime(trainjob, "Complete"), "a trainjob: a hang, ended by its deadline")
 
