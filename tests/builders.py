@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.overlays import deep_merge
@@ -62,3 +64,55 @@ def render_file(folder: Path, source: Source) -> build.Rendered:
     path.write_text(text_of(source), encoding="utf-8")
     (done,) = build.render_specs([path])
     return done
+
+
+def objects_by_kind(plan: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """A plan's objects by kind (for specs where every kind occurs once)."""
+    found = [
+        yaml.safe_load(text)
+        for path, text in plan.items()
+        if not path.endswith("kustomization.yaml")
+    ]
+    return {obj["kind"]: obj for obj in found}
+
+
+def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
+    """A minimal valid `job` spec's text (memory limit set, so no warning), plus ``extra`` spec
+    lines: tests of a finding's line and column add theirs."""
+    return (
+        f"{HEADER}metadata:\n  name: {name}\nspec:\n  workload: job\n  image: {image}\n"
+        f"  resources: {{limits: {{memory: 1Gi}}}}\n{extra}"
+    )
+
+
+# spec.scheduling.kueue (#27), for every workload Kueue queues
+KUEUE = "  scheduling: {kueue: {queue: team-a, priorityClass: high}}\n"
+_KUEUE_COMMON = """\
+  image: x:1
+  resources: {requests: {cpu: "1"}, limits: {memory: 1Gi}}
+  volumes: [{name: data, mountPath: /data, nfs: {server: nfs.example, path: /x}, capacity: 1Gi}]
+  dataPrep: {volume: data}
+"""
+_LAUNCHER = "  args: [train.py]\n  worker: {replicas: 2}\n"
+# workload -> (its own settings, the kind of the object Kueue queues)
+KUEUE_WORKLOADS = {
+    "job": ("", "Job"),
+    "distributed-job": (
+        "  worker: {replicas: 2}\n  distributed: {volume: data, trainConfigDir: cfg}\n",
+        "Job",
+    ),
+    "collective-job": (_LAUNCHER, "Job"),
+    "trainjob": (_LAUNCHER, "TrainJob"),
+    "kubeflow-paddlejob": ("  worker: {replicas: 2}\n", "PaddleJob"),
+}
+
+
+def kueue_spec(workload: str, extra: str = KUEUE) -> str:
+    """A spec body (after HEADER) of ``workload`` with a data Job and ``extra`` (the Kueue
+    queue by default)."""
+    return (
+        f"metadata: {{name: demo, namespace: team-a}}\nspec:\n  workload: {workload}\n"
+        + _KUEUE_COMMON
+        + KUEUE_WORKLOADS[workload][0]
+        + extra
+    )

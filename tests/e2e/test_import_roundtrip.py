@@ -23,18 +23,16 @@ from paddlegen.cli import cli
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec, read_spec
 from paddlegen.workloads.import_pod import PROBE_DEFAULTS
+from tests.builders import HEADER, KUEUE_WORKLOADS, kueue_spec
 from tests.conftest import ROOT, example_specs
 from tests.helpers import (
     ENV_SOURCES,
-    HEADER,
     INIT_CONTAINERS,
-    KUEUE_WORKLOADS,
     POD_SETTINGS,
     ROLE_ENV_SOURCES,
     ROLE_POD_SETTINGS,
     ROLE_SIDECARS,
     SIDECARS,
-    kueue_spec,
 )
 from tests.seeds import manifest_blocks, seed_text
 

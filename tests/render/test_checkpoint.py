@@ -10,7 +10,8 @@ import pytest
 
 from paddlegen.spec.model import CHECKPOINT_GRACE
 from paddlegen.workloads.shared.jobset import RESTART_ATTEMPT
-from tests.helpers import pod_templates, rendered_objects
+from tests.builders import HEADER, rendered_objects
+from tests.helpers import pod_templates
 
 VOLUME = (
     "  volumes: [{name: ckpt, mountPath: /ckpt, capacity: 10Gi, accessModes: [ReadWriteMany],"
@@ -30,7 +31,7 @@ def render(workload: str, extra: str) -> dict[tuple[str, str], Any]:
         "metadata: {name: ft, namespace: ml}\nspec:\n  image: r/ft:v1\n  args: [train.py]\n"
         "  resources: {limits: {memory: 8Gi}}\n" + SPECS[workload] + VOLUME + extra
     )
-    return rendered_objects(body)
+    return rendered_objects(HEADER + body)
 
 
 def pod_specs(objects: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from paddlegen.workloads.shared.launcher import (
     NO_NODE_COUNT_EXIT,
     WRAPPER,
 )
-from tests.helpers import HEADER, rendered_objects
+from tests.builders import HEADER, rendered_objects
 
 BODY = """\
 metadata: {name: resnet, namespace: ml}
@@ -34,7 +34,7 @@ spec:
 
 
 def render(body: str = BODY, extra: str = "  args: [train.py]\n") -> dict[tuple[str, str], Any]:
-    return rendered_objects(body + extra)
+    return rendered_objects(HEADER + body + extra)
 
 
 def container(objects: dict[tuple[str, str], Any], name: str = "resnet") -> dict[str, Any]:

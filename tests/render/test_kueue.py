@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
-from tests.helpers import KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
+from tests.builders import HEADER, KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
 
 
 def objects(workload: str, extra: str = KUEUE) -> dict[tuple[str, str], Any]:
-    return rendered_objects(kueue_spec(workload, extra))
+    return rendered_objects(HEADER + kueue_spec(workload, extra))
 
 
 def pod_templates(obj: Any) -> list[dict[str, Any]]:

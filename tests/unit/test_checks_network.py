@@ -8,7 +8,8 @@ import pytest
 from paddlegen.pipeline import build, load
 from paddlegen.rules.pod_security import level_needed
 from paddlegen.spec.loader import parse_spec
-from tests.helpers import pod_templates, rendered_objects
+from tests.builders import rendered_objects
+from tests.helpers import pod_templates
 from tests.unit.test_checks_distributed import HEADER, findings
 
 BASE = "spec:\n  workload: {workload}\n  image: img:1\n  args: [t.py]\n"
@@ -39,7 +40,9 @@ ROLES = {
 
 def templates_of(body: str) -> list[dict]:
     """Every pod template the spec ``body`` renders, in order (the data Job's first)."""
-    return pod_templates(list(rendered_objects("metadata: {name: demo}\n" + body).values()))
+    return pod_templates(
+        list(rendered_objects(HEADER + body).values())
+    )
 
 
 @pytest.mark.parametrize("workload", ROLES)
