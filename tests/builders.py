@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from paddlegen.errors import Diagnostic
 from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.overlays import deep_merge
@@ -34,6 +35,11 @@ def spec(
 def text_of(source: Source) -> str:
     """The YAML text of a spec."""
     return source if isinstance(source, str) else dump_yaml(dict(source))
+
+
+def diagnostics(source: Source, *, ignore: Iterable[str] = ()) -> list[Diagnostic]:
+    """Every finding on a spec, as `paddlegen validate` finds them (``ignore`` as --ignore)."""
+    return load.validate_document(parse_spec(text_of(source), "spec.yaml"), ignore=ignore)
 
 
 def rendered(
