@@ -40,9 +40,7 @@ ROLES = {
 
 def templates_of(body: str) -> list[dict]:
     """Every pod template the spec ``body`` renders, in order (the data Job's first)."""
-    return pod_templates(
-        list(rendered_objects(HEADER + body).values())
-    )
+    return pod_templates(list(rendered_objects(HEADER + body).values()))
 
 
 @pytest.mark.parametrize("workload", ROLES)

@@ -210,11 +210,7 @@ spec:
 
 def render(result) -> dict[str, dict]:
     """The objects the imported spec renders, by kind."""
-    from paddlegen.pipeline import build
-    from paddlegen.spec.loader import parse_spec
-
-    manifests = build.render_document(parse_spec(result.text, "imported.yaml")).manifests
-    return {m.obj["kind"]: m.obj for m in manifests}
+    return {kind: obj for (kind, _), obj in rendered_objects(result.text).items()}
 
 
 def imported_file(name: str):
