@@ -91,34 +91,25 @@ def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
     )
 
 
-# spec.scheduling.kueue (#27), for every workload Kueue queues
-KUEUE = "  scheduling: {kueue: {queue: team-a, priorityClass: high}}\n"
-_KUEUE_COMMON = """\
-  image: x:1
-  resources: {requests: {cpu: "1"}, limits: {memory: 1Gi}}
-  volumes: [{name: data, mountPath: /data, nfs: {server: nfs.example, path: /x}, capacity: 1Gi}]
-  dataPrep: {volume: data}
-"""
-_LAUNCHER = "  args: [train.py]\n  worker: {replicas: 2}\n"
-# workload -> (its own settings, the kind of the object Kueue queues)
-KUEUE_WORKLOADS = {
-    "job": ("", "Job"),
-    "distributed-job": (
-        "  worker: {replicas: 2}\n  distributed: {volume: data, trainConfigDir: cfg}\n",
-        "Job",
-    ),
-    "collective-job": (_LAUNCHER, "Job"),
-    "trainjob": (_LAUNCHER, "TrainJob"),
-    "kubeflow-paddlejob": ("  worker: {replicas: 2}\n", "PaddleJob"),
-}
+# spec.scheduling.kueue, and every workload Kueue can queue (Workload.queueable)
+KUEUE = {"kueue": {"queue": "team-a", "priorityClass": "high"}}
+KUEUE_WORKLOADS = [name for name, w in WORKLOADS.items() if w.queueable]
+_DATA = {"name": "data", "mountPath": "/data", "nfs": {"server": "nfs.example", "path": "/x"}}
 
 
-def kueue_spec(workload: str, extra: str = KUEUE) -> str:
-    """A spec body (after HEADER) of ``workload`` with a data Job and ``extra`` (the Kueue
-    queue by default)."""
-    return (
-        f"metadata: {{name: demo, namespace: team-a}}\nspec:\n  workload: {workload}\n"
-        + _KUEUE_COMMON
-        + KUEUE_WORKLOADS[workload][0]
-        + extra
+def kueue_spec(
+    workload: str, scheduling: Mapping[str, Any] | None = KUEUE, **fields: Any
+) -> dict[str, Any]:
+    """A spec of ``workload`` in namespace team-a, two ranks unless it runs one pod, with a
+    data Job, and ``scheduling`` (the Kueue queue by default)."""
+    w = WORKLOADS[workload]
+    return spec(
+        workload,
+        metadata={"namespace": "team-a"},
+        resources={"requests": {"cpu": "1"}},
+        volumes=[*w.example["spec"].get("volumes", []), {**_DATA, "capacity": "1Gi"}],
+        dataPrep={"volume": "data"},
+        **({} if w.single_pod else {"worker": {"replicas": 2}}),
+        scheduling=scheduling,
+        **fields,
     )
