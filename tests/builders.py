@@ -9,9 +9,10 @@ from typing import Any
 
 import yaml
 
+from paddlegen import report
 from paddlegen.errors import Diagnostic
 from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
+from paddlegen.spec.loader import Document, parse_spec
 from paddlegen.spec.overlays import deep_merge
 from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 from paddlegen.yamlio import dump_yaml
@@ -40,6 +41,34 @@ def text_of(source: Source) -> str:
 def diagnostics(source: Source, *, ignore: Iterable[str] = ()) -> list[Diagnostic]:
     """Every finding on a spec, as `paddlegen validate` finds them (``ignore`` as --ignore)."""
     return load.validate_document(parse_spec(text_of(source), "spec.yaml"), ignore=ignore)
+
+
+# The first lines of a spec a test writes from `spec:` on: a finding's line counts them (3).
+DEMO = HEADER + "metadata: {name: demo}\n"
+# Warnings almost every small spec gets, which the tests of other rules leave out of a report
+# (tests/unit/test_security_defaults.py covers limits-missing).
+COMMON_WARNINGS = ("limits-missing", "image-tag")
+
+
+def report_of(
+    doc: Document, workload: str | None = None, quiet: Iterable[str] = COMMON_WARNINGS
+) -> list[str]:
+    """The text report of a loaded spec, without its summary line nor the ``quiet`` rules'."""
+    ends = (" in spec.yaml", *(f"[{rule}]" for rule in quiet))
+    found = load.validate_document(doc, workload)
+    return [line for line in report.text(found).splitlines() if not line.endswith(ends)]
+
+
+def findings(
+    body: str, workload: str | None = None, quiet: Iterable[str] = COMMON_WARNINGS
+) -> list[str]:
+    """The text report (``report_of``) of the spec DEMO + ``body``."""
+    return report_of(parse_spec(DEMO + body, "spec.yaml"), workload, quiet)
+
+
+def rules(body: str) -> list[str]:
+    """The rules of the findings on the spec DEMO + ``body``, in the report's order."""
+    return [line.rsplit("[", 1)[1].rstrip("]") for line in findings(body)]
 
 
 def rendered(

@@ -363,7 +363,7 @@ def test_a_queued_volcano_jobset_carries_the_queue_label_and_the_gang_on_its_job
 
 
 def test_restarts_with_a_backoff_limit_warn_that_it_is_ignored():
-    from tests.unit.test_checks_distributed import findings
+    from tests.builders import findings
 
     body = BODY.replace("metadata: {name: resnet, namespace: ml}\n", "") + (
         "  args: [t.py]\n  run: {restarts: 2, backoffLimit: 4}\n"

@@ -13,9 +13,8 @@ import yaml
 
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.workloads.shared.launcher import CHECKPOINT_OVERRIDE
-from tests.builders import HEADER, rendered_objects
+from tests.builders import HEADER, findings, rendered_objects
 from tests.helpers import pod_templates
-from tests.unit.test_checks_distributed import findings
 
 SPEC = """\
 metadata: {{name: sft, namespace: llm}}

@@ -338,7 +338,7 @@ def test_with_restarts_the_deadline_bounds_each_attempt_not_the_trainjob():
 
 
 def test_restarts_and_a_runtime_of_the_specs_choice_are_refused():
-    from tests.unit.test_checks_distributed import findings
+    from tests.builders import findings
 
     body = BODY.replace("metadata: {name: resnet, namespace: ml}\n", "") + (
         "  args: [t.py]\n  run: {restarts: 2}\n  trainjob: {runtime: mine}\n"

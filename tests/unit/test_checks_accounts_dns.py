@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.workloads import WORKLOADS
-from tests.builders import diagnostics, spec
-from tests.unit.test_checks_distributed import findings
+from tests.builders import diagnostics, findings, spec
 from tests.unit.test_checks_network import BASE
 
 # Each workload's roles, as spec lines (the tests of a finding's line and column add theirs).

@@ -11,9 +11,8 @@ from paddlegen.pipeline import load
 from paddlegen.rules.pod_security import level_needed
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads import WORKLOADS
-from tests.builders import Source, rendered_objects, spec
+from tests.builders import DEMO, Source, findings, rendered_objects, spec
 from tests.helpers import pod_templates
-from tests.unit.test_checks_distributed import HEADER, findings
 
 BASE = "spec:\n  workload: {workload}\n  image: img:1\n  args: [t.py]\n"
 RDMA: dict[str, Any] = {
@@ -97,7 +96,7 @@ def test_env_wins_over_nccl_name_by_name_and_the_rule_says_so():
         + "  env: [{name: NCCL_NET, value: Socket}]\n"
         + "  worker: {env: [{name: NCCL_SOCKET_IFNAME, value: lo}]}\n"
     )
-    (template,) = templates_of(HEADER + body)
+    (template,) = templates_of(DEMO + body)
     env = {e["name"]: e["value"] for e in template["spec"]["containers"][0]["env"]}
     # the role's env replaces the spec's; either wins over spec.nccl
     assert env == {"NCCL_IB_DISABLE": "1", "NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": "lo"}
@@ -160,7 +159,7 @@ def test_the_multus_annotation_comes_from_one_place(where):
     (found,) = [f for f in findings(body) if f.endswith("[networks]")]
     assert "annotation k8s.v1.cni.cncf.io/networks is what spec.networks writes" in found
     # every object's annotations go on the pods too
-    text = HEADER.replace(
+    text = DEMO.replace(
         "{name: demo}", "{name: demo, annotations: {k8s.v1.cni.cncf.io/networks: x}}"
     )
     doc = parse_spec(text + BASE.format(workload="job") + "  networks: [rdma]\n", "spec.yaml")

@@ -12,7 +12,7 @@ import yaml
 
 from paddlegen.pipeline import write
 from tests import builders
-from tests.unit.test_checks_distributed import findings
+from tests.builders import findings
 
 RACK = "example.com/rack"
 REQUIRED = {"kueue.x-k8s.io/podset-required-topology": RACK}
