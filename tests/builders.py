@@ -120,10 +120,25 @@ def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
     )
 
 
+def workers(workload: str, replicas: int = 2) -> dict[str, Any]:
+    """The spec field for ``replicas`` workers: none for a workload that runs one pod."""
+    return {} if WORKLOADS[workload].single_pod else {"worker": {"replicas": replicas}}
+
+
+def volumes(workload: str, *more: Mapping[str, Any]) -> list[Any]:
+    """``workload``'s example's volumes (its own settings may name one), then ``more``."""
+    return [*WORKLOADS[workload].example["spec"].get("volumes", []), *more]
+
+
 # spec.scheduling.kueue, and every workload Kueue can queue (Workload.queueable)
 KUEUE = {"kueue": {"queue": "team-a", "priorityClass": "high"}}
 KUEUE_WORKLOADS = [name for name, w in WORKLOADS.items() if w.queueable]
-_DATA = {"name": "data", "mountPath": "/data", "nfs": {"server": "nfs.example", "path": "/x"}}
+_DATA = {
+    "name": "data",
+    "mountPath": "/data",
+    "nfs": {"server": "nfs.example", "path": "/x"},
+    "capacity": "1Gi",
+}
 
 
 def kueue_spec(
@@ -131,14 +146,13 @@ def kueue_spec(
 ) -> dict[str, Any]:
     """A spec of ``workload`` in namespace team-a, two ranks unless it runs one pod, with a
     data Job, and ``scheduling`` (the Kueue queue by default)."""
-    w = WORKLOADS[workload]
     return spec(
         workload,
         metadata={"namespace": "team-a"},
         resources={"requests": {"cpu": "1"}},
-        volumes=[*w.example["spec"].get("volumes", []), {**_DATA, "capacity": "1Gi"}],
+        volumes=volumes(workload, _DATA),
         dataPrep={"volume": "data"},
-        **({} if w.single_pod else {"worker": {"replicas": 2}}),
+        **workers(workload),
         scheduling=scheduling,
         **fields,
     )

@@ -11,7 +11,7 @@ import pytest
 from paddlegen.spec.model import CHECKPOINT_GRACE
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.shared.jobset import RESTART_ATTEMPT
-from tests.builders import rendered_objects, spec
+from tests.builders import rendered_objects, spec, volumes, workers
 from tests.helpers import pod_templates
 
 VOLUME = {
@@ -26,15 +26,14 @@ VOLUME = {
 def render(workload: str, **fields: Any) -> dict[tuple[str, str], Any]:
     """The objects of a spec of ``workload`` with a checkpoint volume, two ranks unless it runs
     one pod."""
-    w = WORKLOADS[workload]
     data = spec(
         workload,
         metadata={"name": "ft", "namespace": "ml"},
         image="r/ft:v1",
         args=["train.py"],
         resources={"limits": {"memory": "8Gi"}},
-        volumes=[*w.example["spec"].get("volumes", []), VOLUME],
-        **({} if w.single_pod else {"worker": {"replicas": 2}}),
+        volumes=volumes(workload, VOLUME),
+        **workers(workload),
         **fields,
     )
     return rendered_objects(data)

@@ -11,7 +11,7 @@ from paddlegen.pipeline import load
 from paddlegen.rules.pod_security import level_needed
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads import WORKLOADS
-from tests.builders import DEMO, Source, findings, rendered_objects, spec
+from tests.builders import DEMO, Source, findings, rendered_objects, spec, workers
 from tests.helpers import pod_templates
 
 BASE = "spec:\n  workload: {workload}\n  image: img:1\n  args: [t.py]\n"
@@ -44,10 +44,8 @@ def templates_of(source: Source) -> list[dict]:
 def test_every_training_pod_of_every_role_attaches_the_networks_and_adds_the_capabilities(
     workload,
 ):
-    w = WORKLOADS[workload]
-    roles = {"ps": {"replicas": 1}} if "ps" in w.roles else {}
-    workers = {} if w.single_pod else {"worker": {"replicas": 2}}
-    templates = templates_of(spec(workload, args=["t.py"], **RDMA, **roles, **workers))
+    roles = {"ps": {"replicas": 1}} if "ps" in WORKLOADS[workload].roles else {}
+    templates = templates_of(spec(workload, args=["t.py"], **RDMA, **roles, **workers(workload)))
     assert len(templates) >= 1 + len(roles)
     for template in templates:
         annotations = template["metadata"]["annotations"]
