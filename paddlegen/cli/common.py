@@ -200,6 +200,28 @@ allow_removal_option = click.option(
 )
 
 
+def upgrade_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """render's --upgrade JOB and --upgrade-all, and plan's, which previews them."""
+    f = click.option(
+        "--upgrade-all",
+        is_flag=True,
+        help="Take this paddlegen's rendering of every job (see --upgrade).",
+    )(f)
+    return click.option(
+        "--upgrade",
+        "upgrade",
+        metavar="JOB",
+        multiple=True,
+        help="Take this paddlegen's rendering of job JOB although its spec did not change "
+        "(under Argo CD, a job whose objects change runs again). Repeatable.",
+    )(f)
+
+
+def upgraded(upgrade: Sequence[str], upgrade_all: bool) -> Sequence[str] | None:
+    """The jobs that take this paddlegen's rendering: None for every job."""
+    return None if upgrade_all else upgrade
+
+
 def specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("specs", nargs=-1, required=True, type=click.Path(allow_dash=False))(f)
 

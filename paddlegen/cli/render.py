@@ -23,6 +23,8 @@ from paddlegen.cli.common import (
     specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
+    upgrade_options,
+    upgraded,
     validation_options,
 )
 from paddlegen.errors import Diagnostic, StaleOutputError
@@ -87,19 +89,7 @@ class _DriftEvents(TerminalEvents):
     help="Validate the manifests (kubeconform) first, and with --server against an API "
     "server; write nothing if they fail.",
 )
-@click.option(
-    "--upgrade",
-    "upgrade",
-    metavar="JOB",
-    multiple=True,
-    help="Take this paddlegen's rendering of job JOB although its spec did not change (under "
-    "Argo CD, a job whose objects change runs again). Repeatable.",
-)
-@click.option(
-    "--upgrade-all",
-    is_flag=True,
-    help="Take this paddlegen's rendering of every job (see --upgrade).",
-)
+@upgrade_options
 @allow_removal_option
 @validation_options
 @server_options
@@ -171,7 +161,7 @@ def render(
         schema_locations=schema_locations,
         ignore_missing_schemas=ignore_missing_schemas,
         server=target,
-        upgrade=None if upgrade_all else upgrade,
+        upgrade=upgraded(upgrade, upgrade_all),
         allow_removal=allow_removal,
     )
     undone = "nothing printed" if to_stdout else "nothing written"
