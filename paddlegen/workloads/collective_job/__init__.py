@@ -39,6 +39,7 @@ from paddlegen.workloads.shared.launcher import (
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 
@@ -116,6 +117,13 @@ def imports() -> Imports:
     )
 
 
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.collective_job.rules import RULES
+
+    return RULES
+
+
 WORKLOAD = Workload(
     name="collective-job",
     summary="an Indexed `batch/v1` Job and a headless Service running Paddle's collective launcher",
@@ -127,6 +135,7 @@ WORKLOAD = Workload(
     derived_names=derived_names,
     context=context,
     imports=imports,
+    rules=own_rules,
     converts_from=("paddlejob", "kubeflow-paddlejob"),
     settings=SECTION,
     # no operator to install

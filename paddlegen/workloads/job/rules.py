@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules, replicas
-from paddlegen.workloads.job import WORKLOAD
 
 
 def _single_node_job(ctx: Context) -> Iterator[Finding]:
@@ -40,4 +39,4 @@ JOB_REPLICAS = SpecRule(
 )
 
 
-RULES = WorkloadRules(WORKLOAD.name, rules=(JOB_REPLICAS,))
+RULES = WorkloadRules(rules=(JOB_REPLICAS,))

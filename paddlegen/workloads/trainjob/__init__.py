@@ -38,6 +38,7 @@ from paddlegen.workloads.trainjob.settings import SECTION, TrainJobSettings
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 # Argo CD v3.5.1 ships no health check for a TrainJob (resource_customizations/).
 TRAINJOB = TrainingObject(
@@ -166,6 +167,13 @@ def imports() -> Imports:
     return Imports((Importer(TRAINJOB, importer.trainjob),))
 
 
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.trainjob.rules import RULES
+
+    return RULES
+
+
 WORKLOAD = Workload(
     name="trainjob",
     summary="a Kubeflow Trainer v2 `TrainJob` on paddlegen's Paddle runtime",
@@ -178,6 +186,7 @@ WORKLOAD = Workload(
     derived_names=derived_names,
     context=context,
     imports=imports,
+    rules=own_rules,
     group_restarts="a TrainingRuntime of its own",
     settings=SECTION,
     run_keys=("activeDeadlineSeconds",),
