@@ -396,6 +396,8 @@ def test_a_copy_of_job_under_a_new_name_renders_after_one_regeneration(tmp_path)
     generated = run("-m", "scripts.generate")
     assert generated.returncode == 0, generated.stderr
     assert "wrote schemas/trainingjob.v1.schema.json" in generated.stdout
+    schema = (tree / "schemas" / "trainingjob.v1.schema.json").read_text(encoding="utf-8")
+    assert "batch-copy (one `batch/v1` Job, one pod)" in schema  # the workload's description
     rendered = run(*render)
     assert rendered.returncode == 0, rendered.stderr
     written = [p.read_text(encoding="utf-8") for p in (tree / "out").rglob("*.yaml")]
