@@ -150,6 +150,13 @@ def test_subpackages_hold_the_pipeline_steps():
     ]
 
 
+def test_at_most_twelve_modules_lie_directly_in_the_package():
+    """Besides ``__init__`` and ``__main__``: what is not shared by the steps goes into the
+    subpackage of its step."""
+    top = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(top) <= 12, top
+
+
 def test_every_workload_is_one_folder_named_after_it():
     import importlib
 
