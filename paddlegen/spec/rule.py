@@ -13,7 +13,14 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 from paddlegen.errors import Diagnostic, Rule
 from paddlegen.spec.loader import Document, FieldPath, format_path
-from paddlegen.spec.model import CONTAINER_LISTS, GPU_RESOURCE, ROLE_NAMES, Owner, role_value
+from paddlegen.spec.model import (
+    CONTAINER_LISTS,
+    GPU_RESOURCE,
+    ROLE_NAMES,
+    Owner,
+    replicas,
+    role_value,
+)
 
 T = TypeVar("T")
 
@@ -143,11 +150,6 @@ def mount_point(path: str) -> str:
     """
     path = posixpath.normpath(path)
     return "/" + path.lstrip("/") if path.startswith("//") else path
-
-
-def replicas(role: Mapping[str, Any]) -> int:
-    """A role's pods: its ``replicas``, one unless given."""
-    return int(role.get("replicas", 1))
 
 
 def gpus_given(body: Mapping[str, Any]) -> int:

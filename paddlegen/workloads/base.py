@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
+from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV, replicas
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role, Settings, Volume
@@ -493,6 +493,5 @@ def replica_pod_names(name: str, spec: Spec, roles: Mapping[str, str]) -> list[s
     out = []
     for role, replica in roles.items():
         if role in spec or role == "worker":
-            replicas = spec.get(role, {}).get("replicas", 1)
-            out.append(f"{name}-{replica.lower()}-{replicas - 1}")
+            out.append(f"{name}-{replica.lower()}-{replicas(spec.get(role, {})) - 1}")
     return out

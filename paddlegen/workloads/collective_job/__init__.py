@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import replicas
 from paddlegen.workloads.base import (
     RUN_KEYS,
     TRAINING_CONTAINER,
@@ -95,10 +96,10 @@ def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
     """The last pod's hostname, `<job>-<replicas - 1>` (job_controller.go:1916); a JobSet's
     longest pod name, `<job>-worker-0-<replicas - 1>-xxxxx`, which its webhook checks; the
     Service is named after the job."""
-    replicas = spec.get("worker", {}).get("replicas", 1)
+    count = replicas(spec.get("worker", {}))
     if spec.get("run", {}).get("restarts", 0):
-        return [jobset.longest_pod_name(name, replicas)]
-    return [f"{name}-{replicas - 1}"]
+        return [jobset.longest_pod_name(name, count)]
+    return [f"{name}-{count - 1}"]
 
 
 def imports() -> Imports:

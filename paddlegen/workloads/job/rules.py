@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules, replicas
+from paddlegen.spec.model import replicas
+from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules
 
 
 def _single_node_job(ctx: Context) -> Iterator[Finding]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import replicas
 from paddlegen.spec.network import NCCL_ENV
 from paddlegen.workloads.base import QUEUE_NAME, Importer, Imports, Workload, pod, run_fields
 from paddlegen.workloads.objects import BATCH_JOB, JOBSET, SHARED_HEALTH, TrainingObject
@@ -153,7 +154,7 @@ def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
     (jobset.go:316-317, SyncParallelCount). The JobSet, its Service (the subdomain), its Job
     `<job>-node-0` and the pods' hostnames are shorter. Refused there, the JobSet is never
     made, after the API server took the TrainJob."""
-    return [jobset.longest_pod_name(name, spec.get("worker", {}).get("replicas", 1), NODE)]
+    return [jobset.longest_pod_name(name, replicas(spec.get("worker", {})), NODE)]
 
 
 def _trainer(path: str) -> str:
