@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -446,6 +447,11 @@ def _checkpoint(given: dict[str, Any] | None, job: str, volumes: list[Volume]) -
     return Checkpoint(volume, given.get("path", job))
 
 
+def replicas(role: Mapping[str, Any]) -> int:
+    """A role's pods: its ``replicas``, one unless given."""
+    return int(role.get("replicas", 1))
+
+
 def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: Any = None) -> Any:
     """A role's own value for ``key``, else the spec-wide default."""
     return role[key] if key in role else spec.get(key, default)
@@ -457,7 +463,7 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
 
     return Role(
         name=name,
-        replicas=role.get("replicas", 1),
+        replicas=replicas(role),
         image=get("image", ""),
         imagePullPolicy=get("imagePullPolicy"),
         command=get("command"),

@@ -4,9 +4,9 @@ A registry entry owns everything paddlegen knows about one workload: the kinds o
 renders and that its controllers make of them (``objects.TrainingObject``: their Argo CD health
 checks, what Kueue writes into them), the names it derives, how spec roles map onto it, which
 spec settings and run fields it carries, where ``explain`` finds them, how ``import`` reads it
-back (``Imports``) and whose specs it converts, and a context builder that computes in Python
-what its templates lay out (env, ports, affinity, restart policies), so templates hold no
-logic.
+back (``Imports``) and whose specs it converts, the rules only its specs get, and a context
+builder that computes in Python what its templates lay out (env, ports, affinity, restart
+policies), so templates hold no logic.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
+from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV, replicas
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role, Settings, Volume
+    from paddlegen.spec.rule import WorkloadRules
     from paddlegen.workloads.import_notes import Context
     from paddlegen.workloads.objects import TrainingObject
 
@@ -75,6 +76,9 @@ class Workload:
     # What `paddlegen import` reads its objects back with: a function that imports its importer
     # modules when called, so that only an import loads them (never a render).
     imports: Callable[[], Imports]
+    # Its own rules (its rules.py's RULES, which paddlegen/rules runs on its specs), through a
+    # function that imports them when called, as ``imports``: its rules read its entry.
+    rules: Callable[[], WorkloadRules]
     needs: str = "nothing"  # what the cluster needs to run it (the docs' table, as summary)
     # The spec section only this workload reads, spec.<section>, and the model its fields
     # build (Job.settings); its schema is the folder's settings.schema.json (settings_schema).
@@ -489,6 +493,5 @@ def replica_pod_names(name: str, spec: Spec, roles: Mapping[str, str]) -> list[s
     out = []
     for role, replica in roles.items():
         if role in spec or role == "worker":
-            replicas = spec.get(role, {}).get("replicas", 1)
-            out.append(f"{name}-{replica.lower()}-{replicas - 1}")
+            out.append(f"{name}-{replica.lower()}-{replicas(spec.get(role, {})) - 1}")
     return out
