@@ -147,6 +147,8 @@ class Role:
 
 @dataclass(frozen=True)
 class Volume:
+    """One of spec.volumes, its defaults applied: what backs it and where the pods mount it."""
+
     name: str
     mountPath: str
     readOnly: bool
@@ -275,6 +277,8 @@ class Security:
 
 @dataclass(frozen=True)
 class Job:
+    """A whole spec as the rules and the templates read it: defaults applied, names derived."""
+
     name: str
     namespace: str | None
     workload: str

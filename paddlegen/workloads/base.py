@@ -59,6 +59,8 @@ SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 
 @dataclass(frozen=True)
 class Workload:
+    """One workload's registry entry: everything paddlegen knows of it."""
+
     name: str
     # What it renders and what the cluster needs to run it, in Markdown: the docs' table of
     # workloads (README.md, docs/index.md) is made of them (scripts/generate.py).
