@@ -81,7 +81,9 @@ ROLE_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
+# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
+# equal, and each method dataclasses generates is compiled as the module loads, at every start.
+@dataclass(frozen=True, eq=False)
 class Role:
     """One replica type (ps, worker or heter) with the spec defaults folded in."""
 
@@ -145,7 +147,7 @@ class Role:
         return peak(running, busiest)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Volume:
     """One of spec.volumes, its defaults applied: what backs it and where the pods mount it."""
 
@@ -186,7 +188,7 @@ class Volume:
         return {self.source: dict(self.config)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DataPrep:
     """The data-preparation Job: one pod writing the split training data into one volume."""
 
@@ -197,7 +199,7 @@ class DataPrep:
     backoffLimit: int | None = None  # None: Kubernetes' default
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Run:
     """spec.run exactly as the spec gives it (None: not set). The operator workloads have
     defaults of their own (Kubeflow's by whether the job has ps, PaddleFlow's per role) that a
@@ -224,7 +226,7 @@ CHECKPOINT_DIR_ENV = "PADDLE_CHECKPOINT_DIR"
 RESTART_ATTEMPT_ENV = "PADDLE_RESTART_ATTEMPT"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Checkpoint:
     """spec.checkpoint: the volume the ranks save on and their folder on it."""
 
@@ -236,7 +238,7 @@ class Checkpoint:
         return f"{self.volume.mountPath.rstrip('/')}/{self.path}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Settings:
     """A workload's own spec section, spec.<section>: its fields build ``model``, a frozen
     dataclass whose defaults are the ones the schema documents. The section's schema lies in
@@ -261,7 +263,7 @@ class Owner(Protocol):
     def settings(self) -> Settings | None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Security:
     """spec.security: the restricted profile (default on) and the user's own settings."""
 
@@ -275,7 +277,7 @@ class Security:
     podSecurity: str | None = None  # the namespace's enforced level; only rules read it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Job:
     """A whole spec as the rules and the templates read it: defaults applied, names derived."""
 
