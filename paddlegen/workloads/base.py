@@ -58,8 +58,12 @@ TRAINING_CONTAINER = "paddle"
 SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 
 
-@dataclass(frozen=True)
+# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
+# equal, and each method dataclasses generates is compiled as the module loads, at every start.
+@dataclass(frozen=True, eq=False)
 class Workload:
+    """One workload's registry entry: everything paddlegen knows of it."""
+
     name: str
     # What it renders and what the cluster needs to run it, in Markdown: the docs' table of
     # workloads (README.md, docs/index.md) is made of them (scripts/generate.py).
@@ -172,7 +176,7 @@ class Workload:
         return self.objects[0].kind
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Importer:
     """How `paddlegen import` reads one kind of training object back to a workload's spec."""
 
@@ -183,7 +187,7 @@ class Importer:
     claims: Callable[[dict[str, Any]], bool] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Imports:
     """What `paddlegen import` reads a workload's objects back with (``Workload.imports``)."""
 
@@ -195,7 +199,7 @@ class Imports:
     convert: Callable[[Spec, Context, str], Spec] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Container:
     """One container as the templates write it (templates/_partials/container.yaml.j2), in
     Kubernetes' field names: every value final, an empty one left out."""
@@ -217,7 +221,7 @@ class Container:
     livenessProbe: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pod:
     """A role's pod template as the templates write it: every value final."""
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.unit.test_checks_distributed import findings
 
@@ -42,7 +42,7 @@ def spec(workload: str, scheduling: dict[str, Any], **extra: Any) -> dict[str, A
 
 def rendered(data: dict[str, Any]) -> list[dict[str, Any]]:
     doc = parse_spec(yaml.safe_dump(data).encode(), "spec.yaml")
-    stream = write.manifest_stream([build.render_document(doc)])
+    stream = build.manifest_stream([build.render_document(doc)])
     return [o for o in yaml.safe_load_all(stream) if o]
 
 
