@@ -22,6 +22,7 @@ def main() -> None:
 
         sys.stdout.write(version_text())
         return
+    import gc
     import signal
 
     from paddlegen.errors import Interrupted
@@ -37,6 +38,14 @@ def main() -> None:
         cli_main()
     except Interrupted as exc:
         _exit_interrupted(exc)
+    finally:
+        # The process ends here. Python's exit runs full collections over every object still
+        # tracked, the run's and its modules' (CPython 3.11 Python/pylifecycle.c: Py_FinalizeEx,
+        # finalize_modules, interpreter_clear): about a tenth of a cold `render --stdout`.
+        # Frozen, the objects are left out of them, to the operating system; what is freed
+        # by reference counting (a module's file objects, say) still is, and Python flushes
+        # stdout and stderr itself.
+        gc.freeze()
 
 
 def _interrupt(signum: int, _frame: Any) -> NoReturn:

@@ -10,15 +10,8 @@ from typing import TYPE_CHECKING
 
 from paddlegen.errors import Diagnostic, ManifestError, SpecError
 from paddlegen.events import Events
-from paddlegen.pipeline.build import Rendered, render_specs
+from paddlegen.pipeline.build import Rendered, manifest_stream, render_specs
 from paddlegen.pipeline.load import collect_specs
-from paddlegen.pipeline.write import (
-    drift,
-    manifest_stream,
-    write_planned,
-    write_rendered,
-    writing,
-)
 
 if TYPE_CHECKING:
     from paddlegen.gitops.merge import MergePlan
@@ -101,10 +94,15 @@ def run_render(request: Request, events: Events | None = None) -> Result:
         if request.stdout:
             stream = manifest_stream(rendered)
             return Result(rendered, findings=found, stream=stream, fallbacks=fallbacks)
+        # Loaded here: what writes the output folder is no part of a printed render's cost.
+        from paddlegen.pipeline.write import write_rendered
+
         written = write_rendered(
             rendered, request.output, prune, events, request.jobs, request.allow_removal
         )
         return Result(rendered, written, findings=found, fallbacks=fallbacks)
+    from paddlegen.pipeline.write import write_planned, writing
+
     out = Path(request.output)
     with writing(out, events):  # held while the plan reads the stamps: a second render waits
         rendered = plan(request, paths, events)
@@ -191,6 +189,7 @@ def run_check(request: Request, events: Events | None = None) -> Result:
     queued specs are checked against a KueueSetup among ``request.specs``, else the
     repository's (gitops/kueue_fit); its errors are a SpecError."""
     from paddlegen.gitops import kueue_fit
+    from paddlegen.pipeline.write import drift, write_rendered
 
     events = events or Events()
     specs, setups = kueue_fit.named_setups(request.specs)

@@ -7,8 +7,9 @@ A maintainer tool, not shipped in the wheel. Run from the repository root after 
 schema, a rule, a workload (its registry entry, its settings or their schema) or a command:
 
 - schemas/trainingjob.v1.schema.json: its ``ruleId`` enum from the rule registry; the
-  ``workload`` enum and default, and each workload's settings section (its folder's
-  settings.schema.json), from the workload registry. The rest of the file is edited by hand.
+  ``workload`` enum, default and description, and each workload's settings section (its
+  folder's settings.schema.json), from the workload registry. The rest of the file is edited
+  by hand.
 - paddlegen/spec/schema_compiled.py: that schema compiled (scripts/compile_schema.py).
 - docs/reference/{spec,cli,rules}.md (scripts/gen_docs.py).
 - The workload tables of README.md and docs/index.md, between their markers.
@@ -44,7 +45,8 @@ SECTIONS_AFTER = "run"
 def schema_text(text: bytes) -> bytes:
     """The schema file's bytes ``text`` with what the registries give it: the rule ids (the
     ``ruleId`` enum a spec's ``ignore`` entries name), the workloads (``workload``'s enum, in
-    the registry's order, and its default) and each workload's own settings section."""
+    the registry's order, its default and its description) and each workload's own settings
+    section."""
     from paddlegen.rules import RULES
     from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
 
@@ -53,6 +55,7 @@ def schema_text(text: bytes) -> bytes:
     spec = schema["$defs"]["spec"]
     spec["properties"]["workload"]["enum"] = list(WORKLOADS)
     spec["properties"]["workload"]["default"] = DEFAULT_WORKLOAD
+    spec["properties"]["workload"]["description"] = workload_description()
     own = {w.settings.section: w.settings_schema() for w in WORKLOADS.values() if w.settings}
     spec["properties"] = _placed(
         spec["properties"],
@@ -76,6 +79,19 @@ def _placed(entries: dict[str, Any], sections: dict[str, Any]) -> dict[str, Any]
         if key == anchor:
             out.update({k: v for k, v in sections.items() if k not in entries})
     return out
+
+
+def workload_description() -> str:
+    """What the schema says of ``workload``: each workload's summary, as the tables give it,
+    and what the default needs."""
+    from paddlegen.workloads import DEFAULT_WORKLOAD, WORKLOADS
+
+    default = WORKLOADS[DEFAULT_WORKLOAD]
+    each = ", ".join(f"{w.name} ({w.summary})" for w in WORKLOADS.values())
+    return (
+        f"Which kind of manifests to generate (default {default.name}, which needs "
+        f"{default.needs}): {each}."
+    )
 
 
 def workload_table(docs: str) -> str:

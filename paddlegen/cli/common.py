@@ -43,6 +43,8 @@ FORMATS = ("text", "json", "github", "sarif", "junit")
 
 def emit(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
     """Text and github on stderr at once; json, sarif and junit join the run's one document."""
+    if fmt == "text" and not diagnostics:
+        return  # the usual run: nothing to say, and the reporters' module stays unloaded
     from paddlegen.report import DOCUMENTS, REPORTERS, text
 
     ctx = click.get_current_context(silent=True)
@@ -113,6 +115,8 @@ def read_inputs(paths: Sequence[str | os.PathLike[str]]) -> None:
 
 def is_document(fmt: object) -> bool:
     """Whether ``fmt`` makes one document of the run (json, sarif, junit)."""
+    if fmt == "text":  # the default: no need to load the reporters' module to know
+        return False
     from paddlegen.report import DOCUMENTS
 
     return fmt in DOCUMENTS
@@ -198,6 +202,28 @@ allow_removal_option = click.option(
     "an environment a spec no longer has (overlays/ENV), or in a merge an Application (a "
     "removed spec, a renamed job, an environment removed).",
 )
+
+
+def upgrade_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """render's --upgrade JOB and --upgrade-all, and plan's, which previews them."""
+    f = click.option(
+        "--upgrade-all",
+        is_flag=True,
+        help="Take this paddlegen's rendering of every job (see --upgrade).",
+    )(f)
+    return click.option(
+        "--upgrade",
+        "upgrade",
+        metavar="JOB",
+        multiple=True,
+        help="Take this paddlegen's rendering of job JOB although its spec did not change "
+        "(under Argo CD, a job whose objects change runs again). Repeatable.",
+    )(f)
+
+
+def upgraded(upgrade: Sequence[str], upgrade_all: bool) -> Sequence[str] | None:
+    """The jobs that take this paddlegen's rendering: None for every job."""
+    return None if upgrade_all else upgrade
 
 
 def specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -287,6 +313,8 @@ def no_specs_error(specs: Sequence[str]) -> click.UsageError:
 def _schema_locations(
     ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 ) -> tuple[str, ...]:
+    if not values:  # the usual run: the validator's module stays unloaded
+        return values
     from paddlegen.errors import InvalidValueError
     from paddlegen.validate.locations import check_template
 

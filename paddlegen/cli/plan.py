@@ -18,6 +18,8 @@ from paddlegen.cli.common import (
     specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
+    upgrade_options,
+    upgraded,
 )
 from paddlegen.cli.render import _request
 
@@ -101,6 +103,7 @@ _FORMATS: dict[str, Callable[[MergePlan], str]] = {
     help="How the plan is printed on stdout: text, json or markdown (a pull-request "
     "comment). --format keeps its meaning: how errors and findings are printed.",
 )
+@upgrade_options
 @allow_removal_option
 @click.option(
     "--allow-rerun",
@@ -120,6 +123,8 @@ def plan(
     env: str | None,
     base: str,
     output_format: str,
+    upgrade: tuple[str, ...],
+    upgrade_all: bool,
     allow_removal: bool,
     allow_rerun: bool,
     fmt: str,
@@ -132,17 +137,30 @@ def plan(
     change to an Application's objects is a sync, and a sync runs its job.
 
     Exits 1 when merging deletes an Application, or runs a job again that its own spec does
-    not ask to (--allow-removal, --allow-rerun allow them).
+    not ask to (--allow-removal, --allow-rerun allow them). A job whose spec did not change
+    keeps what an older paddlegen rendered, as `render` keeps it: --upgrade JOB and
+    --upgrade-all show the reruns that `render --upgrade` would cause.
 
     \b
     Examples:
       paddlegen plan jobs/ -o deploy/
       paddlegen plan jobs/ -o deploy/ --base origin/main --output-format markdown
+      paddlegen plan jobs/ -o deploy/ --upgrade-all
     """
     from paddlegen.api import run_merge_plan
 
     stdout_is_output()  # the plan; a --format json document of errors goes to stderr
-    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, env)
+    request = _request(
+        specs,
+        out_dir,
+        workload,
+        templates,
+        argocd,
+        jobs,
+        ignore,
+        env,
+        upgrade=upgraded(upgrade, upgrade_all),
+    )
     with undone_on_spec_errors("nothing planned", fmt), TerminalEvents(out_dir, fmt) as events:
         result = run_merge_plan(request, base, events)
     click.echo(_FORMATS[output_format](result), nl=False)

@@ -23,10 +23,11 @@ from paddlegen.cli.common import (
     specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
+    upgrade_options,
+    upgraded,
     validation_options,
 )
 from paddlegen.errors import Diagnostic, StaleOutputError
-from paddlegen.output.drift import CUSTOM_RULE, EXTRA, LEFTOVER, MISSING, STALE, UNKNOWN
 
 if TYPE_CHECKING:
     from paddlegen.api import Request
@@ -87,19 +88,7 @@ class _DriftEvents(TerminalEvents):
     help="Validate the manifests (kubeconform) first, and with --server against an API "
     "server; write nothing if they fail.",
 )
-@click.option(
-    "--upgrade",
-    "upgrade",
-    metavar="JOB",
-    multiple=True,
-    help="Take this paddlegen's rendering of job JOB although its spec did not change (under "
-    "Argo CD, a job whose objects change runs again). Repeatable.",
-)
-@click.option(
-    "--upgrade-all",
-    is_flag=True,
-    help="Take this paddlegen's rendering of every job (see --upgrade).",
-)
+@upgrade_options
 @allow_removal_option
 @validation_options
 @server_options
@@ -171,7 +160,7 @@ def render(
         schema_locations=schema_locations,
         ignore_missing_schemas=ignore_missing_schemas,
         server=target,
-        upgrade=None if upgrade_all else upgrade,
+        upgrade=upgraded(upgrade, upgrade_all),
         allow_removal=allow_removal,
     )
     undone = "nothing printed" if to_stdout else "nothing written"
@@ -453,14 +442,6 @@ def diff(
         _other_env_notes(result.drifts, out_dir, env, "diff")
 
 
-# What each kind of drift means, for --format json, github, sarif and junit (one finding per
-# file, with the spec it is rendered from as its origin).
-_DRIFT = {
-    STALE: "differs from what the specs render to",
-    MISSING: "a render writes it, and it is not there",
-    EXTRA: "paddlegen generated it, and a render no longer would",
-    UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
-}
 # Where a file of the user's belongs, said with each one nothing deploys
 # (docs/gitops.md#output-layout).
 _OWN_PLACE = (
@@ -479,9 +460,19 @@ def _show_drift(
     """The diff on stdout (on stderr with a --format whose document stdout holds); on
     stderr the files, as lines, or in the other formats as findings reported with the
     specs' warnings, in one report."""
+    # Here, not at the top: render, which never shows a drift, does not load output/drift.py.
+    from paddlegen.output.drift import CUSTOM_RULE, EXTRA, LEFTOVER, MISSING, STALE, UNKNOWN
     from paddlegen.output.layout import CUSTOM
     from paddlegen.report import printable
 
+    # What each kind of drift means, for --format json, github, sarif and junit (one finding
+    # per file, with the spec it is rendered from as its origin).
+    meanings = {
+        STALE: "differs from what the specs render to",
+        MISSING: "a render writes it, and it is not there",
+        EXTRA: "paddlegen generated it, and a render no longer would",
+        UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
+    }
     findings = list(warnings)
     specs = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
     for name, found in drifts:
@@ -509,7 +500,7 @@ def _show_drift(
             err=is_document(fmt),
         )
         own_place = _OWN_PLACE.format(Path(out_dir) / name / CUSTOM)
-        for rule, said in _DRIFT.items():
+        for rule, said in meanings.items():
             label = rule.id  # the Drift field too
             for rel in getattr(found, label):
                 path = str(Path(out_dir) / name / rel)

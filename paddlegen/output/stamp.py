@@ -40,14 +40,16 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paddlegen.errors import Diagnostic, InputError
 from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
-from paddlegen.output.writer import WriteReport
 from paddlegen.reading import read_bytes
 from paddlegen.render.toolchain import templates_digest, toolchain_digest, tree_files
 from paddlegen.spec.loader import read_spec_bytes
+
+if TYPE_CHECKING:  # the writer only for a report of a write: --stdout never loads it
+    from paddlegen.output.writer import WriteReport
 
 
 def _sha256(data: bytes) -> str:
@@ -247,6 +249,8 @@ class Reused:
 
     def report(self) -> WriteReport:
         """What writing it would have reported: every file unchanged."""
+        from paddlegen.output.writer import WriteReport
+
         return WriteReport(unchanged=list(self.files), kept=list(self.kept))
 
 

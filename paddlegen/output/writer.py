@@ -29,6 +29,8 @@ except ImportError:  # Windows: no flock; renders into one output are not serial
 
 @dataclass
 class WriteReport:
+    """What writing one job's folder did, file by file (paths relative to the folder)."""
+
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)

@@ -17,8 +17,7 @@ from paddlegen.errors import (
 )
 from paddlegen.events import Events
 from paddlegen.output import stamp
-from paddlegen.output.layout import CUSTOM, Plan, has_custom, plan_job, plan_overlays
-from paddlegen.output.owner import JOB_NAME, name_position, takeover_diagnostics
+from paddlegen.output.layout import CUSTOM, Plan, has_custom, plan_job, plan_overlays, stream
 from paddlegen.output.pool import map_ordered
 from paddlegen.output.stamp import Inputs, Reused, with_stamp
 from paddlegen.pipeline.load import load_valid, require_valid
@@ -241,6 +240,17 @@ def render_specs(
     return rendered
 
 
+def manifest_stream(rendered: list[Rendered], env: str | None = None) -> str:
+    """The manifests of every job (of environment ``env`` where a job has it) as one stream."""
+    return stream(
+        [
+            m
+            for r in rendered
+            for m in (r.environments.get(env, r.manifests) if env else r.manifests)
+        ]
+    )
+
+
 def specs_with_errors(diagnostics: Sequence[Diagnostic], total: int) -> str:
     """How many of ``total`` specs the errors among ``diagnostics`` are in, as a sentence:
     ``1 of 12 specs has errors``."""
@@ -330,6 +340,8 @@ def refuse_same_name(rendered: Sequence[Rendered], out: Path | None = None) -> N
 
     found = same_name_diagnostics([(r.file, r.name, 0, 0) for r in rendered], owner)
     if found:  # only now is each name's position looked up: a render keeps no documents
+        from paddlegen.output.owner import name_position
+
         refused = {d.file for d in found}
         found = same_name_diagnostics(
             [
@@ -347,6 +359,8 @@ def refuse_takeover(
     """A spec whose job folder in ``out`` is another spec file's (output/owner.py) is an error.
     A reused job's stamp names its spec already (stamp.verify); ``stamps``: those in ``out``,
     when they were read."""
+    from paddlegen.output.owner import takeover_diagnostics  # a folder's owner: not --stdout's
+
     fresh = [(r.file, r.name) for r in rendered if not r.reused]
     found = takeover_diagnostics(fresh, out, stamps)
     if found:
@@ -368,14 +382,21 @@ def same_name_diagnostics(
         stamped = owner(name) if len(files) > 1 else None
         mine = [f for f in files if stamped and stamp.resolved(f) == stamped]
         kept[name] = (mine or files)[0]
-    found = []
-    for file, name, line, col in jobs:
-        if file != kept[name]:
-            message = (
-                f"job '{name}' is also the name of {kept[name]}: both would render into the "
-                "same directory"
-            )
-            found.append(
-                Diagnostic(file, line, col, "error", "$.metadata.name", message, JOB_NAME.id)
-            )
-    return found
+    clashes = [(file, name, line, col) for file, name, line, col in jobs if file != kept[name]]
+    if not clashes:
+        return []
+    from paddlegen.output.owner import JOB_NAME  # the rule's module: only when names clash
+
+    return [
+        Diagnostic(
+            file,
+            line,
+            col,
+            "error",
+            "$.metadata.name",
+            f"job '{name}' is also the name of {kept[name]}: both would render into the same "
+            "directory",
+            JOB_NAME.id,
+        )
+        for file, name, line, col in clashes
+    ]

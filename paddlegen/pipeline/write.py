@@ -13,7 +13,7 @@ from paddlegen.events import Events
 from paddlegen.output import stamp
 from paddlegen.output.claim import JOB, RENDER, claim, owner
 from paddlegen.output.drift import Drift, drift_of, user_files
-from paddlegen.output.layout import Plan, generated_jobs, stream
+from paddlegen.output.layout import Plan, generated_jobs
 from paddlegen.output.pool import map_ordered
 from paddlegen.output.removals import refuse_removals
 from paddlegen.output.stamp import without_stamp
@@ -156,14 +156,3 @@ def drift(
     found += [(name, drift_of(out, name, {})) for name in orphans(rendered, out, prune)]
     found += [(name, Drift(leftover=True)) for name in leftover_staging(out)]
     return [(name, replace(d, env=stamp.stamped_env(out / name))) for name, d in found if d]
-
-
-def manifest_stream(rendered: list[Rendered], env: str | None = None) -> str:
-    """The manifests of every job (of environment ``env`` where a job has it) as one stream."""
-    return stream(
-        [
-            m
-            for r in rendered
-            for m in (r.environments.get(env, r.manifests) if env else r.manifests)
-        ]
-    )

@@ -41,6 +41,8 @@ KIND_ORDER = (
 
 @dataclass(frozen=True)
 class Manifest:
+    """One rendered object, and the template it came from."""
+
     obj: dict[str, Any]
     template: str
 

@@ -1,14 +1,12 @@
 """The semantic rules JSON Schema cannot express: their registry, and the runner over a spec."""
 
 # Each rule is one `SpecRule` (paddlegen/spec/rule.py) in the module of its topic, or in the
-# folder of the workload whose specs alone it checks (paddlegen/workloads/<package>/rules.py,
-# whose `RULES` also names what the workload adds to the rules every spec gets), or in
+# folder of the workload whose specs alone it checks (its rules.py, whose `RULES` its registry
+# entry gives as `Workload.rules`, with what it adds to the rules every spec gets), or in
 # paddlegen/workloads/shared/rules.py when several workloads' folders list it. A spec is checked
 # by every rule here and by its workload's own; its findings come out sorted, whatever the order.
 
 from __future__ import annotations
-
-from importlib import import_module
 
 from paddlegen.errors import Diagnostic
 from paddlegen.rules import (
@@ -139,22 +137,19 @@ RULES: tuple[str, ...] = tuple(rule.id for rule in REGISTRY)
 REQUIRED: tuple[str, ...] = tuple(rule.id for rule in REGISTRY if not rule.silenceable)
 
 
-# What each workload's folder adds to the rules (its rules.py's `RULES`), by the workload
-# registry's names (test_ignores holds it to WORKLOADS): a new workload's folder and registry
-# line are all it takes (tests/unit/test_architecture.py renders a copy of `job`).
-OWN: dict[str, WorkloadRules] = {
-    name: import_module(f"paddlegen.workloads.{w.package}.rules").RULES
-    for name, w in WORKLOADS.items()
-}
+# What each workload adds to the rules (``Workload.rules``), by the workload registry's names: a
+# new workload's folder and registry line are all it takes (tests/unit/test_architecture.py
+# renders a copy of `job`).
+OWN: dict[str, WorkloadRules] = {name: w.rules() for name, w in WORKLOADS.items()}
 # The rules every spec gets: those no workload's folder holds.
 EVERY_SPEC = tuple(rule for rule in REGISTRY if not any(rule in o.rules for o in OWN.values()))
 
 
 def semantic_diagnostics(doc: Document, workload: str | None = None) -> list[Diagnostic]:
     """Run every rule of the spec's workload on a spec that already passed the schema."""
-    name = workload_of(doc.data, workload).name
-    own = OWN[name]
-    ctx = Context(doc, name, own)
+    entry = workload_of(doc.data, workload)
+    own = OWN[entry.name]
+    ctx = Context(doc, entry, own)
     found = []
     for rule in (*EVERY_SPEC, *own.rules):
         found += [ctx.diagnostic(rule, f) for f in rule.check(ctx)]

@@ -23,9 +23,9 @@ from typing import Any, NamedTuple
 from paddlegen.errors import InvalidValueError
 from paddlegen.spec.accelerators import ACCELERATORS, is_extended, is_network_or_share
 from paddlegen.spec.loader import FieldPath
-from paddlegen.spec.model import role_value
+from paddlegen.spec.model import replicas, role_value
 from paddlegen.spec.quantity import server_value
-from paddlegen.spec.rule import Context, Finding, SpecRule, replicas, role_gpus, role_resources
+from paddlegen.spec.rule import Context, Finding, SpecRule, role_gpus, role_resources
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.shared.launcher import LAUNCHER
 

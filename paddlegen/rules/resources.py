@@ -11,7 +11,7 @@ from paddlegen.errors import InvalidValueError
 from paddlegen.rules.shared import CONTAINER_RESOURCES, MAX_INT64, SIZED_SOURCES
 from paddlegen.spec.accelerators import ACCELERATORS, KNOWN_RESOURCES, is_extended, is_known
 from paddlegen.spec.loader import FieldPath, format_path
-from paddlegen.spec.model import GPU_RESOURCE
+from paddlegen.spec.model import GPU_RESOURCE, replicas
 from paddlegen.spec.quantity import server_value, spelling
 from paddlegen.spec.rule import (
     Context,
@@ -21,7 +21,6 @@ from paddlegen.spec.rule import (
     gpus_given,
     init_containers,
     mount_point,
-    replicas,
     role_gpus,
     role_resources,
 )

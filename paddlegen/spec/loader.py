@@ -72,6 +72,8 @@ _CONSTRUCT = yaml.SafeLoader("")  # only its scalar constructors are used; they 
 
 @dataclass(frozen=True)
 class Position:
+    """Where a value of a spec file starts: its line and column."""
+
     line: int
     col: int
 

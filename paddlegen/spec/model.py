@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -81,7 +82,9 @@ ROLE_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
+# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
+# equal, and each method dataclasses generates is compiled as the module loads, at every start.
+@dataclass(frozen=True, eq=False)
 class Role:
     """One replica type (ps, worker or heter) with the spec defaults folded in."""
 
@@ -145,8 +148,10 @@ class Role:
         return peak(running, busiest)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Volume:
+    """One of spec.volumes, its defaults applied: what backs it and where the pods mount it."""
+
     name: str
     mountPath: str
     readOnly: bool
@@ -184,7 +189,7 @@ class Volume:
         return {self.source: dict(self.config)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DataPrep:
     """The data-preparation Job: one pod writing the split training data into one volume."""
 
@@ -195,7 +200,7 @@ class DataPrep:
     backoffLimit: int | None = None  # None: Kubernetes' default
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Run:
     """spec.run exactly as the spec gives it (None: not set). The operator workloads have
     defaults of their own (Kubeflow's by whether the job has ps, PaddleFlow's per role) that a
@@ -222,7 +227,7 @@ CHECKPOINT_DIR_ENV = "PADDLE_CHECKPOINT_DIR"
 RESTART_ATTEMPT_ENV = "PADDLE_RESTART_ATTEMPT"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Checkpoint:
     """spec.checkpoint: the volume the ranks save on and their folder on it."""
 
@@ -234,7 +239,7 @@ class Checkpoint:
         return f"{self.volume.mountPath.rstrip('/')}/{self.path}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Settings:
     """A workload's own spec section, spec.<section>: its fields build ``model``, a frozen
     dataclass whose defaults are the ones the schema documents. The section's schema lies in
@@ -259,7 +264,7 @@ class Owner(Protocol):
     def settings(self) -> Settings | None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Security:
     """spec.security: the restricted profile (default on) and the user's own settings."""
 
@@ -273,8 +278,10 @@ class Security:
     podSecurity: str | None = None  # the namespace's enforced level; only rules read it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Job:
+    """A whole spec as the rules and the templates read it: defaults applied, names derived."""
+
     name: str
     namespace: str | None
     workload: str
@@ -446,6 +453,11 @@ def _checkpoint(given: dict[str, Any] | None, job: str, volumes: list[Volume]) -
     return Checkpoint(volume, given.get("path", job))
 
 
+def replicas(role: Mapping[str, Any]) -> int:
+    """A role's pods: its ``replicas``, one unless given."""
+    return int(role.get("replicas", 1))
+
+
 def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: Any = None) -> Any:
     """A role's own value for ``key``, else the spec-wide default."""
     return role[key] if key in role else spec.get(key, default)
@@ -457,7 +469,7 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
 
     return Role(
         name=name,
-        replicas=role.get("replicas", 1),
+        replicas=replicas(role),
         image=get("image", ""),
         imagePullPolicy=get("imagePullPolicy"),
         command=get("command"),

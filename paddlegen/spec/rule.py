@@ -9,11 +9,18 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from paddlegen.errors import Diagnostic, Rule
 from paddlegen.spec.loader import Document, FieldPath, format_path
-from paddlegen.spec.model import CONTAINER_LISTS, GPU_RESOURCE, ROLE_NAMES, role_value
+from paddlegen.spec.model import (
+    CONTAINER_LISTS,
+    GPU_RESOURCE,
+    ROLE_NAMES,
+    Owner,
+    replicas,
+    role_value,
+)
 
 T = TypeVar("T")
 
@@ -28,14 +35,31 @@ class Finding(NamedTuple):
     severity: str | None
 
 
-class Context:
-    """What a check sees: the document, its spec section and the effective workload."""
+class Entry(Owner, Protocol):
+    """What the rules in a workload's folder ask of the spec's workload's registry entry
+    (workloads/base.py ``Workload``): they cannot import the registry, whose entries name
+    them (``Workload.rules``)."""
 
-    def __init__(self, doc: Document, workload: str, own: WorkloadRules) -> None:
+    @property
+    def launcher(self) -> Mapping[str, str]: ...
+
+    @property
+    def run_keys(self) -> tuple[str, ...]: ...
+
+    @property
+    def peer_names(self) -> str: ...
+
+
+class Context:
+    """What a check sees: the document, its spec section and the effective workload (its name,
+    and its registry ``entry``)."""
+
+    def __init__(self, doc: Document, entry: Entry, own: WorkloadRules) -> None:
         self.doc = doc
         self.data: dict[str, Any] = doc.data
         self.spec: dict[str, Any] = doc.data.get("spec", {})
-        self.workload = workload
+        self.workload = entry.name
+        self.entry = entry
         self.own = own  # what the workload's folder adds to the rules
         self._roles = [(role, self.spec[role]) for role in ROLE_NAMES if role in self.spec]
         self._walks: dict[Callable[[Context], Iterable[Any]], list[Any]] = {}
@@ -109,11 +133,10 @@ class SpecRule(Rule):
 
 @dataclass(frozen=True)
 class WorkloadRules:
-    """What a workload's folder adds to the rules (its ``rules.py``, ``RULES``): the rules
-    that check only specs of ``workload`` (its name), more findings for rules every spec gets
-    (by rule id), and the ports its training container has (which no sidecar may take)."""
+    """What a workload adds to the rules (``Workload.rules``): the rules that check only its
+    specs, more findings for rules every spec gets (by rule id), and the ports its training
+    container has (which no sidecar may take)."""
 
-    workload: str
     rules: tuple[SpecRule, ...] = ()
     extends: Mapping[str, Check] = field(default_factory=dict)
     training_ports: Callable[[Context], dict[tuple[int, str], str]] | None = None
@@ -127,11 +150,6 @@ def mount_point(path: str) -> str:
     """
     path = posixpath.normpath(path)
     return "/" + path.lstrip("/") if path.startswith("//") else path
-
-
-def replicas(role: Mapping[str, Any]) -> int:
-    """A role's pods: its ``replicas``, one unless given."""
-    return int(role.get("replicas", 1))
 
 
 def gpus_given(body: Mapping[str, Any]) -> int:

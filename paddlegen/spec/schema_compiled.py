@@ -10,7 +10,7 @@ import numbers
 import re
 from typing import Any
 
-SCHEMA_SHA256 = "7e0a0d35b537008cda6d24c25f50f72479c4c85522b174b40c00b0c4787bd8c2"
+SCHEMA_SHA256 = "811769f67444c3a2f4274b0c87851aa2e66e04cb21386d70c9ab028d45583bcc"
 
 
 def _is_integer(x: Any) -> bool:

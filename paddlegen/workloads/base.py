@@ -4,9 +4,9 @@ A registry entry owns everything paddlegen knows about one workload: the kinds o
 renders and that its controllers make of them (``objects.TrainingObject``: their Argo CD health
 checks, what Kueue writes into them), the names it derives, how spec roles map onto it, which
 spec settings and run fields it carries, where ``explain`` finds them, how ``import`` reads it
-back (``Imports``) and whose specs it converts, and a context builder that computes in Python
-what its templates lay out (env, ports, affinity, restart policies), so templates hold no
-logic.
+back (``Imports``) and whose specs it converts, the rules only its specs get, and a context
+builder that computes in Python what its templates lay out (env, ports, affinity, restart
+policies), so templates hold no logic.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV
+from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV, replicas
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role, Settings, Volume
+    from paddlegen.spec.rule import WorkloadRules
     from paddlegen.workloads.import_notes import Context
     from paddlegen.workloads.objects import TrainingObject
 
@@ -58,8 +59,12 @@ TRAINING_CONTAINER = "paddle"
 SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 
 
-@dataclass(frozen=True)
+# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
+# equal, and each method dataclasses generates is compiled as the module loads, at every start.
+@dataclass(frozen=True, eq=False)
 class Workload:
+    """One workload's registry entry: everything paddlegen knows of it."""
+
     name: str
     # What it renders and what the cluster needs to run it, in Markdown: the docs' table of
     # workloads (README.md, docs/index.md) is made of them (scripts/generate.py).
@@ -76,6 +81,9 @@ class Workload:
     # What `paddlegen import` reads its objects back with: a function that imports its importer
     # modules when called, so that only an import loads them (never a render).
     imports: Callable[[], Imports]
+    # Its own rules (its rules.py's RULES, which paddlegen/rules runs on its specs), through a
+    # function that imports them when called, as ``imports``: its rules read its entry.
+    rules: Callable[[], WorkloadRules]
     needs: str = "nothing"  # what the cluster needs to run it (the docs' table, as summary)
     # The spec section only this workload reads, spec.<section>, and the model its fields
     # build (Job.settings); its schema is the folder's settings.schema.json (settings_schema).
@@ -190,7 +198,7 @@ class Workload:
         return self.objects[0].kind
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Importer:
     """How `paddlegen import` reads one kind of training object back to a workload's spec."""
 
@@ -201,7 +209,7 @@ class Importer:
     claims: Callable[[dict[str, Any]], bool] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Imports:
     """What `paddlegen import` reads a workload's objects back with (``Workload.imports``)."""
 
@@ -213,7 +221,7 @@ class Imports:
     convert: Callable[[Spec, Context, str], Spec] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Container:
     """One container as the templates write it (templates/_partials/container.yaml.j2), in
     Kubernetes' field names: every value final, an empty one left out."""
@@ -235,7 +243,7 @@ class Container:
     livenessProbe: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pod:
     """A role's pod template as the templates write it: every value final."""
 
@@ -511,6 +519,5 @@ def replica_pod_names(name: str, spec: Spec, roles: Mapping[str, str]) -> list[s
     out = []
     for role, replica in roles.items():
         if role in spec or role == "worker":
-            replicas = spec.get(role, {}).get("replicas", 1)
-            out.append(f"{name}-{replica.lower()}-{replicas - 1}")
+            out.append(f"{name}-{replica.lower()}-{replicas(spec.get(role, {})) - 1}")
     return out

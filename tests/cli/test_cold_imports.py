@@ -55,6 +55,23 @@ def test_rendering_a_valid_spec_never_imports_jsonschema(spec):
     assert sorted(modules & set(NOT_ON_THE_HAPPY_PATH)) == []
 
 
+def test_printing_a_render_loads_nothing_that_writes_or_reports():
+    """--stdout writes no folder and, with nothing to say, reports nothing: the writer, the
+    drift, the reporters and subprocess (which the folder's Component checks run) stay out."""
+    modules, done = imported_by("render", "--stdout", "examples/quickstart.yaml")
+    assert done.returncode == 0, done.stderr
+    writing = {
+        "paddlegen.pipeline.write",
+        "paddlegen.output.writer",
+        "paddlegen.output.drift",
+        "paddlegen.output.owner",
+        "paddlegen.report",
+        "paddlegen.validate.locations",
+        "subprocess",
+    }
+    assert sorted(modules & writing) == []
+
+
 def test_rendering_loads_no_workloads_importers():
     """A workload's importers (Workload.imports) load when `paddlegen import` asks for them."""
     modules, done = imported_by("render", "--stdout", "examples/collective-resnet.yaml")

@@ -345,7 +345,8 @@ def test_a_spec_with_errors_is_reported_at_its_line(repo, runner):
 
 def test_a_new_paddlegen_reruns_only_what_render_upgrade_takes(tmp_path):
     """A release that renders a job differently: its plan names no rerun, nor does the
-    render it makes; `render --upgrade JOB` is a rerun, which plan fails on unless allowed."""
+    render it makes; `render --upgrade JOB` is a rerun, which plan fails on unless allowed,
+    and which `plan --upgrade JOB` shows before it."""
     repo = tmp_path / "repo"
     (repo / "jobs").mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
@@ -364,9 +365,13 @@ def test_a_new_paddlegen_reruns_only_what_render_upgrade_takes(tmp_path):
     assert paddlegen_of(new, repo, "render", "jobs", "-o", "deploy").returncode == 0
     assert git(repo, "status", "--porcelain") == ""  # the files 0.1.0 wrote, kept
     assert planned() == (0, [("unchanged", "")])
+    # what `render --upgrade` would do, previewed: the rerun, and nothing written
+    rerun = ("rerun", "paddlegen's rendering changed (0.1.0 to 0.2.0)")
+    assert planned("--upgrade", "quickstart") == (1, [rerun])
+    assert planned("--upgrade-all", "--allow-rerun") == (0, [rerun])
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
     done = paddlegen_of(new, repo, "render", "jobs", "-o", "deploy", "--upgrade", "quickstart")
     assert done.returncode == 0, done.stderr
-    rerun = ("rerun", "paddlegen's rendering changed (0.1.0 to 0.2.0)")
     assert planned() == (1, [rerun])
     assert planned("--allow-rerun") == (0, [rerun])
     commit(repo, "take 0.2.0's rendering")

@@ -169,7 +169,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             "tests on the real node (fixture `node`, and not `kube`) belong in test_node_*.py "
             "modules, and only they: " + ", ".join(misplaced)
         )
-    items[:] = [i for i in items if not uses(i, "node")] + [i for i in items if uses(i, "node")]
+    # A `late` test runs after the others of its cluster: it checks that something did not
+    # happen over minutes, which pass while they run instead of in a wait of its own.
+    items.sort(key=lambda i: (uses(i, "node"), i.get_closest_marker("late") is not None))
     for name in ("kube", "node"):
         last = max((n for n, item in enumerate(items) if uses(item, name)), default=None)
         if last is None:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests import builders
 from tests.cluster.conftest import Kube, local_cluster, with_extras
@@ -359,7 +359,7 @@ def test_paddleflow_creates_a_lost_pod_of_a_completed_job_again_unless_cleaned(
     job = f"pods-{policy.lower()}"
     data = spec(job, "paddlejob", worker={"replicas": 2}, paddlejob={"cleanPodPolicy": policy})
     rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), f"{job}.yaml"))
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     selector = f"app.kubernetes.io/instance={job}"
     finish(kube, selector, count=2)
 

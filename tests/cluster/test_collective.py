@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from paddlegen.authoring.importer import import_manifests
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests import builders
 from tests.cluster.conftest import Kube, with_extras
@@ -49,7 +49,7 @@ def render(data: dict[str, Any]) -> build.Rendered:
 def apply(kube: Kube, data: dict[str, Any]) -> build.Rendered:
     kube.run("create", "namespace", data["metadata"]["namespace"])
     rendered = render(data)
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     return rendered
 
 

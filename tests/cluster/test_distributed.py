@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused
@@ -63,7 +63,7 @@ def test_the_job_runs_a_pod_per_node_with_the_images_contract(nodes: Kube) -> No
     # (sigs.k8s.io/kwok v0.7.0 pkg/kwok/cmd/root.go:519-521, kustomize/stage/pod/fast/
     # pod-complete.yaml:17-20): CI's loaded runs twice saw 2 nodes for 3 pods.
     with kwok_paused(kube):
-        kube.apply(write.manifest_stream([rendered]))
+        kube.apply(build.manifest_stream([rendered]))
         # every pod bound (three pods with one still unbound are not yet "on nodes")
         pods = wait_for(f"{replicas} pods on nodes", bound)
         # host ports: one pod per node, each listening on every port the image opens
@@ -105,7 +105,7 @@ def test_under_volcano_the_pods_name_its_queue_and_no_podgroup_is_applied(
     kube.run("create", "namespace", namespace)
     rendered = render(namespace, {"scheduler": "volcano", "queue": "default"})
     assert not [m for m in rendered.manifests if m.kind == "PodGroup"]
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     name = rendered.job.name
     job = get(kube, namespace, "job", name)
     # what Volcano's podgroup controller sizes the Job's own PodGroup by, kept by the server
@@ -137,7 +137,7 @@ def test_under_volcano_the_pods_name_its_queue_and_no_podgroup_is_applied(
 
     # the job done, a sync applies the same render again: no second PodGroup, and the Job's
     # goes with the Job (garbage collection), so none is left to hold queue capacity
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     assert len(get(kube, namespace, "podgroups")["items"]) == 1
     kube.run("delete", "job", "-n", namespace, name, "--cascade=foreground", "--wait=true")
     wait_for(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import parse
 from tests.cluster.conftest import Kube, with_extras
@@ -43,7 +43,7 @@ def run_to_success(
     ``running_check(job)``), finish them."""
     kube.run("create", "namespace", namespace)
     rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     (job,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
     name, replicas = job["metadata"]["name"], job["spec"]["paddleReplicaSpecs"]
     total = sum(r["replicas"] for r in replicas.values())

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.validate.kueue_queues import RULE
 from paddlegen.validate.server import Server, dry_run
@@ -148,7 +148,7 @@ def queued_render(data: dict[str, Any], queue_name: str, priority: str = "") -> 
 
 
 def submit(kube: Kube, data: dict[str, Any], priority: str = "") -> None:
-    kube.apply(write.manifest_stream([queued_render(data, "team", priority)]))
+    kube.apply(build.manifest_stream([queued_render(data, "team", priority)]))
 
 
 def workload(kube: Kube, namespace: str, kind: str, name: str) -> dict[str, Any] | None:
@@ -232,7 +232,7 @@ def test_the_webhook_suspends_a_job_of_a_queue_on_create(kueue: Kube) -> None:
     kube, namespace = kueue, "kq-webhook"
     queue(kube, namespace, cpu=4)
     rendered = queued_render(spec("held", namespace, "job", 1), "no-such-queue")
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     assert suspended(kube, namespace, "job", "held")
     pending = wait_for(
         "the Workload of held",

@@ -21,7 +21,7 @@ import yaml
 from paddlegen.cli import cli
 from paddlegen.gitops import kueue_manager
 from paddlegen.gitops.kueue_install import MANIFESTS
-from paddlegen.pipeline import write
+from paddlegen.pipeline import build
 from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_kueue import queued_render, workload
 from tests.cluster.test_paddleflow import get, wait_for
@@ -84,7 +84,7 @@ def test_a_job_whose_pods_never_start_is_requeued_a_bounded_number_of_times(boun
     data = yaml.safe_load((EXAMPLES / "collective-resnet.yaml").read_text())
     data["metadata"]["namespace"] = TEAM
     rendered = queued_render(data, TEAM)
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     name = data["metadata"]["name"]
 
     def deactivated() -> dict[str, Any] | None:

@@ -69,10 +69,10 @@ def spec(name: str, replicas: int, **extra: Any) -> dict[str, Any]:
 
 
 def apply(kube: Kube, data: dict[str, Any]) -> None:
-    from paddlegen.pipeline import write
+    from paddlegen.pipeline import build
 
     create_namespace(kube, data, "collective")
-    kube.apply(write.manifest_stream([render(data)]))
+    kube.apply(build.manifest_stream([render(data)]))
 
 
 def job_condition(kube: Kube, namespace: str, name: str) -> str:
@@ -153,7 +153,7 @@ def test_a_rank_that_exits_1_fails_the_whole_job_quickly(node: Kube) -> None:
 def capabilities_of(kube: Kube, name: str, **security: Any) -> dict[str, str]:
     """What the training container of a `job` with IPC_LOCK added and ``security`` sees on
     the node: its effective and ambient capability sets, and its memlock limit."""
-    from paddlegen.pipeline import write
+    from paddlegen.pipeline import build
 
     probe = "grep -E '^Cap(Eff|Amb)' /proc/self/status; echo \"Memlock: $(ulimit -l)\""
     data = {
@@ -170,7 +170,7 @@ def capabilities_of(kube: Kube, name: str, **security: Any) -> dict[str, str]:
         },
     }
     kube.run("create", "namespace", name)
-    kube.apply(write.manifest_stream([render(data)]))
+    kube.apply(build.manifest_stream([render(data)]))
     state, took, output = wait_until_done(kube, name, lambda: job_condition(kube, name, name))
     assert state == "Complete", overrun(kube, name, state, took, output)
     (log,) = output.values()

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import write
+from paddlegen.pipeline import build
 from paddlegen.workloads.shared.launcher import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.trainjob.names import NODE
 from tests.cluster.conftest import Kube, with_extras
@@ -130,7 +130,7 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
     low, high = w.low_and_high()
 
     def render(name: str, priority: str, **extra: Any) -> str:
-        return write.manifest_stream([queued_render(w.spec(name, 2, **extra), "team", priority)])
+        return build.manifest_stream([queued_render(w.spec(name, 2, **extra), "team", priority)])
 
     hold = {"env": [{"name": "HOLD_SECONDS", "value": HOLD_SECONDS}]}
     kube.apply(render(low, "low", **hold))
@@ -209,7 +209,7 @@ def test_a_queued_job_whose_ranks_run_out_of_memory_every_time_fails_in_bounded_
     kube, name = queued, OOM
     fault = [{"name": "EXIT_AT_STEP", "value": "100"}, {"name": "EXIT_CODE", "value": "137"}]
     data = spec(name, 2, env=fault, run={"backoffLimit": 2})
-    kube.apply(write.manifest_stream([queued_render(data, "team")]))
+    kube.apply(build.manifest_stream([queued_render(data, "team")]))
     admitted(kube, name, "Job", name)
 
     def failed() -> dict[str, Any] | None:

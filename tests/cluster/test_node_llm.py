@@ -89,7 +89,7 @@ def start(
 ) -> str:
     """Apply ``data`` with ``files`` in the ConfigMap `files` mounted read-only at ``at``
     (each file ``mode``), in a namespace of the job's name; that name."""
-    from paddlegen.pipeline import write
+    from paddlegen.pipeline import build
 
     name = data["metadata"]["name"]
     kube.run("create", "namespace", name)
@@ -103,7 +103,7 @@ def start(
             "configMap": {"name": "files", "defaultMode": mode},
         }
     )
-    kube.apply(write.manifest_stream([render(data)]))
+    kube.apply(build.manifest_stream([render(data)]))
     return name
 
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from paddlegen.output.layout import stream
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.training import (
@@ -90,7 +90,7 @@ def create_namespace(kube: Kube, data: dict[str, Any], program_name: str) -> Non
 
 def apply(kube: Kube, data: dict[str, Any], program_name: str) -> None:
     create_namespace(kube, data, program_name)
-    kube.apply(write.manifest_stream([render(data)]))
+    kube.apply(build.manifest_stream([render(data)]))
 
 
 def get(kube: Kube, namespace: str, *what: str) -> Any:

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import write
+from paddlegen.pipeline import build
 from paddlegen.workloads.shared.jobset import RESTART_ATTEMPT
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_kueue import (
@@ -150,7 +150,7 @@ def start(kube: Kube, data: dict[str, Any], queued: bool = False, priority: str 
     kube.run("create", "configmap", "program", "-n", name,
              f"--from-literal=train.py={program('checkpointed')}")  # fmt: skip
     rendered = queued_render(data, "team", priority) if queued else render(data)
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     return name
 
 

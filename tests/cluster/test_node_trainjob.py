@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import write
+from paddlegen.pipeline import build
 from paddlegen.workloads.shared.launcher import NO_NODE_COUNT_EXIT
 from paddlegen.workloads.trainjob.names import JOBSET_NAME, MASTER_PORT, NODE, RUNTIME
 from tests.cluster.conftest import Kube, local_cluster, with_extras
@@ -73,7 +73,7 @@ def train_on_the_node(kube: Kube, name: str, nodes: int, **extra: Any) -> list[d
     falls, the ranks agree, each met rank 0's master; its pods."""
     data = node_spec(name, nodes, **extra)
     create_namespace(kube, data, "collective")
-    kube.apply(write.manifest_stream([render(data)]))
+    kube.apply(build.manifest_stream([render(data)]))
 
     def finished() -> str:
         for kind in ("Complete", "Failed"):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import parse
 from tests.cluster.conftest import Kube
@@ -71,7 +71,7 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
     for key, value in data["spec"].get("nodeSelector", {}).items():  # the pool it asks for
         kube.run("label", "nodes", "--all", "--overwrite", f"{key}={value}")
     rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
     name = paddlejob["metadata"]["name"]
     roles = {
@@ -86,7 +86,7 @@ def test_the_operator_runs_and_finishes_the_job(operators: Kube, example: Path) 
     wait_for("phase Running", lambda: phase() == "Running")
     # The operator wrote the job back (its finalizer); the same render applied again, as a
     # GitOps sync does, meets no conflict: the operator took over no field of paddlegen's.
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     pods = get(kube, namespace, "pods")["items"]
     assert sorted(p["metadata"]["name"] for p in pods) == sorted(
         f"{name}-{role}-{i}" for role, r in roles.items() for i in range(r["replicas"])
@@ -155,7 +155,7 @@ spec:
   paddlejob: {intranet: Host}
 """
     rendered = build.render_document(parse_spec(spec.encode(), "host-net.yaml"))
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     wait_for(
         "5 running pods",
         lambda: (
@@ -240,7 +240,7 @@ def test_the_operator_owns_the_gang_and_nothing_outlives_the_job(operators: Kube
     kube.run("create", "namespace", namespace)
     rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), str(example)))
     assert "PodGroup" not in [m.kind for m in rendered.manifests]
-    stream = write.manifest_stream([rendered])
+    stream = build.manifest_stream([rendered])
     kube.apply(stream)
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
     name, policy = paddlejob["metadata"]["name"], paddlejob["spec"]["schedulingPolicy"]
@@ -291,7 +291,7 @@ def test_quantities_as_the_user_wrote_them_meet_no_conflict_with_the_operator(
         "  resources: {requests: {cpu: 0.5}, limits: {memory: 1024Mi}}\n  shm: 0.5Gi\n",
     )
     rendered = build.render_document(parse_spec(spec.encode(), "quantities.yaml"))
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     wait_for(
         "the operator's finalizer",
         lambda: (
@@ -300,7 +300,7 @@ def test_quantities_as_the_user_wrote_them_meet_no_conflict_with_the_operator(
             .get("finalizers")
         ),
     )
-    kube.apply(write.manifest_stream([rendered]))  # fails on a conflict
+    kube.apply(build.manifest_stream([rendered]))  # fails on a conflict
 
 
 def test_the_pods_run_the_specs_init_containers_then_the_operators(operators: Kube) -> None:
@@ -327,7 +327,7 @@ def test_the_pods_run_the_specs_init_containers_then_the_operators(operators: Ku
     rendered = build.render_document(
         parse_spec(paddlejob_spec("inits", namespace, body).encode(), "inits.yaml")
     )
-    kube.apply(write.manifest_stream([rendered]))
+    kube.apply(build.manifest_stream([rendered]))
     (paddlejob,) = [m.obj for m in rendered.manifests if m.kind == "PaddleJob"]
 
     def running() -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 
 from paddlegen.errors import Diagnostic
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
 from tests.cluster.conftest import Kube
@@ -64,8 +64,8 @@ def _keep(data: dict, strategy: str) -> None:
     if not is_accepted(doc, found):
         return
     rendered = build.render_document(parse_spec(text.encode("utf-8"), SPEC))
-    streams = [write.manifest_stream([rendered])]
-    streams += [write.manifest_stream([rendered], env) for env in rendered.environments]
+    streams = [build.manifest_stream([rendered])]
+    streams += [build.manifest_stream([rendered], env) for env in rendered.environments]
     ACCEPTED.append(Accepted(text, found, "".join(streams)))
 
 

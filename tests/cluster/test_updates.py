@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube
 from tests.conftest import EXAMPLES
@@ -88,7 +88,7 @@ EXPECTED: dict[str, tuple[str, dict[str, str]]] = {
 
 def render(data: dict[str, Any]) -> str:
     text = yaml.safe_dump(data, sort_keys=False)
-    return write.manifest_stream([build.render_document(parse_spec(text.encode(), "spec.yaml"))])
+    return build.manifest_stream([build.render_document(parse_spec(text.encode(), "spec.yaml"))])
 
 
 def outcome(kube: Kube, stream: str) -> str:

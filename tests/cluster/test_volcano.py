@@ -15,7 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from paddlegen.cli import cli
-from paddlegen.pipeline import build, write
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_paddleflow import get, wait_for
@@ -279,7 +279,7 @@ def test_a_gang_with_a_required_topology_runs_inside_one_hypernode(
     }
     rendered = build.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
     try:
-        volcano.apply(write.manifest_stream([rendered]))
+        volcano.apply(build.manifest_stream([rendered]))
         (group,) = wait_for(
             "the Job's PodGroup", lambda: (get(volcano, namespace, "podgroup") or {}).get("items")
         )

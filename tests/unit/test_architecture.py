@@ -150,6 +150,13 @@ def test_subpackages_hold_the_pipeline_steps():
     ]
 
 
+def test_at_most_twelve_modules_lie_directly_in_the_package():
+    """Besides ``__init__`` and ``__main__``: what is not shared by the steps goes into the
+    subpackage of its step."""
+    top = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(top) <= 12, top
+
+
 def test_every_workload_is_one_folder_named_after_it():
     import importlib
 
@@ -165,8 +172,8 @@ def test_every_workload_is_one_folder_named_after_it():
     for workload in WORKLOADS.values():
         package = importlib.import_module(f"paddlegen.workloads.{workload.package}")
         assert package.WORKLOAD is workload
-        # its own rules (paddlegen/rules runs them on its specs alone)
-        assert (PACKAGE / "workloads" / workload.package / "rules.py").is_file()
+        # its own rules (paddlegen/rules runs them on its specs alone), from its folder
+        assert workload.rules.__module__ == package.__name__
         assert (PACKAGE.parent / "templates" / workload.folder).is_dir()
 
 
@@ -396,6 +403,8 @@ def test_a_copy_of_job_under_a_new_name_renders_after_one_regeneration(tmp_path)
     generated = run("-m", "scripts.generate")
     assert generated.returncode == 0, generated.stderr
     assert "wrote schemas/trainingjob.v1.schema.json" in generated.stdout
+    schema = (tree / "schemas" / "trainingjob.v1.schema.json").read_text(encoding="utf-8")
+    assert "batch-copy (one `batch/v1` Job, one pod)" in schema  # the workload's description
     rendered = run(*render)
     assert rendered.returncode == 0, rendered.stderr
     written = [p.read_text(encoding="utf-8") for p in (tree / "out").rglob("*.yaml")]

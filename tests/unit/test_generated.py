@@ -33,6 +33,11 @@ def test_the_schema_offers_the_registrys_workloads_and_their_settings():
     spec = schema["$defs"]["spec"]["properties"]
     assert spec["workload"]["enum"] == list(WORKLOADS)
     assert spec["workload"]["default"] == DEFAULT_WORKLOAD
+    described = spec["workload"]["description"]
+    needs = WORKLOADS[DEFAULT_WORKLOAD].needs
+    assert f"(default {DEFAULT_WORKLOAD}, which needs {needs}): " in described
+    for workload in WORKLOADS.values():
+        assert f"{workload.name} ({workload.summary})" in described
     for workload in WORKLOADS.values():
         fragment = generate.ROOT / "paddlegen" / "workloads" / workload.package
         assert (fragment / "settings.schema.json").is_file() == (workload.settings is not None)

@@ -1,4 +1,4 @@
-"""paddlegen.importer on small inputs: what it maps, what it lists, what it refuses."""
+"""paddlegen.authoring.importer on small inputs: what it maps, what it lists, what it refuses."""
 
 from __future__ import annotations
 

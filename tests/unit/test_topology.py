@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from paddlegen.pipeline import write
+from paddlegen.pipeline import build
 from tests import builders
 from tests.builders import findings
 
@@ -29,7 +29,7 @@ def spec(workload: str, scheduling: dict[str, Any], **extra: Any) -> dict[str, A
 
 
 def rendered(data: dict[str, Any]) -> list[dict[str, Any]]:
-    stream = write.manifest_stream([builders.rendered(data)])
+    stream = build.manifest_stream([builders.rendered(data)])
     return [o for o in yaml.safe_load_all(stream) if o]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import replicas
 from paddlegen.workloads.base import (
     RUN_KEYS,
     TRAINING_CONTAINER,
@@ -39,6 +40,7 @@ from paddlegen.workloads.shared.launcher import (
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 
@@ -94,10 +96,10 @@ def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
     """The last pod's hostname, `<job>-<replicas - 1>` (job_controller.go:1916); a JobSet's
     longest pod name, `<job>-worker-0-<replicas - 1>-xxxxx`, which its webhook checks; the
     Service is named after the job."""
-    replicas = spec.get("worker", {}).get("replicas", 1)
+    count = replicas(spec.get("worker", {}))
     if spec.get("run", {}).get("restarts", 0):
-        return [jobset.longest_pod_name(name, replicas)]
-    return [f"{name}-{replicas - 1}"]
+        return [jobset.longest_pod_name(name, count)]
+    return [f"{name}-{count - 1}"]
 
 
 def imports() -> Imports:
@@ -116,6 +118,13 @@ def imports() -> Imports:
     )
 
 
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.collective_job.rules import RULES
+
+    return RULES
+
+
 WORKLOAD = Workload(
     name="collective-job",
     summary="an Indexed `batch/v1` Job and a headless Service running Paddle's collective launcher",
@@ -127,6 +136,7 @@ WORKLOAD = Workload(
     derived_names=derived_names,
     context=context,
     imports=imports,
+    rules=own_rules,
     converts_from=("paddlejob", "kubeflow-paddlejob"),
     settings=SECTION,
     # no operator to install

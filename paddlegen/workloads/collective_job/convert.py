@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from paddlegen.spec.model import replicas
 from paddlegen.workloads.base import Spec
 from paddlegen.workloads.collective_job.contract import CONTRACT_ENV
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context
@@ -43,11 +44,11 @@ def from_operator(spec: Spec, ctx: Context, where: str) -> Spec:
     kubeflow = source == "kubeflow-paddlejob"
     out: Spec = {"workload": WORKLOAD}
     out.update((k, v) for k, v in spec.items() if k != "workload")
-    total = sum(out.get(role, {}).get("replicas", 1) for role in paths if role in out)
+    total = sum(replicas(out.get(role, {})) for role in paths if role in out)
 
     ps = out.pop("ps", None)
     if ps is not None:
-        count = ps.get("replicas", 1)
+        count = replicas(ps)
         what = (
             f"the Master replica type ({count} pod{'s' if count != 1 else ''}), which the "
             "operator runs as parameter servers (PS mode)"
@@ -64,7 +65,7 @@ def from_operator(spec: Spec, ctx: Context, where: str) -> Spec:
         )
     heter = out.pop("heter", None)
     if heter is not None:
-        count = heter.get("replicas", 1)
+        count = replicas(heter)
         ctx.note(
             LOSSY,
             where,
@@ -73,7 +74,7 @@ def from_operator(spec: Spec, ctx: Context, where: str) -> Spec:
             at=paths["heter"],
         )
     out.setdefault("worker", {"replicas": 1})
-    ranks = out["worker"].get("replicas", 1)
+    ranks = replicas(out["worker"])
 
     settings = out.pop("kubeflow" if kubeflow else "paddlejob", {})
     if kubeflow:

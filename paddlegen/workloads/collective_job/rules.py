@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, WorkloadRules
-from paddlegen.workloads.collective_job import WORKLOAD
 from paddlegen.workloads.shared.rules import LAUNCHER_PORT, LAUNCHER_RULES
 
 
@@ -25,7 +24,6 @@ def _group_backoff(ctx: Context) -> Iterator[Finding]:
 
 
 RULES = WorkloadRules(
-    WORKLOAD.name,
     rules=(*LAUNCHER_RULES, LAUNCHER_PORT),
     extends={"workload-setting": _group_backoff},
 )

@@ -21,6 +21,7 @@ from paddlegen.workloads.objects import BATCH_JOB
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 _CONTAINER = "{tmpl}.spec.containers[paddle]"
 
@@ -116,6 +117,13 @@ def imports() -> Imports:
     return Imports((batch_job,), derived=importer.derived)
 
 
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.distributed_job.rules import RULES
+
+    return RULES
+
+
 WORKLOAD = Workload(
     name="distributed-job",
     summary="a multi-pod `batch/v1` Job for the legacy pserver/trainer image",
@@ -125,6 +133,7 @@ WORKLOAD = Workload(
     derived_names=lambda name, spec: [name],
     context=context,
     imports=imports,
+    rules=own_rules,
     settings=SECTION,
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",

@@ -14,7 +14,6 @@ from paddlegen.spec.rule import (
     mount_point,
     worker_replicas,
 )
-from paddlegen.workloads.distributed_job import WORKLOAD
 from paddlegen.workloads.distributed_job.settings import DISTRIBUTED_DEFAULTS
 
 
@@ -293,7 +292,6 @@ def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
 
 
 RULES = WorkloadRules(
-    WORKLOAD.name,
     rules=(
         DISTRIBUTED_ROLES,
         DISTRIBUTED_REQUIRED,

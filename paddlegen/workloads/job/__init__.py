@@ -18,6 +18,7 @@ from paddlegen.workloads.objects import BATCH_JOB
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 
 def context(job: Job) -> dict[str, Any]:
@@ -35,6 +36,13 @@ def imports() -> Imports:
     return Imports((Importer(BATCH_JOB, importer.batch_job),))
 
 
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.job.rules import RULES
+
+    return RULES
+
+
 WORKLOAD = Workload(
     name="job",
     summary="one `batch/v1` Job, one pod",
@@ -44,6 +52,7 @@ WORKLOAD = Workload(
     derived_names=lambda name, spec: [name],  # the Job's pods carry it as the job-name label
     context=context,
     imports=imports,
+    rules=own_rules,
     run_keys=RUN_KEYS,
     pod_template="Job spec.template",
     run_policy="Job spec",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules, replicas
-from paddlegen.workloads.job import WORKLOAD
+from paddlegen.spec.model import replicas
+from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules
 
 
 def _single_node_job(ctx: Context) -> Iterator[Finding]:
@@ -40,4 +40,4 @@ JOB_REPLICAS = SpecRule(
 )
 
 
-RULES = WorkloadRules(WORKLOAD.name, rules=(JOB_REPLICAS,))
+RULES = WorkloadRules(rules=(JOB_REPLICAS,))

@@ -30,6 +30,7 @@ from paddlegen.workloads.shared.operators import JOB_BACKOFF_LIMIT, KUBEFLOW_ENV
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 PADDLEJOB = TrainingObject(
     "kubeflow.org/v1",
@@ -87,6 +88,13 @@ def imports() -> Imports:
     return Imports((Importer(PADDLEJOB, importer.kubeflow_job),), convert=convert.from_paddleflow)
 
 
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.kubeflow_paddlejob.rules import RULES
+
+    return RULES
+
+
 WORKLOAD = Workload(
     name="kubeflow-paddlejob",
     summary="a Kubeflow training-operator `PaddleJob`",
@@ -97,6 +105,7 @@ WORKLOAD = Workload(
     derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
     context=context,
     imports=imports,
+    rules=own_rules,
     converts_from=("paddlejob",),
     settings=SECTION,
     run_keys=RUN_KEYS,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from paddlegen.spec.model import replicas
 from paddlegen.workloads.base import Spec
 from paddlegen.workloads.import_notes import COSMETIC, LOSSY, Context
 from paddlegen.workloads.shared.operators import PADDLEFLOW_ENV
@@ -32,7 +33,7 @@ def from_paddleflow(spec: Spec, ctx: Context, where: str) -> Spec:
     launched = _runs_the_launcher(out)
     ps = out.get("ps")
     if ps is not None:
-        count = ps.get("replicas", 1)
+        count = replicas(ps)
         ctx.note(
             COSMETIC if launched else LOSSY,
             where,
@@ -46,7 +47,7 @@ def from_paddleflow(spec: Spec, ctx: Context, where: str) -> Spec:
         )
     heter = out.pop("heter", None)
     if heter is not None:
-        count = heter.get("replicas", 1)
+        count = replicas(heter)
         ctx.note(
             LOSSY,
             where,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules
-from paddlegen.workloads.kubeflow_paddlejob import WORKLOAD
 from paddlegen.workloads.kubeflow_paddlejob.settings import KubeflowSettings
 from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, LAUNCHER_PORT, PS_END
 
@@ -41,7 +40,6 @@ def _training_ports(ctx: Context) -> dict[tuple[int, str], str]:
 
 
 RULES = WorkloadRules(
-    WORKLOAD.name,
     rules=(KUBEFLOW_HETER, KUEUE_WORKLOAD, PS_END, LAUNCHER_PORT),
     training_ports=_training_ports,
 )

@@ -24,6 +24,7 @@ from paddlegen.workloads.shared.operators import PADDLEFLOW_ENV
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 # Kueue cannot queue it (it has no suspend field): no paths Kueue writes.
 PADDLEJOB = TrainingObject(
@@ -118,6 +119,13 @@ def imports() -> Imports:
     return Imports((Importer(PADDLEJOB, importer.paddleflow_job),))
 
 
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.paddlejob.rules import RULES
+
+    return RULES
+
+
 WORKLOAD = Workload(
     name="paddlejob",
     summary="a PaddleFlow `PaddleJob`",
@@ -128,6 +136,7 @@ WORKLOAD = Workload(
     derived_names=lambda name, spec: replica_pod_names(name, spec, ROLES),
     context=context,
     imports=imports,
+    rules=own_rules,
     settings=SECTION,
     ps_default=True,
     pod_template="PaddleJob spec.<role>.template",

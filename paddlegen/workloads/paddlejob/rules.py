@@ -15,8 +15,6 @@ from paddlegen.spec.rule import (
     pod_settings,
     worker_replicas,
 )
-from paddlegen.workloads import WORKLOADS
-from paddlegen.workloads.paddlejob import WORKLOAD
 from paddlegen.workloads.shared.rules import KUEUE_WORKLOAD, PS_END
 
 
@@ -281,13 +279,12 @@ def _host_network_dns(ctx: Context) -> Iterator[Finding]:
                 place,
                 "with intranet Host the pods are on their nodes' network, where dnsPolicy "
                 "ClusterFirst falls back to Default, the node's resolver: "
-                f"{WORKLOADS[ctx.workload].peer_names}, which would not resolve",
+                f"{ctx.entry.peer_names}, which would not resolve",
                 "remove it: paddlegen gives these pods ClusterFirstWithHostNet",
             )
 
 
 RULES = WorkloadRules(
-    WORKLOAD.name,
     rules=(
         PADDLEJOB_MIN_AVAILABLE,
         PADDLEJOB_HETER,

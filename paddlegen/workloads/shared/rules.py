@@ -8,7 +8,6 @@ from collections.abc import Iterator, Mapping
 from paddlegen.spec.loader import FieldPath
 from paddlegen.spec.model import COLLECTIVE_PORT, LAUNCHER_PORTS
 from paddlegen.spec.rule import Context, Finding, SpecRule, worker_replicas
-from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.shared.launcher import (
     CHECKPOINT_OVERRIDE,
     LAUNCHER,
@@ -127,9 +126,9 @@ def _contract(ctx: Context) -> Mapping[str, str]:
     worker = ctx.spec.get("worker", {})
     command = worker.get("command", ctx.spec.get("command"))
     if not starts_llm_cli(command):
-        return WORKLOADS[ctx.workload].launcher
+        return ctx.entry.launcher
     return {
-        **WORKLOADS[ctx.workload].launcher,
+        **ctx.entry.launcher,
         **{
             name: f"{source}, for {command[0]} (its master wrapper)"
             for name, source in LLM_ENV.items()
@@ -380,7 +379,7 @@ LLM_CHECKPOINT = SpecRule(
 def _launcher_port(ctx: Context) -> Iterator[Finding]:
     """The port rank 0's launcher serves its rendezvous store on: spec.<section>.port of the
     workload whose pods the operator's or paddlegen's PADDLE_MASTER points there."""
-    section = WORKLOADS[ctx.workload].settings
+    section = ctx.entry.settings
     if section is None or ctx.spec.get(section.section, {}).get("port") not in LAUNCHER_PORTS:
         return
     port = ctx.spec[section.section]["port"]
@@ -490,7 +489,7 @@ def _ps_end(ctx: Context) -> Iterator[Finding]:
     image = ctx.spec["ps"].get("image", ctx.spec.get("image", ""))
     major = _PADDLE_IMAGE.search(image)
     # a PaddleFlow PaddleJob has no deadline to set: nothing to say there but the image
-    boundable = "activeDeadlineSeconds" in WORKLOADS[ctx.workload].run_keys
+    boundable = "activeDeadlineSeconds" in ctx.entry.run_keys
     bounded = not boundable or "activeDeadlineSeconds" in ctx.spec.get("run", {})
     if major and int(major.group(1)) >= 3:
         yield ctx.finding(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from paddlegen.spec.model import replicas
 from paddlegen.spec.network import NCCL_ENV
 from paddlegen.workloads.base import QUEUE_NAME, Importer, Imports, Workload, pod, run_fields
 from paddlegen.workloads.objects import BATCH_JOB, JOBSET, SHARED_HEALTH, TrainingObject
@@ -38,6 +39,7 @@ from paddlegen.workloads.trainjob.settings import SECTION, TrainJobSettings
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job
+    from paddlegen.spec.rule import WorkloadRules
 
 # Argo CD v3.5.1 ships no health check for a TrainJob (resource_customizations/).
 TRAINJOB = TrainingObject(
@@ -152,7 +154,7 @@ def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
     (jobset.go:316-317, SyncParallelCount). The JobSet, its Service (the subdomain), its Job
     `<job>-node-0` and the pods' hostnames are shorter. Refused there, the JobSet is never
     made, after the API server took the TrainJob."""
-    return [jobset.longest_pod_name(name, spec.get("worker", {}).get("replicas", 1), NODE)]
+    return [jobset.longest_pod_name(name, replicas(spec.get("worker", {})), NODE)]
 
 
 def _trainer(path: str) -> str:
@@ -164,6 +166,13 @@ def imports() -> Imports:
     from paddlegen.workloads.trainjob import importer
 
     return Imports((Importer(TRAINJOB, importer.trainjob),))
+
+
+def own_rules() -> WorkloadRules:
+    """The rules only its specs get, and what it adds to those every spec gets."""
+    from paddlegen.workloads.trainjob.rules import RULES
+
+    return RULES
 
 
 WORKLOAD = Workload(
@@ -178,6 +187,7 @@ WORKLOAD = Workload(
     derived_names=derived_names,
     context=context,
     imports=imports,
+    rules=own_rules,
     group_restarts="a TrainingRuntime of its own",
     settings=SECTION,
     run_keys=("activeDeadlineSeconds",),

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from paddlegen.spec.rule import Context, Finding, SpecRule, WorkloadRules, worker_replicas
 from paddlegen.workloads.shared.launcher import QUEUED_STOP_EXIT_CODES
 from paddlegen.workloads.shared.rules import LAUNCHER_RULES
-from paddlegen.workloads.trainjob import WORKLOAD
 from paddlegen.workloads.trainjob.runtime import POD_SETTINGS
 
 
@@ -116,7 +115,6 @@ def _own_runtime(ctx: Context) -> Iterator[Finding]:
 
 
 RULES = WorkloadRules(
-    WORKLOAD.name,
     rules=(*LAUNCHER_RULES, KUEUE_RUNTIME),
     extends={"workload-unsupported": _trainjob_unsupported, "group-restarts": _own_runtime},
 )
