@@ -11,40 +11,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
-
 ROOT = Path(__file__).resolve().parent.parent
-
-HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\n"
-
-
-def render_plan(tmp_path: Path, body: str) -> dict[str, str]:
-    """The planned files of a spec made of HEADER + ``body``."""
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + body)
-    (rendered,) = build.render_specs([spec])
-    return rendered.plan
-
-
-def objects_by_kind(plan: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Rendered objects by kind (for specs where every kind occurs once)."""
-    found = [
-        yaml.safe_load(text)
-        for path, text in plan.items()
-        if not path.endswith("kustomization.yaml")
-    ]
-    return {obj["kind"]: obj for obj in found}
-
-
-def rendered_objects(body: str) -> dict[tuple[str, str], Any]:
-    """The objects of the spec ``HEADER + body``, by kind and name; it must have no error."""
-    doc = parse_spec((HEADER + body).encode(), "spec.yaml")
-    errors = [d for d in load.validate_document(doc) if d.is_error]
-    assert not errors, errors
-    return {(m.kind, m.name): m.obj for m in build.render_document(doc).manifests}
 
 
 def pod_templates(objects: Any) -> list[dict[str, Any]]:
@@ -75,14 +42,6 @@ def copy_repository(into: Path, names: Iterable[str]) -> None:
         else:
             into.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, into / name)
-
-
-def job_spec(name: str, image: str = "img:1", extra: str = "") -> str:
-    """A minimal valid `job` spec (memory limit set, so no warning), plus ``extra`` spec lines."""
-    return (
-        f"{HEADER}metadata:\n  name: {name}\nspec:\n  workload: job\n  image: {image}\n"
-        f"  resources: {{limits: {{memory: 1Gi}}}}\n{extra}"
-    )
 
 
 def _git_glob(path: str, pattern: str) -> bool:
@@ -235,39 +194,6 @@ SIDECARS: list[dict[str, Any]] = [
     }
 ]
 ROLE_SIDECARS: list[dict[str, Any]] = [{"name": "metrics", "image": "prom/statsd-exporter:v0.27.1"}]
-
-
-# spec.scheduling.kueue (#27), for every workload Kueue queues
-KUEUE = "  scheduling: {kueue: {queue: team-a, priorityClass: high}}\n"
-_KUEUE_COMMON = """\
-  image: x:1
-  resources: {requests: {cpu: "1"}, limits: {memory: 1Gi}}
-  volumes: [{name: data, mountPath: /data, nfs: {server: nfs.example, path: /x}, capacity: 1Gi}]
-  dataPrep: {volume: data}
-"""
-_LAUNCHER = "  args: [train.py]\n  worker: {replicas: 2}\n"
-# workload -> (its own settings, the kind of the object Kueue queues)
-KUEUE_WORKLOADS = {
-    "job": ("", "Job"),
-    "distributed-job": (
-        "  worker: {replicas: 2}\n  distributed: {volume: data, trainConfigDir: cfg}\n",
-        "Job",
-    ),
-    "collective-job": (_LAUNCHER, "Job"),
-    "trainjob": (_LAUNCHER, "TrainJob"),
-    "kubeflow-paddlejob": ("  worker: {replicas: 2}\n", "PaddleJob"),
-}
-
-
-def kueue_spec(workload: str, extra: str = KUEUE) -> str:
-    """A spec body (after HEADER) of ``workload`` with a data Job and ``extra`` (the Kueue
-    queue by default)."""
-    return (
-        f"metadata: {{name: demo, namespace: team-a}}\nspec:\n  workload: {workload}\n"
-        + _KUEUE_COMMON
-        + KUEUE_WORKLOADS[workload][0]
-        + extra
-    )
 
 
 # A ServiceMonitor with a typo: a kind paddlegen has no schema for (tests/data/schemas has one).

@@ -11,6 +11,7 @@ policies), so templates hold no logic.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -144,6 +145,27 @@ class Workload:
     # The workloads whose specs `paddlegen import --to <name>` converts to its own
     # (``Imports.convert``).
     converts_from: tuple[str, ...] = ()
+    # What its smallest spec (``example``) holds in spec: beyond the name, image and memory
+    # limit every spec of every workload may hold.
+    example_fields: Spec = field(default_factory=dict)
+
+    @property
+    def example(self) -> Spec:
+        """Its smallest spec, as a spec file holds it, in which no rule finds a fault."""
+        from paddlegen.spec.loader import SPEC_API_VERSION, SPEC_KIND
+
+        spec: Spec = {
+            "workload": self.name,
+            "image": "r/train:v1",
+            "resources": {"limits": {"memory": "1Gi"}},  # without one: rule limits-missing
+            **copy.deepcopy(self.example_fields),
+        }
+        return {
+            "apiVersion": SPEC_API_VERSION,
+            "kind": SPEC_KIND,
+            "metadata": {"name": "demo"},
+            "spec": spec,
+        }
 
     @property
     def folder(self) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paddlegen.cli import cli
-from tests.helpers import job_spec
+from tests.builders import job_spec
 from tests.security.trees import tree_state
 
 BAD = "  wokrer: {replicas: 2}\n"  # line 9, column 3 of a job_spec

@@ -18,8 +18,8 @@ import pytest
 from paddlegen import __version__
 from paddlegen.cli import cli
 from paddlegen.rules.images import IMAGE_TAG
+from tests.builders import job_spec
 from tests.conftest import DATA
-from tests.helpers import job_spec
 
 SARIF_SCHEMA = DATA / "sarif" / "sarif-schema-2.1.0.json"
 OFFICIAL = (

@@ -11,8 +11,8 @@ import yaml
 
 from paddlegen.cli import cli
 from paddlegen.render import engine as render_module
+from tests.builders import job_spec
 from tests.conftest import ROOT
-from tests.helpers import job_spec
 
 
 def write_spec(tmp_path, name="demo", extra=""):

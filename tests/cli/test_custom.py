@@ -12,9 +12,9 @@ import yaml
 
 from paddlegen.cli import cli
 from paddlegen.output.layout import HEADER, STAMP
+from tests.builders import job_spec
 from tests.cli.test_gitops import repo
 from tests.conftest import require_tool
-from tests.helpers import job_spec
 
 COMPONENT = (
     "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [netpol.yaml]\n"

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from paddlegen.cli import cli
+from tests.builders import job_spec
 from tests.conftest import ROOT, example_specs
-from tests.helpers import job_spec
 
 
 def repo(tmp_path, **jobs: str):

@@ -13,8 +13,8 @@ import pytest
 
 from paddlegen.cli import cli
 from paddlegen.rules import REQUIRED, RULES
+from tests.builders import HEADER
 from tests.cli.test_authoring import complete
-from tests.helpers import HEADER
 
 LIMITS = "  resources: {limits: {memory: 1Gi}}\n"
 DISTRIBUTED = (

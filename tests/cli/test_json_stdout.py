@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 from paddlegen.cli import cli
-from tests.helpers import LOSSY_JOB, job_spec
+from tests.builders import job_spec
+from tests.helpers import LOSSY_JOB
 
 
 @pytest.fixture()

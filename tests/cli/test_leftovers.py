@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from paddlegen.cli import cli
-from tests.helpers import job_spec
+from tests.builders import job_spec
 
 HINT = "staging folder(s) left in {out} by an interrupted or killed render; the next render"
 

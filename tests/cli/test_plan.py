@@ -17,8 +17,9 @@ import pytest
 
 from paddlegen.cli import cli
 from paddlegen.gitops.merge import spec_changes
+from tests.builders import job_spec
 from tests.conftest import EXAMPLES
-from tests.helpers import job_spec, paddlegen_of, release
+from tests.helpers import paddlegen_of, release
 
 OVERLAYS = """\
 overlays:

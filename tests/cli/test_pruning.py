@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from paddlegen.cli import cli
+from tests.builders import job_spec
 from tests.conftest import ROOT
-from tests.helpers import job_spec
 
 
 def _run(runner, *args: str, code: int = 0):

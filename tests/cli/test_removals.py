@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paddlegen.cli import cli
-from tests.helpers import job_spec
+from tests.builders import job_spec
 from tests.security.trees import tree_state
 
 OVERLAYS = "overlays:\n  dev: {spec: {image: img:3}}\n  prod: {spec: {image: img:2}}\n"

@@ -19,8 +19,8 @@ from paddlegen.cli import cli
 from paddlegen.output.layout import HEADER, STAMP
 from paddlegen.render import toolchain
 from paddlegen.resources import templates_dir
+from tests.builders import job_spec
 from tests.cli.test_gitops import repo, snapshot
-from tests.helpers import job_spec
 
 
 def _render(runner, jobs, deploy, *args):

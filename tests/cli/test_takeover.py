@@ -14,8 +14,8 @@ import pytest
 
 from paddlegen.cli import cli
 from paddlegen.output.layout import STAMP
+from tests.builders import job_spec
 from tests.cli.test_gitops import repo, snapshot
-from tests.helpers import job_spec
 
 NAME_AT = "4:9"  # metadata.name in a job_spec
 

@@ -15,8 +15,8 @@ import pytest
 
 from paddlegen.cli import cli
 from paddlegen.errors import OutputError, SpecError
+from tests.builders import job_spec
 from tests.conftest import ROOT
-from tests.helpers import job_spec
 
 SETUP = str(ROOT / "examples" / "gitops" / "platform" / "kueue.yaml")
 ARGOCD = ["argocd", "--repo-url", "https://git.example.com/ml/jobs.git", "--dest-namespace", "ml"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests import builders
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd import Loop, application, init_repo, wait_synced
 from tests.cluster.test_argocd_envs import reconcile
@@ -55,21 +56,15 @@ def loop(kube: Kube, tmp_path_factory: pytest.TempPathFactory) -> Loop:
 
 def spec(name: str, priority: str, **extra: Any) -> dict[str, Any]:
     """A collective-job of two 1-CPU ranks in the LocalQueue `team`: the whole queue."""
-    kueue = {"queue": "team", "priorityClass": priority}
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "workload": "collective-job",
-            "image": "registry.example.com/resnet:v1",
-            "args": ["train.py"],
-            "resources": {"requests": {"cpu": "1"}, "limits": {"memory": "1Gi"}},
-            "worker": {"replicas": 2},
-            "scheduling": {"kueue": kueue},
-            **extra,
-        },
-    }
+    return builders.spec(
+        "collective-job",
+        metadata={"name": name, "namespace": NAMESPACE},
+        image="registry.example.com/resnet:v1",
+        resources={"requests": {"cpu": "1"}},
+        worker={"replicas": 2},
+        scheduling={"kueue": {"queue": "team", "priorityClass": priority}},
+        **extra,
+    )
 
 
 def live_pods(kube: Kube, job: str, count: int) -> list[dict[str, Any]]:

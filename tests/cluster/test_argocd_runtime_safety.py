@@ -24,6 +24,7 @@ import yaml
 
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
+from tests import builders
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd import (
     Loop,
@@ -55,12 +56,8 @@ def loop(kube: Kube, tmp_path_factory: pytest.TempPathFactory) -> Loop:
 
 
 def spec(name: str, workload: str = "job", **fields: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {"workload": workload, "image": "img:1", "resources": LIMITS, **fields},
-    }
+    given = {"image": "img:1", "resources": LIMITS, **fields}
+    return builders.spec(workload, metadata={"name": name, "namespace": NAMESPACE}, **given)
 
 
 def install(loop: Loop) -> None:

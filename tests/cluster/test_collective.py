@@ -14,11 +14,11 @@ import json
 from typing import Any
 
 import pytest
-import yaml
 
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
+from tests import builders
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused
 from tests.cluster.test_paddleflow import get, wait_for
@@ -33,23 +33,17 @@ def nodes(kube: Kube) -> Kube:
 
 
 def spec(name: str, namespace: str, replicas: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "workload": "collective-job",
-            "image": "registry.example.com/resnet:v1",
-            "args": ["train.py"],
-            "resources": {"limits": {"memory": "1Gi"}},
-            "worker": {"replicas": replicas},
-            **extra,
-        },
-    }
+    return builders.spec(
+        "collective-job",
+        metadata={"name": name, "namespace": namespace},
+        image="registry.example.com/resnet:v1",
+        worker={"replicas": replicas},
+        **extra,
+    )
 
 
 def render(data: dict[str, Any]) -> build.Rendered:
-    return build.render_document(parse_spec(yaml.safe_dump(data).encode(), "spec.yaml"))
+    return builders.rendered(data)
 
 
 def apply(kube: Kube, data: dict[str, Any]) -> build.Rendered:

@@ -27,6 +27,7 @@ from paddlegen.cli import cli
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.trainjob.names import JOBSET_NAME, MASTER_PORT, NODE, VOLCANO_RUNTIME
+from tests import builders
 from tests.cluster.conftest import Kube, with_extras
 from tests.cluster.test_argocd_loop import kwok_paused
 from tests.cluster.test_collective import INDEX, apply, condition, env, fail, render
@@ -61,19 +62,13 @@ def gang(trainer: Kube) -> Kube:
 
 
 def spec(name: str, namespace: str, nodes: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "workload": "trainjob",
-            "image": "registry.example.com/resnet:v1",
-            "args": ["train.py"],
-            "resources": {"limits": {"memory": "1Gi"}},
-            "worker": {"replicas": nodes},
-            **extra,
-        },
-    }
+    return builders.spec(
+        "trainjob",
+        metadata={"name": name, "namespace": namespace},
+        image="registry.example.com/resnet:v1",
+        worker={"replicas": nodes},
+        **extra,
+    )
 
 
 def trainjob_of(rendered: build.Rendered) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from paddlegen.errors import ToolError
 from paddlegen.gitops import argocd as argo
 from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.validate.kubeconform import run_kubeconform
+from tests.builders import job_spec
 from tests.conftest import require_tool
-from tests.helpers import job_spec
 
 REPO = "https://git.example.com/ml/jobs.git"
 # kubectl reads these of a folder's files, case-sensitively (k8s.io/cli-runtime

@@ -14,8 +14,8 @@ from paddlegen.authoring.importer import import_jobs, import_manifests, read_man
 from paddlegen.cli import cli
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
+from tests.builders import HEADER
 from tests.e2e.test_import_roundtrip import as_read_back
-from tests.helpers import HEADER
 
 COMMON = """\
   image: r/llm:v3

@@ -23,18 +23,16 @@ from paddlegen.cli import cli
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec, read_spec
 from paddlegen.workloads.import_pod import PROBE_DEFAULTS
+from tests.builders import HEADER, KUEUE_WORKLOADS, kueue_spec, text_of
 from tests.conftest import ROOT, example_specs
 from tests.helpers import (
     ENV_SOURCES,
-    HEADER,
     INIT_CONTAINERS,
-    KUEUE_WORKLOADS,
     POD_SETTINGS,
     ROLE_ENV_SOURCES,
     ROLE_POD_SETTINGS,
     ROLE_SIDECARS,
     SIDECARS,
-    kueue_spec,
 )
 from tests.seeds import manifest_blocks, seed_text
 
@@ -681,12 +679,9 @@ def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(extra):
 @pytest.mark.parametrize("kind", ["required", "preferred"])
 @pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_kueues_topology_comes_back_as_the_specs_topology(workload, kind):
-    settings = "  run: {activeDeadlineSeconds: 600}\n  podAnnotations: {team: a}\n"
-    scheduling = (
-        "  scheduling:\n    kueue: {queue: team-a}\n"
-        f"    topology: {{{kind}: topology.example.com/rack}}\n"
-    )
-    spec = HEADER + kueue_spec(workload, settings + scheduling)
+    scheduling = {"kueue": {"queue": "team-a"}, "topology": {kind: "topology.example.com/rack"}}
+    settings = {"run": {"activeDeadlineSeconds": 600}, "podAnnotations": {"team": "a"}}
+    spec = text_of(kueue_spec(workload, scheduling, **settings))
     manifests = build.render_document(parse_spec(spec, "spec.yaml")).manifests
     imported = imported_alike(manifests)
     assert imported.spec["spec"]["scheduling"]["topology"] == {kind: "topology.example.com/rack"}
@@ -696,7 +691,7 @@ def test_kueues_topology_comes_back_as_the_specs_topology(workload, kind):
 @pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_the_kueue_queue_comes_back_from_the_training_objects_labels(workload):
     manifests = build.render_document(
-        parse_spec(HEADER + kueue_spec(workload), "spec.yaml")
+        parse_spec(text_of(kueue_spec(workload)), "spec.yaml")
     ).manifests
     objects = [m.obj for m in manifests]
     imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
@@ -731,7 +726,7 @@ def test_kueues_labels_on_a_paddleflow_paddlejob_are_lost_with_the_reason():
 
 def test_a_queued_collective_job_without_the_preemption_rule_says_it_gains_it():
     manifests = build.render_document(
-        parse_spec(HEADER + kueue_spec("collective-job"), "spec.yaml"), argocd=False
+        parse_spec(text_of(kueue_spec("collective-job")), "spec.yaml"), argocd=False
     ).manifests
     objects = [m.obj for m in manifests]
     (job,) = [o for o in objects if o["metadata"]["name"] == "demo" and o["kind"] == "Job"]

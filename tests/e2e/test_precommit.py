@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 import paddlegen
+from tests.builders import job_spec
 from tests.conftest import EXAMPLES, ROOT, require_tool
-from tests.helpers import add_service_monitor, copy_repository, job_spec
+from tests.helpers import add_service_monitor, copy_repository
 
 # What `pip install .` of the hook repository needs (pyproject: readme, version, force-include).
 PACKAGE_FILES = [

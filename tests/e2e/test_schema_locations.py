@@ -12,8 +12,9 @@ from paddlegen.errors import ToolError
 from paddlegen.validate import kubeconform as kc
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.locations import ExtraSchemas, expand
+from tests.builders import job_spec
 from tests.conftest import ROOT, require_tool
-from tests.helpers import add_service_monitor, job_spec
+from tests.helpers import add_service_monitor
 
 SCHEMAS = ROOT / "tests" / "data" / "schemas"
 CATALOG = str(SCHEMAS / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json")

@@ -14,8 +14,8 @@ from paddlegen.output.layout import HEADER
 from paddlegen.validate import inputs as validation
 from paddlegen.validate import kubeconform as kc
 from paddlegen.validate.inprocess import validate_in_process
+from tests.builders import job_spec
 from tests.conftest import require_tool
-from tests.helpers import job_spec
 
 
 @pytest.fixture()

@@ -81,13 +81,6 @@ def test_dump_yaml_equals_pyyaml(data):
     assert canonical.dump_yaml(data) == canonical.pyyaml_dump(data)
 
 
-def test_dump_yaml_writes_a_shared_object_as_pyyaml_does():
-    shared = {"a": 1}
-    data = {"x": shared, "y": shared, "z": [], "w": []}
-    assert canonical.dump_yaml(data) == canonical.pyyaml_dump(data)
-    assert "&id001" in canonical.dump_yaml(data)
-
-
 @given(st.lists(st.dictionaries(_TEXT, _DATA, min_size=1, max_size=5), min_size=1, max_size=3))
 def test_load_all_equals_pyyaml(docs):
     text = yaml.safe_dump_all(docs, allow_unicode=True)

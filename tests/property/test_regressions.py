@@ -13,6 +13,7 @@ from paddlegen.spec.quantity import parse
 from paddlegen.validate import inputs as validation
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
+from tests import builders
 from tests.conftest import require_tool
 
 BASE = {
@@ -23,10 +24,8 @@ BASE = {
 }
 
 
-def rendered(spec: dict[str, Any]) -> build.Rendered:
-    doc = parse_spec(yaml.safe_dump({**BASE, "spec": {**BASE["spec"], **spec}}), "reg.yaml")
-    assert not [d for d in load.validate_document(doc) if d.is_error]
-    return build.render_document(doc)
+def rendered(fields: dict[str, Any]) -> build.Rendered:
+    return builders.rendered(builders.spec(**{"workload": "job", **fields}))
 
 
 def render(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from paddlegen.pipeline import build
+from tests.builders import HEADER, rendered_objects
 from tests.conftest import ROOT
-from tests.helpers import rendered_objects
 
 
 def example(name: str) -> dict[tuple[str, str], Any]:
@@ -78,5 +78,5 @@ spec:
     ],
 )
 def test_every_workload_writes_the_accelerators_limit(workload, kind, limits_of):
-    objects = rendered_objects(ACCELERATED.replace("WORKLOAD", workload))
+    objects = rendered_objects(HEADER + ACCELERATED.replace("WORKLOAD", workload))
     assert limits_of(objects[(kind, "xpu")]) == {"memory": "8Gi", "kunlunxin.com/xpu": "4"}

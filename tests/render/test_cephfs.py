@@ -13,7 +13,7 @@ from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import CEPHFS_CSI_DRIVER
 from paddlegen.validate import inputs as validation
-from tests.helpers import HEADER
+from tests.builders import HEADER
 
 CSI = "{clusterID: ceph-a, fsName: cephfs, secretName: ceph-user}"
 IN_TREE = "{inTree: true, monitors: ['172.19.32.166:6789'], user: paddle, secretName: ceph-user}"

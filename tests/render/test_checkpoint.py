@@ -9,28 +9,34 @@ from typing import Any
 import pytest
 
 from paddlegen.spec.model import CHECKPOINT_GRACE
+from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.shared.jobset import RESTART_ATTEMPT
-from tests.helpers import pod_templates, rendered_objects
+from tests.builders import rendered_objects, spec, volumes, workers
+from tests.helpers import pod_templates
 
-VOLUME = (
-    "  volumes: [{name: ckpt, mountPath: /ckpt, capacity: 10Gi, accessModes: [ReadWriteMany],"
-    " nfs: {server: nfs.example, path: /exports}}]\n"
-)
-SPECS = {
-    "job": "  workload: job\n",
-    "collective-job": "  workload: collective-job\n  worker: {replicas: 2}\n",
-    "kubeflow-paddlejob": "  workload: kubeflow-paddlejob\n  worker: {replicas: 2}\n",
-    "paddlejob": "  workload: paddlejob\n  worker: {replicas: 2}\n",
-    "trainjob": "  workload: trainjob\n  worker: {replicas: 2}\n",
+VOLUME = {
+    "name": "ckpt",
+    "mountPath": "/ckpt",
+    "capacity": "10Gi",
+    "accessModes": ["ReadWriteMany"],
+    "nfs": {"server": "nfs.example", "path": "/exports"},
 }
 
 
-def render(workload: str, extra: str) -> dict[tuple[str, str], Any]:
-    body = (
-        "metadata: {name: ft, namespace: ml}\nspec:\n  image: r/ft:v1\n  args: [train.py]\n"
-        "  resources: {limits: {memory: 8Gi}}\n" + SPECS[workload] + VOLUME + extra
+def render(workload: str, **fields: Any) -> dict[tuple[str, str], Any]:
+    """The objects of a spec of ``workload`` with a checkpoint volume, two ranks unless it runs
+    one pod."""
+    data = spec(
+        workload,
+        metadata={"name": "ft", "namespace": "ml"},
+        image="r/ft:v1",
+        args=["train.py"],
+        resources={"limits": {"memory": "8Gi"}},
+        volumes=volumes(workload, VOLUME),
+        **workers(workload),
+        **fields,
     )
-    return rendered_objects(body)
+    return rendered_objects(data)
 
 
 def pod_specs(objects: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
@@ -38,9 +44,9 @@ def pod_specs(objects: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
     return [template["spec"] for template in pod_templates(list(objects.values()))]
 
 
-@pytest.mark.parametrize("workload", SPECS)
+@pytest.mark.parametrize("workload", WORKLOADS)
 def test_every_training_pod_gets_the_folder_the_attempt_and_time_to_save(workload):
-    objects = render(workload, "  checkpoint: {volume: ckpt, path: run-1}\n")
+    objects = render(workload, checkpoint={"volume": "ckpt", "path": "run-1"})
     pods = pod_specs(objects)
     assert pods
     for pod in pods:
@@ -65,23 +71,24 @@ def test_every_training_pod_gets_the_folder_the_attempt_and_time_to_save(workloa
 
 
 def test_the_folder_defaults_to_the_job_name_and_a_grace_given_is_kept():
-    extra = "  checkpoint: {volume: ckpt}\n  terminationGracePeriodSeconds: 120\n"
-    (pod,) = pod_specs(render("job", extra))
+    (pod,) = pod_specs(
+        render("job", checkpoint={"volume": "ckpt"}, terminationGracePeriodSeconds=120)
+    )
     env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
     assert env["PADDLE_CHECKPOINT_DIR"] == "/ckpt/ft"
     assert pod["terminationGracePeriodSeconds"] == 120
 
 
 def test_without_a_checkpoint_nothing_is_added():
-    (pod,) = pod_specs(render("job", ""))
+    (pod,) = pod_specs(render("job"))
     names = {e["name"] for e in pod["containers"][0].get("env", [])}
     assert not names & {"PADDLE_CHECKPOINT_DIR", "PADDLE_RESTART_ATTEMPT"}
     assert "terminationGracePeriodSeconds" not in pod
 
 
 def test_the_data_job_gets_no_checkpoint():
-    extra = "  checkpoint: {volume: ckpt}\n  dataPrep: {volume: ckpt, image: r/data:v1}\n"
-    objects = render("collective-job", extra)
+    prep = {"volume": "ckpt", "image": "r/data:v1"}
+    objects = render("collective-job", checkpoint={"volume": "ckpt"}, dataPrep=prep)
     data = objects[("Job", "ft-data")]["spec"]["template"]["spec"]
     names = {e["name"] for e in data["containers"][0].get("env", [])}
     assert "PADDLE_CHECKPOINT_DIR" not in names

@@ -21,7 +21,7 @@ from paddlegen.workloads.shared.launcher import (
     NO_NODE_COUNT_EXIT,
     WRAPPER,
 )
-from tests.helpers import HEADER, rendered_objects
+from tests.builders import HEADER, rendered_objects
 
 BODY = """\
 metadata: {name: resnet, namespace: ml}
@@ -34,7 +34,7 @@ spec:
 
 
 def render(body: str = BODY, extra: str = "  args: [train.py]\n") -> dict[tuple[str, str], Any]:
-    return rendered_objects(body + extra)
+    return rendered_objects(HEADER + body + extra)
 
 
 def container(objects: dict[tuple[str, str], Any], name: str = "resnet") -> dict[str, Any]:
@@ -363,7 +363,7 @@ def test_a_queued_volcano_jobset_carries_the_queue_label_and_the_gang_on_its_job
 
 
 def test_restarts_with_a_backoff_limit_warn_that_it_is_ignored():
-    from tests.unit.test_checks_distributed import findings
+    from tests.builders import findings
 
     body = BODY.replace("metadata: {name: resnet, namespace: ml}\n", "") + (
         "  args: [t.py]\n  run: {restarts: 2, backoffLimit: 4}\n"

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from paddlegen.pipeline import build
+from tests.builders import HEADER, render_file
 
 VOLUMES = """\
   volumes:
@@ -17,10 +18,7 @@ VOLUMES = """\
 
 
 def render(tmp_path: Path, body: str) -> build.Rendered:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + body)
-    (rendered,) = build.render_specs([spec])
-    return rendered
+    return render_file(tmp_path, HEADER + body)
 
 
 def data_job(rendered: build.Rendered) -> dict:

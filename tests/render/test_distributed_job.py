@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from paddlegen.pipeline import build, write
+from tests.builders import HEADER, render_file
 from tests.conftest import require_tool
 
 SEED_004 = """\
@@ -35,10 +36,7 @@ spec:
 
 
 def render(tmp_path: Path, body: str) -> build.Rendered:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + body)
-    (rendered,) = build.render_specs([spec])
-    return rendered
+    return render_file(tmp_path, HEADER + body)
 
 
 def objects(rendered: build.Rendered) -> dict[tuple[str, str], dict]:

@@ -4,15 +4,14 @@ init containers; never on the data Job's pod. One snapshot per workload pins the
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
+from paddlegen import workloads
+from paddlegen.pipeline import build
 from paddlegen.validate.inprocess import validate_in_process
-from paddlegen.yamlio import dump_yaml
+from tests import builders
 from tests.helpers import INIT_CONTAINERS as INIT
 from tests.helpers import ROLE_SIDECARS as WORKER_SIDECARS
 from tests.helpers import SIDECARS
@@ -25,44 +24,34 @@ RESTRICTED = {
     "seccompProfile": {"type": "RuntimeDefault"},
 }
 WORKLOADS = tuple(ROLES)
-# PaddleFlow's CRD (v0.3.5) cannot carry a sidecar (rule paddlejob-sidecar-pruned).
-WITH_SIDECARS = tuple(w for w in WORKLOADS if w != "paddlejob")
+# Not those whose object cannot carry a sidecar (PaddleFlow's CRD, rule
+# paddlejob-sidecar-pruned).
+WITH_SIDECARS = tuple(w for w in WORKLOADS if not workloads.WORKLOADS[w].no_sidecars)
 
 
 def spec(workload: str, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "workload": workload,
-        "image": "r/train:v1",
-        "resources": {"requests": {"cpu": 1}, "limits": {"memory": "1Gi"}},
-        "volumes": [
+    own: dict[str, Any] = {"sidecars": SIDECARS} if workload in WITH_SIDECARS else {}
+    if workload == "distributed-job":
+        own["distributed"] = {"volume": "data", "trainConfigDir": "qs", "hostPorts": False}
+    return builders.spec(
+        workload,
+        metadata={"namespace": "ml"},
+        resources={"requests": {"cpu": 1}, "limits": {"memory": "1Gi"}},
+        volumes=[
             {"name": "data", "mountPath": "/data", "emptyDir": {}},
             {"name": "code", "mountPath": "/code", "emptyDir": {}},
             {"name": "logs", "mountPath": "/var/log/train", "readOnly": True, "emptyDir": {}},
         ],
-        "dataPrep": {"volume": "data", "image": "r/data:v1"},
-        "initContainers": copy.deepcopy(INIT),
-        **copy.deepcopy(ROLES[workload]),
+        dataPrep={"volume": "data", "image": "r/data:v1"},
+        initContainers=INIT,
+        **ROLES[workload],
+        **own,
         **extra,
-    }
-    if workload != "paddlejob":
-        body["sidecars"] = copy.deepcopy(SIDECARS)
-    if workload == "distributed-job":
-        body["distributed"] = {"volume": "data", "trainConfigDir": "qs", "hostPorts": False}
-    if workload == "collective-job":
-        body["args"] = ["train.py"]  # the launcher runs it (rule collective-command)
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo", "namespace": "ml"},
-        "spec": body,
-    }
+    )
 
 
 def rendered(data: dict[str, Any]) -> build.Rendered:
-    doc = parse_spec(dump_yaml(data), "case.yaml")
-    errors = [d for d in load.validate_document(doc) if d.is_error]
-    assert not errors, errors
-    return build.render_document(doc, argocd=False)
+    return builders.rendered(data, argocd=False)
 
 
 def render(data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import yaml
 
 from paddlegen.pipeline import build
+from tests.builders import HEADER, render_file
 from tests.conftest import EXAMPLES
 
 
 def render(tmp_path, body: str) -> dict[str, dict]:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + body)
-    (rendered,) = build.render_specs([spec])
-    return {path: yaml.safe_load(text) for path, text in rendered.plan.items()}
+    plan = render_file(tmp_path, HEADER + body).plan
+    return {path: yaml.safe_load(text) for path, text in plan.items()}
 
 
 def test_quickstart_reproduces_the_seed_job():

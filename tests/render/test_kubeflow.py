@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from paddlegen.validate.inprocess import validate_in_process
-from tests.helpers import objects_by_kind, render_plan
+from tests.builders import HEADER, objects_by_kind, render_file
 
 MASTER_PORT = [{"name": "master", "containerPort": 6768}]
 
 
 def paddlejob(tmp_path, body: str) -> dict[str, Any]:
-    return objects_by_kind(render_plan(tmp_path, body))["PaddleJob"]
+    return objects_by_kind(render_file(tmp_path, HEADER + body).plan)["PaddleJob"]
 
 
 PS_MODE = """\
@@ -37,7 +37,7 @@ def test_a_collective_jobs_worker_is_never_restarted_alone(tmp_path):
 
 
 def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
-    plan = render_plan(tmp_path, PS_MODE)
+    plan = render_file(tmp_path, HEADER + PS_MODE).plan
     assert list(plan) == [
         "kustomization.yaml",
         "kubeflow.org_v1_paddlejob_wide-and-deep.yaml",
@@ -110,9 +110,10 @@ def test_run_settings_go_to_run_policy_and_replicas(tmp_path):
 
 def test_volcano_sets_the_run_policy_scheduling_policy(tmp_path):
     found = objects_by_kind(
-        render_plan(
+        render_file(
             tmp_path,
-            """\
+            HEADER
+            + """\
 metadata: {name: gang, namespace: ml}
 spec:
   workload: kubeflow-paddlejob
@@ -121,7 +122,7 @@ spec:
   worker: {replicas: 2}
   scheduling: {scheduler: volcano, queue: training, priorityClassName: high, minAvailable: 3}
 """,
-        )
+        ).plan
     )
     policy = found["PaddleJob"]["spec"]["runPolicy"]["schedulingPolicy"]
     assert policy == {
@@ -180,16 +181,17 @@ spec:
 
 
 def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
-    plan = render_plan(
+    plan = render_file(
         tmp_path,
-        PS_MODE
+        HEADER
+        + PS_MODE
         + """\
   shm: 1Gi
   resources: {requests: {cpu: "1", memory: 2Gi}}
   scheduling: {scheduler: volcano, priorityClassName: high}
   run: {restartPolicy: OnFailure, backoffLimit: 0, ttlSecondsAfterFinished: 60}
 """,
-    )
+    ).plan
     manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "kubeflow.org_v1_paddlejob_wide-and-deep.yaml",

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
-from tests.helpers import KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
+from paddlegen.workloads import WORKLOADS
+from tests.builders import KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
 
 
-def objects(workload: str, extra: str = KUEUE) -> dict[tuple[str, str], Any]:
-    return rendered_objects(kueue_spec(workload, extra))
+def objects(workload: str, scheduling: Any = KUEUE) -> dict[tuple[str, str], Any]:
+    return rendered_objects(kueue_spec(workload, scheduling))
 
 
 def pod_templates(obj: Any) -> list[dict[str, Any]]:
@@ -36,7 +37,7 @@ def keys(obj: Any) -> set[str]:
 @pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_only_the_training_object_carries_the_queue_and_priority_labels(workload):
     found = objects(workload)
-    kind = KUEUE_WORKLOADS[workload][1]
+    kind = WORKLOADS[workload].kind_name
     labelled = {
         key
         for key, obj in found.items()
@@ -68,15 +69,13 @@ def test_paddlegen_never_renders_suspend_or_managed_by(workload):
 
 
 def test_the_priority_class_is_optional():
-    labels = objects("job", "  scheduling: {kueue: {queue: team-a}}\n")["Job", "demo"]["metadata"][
-        "labels"
-    ]
+    labels = objects("job", {"kueue": {"queue": "team-a"}})["Job", "demo"]["metadata"]["labels"]
     assert labels[KUEUE_QUEUE_LABEL] == "team-a"
     assert KUEUE_PRIORITY_LABEL not in labels
 
 
 def test_without_kueue_no_object_carries_its_labels():
-    for obj in objects("collective-job", "").values():
+    for obj in objects("collective-job", None).values():
         assert not keys(obj["metadata"]) & {KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL}
 
 
@@ -93,5 +92,5 @@ def test_a_queued_collective_job_counts_the_ranks_kueues_preemption_stops():
         ("Count", {"containerName": "paddle", "operator": "NotIn", "values": [0]}),
     ]
     assert rules[0]["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]
-    unqueued = objects("collective-job", "")["Job", "demo"]["spec"]["podFailurePolicy"]["rules"]
+    unqueued = objects("collective-job", None)["Job", "demo"]["spec"]["podFailurePolicy"]["rules"]
     assert [r["action"] for r in unqueued] == ["FailJob", "FailJob"]

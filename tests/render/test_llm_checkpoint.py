@@ -13,8 +13,8 @@ import yaml
 
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.workloads.shared.launcher import CHECKPOINT_OVERRIDE
-from tests.helpers import pod_templates, rendered_objects
-from tests.unit.test_checks_distributed import findings
+from tests.builders import HEADER, findings, rendered_objects
+from tests.helpers import pod_templates
 
 SPEC = """\
 metadata: {{name: sft, namespace: llm}}
@@ -37,7 +37,7 @@ def spec(workload: str = "collective-job", command: str = CONFIG, extra: str = C
 
 
 def container(body: str) -> dict[str, Any]:
-    (template,) = [t for t in pod_templates(rendered_objects(body)) if "paddle" in str(t)]
+    (template,) = [t for t in pod_templates(rendered_objects(HEADER + body)) if "paddle" in str(t)]
     (found,) = template["spec"]["containers"]
     return dict(found)
 
@@ -50,7 +50,7 @@ def expanded(found: dict[str, Any]) -> list[str]:
 
 
 def trainer(body: str) -> dict[str, Any]:
-    return dict(rendered_objects(body)[("TrainJob", "sft")]["spec"]["trainer"])
+    return dict(rendered_objects(HEADER + body)[("TrainJob", "sft")]["spec"]["trainer"])
 
 
 @pytest.mark.parametrize("cli", ["paddleformers-cli", "/opt/venv/bin/erniekit"])
@@ -87,13 +87,13 @@ def test_nothing_is_appended_where_it_would_not_be_read_or_the_spec_chose(comman
 @pytest.mark.parametrize("args", ["", "  args: [learning_rate=1e-5]\n"])
 def test_the_override_imports_back_as_the_checkpoint_alone(workload, args):
     body = spec(workload=workload) + args
-    objects = rendered_objects(body)
+    objects = rendered_objects(HEADER + body)
     result = import_manifests([("in.yaml", yaml.safe_dump_all(objects.values()))])
     given = yaml.safe_load(spec(workload=workload) + args)["spec"]
     assert result.spec["spec"].get("args") == given.get("args")
     assert result.spec["spec"]["checkpoint"] == given["checkpoint"]
     again = {k: result.spec[k] for k in ("metadata", "spec")}
-    assert rendered_objects(yaml.safe_dump(again)) == objects
+    assert rendered_objects(HEADER + yaml.safe_dump(again)) == objects
 
 
 def checked(body: str) -> list[str]:

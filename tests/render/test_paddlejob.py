@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from paddlegen.validate.inprocess import validate_in_process
-from tests.helpers import objects_by_kind, render_plan
+from tests.builders import HEADER, objects_by_kind, render_file
 
 OPERATOR_ENV = {
     "POD_IP",
@@ -23,7 +23,7 @@ OPERATOR_ENV = {
 
 
 def paddlejob(tmp_path, body: str) -> dict[str, Any]:
-    return objects_by_kind(render_plan(tmp_path, body))["PaddleJob"]
+    return objects_by_kind(render_file(tmp_path, HEADER + body).plan)["PaddleJob"]
 
 
 def pod(job: dict[str, Any], role: str) -> dict[str, Any]:
@@ -43,7 +43,7 @@ spec:
 
 
 def test_ps_mode_roles_and_settings(tmp_path):
-    plan = render_plan(tmp_path, PS_MODE)
+    plan = render_file(tmp_path, HEADER + PS_MODE).plan
     assert list(plan) == [
         "kustomization.yaml",
         "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml",
@@ -176,9 +176,10 @@ spec:
 
 def test_volcano_sets_the_scheduling_policy(tmp_path):
     found = objects_by_kind(
-        render_plan(
+        render_file(
             tmp_path,
-            """\
+            HEADER
+            + """\
 metadata: {name: gang, namespace: paddlecloud}
 spec:
   workload: paddlejob
@@ -187,7 +188,7 @@ spec:
   worker: {replicas: 2}
   scheduling: {scheduler: volcano, queue: training, priorityClassName: high}
 """,
-        )
+        ).plan
     )
     policy = found["PaddleJob"]["spec"]["schedulingPolicy"]
     # The CRD spells it priorityClass (not priorityClassName as pods and PodGroups do).
@@ -220,9 +221,10 @@ spec:
 
 
 def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
-    plan = render_plan(
+    plan = render_file(
         tmp_path,
-        PS_MODE.replace(
+        HEADER
+        + PS_MODE.replace(
             "  paddlejob:",
             """\
   shm: 1Gi
@@ -232,7 +234,7 @@ def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
   volumes: [{name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /}, capacity: 1Gi}]
   paddlejob:""",
         ),
-    )
+    ).plan
     manifests = sorted((path, text) for path, text in plan.items() if path != "kustomization.yaml")
     assert [path for path, _ in manifests] == [
         "batch.paddlepaddle.org_v1_paddlejob_wide-and-deep.yaml",

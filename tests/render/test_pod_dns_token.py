@@ -5,16 +5,14 @@ per workload pins the whole tree; kubeconform takes every manifest."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
+from paddlegen.pipeline import build
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.kubeconform import run_kubeconform
-from paddlegen.yamlio import dump_yaml
+from tests import builders
 from tests.conftest import require_tool
 from tests.helpers import POD_SETTINGS
 from tests.render.test_examples import tree_text
@@ -34,32 +32,21 @@ ROLES: dict[str, dict[str, Any]] = {
 
 
 def spec(workload: str) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "workload": workload,
-        "image": "r/train:v1",
-        "resources": {"limits": {"memory": "1Gi"}},
-        **copy.deepcopy(SETTINGS),
-        **copy.deepcopy(ROLES[workload]),
-        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
-        "dataPrep": {"volume": "data", "image": "r/data:v1"},
-    }
+    data = builders.spec(
+        workload,
+        metadata={"namespace": "ml"},
+        **SETTINGS,
+        **ROLES[workload],
+        volumes=[{"name": "data", "mountPath": "/data", "emptyDir": {}}],
+        dataPrep={"volume": "data", "image": "r/data:v1"},
+    )
     if workload != "trainjob":  # a TrainJob has one role: its settings are the spec's
-        body["worker"].update(WORKER)
-    if workload in ("collective-job", "trainjob"):
-        body["args"] = ["train.py"]
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo", "namespace": "ml"},
-        "spec": body,
-    }
+        data["spec"]["worker"].update(WORKER)
+    return data
 
 
 def rendered(workload: str) -> build.Rendered:
-    doc = parse_spec(dump_yaml(spec(workload)), "case.yaml")
-    found = load.validate_document(doc)
-    assert not [d for d in found if d.is_error or d.rule != "image-tag"], found
-    return build.render_document(doc, argocd=False)
+    return builders.rendered(spec(workload), warnings=["image-tag"], argocd=False)
 
 
 def pod_specs(workload: str) -> dict[str, dict[str, Any]]:

@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
-from paddlegen.yamlio import dump_yaml
+from tests import builders
 from tests.helpers import POD_SETTINGS, ROLE_POD_SETTINGS
 
 SETTINGS: dict[str, Any] = {
@@ -30,31 +28,21 @@ WORKLOADS = tuple(ROLES)
 
 
 def spec(workload: str, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "workload": workload,
-        "image": "r/train:v1",
-        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
-        "dataPrep": {"volume": "data", "image": "r/data:v1"},
-        **{role: dict(value) for role, value in ROLES[workload].items()},
+    """``workload``'s spec with a data Job, its volume the distributed job's too."""
+    own = {"distributed": {"volume": "data", "trainConfigDir": "qs"}}
+    return builders.spec(
+        workload,
+        metadata={"namespace": "ml", "labels": {"team": "ads"}},
+        volumes=[{"name": "data", "mountPath": "/data", "emptyDir": {}}],
+        dataPrep={"volume": "data", "image": "r/data:v1"},
+        **ROLES[workload],
+        **(own if workload == "distributed-job" else {}),
         **extra,
-    }
-    if workload == "distributed-job":
-        body["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
-    if workload == "collective-job":
-        body.setdefault("args", ["train.py"])  # the launcher's training script
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo", "namespace": "ml", "labels": {"team": "ads"}},
-        "spec": body,
-    }
+    )
 
 
 def render(data: dict[str, Any]) -> list[dict[str, Any]]:
-    doc = parse_spec(dump_yaml(data), "case.yaml")
-    errors = [d for d in load.validate_document(doc) if d.is_error]
-    assert not errors, errors
-    return [m.obj for m in build.render_document(doc, argocd=False).manifests]
+    return list(builders.rendered_objects(data, argocd=False).values())
 
 
 def training_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -272,8 +260,7 @@ def test_pod_settings_are_checked_like_the_objects_own(field, value, said):
         data = spec("paddlejob")
         target = data["spec"] if where == "spec" else data["spec"]["worker"]
         target[field] = value
-        doc = parse_spec(dump_yaml(data), "case.yaml")
-        messages = [d.message for d in load.validate_document(doc) if d.is_error]
+        messages = [d.message for d in builders.diagnostics(data) if d.is_error]
         assert any(said in m for m in messages), messages
 
 
@@ -315,8 +302,7 @@ def test_topology_spread_constraints_the_api_server_refuses_are_errors_where_the
             },
         }
     ]
-    doc = parse_spec(dump_yaml(data), "case.yaml")
-    found = [(d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error]
+    found = [(d.path, d.rule, d.message) for d in builders.diagnostics(data) if d.is_error]
     where = "$.spec.topologySpreadConstraints"
     assert sorted(found) == [
         (
@@ -374,8 +360,7 @@ def test_every_field_of_a_topology_spread_constraint_lands(workload):
 def test_fields_paddleflows_crd_would_drop_are_refused_for_paddlejob():
     data = spec("paddlejob")
     data["spec"]["worker"]["topologySpreadConstraints"] = [NEWER_SPREAD]
-    doc = parse_spec(dump_yaml(data), "case.yaml")
-    found = sorted((d.path, d.rule) for d in load.validate_document(doc) if d.is_error)
+    found = sorted((d.path, d.rule) for d in builders.diagnostics(data) if d.is_error)
     where = "$.spec.worker.topologySpreadConstraints[0]"
     assert found == [
         (f"{where}.{key}", "topology-spread")

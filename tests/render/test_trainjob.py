@@ -19,7 +19,7 @@ from paddlegen.cli import cli
 from paddlegen.render.syncwaves import HOOK
 from paddlegen.workloads.shared import launcher
 from paddlegen.workloads.trainjob import runtime as trainjob_runtime
-from tests.helpers import rendered_objects
+from tests.builders import HEADER, rendered_objects
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "crds" / "trainer.kubeflow.org"
 BODY = """\
@@ -33,7 +33,7 @@ spec:
 
 
 def render(body: str = BODY, extra: str = "  args: [train.py]\n") -> dict[tuple[str, str], Any]:
-    return rendered_objects(body + extra)
+    return rendered_objects(HEADER + body + extra)
 
 
 def train_job(extra: str = "  args: [train.py]\n") -> dict[str, Any]:
@@ -338,7 +338,7 @@ def test_with_restarts_the_deadline_bounds_each_attempt_not_the_trainjob():
 
 
 def test_restarts_and_a_runtime_of_the_specs_choice_are_refused():
-    from tests.unit.test_checks_distributed import findings
+    from tests.builders import findings
 
     body = BODY.replace("metadata: {name: resnet, namespace: ml}\n", "") + (
         "  args: [t.py]\n  run: {restarts: 2}\n  trainjob: {runtime: mine}\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import job_spec
+from tests.builders import job_spec
 
 
 def _children(pid: int) -> list[int]:

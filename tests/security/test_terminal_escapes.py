@@ -168,7 +168,7 @@ def test_printable(raw, shown):
 
 def test_cli_messages_outside_diagnostics_are_escaped_too(runner, tmp_path):
     """Errors, kept files, drift lists and diffs name paths and show file content."""
-    from tests.helpers import job_spec
+    from tests.builders import job_spec
 
     missing = tmp_path / "no\x1b]0;pwned\x07.yaml"
     result = runner.invoke(cli, ["render", str(missing), "-o", str(tmp_path / "d")], color=True)

@@ -11,7 +11,7 @@ import pytest
 import paddlegen
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
-from tests.helpers import job_spec
+from tests.builders import job_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.yaml"

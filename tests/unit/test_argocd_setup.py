@@ -19,8 +19,9 @@ from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.gitops import argocd_health as argo_health
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
+from tests.builders import job_spec
 from tests.conftest import ROOT
-from tests.helpers import GLOBBINGS, generated_paths, job_spec
+from tests.helpers import GLOBBINGS, generated_paths
 
 REPO = "https://git.example.com/ml/jobs.git"
 OVERLAYS = """\

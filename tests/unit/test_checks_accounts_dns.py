@@ -5,8 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_checks_distributed import findings
-from tests.unit.test_checks_network import BASE, ROLES
+from paddlegen.workloads import WORKLOADS
+from tests.builders import diagnostics, findings, spec
+from tests.unit.test_checks_network import BASE
+
+# Each workload's roles, as spec lines (the tests of a finding's line and column add theirs).
+ROLES = {
+    "job": "",
+    "collective-job": "  worker: {replicas: 2}\n",
+    "paddlejob": "  ps: {replicas: 1}\n  worker: {replicas: 2}\n",
+    "kubeflow-paddlejob": "  ps: {replicas: 1}\n  worker: {replicas: 2}\n",
+    "distributed-job": "  worker: {replicas: 2}\n"
+    "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n"
+    "  distributed: {volume: d, trainConfigDir: q}\n",
+    "trainjob": "  worker: {replicas: 2}\n",
+}
 
 DISTRIBUTED = BASE.format(workload="distributed-job") + ROLES["distributed-job"]
 
@@ -37,12 +50,10 @@ def test_a_distributed_job_cannot_turn_off_the_token_its_peer_discovery_needs():
     assert "$.spec.worker.automountServiceAccountToken" in line
 
 
-@pytest.mark.parametrize("workload", ["job", "collective-job", "paddlejob", "trainjob"])
+@pytest.mark.parametrize("workload", [name for name, w in WORKLOADS.items() if not w.api_token])
 def test_a_workload_that_does_not_call_the_api_server_may_leave_the_token_out(workload):
-    body = BASE.format(workload=workload) + ROLES[workload]
-    assert (
-        rule_lines(body + "  automountServiceAccountToken: false\n", "service-account-token") == []
-    )
+    found = diagnostics(spec(workload, automountServiceAccountToken=False))
+    assert [d for d in found if d.rule == "service-account-token"] == []
 
 
 def test_a_token_without_an_account_is_the_namespaces_default_accounts():

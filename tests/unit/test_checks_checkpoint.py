@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_checks_distributed import findings, rules
+from tests.builders import findings, rules
 
 SPEC = "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_checks_distributed import findings, rules
+from tests.builders import findings, rules
 
 COLLECTIVE = "spec:\n  workload: collective-job\n  image: img:1\n"
 

@@ -10,8 +10,8 @@ from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import build_job
 from paddlegen.spec.schema import spec_schema
 from paddlegen.workloads import workload_of
+from tests.builders import DEMO, findings
 from tests.conftest import ROOT
-from tests.unit.test_checks_distributed import HEADER, findings
 
 SPEC = "spec:\n  workload: {workload}\n  image: img:1\n  shm: 8Gi\n"
 
@@ -128,7 +128,7 @@ def test_an_accelerators_limit_counts_its_devices():
 
 def test_gpus_write_the_accelerators_limit():
     doc = parse_spec(
-        HEADER + "spec:\n  image: i:1\n  gpus: 8\n  accelerator: kunlunxin.com/xpu\n", "s.yaml"
+        DEMO + "spec:\n  image: i:1\n  gpus: 8\n  accelerator: kunlunxin.com/xpu\n", "s.yaml"
     )
     limits = build_job(doc.data, workload_of(doc.data)).roles["worker"].resources["limits"]
     assert limits == {"kunlunxin.com/xpu": "8"}

@@ -4,28 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import report
 from paddlegen.errors import SpecError
-from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
+from paddlegen.pipeline import build
+from tests.builders import DEMO, findings, rules
 
-HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
 VOLUME = "  volumes: [{name: data, mountPath: /data, hostPath: {path: /mfs}}]\n"
 SETTINGS = "  distributed: {volume: data, trainConfigDir: quick_start}\n"
-
-
-def findings(body: str, workload: str | None = None) -> list[str]:
-    """The text report of a spec body (the header takes lines 1-3), without the summary."""
-    doc = parse_spec(HEADER + body, "spec.yaml")
-    return [
-        line
-        for line in report.text(load.validate_document(doc, workload)).splitlines()
-        if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]"))
-    ]
-
-
-def rules(body: str) -> list[str]:
-    return [line.rsplit("[", 1)[1].rstrip("]") for line in findings(body)]
 
 
 def distributed(extra: str = "", replicas: int = 1) -> str:
@@ -150,7 +134,7 @@ def test_no_host_ports_no_warning():
 
 def test_warnings_reach_the_rendered_result(tmp_path):
     spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + distributed(replicas=3))
+    spec.write_text(DEMO + distributed(replicas=3))
     (rendered,) = build.render_specs([spec])
     assert [(w.severity, w.rule, w.line, w.col) for w in rendered.warnings] == [
         ("warning", "limits-missing", 4, 1),
@@ -160,7 +144,7 @@ def test_warnings_reach_the_rendered_result(tmp_path):
 
 def test_errors_stop_rendering(tmp_path):
     spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + distributed("  ps: {replicas: 1}\n"))
+    spec.write_text(DEMO + distributed("  ps: {replicas: 1}\n"))
     with pytest.raises(SpecError) as caught:
         build.render_specs([spec])
     assert [d.rule for d in caught.value.diagnostics if d.is_error] == ["distributed-roles"]

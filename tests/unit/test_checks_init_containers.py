@@ -6,26 +6,14 @@ from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import load
-from paddlegen.spec.loader import parse_spec
-from paddlegen.yamlio import dump_yaml
+from tests.builders import diagnostics, spec, volumes
+
+DATA = {"name": "data", "mountPath": "/data", "emptyDir": {}}
 
 
-def findings(workload: str, **spec: Any) -> list[tuple[str, str, str]]:
-    data = {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo"},
-        "spec": {
-            "workload": workload,
-            "image": "r/train:v1",
-            "resources": {"limits": {"memory": "1Gi"}},
-            "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}],
-            **spec,
-        },
-    }
-    doc = parse_spec(dump_yaml(data), "case.yaml")
-    return sorted((d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error)
+def findings(workload: str, **fields: Any) -> list[tuple[str, str, str]]:
+    data = spec(workload, volumes=volumes(workload, DATA), **fields)
+    return sorted((d.path, d.rule, d.message) for d in diagnostics(data) if d.is_error)
 
 
 def test_a_roles_own_entry_that_clashes_with_the_spec_wide_list_is_where_the_finding_is():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_checks_distributed import distributed, findings
+from tests.builders import findings
+from tests.unit.test_checks_distributed import distributed
 
 JOB = "spec:\n  workload: job\n  image: img:1\n"
 

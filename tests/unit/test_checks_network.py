@@ -3,21 +3,29 @@ networks, nccl and pod-security (the API server's verdicts: tests/cluster)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from paddlegen.pipeline import build, load
+from paddlegen.pipeline import load
 from paddlegen.rules.pod_security import level_needed
 from paddlegen.spec.loader import parse_spec
-from tests.helpers import pod_templates, rendered_objects
-from tests.unit.test_checks_distributed import HEADER, findings
+from paddlegen.workloads import WORKLOADS
+from tests.builders import DEMO, Source, findings, rendered_objects, spec, workers
+from tests.helpers import pod_templates
 
 BASE = "spec:\n  workload: {workload}\n  image: img:1\n  args: [t.py]\n"
-RDMA = (
-    "  networks: [rdma-a, infra/rdma-b@ib1]\n"
-    "  nccl: {transport: roce, hca: [mlx5_0, mlx5_1:1], gidIndex: 3, socketIfname: [net1, ib1]}\n"
-    "  security: {capabilities: {add: [IPC_LOCK]}, podSecurity: privileged}\n"
-    "  resources: {limits: {memory: 1Gi, rdma/hca_shared_devices_a: 1}}\n"
-)
+RDMA: dict[str, Any] = {
+    "networks": ["rdma-a", "infra/rdma-b@ib1"],
+    "nccl": {
+        "transport": "roce",
+        "hca": ["mlx5_0", "mlx5_1:1"],
+        "gidIndex": 3,
+        "socketIfname": ["net1", "ib1"],
+    },
+    "security": {"capabilities": {"add": ["IPC_LOCK"]}, "podSecurity": "privileged"},
+    "resources": {"limits": {"memory": "1Gi", "rdma/hca_shared_devices_a": 1}},
+}
 NCCL_ENV = [
     {"name": "NCCL_IB_DISABLE", "value": "0"},
     {"name": "NCCL_IB_GID_INDEX", "value": "3"},
@@ -25,29 +33,20 @@ NCCL_ENV = [
     {"name": "NCCL_NET", "value": "IB"},
     {"name": "NCCL_SOCKET_IFNAME", "value": "=net1,ib1"},
 ]
-ROLES = {
-    "job": "",
-    "collective-job": "  worker: {replicas: 2}\n",
-    "paddlejob": "  ps: {replicas: 1}\n  worker: {replicas: 2}\n",
-    "kubeflow-paddlejob": "  ps: {replicas: 1}\n  worker: {replicas: 2}\n",
-    "distributed-job": "  worker: {replicas: 2}\n"
-    "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n"
-    "  distributed: {volume: d, trainConfigDir: q}\n",
-    "trainjob": "  worker: {replicas: 2}\n",
-}
 
 
-def templates_of(body: str) -> list[dict]:
-    """Every pod template the spec ``body`` renders, in order (the data Job's first)."""
-    return pod_templates(list(rendered_objects("metadata: {name: demo}\n" + body).values()))
+def templates_of(source: Source) -> list[dict]:
+    """Every pod template a spec renders, in order (the data Job's first)."""
+    return pod_templates(list(rendered_objects(source).values()))
 
 
-@pytest.mark.parametrize("workload", ROLES)
+@pytest.mark.parametrize("workload", WORKLOADS)
 def test_every_training_pod_of_every_role_attaches_the_networks_and_adds_the_capabilities(
     workload,
 ):
-    templates = templates_of(BASE.format(workload=workload) + RDMA + ROLES[workload])
-    assert len(templates) >= (2 if workload in ("paddlejob", "kubeflow-paddlejob") else 1)
+    roles = {"ps": {"replicas": 1}} if "ps" in WORKLOADS[workload].roles else {}
+    templates = templates_of(spec(workload, args=["t.py"], **RDMA, **roles, **workers(workload)))
+    assert len(templates) >= 1 + len(roles)
     for template in templates:
         annotations = template["metadata"]["annotations"]
         assert annotations["k8s.v1.cni.cncf.io/networks"] == "rdma-a,infra/rdma-b@ib1"
@@ -63,24 +62,22 @@ def test_every_training_pod_of_every_role_attaches_the_networks_and_adds_the_cap
 
 
 def test_a_trainjob_gives_the_nccl_env_to_its_trainer():
-    doc = parse_spec(HEADER + BASE.format(workload="trainjob") + RDMA, "spec.yaml")
-    (trainjob,) = [
-        m.obj for m in build.render_document(doc, argocd=False).manifests if m.kind == "TrainJob"
-    ]
-    env = trainjob["spec"]["trainer"]["env"]
+    objects = rendered_objects(spec("trainjob", args=["t.py"], **RDMA), argocd=False)
+    env = objects["TrainJob", "demo"]["spec"]["trainer"]["env"]
     assert [e for e in env if e["name"].startswith("NCCL_")] == NCCL_ENV
 
 
 def test_init_containers_sidecars_and_the_data_job_get_neither():
-    body = (
-        BASE.format(workload="job")
-        + RDMA
-        + "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n"
-        + "  dataPrep: {volume: d, image: prep:1}\n"
-        + "  sidecars: [{name: shipper, image: s:1}]\n"
-        + "  initContainers: [{name: fetch, image: f:1}]\n"
+    given = spec(
+        "job",
+        args=["t.py"],
+        **RDMA,
+        volumes=[{"name": "d", "mountPath": "/d", "emptyDir": {}}],
+        dataPrep={"volume": "d", "image": "prep:1"},
+        sidecars=[{"name": "shipper", "image": "s:1"}],
+        initContainers=[{"name": "fetch", "image": "f:1"}],
     )
-    data, training = templates_of(body)  # the data Job comes first
+    data, training = templates_of(given)  # the data Job comes first
     for init in training["spec"]["initContainers"]:
         assert init["securityContext"]["capabilities"] == {"drop": ["ALL"]}
         assert "env" not in init
@@ -97,7 +94,7 @@ def test_env_wins_over_nccl_name_by_name_and_the_rule_says_so():
         + "  env: [{name: NCCL_NET, value: Socket}]\n"
         + "  worker: {env: [{name: NCCL_SOCKET_IFNAME, value: lo}]}\n"
     )
-    (template,) = templates_of(body)
+    (template,) = templates_of(DEMO + body)
     env = {e["name"]: e["value"] for e in template["spec"]["containers"][0]["env"]}
     # the role's env replaces the spec's; either wins over spec.nccl
     assert env == {"NCCL_IB_DISABLE": "1", "NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": "lo"}
@@ -160,7 +157,7 @@ def test_the_multus_annotation_comes_from_one_place(where):
     (found,) = [f for f in findings(body) if f.endswith("[networks]")]
     assert "annotation k8s.v1.cni.cncf.io/networks is what spec.networks writes" in found
     # every object's annotations go on the pods too
-    text = HEADER.replace(
+    text = DEMO.replace(
         "{name: demo}", "{name: demo, annotations: {k8s.v1.cni.cncf.io/networks: x}}"
     )
     doc = parse_spec(text + BASE.format(workload="job") + "  networks: [rdma]\n", "spec.yaml")

@@ -4,28 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen import report
 from paddlegen.errors import SpecError
-from paddlegen.pipeline import build, load
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import Document, parse_spec
+from tests import builders
+from tests.builders import COMMON_WARNINGS, DEMO, report_of
 
-HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
+# Besides the warnings every small spec gets, the unbounded parameter servers' (covered by
+# tests/unit/test_checks_ps_end.py).
+QUIET = (*COMMON_WARNINGS, "ps-end")
 
 
 def findings_of(doc: Document, workload: str | None = None) -> list[str]:
-    """The text report of a loaded spec, without the summary line (and without the memory-limit
-    warning almost every small spec gets, tests/unit/test_security_defaults.py covers it, nor
-    the unbounded parameter servers' warning, tests/unit/test_checks_ps_end.py)."""
-    return [
-        line
-        for line in report.text(load.validate_document(doc, workload)).splitlines()
-        if not line.endswith((" in spec.yaml", "[limits-missing]", "[image-tag]", "[ps-end]"))
-    ]
+    return report_of(doc, workload, QUIET)
 
 
 def findings(body: str, workload: str | None = None) -> list[str]:
-    """The text report of a spec body (the header takes lines 1-3)."""
-    return findings_of(parse_spec(HEADER + body, "spec.yaml"), workload)
+    return builders.findings(body, workload, QUIET)
 
 
 def test_with_gloo_needs_ps():
@@ -242,7 +237,7 @@ spec:
 def test_the_longest_name_that_fits():
     name = "n" * 54  # name-worker-9 is exactly 63 characters
     body = "spec: {image: x, worker: {replicas: 10}, workload: paddlejob}\n"
-    assert findings_of(parse_spec(HEADER.replace("demo", name) + body, "spec.yaml")) == []
+    assert findings_of(parse_spec(DEMO.replace("demo", name) + body, "spec.yaml")) == []
 
 
 def test_settings_of_another_workload_are_reported():
@@ -303,7 +298,7 @@ def test_a_clean_pod_policy_that_keeps_pods_is_reported(policy):
 def test_errors_stop_the_render(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(
-        HEADER
+        DEMO
         + "spec: {image: x, heter: {replicas: 1}, paddlejob: {withGloo: 1}, workload: paddlejob}\n"
     )
     with pytest.raises(SpecError) as caught:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_checks_distributed import findings
+from tests.builders import findings
 
 
 def spec(workload: str, image: str = "img:1", extra: str = "") -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.rules.pod_security import level_needed
-from tests.unit.test_checks_distributed import findings
+from tests.builders import findings
 
 BASE = "spec:\n  workload: collective-job\n  image: img:1\n  args: [t.py]\n"
 DEVICE = "  resources: {limits: {memory: 1Gi, rdma/hca_shared_devices_a: 1}}\n"

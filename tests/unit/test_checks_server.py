@@ -10,7 +10,7 @@ from paddlegen import report
 from paddlegen.pipeline import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.quantity import canonical, server_value
-from tests.unit.test_checks_distributed import HEADER, findings
+from tests.builders import DEMO, findings
 
 JOB = "spec:\n  workload: job\n  image: img:1\n"  # the spec body starts on line 4
 
@@ -61,7 +61,7 @@ def test_every_string_that_reaches_a_manifest_is_checked_and_the_count_is_given(
         + '    command: ["x\\x85", "y\\x9b"]\n'
     )
     doc = parse_spec(
-        HEADER.replace("{name: demo}", '{name: demo, annotations: {a: "\\x10"}}') + body,
+        DEMO.replace("{name: demo}", '{name: demo, annotations: {a: "\\x10"}}') + body,
         "spec.yaml",
     )
     lines = report.text(load.validate_document(doc)).splitlines()
@@ -676,7 +676,7 @@ def test_a_pv_with_a_class_of_its_own_or_no_pv_says_nothing(body):
 
 
 def test_a_pv_with_a_namespace_is_pre_bound_whatever_its_class():
-    namespaced = HEADER.replace("metadata: {name: demo}", "metadata: {name: demo, namespace: ml}")
+    namespaced = DEMO.replace("metadata: {name: demo}", "metadata: {name: demo, namespace: ml}")
     text = namespaced + JOB + f"  volumes: [{NFS}, storageClassName: slow}}]\n"
     assert not [
         d for d in load.validate_document(parse_spec(text, "s.yaml")) if d.rule == "pv-binding"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.workloads.trainjob.carried import UNSUPPORTED
-from tests.unit.test_checks_distributed import findings, rules
+from tests.builders import findings, rules
 
 TRAINJOB = "spec:\n  workload: trainjob\n  image: img:1\n  args: [train.py]\n"
 

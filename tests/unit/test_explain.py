@@ -12,7 +12,9 @@ from paddlegen.authoring.explain import OUTPUTS, explain, field_paths, format_do
 from paddlegen.errors import InputError
 from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
+from paddlegen.workloads import WORKLOADS
 from paddlegen.yamlio import dump_yaml
+from tests.builders import spec
 from tests.helpers import POD_SETTINGS
 
 _VOLUMES = [
@@ -27,48 +29,26 @@ _VOLUMES = [
     {"name": "creds", "mountPath": "/creds", "secret": {"secretName": "creds"}},
 ]
 _COMMON = {
-    "image": "r/train:v1",
     "shm": "1Gi",
     "volumes": _VOLUMES,
     "scheduling": {"scheduler": "volcano"},
     "dataPrep": {"volume": "data", "image": "r/data:v1"},
 }
-# One spec per workload with every feature the table talks about switched on.
-BASES: dict[str, dict[str, Any]] = {
-    "job": {**_COMMON, "workload": "job"},
-    "distributed-job": {
-        **_COMMON,
-        "workload": "distributed-job",
-        "worker": {"replicas": 2},
-        "distributed": {"volume": "data", "trainConfigDir": "qs"},
-    },
-    "paddlejob": {
-        **_COMMON,
-        "workload": "paddlejob",
-        "ps": {"replicas": 1},
-        "worker": {"replicas": 2},
-        "heter": {"replicas": 1},
-        "paddlejob": {"withGloo": 1},
-    },
-    "kubeflow-paddlejob": {
-        **_COMMON,
-        "workload": "kubeflow-paddlejob",
-        "ps": {"replicas": 1},
-        "worker": {"replicas": 2},
-    },
-    "collective-job": {
-        **_COMMON,
-        "workload": "collective-job",
-        "args": ["train.py"],
-        "worker": {"replicas": 2},
-    },
-    "trainjob": {
-        **_COMMON,
-        "workload": "trainjob",
-        "args": ["train.py"],
-        "worker": {"replicas": 2},
-    },
+# What the table talks about in a workload's own settings.
+_OWN: dict[str, dict[str, Any]] = {
+    "distributed-job": {"distributed": {"volume": "data", "trainConfigDir": "qs"}},
+    "paddlejob": {"paddlejob": {"withGloo": 1}},
 }
+
+
+def base(workload: str) -> dict[str, Any]:
+    """A spec of ``workload`` with every feature the table talks about switched on: each of
+    its roles (two workers, one of any other), unless it runs one pod."""
+    w = WORKLOADS[workload]
+    roles = {} if w.single_pod else {r: {"replicas": 2 if r == "worker" else 1} for r in w.roles}
+    return spec(workload, **_COMMON, **roles, **_OWN.get(workload, {}))
+
+
 # A new value per field (per workload where the base already has the first choice).
 MUTATIONS: dict[str, Any] = {
     "metadata.name": "other-name",
@@ -195,28 +175,23 @@ def _value(manifests: list[dict[str, Any]], place: str, name: str) -> Any:
 
 @pytest.mark.parametrize(("field", "workload"), CASES, ids=[f"{f}-{w}" for f, w in CASES])
 def test_every_listed_output_changes_with_its_field(field, workload):
-    base = {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo"},
-        "spec": copy.deepcopy(BASES[workload]),
-    }
     mutation = MUTATIONS[field]
     value = (
         mutation.get(workload, mutation["*"])
         if isinstance(mutation, dict) and "*" in mutation
         else mutation
     )
+    data = base(workload)
     if field == "spec.paddlejob.elastic":  # elastic mode has no PS mode (paddlejob-elastic)
         for key in ("ps", "heter", "paddlejob"):
-            base["spec"].pop(key, None)
+            data["spec"].pop(key, None)
     if field == "spec.accelerator":  # it names what gpus counts
-        base["spec"]["gpus"] = 1
+        data["spec"]["gpus"] = 1
     if field.startswith("spec.scheduling.kueue."):  # a priority class goes with a queue
-        base["spec"].setdefault("scheduling", {})["kueue"] = {"queue": "team-a"}
-    changed = copy.deepcopy(base)
+        data["spec"].setdefault("scheduling", {})["kueue"] = {"queue": "team-a"}
+    changed = copy.deepcopy(data)
     name = _set(changed, field, value)
-    before, after = _render(base), _render(changed)
+    before, after = _render(data), _render(changed)
     for place in outputs(field)[workload]:
         assert _value(before, place, name) != _value(after, place, name), place
 

@@ -8,8 +8,8 @@ import yaml
 from paddlegen.authoring.importer import import_jobs, import_manifests
 from paddlegen.cli import cli
 from paddlegen.errors import InputError
+from tests.builders import HEADER, rendered_objects
 from tests.conftest import DATA
-from tests.helpers import rendered_objects
 
 POD = """\
     spec:
@@ -210,11 +210,7 @@ spec:
 
 def render(result) -> dict[str, dict]:
     """The objects the imported spec renders, by kind."""
-    from paddlegen.pipeline import build
-    from paddlegen.spec.loader import parse_spec
-
-    manifests = build.render_document(parse_spec(result.text, "imported.yaml")).manifests
-    return {m.obj["kind"]: m.obj for m in manifests}
+    return {kind: obj for (kind, _), obj in rendered_objects(result.text).items()}
 
 
 def imported_file(name: str):
@@ -1064,7 +1060,7 @@ def test_an_llm_clis_wrapper_of_this_version_or_an_earlier_one_imports_as_the_cl
         "metadata: {name: sft, namespace: llm}\nspec:\n  workload: collective-job\n"
         f"  image: r/pf:1\n  command: {cli_command}\n  worker: {{replicas: 2}}\n"
     )
-    job = rendered_objects(body)[("Job", "sft")]
+    job = rendered_objects(HEADER + body)[("Job", "sft")]
     (container,) = job["spec"]["template"]["spec"]["containers"]
     if script is not None:
         container["command"][2] = script

@@ -11,7 +11,7 @@ import yaml
 
 from paddlegen.authoring.importer import import_manifests
 from paddlegen.errors import InputError
-from tests.helpers import HEADER, rendered_objects
+from tests.builders import HEADER, rendered_objects
 
 HAND_WRITTEN = """\
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -147,7 +147,7 @@ spec:
 
 
 def trainjob_objects() -> tuple[dict, dict]:
-    objects = rendered_objects(TRAINJOB.removeprefix(HEADER))
+    objects = rendered_objects(TRAINJOB)
     return (
         copy.deepcopy(dict(objects[("TrainJob", "llm")])),
         copy.deepcopy(dict(objects[("TrainingRuntime", "llm")])),
@@ -222,7 +222,7 @@ spec:
 
 
 def test_the_checkpoint_env_on_a_volume_that_cannot_hold_one_stays_env():
-    objects = rendered_objects(CHECKPOINT.removeprefix(HEADER))
+    objects = rendered_objects(CHECKPOINT)
     job = copy.deepcopy(dict(objects[("Job", "ft")]))
     assert imported(stream(job)).spec["spec"]["checkpoint"] == {"volume": "ckpt"}
     (container,) = job["spec"]["template"]["spec"]["containers"]

@@ -15,8 +15,8 @@ from paddlegen.errors import ManifestError
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads.shared import launcher
+from tests.builders import HEADER, rendered_objects
 from tests.conftest import DATA
-from tests.helpers import rendered_objects
 
 TORCH = DATA / "import" / "torch-trainjob.yaml"
 SPEC = """\
@@ -31,7 +31,7 @@ spec:
 
 
 def rendered_trainjob(body: str = SPEC) -> dict:
-    return copy.deepcopy(dict(rendered_objects(body)[("TrainJob", "resnet")]))
+    return copy.deepcopy(dict(rendered_objects(HEADER + body)[("TrainJob", "resnet")]))
 
 
 def imported(obj: dict, name: str = "in.yaml"):
@@ -138,7 +138,9 @@ def test_a_trainjob_on_paddlegens_runtime_without_a_patch_or_command_runs_the_la
     (note,) = result.notes
     assert not note.lossy and "spec.security.restricted is false" in note.message
     assert spec["security"] == {"restricted": False}
-    again = rendered_objects(yaml.safe_dump({k: result.spec[k] for k in ("metadata", "spec")}))
+    again = rendered_objects(
+        HEADER + yaml.safe_dump({k: result.spec[k] for k in ("metadata", "spec")})
+    )
     assert again[("TrainJob", "tiny")]["spec"]["trainer"]["command"] == [
         *launcher.WRAPPER,
         *launcher.LAUNCHER,

@@ -20,7 +20,7 @@ from paddlegen.output import interrupts, pool
 from paddlegen.output import writer as kustomize
 from paddlegen.output.layout import HEADER
 from paddlegen.pipeline import build, write
-from tests.helpers import job_spec
+from tests.builders import job_spec
 from tests.security.trees import files_of, hidden, job_trees
 
 

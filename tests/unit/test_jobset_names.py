@@ -6,27 +6,23 @@ index>-<pod index>` and "-abcde" a DNS-1035 label of at most 63 characters)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from paddlegen.pipeline import load
-from paddlegen.spec.loader import parse_spec
+from tests.builders import diagnostics, spec
 
-# workload -> (the spec lines that make it run in a JobSet, its replicated job's name)
-JOBSETS = {
-    "collective-job": ("  run: {restarts: 2}\n", "worker"),
-    "trainjob": ("", "node"),
+# workload -> (the spec fields that make it run in a JobSet, its replicated job's name)
+JOBSETS: dict[str, tuple[dict[str, Any], str]] = {
+    "collective-job": ({"run": {"restarts": 2}}, "worker"),
+    "trainjob": ({}, "node"),
 }
 
 
-def refused(workload: str, name: str, pods: int) -> list[str]:
-    extra, _ = JOBSETS[workload]
-    text = (
-        f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {{name: {name}}}\n"
-        f"spec:\n  workload: {workload}\n  image: img:1\n  args: [train.py]\n"
-        f"  worker: {{replicas: {pods}}}\n{extra}"
-    )
-    found = load.validate_document(parse_spec(text, "spec.yaml"))
-    return [d.message for d in found if d.rule == "name-length"]
+def refused(workload: str, name: str, pods: int, jobset: bool = True) -> list[str]:
+    fields = JOBSETS[workload][0] if jobset else {}
+    data = spec(workload, metadata={"name": name}, worker={"replicas": pods}, **fields)
+    return [d.message for d in diagnostics(data) if d.rule == "name-length"]
 
 
 def webhook_accepts(workload: str, name: str, pods: int) -> bool:
@@ -76,13 +72,5 @@ def test_the_message_names_the_pod_name_jobset_checks() -> None:
 def test_without_restarts_a_collective_job_is_bound_by_its_pods_hostnames_alone() -> None:
     """No JobSet: the Job controller names pod i's host `<job>-<i>`, and truncates the random
     pod name itself."""
-    text = (
-        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: %s}\nspec:\n"
-        "  workload: collective-job\n  image: img:1\n  args: [train.py]\n  worker: {replicas: 4}\n"
-    )
-    assert [
-        d.rule
-        for name in ("a" * 61, "a" * 62)
-        for d in load.validate_document(parse_spec(text % name, "spec.yaml"))
-        if d.rule == "name-length"
-    ] == ["name-length"]
+    found = [refused("collective-job", name, 4, jobset=False) for name in ("a" * 61, "a" * 62)]
+    assert [len(messages) for messages in found] == [0, 1]

@@ -47,9 +47,9 @@ def test_a_section_type_has_the_schemas_fields_and_defaults(section):
 
 
 def _claim_modes(tmp_path, body: str, env: str | None = None) -> list[str]:
-    from tests.helpers import objects_by_kind, render_plan
+    from tests.builders import HEADER, objects_by_kind, render_file
 
-    plan = render_plan(tmp_path, "metadata: {name: demo}\n" + body)
+    plan = render_file(tmp_path, HEADER + "metadata: {name: demo}\n" + body).plan
     return objects_by_kind(plan)["PersistentVolumeClaim"]["spec"]["accessModes"]
 
 

@@ -7,6 +7,7 @@ import pytest
 from paddlegen.errors import SpecError
 from paddlegen.pipeline import build
 from paddlegen.spec.overlays import deep_merge
+from tests.builders import render_file
 
 BASE = """\
 apiVersion: paddlegen/v1
@@ -29,10 +30,8 @@ def test_maps_merge_lists_replace_null_removes():
     assert base == {"a": {"x": 1, "y": 2}, "l": [1, 2], "gone": 1}  # untouched
 
 
-def render(tmp_path, overlays: str):
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(BASE + overlays)
-    return spec, build.render_specs([spec])[0]
+def render(tmp_path, overlays: str) -> build.Rendered:
+    return render_file(tmp_path, BASE + overlays)
 
 
 def test_an_overlay_error_points_into_the_overlay(tmp_path):
@@ -94,7 +93,7 @@ def test_a_patch_directive_in_an_overlay_is_refused_at_its_key(tmp_path, overlay
 
 
 def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
-    _, rendered = render(
+    rendered = render(
         tmp_path, "overlays:\n  prod: {spec: {image: img:2}}\n  dev: {spec: {resources: null}}\n"
     )
     assert sorted(rendered.plan) == [
@@ -117,7 +116,7 @@ def test_layout_is_base_plus_one_folder_per_environment(tmp_path):
 
 
 def test_without_overlays_the_layout_stays_flat(tmp_path):
-    _, rendered = render(tmp_path, "")
+    rendered = render(tmp_path, "")
     assert sorted(rendered.plan) == [
         "batch_v1_job_demo.yaml",
         "kustomization.yaml",

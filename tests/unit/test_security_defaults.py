@@ -10,13 +10,12 @@ from paddlegen.cli import cli
 from paddlegen.errors import SpecError
 from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
-
-HEADER = "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\n"
+from tests.builders import DEMO
 
 
 def pods(tmp_path, body: str) -> list[dict]:
     spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + body)
+    spec.write_text(DEMO + body)
     (rendered,) = build.render_specs([spec])
     out = []
     for m in rendered.manifests:
@@ -104,7 +103,7 @@ def test_default_requests_never_exceed_a_given_limit(tmp_path):
 
 
 def findings(body: str) -> list[str]:
-    doc = parse_spec(HEADER + body, "spec.yaml")
+    doc = parse_spec(DEMO + body, "spec.yaml")
     return report.text(load.validate_document(doc)).splitlines()
 
 
@@ -157,7 +156,7 @@ def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, valu
         "1 error in spec.yaml",
     ]
     spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + body)
+    spec.write_text(DEMO + body)
     with pytest.raises(SpecError):
         build.render_specs([spec])
 
@@ -174,7 +173,7 @@ def test_a_password_in_a_url_is_rejected_never_printed_and_the_way_out_named(
 ):
     spec = tmp_path / "spec.yaml"
     spec.write_text(
-        HEADER + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        DEMO + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
         f"  env: [{{name: {name}, value: '{value}'}}]\n"
     )
     result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
@@ -212,7 +211,7 @@ def test_settings_with_credential_words_in_their_names_pass(tmp_path, name, valu
     )
     assert findings(body) == []
     spec = tmp_path / "spec.yaml"
-    spec.write_text(HEADER + body)
+    spec.write_text(DEMO + body)
     (rendered,) = build.render_specs([spec])
     env = rendered.manifests[0].obj["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": name, "value": value} in env
@@ -241,7 +240,7 @@ def test_a_schema_error_does_not_echo_a_secret():
 def test_the_issues_nlp_job_renders(runner, tmp_path):
     spec = tmp_path / "nlp.yaml"
     spec.write_text(
-        HEADER + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+        DEMO + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
         "  env:\n"
         "    - {name: MAX_TOKENS, value: '4096'}\n"
         "    - {name: TOKENIZER_PATH, value: /mnt/tok}\n"

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from paddlegen.pipeline import build
-from paddlegen.spec.loader import parse_spec
-from tests.unit.test_checks_distributed import findings
+from tests import builders
+from tests.builders import findings
 
 RACK = "example.com/rack"
 REQUIRED = {"kueue.x-k8s.io/podset-required-topology": RACK}
@@ -23,26 +23,13 @@ VOLCANO_HARD = {
 
 
 def spec(workload: str, scheduling: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "workload": workload,
-        "image": "img:1",
-        "resources": {"limits": {"memory": "1Gi"}},
-        "worker": {"replicas": 4},
-        "scheduling": scheduling,
-        **extra,
-    }
-    if workload in ("collective-job", "trainjob"):
-        body["args"] = ["train.py"]
-    if workload == "distributed-job":
-        body["volumes"] = [{"name": "jobpath", "mountPath": "/home/jobpath", "emptyDir": {}}]
-        body["distributed"] = {"volume": "jobpath", "trainConfigDir": "quick_start"}
-    return {"apiVersion": "paddlegen/v1", "kind": "TrainingJob",
-            "metadata": {"name": "ring"}, "spec": body}  # fmt: skip
+    return builders.spec(
+        workload, metadata={"name": "ring"}, worker={"replicas": 4}, scheduling=scheduling, **extra
+    )
 
 
 def rendered(data: dict[str, Any]) -> list[dict[str, Any]]:
-    doc = parse_spec(yaml.safe_dump(data).encode(), "spec.yaml")
-    stream = build.manifest_stream([build.render_document(doc)])
+    stream = build.manifest_stream([builders.rendered(data)])
     return [o for o in yaml.safe_load_all(stream) if o]
 
 

@@ -12,7 +12,7 @@ from paddlegen.errors import ToolError
 from paddlegen.pipeline import build
 from paddlegen.validate.kueue_queues import QUEUE_LABEL
 from paddlegen.validate.server import Server, dry_run
-from tests.helpers import job_spec
+from tests.builders import job_spec
 
 
 def fake_kubectl(folder: Path, body: str) -> None:

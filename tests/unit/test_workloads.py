@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paddlegen.pipeline import build
+from paddlegen.pipeline import load
 from paddlegen.resources import templates_dir
 from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import build_job
@@ -16,32 +16,22 @@ from paddlegen.workloads import (
     workload_of,
 )
 from paddlegen.workloads.base import RUN_KEYS
-from tests.helpers import HEADER
+from tests.builders import rendered, spec, text_of
 
-# Every role a workload accepts (job: one worker; distributed-job: workers only).
-ROLE_BLOCKS = {"ps": "  ps: {replicas: 2}\n", "heter": "  heter: {replicas: 1}\n"}
-
-
-DISTRIBUTED = "  distributed: {volume: data, trainConfigDir: cfg}\n"
+# Every role a workload accepts beside its workers, with its replicas.
+ROLES = {"ps": {"replicas": 2}, "heter": {"replicas": 1}}
 
 
-def _spec_text(name: str, extra: str = "", distributed: str = DISTRIBUTED) -> str:
+def _spec(name: str, **fields: object) -> dict:
+    roles = {role: replicas for role, replicas in ROLES.items() if role in WORKLOADS[name].roles}
+    worker = {"replicas": 1 if name == "job" else 3}
+    return spec(name, worker=worker, **roles, **fields)
+
+
+def _main_object(name: str, **fields: object) -> dict:
     w = WORKLOADS[name]
-    roles = "".join(block for role, block in ROLE_BLOCKS.items() if role in w.roles)
-    if name == "distributed-job":
-        roles += "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n" + distributed
-    if name == "collective-job":
-        roles += "  args: [train.py]\n"  # what the launcher runs
-    return (
-        f"{HEADER}metadata: {{name: demo}}\nspec:\n  workload: {name}\n  image: img:1\n"
-        f"  worker: {{replicas: {1 if name == 'job' else 3}}}\n{roles}{extra}"
-    )
-
-
-def _main_object(name: str, extra: str = "", distributed: str = DISTRIBUTED) -> dict:
-    w = WORKLOADS[name]
-    rendered = build.render_valid(parse_spec(_spec_text(name, extra, distributed), "spec.yaml"))
-    (main,) = [m.obj for m in rendered.manifests if (m.obj["apiVersion"], m.kind) == w.kind]
+    manifests = rendered(_spec(name, **fields)).manifests
+    (main,) = [m.obj for m in manifests if (m.obj["apiVersion"], m.kind) == w.kind]
     return main
 
 
@@ -63,8 +53,7 @@ def test_each_entry_has_its_template_folder_and_renders_its_main_kind(name):
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_the_main_object_carries_exactly_the_run_keys_the_entry_lists(name):
-    run = "".join(f"    {key}: 7\n" for key in RUN_KEYS)
-    main = _main_object(name, f"  run:\n{run}")
+    main = _main_object(name, run=dict.fromkeys(RUN_KEYS, 7))
     carried = {key for key in RUN_KEYS if key in _keys(main)}
     assert carried == set(WORKLOADS[name].run_keys)
 
@@ -115,12 +104,26 @@ def test_one_importer_reads_every_object_of_its_kind_that_no_other_claims():
 
 def test_templates_get_computed_values_not_logic():
     """The distributed env, ports and anti-affinity come from the context builder."""
-    ports = "  distributed: {volume: data, trainConfigDir: cfg, portsNum: 2}\n"
+    ports = {"portsNum": 2}
     pod = _main_object("distributed-job", distributed=ports)["spec"]["template"]["spec"]
-    data = parse_spec(_spec_text("distributed-job", distributed=ports), "s.yaml").data
+    data = _spec("distributed-job", distributed=ports)
     job = build_job(data, workload_of(data))
     built = WORKLOADS["distributed-job"].context(job)["pod"]
     assert [p["hostPort"] for p in built.container.ports] == [7164, 7165]
     assert pod["containers"][0]["ports"] == built.container.ports
     assert pod["containers"][0]["env"] == built.container.env
     assert pod["affinity"] == built.affinity
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_each_example_is_its_smallest_spec_without_a_finding_and_renders(name):
+    example = WORKLOADS[name].example
+    assert example["spec"]["workload"] == name
+    assert load.validate_document(parse_spec(text_of(example), "example.yaml")) == []
+    assert WORKLOADS[name].kind in {
+        (m.obj["apiVersion"], m.kind) for m in rendered(example).manifests
+    }
+    # every field but the workload's name is needed: without it, a finding
+    for field in set(example["spec"]) - {"workload"}:
+        smaller = spec(name, **{field: None})
+        assert load.validate_document(parse_spec(text_of(smaller), "smaller.yaml")), field

@@ -179,4 +179,5 @@ WORKLOAD = Workload(
     group_restarts="a JobSet",
     peer_names="every rank finds rank 0 by its name in the job's headless Service, "
     "<job>-0.<job> (PADDLE_MASTER)",
+    example_fields={"args": ["train.py"]},  # the launcher's training script
 )

@@ -177,4 +177,9 @@ WORKLOAD = Workload(
     api_token="its image finds its peers by listing the job's pods through the API server "
     "(start_paddle.py), with the token of the account paddlegen binds to a Role that may list "
     "them",
+    # the legacy image's start script reads its cluster config from a shared volume
+    example_fields={
+        "volumes": [{"name": "jobpath", "mountPath": "/home/jobpath", "emptyDir": {}}],
+        "distributed": {"volume": "jobpath", "trainConfigDir": "quick_start"},
+    },
 )

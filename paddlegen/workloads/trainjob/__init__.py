@@ -243,4 +243,5 @@ WORKLOAD = Workload(
         "spec.worker": "one pod per node: the TrainJob's numNodes, PADDLE_NNODES",
         "spec.scheduling.scheduler": f"Volcano gang scheduling: the runtime {VOLCANO_RUNTIME}",
     },
+    example_fields={"args": ["train.py"]},  # the launcher's training script
 )
