@@ -18,6 +18,7 @@ from paddlegen.gitops.argocd_files import (
     CMP_FILE,
     DOCKERFILE,
     SIDECAR_PATCH_FILE,
+    ArgocdFiles,
     Plan,
     header,
     moved,
@@ -651,19 +652,6 @@ def placements(target: Target, jobs: Jobs, env: str | None = None) -> list[str]:
             why = f"--dest-server: no --destination names environment {folder_env}"
         found.append(f"Application {name} deploys to {dest.server} ({why})")
     return found
-
-
-@dataclass(frozen=True)
-class ArgocdFiles:
-    """What `paddlegen argocd` wrote, and what its caller should say about it."""
-
-    report: WriteReport
-    fallbacks: list[str]  # jobs that deploy their base for lack of the overlay asked for
-    without_namespace: list[str]  # Applications whose objects land in no namespace
-    placements: list[str]  # with --destination: where the Applications deploy
-    moved: dict[str, str]  # files removed from an older place -> where they are now
-    sidecar_removed: list[str]  # the plugin sidecar's files, removed (no --sidecar)
-    removed_applications: list[str]  # Application files removed: their live objects go too
 
 
 def generate(
