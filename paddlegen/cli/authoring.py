@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -19,17 +18,12 @@ from paddlegen.cli.common import (
     note,
     stdout_is_output,
 )
-from paddlegen.errors import Diagnostic, InputError, LossyImportError, SpecError
+from paddlegen.errors import LossyImportError
 from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.model import GPU_RESOURCE
 from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD, WORKLOADS, conversion_targets
 
 PRESET_NAMES = list(PRESETS)
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from paddlegen.authoring.importer import ImportedJobs
 
 
 def complete_spec_paths(
@@ -79,10 +73,19 @@ def _write_or_print(text: str, output: str | None, force: bool) -> None:
     if output and output != "-":
         from paddlegen.authoring.init import write_new_file
 
-        written = write_new_file(output, text, force)
-        click.echo(f"paddlegen: {'wrote' if written else 'unchanged:'} {output}", err=True)
+        _said_written(output, write_new_file(output, text, force))
     else:
         click.echo(text, nl=False)
+
+
+def _said_written(path: str, written: bool) -> None:
+    click.echo(f"paddlegen: {'wrote' if written else 'unchanged:'} {path}", err=True)
+
+
+def _say(message: str | None) -> None:
+    """The library's word on what was written, when it has one."""
+    if message:
+        click.echo(message, err=True)
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -211,7 +214,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
       paddlegen init jobs/sft.yaml --no-input --preset paddleformers \\
         --image registry.example.com/sft:v1 --workers 2 --gpus 8 --storage pvc://llm
     """
-    from paddlegen.authoring.init import InitOptions, init_spec
+    from paddlegen.authoring.init import InitOptions, init_spec, modeline_note
 
     _printing(path)
     answers["name"] = answers["name"] or (Path(path).stem if path != "-" else None)
@@ -240,7 +243,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
         _refuse_bad_flags(ctx, answers, set())  # defaults of questions never asked
     text = init_spec(InitOptions(**answers), path)
     _write_or_print(text, path, force)
-    _without_modeline(path, text)
+    _say(modeline_note(path, text))
 
 
 def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
@@ -424,75 +427,28 @@ def import_command(
       paddlegen import paddlejob.yaml --to kubeflow-paddlejob -o jobs/demo.yaml
     """
     from paddlegen.authoring.import_read import read_input
-    from paddlegen.authoring.importer import import_jobs, several_jobs
+    from paddlegen.authoring.import_write import SpecOutput
+    from paddlegen.authoring.importer import import_jobs
 
-    folder = output if output and output != "-" and _is_folder(output) else None
-    _printing(None if folder else output)
+    where = SpecOutput(output)
+    _printing(where.file)
     sources = [(name if name != "-" else "<stdin>", read_input(name)) for name in files]
-
-    def spec_file(job: str) -> str:
-        return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
-
-    result = import_jobs(sources, spec_file, to, schema)
-    if folder:
-        _write_specs(result, spec_file, force)
-    elif len(result.jobs) > 1:
-        raise InputError(several_jobs(result))
-    else:
-        _write_or_print(result.jobs[0].text, output, force)
-        _without_modeline(output, result.jobs[0].text)
-    # Each job's notes in the order of the input, as a compiler lists its findings (those
-    # about a whole object first, as made); then what validating its spec found; then the
-    # notes about no one job.
-    found = [
-        d
-        for job in result.jobs
-        for d in sorted((n.diagnostic() for n in job.notes), key=_in_the_input) + job.diagnostics
-    ] + sorted((n.diagnostic() for n in result.notes), key=_in_the_input)
-    if any(d.is_error for job in result.jobs for d in job.diagnostics):
-        raise SpecError("an imported spec is invalid", found)  # the group's handler lists them
-    emit(found, fmt)
-    if result.lossy and not lossy:
-        count = len(result.lossy)
-        said = (
-            f"{count} lossy note{'s' if count != 1 else ''}: the spec would not run as the "
-            "input does; edit it, or accept it with --lossy"
-        )
+    result = import_jobs(sources, where.spec_file, to, schema)
+    specs = where.files(result)
+    if not specs:
+        click.echo(result.jobs[0].text, nl=False)
+    for path, written in where.write(specs, force).items():
+        _said_written(path, written)
+    _say(where.modeline_note(specs))
+    result.refuse_invalid()  # the group's handler lists the findings
+    emit(result.findings(), fmt)
+    try:
+        result.refuse_lossy(lossy)
+    except LossyImportError as exc:
         if fmt == "text":
-            note(f"paddlegen: {said}")
-        raise LossyImportError(said, shown=True)
-
-
-def _in_the_input(found: Diagnostic) -> tuple[str, int, int]:
-    return found.file, found.line, found.col
-
-
-def _is_folder(output: str) -> bool:
-    """-o names a folder: one that exists, or a path written with a trailing slash."""
-    return output.endswith(("/", os.sep)) or Path(output).is_dir()
-
-
-def _write_specs(result: ImportedJobs, spec_file: Callable[[str], str], force: bool) -> None:
-    """A spec file per job; none is written when two jobs would share one, or (without
-    --force) when one exists and holds something else."""
-    from paddlegen.authoring.init import write_new_files
-
-    files = result.spec_files(spec_file)
-    written = write_new_files(files, force)
-    for path in files:
-        click.echo(f"paddlegen: {'wrote' if path in written else 'unchanged:'} {path}", err=True)
-    # one folder: what one spec lacks, every spec does
-    path, text = next(iter(files.items()))
-    _without_modeline(path, text)
-
-
-def _without_modeline(path: str | None, text: str) -> None:
-    """Say why a spec file got no modeline, and how it gets one (stdout: no file to say it
-    of)."""
-    from paddlegen.authoring.init import MODELINE, modeline_note
-
-    if path and path != "-" and not text.startswith(MODELINE):
-        click.echo(modeline_note(path), err=True)
+            note(f"paddlegen: {exc.message}")
+        exc.shown = True  # its findings, the lossy notes, are in the report already
+        raise
 
 
 @click.command()
