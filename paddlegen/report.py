@@ -1,5 +1,5 @@
 """Renderings of diagnostics: text (file:line:col), json, GitHub workflow commands, and the
-CI documents SARIF (code scanning) and JUnit XML (test reports)."""
+CI documents SARIF (code scanning) and JUnit XML (test reports); the rules they name."""
 
 from __future__ import annotations
 
@@ -223,6 +223,18 @@ def _sarif_notification(d: Diagnostic) -> dict[str, object]:
         "message": _sarif_message(d),
         "descriptor": {"id": d.rule},
     }
+
+
+def explanation(name: str | None = None) -> str:
+    """What `paddlegen explain NAME` prints: the rule's text when ``name`` is a declared
+    rule's id, else the spec field's (the top-level fields without ``name``)."""
+    from paddlegen.authoring.explain import explain, format_doc, format_rule
+    from paddlegen.rules import REQUIRED
+
+    rule = next((r for r in declared_rules() if r.id == name), None)
+    if rule is not None:
+        return format_rule(rule, required=rule.id in REQUIRED)
+    return format_doc(explain(name))
 
 
 def declared_rules() -> tuple[Rule, ...]:

@@ -344,17 +344,10 @@ def explain(field: str | None) -> None:
       paddlegen explain spec.volumes.nfs
       paddlegen explain image-tag
     """
-    from paddlegen.authoring.explain import explain as explain_field
-    from paddlegen.authoring.explain import format_doc, format_rule
-    from paddlegen.report import declared_rules
-    from paddlegen.rules import REQUIRED
+    from paddlegen.report import explanation
 
     stdout_is_output()
-    rule = next((r for r in declared_rules() if r.id == field), None)
-    if rule is not None:
-        click.echo(format_rule(rule, required=rule.id in REQUIRED), nl=False)
-        return
-    click.echo(format_doc(explain_field(field)), nl=False)
+    click.echo(explanation(field), nl=False)
 
 
 @click.command("import")
