@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -21,9 +21,12 @@ from paddlegen.cli.common import (
 from paddlegen.errors import LossyImportError
 from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.model import GPU_RESOURCE
-from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD, WORKLOADS, conversion_targets
+from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD, conversion_targets
 
 PRESET_NAMES = list(PRESETS)
+
+if TYPE_CHECKING:
+    from paddlegen.authoring.init_questions import Question
 
 
 def complete_spec_paths(
@@ -231,7 +234,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
     _refuse_bad_flags(ctx, answers, pending)
     if pending:
         try:
-            _ask(ctx, answers, pending)
+            _ask(answers, pending)
         except click.Abort:  # Ctrl-D at a prompt, or stdin ran out (Ctrl-C is Interrupted)
             from paddlegen.errors import NoAnswerError
 
@@ -264,66 +267,49 @@ def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[
     raise click.UsageError("\n".join(lines))
 
 
-def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
-    """Prompt for every answer no flag gave, judging each as it is given: a wrong one is asked
-    again at once, with the reason (click.prompt reads stdin, so tests can feed it)."""
+def _ask(answers: dict[str, Any], pending: set[str]) -> None:
+    """Prompt for every answer no flag gave, as the library's questions come (click.prompt
+    reads stdin, so tests can feed it)."""
+    from paddlegen.authoring.init_questions import questions
+
+    for question in questions(answers):
+        if question.name not in pending:
+            continue
+        if question.kind is bool:
+            answers[question.name] = click.confirm(question.text, default=question.default)
+        else:
+            answers[question.name] = _prompt(question, answers, pending)
+        pending.discard(question.name)
+
+
+def _prompt(question: Question, answers: dict[str, Any], pending: set[str]) -> Any:
+    """The answer to ``question``, judged as it is given: a wrong one is asked again at once,
+    with the reason."""
     from paddlegen.authoring.init import answer_problems
     from paddlegen.report import printable
 
-    def ask(name: str, text: str, kind: Any = click.STRING, **kwargs: Any) -> None:
-        if name not in pending:
-            return
-        convert = click.types.convert_type(kind)
+    if question.choices:
+        kind: Any = click.Choice(question.choices)
+    elif question.minimum is not None:
+        kind = click.IntRange(question.minimum)
+    else:
+        kind = click.types.convert_type(question.kind)
 
-        def judge(raw: Any) -> Any:
-            value = convert(raw)
-            problems = answer_problems({**answers, name: value}, pending - {name})
-            if problems:  # this answer's, or an earlier one's that this answer breaks
-                reason = problems.get(name) or next(iter(problems.values()))
-                raise click.BadParameter(printable(reason))
-            return value
+    def judge(raw: Any) -> Any:
+        value = kind(raw)
+        problems = answer_problems({**answers, question.name: value}, pending - {question.name})
+        if problems:  # this answer's, or an earlier one's that this answer breaks
+            reason = problems.get(question.name) or next(iter(problems.values()))
+            raise click.BadParameter(printable(reason))
+        return value
 
-        kwargs.setdefault("default", answers[name])
-        answers[name] = click.prompt(text, type=kind, value_proc=judge, **kwargs)
-        pending.discard(name)
-
-    ask("workload", "Workload", click.Choice(WORKLOAD_NAMES))
-    ask("name", "Job name (a DNS-1035 label: a-z, 0-9 and '-')")
-    ask("image", "Container image (with a tag)")
-    ask(
-        "command",
-        "Start command (empty: "
-        + (
-            f"{PRESETS[answers['preset']].cli} train CONFIG)"
-            if answers["preset"]
-            else "Paddle's launcher on train.py)"
-            if WORKLOADS[answers["workload"]].launcher
-            else "the image's)"
-        ),
-        default=answers["command"] or "",
-        show_default=False,
+    return click.prompt(
+        question.text,
+        type=kind,
+        value_proc=judge,
+        default=question.default,
+        show_default=question.show_default,
     )
-    workload = WORKLOADS[answers["workload"]]
-    if "ps" in workload.roles:
-        ask("ps", "Parameter servers (0 for none)", click.IntRange(0))
-    if not workload.single_pod:
-        ask("workers", "Trainers", int)
-    ask("gpus", "GPUs per trainer", click.IntRange(0))
-    if "ps" in workload.roles and answers["ps"]:
-        ask("ps_gpus", "GPUs per parameter server", click.IntRange(0))
-    if "volcano" in pending:
-        answers["volcano"] = click.confirm("Gang-schedule with Volcano", default=False)
-        pending.discard("volcano")
-    needs_storage = bool(workload.needs_storage)
-    ask(
-        "storage",
-        "Storage (" + ("" if needs_storage else "none, ") + "nfs://SERVER/PATH, "
-        "efs://FS-ID/PATH (CSI driver), efs://FS-ID.REGION/PATH (NFS), "
-        "cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, hostpath:///PATH, dynamic://CLASS)",
-        default=None if needs_storage else answers["storage"],
-    )
-    if answers["storage"] != "none":
-        ask("mount_path", "Mount path")
 
 
 @click.command()
