@@ -23,18 +23,12 @@ def _destinations(
     ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 ) -> dict[str, Any]:
     from paddlegen.errors import InvalidValueError
-    from paddlegen.gitops.argocd import parse_destination
+    from paddlegen.gitops.argocd import parse_destinations
 
-    found: dict[str, Any] = {}
-    for value in values:
-        try:
-            env, dest = parse_destination(value)
-        except InvalidValueError as exc:
-            raise click.BadParameter(exc.message, ctx, param) from None
-        if env in found:
-            raise click.BadParameter(f"environment {env!r} is given twice", ctx, param)
-        found[env] = dest
-    return found
+    try:
+        return parse_destinations(values)
+    except InvalidValueError as exc:
+        raise click.BadParameter(exc.message, ctx, param) from None
 
 
 @click.command()

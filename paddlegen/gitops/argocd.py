@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +129,18 @@ def parse_destination(text: str) -> tuple[str, Destination]:
         if (value or what == "environment") and not _DNS_LABEL.fullmatch(value):
             raise InvalidValueError(f"{what} {value!r} in {text!r} is not a DNS-1123 label")
     return env, Destination(server.strip(), namespace or None)
+
+
+def parse_destinations(texts: Iterable[str]) -> dict[str, Destination]:
+    """Each ``ENV=SERVER[,NAMESPACE]`` (--destination, repeated) by its environment; an
+    environment given twice is refused."""
+    found: dict[str, Destination] = {}
+    for text in texts:
+        env, dest = parse_destination(text)
+        if env in found:
+            raise InvalidValueError(f"environment {env!r} is given twice")
+        found[env] = dest
+    return found
 
 
 def rendered_namespaces(deploy: Path, jobs: Jobs) -> Namespaces:

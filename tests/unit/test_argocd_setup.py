@@ -556,6 +556,10 @@ def test_destination_parses_env_server_and_optional_namespace():
     ]:
         with pytest.raises(argo.InvalidValueError, match=reason):
             argo.parse_destination(bad)
+    given = ["prod=https://p:6443,ml", "dev=https://d"]
+    assert argo.parse_destinations(given) == dict(map(argo.parse_destination, given))
+    with pytest.raises(argo.InvalidValueError, match="^environment 'prod' is given twice$"):
+        argo.parse_destinations([*given, "prod=https://q"])
 
 
 def test_each_environment_application_deploys_to_its_destination():
