@@ -405,14 +405,11 @@ def import_command(
       paddlegen import paddlejob.yaml --to collective-job -o jobs/demo.yaml
       paddlegen import paddlejob.yaml --to kubeflow-paddlejob -o jobs/demo.yaml
     """
-    from paddlegen.authoring.import_read import read_input
-    from paddlegen.authoring.import_write import SpecOutput
-    from paddlegen.authoring.importer import import_jobs
+    from paddlegen.authoring.import_io import SpecOutput, import_files
 
     where = SpecOutput(output)
     _printing(where.file)
-    sources = [(name if name != "-" else "<stdin>", read_input(name)) for name in files]
-    result = import_jobs(sources, where.spec_file, to, schema)
+    result = import_files(files, where, to, schema)
     specs = where.files(result)
     if not specs:
         click.echo(result.jobs[0].text, nl=False)

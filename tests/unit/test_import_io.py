@@ -1,10 +1,11 @@
-"""Where `paddlegen import` puts its specs, and the verdicts on them, as the library gives them."""
+"""`paddlegen import`'s files, where its specs go, and the verdicts on them, as the library
+gives them."""
 
 from __future__ import annotations
 
 import pytest
 
-from paddlegen.authoring.import_write import SpecOutput
+from paddlegen.authoring.import_io import SpecOutput, import_files
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.errors import InputError, LossyImportError, OutputError, SpecError
 from tests.helpers import LOSSY_JOB
@@ -78,3 +79,13 @@ def test_the_modeline_note_speaks_of_the_first_spec_only_when_it_lacks_one(tmp_p
     assert note is not None
     assert note.startswith(f"paddlegen: no yaml-language-server modeline in {first}: ")
     assert SpecOutput(first).modeline_note({first: f"{MODELINE}x.json\n"}) is None
+
+
+def test_files_are_read_by_name_and_stdin_is_named_so(tmp_path, monkeypatch):
+    import io
+
+    source = tmp_path / "in.yaml"
+    source.write_text(LOSSY_JOB)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(LOSSY_JOB.encode())))
+    result = import_files([str(source), "-"], SpecOutput(f"{tmp_path}/out/"))
+    assert {d.file for d in result.findings()} >= {str(source), "<stdin>"}

@@ -1,11 +1,14 @@
-"""Where `paddlegen import` puts its specs: a file per job in a folder, one file, or stdout."""
+"""`paddlegen import`'s files: the inputs it reads, and where its specs go (a file per job in a
+folder, one file, or stdout)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-from paddlegen.authoring.importer import ImportedJobs, several_jobs
+from paddlegen.authoring.import_read import read_input
+from paddlegen.authoring.importer import ImportedJobs, import_jobs, several_jobs
 from paddlegen.authoring.init import modeline_note, write_new_file, write_new_files
 from paddlegen.errors import InputError
 
@@ -48,6 +51,15 @@ class SpecOutput:
         """Why the specs got no modeline, and how they get one: said of the first, since what
         one spec of a folder lacks, every one does."""
         return next((modeline_note(path, text) for path, text in files.items()), None)
+
+
+def import_files(
+    names: Sequence[str], where: SpecOutput, to: str | None = None, schema: str | None = None
+) -> ImportedJobs:
+    """``import_jobs`` of the files ``names`` (``-``: stdin), each job's spec named after the
+    file ``where`` puts it in."""
+    sources = [(name if name != "-" else "<stdin>", read_input(name)) for name in names]
+    return import_jobs(sources, where.spec_file, to, schema)
 
 
 def _is_folder(output: str) -> bool:
