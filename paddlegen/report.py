@@ -1,5 +1,6 @@
 """Renderings of diagnostics: text (file:line:col), json, GitHub workflow commands, and the
-CI documents SARIF (code scanning) and JUnit XML (test reports)."""
+CI documents SARIF (code scanning) and JUnit XML (test reports); the rules they name; and
+what `plan` prints of a merge plan (text, JSON, Markdown)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from paddlegen.errors import Diagnostic
 
 if TYPE_CHECKING:
     from paddlegen.errors import Rule
+    from paddlegen.gitops.merge import Change, MergePlan
 
 # Characters a terminal or a CI log viewer acts on instead of showing, so that a spec value
 # reaching a diagnostic could recolour, retitle or rewrite the log, or forge a line: C0 controls
@@ -225,6 +227,18 @@ def _sarif_notification(d: Diagnostic) -> dict[str, object]:
     }
 
 
+def explanation(name: str | None = None) -> str:
+    """What `paddlegen explain NAME` prints: the rule's text when ``name`` is a declared
+    rule's id, else the spec field's (the top-level fields without ``name``)."""
+    from paddlegen.authoring.explain import explain, format_doc, format_rule
+    from paddlegen.rules import REQUIRED
+
+    rule = next((r for r in declared_rules() if r.id == name), None)
+    if rule is not None:
+        return format_rule(rule, required=rule.id in REQUIRED)
+    return format_doc(explain(name))
+
+
 def declared_rules() -> tuple[Rule, ...]:
     """Every rule paddlegen reports findings of, each declared where its findings are made:
     the semantic rules (``paddlegen.rules.REGISTRY``), then the others, in the rules
@@ -374,3 +388,57 @@ REPORTERS: dict[str, Callable[..., str]] = {
 }
 # The formats that make one document of a whole run (printed when it ends), and take its Run.
 DOCUMENTS = ("json", "sarif", "junit")
+
+
+def _where(c: Change) -> str:
+    return f"{c.job} (environment {c.environment})" if c.environment else c.job
+
+
+def plan_text(plan: MergePlan) -> str:
+    """A line per Application that changes, then the counts; unchanged ones only counted."""
+    lines = [
+        f"{c.action:<7} {_where(c)}" + (f": {c.reason}" if c.reason else "") for c in plan.changed
+    ]
+    lines.append(f"merging into {plan.base}: {plan.counts()}")
+    return "".join(printable(line) + "\n" for line in lines)
+
+
+def plan_json(plan: MergePlan) -> str:
+    """``{"targets": [{"job", "environment", "action", "reason"}]}``, every Application."""
+    return json.dumps({"targets": [c.as_dict() for c in plan.changes]}, indent=2) + "\n"
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def _md(value: str) -> str:
+    """Text from a spec or a file name, shown as itself in a table cell (no markup, no HTML)."""
+    return _MARKDOWN.sub(r"\\\1", printable(value))
+
+
+def plan_markdown(plan: MergePlan) -> str:
+    """A pull-request comment: the counts, and a table of the Applications that change (in
+    bold what plan fails on unless allowed)."""
+    out = [
+        f"### paddlegen plan: merging into {_md(plan.base)}",
+        "",
+        f"{plan.counts()}. Each row is an Argo CD Application; under Argo CD every change to "
+        "one runs its job.",
+    ]
+    if plan.changed:
+        out += ["", "| job | environment | action | reason |", "| --- | --- | --- | --- |"]
+        out += [
+            f"| {_md(c.job)} | {_md(c.environment or '')} | "
+            + (c.action if c.asked else f"**{c.action}**")
+            + f" | {_md(c.reason)} |"
+            for c in plan.changed
+        ]
+    return "\n".join(out) + "\n"
+
+
+# `paddlegen plan --output-format`: how the plan is printed.
+PLAN_FORMATS: dict[str, Callable[[MergePlan], str]] = {
+    "text": plan_text,
+    "json": plan_json,
+    "markdown": plan_markdown,
+}

@@ -23,7 +23,7 @@ from paddlegen.authoring.import_derived import without_derived
 from paddlegen.authoring.import_read import located_objects
 from paddlegen.authoring.import_shapes import refuse_misshapen
 from paddlegen.authoring.import_split import split_jobs
-from paddlegen.errors import Diagnostic, InputError
+from paddlegen.errors import Diagnostic, InputError, LossyImportError, SpecError
 from paddlegen.spec.model import MANAGED_BY, RUN_RECORD_SUFFIX, recommended_labels
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS, conversion_targets, workload_of
@@ -123,6 +123,33 @@ class ImportedJobs:
     def lossy(self) -> list[Note]:
         return [n for job in self.jobs for n in job.lossy] + [n for n in self.notes if n.lossy]
 
+    def findings(self) -> list[Diagnostic]:
+        """Each job's notes in the order of the input, as a compiler lists its findings (those
+        about a whole object first, as made), then what validating its spec found; then the
+        notes about no one job."""
+        return [
+            d
+            for job in self.jobs
+            for d in sorted((n.diagnostic() for n in job.notes), key=_in_the_input)
+            + job.diagnostics
+        ] + sorted((n.diagnostic() for n in self.notes), key=_in_the_input)
+
+    def refuse_invalid(self) -> None:
+        """SpecError with every finding when a spec is invalid (the specs are written all the
+        same: an incomplete input makes one, to complete by hand)."""
+        if any(d.is_error for job in self.jobs for d in job.diagnostics):
+            raise SpecError("an imported spec is invalid", self.findings())
+
+    def refuse_lossy(self, accept: bool = False) -> None:
+        """LossyImportError when a spec would run differently from its input, unless
+        ``accept``; the lossy notes themselves are among ``findings``."""
+        if self.lossy and not accept:
+            count = len(self.lossy)
+            raise LossyImportError(
+                f"{count} lossy note{'s' if count != 1 else ''}: the spec would not run as the "
+                "input does; edit it, or accept it with --lossy"
+            )
+
     def spec_files(self, spec_file: Callable[[str], str]) -> dict[str, str]:
         """Each job's spec as a file, at ``spec_file(job name)`` (path -> text); InputError
         when two jobs would share one."""
@@ -201,6 +228,10 @@ def import_manifests(sources: Iterable[tuple[str, str]], name: str = "<imported>
     if len(result.jobs) > 1:
         raise InputError(several_jobs(result))
     return result.jobs[0]
+
+
+def _in_the_input(found: Diagnostic) -> tuple[str, int, int]:
+    return found.file, found.line, found.col
 
 
 def several_jobs(result: ImportedJobs) -> str:

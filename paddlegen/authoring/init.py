@@ -99,10 +99,13 @@ def modeline(schema: str | None = None, spec_file: str | None = None) -> str:
     return f"{MODELINE}{reference}\n" if reference else ""
 
 
-def modeline_note(spec_file: str) -> str:
-    """Why a spec written to ``spec_file`` got no modeline, and how it gets one."""
+def modeline_note(spec_file: str | None, text: str) -> str | None:
+    """Why the spec ``text`` written to ``spec_file`` got no modeline, and how it gets one;
+    None when it has one, or went to stdout (no file to say it of)."""
     from paddlegen.resources import spec_schema_path
 
+    if not spec_file or spec_file == "-" or text.startswith(MODELINE):
+        return None
     said = f"paddlegen: no yaml-language-server modeline in {spec_file}: "
     if not _up_to_the_repository_root(os.path.dirname(os.path.abspath(spec_file))):
         return said + "it is in no git repository, which would hold the schema; pass --schema REF"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,17 +18,15 @@ from paddlegen.cli.common import (
     note,
     stdout_is_output,
 )
-from paddlegen.errors import Diagnostic, InputError, LossyImportError, SpecError
+from paddlegen.errors import LossyImportError
 from paddlegen.spec.accelerators import ACCELERATORS
 from paddlegen.spec.model import GPU_RESOURCE
-from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD, WORKLOADS, conversion_targets
+from paddlegen.workloads import DEFAULT_WORKLOAD, PS_WORKLOAD, conversion_targets
 
 PRESET_NAMES = list(PRESETS)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from paddlegen.authoring.importer import ImportedJobs
+    from paddlegen.authoring.init_questions import Question
 
 
 def complete_spec_paths(
@@ -79,10 +76,19 @@ def _write_or_print(text: str, output: str | None, force: bool) -> None:
     if output and output != "-":
         from paddlegen.authoring.init import write_new_file
 
-        written = write_new_file(output, text, force)
-        click.echo(f"paddlegen: {'wrote' if written else 'unchanged:'} {output}", err=True)
+        _said_written(output, write_new_file(output, text, force))
     else:
         click.echo(text, nl=False)
+
+
+def _said_written(path: str, written: bool) -> None:
+    click.echo(f"paddlegen: {'wrote' if written else 'unchanged:'} {path}", err=True)
+
+
+def _say(message: str | None) -> None:
+    """The library's word on what was written, when it has one."""
+    if message:
+        click.echo(message, err=True)
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -211,7 +217,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
       paddlegen init jobs/sft.yaml --no-input --preset paddleformers \\
         --image registry.example.com/sft:v1 --workers 2 --gpus 8 --storage pvc://llm
     """
-    from paddlegen.authoring.init import InitOptions, init_spec
+    from paddlegen.authoring.init import InitOptions, init_spec, modeline_note
 
     _printing(path)
     answers["name"] = answers["name"] or (Path(path).stem if path != "-" else None)
@@ -228,7 +234,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
     _refuse_bad_flags(ctx, answers, pending)
     if pending:
         try:
-            _ask(ctx, answers, pending)
+            _ask(answers, pending)
         except click.Abort:  # Ctrl-D at a prompt, or stdin ran out (Ctrl-C is Interrupted)
             from paddlegen.errors import NoAnswerError
 
@@ -240,7 +246,7 @@ def init(ctx: click.Context, /, path: str, no_input: bool, force: bool, **answer
         _refuse_bad_flags(ctx, answers, set())  # defaults of questions never asked
     text = init_spec(InitOptions(**answers), path)
     _write_or_print(text, path, force)
-    _without_modeline(path, text)
+    _say(modeline_note(path, text))
 
 
 def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
@@ -261,66 +267,49 @@ def _refuse_bad_flags(ctx: click.Context, answers: dict[str, Any], pending: set[
     raise click.UsageError("\n".join(lines))
 
 
-def _ask(ctx: click.Context, answers: dict[str, Any], pending: set[str]) -> None:
-    """Prompt for every answer no flag gave, judging each as it is given: a wrong one is asked
-    again at once, with the reason (click.prompt reads stdin, so tests can feed it)."""
+def _ask(answers: dict[str, Any], pending: set[str]) -> None:
+    """Prompt for every answer no flag gave, as the library's questions come (click.prompt
+    reads stdin, so tests can feed it)."""
+    from paddlegen.authoring.init_questions import questions
+
+    for question in questions(answers):
+        if question.name not in pending:
+            continue
+        if question.kind is bool:
+            answers[question.name] = click.confirm(question.text, default=question.default)
+        else:
+            answers[question.name] = _prompt(question, answers, pending)
+        pending.discard(question.name)
+
+
+def _prompt(question: Question, answers: dict[str, Any], pending: set[str]) -> Any:
+    """The answer to ``question``, judged as it is given: a wrong one is asked again at once,
+    with the reason."""
     from paddlegen.authoring.init import answer_problems
     from paddlegen.report import printable
 
-    def ask(name: str, text: str, kind: Any = click.STRING, **kwargs: Any) -> None:
-        if name not in pending:
-            return
-        convert = click.types.convert_type(kind)
+    if question.choices:
+        kind: Any = click.Choice(question.choices)
+    elif question.minimum is not None:
+        kind = click.IntRange(question.minimum)
+    else:
+        kind = click.types.convert_type(question.kind)
 
-        def judge(raw: Any) -> Any:
-            value = convert(raw)
-            problems = answer_problems({**answers, name: value}, pending - {name})
-            if problems:  # this answer's, or an earlier one's that this answer breaks
-                reason = problems.get(name) or next(iter(problems.values()))
-                raise click.BadParameter(printable(reason))
-            return value
+    def judge(raw: Any) -> Any:
+        value = kind(raw)
+        problems = answer_problems({**answers, question.name: value}, pending - {question.name})
+        if problems:  # this answer's, or an earlier one's that this answer breaks
+            reason = problems.get(question.name) or next(iter(problems.values()))
+            raise click.BadParameter(printable(reason))
+        return value
 
-        kwargs.setdefault("default", answers[name])
-        answers[name] = click.prompt(text, type=kind, value_proc=judge, **kwargs)
-        pending.discard(name)
-
-    ask("workload", "Workload", click.Choice(WORKLOAD_NAMES))
-    ask("name", "Job name (a DNS-1035 label: a-z, 0-9 and '-')")
-    ask("image", "Container image (with a tag)")
-    ask(
-        "command",
-        "Start command (empty: "
-        + (
-            f"{PRESETS[answers['preset']].cli} train CONFIG)"
-            if answers["preset"]
-            else "Paddle's launcher on train.py)"
-            if WORKLOADS[answers["workload"]].launcher
-            else "the image's)"
-        ),
-        default=answers["command"] or "",
-        show_default=False,
+    return click.prompt(
+        question.text,
+        type=kind,
+        value_proc=judge,
+        default=question.default,
+        show_default=question.show_default,
     )
-    workload = WORKLOADS[answers["workload"]]
-    if "ps" in workload.roles:
-        ask("ps", "Parameter servers (0 for none)", click.IntRange(0))
-    if not workload.single_pod:
-        ask("workers", "Trainers", int)
-    ask("gpus", "GPUs per trainer", click.IntRange(0))
-    if "ps" in workload.roles and answers["ps"]:
-        ask("ps_gpus", "GPUs per parameter server", click.IntRange(0))
-    if "volcano" in pending:
-        answers["volcano"] = click.confirm("Gang-schedule with Volcano", default=False)
-        pending.discard("volcano")
-    needs_storage = bool(workload.needs_storage)
-    ask(
-        "storage",
-        "Storage (" + ("" if needs_storage else "none, ") + "nfs://SERVER/PATH, "
-        "efs://FS-ID/PATH (CSI driver), efs://FS-ID.REGION/PATH (NFS), "
-        "cephfs://CLUSTER-ID/FS-NAME/PATH, pvc://CLAIM, hostpath:///PATH, dynamic://CLASS)",
-        default=None if needs_storage else answers["storage"],
-    )
-    if answers["storage"] != "none":
-        ask("mount_path", "Mount path")
 
 
 @click.command()
@@ -341,17 +330,10 @@ def explain(field: str | None) -> None:
       paddlegen explain spec.volumes.nfs
       paddlegen explain image-tag
     """
-    from paddlegen.authoring.explain import explain as explain_field
-    from paddlegen.authoring.explain import format_doc, format_rule
-    from paddlegen.report import declared_rules
-    from paddlegen.rules import REQUIRED
+    from paddlegen.report import explanation
 
     stdout_is_output()
-    rule = next((r for r in declared_rules() if r.id == field), None)
-    if rule is not None:
-        click.echo(format_rule(rule, required=rule.id in REQUIRED), nl=False)
-        return
-    click.echo(format_doc(explain_field(field)), nl=False)
+    click.echo(explanation(field), nl=False)
 
 
 @click.command("import")
@@ -423,76 +405,26 @@ def import_command(
       paddlegen import paddlejob.yaml --to collective-job -o jobs/demo.yaml
       paddlegen import paddlejob.yaml --to kubeflow-paddlejob -o jobs/demo.yaml
     """
-    from paddlegen.authoring.import_read import read_input
-    from paddlegen.authoring.importer import import_jobs, several_jobs
+    from paddlegen.authoring.import_io import SpecOutput, import_files
 
-    folder = output if output and output != "-" and _is_folder(output) else None
-    _printing(None if folder else output)
-    sources = [(name if name != "-" else "<stdin>", read_input(name)) for name in files]
-
-    def spec_file(job: str) -> str:
-        return os.path.join(folder, f"{job}.yaml") if folder else output or "<stdout>"
-
-    result = import_jobs(sources, spec_file, to, schema)
-    if folder:
-        _write_specs(result, spec_file, force)
-    elif len(result.jobs) > 1:
-        raise InputError(several_jobs(result))
-    else:
-        _write_or_print(result.jobs[0].text, output, force)
-        _without_modeline(output, result.jobs[0].text)
-    # Each job's notes in the order of the input, as a compiler lists its findings (those
-    # about a whole object first, as made); then what validating its spec found; then the
-    # notes about no one job.
-    found = [
-        d
-        for job in result.jobs
-        for d in sorted((n.diagnostic() for n in job.notes), key=_in_the_input) + job.diagnostics
-    ] + sorted((n.diagnostic() for n in result.notes), key=_in_the_input)
-    if any(d.is_error for job in result.jobs for d in job.diagnostics):
-        raise SpecError("an imported spec is invalid", found)  # the group's handler lists them
-    emit(found, fmt)
-    if result.lossy and not lossy:
-        count = len(result.lossy)
-        said = (
-            f"{count} lossy note{'s' if count != 1 else ''}: the spec would not run as the "
-            "input does; edit it, or accept it with --lossy"
-        )
+    where = SpecOutput(output)
+    _printing(where.file)
+    result = import_files(files, where, to, schema)
+    specs = where.files(result)
+    if not specs:
+        click.echo(result.jobs[0].text, nl=False)
+    for path, written in where.write(specs, force).items():
+        _said_written(path, written)
+    _say(where.modeline_note(specs))
+    result.refuse_invalid()  # the group's handler lists the findings
+    emit(result.findings(), fmt)
+    try:
+        result.refuse_lossy(lossy)
+    except LossyImportError as exc:
         if fmt == "text":
-            note(f"paddlegen: {said}")
-        raise LossyImportError(said, shown=True)
-
-
-def _in_the_input(found: Diagnostic) -> tuple[str, int, int]:
-    return found.file, found.line, found.col
-
-
-def _is_folder(output: str) -> bool:
-    """-o names a folder: one that exists, or a path written with a trailing slash."""
-    return output.endswith(("/", os.sep)) or Path(output).is_dir()
-
-
-def _write_specs(result: ImportedJobs, spec_file: Callable[[str], str], force: bool) -> None:
-    """A spec file per job; none is written when two jobs would share one, or (without
-    --force) when one exists and holds something else."""
-    from paddlegen.authoring.init import write_new_files
-
-    files = result.spec_files(spec_file)
-    written = write_new_files(files, force)
-    for path in files:
-        click.echo(f"paddlegen: {'wrote' if path in written else 'unchanged:'} {path}", err=True)
-    # one folder: what one spec lacks, every spec does
-    path, text = next(iter(files.items()))
-    _without_modeline(path, text)
-
-
-def _without_modeline(path: str | None, text: str) -> None:
-    """Say why a spec file got no modeline, and how it gets one (stdout: no file to say it
-    of)."""
-    from paddlegen.authoring.init import MODELINE, modeline_note
-
-    if path and path != "-" and not text.startswith(MODELINE):
-        click.echo(modeline_note(path), err=True)
+            note(f"paddlegen: {exc.message}")
+        exc.shown = True  # its findings, the lossy notes, are in the report already
+        raise
 
 
 @click.command()

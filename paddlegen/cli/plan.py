@@ -1,12 +1,6 @@
-"""plan: what merging does to each Argo CD Application, against a git revision; its text,
-JSON and Markdown (a pull-request comment)."""
+"""plan: what merging does to each Argo CD Application, against a git revision."""
 
 from __future__ import annotations
-
-import json
-import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import click
 
@@ -22,66 +16,7 @@ from paddlegen.cli.common import (
     upgraded,
 )
 from paddlegen.cli.render import _request
-
-if TYPE_CHECKING:
-    from paddlegen.gitops.merge import Change, MergePlan
-
-
-def _where(c: Change) -> str:
-    return f"{c.job} (environment {c.environment})" if c.environment else c.job
-
-
-def text(plan: MergePlan) -> str:
-    """A line per Application that changes, then the counts; unchanged ones only counted."""
-    from paddlegen.report import printable
-
-    lines = [
-        f"{c.action:<7} {_where(c)}" + (f": {c.reason}" if c.reason else "") for c in plan.changed
-    ]
-    lines.append(f"merging into {plan.base}: {plan.counts()}")
-    return "".join(printable(line) + "\n" for line in lines)
-
-
-def as_json(plan: MergePlan) -> str:
-    """``{"targets": [{"job", "environment", "action", "reason"}]}``, every Application."""
-    return json.dumps({"targets": [c.as_dict() for c in plan.changes]}, indent=2) + "\n"
-
-
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
-
-
-def _md(value: str) -> str:
-    """Text from a spec or a file name, shown as itself in a table cell (no markup, no HTML)."""
-    from paddlegen.report import printable
-
-    return _MARKDOWN.sub(r"\\\1", printable(value))
-
-
-def markdown(plan: MergePlan) -> str:
-    """A pull-request comment: the counts, and a table of the Applications that change (in
-    bold what plan fails on unless allowed)."""
-    out = [
-        f"### paddlegen plan: merging into {_md(plan.base)}",
-        "",
-        f"{plan.counts()}. Each row is an Argo CD Application; under Argo CD every change to "
-        "one runs its job.",
-    ]
-    if plan.changed:
-        out += ["", "| job | environment | action | reason |", "| --- | --- | --- | --- |"]
-        out += [
-            f"| {_md(c.job)} | {_md(c.environment or '')} | "
-            + (c.action if c.asked else f"**{c.action}**")
-            + f" | {_md(c.reason)} |"
-            for c in plan.changed
-        ]
-    return "\n".join(out) + "\n"
-
-
-_FORMATS: dict[str, Callable[[MergePlan], str]] = {
-    "text": text,
-    "json": as_json,
-    "markdown": markdown,
-}
+from paddlegen.report import PLAN_FORMATS  # a light module: --help lists the formats
 
 
 @click.command()
@@ -97,7 +32,7 @@ _FORMATS: dict[str, Callable[[MergePlan], str]] = {
 )
 @click.option(
     "--output-format",
-    type=click.Choice(tuple(_FORMATS)),
+    type=click.Choice(tuple(PLAN_FORMATS)),
     default="text",
     show_default=True,
     help="How the plan is printed on stdout: text, json or markdown (a pull-request "
@@ -163,5 +98,5 @@ def plan(
     )
     with undone_on_spec_errors("nothing planned", fmt), TerminalEvents(out_dir, fmt) as events:
         result = run_merge_plan(request, base, events)
-    click.echo(_FORMATS[output_format](result), nl=False)
+    click.echo(PLAN_FORMATS[output_format](result), nl=False)
     result.refuse_unasked(allow_removal, allow_rerun)

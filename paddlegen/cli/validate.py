@@ -19,7 +19,6 @@ from paddlegen.cli.common import (
     stdout_is_output,
     validation_options,
 )
-from paddlegen.errors import SpecError
 
 
 @click.command()
@@ -76,12 +75,12 @@ def validate(
       paddlegen validate --format sarif jobs/ > paddlegen.sarif
     """
     from paddlegen.api import Request, run_validate
-    from paddlegen.validate.inputs import rendered_trees
+    from paddlegen.validate.inputs import any_rendered_tree
 
     source = click.get_current_context().get_parameter_source
     asked = source("manifests") is not click.core.ParameterSource.DEFAULT or kubeconform
     target = server_target(server, context, kubeconfig)
-    if target and any(rendered_trees(spec) is not None for spec in specs):
+    if target and any_rendered_tree(specs):
         raise click.UsageError(
             "--server validates specs; for a rendered tree run "
             "kubectl apply --server-side --dry-run=server -k DIR"
@@ -100,26 +99,15 @@ def validate(
             server=target,
         )
     )
-    if not result.specs and not result.trees and not result.setups:
+    if result.empty:
         raise no_specs_error(specs)
     read_inputs(result.files)
     if asked or result.trees:
         note_backend(result.backend)
-    found = result.diagnostics
-    if any(d.is_error for d in found):
-        raise SpecError("invalid input", found)  # the group's handler lists them
-    emit(found, fmt)
+    result.refuse_invalid()  # the group's handler lists the findings
+    emit(result.diagnostics, fmt)
     if fmt == "text":
-        counts = (
-            (result.specs, "spec"),
-            (result.trees, "rendered job"),
-            (len(result.setups), "KueueSetup"),
-        )
-        click.echo(
-            " and ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n)
-            + " valid",
-            err=True,
-        )
+        click.echo(result.summary(), err=True)
 
 
 @click.command()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from paddlegen.gitops.argocd_files import (
     CMP_FILE,
     DOCKERFILE,
     SIDECAR_PATCH_FILE,
+    ArgocdFiles,
     Plan,
     header,
     moved,
@@ -128,6 +129,18 @@ def parse_destination(text: str) -> tuple[str, Destination]:
         if (value or what == "environment") and not _DNS_LABEL.fullmatch(value):
             raise InvalidValueError(f"{what} {value!r} in {text!r} is not a DNS-1123 label")
     return env, Destination(server.strip(), namespace or None)
+
+
+def parse_destinations(texts: Iterable[str]) -> dict[str, Destination]:
+    """Each ``ENV=SERVER[,NAMESPACE]`` (--destination, repeated) by its environment; an
+    environment given twice is refused."""
+    found: dict[str, Destination] = {}
+    for text in texts:
+        env, dest = parse_destination(text)
+        if env in found:
+            raise InvalidValueError(f"environment {env!r} is given twice")
+        found[env] = dest
+    return found
 
 
 def rendered_namespaces(deploy: Path, jobs: Jobs) -> Namespaces:
@@ -651,19 +664,6 @@ def placements(target: Target, jobs: Jobs, env: str | None = None) -> list[str]:
             why = f"--dest-server: no --destination names environment {folder_env}"
         found.append(f"Application {name} deploys to {dest.server} ({why})")
     return found
-
-
-@dataclass(frozen=True)
-class ArgocdFiles:
-    """What `paddlegen argocd` wrote, and what its caller should say about it."""
-
-    report: WriteReport
-    fallbacks: list[str]  # jobs that deploy their base for lack of the overlay asked for
-    without_namespace: list[str]  # Applications whose objects land in no namespace
-    placements: list[str]  # with --destination: where the Applications deploy
-    moved: dict[str, str]  # files removed from an older place -> where they are now
-    sidecar_removed: list[str]  # the plugin sidecar's files, removed (no --sidecar)
-    removed_applications: list[str]  # Application files removed: their live objects go too
 
 
 def generate(

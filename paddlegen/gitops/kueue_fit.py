@@ -256,7 +256,7 @@ def _where(spec: dict[str, Any], role: str, resource: str) -> FieldPath:
     """The field that makes a role's pods request ``resource``: its gpus, a resources entry
     (the role's own resources replace the spec-wide ones), an init container's or sidecar's;
     the queue when it is paddlegen's default request."""
-    from paddlegen.spec.model import CONTAINER_LISTS, GPU_RESOURCE
+    from paddlegen.spec.model import CONTAINER_LISTS, accelerator
 
     own = spec.get(role, {})
 
@@ -264,7 +264,7 @@ def _where(spec: dict[str, Any], role: str, resource: str) -> FieldPath:
         return (own, ("spec", role)) if key in own else (spec, ("spec",))
 
     body, prefix = place("gpus")
-    if resource == spec.get("accelerator", GPU_RESOURCE) and "gpus" in body:
+    if resource == accelerator(spec) and "gpus" in body:
         return (*prefix, "gpus")
     for key in ("resources", *CONTAINER_LISTS):
         body, prefix = place(key)

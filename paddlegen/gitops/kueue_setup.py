@@ -120,6 +120,21 @@ class KueueFiles:
     manager_config: bool  # Kueue's own configuration is among the files (kueue_manager)
     install: Install  # where that configuration is, and what reads it
 
+    def restart_note(self, path: str | Path) -> str:
+        """What Kueue needs once the files of the KueueSetup at ``path`` are synced: a restart
+        when they hold its configuration, else a bound on requeueing set in the file."""
+        if self.manager_config:
+            where = self.install
+            return (
+                f"note: Kueue reads {where.namespace}/{where.config_map} when it starts: once a "
+                f"change to it is synced, restart Kueue ({where.restart()})"
+            )
+        return (
+            f"note: {path} sets no waitForPodsReady: Kueue then queues a job whose pods never "
+            "start again and again, without end; a bound set there is written as Kueue's manager "
+            "configuration"
+        )
+
 
 def load(path: str | Path) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The file's data and its warnings; SpecError with every finding if it is invalid."""

@@ -458,6 +458,16 @@ def replicas(role: Mapping[str, Any]) -> int:
     return int(role.get("replicas", 1))
 
 
+def accelerator(spec: Mapping[str, Any]) -> str:
+    """The resource ``gpus`` counts: ``spec.accelerator``, NVIDIA's GPU unless given."""
+    return str(spec.get("accelerator", GPU_RESOURCE))
+
+
+def restarts(spec: Mapping[str, Any]) -> int:
+    """``run.restarts``: how often the group of ranks is restarted, never unless given."""
+    return int(spec.get("run", {}).get("restarts", 0))
+
+
 def role_value(spec: dict[str, Any], role: dict[str, Any], key: str, default: Any = None) -> Any:
     """A role's own value for ``key``, else the spec-wide default."""
     return role[key] if key in role else spec.get(key, default)
@@ -476,9 +486,7 @@ def _role(name: str, spec: dict[str, Any], role: dict[str, Any]) -> Role:
         args=get("args"),
         workingDir=get("workingDir"),
         env=[_env_var(e) for e in get("env", [])],
-        resources=_resources(
-            get("resources", {}), get("gpus", 0), spec.get("accelerator", GPU_RESOURCE)
-        ),
+        resources=_resources(get("resources", {}), get("gpus", 0), accelerator(spec)),
         nodeSelector=dict(sorted(get("nodeSelector", {}).items())),
         tolerations=list(get("tolerations", [])),
         affinity=get("affinity"),

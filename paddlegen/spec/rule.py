@@ -15,10 +15,11 @@ from paddlegen.errors import Diagnostic, Rule
 from paddlegen.spec.loader import Document, FieldPath, format_path
 from paddlegen.spec.model import (
     CONTAINER_LISTS,
-    GPU_RESOURCE,
     ROLE_NAMES,
     Owner,
+    accelerator,
     replicas,
+    restarts,
     role_value,
 )
 
@@ -105,7 +106,7 @@ class Context:
     @property
     def accelerator(self) -> str:
         """The resource ``gpus`` counts: ``spec.accelerator``, NVIDIA's GPU unless given."""
-        return str(self.spec.get("accelerator", GPU_RESOURCE))
+        return accelerator(self.spec)
 
     @property
     def kueue(self) -> dict[str, Any] | None:
@@ -116,7 +117,7 @@ class Context:
     @property
     def restarts(self) -> int:
         """``run.restarts``: how often the group of ranks is restarted, never unless given."""
-        return int(self.spec.get("run", {}).get("restarts", 0))
+        return restarts(self.spec)
 
 
 Check = Callable[[Context], Iterator[Finding]]

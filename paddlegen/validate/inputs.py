@@ -113,6 +113,27 @@ class Validation:
     setups: tuple[Document, ...] = ()
     valid: tuple[Document, ...] = ()
 
+    @property
+    def empty(self) -> bool:
+        """Nothing was there to validate: no spec, rendered job or KueueSetup."""
+        return not self.specs and not self.trees and not self.setups
+
+    def refuse_invalid(self) -> None:
+        """SpecError with every finding when one is an error."""
+        if any(d.is_error for d in self.diagnostics):
+            raise SpecError("invalid input", self.diagnostics)
+
+    def summary(self) -> str:
+        """``2 specs and 1 KueueSetup valid``: what was validated, of each kind."""
+        counts = (
+            (self.specs, "spec"),
+            (self.trees, "rendered job"),
+            (len(self.setups), "KueueSetup"),
+        )
+        return (
+            " and ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n) + " valid"
+        )
+
 
 def validate_inputs(
     items: Iterable[str | Path],
@@ -195,6 +216,11 @@ def validate_inputs(
         tuple(setups),
         tuple(doc for doc, _ in valid),
     )
+
+
+def any_rendered_tree(items: Iterable[str | Path]) -> bool:
+    """Whether one of ``items`` is a rendered tree, which validates as manifests."""
+    return any(rendered_trees(item) is not None for item in items)
 
 
 def rendered_trees(path: str | Path) -> list[Path] | None:

@@ -57,6 +57,28 @@ def test_run_validate_collects_every_finding_and_raises_none(tmp_path):
     result = paddlegen.run_validate(paddlegen.Request([spec, QUICKSTART]))
     assert (result.specs, result.trees) == (2, 0)
     assert {d.file for d in result.diagnostics if d.is_error} == {str(spec)}
+    assert not result.empty
+    with pytest.raises(paddlegen.SpecError) as refused:
+        result.refuse_invalid()
+    assert refused.value.diagnostics == result.diagnostics
+    valid = paddlegen.run_validate(paddlegen.Request([QUICKSTART]))
+    valid.refuse_invalid()  # no error among its findings: nothing to refuse
+    assert valid.summary() == "1 spec valid"
+    (tmp_path / "empty").mkdir()
+    assert paddlegen.run_validate(paddlegen.Request([tmp_path / "empty"])).empty
+
+
+def test_the_summary_counts_each_kind_validated():
+    from dataclasses import replace
+
+    from paddlegen.validate.inputs import Validation
+
+    counted = Validation([], specs=2, trees=1, backend=None)
+    assert counted.summary() == "2 specs and 1 rendered job valid"
+    assert (
+        replace(counted, specs=0, setups=(None,)).summary()
+        == "1 rendered job and 1 KueueSetup valid"
+    )
 
 
 def test_a_spec_with_findings_is_never_rendered(tmp_path):

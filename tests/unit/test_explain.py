@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from paddlegen.authoring.explain import OUTPUTS, explain, field_paths, format_doc, outputs
+from paddlegen.authoring.explain import (
+    OUTPUTS,
+    explain,
+    field_paths,
+    format_doc,
+    format_rule,
+    outputs,
+)
 from paddlegen.errors import InputError
 from paddlegen.pipeline import build, load
 from paddlegen.spec.loader import parse_spec
@@ -238,3 +245,16 @@ def test_a_spec_field_named_without_spec_suggests_its_full_path():
 def test_field_paths_cover_nested_fields():
     paths = set(field_paths())
     assert {"spec.worker.replicas", "spec.volumes.cephfs.monitors", "spec.build.pip"} <= paths
+
+
+def test_explain_describes_a_rule_by_its_id_and_anything_else_as_a_field():
+    from paddlegen.report import explanation as describe
+    from paddlegen.rules import REGISTRY, REQUIRED
+
+    required = next(r for r in REGISTRY if r.id in REQUIRED)
+    assert describe(required.id) == format_rule(required, required=True)
+    assert describe(required.id).splitlines()[0].endswith(", required)")
+    assert describe("spec.worker.replicas") == format_doc(explain("spec.worker.replicas"))
+    assert describe() == format_doc(explain())
+    with pytest.raises(InputError):
+        describe("no-such-rule-or-field")

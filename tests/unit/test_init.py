@@ -303,3 +303,41 @@ def test_a_preset_needs_a_workload_that_runs_the_launchers_contract():
     assert answer_problems({**GOOD, "workload": "trainjob", "preset": "gpt"}) == {
         "preset": "'gpt' is not one of: paddleformers, erniekit"
     }
+
+
+def _asked(answers: dict) -> list[str]:
+    """The questions init asks when every one is answered with what ``answers`` hold."""
+    from paddlegen.authoring.init_questions import questions
+
+    return [q.name for q in questions(answers)]
+
+
+def test_the_workload_answered_decides_the_questions_that_follow():
+    from paddlegen.workloads import PS_WORKLOAD, WORKLOADS
+
+    defaults = dataclasses.asdict(InitOptions())
+    single = next(name for name, w in WORKLOADS.items() if w.single_pod)
+    first = ["workload", "name", "image", "command"]
+    assert _asked({**defaults, "workload": single}) == [*first, "gpus", "volcano", "storage"]
+    with_ps = {**defaults, "workload": PS_WORKLOAD, "ps": 2, "storage": "pvc://data"}
+    assert _asked(with_ps) == [
+        *first,
+        *("ps", "workers", "gpus", "ps_gpus", "volcano", "storage", "mount_path"),
+    ]
+    assert "ps_gpus" not in _asked({**with_ps, "ps": 0})  # no parameter servers, none to ask of
+
+
+def test_a_question_offers_the_answer_so_far_and_storage_a_workload_needs_has_none():
+    from paddlegen.authoring.init_questions import questions
+    from paddlegen.authoring.presets import PRESETS
+    from paddlegen.workloads import WORKLOADS
+
+    defaults = dataclasses.asdict(InitOptions())
+    needs = next(name for name, w in WORKLOADS.items() if w.needs_storage)
+    asked = {q.name: q for q in questions({**defaults, "workload": needs, "workers": 3})}
+    assert asked["workers"].default == 3
+    assert asked["storage"].default is None  # an answer is needed
+    assert asked["storage"].text.startswith("Storage (nfs://")
+    preset = next(iter(PRESETS))
+    command = next(q for q in questions({**defaults, "preset": preset}) if q.name == "command")
+    assert command.text == f"Start command (empty: {PRESETS[preset].cli} train CONFIG)"

@@ -262,3 +262,17 @@ def test_without_a_bound_kueues_configuration_is_left_alone_and_the_user_told(ru
     assert "sets no waitForPodsReady: Kueue then queues a job whose pods never start" in (
         result.stderr
     )
+
+
+def test_the_restart_note_asks_for_a_restart_only_when_kueues_configuration_is_written():
+    from paddlegen.gitops.kueue_install import MANIFESTS
+    from paddlegen.output.writer import WriteReport
+
+    written = kueue_setup.KueueFiles(WriteReport(), [], "in-process", True, MANIFESTS)
+    assert written.restart_note("k.yaml") == (
+        "note: Kueue reads kueue-system/kueue-manager-config when it starts: once a change to "
+        "it is synced, restart Kueue (kubectl -n kueue-system rollout restart deployment "
+        "kueue-controller-manager)"
+    )
+    unbounded = kueue_setup.KueueFiles(WriteReport(), [], "in-process", False, MANIFESTS)
+    assert unbounded.restart_note("k.yaml").startswith("note: k.yaml sets no waitForPodsReady: ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 
 import pytest
@@ -44,6 +45,24 @@ def test_a_section_type_has_the_schemas_fields_and_defaults(section):
             assert (actual, instance.restart_policy) == (None, documented)
         else:
             assert actual == documented, name
+
+
+@pytest.mark.parametrize(
+    ("read", "where", "given"),
+    [
+        (lambda spec: model.replicas(spec.get("worker", {})), ("worker", "replicas"), 3),
+        (model.accelerator, ("accelerator",), "amd.com/gpu"),
+        (model.restarts, ("run", "restarts"), 2),
+    ],
+    ids=["replicas", "accelerator", "restarts"],
+)
+def test_a_field_read_once_defaults_as_the_schema_documents(read, where, given):
+    schema = json.loads(spec_schema_path().read_text(encoding="utf-8"))
+    node = _resolve(schema, schema["properties"]["spec"])
+    for key in where:
+        node = _resolve(schema, node["properties"][key])
+    assert read({}) == node["default"]
+    assert read(functools.reduce(lambda inner, key: {key: inner}, reversed(where), given)) == given
 
 
 def _claim_modes(tmp_path, body: str, env: str | None = None) -> list[str]:

@@ -207,3 +207,21 @@ def test_every_kind_of_a_controller_the_workloads_render_says_what_serves_it():
     assert all(
         f"{o.kind} needs " in o.needs and "paddlegen is tested with" in o.needs for o in crds
     )
+
+
+def test_a_rendered_tree_is_no_input_for_server_which_validates_specs(runner, tmp_path):
+    from paddlegen.cli import cli
+    from paddlegen.validate.inputs import any_rendered_tree
+
+    spec = tmp_path / "a.yaml"
+    spec.write_text(job_spec("a"))
+    deploy = tmp_path / "deploy"
+    assert runner.invoke(cli, ["render", str(spec), "-o", str(deploy)]).exit_code == 0
+    assert any_rendered_tree([spec, deploy]) and any_rendered_tree([deploy / "a"])
+    assert not any_rendered_tree([spec, tmp_path])  # a folder of specs
+    result = runner.invoke(cli, ["validate", "--server", str(spec), str(deploy)])
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        "Error: --server validates specs; for a rendered tree run "
+        "kubectl apply --server-side --dry-run=server -k DIR\n"
+    )

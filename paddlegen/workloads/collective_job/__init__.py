@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paddlegen.spec.model import replicas
+from paddlegen.spec.model import replicas, restarts
 from paddlegen.workloads.base import (
     RUN_KEYS,
     TRAINING_CONTAINER,
@@ -97,7 +97,7 @@ def derived_names(name: str, spec: dict[str, Any]) -> list[str]:
     longest pod name, `<job>-worker-0-<replicas - 1>-xxxxx`, which its webhook checks; the
     Service is named after the job."""
     count = replicas(spec.get("worker", {}))
-    if spec.get("run", {}).get("restarts", 0):
+    if restarts(spec):
         return [jobset.longest_pod_name(name, count)]
     return [f"{name}-{count - 1}"]
 
