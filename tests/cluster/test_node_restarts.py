@@ -75,10 +75,17 @@ def jobsets(node: Kube, tmp_path_factory: pytest.TempPathFactory) -> Kube:
     """The node with JobSet, Trainer and Kueue (one ClusterQueue of 750m CPU, a LocalQueue
     `team` in the queued jobs' namespaces), and the jobs that need no hand of the tests
     started together, so that they train side by side: the run without a fault
-    (``unfaulted`` waits for it), the crashes and the job out of memory."""
+    (``unfaulted`` waits for it), the crashes, the hang and the job out of memory."""
     with_extras(node, ["jobset", "trainer", "kueue"])
     flavor_and_priorities(node)
     queue(node, OOM, "750m", LOW, HIGH)
+    # The hung trainjob first, alone until its first checkpoint is whole: its attempt's
+    # deadline counts from the Job's start, and on the node busy with the others it can run
+    # out before the attempt reaches its hang, the test then proving nothing of one.
+    hung = tmp_path_factory.mktemp(TJ_HUNG)
+    start(node, hung_once(hung))
+    checkpoint = hung / TJ_HUNG / "latest"
+    wait_for(f"{TJ_HUNG}: its first checkpoint", checkpoint.exists, timeout=HANG_TIMEOUT)
     crash = {"FAULT_RANK": "1", "FAULT_STEP": "150", "FAULT_ATTEMPTS": "0", "FAULT_CODE": "3"}
     start(node, restarting(CLEAN, tmp_path_factory.mktemp(CLEAN), 2))
     start(node, restarting(CRASH, tmp_path_factory.mktemp(CRASH), 2, **crash))
@@ -86,7 +93,6 @@ def jobsets(node: Kube, tmp_path_factory: pytest.TempPathFactory) -> Kube:
     slow = {"STEP_SECONDS": "0.05"}  # still training when its first test deletes a pod
     start(node, as_trainjob(restarting(TJ_DELETED, tmp_path_factory.mktemp(TJ_DELETED), 2, **slow)))
     start(node, out_of_memory(tmp_path_factory.mktemp(OOM)), queued=True)
-    start(node, hung_once(tmp_path_factory.mktemp(TJ_HUNG)))
     return node
 
 
