@@ -7,13 +7,16 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from paddlegen.errors import SUMMARY, Diagnostic
 from paddlegen.events import Events
 from paddlegen.workloads import WORKLOADS
+
+if TYPE_CHECKING:
+    from paddlegen.api import Request
 
 WORKLOAD_NAMES = tuple(WORKLOADS)
 
@@ -303,6 +306,28 @@ def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
         raise no_specs_error(specs)
     read_inputs(paths)
     return paths, whole_set
+
+
+def request_of(
+    specs: Sequence[str],
+    out_dir: str,
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    jobs: int,
+    ignore: list[str],
+    env: str | None,
+    **flags: Any,
+) -> Request:
+    """The request the arguments and the options render, check, diff and plan share make,
+    with the command's own ``flags``: a folder or glob among SPEC is the whole set of specs
+    (the job folders whose stamp names no spec and that none renders go too)."""
+    from paddlegen.api import Request
+
+    paths, whole_set = spec_paths(specs)
+    return Request(
+        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, env=env, **flags
+    )
 
 
 def no_specs_error(specs: Sequence[str]) -> click.UsageError:

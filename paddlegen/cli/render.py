@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -17,9 +17,9 @@ from paddlegen.cli.common import (
     is_document,
     note,
     render_options,
+    request_of,
     server_options,
     server_target,
-    spec_paths,
     specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
@@ -28,31 +28,6 @@ from paddlegen.cli.common import (
     validation_options,
 )
 from paddlegen.errors import Diagnostic, StaleOutputError
-
-if TYPE_CHECKING:
-    from paddlegen.api import Request
-
-
-def _request(
-    specs: Sequence[str],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    jobs: int,
-    ignore: list[str],
-    env: str | None,
-    **flags: Any,
-) -> Request:
-    """The request the arguments and the options render, check and diff share make, with the
-    command's own ``flags``: a folder or glob among SPEC is the whole set of specs (the job
-    folders whose stamp names no spec and that none renders go too)."""
-    from paddlegen.api import Request
-
-    paths, whole_set = spec_paths(specs)
-    return Request(
-        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, env=env, **flags
-    )
 
 
 class _DriftEvents(TerminalEvents):
@@ -144,7 +119,7 @@ def render(
     output_given = click.get_current_context().get_parameter_source("out_dir")
     if to_stdout and output_given is not click.core.ParameterSource.DEFAULT:
         raise click.UsageError("-o/--output and --stdout exclude each other: choose one")
-    request = _request(
+    request = request_of(
         specs,
         out_dir,
         workload,
@@ -294,7 +269,7 @@ def check(
     """
     from paddlegen.api import run_check
 
-    request = _request(
+    request = request_of(
         specs,
         out_dir,
         workload,
@@ -434,7 +409,7 @@ def diff(
     """
     from paddlegen.api import run_check
 
-    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, env)
+    request = request_of(specs, out_dir, workload, templates, argocd, jobs, ignore, env)
     with undone_on_spec_errors("nothing compared", fmt), _DriftEvents(out_dir, fmt) as events:
         result = run_check(request, events)
     _fallback_notes(result.fallbacks, env)
