@@ -26,7 +26,7 @@ from paddlegen.cli.common import (
     upgraded,
     validation_options,
 )
-from paddlegen.errors import Diagnostic, StaleOutputError
+from paddlegen.errors import Diagnostic
 
 
 class _DriftEvents(TerminalEvents):
@@ -210,98 +210,15 @@ def check(
         result = run_check(request, events)
     for line in result.fallback_notes(env) + result.kept_notes(out_dir):
         note(line)
-    rendered, drifts = result.rendered, result.drifts
-    if not drifts:
-        note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
+    if not result.drifts:
+        note(result.up_to_date(out_dir))
         return
     if fix:  # the output was rewritten, and the leftovers swept
-        stale = sum(found.fixable and not found.leftover for _, found in drifts)
-        from paddlegen.output.writer import leftover_staging, stuck_message
-
-        stuck = leftover_staging(Path(out_dir))
-        # said of those it did remove: one it could not stays, named with its command
-        left = {name for name, found in drifts if found.leftover} - set(stuck)
-        theirs = sum(len(found.unknown) + len(found.custom) for _, found in drifts)
-        click.echo(
-            f"paddlegen: rewrote {stale} stale job(s)"
-            + (f", removed {len(left)} leftover staging folder(s)" if left else "")
-            + (f"; {stuck_message(out_dir, stuck)}" if stuck else "")
-            + (
-                f"; {theirs} file(s) above are yours to move into custom/ or fix: "
-                "--fix does not touch them"
-                if theirs
-                else ""
-            ),
-            err=True,
-        )
-    elif fmt == "text" and any(found.fixable and not found.leftover for _, found in drifts):
-        written = _other_env_notes(drifts, out_dir, env, "check")
-        if not written:
-            note(
-                "paddlegen: to bring the output up to date: "
-                + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
-                + " (or this check with --fix)"
-            )
-        elif len(written) == 1:
-            # A render (or --fix) with this --env would rewrite the folders in another layout:
-            # the output is compared as it was written instead.
-            (as_written,) = written
-            note(
-                "paddlegen: to check the output as it was written: "
-                + _mend_command(
-                    specs, out_dir, workload, templates, argocd, ignore, as_written, "check"
-                )
-            )
-    raise StaleOutputError(f"{len(drifts)} of {len(rendered)} jobs differ", shown=True)
-
-
-def _other_env_notes(
-    drifts: Sequence[tuple[str, Any]], out_dir: str, env: str | None, command: str
-) -> set[str | None]:
-    """Name each job folder rendered for another environment than this ``command``'s (check or
-    diff): a comparison without the --env its folder was written with finds every file
-    different. Return the environments those folders were written with (None: without)."""
-    written_with: set[str | None] = set()
-    for name, found in drifts:
-        written = found.env
-        if written != env:
-            written_with.add(written)
-            made, give = (
-                (f"with --env {written}", f"--env {written}")
-                if written
-                else (
-                    "without --env",
-                    "no --env",
-                )
-            )
-            note(
-                f"paddlegen: {Path(out_dir) / name} was rendered {made}; to compare it as "
-                f"written, give this {command} {give}"
-            )
-    return written_with
-
-
-def _mend_command(
-    specs: tuple[str, ...],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    ignore: list[str],
-    env: str | None,
-    command: str = "render",
-) -> str:
-    """The `paddlegen render` that writes what this check compared with (or another
-    ``command`` on the same output), from its own arguments, quoted for a POSIX shell."""
-    import shlex
-
-    args = ["paddlegen", command, *specs, "-o", out_dir]
-    args += ["--workload", workload] if workload else []
-    args += ["--templates", templates] if templates else []
-    args += [] if argocd else ["--no-argocd"]
-    args += [arg for rule in ignore for arg in ("--ignore", rule)]
-    args += ["--env", env] if env else []
-    return shlex.join(args)
+        click.echo(result.fix_summary(out_dir), err=True)
+    elif fmt == "text":
+        for line in result.mend_notes(request, specs):
+            note(line)
+    result.refuse_drift()
 
 
 @click.command()
@@ -333,7 +250,8 @@ def diff(
     for line in result.fallback_notes(env):
         note(line)
     if fmt == "text":
-        _other_env_notes(result.drifts, out_dir, env, "diff")
+        for line in result.other_env_notes(out_dir, env, "diff"):
+            note(line)
 
 
 def _show_drift(

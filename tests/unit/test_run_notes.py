@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from paddlegen.api import Result
+import pytest
+
+from paddlegen.api import Request, Result
+from paddlegen.errors import StaleOutputError
+from paddlegen.output.component import Problem
+from paddlegen.output.drift import Drift
 from paddlegen.output.writer import WriteReport, rm_command, stuck_message
 
 
@@ -68,3 +73,66 @@ def test_staging_folders_a_write_could_not_remove_are_named_with_their_command(t
     )
     assert rm_command("my out", [".a.tmp", "b"]) == "rm -rf 'my out/.a.tmp' 'my out/b'"
     assert stuck_message("o", ["x"]).endswith("remove them: rm -rf o/x")
+
+
+def test_a_check_that_finds_no_drift_says_so_and_refuses_nothing():
+    result = Result([job("a"), job("b")])
+    assert result.up_to_date("deploy") == "2 jobs in deploy: up to date"
+    result.refuse_drift()
+
+
+def test_stale_output_is_refused_with_the_share_of_jobs_that_differ():
+    result = Result([job("a"), job("b")], drifts=[("a", Drift(stale=["x.yaml"]))])
+    with pytest.raises(StaleOutputError, match="^1 of 2 jobs differ$") as refused:
+        result.refuse_drift()
+    assert refused.value.shown  # Events.drifted showed it as it was found
+
+
+def test_a_fix_counts_what_it_rewrote_swept_and_left_to_the_user(tmp_path):
+    (tmp_path / ".c.abcd1234.tmp").mkdir()  # a leftover the fix could not remove
+    drifts = [
+        ("a", Drift(stale=["x.yaml"], unknown=["notes.txt"])),
+        (".b.abcd1234.tmp", Drift(leftover=True)),  # removed
+        (".c.abcd1234.tmp", Drift(leftover=True)),
+        ("d", Drift(custom=[Problem("custom/k.yaml", "why")])),
+    ]
+    assert Result([job("a")], drifts=drifts).fix_summary(str(tmp_path)) == (
+        "paddlegen: rewrote 1 stale job(s), removed 1 leftover staging folder(s); 1 staging "
+        f"folder(s) could not be removed; remove them: rm -rf {tmp_path}/.c.abcd1234.tmp; 2 "
+        "file(s) above are yours to move into custom/ or fix: --fix does not touch them"
+    )
+    assert Result([], drifts=drifts[:1]).fix_summary(str(tmp_path / "none")) == (
+        "paddlegen: rewrote 1 stale job(s); 1 file(s) above are yours to move into custom/ or "
+        "fix: --fix does not touch them"
+    )
+
+
+def test_stale_output_is_mended_by_the_render_the_check_names():
+    request = Request(["jobs/a.yaml"], "out dir", "job", "tpl", False, ignore=["r1", "r2"])
+    result = Result([job("a")], drifts=[("a", Drift(stale=["x.yaml"]))])
+    assert result.mend_notes(request, ["jobs/"]) == [
+        "paddlegen: to bring the output up to date: paddlegen render jobs/ -o 'out dir' "
+        "--workload job --templates tpl --no-argocd --ignore r1 --ignore r2 (or this check "
+        "with --fix)"
+    ]
+    theirs = Result([job("a")], drifts=[("a", Drift(unknown=["notes.txt"]))])
+    assert theirs.mend_notes(request, ["jobs/"]) == []  # no render changes the user's files
+
+
+def test_folders_rendered_for_another_environment_are_compared_as_written():
+    drifts = [("a", Drift(stale=["x.yaml"], env="prod")), ("b", Drift(stale=["y.yaml"]))]
+    result = Result([job("a"), job("b")], drifts=drifts)
+    assert result.other_env_notes("out", None, "diff") == [
+        "paddlegen: out/a was rendered with --env prod; to compare it as written, give this "
+        "diff --env prod"
+    ]
+    both = result.mend_notes(Request(["a.yaml"], "out", env="dev"), ["a.yaml"])
+    assert both[1] == (
+        "paddlegen: out/b was rendered without --env; to compare it as written, give this "
+        "check no --env"
+    )  # and, written two ways, no one check compares them as written
+    assert len(both) == 2
+    *_, mend = result.mend_notes(Request(["a.yaml"], "out"), ["a.yaml"])
+    assert mend == (
+        "paddlegen: to check the output as it was written: paddlegen check a.yaml -o out --env prod"
+    )
