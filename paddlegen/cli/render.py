@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
@@ -42,8 +41,29 @@ class _DriftEvents(TerminalEvents):
             super().warnings(found)
 
     def drifted(self, rendered: Sequence[Any], drifts: Sequence[tuple[str, Any]]) -> None:
-        warnings = [w for r in rendered for w in r.warnings] if self.spec_findings else []
-        _show_drift(rendered, warnings, drifts, self.out_dir, self.fmt)
+        """The diff on stdout (on stderr with a --format whose document stdout holds); on
+        stderr the files, as lines, or in the other formats as findings reported with the
+        specs' warnings, in one report."""
+        # Here, not at the top: render, which never shows a drift, does not load them.
+        from paddlegen.output.drift import leftover_notes
+        from paddlegen.report import printable_lines
+
+        findings = [w for r in rendered for w in r.warnings] if self.spec_findings else []
+        origins = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
+        for name, found in drifts:
+            # With --format json, sarif or junit stdout holds the report alone, and the diff
+            # goes with the human text.
+            click.echo(printable_lines(found.diff), nl=False, err=is_document(self.fmt))
+            if self.fmt == "text":
+                for line in found.notes(self.out_dir, name):
+                    note(line)
+            else:
+                findings += found.findings(self.out_dir, name, origins.get(name, ""))
+        if self.fmt != "text":
+            emit(findings, self.fmt)
+            return
+        for line in leftover_notes(drifts, self.out_dir):
+            note(line)
 
 
 @click.command()
@@ -252,85 +272,3 @@ def diff(
     if fmt == "text":
         for line in result.other_env_notes(out_dir, env, "diff"):
             note(line)
-
-
-def _show_drift(
-    rendered: Sequence[Any],
-    warnings: list[Diagnostic],
-    drifts: Sequence[tuple[str, Any]],
-    out_dir: str,
-    fmt: str,
-) -> None:
-    """The diff on stdout (on stderr with a --format whose document stdout holds); on
-    stderr the files, as lines, or in the other formats as findings reported with the
-    specs' warnings, in one report."""
-    # Here, not at the top: render, which never shows a drift, does not load output/drift.py.
-    from paddlegen.output.drift import CUSTOM_RULE, EXTRA, LEFTOVER, MISSING, STALE, UNKNOWN
-    from paddlegen.output.layout import CUSTOM, own_place
-    from paddlegen.output.writer import rm_command
-    from paddlegen.report import printable
-
-    # What each kind of drift means, for --format json, github, sarif and junit (one finding
-    # per file, with the spec it is rendered from as its origin).
-    meanings = {
-        STALE: "differs from what the specs render to",
-        MISSING: "a render writes it, and it is not there",
-        EXTRA: "paddlegen generated it, and a render no longer would",
-        UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
-    }
-    findings = list(warnings)
-    specs = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
-    for name, found in drifts:
-        if found.leftover:
-            if fmt == "text":
-                note(f"extra: {Path(out_dir) / name}/")
-            else:
-                message = (
-                    "a staging folder an interrupted render left; the next render removes it, "
-                    "as does: " + rm_command(out_dir, [name])
-                )
-                findings.append(
-                    Diagnostic(f"{Path(out_dir) / name}/", message=message, rule=LEFTOVER.id)
-                )
-            continue
-        # A committed file may hold anything: each line escaped, the line breaks kept. With
-        # --format json, sarif or junit stdout holds the report alone, and the diff goes with
-        # the human text.
-        click.echo(
-            "".join(
-                printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
-                for line in found.diff.splitlines(keepends=True)
-            ),
-            nl=False,
-            err=is_document(fmt),
-        )
-        place = own_place(Path(out_dir) / name / CUSTOM)
-        for rule, said in meanings.items():
-            label = rule.id  # the Drift field too
-            for rel in getattr(found, label):
-                path = str(Path(out_dir) / name / rel)
-                if fmt == "text":
-                    note(f"{label}: {path}" + (f" ({said}; {place})" if rule is UNKNOWN else ""))
-                else:
-                    message = said + (f"; {place}" if rule is UNKNOWN else "")
-                    origin = specs.get(name, "")
-                    findings.append(Diagnostic(path, message=message, rule=rule.id, origin=origin))
-        for rel, why, line, col in found.custom:
-            path = str(Path(out_dir) / name / rel)
-            if fmt == "text":
-                note(f"{CUSTOM_RULE.id}: {path}{f':{line}:{col}' if line else ''} ({why})")
-            else:
-                origin = specs.get(name, "")
-                findings.append(
-                    Diagnostic(path, line, col, message=why, rule=CUSTOM_RULE.id, origin=origin)
-                )
-    if fmt != "text":
-        emit(findings, fmt)
-        return
-    leftovers = [name for name, found in drifts if found.leftover]
-    if leftovers:
-        note(
-            f"paddlegen: {len(leftovers)} staging folder(s) left in {out_dir} by an interrupted "
-            "or killed render; the next render removes them, as does: "
-            + rm_command(out_dir, leftovers)
-        )

@@ -9,8 +9,9 @@ import pytest
 from paddlegen.api import Request, Result
 from paddlegen.errors import StaleOutputError
 from paddlegen.output.component import Problem
-from paddlegen.output.drift import Drift
+from paddlegen.output.drift import Drift, leftover_notes
 from paddlegen.output.writer import WriteReport, rm_command, stuck_message
+from paddlegen.report import printable_lines
 
 
 def job(name: str, kept: str | None = None, file: str = "") -> SimpleNamespace:
@@ -136,3 +137,53 @@ def test_folders_rendered_for_another_environment_are_compared_as_written():
     assert mend == (
         "paddlegen: to check the output as it was written: paddlegen check a.yaml -o out --env prod"
     )
+
+
+def test_a_drift_names_each_file_that_differs_by_its_kind():
+    found = Drift(
+        stale=["a.yaml"],
+        extra=["old.yaml"],
+        unknown=["notes.txt"],
+        custom=[Problem("custom/k.yaml", "no Component", 3, 1), Problem("custom/x", "why")],
+    )
+    assert found.notes("out", "job") == [
+        "stale: out/job/a.yaml",
+        "extra: out/job/old.yaml",
+        "unknown: out/job/notes.txt (paddlegen did not generate it, and no kustomization lists "
+        "it: not deployed; a job's own objects and patches go in out/job/custom/ (a kustomize "
+        "Component, which the job's kustomization then lists))",
+        "custom: out/job/custom/k.yaml:3:1 (no Component)",
+        "custom: out/job/custom/x (why)",
+    ]
+    stale, extra, unknown, custom, _ = found.findings("out", "job", "jobs/job.yaml")
+    assert (stale.file, stale.rule, stale.origin) == ("out/job/a.yaml", "stale", "jobs/job.yaml")
+    assert extra.message == "paddlegen generated it, and a render no longer would"
+    assert unknown.message.endswith("; a job's own objects and patches go in out/job/custom/ "
+                                    "(a kustomize Component, which the job's kustomization "
+                                    "then lists)")  # fmt: skip
+    assert (custom.line, custom.col, custom.rule, custom.message) == (
+        3,
+        1,
+        "custom",
+        "no Component",
+    )
+
+
+def test_a_staging_folder_left_is_named_with_the_command_that_removes_it():
+    left = Drift(leftover=True)
+    assert left.notes("out", ".a.abcd1234.tmp") == ["extra: out/.a.abcd1234.tmp/"]
+    (finding,) = left.findings("out", ".a.abcd1234.tmp")
+    assert (finding.file, finding.rule, finding.origin) == ("out/.a.abcd1234.tmp/", "leftover", "")
+    assert finding.message.endswith(
+        "the next render removes it, as does: rm -rf out/.a.abcd1234.tmp"
+    )
+    drifts = [(".a.abcd1234.tmp", left), ("b", Drift(stale=["x"])), (".c.abcd1234.tmp", left)]
+    assert leftover_notes(drifts, "out") == [
+        "paddlegen: 2 staging folder(s) left in out by an interrupted or killed render; the next "
+        "render removes them, as does: rm -rf out/.a.abcd1234.tmp out/.c.abcd1234.tmp"
+    ]
+    assert leftover_notes(drifts[1:2], "out") == []
+
+
+def test_a_diff_is_escaped_line_by_line_keeping_its_line_breaks():
+    assert printable_lines("+a\x1b[2J\n-b\r\n c") == "+a\\x1b[2J\n-b\\r\n c"
