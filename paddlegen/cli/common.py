@@ -77,14 +77,9 @@ def undone_on_spec_errors(
     try:
         yield
     except SpecError as exc:
-        said = f"{undone}: {exc.message}"
+        said = exc.undone(undone, None if findings else validate)
         if findings:
             emit(exc.diagnostics, fmt)
-        else:
-            import shlex  # here: only this message needs it, and every command imports us
-
-            bad = ", ".join(sorted({d.file for d in exc.diagnostics if d.is_error}))
-            said += f" ({bad}); `{shlex.join(['paddlegen', 'validate', *validate])}` lists them"
         if fmt == "text":
             note(f"paddlegen: {said}")
         else:

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from paddlegen.api import Request, Result
-from paddlegen.errors import StaleOutputError
+from paddlegen.errors import Diagnostic, SpecError, StaleOutputError
 from paddlegen.output.component import Problem
 from paddlegen.output.drift import Drift, leftover_notes
 from paddlegen.output.writer import WriteReport, rm_command, stuck_message
@@ -187,3 +187,17 @@ def test_a_staging_folder_left_is_named_with_the_command_that_removes_it():
 
 def test_a_diff_is_escaped_line_by_line_keeping_its_line_breaks():
     assert printable_lines("+a\x1b[2J\n-b\r\n c") == "+a\\x1b[2J\n-b\\r\n c"
+
+
+def test_a_spec_error_says_what_was_left_undone_and_how_to_list_its_findings():
+    found = [
+        Diagnostic("jobs/b c.yaml", 1, 1, message="bad"),
+        Diagnostic("jobs/a.yaml", 2, 1, message="bad"),
+        Diagnostic("jobs/d.yaml", 1, 1, severity="warning", message="meh"),
+    ]
+    refused = SpecError("2 of 4 specs have errors", found)
+    assert refused.undone("nothing checked") == "nothing checked: 2 of 4 specs have errors"
+    assert refused.undone("nothing written", ["jobs/", "--ignore", "r"]) == (
+        "nothing written: 2 of 4 specs have errors (jobs/a.yaml, jobs/b c.yaml); "
+        "`paddlegen validate jobs/ --ignore r` lists them"
+    )
