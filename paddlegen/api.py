@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paddlegen.errors import Diagnostic, ManifestError, SpecError
+from paddlegen.errors import Diagnostic, ManifestError, SpecError, StaleOutputError
 from paddlegen.events import Events
 from paddlegen.pipeline.build import Rendered, manifest_stream, render_specs
 from paddlegen.pipeline.load import collect_specs
@@ -60,6 +60,19 @@ class Request:
         if isinstance(self.specs, (str, Path)):  # one spec, not a string's characters
             object.__setattr__(self, "specs", (self.specs,))
 
+    def command_line(self, specs: Sequence[str], command: str, env: str | None) -> str:
+        """The `paddlegen command` (render, check) on ``specs`` (the arguments as given) that
+        renders as this request does, for environment ``env``, quoted for a POSIX shell."""
+        import shlex
+
+        args = ["paddlegen", command, *specs, "-o", str(self.output)]
+        args += ["--workload", self.workload] if self.workload else []
+        args += ["--templates", self.templates] if self.templates else []
+        args += [] if self.argocd else ["--no-argocd"]
+        args += [arg for rule in self.ignore for arg in ("--ignore", rule)]
+        args += ["--env", env] if env else []
+        return shlex.join(args)
+
 
 @dataclass(frozen=True)
 class Result:
@@ -77,6 +90,168 @@ class Result:
     def warnings(self) -> list[Diagnostic]:
         """The specs' warnings (an error raises SpecError instead)."""
         return [w for r in self.rendered for w in r.warnings]
+
+    def fallback_notes(self, env: str | None) -> list[str]:
+        """A line per spec that has overlays but not ``env``, the environment asked for."""
+        said = f"has no overlay '{env}': its base is rendered"
+        return [f"paddlegen: {file} {said}" for file in self.fallbacks]
+
+    def kept_notes(self, out_dir: str) -> list[str]:
+        """A line per paddlegen version whose files jobs in ``out_dir`` keep (their specs
+        did not change, and this paddlegen renders them differently), naming the jobs."""
+        by_version: dict[str, list[str]] = {}
+        for r in self.rendered:
+            if r.kept:
+                by_version.setdefault(r.kept, []).append(r.name)
+        lines = []
+        for version, names in sorted(by_version.items()):
+            one = len(names) == 1
+            jobs = f"{len(names)} job{'' if one else 's'} ({', '.join(sorted(names))})"
+            lines.append(
+                f"paddlegen: note: {jobs} in {out_dir} keep{'s' if one else ''} the files "
+                f"paddlegen {version} wrote: "
+                "their specs did not change, and this paddlegen renders them differently (under "
+                "Argo CD a job whose objects change runs again); `paddlegen render --upgrade JOB` "
+                "or `--upgrade-all` takes the new rendering"
+            )
+        return lines
+
+    def write_notes(self, out_dir: str) -> list[str]:
+        """What the reader of ``run_render``'s write of ``out_dir`` should know, a line each:
+        the jobs that keep an older paddlegen's files, each job's Applications that a change
+        of layout renames, its folder removed and the files kept, the counts, and the staging
+        folders the write could not remove."""
+        from paddlegen.output.writer import leftover_staging, stuck_message
+
+        lines = self.kept_notes(out_dir)
+        totals = {"written": 0, "unchanged": 0, "removed": 0}
+        for name, report in self.written:
+            lines += _job_notes(out_dir, name, report)
+            for key in totals:
+                totals[key] += len(getattr(report, key))
+        jobs = len(self.rendered)
+        lines.append(
+            f"{jobs} job{'s' if jobs != 1 else ''} in {out_dir}: "
+            + ", ".join(f"{n} {key}" for key, n in totals.items())
+        )
+        stuck = leftover_staging(Path(out_dir))  # after a write, which sweeps them all
+        if stuck:
+            lines.append(f"paddlegen: warning: {stuck_message(out_dir, stuck)}")
+        return lines
+
+    def up_to_date(self, out_dir: str) -> str:
+        """``3 jobs in deploy: up to date``: ``run_check`` found no drift."""
+        jobs = len(self.rendered)
+        return f"{jobs} job{'s' if jobs != 1 else ''} in {out_dir}: up to date"
+
+    def fix_summary(self, out_dir: str) -> str:
+        """What ``run_check`` with ``fix`` did to ``out_dir``: the stale jobs rewritten, the
+        leftover staging folders removed (those it could not, with their command), and how
+        many files of the user's it left for them to move or fix."""
+        from paddlegen.output.writer import leftover_staging, stuck_message
+
+        stale = sum(found.fixable and not found.leftover for _, found in self.drifts)
+        stuck = leftover_staging(Path(out_dir))
+        # said of those it did remove: one it could not stays, named with its command
+        left = {name for name, found in self.drifts if found.leftover} - set(stuck)
+        theirs = sum(len(found.unknown) + len(found.custom) for _, found in self.drifts)
+        return (
+            f"paddlegen: rewrote {stale} stale job(s)"
+            + (f", removed {len(left)} leftover staging folder(s)" if left else "")
+            + (f"; {stuck_message(out_dir, stuck)}" if stuck else "")
+            + (
+                f"; {theirs} file(s) above are yours to move into custom/ or fix: "
+                "--fix does not touch them"
+                if theirs
+                else ""
+            )
+        )
+
+    def other_env_notes(self, out_dir: str | Path, env: str | None, command: str) -> list[str]:
+        """A line per job folder rendered for another environment than ``env``, this
+        ``command``'s (check or diff): compared without the --env it was written with, every
+        file differs."""
+        lines = []
+        for name, found in self.drifts:
+            written = found.env
+            if written != env:
+                made, give = (
+                    (f"with --env {written}", f"--env {written}")
+                    if written
+                    else ("without --env", "no --env")
+                )
+                lines.append(
+                    f"paddlegen: {Path(out_dir) / name} was rendered {made}; to compare it as "
+                    f"written, give this {command} {give}"
+                )
+        return lines
+
+    def mend_notes(self, request: Request, specs: Sequence[str]) -> list[str]:
+        """How to mend the output ``run_check`` found stale, a line each (none when a render
+        would not: the files that differ are the user's): the folders rendered for another
+        environment, and the render that brings the output up to date, or the check that
+        compares it as it was written; ``specs`` are the arguments as given."""
+        if not any(found.fixable and not found.leftover for _, found in self.drifts):
+            return []
+        lines = self.other_env_notes(request.output, request.env, "check")
+        written = {found.env for _, found in self.drifts if found.env != request.env}
+        if not written:
+            lines.append(
+                "paddlegen: to bring the output up to date: "
+                + request.command_line(specs, "render", request.env)
+                + " (or this check with --fix)"
+            )
+        elif len(written) == 1:
+            # A render (or --fix) with this --env would rewrite the folders in another layout:
+            # the output is compared as it was written instead.
+            (as_written,) = written
+            lines.append(
+                "paddlegen: to check the output as it was written: "
+                + request.command_line(specs, "check", as_written)
+            )
+        return lines
+
+    def refuse_drift(self) -> None:
+        """StaleOutputError when ``run_check`` found drift (shown as it was found, to
+        ``Events.drifted``)."""
+        if self.drifts:
+            jobs = f"{len(self.drifts)} of {len(self.rendered)} jobs differ"
+            raise StaleOutputError(jobs, shown=True)
+
+
+def _job_notes(out_dir: str, name: str, report: WriteReport) -> list[str]:
+    """What writing job ``name`` did that its reader should know: the Applications its change
+    of layout renames, its folder removed, the files of the user's kept."""
+    import os
+
+    from paddlegen.gitops.argocd import renamed_applications
+    from paddlegen.output.layout import CUSTOM, is_custom, own_place
+
+    lines = []
+    renamed = renamed_applications(name, report)
+    if renamed:
+        before, after = (", ".join(names) for names in renamed)
+        lines.append(
+            f"paddlegen: warning: {name} changed layout: Argo CD Applications made without "
+            f"--env go from {before} to {after}, and deleting {before} deletes its live "
+            "objects (resources finalizer), stopping a running job; see "
+            "docs/environments.md#environments-in-argo-cd"
+        )
+    gone = not (report.written or report.unchanged)  # the job's spec is gone
+    if gone and report.removed:
+        removed = os.path.join(out_dir, name)
+        lines.append(f"paddlegen: removed {removed}: no spec renders it any more")
+    place = own_place(os.path.join(out_dir, name, CUSTOM))
+    for rel in report.kept:
+        kept = os.path.join(out_dir, name, rel)  # `-o deploy/` must not show `deploy//x`
+        if gone:
+            lines.append(f"paddlegen: kept {kept} (not generated by paddlegen)")
+        elif not is_custom(rel):  # custom/ is where a job's own files go: nothing to say
+            lines.append(
+                f"paddlegen: kept {kept} (not generated by paddlegen, and not deployed: "
+                f"no kustomization lists it; {place})"
+            )
+    return lines
 
 
 def run_render(request: Request, events: Events | None = None) -> Result:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 
 EXIT_OK = 0
@@ -210,6 +211,18 @@ class SpecError(PaddlegenError):
     """The spec is invalid: carries every finding."""
 
     exit_code = EXIT_FINDINGS
+
+    def undone(self, undone: str, validate: Sequence[str] | None = None) -> str:
+        """What a command left ``undone`` and why (``nothing written: 1 of 12 specs has
+        errors``); with ``validate``, when the findings are not shown, the specs with errors
+        too, and the `paddlegen validate` of those arguments that lists them."""
+        said = f"{undone}: {self.message}"
+        if validate is None:
+            return said
+        import shlex  # here: only this message needs it, and every command imports us
+
+        bad = ", ".join(sorted({d.file for d in self.diagnostics if d.is_error}))
+        return said + f" ({bad}); `{shlex.join(['paddlegen', 'validate', *validate])}` lists them"
 
 
 class ManifestError(PaddlegenError):

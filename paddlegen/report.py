@@ -50,6 +50,15 @@ def printable(value: str) -> str:
     return _UNPRINTABLE.sub(_escaped, value)
 
 
+def printable_lines(value: str) -> str:
+    """``value`` (a file's text, which may hold anything) with each line ``printable``, its
+    line breaks kept."""
+    return "".join(
+        printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
+        for line in value.splitlines(keepends=True)
+    )
+
+
 def _summary(diagnostics: Sequence[Diagnostic]) -> list[str]:
     errors = Counter(d.file for d in diagnostics if d.is_error)
     return [f"{n} error{'s' if n != 1 else ''} in {file or 'input'}" for file, n in errors.items()]

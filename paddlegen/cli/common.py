@@ -7,13 +7,16 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from paddlegen.errors import SUMMARY, Diagnostic
 from paddlegen.events import Events
 from paddlegen.workloads import WORKLOADS
+
+if TYPE_CHECKING:
+    from paddlegen.api import Request
 
 WORKLOAD_NAMES = tuple(WORKLOADS)
 
@@ -74,14 +77,9 @@ def undone_on_spec_errors(
     try:
         yield
     except SpecError as exc:
-        said = f"{undone}: {exc.message}"
+        said = exc.undone(undone, None if findings else validate)
         if findings:
             emit(exc.diagnostics, fmt)
-        else:
-            import shlex  # here: only this message needs it, and every command imports us
-
-            bad = ", ".join(sorted({d.file for d in exc.diagnostics if d.is_error}))
-            said += f" ({bad}); `{shlex.join(['paddlegen', 'validate', *validate])}` lists them"
         if fmt == "text":
             note(f"paddlegen: {said}")
         else:
@@ -303,6 +301,28 @@ def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
         raise no_specs_error(specs)
     read_inputs(paths)
     return paths, whole_set
+
+
+def request_of(
+    specs: Sequence[str],
+    out_dir: str,
+    workload: str | None,
+    templates: str | None,
+    argocd: bool,
+    jobs: int,
+    ignore: list[str],
+    env: str | None,
+    **flags: Any,
+) -> Request:
+    """The request the arguments and the options render, check, diff and plan share make,
+    with the command's own ``flags``: a folder or glob among SPEC is the whole set of specs
+    (the job folders whose stamp names no spec and that none renders go too)."""
+    from paddlegen.api import Request
+
+    paths, whole_set = spec_paths(specs)
+    return Request(
+        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, env=env, **flags
+    )
 
 
 def no_specs_error(specs: Sequence[str]) -> click.UsageError:

@@ -9,13 +9,13 @@ from paddlegen.cli.common import (
     allow_removal_option,
     format_option,
     render_options,
+    request_of,
     specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
     upgrade_options,
     upgraded,
 )
-from paddlegen.cli.render import _request
 from paddlegen.report import PLAN_FORMATS  # a light module: --help lists the formats
 
 
@@ -85,7 +85,7 @@ def plan(
     from paddlegen.api import run_merge_plan
 
     stdout_is_output()  # the plan; a --format json document of errors goes to stderr
-    request = _request(
+    request = request_of(
         specs,
         out_dir,
         workload,

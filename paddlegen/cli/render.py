@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -17,9 +15,9 @@ from paddlegen.cli.common import (
     is_document,
     note,
     render_options,
+    request_of,
     server_options,
     server_target,
-    spec_paths,
     specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
@@ -27,32 +25,7 @@ from paddlegen.cli.common import (
     upgraded,
     validation_options,
 )
-from paddlegen.errors import Diagnostic, StaleOutputError
-
-if TYPE_CHECKING:
-    from paddlegen.api import Request
-
-
-def _request(
-    specs: Sequence[str],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    jobs: int,
-    ignore: list[str],
-    env: str | None,
-    **flags: Any,
-) -> Request:
-    """The request the arguments and the options render, check and diff share make, with the
-    command's own ``flags``: a folder or glob among SPEC is the whole set of specs (the job
-    folders whose stamp names no spec and that none renders go too)."""
-    from paddlegen.api import Request
-
-    paths, whole_set = spec_paths(specs)
-    return Request(
-        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, env=env, **flags
-    )
+from paddlegen.errors import Diagnostic
 
 
 class _DriftEvents(TerminalEvents):
@@ -68,8 +41,29 @@ class _DriftEvents(TerminalEvents):
             super().warnings(found)
 
     def drifted(self, rendered: Sequence[Any], drifts: Sequence[tuple[str, Any]]) -> None:
-        warnings = [w for r in rendered for w in r.warnings] if self.spec_findings else []
-        _show_drift(rendered, warnings, drifts, self.out_dir, self.fmt)
+        """The diff on stdout (on stderr with a --format whose document stdout holds); on
+        stderr the files, as lines, or in the other formats as findings reported with the
+        specs' warnings, in one report."""
+        # Here, not at the top: render, which never shows a drift, does not load them.
+        from paddlegen.output.drift import leftover_notes
+        from paddlegen.report import printable_lines
+
+        findings = [w for r in rendered for w in r.warnings] if self.spec_findings else []
+        origins = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
+        for name, found in drifts:
+            # With --format json, sarif or junit stdout holds the report alone, and the diff
+            # goes with the human text.
+            click.echo(printable_lines(found.diff), nl=False, err=is_document(self.fmt))
+            if self.fmt == "text":
+                for line in found.notes(self.out_dir, name):
+                    note(line)
+            else:
+                findings += found.findings(self.out_dir, name, origins.get(name, ""))
+        if self.fmt != "text":
+            emit(findings, self.fmt)
+            return
+        for line in leftover_notes(drifts, self.out_dir):
+            note(line)
 
 
 @click.command()
@@ -144,7 +138,7 @@ def render(
     output_given = click.get_current_context().get_parameter_source("out_dir")
     if to_stdout and output_given is not click.core.ParameterSource.DEFAULT:
         raise click.UsageError("-o/--output and --stdout exclude each other: choose one")
-    request = _request(
+    request = request_of(
         specs,
         out_dir,
         workload,
@@ -166,96 +160,13 @@ def render(
     undone = "nothing printed" if to_stdout else "nothing written"
     with undone_on_spec_errors(undone, fmt), TerminalEvents(out_dir, fmt) as events:
         result = run_render(request, events)
-    _fallback_notes(result.fallbacks, env)
+    for line in result.fallback_notes(env):
+        note(line)
     if to_stdout:
         click.echo(result.stream, nl=False)
         return
-    kept_notes(result.rendered, out_dir)
-    _summary(len(result.rendered), out_dir, result.written)
-    stuck = _stuck_staging(out_dir)
-    if stuck:
-        note(f"paddlegen: warning: {_stuck_message(out_dir, stuck)}")
-
-
-def _stuck_staging(out_dir: str) -> list[str]:
-    """The staging folders still in ``out_dir`` after a write (which sweeps them all): those
-    it could not remove."""
-    from paddlegen.output.writer import leftover_staging
-
-    return leftover_staging(Path(out_dir))
-
-
-def _stuck_message(out_dir: str, names: Sequence[str]) -> str:
-    """What to run to remove staging folders a write could not."""
-    return f"{len(names)} staging folder(s) could not be removed; remove them: " + _rm_command(
-        out_dir, names
-    )
-
-
-def _rm_command(out_dir: str, names: Sequence[str]) -> str:
-    """The command that removes folders ``names`` of ``out_dir``, quoted for a POSIX shell."""
-    import shlex
-
-    return "rm -rf " + " ".join(shlex.quote(str(Path(out_dir) / name)) for name in names)
-
-
-def kept_notes(rendered: Sequence[Any], out_dir: str) -> None:
-    """One note per paddlegen version whose files jobs keep, naming the jobs."""
-    by_version: dict[str, list[str]] = {}
-    for r in rendered:
-        if r.kept:
-            by_version.setdefault(r.kept, []).append(r.name)
-    for version, names in sorted(by_version.items()):
-        one = len(names) == 1
-        jobs = f"{len(names)} job{'' if one else 's'} ({', '.join(sorted(names))})"
-        note(
-            f"paddlegen: note: {jobs} in {out_dir} keep{'s' if one else ''} the files "
-            f"paddlegen {version} wrote: "
-            "their specs did not change, and this paddlegen renders them differently (under "
-            "Argo CD a job whose objects change runs again); `paddlegen render --upgrade JOB` "
-            "or `--upgrade-all` takes the new rendering"
-        )
-
-
-def _fallback_notes(fallbacks: list[str], env: str | None) -> None:
-    for file in fallbacks:
-        note(f"paddlegen: {file} has no overlay '{env}': its base is rendered")
-
-
-def _summary(jobs: int, out_dir: str, reports: list[Any]) -> None:
-    from paddlegen.gitops.argocd import renamed_applications
-    from paddlegen.output.layout import CUSTOM, is_custom
-
-    totals = {"written": 0, "unchanged": 0, "removed": 0}
-    for name, report in reports:
-        renamed = renamed_applications(name, report)
-        if renamed:
-            before, after = (", ".join(names) for names in renamed)
-            note(
-                f"paddlegen: warning: {name} changed layout: Argo CD Applications made without "
-                f"--env go from {before} to {after}, and deleting {before} deletes its live "
-                "objects (resources finalizer), stopping a running job; see "
-                "docs/environments.md#environments-in-argo-cd"
-            )
-        gone = not (report.written or report.unchanged)  # the job's spec is gone
-        if gone and report.removed:
-            note(f"paddlegen: removed {os.path.join(out_dir, name)}: no spec renders it any more")
-        own_place = _OWN_PLACE.format(os.path.join(out_dir, name, CUSTOM))
-        for rel in report.kept:
-            kept = os.path.join(out_dir, name, rel)  # `-o deploy/` must not show `deploy//x`
-            if gone:
-                note(f"paddlegen: kept {kept} (not generated by paddlegen)")
-            elif not is_custom(rel):  # custom/ is where a job's own files go: nothing to say
-                note(
-                    f"paddlegen: kept {kept} (not generated by paddlegen, and not deployed: "
-                    f"no kustomization lists it; {own_place})"
-                )
-        for key in totals:
-            totals[key] += len(getattr(report, key))
-    note(
-        f"{jobs} job{'s' if jobs != 1 else ''} in {out_dir}: "
-        + ", ".join(f"{n} {key}" for key, n in totals.items())
-    )
+    for line in result.write_notes(out_dir):
+        note(line)
 
 
 @click.command()
@@ -294,7 +205,7 @@ def check(
     """
     from paddlegen.api import run_check
 
-    request = _request(
+    request = request_of(
         specs,
         out_dir,
         workload,
@@ -317,98 +228,17 @@ def check(
         _DriftEvents(out_dir, fmt, spec_findings) as events,
     ):
         result = run_check(request, events)
-    _fallback_notes(result.fallbacks, env)
-    rendered, drifts = result.rendered, result.drifts
-    kept_notes(rendered, out_dir)
-    if not drifts:
-        note(f"{len(rendered)} job{'s' if len(rendered) != 1 else ''} in {out_dir}: up to date")
+    for line in result.fallback_notes(env) + result.kept_notes(out_dir):
+        note(line)
+    if not result.drifts:
+        note(result.up_to_date(out_dir))
         return
     if fix:  # the output was rewritten, and the leftovers swept
-        stale = sum(found.fixable and not found.leftover for _, found in drifts)
-        stuck = _stuck_staging(out_dir)
-        # said of those it did remove: one it could not stays, named with its command
-        left = {name for name, found in drifts if found.leftover} - set(stuck)
-        theirs = sum(len(found.unknown) + len(found.custom) for _, found in drifts)
-        click.echo(
-            f"paddlegen: rewrote {stale} stale job(s)"
-            + (f", removed {len(left)} leftover staging folder(s)" if left else "")
-            + (f"; {_stuck_message(out_dir, stuck)}" if stuck else "")
-            + (
-                f"; {theirs} file(s) above are yours to move into custom/ or fix: "
-                "--fix does not touch them"
-                if theirs
-                else ""
-            ),
-            err=True,
-        )
-    elif fmt == "text" and any(found.fixable and not found.leftover for _, found in drifts):
-        written = _other_env_notes(drifts, out_dir, env, "check")
-        if not written:
-            note(
-                "paddlegen: to bring the output up to date: "
-                + _mend_command(specs, out_dir, workload, templates, argocd, ignore, env)
-                + " (or this check with --fix)"
-            )
-        elif len(written) == 1:
-            # A render (or --fix) with this --env would rewrite the folders in another layout:
-            # the output is compared as it was written instead.
-            (as_written,) = written
-            note(
-                "paddlegen: to check the output as it was written: "
-                + _mend_command(
-                    specs, out_dir, workload, templates, argocd, ignore, as_written, "check"
-                )
-            )
-    raise StaleOutputError(f"{len(drifts)} of {len(rendered)} jobs differ", shown=True)
-
-
-def _other_env_notes(
-    drifts: Sequence[tuple[str, Any]], out_dir: str, env: str | None, command: str
-) -> set[str | None]:
-    """Name each job folder rendered for another environment than this ``command``'s (check or
-    diff): a comparison without the --env its folder was written with finds every file
-    different. Return the environments those folders were written with (None: without)."""
-    written_with: set[str | None] = set()
-    for name, found in drifts:
-        written = found.env
-        if written != env:
-            written_with.add(written)
-            made, give = (
-                (f"with --env {written}", f"--env {written}")
-                if written
-                else (
-                    "without --env",
-                    "no --env",
-                )
-            )
-            note(
-                f"paddlegen: {Path(out_dir) / name} was rendered {made}; to compare it as "
-                f"written, give this {command} {give}"
-            )
-    return written_with
-
-
-def _mend_command(
-    specs: tuple[str, ...],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    ignore: list[str],
-    env: str | None,
-    command: str = "render",
-) -> str:
-    """The `paddlegen render` that writes what this check compared with (or another
-    ``command`` on the same output), from its own arguments, quoted for a POSIX shell."""
-    import shlex
-
-    args = ["paddlegen", command, *specs, "-o", out_dir]
-    args += ["--workload", workload] if workload else []
-    args += ["--templates", templates] if templates else []
-    args += [] if argocd else ["--no-argocd"]
-    args += [arg for rule in ignore for arg in ("--ignore", rule)]
-    args += ["--env", env] if env else []
-    return shlex.join(args)
+        click.echo(result.fix_summary(out_dir), err=True)
+    elif fmt == "text":
+        for line in result.mend_notes(request, specs):
+            note(line)
+    result.refuse_drift()
 
 
 @click.command()
@@ -434,100 +264,11 @@ def diff(
     """
     from paddlegen.api import run_check
 
-    request = _request(specs, out_dir, workload, templates, argocd, jobs, ignore, env)
+    request = request_of(specs, out_dir, workload, templates, argocd, jobs, ignore, env)
     with undone_on_spec_errors("nothing compared", fmt), _DriftEvents(out_dir, fmt) as events:
         result = run_check(request, events)
-    _fallback_notes(result.fallbacks, env)
+    for line in result.fallback_notes(env):
+        note(line)
     if fmt == "text":
-        _other_env_notes(result.drifts, out_dir, env, "diff")
-
-
-# Where a file of the user's belongs, said with each one nothing deploys
-# (docs/gitops.md#output-layout).
-_OWN_PLACE = (
-    "a job's own objects and patches go in {}/ (a kustomize Component, which the job's "
-    "kustomization then lists)"
-)
-
-
-def _show_drift(
-    rendered: Sequence[Any],
-    warnings: list[Diagnostic],
-    drifts: Sequence[tuple[str, Any]],
-    out_dir: str,
-    fmt: str,
-) -> None:
-    """The diff on stdout (on stderr with a --format whose document stdout holds); on
-    stderr the files, as lines, or in the other formats as findings reported with the
-    specs' warnings, in one report."""
-    # Here, not at the top: render, which never shows a drift, does not load output/drift.py.
-    from paddlegen.output.drift import CUSTOM_RULE, EXTRA, LEFTOVER, MISSING, STALE, UNKNOWN
-    from paddlegen.output.layout import CUSTOM
-    from paddlegen.report import printable
-
-    # What each kind of drift means, for --format json, github, sarif and junit (one finding
-    # per file, with the spec it is rendered from as its origin).
-    meanings = {
-        STALE: "differs from what the specs render to",
-        MISSING: "a render writes it, and it is not there",
-        EXTRA: "paddlegen generated it, and a render no longer would",
-        UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
-    }
-    findings = list(warnings)
-    specs = {r.name: r.file for r in rendered}  # an extra job's spec is gone: no origin
-    for name, found in drifts:
-        if found.leftover:
-            if fmt == "text":
-                note(f"extra: {Path(out_dir) / name}/")
-            else:
-                message = (
-                    "a staging folder an interrupted render left; the next render removes it, "
-                    "as does: " + _rm_command(out_dir, [name])
-                )
-                findings.append(
-                    Diagnostic(f"{Path(out_dir) / name}/", message=message, rule=LEFTOVER.id)
-                )
-            continue
-        # A committed file may hold anything: each line escaped, the line breaks kept. With
-        # --format json, sarif or junit stdout holds the report alone, and the diff goes with
-        # the human text.
-        click.echo(
-            "".join(
-                printable(line[:-1]) + "\n" if line.endswith("\n") else printable(line)
-                for line in found.diff.splitlines(keepends=True)
-            ),
-            nl=False,
-            err=is_document(fmt),
-        )
-        own_place = _OWN_PLACE.format(Path(out_dir) / name / CUSTOM)
-        for rule, said in meanings.items():
-            label = rule.id  # the Drift field too
-            for rel in getattr(found, label):
-                path = str(Path(out_dir) / name / rel)
-                if fmt == "text":
-                    note(
-                        f"{label}: {path}" + (f" ({said}; {own_place})" if rule is UNKNOWN else "")
-                    )
-                else:
-                    message = said + (f"; {own_place}" if rule is UNKNOWN else "")
-                    origin = specs.get(name, "")
-                    findings.append(Diagnostic(path, message=message, rule=rule.id, origin=origin))
-        for rel, why, line, col in found.custom:
-            path = str(Path(out_dir) / name / rel)
-            if fmt == "text":
-                note(f"{CUSTOM_RULE.id}: {path}{f':{line}:{col}' if line else ''} ({why})")
-            else:
-                origin = specs.get(name, "")
-                findings.append(
-                    Diagnostic(path, line, col, message=why, rule=CUSTOM_RULE.id, origin=origin)
-                )
-    if fmt != "text":
-        emit(findings, fmt)
-        return
-    leftovers = [name for name, found in drifts if found.leftover]
-    if leftovers:
-        note(
-            f"paddlegen: {len(leftovers)} staging folder(s) left in {out_dir} by an interrupted "
-            "or killed render; the next render removes them, as does: "
-            + _rm_command(out_dir, leftovers)
-        )
+        for line in result.other_env_notes(out_dir, env, "diff"):
+            note(line)

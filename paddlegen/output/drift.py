@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,8 +17,9 @@ from paddlegen.output.layout import (
     Plan,
     is_custom,
     is_owned,
+    own_place,
 )
-from paddlegen.output.writer import existing_files
+from paddlegen.output.writer import existing_files, rm_command
 from paddlegen.reading import open_regular, read_text
 
 # The rules of drift findings: a job folder's file that is not what a render writes.
@@ -85,6 +87,14 @@ LEFTOVER = Rule(
     severity="error",
 )
 
+# What each kind of drift says of a file (beside it in text, as its finding's message in the
+# other formats).
+_MEANINGS = {
+    STALE: "differs from what the specs render to",
+    MISSING: "a render writes it, and it is not there",
+    EXTRA: "paddlegen generated it, and a render no longer would",
+    UNKNOWN: "paddlegen did not generate it, and no kustomization lists it: not deployed",
+}
 
 _COMPONENT_MAX = 1 << 20  # bytes of custom/kustomization.yaml read to find its kind
 
@@ -120,6 +130,65 @@ class Drift:
         """Whether a render makes the folder what the spec renders to (the files of the
         user's, in `unknown` and `custom`, are theirs to move or fix)."""
         return bool(self.stale or self.missing or self.extra or self.leftover)
+
+    def notes(self, out_dir: str | Path, name: str) -> list[str]:
+        """A line per file of job folder ``name`` in ``out_dir`` that differs, as text shows
+        them after the diff (``stale: deploy/a/x.yaml``)."""
+        folder = Path(out_dir) / name
+        if self.leftover:
+            return [f"extra: {folder}/"]
+        place = own_place(folder / CUSTOM)
+        lines = [
+            f"{rule.id}: {folder / rel}" + (f" ({said}; {place})" if rule is UNKNOWN else "")
+            for rule, said in _MEANINGS.items()
+            for rel in getattr(self, rule.id)  # the rule's id is the field's name
+        ]
+        lines += [
+            f"{CUSTOM_RULE.id}: {folder / rel}{f':{line}:{col}' if line else ''} ({why})"
+            for rel, why, line, col in self.custom
+        ]
+        return lines
+
+    def findings(self, out_dir: str | Path, name: str, origin: str = "") -> list[Diagnostic]:
+        """A finding per file of job folder ``name`` in ``out_dir`` that differs, from the
+        spec file ``origin`` (--format json, github, sarif and junit)."""
+        folder = Path(out_dir) / name
+        if self.leftover:
+            message = (
+                "a staging folder an interrupted render left; the next render removes it, "
+                "as does: " + rm_command(out_dir, [name])
+            )
+            return [Diagnostic(f"{folder}/", message=message, rule=LEFTOVER.id)]
+        place = own_place(folder / CUSTOM)
+        found = [
+            Diagnostic(
+                str(folder / rel),
+                message=said + (f"; {place}" if rule is UNKNOWN else ""),
+                rule=rule.id,
+                origin=origin,
+            )
+            for rule, said in _MEANINGS.items()
+            for rel in getattr(self, rule.id)
+        ]
+        found += [
+            Diagnostic(
+                str(folder / rel), line, col, message=why, rule=CUSTOM_RULE.id, origin=origin
+            )
+            for rel, why, line, col in self.custom
+        ]
+        return found
+
+
+def leftover_notes(drifts: Sequence[tuple[str, Drift]], out_dir: str | Path) -> list[str]:
+    """The line text ends a drift's report with when staging folders are left in
+    ``out_dir``, naming the command that removes them."""
+    leftovers = [name for name, found in drifts if found.leftover]
+    if not leftovers:
+        return []
+    return [
+        f"paddlegen: {len(leftovers)} staging folder(s) left in {out_dir} by an interrupted "
+        "or killed render; the next render removes them, as does: " + rm_command(out_dir, leftovers)
+    ]
 
 
 def drift_of(out_dir: Path, name: str, plan: Plan) -> Drift:

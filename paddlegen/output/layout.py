@@ -96,6 +96,15 @@ def is_custom(rel: str) -> bool:
     return rel == CUSTOM or rel.startswith(CUSTOM + "/")
 
 
+def own_place(custom: str | Path) -> str:
+    """Where a file of the user's goes, said with each one nothing deploys: the job's
+    Component folder ``custom`` (docs/gitops.md#output-layout)."""
+    return (
+        f"a job's own objects and patches go in {custom}/ (a kustomize Component, which the "
+        "job's kustomization then lists)"
+    )
+
+
 def has_custom(job_dir: Path) -> bool:
     """Whether the job folder holds its own Component: `custom/kustomization.yaml`, a
     regular file in a real folder (nothing is followed through a symlink)."""

@@ -10,7 +10,7 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -453,6 +453,18 @@ def leftover_staging(out_dir: Path) -> list[str]:
         entry.name
         for entry in out_dir.iterdir()
         if _STAGING.match(entry.name) and entry.is_dir() and not entry.is_symlink()
+    )
+
+
+def rm_command(out_dir: str | os.PathLike[str], names: Sequence[str]) -> str:
+    """The command that removes folders ``names`` of ``out_dir``, quoted for a POSIX shell."""
+    return "rm -rf " + " ".join(_quoted(Path(out_dir) / name) for name in names)
+
+
+def stuck_message(out_dir: str | os.PathLike[str], names: Sequence[str]) -> str:
+    """What to run to remove the staging folders ``names`` a write could not."""
+    return f"{len(names)} staging folder(s) could not be removed; remove them: " + rm_command(
+        out_dir, names
     )
 
 
