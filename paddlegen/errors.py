@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 
 EXIT_OK = 0
@@ -23,11 +23,17 @@ class Rule:
     severities a finding of it may give itself."""
 
     id: str
-    summary: str
+    # The summary, or what words it when it is read: one that names workloads reads their
+    # registry entries, which a run loads only as its specs need them (paddlegen/workloads).
+    summarized: str | Callable[[], str]
     _: KW_ONLY
     explanation: str
     severity: str
     also: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        return self.summarized if isinstance(self.summarized, str) else self.summarized()
 
     @property
     def severities(self) -> tuple[str, ...]:
