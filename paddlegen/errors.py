@@ -14,7 +14,9 @@ EXIT_BROKEN_PIPE = 141  # the reader of stdout closed it: 128 + SIGPIPE, as a sh
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Rule:
     """A rule id, declared once where its findings are made: the id (what findings print and
     a spec's ``ignore`` entries name), its summary (Markdown, a line of the rules reference

@@ -92,7 +92,10 @@ def stamp_text(
     return HEADER + json.dumps(body, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
 
 
-@dataclass(frozen=True)
+# This module's dataclasses compare by identity and print as objects (eq=False, repr=False):
+# nothing compares or prints one, and dataclasses compiles each method it generates at every
+# start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Inputs:
     """What a render depends on besides the spec; ``toolchain`` is read once per call."""
 
@@ -239,7 +242,7 @@ def without_stamp(report: WriteReport) -> WriteReport:
     return report
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Reused:
     """A job directory found to be exactly what its spec renders to."""
 
@@ -349,7 +352,7 @@ def reusable(
     return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Keepable:
     """A job folder that an older paddlegen (``version``) rendered from the spec as it is now:
     kept as it is unless this paddlegen renders the very same files (``unchanged``)."""

@@ -27,7 +27,9 @@ from paddlegen.spec.model import Job, build_job
 from paddlegen.workloads import workload_of
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Rendered:
     """One spec through the pipeline: its job directory's files, before anything touches disk.
 

@@ -39,7 +39,9 @@ KIND_ORDER = (
 )
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Manifest:
     """One rendered object, and the template it came from."""
 

@@ -78,7 +78,9 @@ class Position:
     col: int
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Document:
     """A loaded spec: plain data plus where each value (and each mapping key) stands."""
 

@@ -82,9 +82,10 @@ ROLE_FIELDS = (
 )
 
 
-# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
-# equal, and each method dataclasses generates is compiled as the module loads, at every start.
-@dataclass(frozen=True, eq=False)
+# This module's dataclasses compare by identity and print as objects (eq=False, repr=False):
+# nothing asks whether two are equal or prints one, and each method dataclasses generates is
+# compiled as the module loads, at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Role:
     """One replica type (ps, worker or heter) with the spec defaults folded in."""
 
@@ -148,7 +149,7 @@ class Role:
         return peak(running, busiest)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Volume:
     """One of spec.volumes, its defaults applied: what backs it and where the pods mount it."""
 
@@ -189,7 +190,7 @@ class Volume:
         return {self.source: dict(self.config)}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class DataPrep:
     """The data-preparation Job: one pod writing the split training data into one volume."""
 
@@ -200,7 +201,7 @@ class DataPrep:
     backoffLimit: int | None = None  # None: Kubernetes' default
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Run:
     """spec.run exactly as the spec gives it (None: not set). The operator workloads have
     defaults of their own (Kubeflow's by whether the job has ps, PaddleFlow's per role) that a
@@ -227,7 +228,7 @@ CHECKPOINT_DIR_ENV = "PADDLE_CHECKPOINT_DIR"
 RESTART_ATTEMPT_ENV = "PADDLE_RESTART_ATTEMPT"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Checkpoint:
     """spec.checkpoint: the volume the ranks save on and their folder on it."""
 
@@ -239,7 +240,7 @@ class Checkpoint:
         return f"{self.volume.mountPath.rstrip('/')}/{self.path}"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Settings:
     """A workload's own spec section, spec.<section>: its fields build ``model``, a frozen
     dataclass whose defaults are the ones the schema documents. The section's schema lies in
@@ -264,7 +265,7 @@ class Owner(Protocol):
     def settings(self) -> Settings | None: ...
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Security:
     """spec.security: the restricted profile (default on) and the user's own settings."""
 
@@ -278,7 +279,7 @@ class Security:
     podSecurity: str | None = None  # the namespace's enforced level; only rules read it
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Job:
     """A whole spec as the rules and the templates read it: defaults applied, names derived."""
 

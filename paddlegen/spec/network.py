@@ -19,7 +19,9 @@ NCCL_ENV = {
 }
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Nccl:
     """spec.nccl: NCCL's network settings, written as env of every training container."""
 

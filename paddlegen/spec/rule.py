@@ -123,7 +123,10 @@ class Context:
 Check = Callable[[Context], Iterator[Finding]]
 
 
-@dataclass(frozen=True, kw_only=True)
+# This module's dataclasses compare by identity and print as objects (eq=False, repr=False):
+# nothing compares or prints one, and dataclasses compiles each method it generates at every
+# start.
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class SpecRule(Rule):
     """A semantic rule: a ``Rule`` whose findings its check finds in a spec, and that
     ``ignore`` may silence unless it guards what no job can be built without."""
@@ -132,7 +135,7 @@ class SpecRule(Rule):
     check: Check
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkloadRules:
     """What a workload adds to the rules (``Workload.rules``): the rules that check only its
     specs, more findings for rules every spec gets (by rule id), and the ports its training

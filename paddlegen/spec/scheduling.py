@@ -12,7 +12,10 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
-@dataclass(frozen=True)
+# This module's dataclasses compare by identity and print as objects (eq=False, repr=False):
+# nothing compares or prints one, and dataclasses compiles each method it generates at every
+# start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Kueue:
     """spec.scheduling.kueue: the LocalQueue that admits the job, and its WorkloadPriorityClass."""
 
@@ -28,7 +31,7 @@ class Kueue:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Topology:
     """spec.scheduling.topology: the node label of the domain (a rack, a block) that keeps the
     ranks together, whether that is required or preferred, and for Volcano the tier of the
@@ -39,7 +42,7 @@ class Topology:
     hyperNodeTier: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Scheduling:
     """spec.scheduling: the scheduler, for Volcano the gang's queue and size, Kueue's queue,
     and the topology that keeps the ranks together."""

@@ -59,9 +59,10 @@ TRAINING_CONTAINER = "paddle"
 SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 
 
-# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
-# equal, and each method dataclasses generates is compiled as the module loads, at every start.
-@dataclass(frozen=True, eq=False)
+# This module's dataclasses compare by identity and print as objects (eq=False, repr=False):
+# nothing asks whether two are equal or prints one, and each method dataclasses generates is
+# compiled as the module loads, at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Workload:
     """One workload's registry entry: everything paddlegen knows of it."""
 
@@ -198,7 +199,7 @@ class Workload:
         return self.objects[0].kind
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Importer:
     """How `paddlegen import` reads one kind of training object back to a workload's spec."""
 
@@ -209,7 +210,7 @@ class Importer:
     claims: Callable[[dict[str, Any]], bool] | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Imports:
     """What `paddlegen import` reads a workload's objects back with (``Workload.imports``)."""
 
@@ -221,7 +222,7 @@ class Imports:
     convert: Callable[[Spec, Context, str], Spec] | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Container:
     """One container as the templates write it (templates/_partials/container.yaml.j2), in
     Kubernetes' field names: every value final, an empty one left out."""
@@ -243,7 +244,7 @@ class Container:
     livenessProbe: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Pod:
     """A role's pod template as the templates write it: every value final."""
 

@@ -25,7 +25,9 @@ NO_OPERATOR = (
 )
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class TrainingObject:
     """A kind of object a workload renders, or one its controllers make that Argo CD shows in
     the Application's tree and judges the health of."""

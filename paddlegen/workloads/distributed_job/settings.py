@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from paddlegen.spec.model import Settings
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class DistributedSettings:
     """spec.distributed: what the legacy pserver/trainer image reads from its env."""
 
