@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from paddlegen.spec.record import record
 
 # The pod annotation Multus reads a pod's extra networks from, in its comma-separated form
 # `[namespace/]name[@interface]` (k8snetworkplumbingwg/multus-cni v4.3.0
@@ -19,9 +19,7 @@ NCCL_ENV = {
 }
 
 
-# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
-# one, and dataclasses compiles each method it generates at every start.
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Nccl:
     """spec.nccl: NCCL's network settings, written as env of every training container."""
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from paddlegen.spec.model import Settings
+from paddlegen.spec.record import record
 
 
-# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
-# one, and dataclasses compiles each method it generates at every start.
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class DistributedSettings:
     """spec.distributed: what the legacy pserver/trainer image reads from its env."""
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddlegen.spec.model import COLLECTIVE_PORT, Settings
+from paddlegen.spec.record import record
 
 
-# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
-# one, and dataclasses compiles each method it generates at every start.
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class KubeflowSettings:
     """spec.kubeflow: the Kubeflow PaddleJob's rendezvous port and clean-up policy."""
 

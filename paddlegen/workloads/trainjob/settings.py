@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddlegen.spec.model import Settings
+from paddlegen.spec.record import record
 
 
-# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
-# one, and dataclasses compiles each method it generates at every start.
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class TrainJobSettings:
     """spec.trainjob: the ClusterTrainingRuntime the TrainJob references; None: paddlegen's
     own, chosen by the scheduler."""
