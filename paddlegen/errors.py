@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 
 EXIT_OK = 0
@@ -14,7 +14,9 @@ EXIT_BROKEN_PIPE = 141  # the reader of stdout closed it: 128 + SIGPIPE, as a sh
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True)
+# Compared by identity, printed as objects (eq=False, repr=False): nothing compares or prints
+# one, and dataclasses compiles each method it generates at every start.
+@dataclass(frozen=True, eq=False, repr=False)
 class Rule:
     """A rule id, declared once where its findings are made: the id (what findings print and
     a spec's ``ignore`` entries name), its summary (Markdown, a line of the rules reference
@@ -23,11 +25,17 @@ class Rule:
     severities a finding of it may give itself."""
 
     id: str
-    summary: str
+    # The summary, or what words it when it is read: one that names workloads reads their
+    # registry entries, which a run loads only as its specs need them (paddlegen/workloads).
+    summarized: str | Callable[[], str]
     _: KW_ONLY
     explanation: str
     severity: str
     also: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        return self.summarized if isinstance(self.summarized, str) else self.summarized()
 
     @property
     def severities(self) -> tuple[str, ...]:

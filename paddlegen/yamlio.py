@@ -62,6 +62,20 @@ class _Fallback(Exception):
     """A shape the fast path does not write; PyYAML writes the whole document."""
 
 
+# What PyYAML writes as it is, without asking it (a yaml.dump each, the first time a cold run
+# meets a scalar): a word of letters, digits and . _ / - that begins with a letter leaves its
+# emitter nothing to quote (yaml/emitter.py analyze_scalar), and its resolver reads no such
+# word back as anything but a string except these (yaml/resolver.py: bool, null), nor does Go
+# but its booleans (quoted by _represent_str). A key of 128 characters or more PyYAML writes as
+# "? key" (emitter.py check_simple_key).
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9._/-]{0,126}")
+_RETYPED = {"yes", "no", "true", "false", "on", "off", "null", "y", "n"}
+
+
+def _plain(text: str) -> bool:
+    return _PLAIN.fullmatch(text) is not None and text.lower() not in _RETYPED
+
+
 # YAML's line breaks: a scalar PyYAML writes across lines is indented by where it stands.
 _BREAK = re.compile("[\n\r\x85\u2028\u2029]")
 _CACHE_LIMIT = 200_000  # distinct scalars remembered (a few tens of MB at most)
@@ -81,6 +95,8 @@ def _scalar(value: Any) -> str:
     key = (type(value), value)
     text = _scalars.get(key)
     if text is None:
+        if type(value) is str and _plain(value):
+            return value
         if key[0] not in (str, int, bool, type(None)):
             raise _Fallback  # floats and the like: rare, left to PyYAML
         text = pyyaml_dump({"k": value})
@@ -95,6 +111,8 @@ def _key(key: Any) -> str:
     if text is None:
         if type(key) is not str:
             raise _Fallback
+        if _plain(key):
+            return key
         text = pyyaml_dump({key: 0})
         if not text.endswith(": 0\n") or _BREAK.search(text, 0, len(text) - 1):
             raise _Fallback  # a key PyYAML writes as "? key" (long or multi-line)

@@ -38,7 +38,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -47,6 +47,7 @@ from paddlegen.output.layout import COMPONENT, HEADER, STAMP, is_custom
 from paddlegen.reading import read_bytes
 from paddlegen.render.toolchain import templates_digest, toolchain_digest, tree_files
 from paddlegen.spec.loader import read_spec_bytes
+from paddlegen.spec.record import record
 
 if TYPE_CHECKING:  # the writer only for a report of a write: --stdout never loads it
     from paddlegen.output.writer import WriteReport
@@ -92,7 +93,7 @@ def stamp_text(
     return HEADER + json.dumps(body, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
 
 
-@dataclass(frozen=True)
+@record
 class Inputs:
     """What a render depends on besides the spec; ``toolchain`` is read once per call."""
 
@@ -239,7 +240,7 @@ def without_stamp(report: WriteReport) -> WriteReport:
     return report
 
 
-@dataclass(frozen=True)
+@record
 class Reused:
     """A job directory found to be exactly what its spec renders to."""
 
@@ -349,7 +350,7 @@ def reusable(
     return found
 
 
-@dataclass(frozen=True)
+@record
 class Keepable:
     """A job folder that an older paddlegen (``version``) rendered from the spec as it is now:
     kept as it is unless this paddlegen renders the very same files (``unchanged``)."""

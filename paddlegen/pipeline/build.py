@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,11 @@ from paddlegen.pipeline.load import load_valid, require_valid
 from paddlegen.render.engine import Manifest, render_job
 from paddlegen.spec.loader import Document, read_spec_bytes
 from paddlegen.spec.model import Job, build_job
+from paddlegen.spec.record import record
 from paddlegen.workloads import workload_of
 
 
-@dataclass(frozen=True)
+@record
 class Rendered:
     """One spec through the pipeline: its job directory's files, before anything touches disk.
 

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import yaml
 from paddlegen.errors import TemplateError
 from paddlegen.resources import templates_dir
 from paddlegen.spec.model import EFS_MOUNT_OPTIONS, Job
+from paddlegen.spec.record import record
 from paddlegen.workloads import WORKLOADS
 from paddlegen.workloads.base import common_context
 from paddlegen.yamlio import dump_yaml, load_all
@@ -39,7 +39,7 @@ KIND_ORDER = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Manifest:
     """One rendered object, and the template it came from."""
 

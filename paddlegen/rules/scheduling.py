@@ -46,8 +46,12 @@ def _gang_of_pods(workload: str) -> bool:
     return not given.scheduling_policy and "priorityClassName" not in given.unsupported
 
 
-_GANGS_OF_PODS = [f"`{name}`" for name in WORKLOADS if _gang_of_pods(name)]
-_GANGS_OF_PODS_NAMED = ", ".join(_GANGS_OF_PODS[:-1]) + f" or {_GANGS_OF_PODS[-1]}"
+def _priority_class_summary() -> str:
+    gangs = [f"`{name}`" for name in WORKLOADS if _gang_of_pods(name)]
+    return (
+        f"under Volcano, a {', '.join(gangs[:-1])} or {gangs[-1]} pod's `priorityClassName` is "
+        "the gang's (`scheduling.priorityClassName`): Volcano's group for the Job takes the pods'"
+    )
 
 
 def _priority_class(ctx: Context) -> Iterator[Finding]:
@@ -73,8 +77,7 @@ def _priority_class(ctx: Context) -> Iterator[Finding]:
 
 PRIORITY_CLASS = SpecRule(
     "priority-class",
-    f"under Volcano, a {_GANGS_OF_PODS_NAMED} pod's `priorityClassName` is the gang's "
-    "(`scheduling.priorityClassName`): Volcano's group for the Job takes the pods'",
+    _priority_class_summary,
     explanation=(
         "Under Volcano, the PodGroup Volcano makes for a batch Job takes its priority from the "
         "pods. A pod `priorityClassName` other than the gang's (`scheduling.priorityClassName`) "

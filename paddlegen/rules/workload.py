@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from paddlegen.spec.rule import Context, Finding, SpecRule
-from paddlegen.workloads import WORKLOADS
+from paddlegen.workloads import SETTINGS_OWNERS, WORKLOADS
 from paddlegen.workloads.base import RUN_KEYS, Workload
 
 
@@ -13,13 +13,12 @@ def _ignored_settings(ctx: Context) -> Iterator[Finding]:
     """A settings section, or a run field, that the workload's object has no place for would
     vanish silently (the CRD would prune it)."""
     workload = WORKLOADS[ctx.workload]
-    for owner in WORKLOADS.values():
-        section = owner.settings.section if owner.settings else None
-        if section and section in ctx.spec and owner is not workload:
+    for section, owner in SETTINGS_OWNERS.items():
+        if section in ctx.spec and owner != ctx.workload:
             yield ctx.finding(
                 ("spec", section),
-                f"spec.{section} only applies to workload "
-                f"'{owner.name}'; workload '{ctx.workload}' ignores it",
+                f"spec.{section} only applies to workload '{owner}'; workload "
+                f"'{ctx.workload}' ignores it",
                 key=True,
             )
     for key in RUN_KEYS:

@@ -13,6 +13,7 @@ import yaml
 
 from paddlegen.errors import Diagnostic, InputError, Rule, SpecError
 from paddlegen.reading import MAX_BYTES, read_bytes
+from paddlegen.spec.record import record
 from paddlegen.yamlio import SafeLoader
 
 # The rules of what the loader and the schema find in a spec file.
@@ -78,7 +79,7 @@ class Position:
     col: int
 
 
-@dataclass(frozen=True)
+@record
 class Document:
     """A loaded spec: plain data plus where each value (and each mapping key) stands."""
 

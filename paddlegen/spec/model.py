@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any, Protocol
 
 from paddlegen.spec.network import MULTUS_NETWORKS, Nccl
+from paddlegen.spec.record import record
 from paddlegen.spec.scheduling import Scheduling, build_scheduling
 
 # Where rank 0 serves Paddle's launcher rendezvous store unless spec.collective.port says
@@ -82,9 +83,7 @@ ROLE_FIELDS = (
 )
 
 
-# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
-# equal, and each method dataclasses generates is compiled as the module loads, at every start.
-@dataclass(frozen=True, eq=False)
+@record
 class Role:
     """One replica type (ps, worker or heter) with the spec defaults folded in."""
 
@@ -148,7 +147,7 @@ class Role:
         return peak(running, busiest)
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Volume:
     """One of spec.volumes, its defaults applied: what backs it and where the pods mount it."""
 
@@ -189,7 +188,7 @@ class Volume:
         return {self.source: dict(self.config)}
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class DataPrep:
     """The data-preparation Job: one pod writing the split training data into one volume."""
 
@@ -200,7 +199,7 @@ class DataPrep:
     backoffLimit: int | None = None  # None: Kubernetes' default
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Run:
     """spec.run exactly as the spec gives it (None: not set). The operator workloads have
     defaults of their own (Kubeflow's by whether the job has ps, PaddleFlow's per role) that a
@@ -227,7 +226,7 @@ CHECKPOINT_DIR_ENV = "PADDLE_CHECKPOINT_DIR"
 RESTART_ATTEMPT_ENV = "PADDLE_RESTART_ATTEMPT"
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Checkpoint:
     """spec.checkpoint: the volume the ranks save on and their folder on it."""
 
@@ -239,7 +238,7 @@ class Checkpoint:
         return f"{self.volume.mountPath.rstrip('/')}/{self.path}"
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Settings:
     """A workload's own spec section, spec.<section>: its fields build ``model``, a frozen
     dataclass whose defaults are the ones the schema documents. The section's schema lies in
@@ -264,7 +263,7 @@ class Owner(Protocol):
     def settings(self) -> Settings | None: ...
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Security:
     """spec.security: the restricted profile (default on) and the user's own settings."""
 
@@ -278,7 +277,7 @@ class Security:
     podSecurity: str | None = None  # the namespace's enforced level; only rules read it
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Job:
     """A whole spec as the rules and the templates read it: defaults applied, names derived."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from paddlegen.spec.record import record
 
 # The pod annotation Multus reads a pod's extra networks from, in its comma-separated form
 # `[namespace/]name[@interface]` (k8snetworkplumbingwg/multus-cni v4.3.0
@@ -19,7 +19,7 @@ NCCL_ENV = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Nccl:
     """spec.nccl: NCCL's network settings, written as env of every training container."""
 

@@ -22,6 +22,7 @@ from paddlegen.spec.model import (
     restarts,
     role_value,
 )
+from paddlegen.spec.record import record
 
 T = TypeVar("T")
 
@@ -123,7 +124,9 @@ class Context:
 Check = Callable[[Context], Iterator[Finding]]
 
 
-@dataclass(frozen=True, kw_only=True)
+# Not a ``record``: it extends ``Rule``, frozen at run time too (no dataclass extends a frozen
+# one but a frozen one). Compared by identity, printed as objects, as rules are.
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class SpecRule(Rule):
     """A semantic rule: a ``Rule`` whose findings its check finds in a spec, and that
     ``ignore`` may silence unless it guards what no job can be built without."""
@@ -132,7 +135,7 @@ class SpecRule(Rule):
     check: Check
 
 
-@dataclass(frozen=True)
+@record
 class WorkloadRules:
     """What a workload adds to the rules (``Workload.rules``): the rules that check only its
     specs, more findings for rules every spec gets (by rule id), and the ports its training

@@ -3,8 +3,9 @@ and priority, and the topology that keeps a job's ranks together."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from paddlegen.spec.record import record
 
 # The labels by which Kueue queues a job (sigs.k8s.io/kueue v0.19.2
 # pkg/controller/constants/constants.go:23,48 QueueLabel, WorkloadPriorityClassLabel).
@@ -12,7 +13,7 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
-@dataclass(frozen=True)
+@record
 class Kueue:
     """spec.scheduling.kueue: the LocalQueue that admits the job, and its WorkloadPriorityClass."""
 
@@ -28,7 +29,7 @@ class Kueue:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Topology:
     """spec.scheduling.topology: the node label of the domain (a rack, a block) that keeps the
     ranks together, whether that is required or preferred, and for Volcano the tier of the
@@ -39,7 +40,7 @@ class Topology:
     hyperNodeTier: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Scheduling:
     """spec.scheduling: the scheduler, for Volcano the gang's queue and size, Kueue's queue,
     and the topology that keeps the ranks together."""

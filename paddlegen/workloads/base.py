@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from paddlegen.spec.model import CHECKPOINT_DIR_ENV, RESTART_ATTEMPT_ENV, replicas
+from paddlegen.spec.record import record
 
 if TYPE_CHECKING:
     from paddlegen.spec.model import Job, Role, Settings, Volume
@@ -59,9 +60,7 @@ TRAINING_CONTAINER = "paddle"
 SHM_VOLUME = "dshm"  # the Memory emptyDir at /dev/shm that spec.shm sizes
 
 
-# This module's dataclasses compare by identity (eq=False): nothing asks whether two are
-# equal, and each method dataclasses generates is compiled as the module loads, at every start.
-@dataclass(frozen=True, eq=False)
+@record
 class Workload:
     """One workload's registry entry: everything paddlegen knows of it."""
 
@@ -198,7 +197,7 @@ class Workload:
         return self.objects[0].kind
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Importer:
     """How `paddlegen import` reads one kind of training object back to a workload's spec."""
 
@@ -209,7 +208,7 @@ class Importer:
     claims: Callable[[dict[str, Any]], bool] | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Imports:
     """What `paddlegen import` reads a workload's objects back with (``Workload.imports``)."""
 
@@ -221,7 +220,7 @@ class Imports:
     convert: Callable[[Spec, Context, str], Spec] | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Container:
     """One container as the templates write it (templates/_partials/container.yaml.j2), in
     Kubernetes' field names: every value final, an empty one left out."""
@@ -243,7 +242,7 @@ class Container:
     livenessProbe: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@record
 class Pod:
     """A role's pod template as the templates write it: every value final."""
 

@@ -12,8 +12,9 @@ its workload. paddlegen/gitops gathers them from the registry: the argocd-cm hea
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+from paddlegen.spec.record import record
 
 _KUEUE_PREFIX = "kueue.x-k8s.io/"
 # The Lua of the health checks of the kinds defined here, and the parts several checks share.
@@ -25,7 +26,7 @@ NO_OPERATOR = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class TrainingObject:
     """A kind of object a workload renders, or one its controllers make that Argo CD shows in
     the Application's tree and judges the health of."""

@@ -81,6 +81,21 @@ def test_rendering_loads_no_workloads_importers():
     assert sorted(m for m in readers if "import" in m or m.endswith(".convert")) == []
 
 
+@pytest.mark.parametrize(
+    ("spec", "folder"),
+    [("examples/quickstart.yaml", "job"), ("examples/collective-resnet.yaml", "collective_job")],
+)
+def test_rendering_loads_its_workloads_folder_alone(spec, folder):
+    """Only the spec's workload's entry and rules load (WORKLOADS loads an entry when asked
+    for it), and not the rules' registry (paddlegen/rules/registry.py), which loads them all."""
+    modules, done = imported_by("render", "--stdout", spec)
+    assert done.returncode == 0, done.stderr
+    packages = {m.split(".")[2] for m in modules if m.startswith("paddlegen.workloads.")}
+    assert packages - {"base", "objects", "shared"} == {folder}
+    assert f"paddlegen.workloads.{folder}.rules" in modules
+    assert "paddlegen.rules.registry" not in modules
+
+
 def test_an_invalid_spec_still_gets_jsonschemas_findings(tmp_path):
     spec = tmp_path / "bad.yaml"
     text = (ROOT / "examples" / "quickstart.yaml").read_text(encoding="utf-8")

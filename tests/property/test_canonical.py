@@ -61,9 +61,19 @@ _TRICKY = st.sampled_from(
         "{a}",
         "[a]",
         "a,b",
+        "Yes",
+        "yEs",
+        "TRUE",
+        "Off",
+        "NULL",
+        "a-b.c/d_e",
+        "k" * 127,
+        "k" * 128,
     ]
 )
-_TEXT = st.one_of(_TRICKY, st.text(max_size=12))
+# Words PyYAML writes as they are, but those it reads back as booleans or null (yamlio._plain).
+_WORDS = st.from_regex(r"[A-Za-z][A-Za-z0-9._/-]{0,130}", fullmatch=True)
+_TEXT = st.one_of(_TRICKY, _WORDS, st.text(max_size=12))
 _SCALARS = st.one_of(_TEXT, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
 _DATA = st.recursive(
     _SCALARS,

@@ -11,6 +11,7 @@ from paddlegen.spec.model import build_job
 from paddlegen.workloads import (
     DEFAULT_WORKLOAD,
     PS_WORKLOAD,
+    SETTINGS_OWNERS,
     WORKLOADS,
     conversion_targets,
     workload_of,
@@ -127,3 +128,29 @@ def test_each_example_is_its_smallest_spec_without_a_finding_and_renders(name):
     for field in set(example["spec"]) - {"workload"}:
         smaller = spec(name, **{field: None})
         assert load.validate_document(parse_spec(text_of(smaller), "smaller.yaml")), field
+
+
+def test_the_registry_lists_each_entry_under_its_own_name():
+    """WORKLOADS lists the names and loads each entry from its folder when asked for it."""
+    assert len(WORKLOADS) == len(set(WORKLOADS)) == len(list(WORKLOADS.values()))
+    for name, w in WORKLOADS.items():
+        assert w.name == name and name in WORKLOADS
+        assert WORKLOADS[name] is w  # loaded once
+    assert "no-such-workload" not in WORKLOADS
+    with pytest.raises(KeyError):
+        WORKLOADS["no-such-workload"] = WORKLOADS[DEFAULT_WORKLOAD]
+
+
+def test_the_registry_names_each_settings_section_s_workload():
+    given = {w.settings.section: name for name, w in WORKLOADS.items() if w.settings}
+    assert given == SETTINGS_OWNERS
+
+
+def test_the_default_workloads_are_the_entries_that_say_so():
+    assert [w.name for w in WORKLOADS.values() if w.default] == [DEFAULT_WORKLOAD]
+    assert [w.name for w in WORKLOADS.values() if w.ps_default] == [PS_WORKLOAD]
+    assert workload_of({"spec": {}}) is WORKLOADS[DEFAULT_WORKLOAD]
+    import paddlegen.workloads
+
+    with pytest.raises(AttributeError):
+        paddlegen.workloads.NO_SUCH_NAME  # noqa: B018

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddlegen.spec.model import COLLECTIVE_PORT, Settings
+from paddlegen.spec.record import record
 
 
-@dataclass(frozen=True)
+@record
 class CollectiveSettings:
     """spec.collective: where rank 0 serves the launcher's rendezvous."""
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from paddlegen.spec.model import Settings
+from paddlegen.spec.record import record
 
 
-@dataclass(frozen=True)
+@record
 class DistributedSettings:
     """spec.distributed: what the legacy pserver/trainer image reads from its env."""
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddlegen.spec.model import COLLECTIVE_PORT, Settings
+from paddlegen.spec.record import record
 
 
-@dataclass(frozen=True)
+@record
 class KubeflowSettings:
     """spec.kubeflow: the Kubeflow PaddleJob's rendezvous port and clean-up policy."""
 

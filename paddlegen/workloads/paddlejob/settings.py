@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddlegen.spec.model import Settings
+from paddlegen.spec.record import record
 
 
-@dataclass(frozen=True)
+@record
 class PaddleJobSettings:
     """spec.paddlejob, copied onto the PaddleFlow PaddleJob's spec (None: not set)."""
 
