@@ -88,8 +88,14 @@ def test_a_job_whose_pods_never_start_is_requeued_a_bounded_number_of_times(boun
     name = data["metadata"]["name"]
 
     def deactivated() -> dict[str, Any] | None:
+        """The Workload once Kueue deactivated it and said why: it sets spec.active first and
+        the Evicted condition in a status update of its own after it."""
         found = workload(kube, TEAM, "Job", name)
-        return found if found and found["spec"].get("active") is False else None
+        if not found or found["spec"].get("active") is not False:
+            return None
+        conditions = found.get("status", {}).get("conditions", [])
+        evicted = any(c["type"] == "Evicted" and c["status"] == "True" for c in conditions)
+        return found if evicted else None
 
     found = wait_for("the Workload deactivated by Kueue", deactivated, timeout=90)
     evicted = next(c for c in found["status"]["conditions"] if c["type"] == "Evicted")
