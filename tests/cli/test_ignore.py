@@ -17,273 +17,179 @@ from tests.builders import HEADER
 from tests.cli.test_authoring import complete
 
 LIMITS = "  resources: {limits: {memory: 1Gi}}\n"
-DISTRIBUTED = (
-    "  workload: distributed-job\n  image: x:1\n" + LIMITS + "  volumes: [{name: data, "
-    "mountPath: /data, emptyDir: {}}]\n"
-)
+
+
+def on(workload: str, more: str = "", image: str = "x:1", resources: str = LIMITS) -> str:
+    """The lines under `spec:` of a ``workload`` with ``image`` and ``resources``, then ``more``."""
+    return f"  workload: {workload}\n  image: {image}\n{resources}{more}"
+
+
+JOB, PADDLEJOB, COLLECTIVE = on("job"), on("paddlejob"), on("collective-job")
+SCRIPT = COLLECTIVE + "  args: [t.py]\n"  # a collective job's script: launched, no command
+DISTRIBUTED = on("distributed-job", "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n")
 SETTINGS = "  distributed: {volume: data, trainConfigDir: q, hostPorts: false}\n"
-COLLECTIVE = "  workload: collective-job\n  image: x:1\n" + LIMITS
-# For every rule: a spec (after `metadata`) that breaks it and, but for warnings, nothing else.
+NFS = "nfs: {server: s, path: /x}"
+
+
+def volume(source: str) -> str:
+    """A `volumes:` line with the volume a, mounted at /a, of ``source``."""
+    return f"  volumes: [{{name: a, mountPath: /a, {source}}}]\n"
+
+
+# For every rule: a spec (after `metadata` and `spec:`) that breaks it and, but for warnings,
+# nothing else.
 TRIGGERS = {
-    "job-replicas": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  worker: {replicas: 2}\n",
-    "image-required": "spec:\n  workload: job\n" + LIMITS,
-    "name-length": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS,  # with a long name, below
-    "volume-source": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, mountPath: /a, "
-    "emptyDir: {}, hostPath: {path: /x}}]\n",
-    "volume-capacity": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, mountPath: /a, "
-    "nfs: {server: s, path: /x}}]\n",
-    "volume-unique": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, mountPath: /a, "
-    "emptyDir: {}}, {name: a, mountPath: /b, emptyDir: {}}]\n",
-    "volume-reference": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: nope}\n",
-    "cephfs-in-tree": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, mountPath: /a, "
-    "cephfs: {inTree: true, monitors: ['m:6789']}, capacity: 1Gi}]\n",
+    "job-replicas": JOB + "  worker: {replicas: 2}\n",
+    "image-required": "  workload: job\n" + LIMITS,
+    "name-length": PADDLEJOB,  # with a long name: spec_text
+    "volume-source": PADDLEJOB + volume("emptyDir: {}, hostPath: {path: /x}"),
+    "volume-capacity": PADDLEJOB + volume(NFS),
+    "volume-unique": PADDLEJOB
+    + "  volumes: [{name: a, mountPath: /a, emptyDir: {}}, {name: a, mountPath: /b, "
+    "emptyDir: {}}]\n",
+    "volume-reference": DISTRIBUTED + SETTINGS + "  dataPrep: {volume: nope}\n",
+    "cephfs-in-tree": PADDLEJOB
+    + volume("cephfs: {inTree: true, monitors: ['m:6789']}, capacity: 1Gi"),
     # metadata has no namespace, so the Secret has none
-    "cephfs-secret-namespace": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, "
-    "mountPath: /a, cephfs: {clusterID: c, fsName: f, secretName: s}, capacity: 1Gi}]\n",
-    "env-unique": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  env: [{name: A, value: '1'}, "
-    "{name: A, value: '2'}]\n",
-    "env-value": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  env: [{name: A, value: '1', "
-    "valueFrom: {fieldRef: {fieldPath: metadata.name}}}]\n",
-    "secret-literal": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  env: [{name: API_KEY, "
-    "value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}]\n",
-    "image-tag": "spec:\n  workload: paddlejob\n  image: x\n" + LIMITS,
-    "limits-missing": "spec:\n  workload: paddlejob\n  image: x:1\n",
-    "min-available": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  scheduling: {minAvailable: 5}\n",
-    "paddlejob-min-available": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
+    "cephfs-secret-namespace": PADDLEJOB
+    + volume("cephfs: {clusterID: c, fsName: f, secretName: s}, capacity: 1Gi"),
+    "env-unique": PADDLEJOB + "  env: [{name: A, value: '1'}, {name: A, value: '2'}]\n",
+    "env-value": PADDLEJOB
+    + "  env: [{name: A, value: '1', valueFrom: {fieldRef: {fieldPath: metadata.name}}}]\n",
+    "secret-literal": PADDLEJOB
+    + "  env: [{name: API_KEY, value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}]\n",
+    "image-tag": on("paddlejob", image="x"),
+    "limits-missing": on("paddlejob", resources=""),
+    "min-available": PADDLEJOB + "  scheduling: {minAvailable: 5}\n",
+    "paddlejob-min-available": PADDLEJOB
+    + "  worker: {replicas: 2}\n  scheduling: {scheduler: volcano, minAvailable: 1}\n",
+    "paddlejob-heter": PADDLEJOB + "  heter: {replicas: 1}\n",
+    "paddlejob-gloo": PADDLEJOB + "  paddlejob: {withGloo: 1}\n",
+    "paddlejob-elastic": PADDLEJOB + "  paddlejob: {elastic: 0}\n",
+    "paddlejob-clean-pod-policy": PADDLEJOB + "  paddlejob: {cleanPodPolicy: Never}\n",
+    "operator-env": PADDLEJOB + "  env: [{name: PADDLE_PORT, value: '1'}]\n",
+    "kubeflow-heter": on("kubeflow-paddlejob", "  ps: {replicas: 1}\n  heter: {replicas: 1}\n"),
+    "workload-setting": PADDLEJOB + "  kubeflow: {port: 3000}\n",
+    "distributed-roles": DISTRIBUTED + SETTINGS + "  ps: {replicas: 1}\n",
+    "distributed-required": DISTRIBUTED,
+    "distributed-ports": DISTRIBUTED + SETTINGS.replace("}", ", port: 65535, portsNum: 2}"),
+    "distributed-command": DISTRIBUTED
+    + "  command: [a]\n"
+    + SETTINGS.replace("}", ", command: [b]}"),
+    "distributed-env": DISTRIBUTED + SETTINGS + "  env: [{name: JOB_NAME, value: x}]\n",
+    "hostport-nodes": DISTRIBUTED
+    + "  distributed: {volume: data, trainConfigDir: q}\n  worker: {replicas: 2}\n",
+    "collective-roles": SCRIPT + "  ps: {replicas: 1}\n",
+    "collective-command": COLLECTIVE,
+    "collective-restart": SCRIPT + "  run: {restartPolicy: OnFailure}\n",
+    "collective-env": SCRIPT + "  env: [{name: PADDLE_NNODES, value: '2'}]\n",
+    "collective-args": COLLECTIVE + "  args: [--nnodes, '2', t.py]\n",
+    "workload-unsupported": on("trainjob", "  args: [t.py]\n  workingDir: /w\n"),
+    "dataprep-layout": DISTRIBUTED + SETTINGS + "  dataPrep: {volume: data, splitCount: 3}\n",
+    "volume-access-mode": PADDLEJOB
     + "  worker: {replicas: 2}\n"
-    "  scheduling: {scheduler: volcano, minAvailable: 1}\n",
-    "paddlejob-heter": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  heter: {replicas: 1}\n",
-    "paddlejob-gloo": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  paddlejob: {withGloo: 1}\n",
-    "paddlejob-elastic": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  paddlejob: {elastic: 0}\n",
-    "paddlejob-clean-pod-policy": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  paddlejob: {cleanPodPolicy: Never}\n",
-    "operator-env": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  env: [{name: PADDLE_PORT, value: '1'}]\n",
-    "kubeflow-heter": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  ps: {replicas: 1}\n  heter: {replicas: 1}\n",
-    "workload-setting": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  kubeflow: {port: 3000}\n",
-    "distributed-roles": "spec:\n" + DISTRIBUTED + SETTINGS + "  ps: {replicas: 1}\n",
-    "distributed-required": "spec:\n" + DISTRIBUTED,
-    "distributed-ports": "spec:\n" + DISTRIBUTED + "  distributed: {volume: data, "
-    "trainConfigDir: q, hostPorts: false, port: 65535, portsNum: 2}\n",
-    "distributed-command": "spec:\n" + DISTRIBUTED + "  command: [a]\n  distributed: {volume: "
-    "data, trainConfigDir: q, hostPorts: false, command: [b]}\n",
-    "distributed-env": "spec:\n" + DISTRIBUTED + SETTINGS + "  env: [{name: JOB_NAME, value: x}]\n",
-    "hostport-nodes": "spec:\n" + DISTRIBUTED + "  distributed: {volume: data, "
-    "trainConfigDir: q}\n  worker: {replicas: 2}\n",
-    "collective-roles": "spec:\n" + COLLECTIVE + "  args: [t.py]\n  ps: {replicas: 1}\n",
-    "collective-command": "spec:\n" + COLLECTIVE,
-    "collective-restart": "spec:\n" + COLLECTIVE + "  args: [t.py]\n"
-    "  run: {restartPolicy: OnFailure}\n",
-    "collective-env": "spec:\n" + COLLECTIVE + "  args: [t.py]\n"
-    "  env: [{name: PADDLE_NNODES, value: '2'}]\n",
-    "collective-args": "spec:\n" + COLLECTIVE + "  args: [--nnodes, '2', t.py]\n",
-    "workload-unsupported": "spec:\n"
-    + COLLECTIVE.replace("collective-job", "trainjob")
-    + "  args: [t.py]\n  workingDir: /w\n",
-    "dataprep-layout": "spec:\n" + DISTRIBUTED + SETTINGS + "  dataPrep: {volume: data, "
-    "splitCount: 3}\n",
-    "volume-access-mode": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  worker: {replicas: 2}\n"
-    "  volumes: [{name: a, mountPath: /a, dynamic: {}, capacity: 1Gi, "
-    "accessModes: [ReadWriteOnce]}]\n",
-    "deprecated": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
-    + "  run: {recreateOnChange: true}\n",
-    "control-character": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + '  args: ["a\\x01b"]\n',
-    "quantity-fractional-bytes": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    "  resources: {limits: {memory: 500m}}\n",
-    "resource-name": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  worker: {resources: {limits: "
-    "{memory: 1Gi, storage: 1Gi}}}\n",
-    "resource-quantity": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    "  resources: {limits: {memory: 1Gi, "
-    "example.com/fpga: 500m}}\n",
-    "gpus-override": "spec:\n  workload: paddlejob\n  image: x:1\n  gpus: 2\n"
-    "  resources: {limits: {memory: 1Gi, "
-    "nvidia.com/gpu: 1}}\n",
-    "gpu-shm": "spec:\n  workload: paddlejob\n  image: x:1\n" + LIMITS + "  gpus: 1\n",
-    "implausible-size": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  worker: {replicas: 1001}\n",
-    "request-limit": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    "  resources: {requests: {memory: 2Gi}, limits: "
-    "{memory: 1Gi}}\n",
-    "env-downward-api": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  env: [{name: A, valueFrom: "
-    "{resourceFieldRef: {resource: limits.cpu, divisor: 500m}}}]\n",
-    "nfs-recycle": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, mountPath: /a, "
-    "nfs: {server: s, path: /x}, capacity: 1Gi, reclaimPolicy: Recycle}]\n",
+    + volume("dynamic: {}, capacity: 1Gi, accessModes: [ReadWriteOnce]"),
+    "deprecated": JOB + "  run: {recreateOnChange: true}\n",
+    "control-character": PADDLEJOB + '  args: ["a\\x01b"]\n',
+    "quantity-fractional-bytes": on(
+        "paddlejob", resources="  resources: {limits: {memory: 500m}}\n"
+    ),
+    "resource-name": PADDLEJOB + "  worker: {resources: {limits: {memory: 1Gi, storage: 1Gi}}}\n",
+    "resource-quantity": on(
+        "paddlejob", resources="  resources: {limits: {memory: 1Gi, example.com/fpga: 500m}}\n"
+    ),
+    "gpus-override": on(
+        "paddlejob",
+        "  gpus: 2\n",
+        resources="  resources: {limits: {memory: 1Gi, nvidia.com/gpu: 1}}\n",
+    ),
+    "gpu-shm": PADDLEJOB + "  gpus: 1\n",
+    "implausible-size": PADDLEJOB + "  worker: {replicas: 1001}\n",
+    "request-limit": on(
+        "paddlejob", resources="  resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}\n"
+    ),
+    "env-downward-api": PADDLEJOB
+    + "  env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 500m}}}]\n",
+    "nfs-recycle": PADDLEJOB + volume(NFS + ", capacity: 1Gi, reclaimPolicy: Recycle"),
     # metadata has no namespace, so the PV has no claimRef
-    "pv-binding": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, mountPath: /a, "
-    "nfs: {server: s, path: /x}, capacity: 1Gi, storageClassName: slow}]\n",
-    "toleration": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  tolerations: [{operator: Equal}]\n",
-    "env-key-ref": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  env: [{name: A, valueFrom: "
-    "{secretKeyRef: {name: s, key: a/b}}}]\n",
-    "host-path": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: a, mountPath: /a, "
-    "hostPath: {path: /a/../b}}]\n",
-    "image-whitespace": "spec:\n  workload: paddlejob\n  image: 'x:1 '\n" + LIMITS,
-    "topology-spread": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  topologySpreadConstraints: [{maxSkew: "
-    "1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {a: "
-    "b}}, matchLabelKeys: [a]}]\n",
-    "priority-class": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
+    "pv-binding": PADDLEJOB + volume(NFS + ", capacity: 1Gi, storageClassName: slow"),
+    "toleration": PADDLEJOB + "  tolerations: [{operator: Equal}]\n",
+    "env-key-ref": PADDLEJOB
+    + "  env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: a/b}}}]\n",
+    "host-path": PADDLEJOB + "  volumes: [{name: a, mountPath: /a, hostPath: {path: /a/../b}}]\n",
+    "image-whitespace": on("paddlejob", image="'x:1 '"),
+    "topology-spread": PADDLEJOB
+    + "  topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: "
+    "DoNotSchedule, labelSelector: {matchLabels: {a: b}}, matchLabelKeys: [a]}]\n",
+    "priority-class": JOB
     + "  priorityClassName: a\n  scheduling: {scheduler: volcano, priorityClassName: b}\n",
-    "container-name": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  initContainers: [{name: paddle, "
-    "image: b:1}]\n",
-    "container-port": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
+    "container-name": PADDLEJOB + "  initContainers: [{name: paddle, image: b:1}]\n",
+    "container-port": JOB
     + "  sidecars: [{name: s, image: b:1, ports: [{containerPort: 80}, {containerPort: 80}]}]\n",
-    "paddlejob-sidecar-pruned": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  sidecars: [{name: s, "
-    "image: b:1}]\n",
-    "kueue-workload": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  scheduling: {kueue: {queue: q}}\n",
-    "kueue-labels": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  podLabels: {kueue.x-k8s.io/queue-name: q}\n",
-    "kueue-data-prep": "spec:\n  workload: kubeflow-paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n  dataPrep: {volume: d}\n"
-    "  scheduling: {kueue: {queue: default}}\n",
-    "kueue-requests": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
-    + "  scheduling: {kueue: {queue: q}}\n",
-    "kueue-runtime": "spec:\n  workload: trainjob\n  image: x:1\n  args: [t.py]\n"
-    + LIMITS
-    + "  trainjob: {runtime: team-paddle}\n  scheduling: {kueue: {queue: q}}\n",
-    "collective-launcher": "spec:\n  workload: collective-job\n  image: x:1\n"
-    + LIMITS
-    + "  command: [python3, t.py]\n  worker: {replicas: 2}\n",
-    "paddlejob-intranet": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  worker: {replicas: 2}\n  paddlejob: {intranet: Service}\n",
-    "collective-deadline": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
-    + LIMITS
-    + "  worker: {replicas: 2}\n  scheduling: {kueue: {queue: q}}\n",
-    "group-restarts": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
-    + "  run: {restarts: 2}\n",
-    "ps-end": "spec:\n  workload: paddlejob\n  image: paddlepaddle/paddle:3.3.1\n"
-    + LIMITS
-    + "  ps: {replicas: 1}\n  run: {activeDeadlineSeconds: 60}\n",
-    "checkpoint-volume": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
+    "paddlejob-sidecar-pruned": PADDLEJOB + "  sidecars: [{name: s, image: b:1}]\n",
+    "kueue-workload": PADDLEJOB + "  scheduling: {kueue: {queue: q}}\n",
+    "kueue-labels": PADDLEJOB + "  podLabels: {kueue.x-k8s.io/queue-name: q}\n",
+    "kueue-data-prep": on(
+        "kubeflow-paddlejob",
+        "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n  dataPrep: {volume: d}\n"
+        "  scheduling: {kueue: {queue: default}}\n",
+    ),
+    "kueue-requests": JOB + "  scheduling: {kueue: {queue: q}}\n",
+    "kueue-runtime": on(
+        "trainjob",
+        "  args: [t.py]\n  trainjob: {runtime: team-paddle}\n  scheduling: {kueue: {queue: q}}\n",
+    ),
+    "collective-launcher": COLLECTIVE + "  command: [python3, t.py]\n  worker: {replicas: 2}\n",
+    "paddlejob-intranet": PADDLEJOB + "  worker: {replicas: 2}\n  paddlejob: {intranet: Service}\n",
+    "collective-deadline": SCRIPT + "  worker: {replicas: 2}\n  scheduling: {kueue: {queue: q}}\n",
+    "group-restarts": PADDLEJOB + "  run: {restarts: 2}\n",
+    "ps-end": on(
+        "paddlejob",
+        "  ps: {replicas: 1}\n  run: {activeDeadlineSeconds: 60}\n",
+        "paddlepaddle/paddle:3.3.1",
+    ),
+    "checkpoint-volume": PADDLEJOB
     + "  volumes: [{name: a, mountPath: /a, emptyDir: {}}]\n  checkpoint: {volume: a}\n",
-    "launcher-devices": "spec:\n  workload: collective-job\n  image: x:1\n"
-    + LIMITS
-    + "  args: [--devices, '0', t.py]\n",
-    "networks": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  networks: [a@eth0]\n",
-    "nccl": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
-    + "  nccl: {transport: tcp, gidIndex: 3}\n",
-    "pod-security": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
-    + "  security: {capabilities: {add: [IPC_LOCK]}, podSecurity: baseline}\n",
-    "topology-unhonoured": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
-    + LIMITS
-    + "  scheduling: {topology: {required: rack}}\n",
-    "topology-tier": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
-    + LIMITS
-    + "  scheduling: {scheduler: volcano, topology: {required: rack}}\n",
-    "unknown-resource": "spec:\n  workload: job\n  image: x:1\n"
-    "  resources: {limits: {memory: 1Gi, nvidia.com/gpus: 1}}\n",
-    "shm-memory": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  shm: 1Gi\n",
-    "rwx-storage-class": "spec:\n  workload: paddlejob\n  image: x:1\n"
-    + LIMITS
+    "launcher-devices": COLLECTIVE + "  args: [--devices, '0', t.py]\n",
+    "networks": JOB + "  networks: [a@eth0]\n",
+    "nccl": JOB + "  nccl: {transport: tcp, gidIndex: 3}\n",
+    "pod-security": JOB + "  security: {capabilities: {add: [IPC_LOCK]}, podSecurity: baseline}\n",
+    "topology-unhonoured": SCRIPT + "  scheduling: {topology: {required: rack}}\n",
+    "topology-tier": SCRIPT + "  scheduling: {scheduler: volcano, topology: {required: rack}}\n",
+    "unknown-resource": on(
+        "job", resources="  resources: {limits: {memory: 1Gi, nvidia.com/gpus: 1}}\n"
+    ),
+    "shm-memory": JOB + "  shm: 1Gi\n",
+    "rwx-storage-class": PADDLEJOB
     + "  worker: {replicas: 2}\n"
-    "  volumes: [{name: d, mountPath: /d, dynamic: {}, capacity: 1Gi}]\n",
-    "service-account-token": "spec:\n  workload: distributed-job\n  image: x:1\n"
-    + LIMITS
-    + "  automountServiceAccountToken: false\n"
-    "  volumes: [{name: d, mountPath: /d, emptyDir: {}}]\n"
-    "  distributed: {volume: d, trainConfigDir: q}\n",
-    "default-account-token": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
-    + "  automountServiceAccountToken: true\n",
-    "dns-config": "spec:\n  workload: job\n  image: x:1\n" + LIMITS + "  dnsPolicy: None\n",
-    "dns-policy": "spec:\n  workload: collective-job\n  image: x:1\n  args: [t.py]\n"
-    + LIMITS
-    + "  dnsPolicy: Default\n",
-    "env-override": "spec:\n  workload: job\n  image: x:1\n"
-    + LIMITS
-    + "  nccl: {transport: ib}\n  env: [{name: NCCL_NET, value: Socket}]\n",
-    "llm-checkpoint": "spec:\n  workload: collective-job\n  image: x:1\n"
-    + LIMITS
-    + "  command: [erniekit, train, --config, c.yaml]\n"
+    + volume("dynamic: {}, capacity: 1Gi"),
+    "service-account-token": on(
+        "distributed-job",
+        "  automountServiceAccountToken: false\n"
+        + volume("emptyDir: {}")
+        + "  distributed: {volume: a, trainConfigDir: q}\n",
+    ),
+    "default-account-token": JOB + "  automountServiceAccountToken: true\n",
+    "dns-config": JOB + "  dnsPolicy: None\n",
+    "dns-policy": SCRIPT + "  dnsPolicy: Default\n",
+    "env-override": JOB + "  nccl: {transport: ib}\n  env: [{name: NCCL_NET, value: Socket}]\n",
+    "llm-checkpoint": COLLECTIVE + "  command: [erniekit, train, --config, c.yaml]\n"
     "  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n  checkpoint: {volume: c}\n",
-    "ipc-lock-non-root": "spec:\n"
-    + COLLECTIVE
-    + "  args: [t.py]\n  security: {runAsNonRoot: true, capabilities: {add: [IPC_LOCK]}}\n",
-    "rdma": "spec:\n" + COLLECTIVE + "  args: [t.py]\n  nccl: {transport: roce}\n",
-    "nccl-accelerator": "spec:\n"
-    + COLLECTIVE
-    + "  args: [t.py]\n  accelerator: kunlunxin.com/xpu\n"
-    "  env: [{name: NCCL_DEBUG, value: INFO}]\n",
-    "root-volume-owner": "spec:\n"
-    + COLLECTIVE
-    + "  args: [t.py]\n  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n"
-    "  checkpoint: {volume: c}\n",
-    "launcher-port": "spec:\n" + COLLECTIVE + "  args: [t.py]\n  collective: {port: 37777}\n",
+    "ipc-lock-non-root": SCRIPT
+    + "  security: {runAsNonRoot: true, capabilities: {add: [IPC_LOCK]}}\n",
+    "rdma": SCRIPT + "  nccl: {transport: roce}\n",
+    "nccl-accelerator": SCRIPT
+    + "  accelerator: kunlunxin.com/xpu\n  env: [{name: NCCL_DEBUG, value: INFO}]\n",
+    "root-volume-owner": SCRIPT
+    + "  volumes: [{name: c, mountPath: /c, claim: {name: c}}]\n  checkpoint: {volume: c}\n",
+    "launcher-port": SCRIPT + "  collective: {port: 37777}\n",
 }
 SILENCEABLE = [rule for rule in RULES if rule not in REQUIRED]
 
 
 def spec_text(rule: str, extra: str = "") -> str:
     name = "n" * 60 if rule == "name-length" else "demo"
-    return f"{HEADER}metadata: {{name: {name}}}\n{TRIGGERS[rule]}{extra}"
+    return f"{HEADER}metadata: {{name: {name}}}\nspec:\n{TRIGGERS[rule]}{extra}"
 
 
 def write(tmp_path, text: str, name: str = "demo.yaml") -> str:
@@ -380,57 +286,44 @@ def test_a_run_ignores_every_rule_it_is_given(runner, tmp_path):
     assert both == (0, set())
 
 
-ENV = (
-    "spec:\n  workload: paddlejob\n  image: x:1\n" + LIMITS + "  env:\n"
+ENV = PADDLEJOB + (
+    "  env:\n"
     "    - {name: API_KEY, value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}\n"
     "    - {name: STRIPE_KEY, value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}\n"
     "  worker:\n    env: [{name: HF_TOKEN, value: hf_4eC39HqLyjWDarjtT1zdp7dc}]\n"
 )
+SECRETS = [
+    f"{path} [secret-literal]"
+    for path in ("$.spec.env[0].value", "$.spec.env[1].value", "$.spec.worker.env[0].value")
+]
+STALE = [*SECRETS, "$.ignore[0] [ignore-unused]"]  # nothing silenced, and the entry says so
 
 
-def env_findings(runner, tmp_path, ignore: str) -> tuple[int, list[str]]:
-    spec = write(tmp_path, f"{HEADER}metadata: {{name: demo}}\n{ENV}ignore:\n{ignore}")
+@pytest.mark.parametrize(
+    ("entry", "code", "found"),
+    [
+        ("{rule: secret-literal, path: '$.spec.env[1].value'}", 1, [SECRETS[0], SECRETS[2]]),
+        ("{rule: secret-literal, path: '$.spec.env'}", 1, SECRETS[2:]),
+        # `$.spec.e` is not a field above `$.spec.env`, though it shares its prefix
+        ("{rule: secret-literal, path: '$.spec.e'}", 1, STALE),
+        ("{rule: secret-literal, reason: test keys}", 0, []),
+        # Every check ran (the environments too, errors or not), so the entry is known stale.
+        ("{rule: image-tag, path: '$.spec.env'}", 1, STALE),
+    ],
+    ids=["that-field", "under-a-path", "not-a-prefix", "whole-spec", "its-own-rule-only"],
+)
+def test_an_entry_silences_its_rule_at_and_under_its_path(runner, tmp_path, entry, code, found):
+    spec = write(tmp_path, f"{HEADER}metadata: {{name: demo}}\nspec:\n{ENV}ignore:\n  - {entry}\n")
     result = runner.invoke(cli, ["validate", "--format", "json", spec])
-    return result.exit_code, [f"{d['path']} [{d['rule']}]" for d in json.loads(result.stdout)]
-
-
-def test_a_path_silences_that_field_only(runner, tmp_path):
-    code, found = env_findings(
-        runner, tmp_path, "  - {rule: secret-literal, path: '$.spec.env[1].value'}\n"
-    )
-    assert code == 1
-    assert found == [
-        "$.spec.env[0].value [secret-literal]",
-        "$.spec.worker.env[0].value [secret-literal]",
-    ]
-
-
-def test_a_path_silences_everything_under_it_but_not_a_sibling_that_shares_its_prefix(
-    runner, tmp_path
-):
-    code, found = env_findings(runner, tmp_path, "  - {rule: secret-literal, path: '$.spec.env'}\n")
-    assert (code, found) == (1, ["$.spec.worker.env[0].value [secret-literal]"])
-    # `$.spec.e` is not a field above `$.spec.env`: nothing silenced, and the entry is stale
-    code, found = env_findings(runner, tmp_path, "  - {rule: secret-literal, path: '$.spec.e'}\n")
-    assert code == 1 and len(found) == 4 and found[-1] == "$.ignore[0] [ignore-unused]"
-
-
-def test_an_entry_without_a_path_silences_its_rule_in_the_whole_spec(runner, tmp_path):
-    code, found = env_findings(runner, tmp_path, "  - {rule: secret-literal, reason: test keys}\n")
-    assert (code, found) == (0, [])
-
-
-def test_an_entry_only_silences_its_own_rule(runner, tmp_path):
-    code, found = env_findings(runner, tmp_path, "  - {rule: image-tag, path: '$.spec.env'}\n")
-    # Every check ran (the environments too, errors or not), so the entry is known to be stale.
-    assert code == 1 and len(found) == 4 and found[-1] == "$.ignore[0] [ignore-unused]"
+    reported = [f"{d['path']} [{d['rule']}]" for d in json.loads(result.stdout)]
+    assert (result.exit_code, reported) == (code, found)
 
 
 def test_an_entry_that_silences_nothing_is_a_positioned_warning(runner, tmp_path):
     spec = write(
         tmp_path,
-        f"{HEADER}metadata: {{name: demo}}\nspec:\n  workload: paddlejob\n  image: x:1\n{LIMITS}"
-        "ignore:\n  - {rule: secret-literal, path: '$.spec.env[2].value'}\n"
+        f"{HEADER}metadata: {{name: demo}}\nspec:\n{PADDLEJOB}ignore:\n"
+        "  - {rule: secret-literal, path: '$.spec.env[2].value'}\n"
         "  - {rule: image-tag}\n",
     )
     result = runner.invoke(cli, ["validate", spec])
@@ -450,8 +343,7 @@ def test_a_run_rule_does_not_make_the_spec_entry_for_it_stale(runner, tmp_path):
 
 
 OVERLAY = (
-    f"{HEADER}metadata: {{name: demo}}\nspec:\n  workload: paddlejob\n  image: x:1\n{LIMITS}"
-    "overlays:\n  prod:\n    spec:\n"
+    f"{HEADER}metadata: {{name: demo}}\nspec:\n{PADDLEJOB}overlays:\n  prod:\n    spec:\n"
     "      env: [{name: API_KEY, value: sk-live-4eC39HqLyjWDarjtT1zdp7dc}]\n"
 )
 
