@@ -13,7 +13,7 @@ import yaml
 from paddlegen.cli import cli
 from paddlegen.output.layout import HEADER, STAMP
 from tests.builders import job_spec
-from tests.cli.test_gitops import repo
+from tests.cli.test_gitops import rendered, repo
 from tests.conftest import require_tool
 
 COMPONENT = (
@@ -42,8 +42,7 @@ def kustomization(path: Path) -> dict:
 def test_a_file_added_to_a_job_folder_fails_check_naming_it_and_the_supported_place(
     runner, tmp_path
 ):
-    jobs, deploy = repo(tmp_path, a="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     (tmp_path / "deploy" / "a" / "netpol.yaml").write_text(NETPOL)
     check = runner.invoke(cli, ["check", jobs, "-o", deploy])
     assert check.exit_code == 1
@@ -133,9 +132,8 @@ def test_a_custom_component_is_listed_by_the_jobs_kustomization_while_it_is_ther
     ids=["no-kustomization", "a-kustomization", "not-yaml"],
 )
 def test_a_custom_folder_kustomize_cannot_use_fails_check(runner, tmp_path, component, why):
-    jobs, deploy = repo(tmp_path, a="1")
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     job = tmp_path / "deploy" / "a"
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
     add_custom(job, component)
     runner.invoke(cli, ["render", jobs, "-o", deploy])
     check = runner.invoke(cli, ["check", jobs, "-o", deploy])
@@ -148,8 +146,7 @@ def test_files_in_custom_are_never_removed_or_rewritten_even_with_paddlegens_hea
     runner, tmp_path
 ):
     """A copy of a generated file (header and all) in custom/ is the user's: kept."""
-    jobs, deploy = repo(tmp_path, a="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     job = tmp_path / "deploy" / "a"
     custom = add_custom(job, HEADER + COMPONENT)
     (custom / "copy.yaml").write_text((job / "batch_v1_job_a.yaml").read_text())
@@ -162,8 +159,7 @@ def test_files_in_custom_are_never_removed_or_rewritten_even_with_paddlegens_hea
 
 
 def test_a_deleted_spec_leaves_custom_and_says_so(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     add_custom(tmp_path / "deploy" / "b")
     (tmp_path / "jobs" / "b.yaml").unlink()
     result = runner.invoke(cli, ["render", jobs, "-o", deploy])
@@ -176,9 +172,8 @@ def test_a_deleted_spec_leaves_custom_and_says_so(runner, tmp_path):
 
 
 def test_a_symlinked_component_is_not_followed_and_fails_check(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     job = tmp_path / "deploy" / "a"
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
     elsewhere = tmp_path / "component.yaml"
     elsewhere.write_text(COMPONENT)
     custom = add_custom(job, "")
@@ -296,9 +291,8 @@ def backend(request, monkeypatch) -> str:
 def test_a_component_naming_a_file_kustomize_cannot_load_fails_at_its_entry(
     runner, tmp_path, backend, listing, at, why, command
 ):
-    jobs, deploy = repo(tmp_path, a="1")
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     job = tmp_path / "deploy" / "a"
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
     head = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
     add_custom(job, head + listing)
     (job / "custom" / "parts").mkdir()
@@ -317,9 +311,8 @@ def test_a_component_kustomize_cannot_build_fails_when_kustomize_is_there(
 ):
     """A patch of an object the job does not have: kustomize's verdict, which the in-process
     check of the Component's files cannot give."""
-    jobs, deploy = repo(tmp_path, a="1")
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     job = tmp_path / "deploy" / "a"
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
     add_custom(job, COMPONENT + "patches:\n  - path: patch.yaml\n")
     (job / "custom" / "patch.yaml").write_text(NETPOL.replace("name: a", "name: nobody"))
     assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0

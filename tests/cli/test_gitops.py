@@ -20,6 +20,14 @@ def repo(tmp_path, **jobs: str):
     return str(jobs_dir), str(tmp_path / "deploy")
 
 
+def rendered(runner, tmp_path, **jobs: str) -> tuple[str, str]:
+    """The folders of ``repo``'s specs and of their output, rendered there."""
+    jobs_dir, deploy = repo(tmp_path, **jobs)
+    result = runner.invoke(cli, ["render", jobs_dir, "-o", deploy])
+    assert result.exit_code == 0, result.output
+    return jobs_dir, deploy
+
+
 def snapshot(path) -> dict[str, tuple[bytes, float]]:
     return {
         str(p.relative_to(path)): (p.read_bytes(), p.stat().st_mtime_ns)
@@ -42,8 +50,7 @@ def test_folder_render_then_check_is_clean(runner, tmp_path):
 
 
 def test_check_reports_stale_missing_and_extra_with_a_diff(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     repo(tmp_path, a="2")  # a edited
     os.remove(os.path.join(jobs, "b.yaml"))  # b deleted
     repo(tmp_path, c="1")  # c added
@@ -79,8 +86,7 @@ def test_a_failed_check_says_the_render_that_mends_it_and_that_render_does(runne
 
 
 def test_a_deleted_spec_removes_only_generated_files(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     (tmp_path / "deploy" / "b" / "NOTES.md").write_text("keep me\n")
     os.remove(os.path.join(jobs, "b.yaml"))
     result = runner.invoke(cli, ["render", jobs, "-o", deploy])
@@ -90,8 +96,7 @@ def test_a_deleted_spec_removes_only_generated_files(runner, tmp_path):
 
 
 def test_single_files_never_prune_other_jobs(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     runner.invoke(cli, ["render", os.path.join(jobs, "a.yaml"), "-o", deploy])
     assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a", "b"]
 
@@ -99,8 +104,7 @@ def test_single_files_never_prune_other_jobs(runner, tmp_path):
 def test_listed_specs_find_the_job_of_a_deleted_spec_as_a_folder_does(runner, tmp_path):
     """`check jobs/*.yaml` (the shell lists the files) fails like `check jobs` on the output
     of a deleted spec: its stamp names the spec, which is gone."""
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     os.remove(os.path.join(jobs, "b.yaml"))
     listed = [os.path.join(jobs, "a.yaml")]
     for command in (["check", jobs], ["check", *listed]):
@@ -115,8 +119,7 @@ def test_listed_specs_find_the_job_of_a_deleted_spec_as_a_folder_does(runner, tm
 
 
 def test_listed_specs_remove_the_job_of_a_deleted_spec_when_rendered(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     os.remove(os.path.join(jobs, "b.yaml"))
     result = runner.invoke(cli, ["render", os.path.join(jobs, "a.yaml"), "-o", deploy])
     assert result.exit_code == 0, result.output
@@ -125,8 +128,7 @@ def test_listed_specs_remove_the_job_of_a_deleted_spec_when_rendered(runner, tmp
 
 
 def test_listed_specs_find_the_old_job_of_a_spec_that_names_another_one(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     (tmp_path / "jobs" / "b.yaml").write_text(job_spec("c", "img:1"))
     listed = [os.path.join(jobs, name) for name in ("a.yaml", "b.yaml")]
     result = runner.invoke(cli, ["check", *listed, "-o", deploy])
@@ -136,16 +138,14 @@ def test_listed_specs_find_the_old_job_of_a_spec_that_names_another_one(runner, 
 
 
 def test_a_check_of_some_specs_leaves_the_jobs_of_the_others_alone(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     result = runner.invoke(cli, ["check", os.path.join(jobs, "a.yaml"), "-o", deploy, "--fix"])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "deploy").iterdir()) == ["a", "b"]
 
 
 def test_a_moved_spec_renders_its_stamp_again_so_it_names_the_spec(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     os.rename(os.path.join(jobs, "b.yaml"), os.path.join(jobs, "bee.yaml"))
     assert runner.invoke(cli, ["render", jobs, "-o", deploy]).exit_code == 0
     listed = [os.path.join(jobs, "a.yaml")]
@@ -153,8 +153,7 @@ def test_a_moved_spec_renders_its_stamp_again_so_it_names_the_spec(runner, tmp_p
 
 
 def test_a_generated_file_that_lost_its_header_is_refused_with_the_way_out(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     manifest = tmp_path / "deploy" / "a" / "batch_v1_job_a.yaml"
     manifest.write_text(manifest.read_text().split("\n", 1)[1])  # a tool dropped the header
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
@@ -205,8 +204,7 @@ def test_an_output_folder_given_with_a_trailing_slash_is_shown_without_a_double_
 
 
 def test_check_in_json_reports_the_stale_files_as_findings_with_the_warnings(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    runner.invoke(cli, ["render", jobs, "-o", deploy])
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
     os.remove(tmp_path / "deploy" / "b" / "kustomization.yaml")
     result = runner.invoke(cli, ["check", jobs, "-o", deploy, "--format", "json"])

@@ -20,7 +20,7 @@ from paddlegen.output.layout import HEADER, STAMP
 from paddlegen.render import toolchain
 from paddlegen.resources import templates_dir
 from tests.builders import job_spec
-from tests.cli.test_gitops import repo, snapshot
+from tests.cli.test_gitops import rendered, repo, snapshot
 
 
 def _render(runner, jobs, deploy, *args):
@@ -42,8 +42,7 @@ def _bytes(path):
 
 
 def test_an_unchanged_job_is_skipped_and_keeps_every_byte_and_mtime(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     before = snapshot(tmp_path / "deploy")
     again = _render(runner, jobs, deploy)
     assert again.stderr.endswith("0 written, 6 unchanged, 0 removed\n")
@@ -51,8 +50,7 @@ def test_an_unchanged_job_is_skipped_and_keeps_every_byte_and_mtime(runner, tmp_
 
 
 def test_the_stamp_records_input_and_file_digests(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     text = (tmp_path / "deploy" / "a" / STAMP).read_text()
     assert text.startswith(HEADER)
     body = json.loads(text[len(HEADER) :])
@@ -65,8 +63,7 @@ def test_the_stamp_records_input_and_file_digests(runner, tmp_path):
 
 
 def test_an_edited_spec_renders_again(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1", b="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
     check = runner.invoke(cli, ["check", jobs, "-o", deploy])
     assert check.exit_code == 1 and "\n+        image: img:2\n" in check.stdout
@@ -77,8 +74,7 @@ def test_an_edited_spec_renders_again(runner, tmp_path):
 
 @pytest.mark.parametrize("edit", ["change", "delete", "add-generated"])
 def test_an_edited_rendered_file_is_noticed_and_restored(runner, tmp_path, edit):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     job = tmp_path / "deploy" / "a"
     manifest = job / "batch_v1_job_a.yaml"
     if edit == "change":
@@ -94,8 +90,7 @@ def test_an_edited_rendered_file_is_noticed_and_restored(runner, tmp_path, edit)
 
 
 def test_a_file_paddlegen_did_not_make_does_not_stop_reuse(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     (tmp_path / "deploy" / "a" / "NOTES.md").write_text("ours\n")
     again = _render(runner, jobs, deploy)
     assert "kept" in again.stderr and "NOTES.md" in again.stderr
@@ -119,8 +114,7 @@ def test_an_edited_template_renders_again(runner, tmp_path):
 
 
 def test_different_options_do_not_reuse(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     check = runner.invoke(cli, ["check", jobs, "-o", deploy, "--no-argocd"])
     assert check.exit_code == 1 and "-    argocd.argoproj.io/sync-wave" in check.stdout
 
@@ -138,8 +132,7 @@ def test_the_toolchain_digest_covers_code_templates_and_the_templates_folder(tmp
 
 def test_a_stale_stamp_alone_is_not_drift(runner, tmp_path):
     """After an upgrade every stamp is stale: check still passes when the manifests match."""
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     path = tmp_path / "deploy" / "a" / STAMP
     path.write_text(path.read_text().replace('"input": "', '"input": "stale'))
     check = runner.invoke(cli, ["check", jobs, "-o", deploy])
@@ -162,16 +155,14 @@ def test_a_skipped_job_still_reports_its_warnings(runner, tmp_path):
 
 
 def test_two_specs_with_the_same_bytes_are_still_refused(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     shutil.copy(tmp_path / "jobs" / "a.yaml", tmp_path / "jobs" / "copy.yaml")
     result = runner.invoke(cli, ["render", jobs, "-o", deploy])
     assert result.exit_code == 1 and "job 'a' is also the name of" in result.output
 
 
 def test_a_moved_spec_reuses_its_output(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     (tmp_path / "jobs" / "team").mkdir()
     (tmp_path / "jobs" / "a.yaml").rename(tmp_path / "jobs" / "team" / "a.yaml")
     again = _render(runner, jobs, deploy)
@@ -306,8 +297,7 @@ def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path,
 
     import paddlegen.output.writer as kustomize
 
-    jobs, deploy = repo(tmp_path, a="1", b="1", c="1", d="1")
-    _render(runner, jobs, deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1", b="1", c="1", d="1")
     for name in "abcd":
         (tmp_path / "jobs" / f"{name}.yaml").write_text(job_spec(name, "img:2"))
     calls = []

@@ -15,7 +15,7 @@ import pytest
 from paddlegen.cli import cli
 from paddlegen.output.layout import STAMP
 from tests.builders import job_spec
-from tests.cli.test_gitops import repo, snapshot
+from tests.cli.test_gitops import rendered, repo, snapshot
 
 NAME_AT = "4:9"  # metadata.name in a job_spec
 
@@ -54,8 +54,7 @@ def _image(deploy, name="a"):
     "command", [["render"], ["render", "--validate"], ["check"], ["check", "--fix"], ["diff"]]
 )
 def test_another_spec_file_of_the_same_job_is_refused_naming_both(runner, tmp_path, tag, command):
-    jobs, deploy = repo(tmp_path, a="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     before = snapshot(tmp_path / "deploy")
     other = _other_spec_of(tmp_path, "a", tag)
     result = runner.invoke(cli, [*command, other, "-o", deploy])
@@ -88,8 +87,7 @@ def test_the_refusal_names_the_other_file_as_typed_and_every_taker(runner, tmp_p
 
 
 def test_a_spec_file_that_cannot_be_read_still_holds_its_folder(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     (tmp_path / "jobs" / "a.yaml").write_text("metadata: {name: [\n")  # mid-edit
     other = _other_spec_of(tmp_path, "a", "2")
     result = runner.invoke(cli, ["render", other, "-o", deploy])
@@ -104,8 +102,7 @@ def test_a_spec_file_that_cannot_be_read_still_holds_its_folder(runner, tmp_path
 @pytest.mark.parametrize("command", [["render"], ["check"], ["check", "--fix"]])
 def test_a_stamp_naming_a_file_that_is_no_spec_says_to_delete_the_stamp(runner, tmp_path, command):
     """A stamp edited by hand, or a copy from elsewhere: the way out is named."""
-    jobs, deploy = repo(tmp_path, a="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     stamp = tmp_path / "deploy" / "a" / STAMP
     program = tmp_path / "ls"
     program.write_bytes(b"\x7fELF\x02\x01\x01\x00\xff\xfe")
@@ -125,8 +122,7 @@ def test_a_stamp_naming_a_file_that_is_no_spec_says_to_delete_the_stamp(runner, 
 
 
 def test_deleting_the_other_file_gives_the_folder_up(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     other = _other_spec_of(tmp_path, "a", "2")
     os.remove(tmp_path / "jobs" / "a.yaml")
     _ok(runner, "render", other, "-o", deploy)
@@ -135,8 +131,7 @@ def test_deleting_the_other_file_gives_the_folder_up(runner, tmp_path):
 
 
 def test_a_spec_whose_first_file_names_another_job_or_moved_takes_the_folder(runner, tmp_path):
-    jobs, deploy = repo(tmp_path, a="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     other = _other_spec_of(tmp_path, "a", "2")
     # the first spec names another job now: the folder is no longer its
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("b", "img:1"))
@@ -152,8 +147,7 @@ def test_a_spec_whose_first_file_names_another_job_or_moved_takes_the_folder(run
 @pytest.mark.parametrize("listed", [False, True])  # the folder, or the files one by one
 def test_a_renamed_spec_file_keeps_its_job(runner, tmp_path, listed):
     """`git mv jobs/a.yaml jobs/b.yaml`, edited in the same commit."""
-    jobs, deploy = repo(tmp_path, a="1", c="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1", c="1")
     os.rename(tmp_path / "jobs" / "a.yaml", tmp_path / "jobs" / "b.yaml")
     (tmp_path / "jobs" / "b.yaml").write_text(job_spec("a", "img:2"))
     specs = sorted(str(p) for p in (tmp_path / "jobs").iterdir()) if listed else [jobs]
@@ -211,8 +205,7 @@ def test_a_clone_at_another_path_owns_its_own_folders(runner, tmp_path):
 
 def test_an_imported_spec_renders_over_its_own_job(runner, tmp_path):
     """`import` of a job's manifests into its spec file, then render."""
-    jobs, deploy = repo(tmp_path, a="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    jobs, deploy = rendered(runner, tmp_path, a="1")
     manifests = tmp_path / "live.yaml"
     manifests.write_text(
         runner.invoke(cli, ["render", f"{jobs}/a.yaml", "--stdout"]).stdout.replace(
