@@ -11,6 +11,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from paddlegen.resources import templates_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -245,3 +247,15 @@ def paddlegen_of(tree: Path | None, cwd: Path, *args: str) -> subprocess.Complet
         text=True,
         check=False,
     )
+
+
+# ---- tc-cli: what the command line's tests share --------------------------------------------
+
+
+def own_templates(folder: Path) -> Path:
+    """A --templates folder, ``folder``/templates, with a copy of the job workload's template:
+    the copy's path."""
+    template = folder / "templates" / "job" / "job.yaml.j2"
+    template.parent.mkdir(parents=True)
+    shutil.copy(templates_dir() / "job" / "job.yaml.j2", template)
+    return template

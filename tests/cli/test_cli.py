@@ -12,7 +12,7 @@ import yaml
 from paddlegen.cli import cli
 from paddlegen.render import engine as render_module
 from tests.builders import job_spec
-from tests.conftest import ROOT
+from tests.helpers import own_templates
 
 
 def write_spec(tmp_path, name="demo", extra=""):
@@ -189,15 +189,14 @@ def test_arguments_holding_no_spec_get_one_verdict_from_every_command(
 
 def test_render_validate_names_findings_by_the_files_it_writes(runner, tmp_path):
     """A base finding names base/<file>; an overlay's names its patch file; both exist."""
-    templates = tmp_path / "templates" / "job"
-    templates.mkdir(parents=True)
-    builtin = (ROOT / "templates" / "job" / "job.yaml.j2").read_text()
+    template = own_templates(tmp_path)
+    builtin = template.read_text()
     # an unknown field on the prod object only (its image is img:2)
     shape = '{"parallelism": 1, "completions": 1}'
     bogus = '{"parallelism": 1, "completions": 1, "bogus": 1}'
     marked = builtin.replace(shape, f"({bogus} if job.roles.worker.image == 'img:2' else {shape})")
     assert marked != builtin
-    (templates / "job.yaml.j2").write_text(marked)
+    template.write_text(marked)
     spec = tmp_path / "demo.yaml"
     spec.write_text(job_spec("demo") + "overlays:\n  prod:\n    spec:\n      image: img:2\n")
     out = tmp_path / "deploy"

@@ -7,6 +7,7 @@ render restores the exact output a fresh render gives and that check flags it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -16,11 +17,12 @@ import sys
 import pytest
 
 from paddlegen.cli import cli
+from paddlegen.output import writer
 from paddlegen.output.layout import HEADER, STAMP
-from paddlegen.render import toolchain
-from paddlegen.resources import templates_dir
+from paddlegen.render import engine, toolchain
 from tests.builders import job_spec
 from tests.cli.test_gitops import rendered, repo, snapshot
+from tests.helpers import own_templates
 
 
 def _render(runner, jobs, deploy, *args):
@@ -99,17 +101,13 @@ def test_a_file_paddlegen_did_not_make_does_not_stop_reuse(runner, tmp_path):
 
 def test_an_edited_template_renders_again(runner, tmp_path):
     jobs, deploy = repo(tmp_path, a="1")
-    mine = tmp_path / "templates" / "job"
-    mine.mkdir(parents=True)
-    shutil.copy(templates_dir() / "job" / "job.yaml.j2", mine / "job.yaml.j2")
-    _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
-    template = mine / "job.yaml.j2"
+    template = own_templates(tmp_path)
+    templates = ["--templates", str(tmp_path / "templates")]
+    _render(runner, jobs, deploy, *templates)
     template.write_text(template.read_text().replace(', "completions": 1', ""))
-    check = runner.invoke(
-        cli, ["check", jobs, "-o", deploy, "--templates", str(tmp_path / "templates")]
-    )
+    check = runner.invoke(cli, ["check", jobs, "-o", deploy, *templates])
     assert check.exit_code == 1 and "\n-  completions: 1\n" in check.stdout
-    result = _render(runner, jobs, deploy, "--templates", str(tmp_path / "templates"))
+    result = _render(runner, jobs, deploy, *templates)
     assert result.stderr.endswith("2 written, 1 unchanged, 0 removed\n")  # the Job, its record
 
 
@@ -219,35 +217,17 @@ def test_a_failed_parallel_render_leaves_the_output_as_it_was(runner, tmp_path):
 
 def test_the_template_cache_never_serves_an_edited_template(tmp_path):
     """Separate processes, as users run it: the second one finds the first one's cache."""
-    import subprocess
-    import sys
-
-    jobs, deploy = repo(tmp_path, a="1")
-    mine = tmp_path / "templates" / "job"
-    mine.mkdir(parents=True)
-    template = mine / "job.yaml.j2"
-    shutil.copy(templates_dir() / "job" / "job.yaml.j2", template)
+    jobs, _ = repo(tmp_path, a="1")
+    template = own_templates(tmp_path)
     env = {**os.environ, "PADDLEGEN_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("PADDLEGEN_NO_CACHE", None)
 
     def render() -> str:
         out = tmp_path / "out"
         shutil.rmtree(out, ignore_errors=True)
+        args = ["render", jobs, "-o", str(out), "--templates", str(tmp_path / "templates")]
         run = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "paddlegen",
-                "render",
-                jobs,
-                "-o",
-                str(out),
-                "--templates",
-                str(tmp_path / "templates"),
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
+            [sys.executable, "-m", "paddlegen", *args], capture_output=True, text=True, env=env
         )
         assert run.returncode == 0, run.stderr
         return (out / "a" / "batch_v1_job_a.yaml").read_text()
@@ -261,23 +241,16 @@ def test_the_template_cache_never_serves_an_edited_template(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
 def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
-    from paddlegen.render import engine as render
-    from paddlegen.render.toolchain import compiler_digest
-
     monkeypatch.setenv("PADDLEGEN_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PADDLEGEN_NO_CACHE", raising=False)
-    assert render._bytecode_cache() is not None
-    (tmp_path / f"templates-{compiler_digest()[:16]}").chmod(0o777)
-    assert render._bytecode_cache() is None  # its entries would be loaded as code
+    assert engine._bytecode_cache() is not None
+    (tmp_path / f"templates-{toolchain.compiler_digest()[:16]}").chmod(0o777)
+    assert engine._bytecode_cache() is None  # its entries would be loaded as code
     monkeypatch.setenv("PADDLEGEN_NO_CACHE", "1")
-    assert render._bytecode_cache() is None
+    assert engine._bytecode_cache() is None
 
 
 def test_the_template_cache_is_named_after_the_sandbox_and_the_environment(tmp_path, monkeypatch):
-    import shutil
-
-    from paddlegen.render import toolchain
-
     for rel in toolchain.COMPILER_MODULES:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(toolchain.PACKAGE / rel, tmp_path / rel)
@@ -293,15 +266,11 @@ def test_the_template_cache_is_named_after_the_sandbox_and_the_environment(tmp_p
 
 
 def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path, monkeypatch):
-    import errno
-
-    import paddlegen.output.writer as kustomize
-
     jobs, deploy = rendered(runner, tmp_path, a="1", b="1", c="1", d="1")
     for name in "abcd":
         (tmp_path / "jobs" / f"{name}.yaml").write_text(job_spec(name, "img:2"))
     calls = []
-    real_swap = kustomize._swap
+    real_swap = writer._swap
 
     def swap(staging, target):
         calls.append(target.name)
@@ -309,7 +278,7 @@ def test_a_swap_that_fails_midway_leaves_no_staged_tree_behind(runner, tmp_path,
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real_swap(staging, target)
 
-    monkeypatch.setattr(kustomize, "_swap", swap)
+    monkeypatch.setattr(writer, "_swap", swap)
     result = runner.invoke(cli, ["render", jobs, "-o", deploy, "-j", "1"])
     assert result.exit_code == 2 and "c: cannot write: Input/output error" in result.stderr
     assert not [n for n in os.listdir(deploy) if n.startswith(".")]

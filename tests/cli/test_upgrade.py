@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES
+from tests.helpers import own_templates, release
 from tests.helpers import paddlegen_of as paddlegen
-from tests.helpers import release
 
 JOB = "quickstart"
 JOB_FILE = f"batch_v1_job_{JOB}.yaml"
@@ -116,15 +116,11 @@ def test_a_stamp_without_its_source_takes_the_new_rendering(repo, tmp_path):
 
 def test_the_users_own_templates_are_input_like_the_spec(repo, tmp_path):
     """An edit of a --templates folder is the user's change: it takes effect at once."""
-    templates = tmp_path / "own"
-    (templates / "job").mkdir(parents=True)
-    source = (ROOT / "templates" / "job" / "job.yaml.j2").read_text()
-    (templates / "job" / "job.yaml.j2").write_text(source)
-    args = ["render", "jobs", "-o", "deploy", "--templates", str(templates)]
+    template = own_templates(tmp_path)
+    args = ["render", "jobs", "-o", "deploy", "--templates", str(template.parents[1])]
     assert paddlegen(None, repo, *args).returncode == 0
-    (templates / "job" / "job.yaml.j2").write_text(
-        source.replace('"parallelism": 1', '"parallelism": 1, "suspend": false')
-    )
+    source = template.read_text()
+    template.write_text(source.replace('"parallelism": 1', '"parallelism": 1, "suspend": false'))
     done = paddlegen(None, repo, *args)
     assert done.returncode == 0, done.stderr
     assert KEPT not in done.stderr
