@@ -259,3 +259,21 @@ def own_templates(folder: Path) -> Path:
     template.parent.mkdir(parents=True)
     shutil.copy(templates_dir() / "job" / "job.yaml.j2", template)
     return template
+
+
+def rendered_quickstart(tmp_path: Path) -> Path:
+    """``tmp_path``/repo: examples/quickstart.yaml in jobs/, rendered into deploy/ by this
+    paddlegen (0.1.0)."""
+    repo = tmp_path / "repo"
+    (repo / "jobs").mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "quickstart.yaml", repo / "jobs" / "quickstart.yaml")
+    done = paddlegen_of(None, repo, "render", "jobs", "-o", "deploy")
+    assert done.returncode == 0, done.stderr
+    return repo
+
+
+def drop_source(stamp: Path) -> None:
+    """``stamp`` as written before stamps said what of the input is the user's: no source,
+    no version."""
+    lines = stamp.read_text().splitlines(keepends=True)
+    stamp.write_text("".join(x for x in lines if '"source"' not in x and '"version"' not in x))

@@ -18,8 +18,7 @@ import pytest
 from paddlegen.cli import cli
 from paddlegen.gitops.merge import spec_changes
 from tests.builders import job_spec
-from tests.conftest import EXAMPLES
-from tests.helpers import paddlegen_of, release
+from tests.helpers import drop_source, paddlegen_of, release, rendered_quickstart
 
 OVERLAYS = """\
 overlays:
@@ -241,28 +240,15 @@ def test_json_and_markdown(repo, runner):
     write(repo, "c", job_spec("c"))
     args = ["--allow-removal"]
     gone = f"its spec is gone: Argo CD deletes Application b-{{}}, {GONE}"
+    found = [
+        ("a", None, "rerun", "spec changed: spec.image"),
+        ("b", "dev", "delete", gone.format("dev")),
+        ("b", "prod", "delete", gone.format("prod")),
+        ("c", None, "create", ""),
+    ]
+    keys = ("job", "environment", "action", "reason")
     assert json.loads(plan(runner, "--output-format", "json", *args).stdout) == {
-        "targets": [
-            {
-                "job": "a",
-                "environment": None,
-                "action": "rerun",
-                "reason": "spec changed: spec.image",
-            },
-            {
-                "job": "b",
-                "environment": "dev",
-                "action": "delete",
-                "reason": gone.format("dev"),
-            },
-            {
-                "job": "b",
-                "environment": "prod",
-                "action": "delete",
-                "reason": gone.format("prod"),
-            },
-            {"job": "c", "environment": None, "action": "create", "reason": ""},
-        ]
+        "targets": [dict(zip(keys, target, strict=True)) for target in found]
     }
     assert plan(runner, "--output-format", "markdown", *args).stdout == (
         "### paddlegen plan: merging into HEAD\n"
@@ -347,11 +333,8 @@ def test_a_new_paddlegen_reruns_only_what_render_upgrade_takes(tmp_path):
     """A release that renders a job differently: its plan names no rerun, nor does the
     render it makes; `render --upgrade JOB` is a rerun, which plan fails on unless allowed,
     and which `plan --upgrade JOB` shows before it."""
-    repo = tmp_path / "repo"
-    (repo / "jobs").mkdir(parents=True)
+    repo = rendered_quickstart(tmp_path)
     git(repo, "init", "-q", "-b", "main")
-    shutil.copy(EXAMPLES / "quickstart.yaml", repo / "jobs" / "quickstart.yaml")
-    assert paddlegen_of(None, repo, "render", "jobs", "-o", "deploy").returncode == 0
     commit(repo, "init")
     new = release(tmp_path, "0.2.0")
 
@@ -381,14 +364,9 @@ def test_a_new_paddlegen_reruns_only_what_render_upgrade_takes(tmp_path):
 def test_a_folder_stamped_without_its_spec_digest_reruns_on_a_new_paddlegen(tmp_path):
     """A stamp that does not say what of its input is the user's: a new paddlegen renders it
     anew, and plan says that this run is paddlegen's, before rendering and after."""
-    repo = tmp_path / "repo"
-    (repo / "jobs").mkdir(parents=True)
+    repo = rendered_quickstart(tmp_path)
+    drop_source(repo / "deploy" / "quickstart" / ".paddlegen-stamp")
     git(repo, "init", "-q", "-b", "main")
-    shutil.copy(EXAMPLES / "quickstart.yaml", repo / "jobs" / "quickstart.yaml")
-    assert paddlegen_of(None, repo, "render", "jobs", "-o", "deploy").returncode == 0
-    stamp = repo / "deploy" / "quickstart" / ".paddlegen-stamp"
-    lines = stamp.read_text().splitlines(keepends=True)
-    stamp.write_text("".join(x for x in lines if '"source"' not in x and '"version"' not in x))
     commit(repo, "init")
     new = release(tmp_path, "0.2.0")
     reason = "paddlegen's rendering changed"

@@ -5,13 +5,11 @@ copy of the package with a changed template and version."""
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES
-from tests.helpers import own_templates, release
+from tests.helpers import drop_source, own_templates, release, rendered_quickstart
 from tests.helpers import paddlegen_of as paddlegen
 
 JOB = "quickstart"
@@ -29,13 +27,7 @@ def digests(folder: Path) -> dict[str, str]:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """A repository whose deploy/ this paddlegen (0.1.0) rendered."""
-    repo = tmp_path / "repo"
-    (repo / "jobs").mkdir(parents=True)
-    shutil.copy(EXAMPLES / "quickstart.yaml", repo / "jobs" / "quickstart.yaml")
-    done = paddlegen(None, repo, "render", "jobs", "-o", "deploy")
-    assert done.returncode == 0, done.stderr
-    return repo
+    return rendered_quickstart(tmp_path)
 
 
 def test_a_new_release_keeps_an_unchanged_specs_files_and_says_so(repo, tmp_path):
@@ -105,9 +97,7 @@ def test_a_release_that_renders_the_same_files_changes_nothing_and_says_nothing(
 def test_a_stamp_without_its_source_takes_the_new_rendering(repo, tmp_path):
     """A folder stamped before stamps said what of the input is the user's: whether its spec
     changed cannot be told, so it is rendered anew, as before."""
-    stamp = repo / "deploy" / JOB / ".paddlegen-stamp"
-    lines = stamp.read_text().splitlines(keepends=True)
-    stamp.write_text("".join(x for x in lines if '"source"' not in x and '"version"' not in x))
+    drop_source(repo / "deploy" / JOB / ".paddlegen-stamp")
     new = release(tmp_path, "0.2.0")
     done = paddlegen(new, repo, "render", "jobs", "-o", "deploy")
     assert done.returncode == 0, done.stderr
