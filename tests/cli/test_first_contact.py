@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from paddlegen.authoring.init import schema_reference
-from paddlegen.cli import cli
+from paddlegen.cli import cli, common
 from paddlegen.resources import data_root, kueue_schema_path, spec_schema_path
+from paddlegen.version import version_text
 
 MODELINE = "# yaml-language-server: $schema="
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,19 +154,13 @@ def test_env_and_label_values_yaml_typed_show_as_written_with_a_quoting_hint(run
     spec.write_text(TYPED)
     result = runner.invoke(cli, ["validate", "--no-manifests", str(spec)])
     assert result.exit_code == 1
-    lines = result.stderr.splitlines()
-    assert lines[0] == (
-        f"{spec}:3:36: error: $.metadata.labels.v: 1.10 is a number in YAML, not a string "
-        '(quote it: "1.10"; unquoted, YAML reads it as 1.1) [schema]'
-    )
-    assert lines[1] == (
-        f"{spec}:8:28: error: $.spec.env[0].value: 1.10 is a number in YAML, not a string "
-        '(quote it: "1.10"; unquoted, YAML reads it as 1.1) [schema]'
-    )
-    assert lines[2] == (
+    number = 'a number in YAML, not a string (quote it: "1.10"; unquoted, YAML reads it as 1.1)'
+    assert result.stderr.splitlines()[:3] == [
+        f"{spec}:3:36: error: $.metadata.labels.v: 1.10 is {number} [schema]",
+        f"{spec}:8:28: error: $.spec.env[0].value: 1.10 is {number} [schema]",
         f"{spec}:9:25: error: $.spec.env[1].value: on is a boolean in YAML, not a string "
-        '(quote it: "on"; unquoted, YAML reads it as true) [schema]'
-    )
+        '(quote it: "on"; unquoted, YAML reads it as true) [schema]',
+    ]
     assert "12345678" not in result.stderr  # a credential's value is still never echoed
     assert "True" not in result.stderr and " 1.1 is" not in result.stderr
 
@@ -192,9 +187,11 @@ WARNED = (
 )
 
 
-def _validate_at_terminal(runner, tmp_path, monkeypatch, terminal: bool, no_color: str | None):
-    from paddlegen.cli import common
-
+def _validate_at_terminal(
+    runner, tmp_path, monkeypatch, terminal: bool, no_color: str | None, *args: str
+) -> str:
+    """What `validate` of a spec with warnings prints (stdout, then stderr), at a terminal or
+    not, with NO_COLOR set to ``no_color`` (None: unset)."""
     monkeypatch.setattr(common, "_stderr_is_terminal", lambda: terminal)
     if no_color is None:
         monkeypatch.delenv("NO_COLOR", raising=False)
@@ -202,34 +199,29 @@ def _validate_at_terminal(runner, tmp_path, monkeypatch, terminal: bool, no_colo
         monkeypatch.setenv("NO_COLOR", no_color)
     spec = tmp_path / "demo.yaml"
     spec.write_text(WARNED)
-    return runner.invoke(cli, ["validate", "--no-manifests", str(spec)]).stderr
+    result = runner.invoke(cli, ["validate", "--no-manifests", *args, str(spec)])
+    return result.stdout + result.stderr
 
 
 def test_severities_are_coloured_at_a_terminal(runner, tmp_path, monkeypatch):
-    stderr = _validate_at_terminal(runner, tmp_path, monkeypatch, True, None)
-    assert "\x1b[33mwarning\x1b[0m: $.spec.image:" in stderr  # image-tag, limits-missing
-    assert stderr.count("\x1b[") == 2 * stderr.count("warning")
+    output = _validate_at_terminal(runner, tmp_path, monkeypatch, True, None)
+    assert "\x1b[33mwarning\x1b[0m: $.spec.image:" in output  # image-tag, limits-missing
+    assert output.count("\x1b[") == 2 * output.count("warning")
 
 
 @pytest.mark.parametrize(("terminal", "no_color"), [(True, "1"), (False, None), (False, "")])
 def test_no_colour_with_no_color_or_off_a_terminal(
     runner, tmp_path, monkeypatch, terminal, no_color
 ):
-    stderr = _validate_at_terminal(runner, tmp_path, monkeypatch, terminal, no_color)
-    assert "warning: $.spec.image:" in stderr
-    assert "\x1b" not in stderr
+    output = _validate_at_terminal(runner, tmp_path, monkeypatch, terminal, no_color)
+    assert "warning: $.spec.image:" in output
+    assert "\x1b" not in output
 
 
-def test_colour_never_reaches_json_or_github(runner, tmp_path, monkeypatch):
-    from paddlegen.cli import common
-
-    monkeypatch.setattr(common, "_stderr_is_terminal", lambda: True)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    spec = tmp_path / "demo.yaml"
-    spec.write_text(WARNED)
-    for fmt in ("json", "github"):
-        result = runner.invoke(cli, ["validate", "--no-manifests", "--format", fmt, str(spec)])
-        assert "\x1b" not in result.output + result.stderr
+@pytest.mark.parametrize("fmt", ["json", "github"])
+def test_colour_never_reaches_json_or_github(runner, tmp_path, monkeypatch, fmt):
+    output = _validate_at_terminal(runner, tmp_path, monkeypatch, True, None, "--format", fmt)
+    assert "image" in output and "\x1b" not in output
 
 
 def test_a_spec_cannot_colour_the_terminal_through_a_coloured_line():
@@ -254,11 +246,11 @@ def test_completion_refuses_another_shell(runner):
     assert "'tcsh' is not one of 'bash', 'zsh', 'fish'" in result.stderr
 
 
-def test_dash_v_is_the_version(runner):
-    short = runner.invoke(cli, ["-V"])
-    assert short.exit_code == 0
-    assert short.stdout == runner.invoke(cli, ["--version"]).stdout
-    assert short.stdout.startswith("paddlegen, version ")
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_and_dash_v_print_the_version(runner, flag):
+    result = runner.invoke(cli, [flag])
+    assert result.exit_code == 0
+    assert result.stdout == version_text()
 
 
 @pytest.mark.parametrize("answers", ["", "paddlejob\n", "paddlejob\ndemo\n"])
