@@ -11,19 +11,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import xml.etree.ElementTree as ET
 
 import pytest
 import yaml
 
+from paddlegen import __version__
 from paddlegen.cli import cli
+from paddlegen.validate.kubeconform import find_kubeconform
 from tests.builders import job_spec
+from tests.cli.test_ci_formats import AFFINITY_TYPO, junit_suite, valid_sarif
 from tests.helpers import LOSSY_JOB
 
 
 @pytest.fixture()
 def repo(tmp_path, runner):
-    """jobs/{a,b}.yaml rendered into deploy/; then a.yaml changed (stale output)."""
+    """jobs/{a,b}.yaml rendered into deploy/; then a.yaml changed (stale output), bad.yaml
+    with a schema error, c.yaml whose affinity renders an invalid manifest."""
     jobs = tmp_path / "jobs"
     jobs.mkdir()
     for name in ("a", "b"):
@@ -31,7 +34,12 @@ def repo(tmp_path, runner):
     assert runner.invoke(cli, ["render", str(jobs), "-o", str(tmp_path / "deploy")]).exit_code == 0
     (jobs / "a.yaml").write_text(job_spec("a", "img:2"))
     (jobs / "bad.yaml").write_text(job_spec("bad", "img:1") + "  wokrer: {}\n")
+    (jobs / "c.yaml").write_text(job_spec("c", "img:1", AFFINITY_TYPO))
     return tmp_path
+
+
+# The rule of a rendered manifest's finding: --validate's validator, kubeconform if it is here.
+MANIFESTS = "kubeconform" if find_kubeconform() else "in-process"
 
 
 def one_document(text: str) -> list[dict]:
@@ -41,18 +49,26 @@ def one_document(text: str) -> list[dict]:
     return found
 
 
-def rules_in(fmt: str, text: str) -> list[str]:
-    """The rule of each finding; fails unless ``text`` is exactly one document of ``fmt``
-    (tests/cli/test_ci_formats.py checks the documents themselves)."""
+def rules_in(fmt: str, text: str, command: str, code: int) -> list[str]:
+    """The rule of each finding; fails unless ``text`` is exactly one valid document of
+    ``fmt`` (tests/cli/test_ci_formats.py) naming the ``command`` run, and whether it could
+    run (exit ``code`` 2: it could not)."""
     if fmt == "json":
         return [d["rule"] for d in one_document(text)]
     if fmt == "sarif":
-        (run,) = json.loads(text)["runs"]
-        notes = run["invocations"][0].get("toolExecutionNotifications", [])
+        (run,) = valid_sarif(text)["runs"]
+        assert run["tool"]["driver"]["name"] == "paddlegen"
+        assert run["tool"]["driver"]["version"] == __version__
+        (invocation,) = run["invocations"]
+        assert invocation["executionSuccessful"] is (code != 2)
+        notes = invocation.get("toolExecutionNotifications", [])
         return [r["ruleId"] for r in run["results"]] + [n["descriptor"]["id"] for n in notes]
+    suite = junit_suite(text)
+    assert suite.get("name") == f"paddlegen {command}"
+    assert int(suite.get("errors")) == (code == 2)
     lines = [
         line
-        for element in ET.fromstring(text).iter()
+        for element in suite.iter()
         if element.tag in ("failure", "error", "system-out")
         for line in (element.text or "").splitlines()
     ]
@@ -70,6 +86,9 @@ def rules_in(fmt: str, text: str) -> list[str]:
         (["render", "jobs/a.yaml", "--validate", "-o", "deploy"], 0, []),
         (["render", "missing.yaml", "-o", "deploy"], 2, ["input"]),
         (["validate", "jobs/a.yaml"], 0, []),
+        (["validate", "jobs"], 1, ["schema", "in-process"]),
+        (["render", "jobs/c.yaml", "--validate", "-o", "deploy"], 1, [MANIFESTS]),
+        (["schemas", "export", "jobs/a.yaml"], 2, ["usage"]),  # a file where a folder goes
         (["validate", "jobs/bad.yaml"], 1, ["schema"]),
         (["validate", "missing.yaml"], 2, ["input"]),
         (["check", "jobs/bad.yaml", "-o", "deploy"], 1, ["schema", "summary"]),
@@ -88,7 +107,7 @@ def test_json_is_one_document_on_stdout(runner, repo, monkeypatch, args, code, r
     (repo / "job.yaml").write_text(LOSSY_JOB)
     result = runner.invoke(cli, [*args, "--format", fmt])
     assert result.exit_code == code, result.output
-    assert sorted(set(rules_in(fmt, result.stdout))) == sorted(rules)
+    assert sorted(set(rules_in(fmt, result.stdout, args[0], code))) == sorted(rules)
     # no document among the human text
     assert not result.stderr.lstrip().startswith(("[", "{", "<"))
 
@@ -127,11 +146,7 @@ def test_import_to_stdout_keeps_stdout_for_the_spec(runner, tmp_path):
 def test_an_error_after_findings_joins_the_one_document(runner, repo, monkeypatch):
     """render --validate: the warnings and the manifests' errors are one report."""
     monkeypatch.chdir(repo)
-    (repo / "jobs" / "c.yaml").write_text(
-        job_spec("c", "img")  # no tag: a warning [image-tag]
-        + "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:"
-        " {nodeSelectorTerm: []}}}\n"
-    )
+    (repo / "jobs" / "c.yaml").write_text(job_spec("c", "img", AFFINITY_TYPO))  # [image-tag]
     result = runner.invoke(
         cli, ["render", "jobs/c.yaml", "--validate", "-o", "deploy", "--format", "json"]
     )
