@@ -64,10 +64,7 @@ def test_the_corpus_covers_the_issue_list():
         "bad-quantities",
         "bad-names",
         "name-too-long-for-pods",
-    } <= names
-    assert len(INVALID) >= 60
-    # the issue's list, item by item
-    assert {
+        # the issue's list, item by item
         "nul-byte",
         "latin1",
         "utf16",
@@ -97,3 +94,4 @@ def test_the_corpus_covers_the_issue_list():
         "ignore-required-rule",
         "ignore-in-overlay",
     } <= names
+    assert len(INVALID) >= 60

@@ -43,14 +43,6 @@ def _bytes(path):
     return {k: v[0] for k, v in snapshot(path).items()}
 
 
-def test_an_unchanged_job_is_skipped_and_keeps_every_byte_and_mtime(runner, tmp_path):
-    jobs, deploy = rendered(runner, tmp_path, a="1", b="1")
-    before = snapshot(tmp_path / "deploy")
-    again = _render(runner, jobs, deploy)
-    assert again.stderr.endswith("0 written, 6 unchanged, 0 removed\n")
-    assert snapshot(tmp_path / "deploy") == before
-
-
 def test_the_stamp_records_input_and_file_digests(runner, tmp_path):
     jobs, deploy = rendered(runner, tmp_path, a="1")
     text = (tmp_path / "deploy" / "a" / STAMP).read_text()
