@@ -11,6 +11,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner, Result
+
+from paddlegen.cli import cli
 from paddlegen.resources import templates_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -277,3 +280,10 @@ def drop_source(stamp: Path) -> None:
     no version."""
     lines = stamp.read_text().splitlines(keepends=True)
     stamp.write_text("".join(x for x in lines if '"source"' not in x and '"version"' not in x))
+
+
+def invoked(runner: CliRunner, *args: str, code: int = 0) -> Result:
+    """``paddlegen ARGS`` through click's runner, which must exit with ``code``."""
+    result = runner.invoke(cli, list(args))
+    assert result.exit_code == code, result.output
+    return result

@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from paddlegen.cli import cli
 from tests.builders import job_spec
 from tests.conftest import ROOT
-
-
-def _run(runner, *args: str, code: int = 0):
-    result = runner.invoke(cli, list(args))
-    assert result.exit_code == code, result.output
-    return result
+from tests.helpers import invoked
 
 
 @pytest.fixture
@@ -27,7 +21,7 @@ def teams(tmp_path, monkeypatch, runner):
         (tmp_path / "jobs" / team).mkdir(parents=True)
         (tmp_path / "jobs" / team / f"{name}.yaml").write_text(job_spec(name))
     monkeypatch.chdir(tmp_path)
-    _run(runner, "render", "jobs", "-o", "deploy")
+    invoked(runner, "render", "jobs", "-o", "deploy")
     return tmp_path
 
 
@@ -37,20 +31,20 @@ def _jobs(folder: str = "deploy") -> list[str]:
 
 @pytest.mark.parametrize("given", ["jobs/team-a", "jobs/team-a/*.yaml", "jobs/team-a/qa.yaml"])
 def test_a_run_over_part_of_the_specs_keeps_the_others_folders(runner, teams, given):
-    result = _run(runner, "render", given, "-o", "deploy")
+    result = invoked(runner, "render", given, "-o", "deploy")
     assert result.stderr.endswith("1 job in deploy: 0 written, 3 unchanged, 0 removed\n")
     assert _jobs() == ["qa", "qb"]
-    assert _run(runner, "check", given, "-o", "deploy").stderr == "1 job in deploy: up to date\n"
-    _run(runner, "check", given, "-o", "deploy", "--fix")
+    assert invoked(runner, "check", given, "-o", "deploy").stderr == "1 job in deploy: up to date\n"
+    invoked(runner, "check", given, "-o", "deploy", "--fix")
     assert _jobs() == ["qa", "qb"]
 
 
 @pytest.mark.parametrize("given", ["jobs/team-a", "jobs/team-a/*.yaml", "jobs/team-a/qa.yaml"])
 def test_the_folder_of_a_deleted_spec_outside_the_run_goes_and_is_named(runner, teams, given):
     os.remove("jobs/team-b/qb.yaml")
-    check = _run(runner, "check", given, "-o", "deploy", code=1)
+    check = invoked(runner, "check", given, "-o", "deploy", code=1)
     assert "extra: deploy/qb/kustomization.yaml" in check.stderr
-    result = _run(runner, "render", given, "-o", "deploy")
+    result = invoked(runner, "render", given, "-o", "deploy")
     assert "paddlegen: removed deploy/qb: no spec renders it any more\n" in result.stderr
     assert result.stderr.endswith("0 written, 3 unchanged, 3 removed\n")
     assert _jobs() == ["qa"]
@@ -71,25 +65,25 @@ def test_a_symlinked_output_folder_is_the_same_folder_either_way(
     monkeypatch.chdir(tmp_path)
     paths = {"link": "deploy", "real": "elsewhere/deploy"}
     second = paths["real" if first == "link" else "link"]
-    _run(runner, "render", "jobs", "-o", paths[first])
-    result = _run(runner, "render", "jobs/a.yaml", "-o", second)
+    invoked(runner, "render", "jobs", "-o", paths[first])
+    result = invoked(runner, "render", "jobs/a.yaml", "-o", second)
     assert result.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
     (tmp_path / "jobs" / "c.yaml").write_text(job_spec("c"))
     os.remove("jobs/a.yaml")
-    result = _run(runner, "render", "jobs", "-o", second)
+    result = invoked(runner, "render", "jobs", "-o", second)
     assert "removed " + second + "/a:" in result.stderr
     assert _jobs(second) == ["b", "c"]
-    assert _run(runner, "check", "jobs", "-o", paths[first]).exit_code == 0
+    assert invoked(runner, "check", "jobs", "-o", paths[first]).exit_code == 0
 
 
 def test_another_working_directory_finds_the_same_specs(runner, teams, monkeypatch):
     """The folder, the specs and the output given from inside jobs/, and by absolute paths
     from elsewhere: nothing is an orphan."""
     monkeypatch.chdir(teams / "jobs")
-    result = _run(runner, "render", "team-a", "-o", "../deploy")
+    result = invoked(runner, "render", "team-a", "-o", "../deploy")
     assert result.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
     monkeypatch.chdir("/")
-    result = _run(runner, "render", str(teams / "jobs" / "team-b"), "-o", str(teams / "deploy"))
+    result = invoked(runner, "render", str(teams / "jobs" / "team-b"), "-o", str(teams / "deploy"))
     assert result.stderr.endswith("0 written, 3 unchanged, 0 removed\n")
     assert _jobs(str(teams / "deploy")) == ["qa", "qb"]
 
@@ -98,9 +92,9 @@ def test_a_folder_whose_stamp_names_no_spec_goes_only_with_a_whole_folder(runner
     """A repository that commits no stamps: a folder or glob given is the whole set of specs,
     and a job folder none renders is removed; listed files never remove it."""
     os.remove("deploy/qb/.paddlegen-stamp")
-    _run(runner, "render", "jobs/team-a/qa.yaml", "-o", "deploy")
+    invoked(runner, "render", "jobs/team-a/qa.yaml", "-o", "deploy")
     assert _jobs() == ["qa", "qb"]
-    result = _run(runner, "render", "jobs/team-a", "-o", "deploy")
+    result = invoked(runner, "render", "jobs/team-a", "-o", "deploy")
     assert "paddlegen: removed deploy/qb: no spec renders it any more\n" in result.stderr
     assert _jobs() == ["qa"]
 
@@ -109,9 +103,9 @@ def test_another_commands_folder_among_the_jobs_is_no_job(runner, teams):
     """kueue's folder has a generated kustomization.yaml, as a job folder has; a render of
     every spec leaves it alone."""
     setup = str(ROOT / "examples" / "gitops" / "platform" / "kueue.yaml")
-    _run(runner, "kueue", setup, "-o", "deploy-kueue")
+    invoked(runner, "kueue", setup, "-o", "deploy-kueue")
     os.rename("deploy-kueue", "deploy/kueue")
     before = sorted(p.name for p in Path("deploy/kueue").iterdir())
-    result = _run(runner, "render", "jobs", "-o", "deploy")
+    result = invoked(runner, "render", "jobs", "-o", "deploy")
     assert result.stderr.endswith("2 jobs in deploy: 0 written, 6 unchanged, 0 removed\n")
     assert sorted(p.name for p in Path("deploy/kueue").iterdir()) == before

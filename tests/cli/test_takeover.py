@@ -16,14 +16,9 @@ from paddlegen.cli import cli
 from paddlegen.output.layout import STAMP
 from tests.builders import job_spec
 from tests.cli.test_gitops import rendered, repo, snapshot
+from tests.helpers import invoked
 
 NAME_AT = "4:9"  # metadata.name in a job_spec
-
-
-def _ok(runner, *args):
-    result = runner.invoke(cli, list(args))
-    assert result.exit_code == 0, result.output
-    return result
 
 
 def _other_spec_of(tmp_path, name, tag):
@@ -72,7 +67,7 @@ def test_the_refusal_names_the_other_file_as_typed_and_every_taker(runner, tmp_p
     """Relative to the working directory; several specs of one run are all reported."""
     repo(tmp_path, a="1", b="1")
     monkeypatch.chdir(tmp_path)
-    _ok(runner, "render", "jobs", "-o", "deploy")
+    invoked(runner, "render", "jobs", "-o", "deploy")
     (tmp_path / "next").mkdir()
     for name in "ab":
         (tmp_path / "next" / f"{name}.yaml").write_text(job_spec(name, "img:2"))
@@ -115,7 +110,7 @@ def test_a_stamp_naming_a_file_that_is_no_spec_says_to_delete_the_stamp(runner, 
         f"{stamp}) and run again) [job-name]"
     ) in result.stderr
     stamp.unlink()
-    _ok(runner, "render", jobs, "-o", deploy)
+    invoked(runner, "render", jobs, "-o", deploy)
 
 
 # ---- given up: the other file is gone or names another job -------------------------------
@@ -125,9 +120,9 @@ def test_deleting_the_other_file_gives_the_folder_up(runner, tmp_path):
     jobs, deploy = rendered(runner, tmp_path, a="1")
     other = _other_spec_of(tmp_path, "a", "2")
     os.remove(tmp_path / "jobs" / "a.yaml")
-    _ok(runner, "render", other, "-o", deploy)
+    invoked(runner, "render", other, "-o", deploy)
     assert _image(deploy) == "img:2"
-    _ok(runner, "check", other, "-o", deploy)
+    invoked(runner, "check", other, "-o", deploy)
 
 
 def test_a_spec_whose_first_file_names_another_job_or_moved_takes_the_folder(runner, tmp_path):
@@ -135,12 +130,12 @@ def test_a_spec_whose_first_file_names_another_job_or_moved_takes_the_folder(run
     other = _other_spec_of(tmp_path, "a", "2")
     # the first spec names another job now: the folder is no longer its
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("b", "img:1"))
-    _ok(runner, "render", other, "-o", deploy)
+    invoked(runner, "render", other, "-o", deploy)
     # the spec that rendered it moves, and changes on the way
     moved = tmp_path / "moved.yaml"
     os.rename(other, moved)
     moved.write_text(job_spec("a", "img:3"))
-    _ok(runner, "render", str(moved), "-o", deploy)
+    invoked(runner, "render", str(moved), "-o", deploy)
     assert _image(deploy) == "img:3"
 
 
@@ -152,9 +147,9 @@ def test_a_renamed_spec_file_keeps_its_job(runner, tmp_path, listed):
     (tmp_path / "jobs" / "b.yaml").write_text(job_spec("a", "img:2"))
     specs = sorted(str(p) for p in (tmp_path / "jobs").iterdir()) if listed else [jobs]
     _drifted_to_img2(runner, *specs, "-o", deploy)
-    _ok(runner, "render", *specs, "-o", deploy)
+    invoked(runner, "render", *specs, "-o", deploy)
     assert _image(deploy) == "img:2"
-    assert _ok(runner, "check", *specs, "-o", deploy).stdout == ""
+    assert invoked(runner, "check", *specs, "-o", deploy).stdout == ""
 
 
 # ---- the same spec file by any path ------------------------------------------------------
@@ -162,13 +157,13 @@ def test_a_renamed_spec_file_keeps_its_job(runner, tmp_path, listed):
 
 def test_the_same_spec_by_a_relative_path_from_another_directory(runner, tmp_path, monkeypatch):
     jobs, deploy = repo(tmp_path, a="1")
-    _ok(runner, "render", f"{jobs}/a.yaml", "-o", deploy)  # absolute
+    invoked(runner, "render", f"{jobs}/a.yaml", "-o", deploy)  # absolute
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
     monkeypatch.chdir(tmp_path / "jobs")
-    _ok(runner, "render", "a.yaml", "-o", "../deploy")
+    invoked(runner, "render", "a.yaml", "-o", "../deploy")
     monkeypatch.chdir(tmp_path / "deploy")
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:3"))
-    _ok(runner, "render", "../jobs/a.yaml", "-o", ".")
+    invoked(runner, "render", "../jobs/a.yaml", "-o", ".")
     assert _image(deploy) == "img:3"
 
 
@@ -180,10 +175,10 @@ def test_the_same_spec_through_a_symlink(runner, tmp_path, first):
     paths = [str(link), f"{jobs}/a.yaml"]
     if first == "file":
         paths.reverse()
-    _ok(runner, "render", paths[0], "-o", deploy)
+    invoked(runner, "render", paths[0], "-o", deploy)
     (tmp_path / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
     _drifted_to_img2(runner, paths[1], "-o", deploy)
-    _ok(runner, "render", paths[1], "-o", deploy)
+    invoked(runner, "render", paths[1], "-o", deploy)
     assert _image(deploy) == "img:2"
 
 
@@ -193,12 +188,12 @@ def test_a_clone_at_another_path_owns_its_own_folders(runner, tmp_path):
     first = tmp_path / "first"
     first.mkdir()
     jobs, deploy = repo(first, a="1")
-    _ok(runner, "render", jobs, "-o", deploy)
+    invoked(runner, "render", jobs, "-o", deploy)
     clone = tmp_path / "clone"
     shutil.copytree(first, clone)
-    _ok(runner, "check", str(clone / "jobs"), "-o", str(clone / "deploy"))
+    invoked(runner, "check", str(clone / "jobs"), "-o", str(clone / "deploy"))
     (clone / "jobs" / "a.yaml").write_text(job_spec("a", "img:2"))
-    _ok(runner, "render", str(clone / "jobs" / "a.yaml"), "-o", str(clone / "deploy"))
+    invoked(runner, "render", str(clone / "jobs" / "a.yaml"), "-o", str(clone / "deploy"))
     assert _image(clone / "deploy") == "img:2"
     assert _image(deploy) == "img:1"
 
@@ -212,6 +207,6 @@ def test_an_imported_spec_renders_over_its_own_job(runner, tmp_path):
             "img:1", "img:2"
         )
     )
-    _ok(runner, "import", str(manifests), "-o", f"{jobs}/a.yaml", "--force")
-    _ok(runner, "render", jobs, "-o", deploy)
+    invoked(runner, "import", str(manifests), "-o", f"{jobs}/a.yaml", "--force")
+    invoked(runner, "render", jobs, "-o", deploy)
     assert _image(deploy) == "img:2"

@@ -17,15 +17,11 @@ from paddlegen.cli import cli
 from paddlegen.errors import OutputError, SpecError
 from tests.builders import job_spec
 from tests.conftest import ROOT
+from tests.helpers import invoked
 
 SETUP = str(ROOT / "examples" / "gitops" / "platform" / "kueue.yaml")
 ARGOCD = ["argocd", "--repo-url", "https://git.example.com/ml/jobs.git", "--dest-namespace", "ml"]
 OVERLAYS = "overlays:\n  prod: {metadata: {namespace: ml-prod}}\n"
-
-
-def _ok(runner, *args: str) -> None:
-    result = runner.invoke(cli, list(args))
-    assert result.exit_code == 0, result.output
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +37,10 @@ def template(tmp_path_factory):
         Path("jobs/a.yaml").write_text(job_spec("a"))
         Path("jobs/b.yaml").write_text(job_spec("b") + OVERLAYS)
         runner = CliRunner()
-        _ok(runner, "render", "jobs", "-o", "deploy")
-        _ok(runner, *ARGOCD, "-o", "argocd")
-        _ok(runner, "kueue", SETUP, "-o", "kueue")
-        _ok(runner, "schemas", "export", "schemas")
+        invoked(runner, "render", "jobs", "-o", "deploy")
+        invoked(runner, *ARGOCD, "-o", "argocd")
+        invoked(runner, "kueue", SETUP, "-o", "kueue")
+        invoked(runner, "schemas", "export", "schemas")
         for folder in ("deploy", "argocd", "kueue", "schemas", "."):
             Path(folder, "NOTES.md").write_text(f"the user's notes in {folder}\n")
             os.makedirs(Path(folder, "private"))
@@ -236,10 +232,10 @@ def test_the_sdk_keeps_the_stamp_of_its_own_spec_saved_and_rendered(repo, runner
 
     job = PaddleJob(job_name="c", entry_point="python train.py", runtime_image="img:1")
     Path("jobs/c.yaml").write_text(job.to_yaml())
-    _ok(runner, "render", "jobs", "-o", "deploy")
+    invoked(runner, "render", "jobs", "-o", "deploy")
     stamp = Path("deploy/c/.paddlegen-stamp")
     spec = json.loads(stamp.read_text().split("\n", 1)[1])["spec"]
     assert spec == "../../jobs/c.yaml"
     job.render("deploy")
     assert json.loads(stamp.read_text().split("\n", 1)[1])["spec"] == spec
-    _ok(runner, "check", "jobs/c.yaml", "-o", "deploy")
+    invoked(runner, "check", "jobs/c.yaml", "-o", "deploy")
