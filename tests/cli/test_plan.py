@@ -109,23 +109,20 @@ def test_nothing_changed_is_unchanged_before_and_after_rendering(repo, runner):
 
 def test_a_new_spec_is_a_create(repo, runner):
     write(repo, "c", job_spec("c"))
-    found = before_and_after_rendering(runner)
-    assert found == [*UNCHANGED, ("c", None, "create", "")]
+    assert before_and_after_rendering(runner) == [*UNCHANGED, ("c", None, "create", "")]
 
 
 def test_a_base_without_the_folder_creates_everything(repo, runner):
     git(repo, "checkout", "-q", "-b", "empty", "main")
     git(repo, "rm", "-rq", "deploy")
     commit(repo, "no output yet")
-    found = targets(runner, "--base", "empty")
-    assert found == [(j, e, "create", "") for j, e, _, _ in UNCHANGED]
+    assert targets(runner, "--base", "empty") == [(j, e, "create", "") for j, e, _, _ in UNCHANGED]
 
 
 def test_a_changed_field_is_a_rerun_naming_it(repo, runner):
     write(repo, "a", job_spec("a", image="img:2"))
     found = before_and_after_rendering(runner)
-    assert found[0] == ("a", None, "rerun", "spec changed: spec.image")
-    assert found[1:] == UNCHANGED[1:]
+    assert found == [("a", None, "rerun", "spec changed: spec.image"), *UNCHANGED[1:]]
 
 
 def test_each_environment_is_an_application_of_its_own(repo, runner):
@@ -181,12 +178,8 @@ def test_a_spec_change_with_custom_is_asked_for(repo, runner):
     write(repo, "a", job_spec("a", image="img:2"))
     (repo / "deploy" / "a" / "custom").mkdir()
     (repo / "deploy" / "a" / "custom" / "np.yaml").write_text("kind: NetworkPolicy\n")
-    assert targets(runner)[0] == (
-        "a",
-        None,
-        "rerun",
-        "spec changed: spec.image; custom/ changed: custom/np.yaml",
-    )
+    reason = "spec changed: spec.image; custom/ changed: custom/np.yaml"
+    assert targets(runner)[0] == ("a", None, "rerun", reason)
 
 
 def test_a_removed_spec_is_a_delete_that_fails_unless_allowed(repo, runner):
