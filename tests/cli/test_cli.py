@@ -208,13 +208,15 @@ def test_stdout_env_renders_the_base_of_a_job_without_that_overlay_and_says_so(r
     )
 
 
-def test_stdout_env_that_no_spec_has_is_a_usage_error_listing_the_environments(runner, tmp_path):
-    spec = tmp_path / "a.yaml"
-    spec.write_text(job_spec("a") + PROD)
-    result = runner.invoke(cli, ["render", str(spec), "--stdout", "--env", "prdo"])
+@pytest.mark.parametrize("output", [["--stdout"], ["-o", "prod"]], ids=["stdout", "output"])
+def test_an_env_no_spec_has_is_a_usage_error_listing_the_environments(
+    runner, tmp_path, monkeypatch, output
+):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["render", str(_three_jobs(tmp_path)), "--env", "prdo", *output])
     assert result.exit_code == 2
-    assert "no job has an overlay 'prdo' (environments: prod)" in result.stderr
-    assert result.stdout == ""
+    assert "no job has an overlay 'prdo' (environments: dev, prod)" in result.stderr
+    assert result.stdout == "" and not (tmp_path / "prod").exists()
 
 
 def test_env_with_output_writes_that_environment_alone_in_the_flat_layout(runner, tmp_path):
@@ -285,14 +287,6 @@ def test_a_layered_output_compared_for_one_environment_is_pointed_to_its_own_che
     assert said.format("diff") in diffed.stderr
     same = runner.invoke(cli, ["diff", str(jobs), "-o", str(out)])
     assert same.exit_code == 0 and "rendered without --env" not in same.stderr
-
-
-def test_env_with_output_that_no_spec_has_writes_nothing(runner, tmp_path):
-    jobs, out = _three_jobs(tmp_path), tmp_path / "prod"
-    result = runner.invoke(cli, ["render", str(jobs), "--env", "prdo", "-o", str(out)])
-    assert result.exit_code == 2
-    assert "no job has an overlay 'prdo' (environments: dev, prod)" in result.stderr
-    assert not out.exists()
 
 
 def test_output_and_stdout_together_are_a_usage_error(runner, tmp_path):
