@@ -1,9 +1,5 @@
-"""What a cold process imports (issue 28): the modules a command needs and nothing heavier.
-
-Not timed (the benchmark measures, benchmarks/bench.py): these pin the import graph, so that
-a later change cannot quietly bring back what a cold `render --stdout` (an Argo CD plugin runs
-one per Application per refresh) or `--version` got rid of.
-"""
+"""The modules a cold `render --stdout` (an Argo CD plugin's, per refresh) or `--version`
+imports: those it needs and nothing heavier (pinned, not timed: see benchmarks/bench.py)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Silencing rules: a spec's `ignore` entries and `--ignore RULE` on render, check, diff, validate.
-
-A silenced finding is not printed and a silenced error does not fail the run; an entry that
-silences nothing is a warning; the entries are never rendered; a reused job (the stamp) can
-neither skip past an error another run silenced nor replay a warning this run silences.
-"""
+"""Silencing rules: a spec's `ignore` entries and `--ignore RULE` on render, check, diff,
+validate; and a reused job (the stamp) checked with the rules of the run that reuses it."""
 
 from __future__ import annotations
 

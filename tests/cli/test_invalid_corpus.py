@@ -1,9 +1,6 @@
-"""Every spec in tests/data/specs/invalid/ fails with exactly the messages its snapshot pins.
-
-The messages are syrupy snapshots (tests/cli/__snapshots__/test_invalid_corpus/), so a spec
-removed from the corpus leaves an unused snapshot, which fails the run. After a deliberate
-wording change: `pytest tests/cli/test_invalid_corpus.py --snapshot-update`, then review the diff.
-"""
+"""Every spec in tests/data/specs/invalid/ fails with exactly the messages its snapshot pins
+(after a deliberate wording change: `pytest tests/cli/test_invalid_corpus.py
+--snapshot-update`, then review the diff)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""--format json (and sarif, junit): one document per run, on stdout; human text, if any, on
-stderr.
-
-Where stdout is the command's product (render --stdout, and import, init, dockerfile without
-a file, explain, schema, schemas export), the document goes to stderr instead: the product
-stays what a pipe expects.
-"""
+"""--format json, sarif, junit: one document per run on stdout, human text on stderr; the
+document on stderr where stdout is the command's product (render --stdout, import, init,
+dockerfile without a file, explain, schema, schemas export)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Staging folders a killed or interrupted render left: `check` and `diff` list them, the next
-`render` (or `check --fix`) removes them under the output lock.
-
-Here the leftovers are made by hand; tests/security/test_interrupts.py makes them by killing
-real renders.
-"""
+"""Staging folders a killed render left (made by hand here; tests/security/test_interrupts.py
+kills renders): `check` and `diff` list them, the next `render` or `check --fix` removes them."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""`paddlegen plan`: what merging does to each Argo CD Application, in real git repositories.
-
-Under Argo CD a change to an Application's objects is a sync, and a sync runs the job: plan
-must name every run and every deletion a merge causes, before rendering and after alike, and
-write nothing.
-"""
+"""`paddlegen plan` in real git repositories: every run and deletion of an Argo CD
+Application a merge causes, named before rendering and after alike, and nothing written."""
 
 from __future__ import annotations
 

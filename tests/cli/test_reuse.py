@@ -1,9 +1,5 @@
-"""Skipping unchanged jobs (the stamp) and rendering on several processes (-j).
-
-The stamp may only ever save work: editing the spec, a template, a rendered file, or adding
-or deleting one must each be noticed. Each test below makes one such edit and checks that
-render restores the exact output a fresh render gives and that check flags it.
-"""
+"""Skipping unchanged jobs (the stamp), which must notice every edit of a spec, a template or
+a rendered file; rendering on several processes (-j); the compiled-template cache."""
 
 from __future__ import annotations
 
