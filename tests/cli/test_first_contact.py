@@ -11,6 +11,7 @@ from paddlegen.authoring.init import schema_reference
 from paddlegen.cli import cli, common
 from paddlegen.resources import data_root, kueue_schema_path, spec_schema_path
 from paddlegen.version import version_text
+from tests.cli.test_not_a_spec import JOB
 
 MODELINE = "# yaml-language-server: $schema="
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,11 +26,6 @@ def _modeline_target(spec: Path) -> Path:
 
 
 # 1. The modeline points at the schema file the spec's repository holds, relative to the spec.
-
-JOB_MANIFEST = (
-    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: demo}\nspec:\n  template:\n"
-    "    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: x:1}]\n"
-)
 
 
 @pytest.fixture
@@ -48,7 +44,7 @@ def _init(runner, spec: Path, *more: str):
 def _import(runner, spec: Path, *more: str):
     spec.parent.mkdir(parents=True, exist_ok=True)
     job = spec.parent / "job.yaml"
-    job.write_text(JOB_MANIFEST)
+    job.write_text(JOB)
     return runner.invoke(cli, ["import", str(job), "-o", str(spec), "--lossy", *more])
 
 
@@ -133,7 +129,7 @@ def test_stdout_and_other_names_that_are_no_file_get_no_modeline(runner, tmp_pat
     assert schema_reference(None) is None
     assert schema_reference("<stdout>") is None
     job = tmp_path / "job.yaml"
-    job.write_text(JOB_MANIFEST)
+    job.write_text(JOB)
     result = runner.invoke(cli, ["import", str(job), "--lossy"])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("# imported by `paddlegen import`")
