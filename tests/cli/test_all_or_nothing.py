@@ -62,7 +62,7 @@ def test_one_bad_spec_of_twelve_writes_nothing_and_says_so_last(runner, jobs, ar
 
 
 def test_the_count_is_of_specs_not_errors(runner, jobs):
-    (jobs / "j07.yaml").write_text(job_spec("j07", "img:2", BAD + "  shm: 2GB\n"))
+    (jobs / "j07.yaml").write_text(job_spec("j07", "img:2", "  gpus: -1\n  shm: 2GB\n"))
     result = runner.invoke(cli, ["render", "jobs", "-o", "deploy"])
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1] == "paddlegen: nothing written: 2 of 12 specs have errors"
