@@ -11,11 +11,6 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner, Result
-
-from paddlegen.cli import cli
-from paddlegen.resources import templates_dir
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -258,6 +253,8 @@ def paddlegen_of(tree: Path | None, cwd: Path, *args: str) -> subprocess.Complet
 def own_templates(folder: Path) -> Path:
     """A --templates folder, ``folder``/templates, with a copy of the job workload's template:
     the copy's path."""
+    from paddlegen.resources import templates_dir
+
     template = folder / "templates" / "job" / "job.yaml.j2"
     template.parent.mkdir(parents=True)
     shutil.copy(templates_dir() / "job" / "job.yaml.j2", template)
@@ -282,8 +279,11 @@ def drop_source(stamp: Path) -> None:
     stamp.write_text("".join(x for x in lines if '"source"' not in x and '"version"' not in x))
 
 
-def invoked(runner: CliRunner, *args: str, code: int = 0) -> Result:
-    """``paddlegen ARGS`` through click's runner, which must exit with ``code``."""
+def invoked(runner: Any, *args: str, code: int = 0) -> Any:
+    """``paddlegen ARGS`` through ``runner`` (click's CliRunner), which must exit with ``code``:
+    click's Result."""
+    from paddlegen.cli import cli
+
     result = runner.invoke(cli, list(args))
     assert result.exit_code == code, result.output
     return result
