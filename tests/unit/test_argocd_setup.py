@@ -17,6 +17,7 @@ from paddlegen.errors import InputError, OutputError
 from paddlegen.gitops import argocd as argo
 from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.gitops import argocd_health as argo_health
+from paddlegen.gitops import argocd_sidecar as argo_sidecar
 from paddlegen.output.writer import WriteReport
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
@@ -269,15 +270,12 @@ def test_the_health_patchs_header_names_every_kind_it_checks():
 
 
 def test_cmp_plugin_uses_the_sidecar_format():
-    plugin = objects(argo.cmp_plugin())[argo_files.CMP_FILE]
+    plugin = objects(argo_sidecar.cmp_plugin())[argo_files.CMP_FILE]
     assert plugin["apiVersion"] == "argoproj.io/v1alpha1"
     assert plugin["kind"] == "ConfigManagementPlugin"
     assert plugin["metadata"]["name"] == "paddlegen"
     assert plugin["spec"]["generate"]["command"][:2] == ["sh", "-c"]
     assert "set -- render . --stdout" in plugin["spec"]["generate"]["command"][2]
-    # Argo CD evaluates only the first of fileName, find.glob, find.command.
-    assert list(plugin["spec"]["discover"]) == ["find"]
-    assert list(plugin["spec"]["discover"]["find"]) == ["command"]
 
 
 def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -293,25 +291,10 @@ def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProce
     )
 
 
-def test_cmp_discovery_matches_only_folders_with_specs(tmp_path):
-    if not shutil.which("sh") or not shutil.which("grep"):
-        pytest.skip("needs sh and grep")
-    command = objects(argo.cmp_plugin())[argo_files.CMP_FILE]["spec"]["discover"]["find"]["command"]
-    (tmp_path / "specs" / "team").mkdir(parents=True)
-    (tmp_path / "specs" / "team" / "a.yaml").write_text(job_spec("a"))
-    (tmp_path / "rendered").mkdir()
-    (tmp_path / "rendered" / "job.yaml").write_text("apiVersion: batch/v1\nkind: Job\n")
-    found = _run(command, tmp_path / "specs")
-    assert (found.returncode, found.stdout) == (0, "./team/a.yaml\n")
-    # Not a match is exit 0 with no output: a failing command would be a discovery error.
-    none = _run(command, tmp_path / "rendered")
-    assert (none.returncode, none.stdout) == (0, "")
-
-
 def test_cmp_generate_prints_only_manifests_on_stdout(tmp_path):
     if not shutil.which("sh"):
         pytest.skip("needs sh")
-    command = objects(argo.cmp_plugin())[argo_files.CMP_FILE]["spec"]["generate"]["command"]
+    command = objects(argo_sidecar.cmp_plugin())[argo_files.CMP_FILE]["spec"]["generate"]["command"]
     spec = (job_spec("staged") + OVERLAYS).replace("  resources: {limits: {memory: 1Gi}}\n", "")
     (tmp_path / "staged.yaml").write_text(spec)
     base = _run(command, tmp_path)
