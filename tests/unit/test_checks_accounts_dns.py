@@ -54,9 +54,8 @@ def test_a_token_without_an_account_is_the_namespaces_default_accounts():
         "serviceAccountName the token mounted in the ps pods and the worker pods is the "
         "namespace's default ServiceAccount's"
     )
-    assert (
-        only(PADDLEJOB + TOKEN + "  serviceAccountName: trainer\n", "default-account-token") == []
-    )
+    named = PADDLEJOB + TOKEN + "  serviceAccountName: trainer\n"
+    assert only(named, "default-account-token") == []
     # a role of its own account: only the other role's pods are said
     own = PADDLEJOB.replace("ps: {replicas: 1}", "ps: {replicas: 1, serviceAccountName: ps}")
     (line,) = only(own + TOKEN, "default-account-token")
