@@ -105,26 +105,20 @@ HOST_PORT_WARNING = (
 )
 
 
-def test_host_ports_warn_that_every_pod_needs_its_own_node():
-    assert findings(distributed(replicas=3)) == [HOST_PORT_WARNING]
-
-
 @pytest.mark.parametrize(
-    "extra",
+    ("extra", "warned"),
     [
-        "  run: {activeDeadlineSeconds: 3600}\n",
-        "  scheduling: {scheduler: volcano}\n",
-        "  scheduling: {scheduler: volcano, minAvailable: 3}\n",
+        ("", True),
+        ("  run: {activeDeadlineSeconds: 3600}\n", False),
+        ("  scheduling: {scheduler: volcano}\n", False),
+        ("  scheduling: {scheduler: volcano, minAvailable: 3}\n", False),
+        ("  scheduling: {scheduler: volcano, minAvailable: 2}\n", True),  # a partial gang
     ],
 )
-def test_a_bounded_wait_silences_the_host_port_warning(extra):
-    assert findings(distributed(extra, replicas=3)) == []
-
-
-def test_a_partial_gang_does_not_bound_the_wait():
-    assert rules(
-        distributed("  scheduling: {scheduler: volcano, minAvailable: 2}\n", replicas=3)
-    ) == ["hostport-nodes"]
+def test_host_ports_warn_that_every_pod_needs_its_own_node_unless_the_wait_is_bounded(
+    extra, warned
+):
+    assert findings(distributed(extra, replicas=3)) == ([HOST_PORT_WARNING] if warned else [])
 
 
 def test_no_host_ports_no_warning():
