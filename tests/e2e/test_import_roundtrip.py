@@ -224,11 +224,8 @@ def test_the_cli_round_trip_through_stdin(runner, tmp_path):
 
 @cache
 def seed_cases() -> list[tuple[str, list[str]]]:
-    """Each seed manifest with a training object, plus the storage-only manifests of the same
-    seed that define the claims it mounts (the seeds apply them side by side).
-
-    Read when a test runs, not while tests are collected: a checkout without the seeds skips
-    these tests one by one and runs the rest."""
+    """Each seed manifest with a training object, plus the seed's storage-only manifests of the
+    claims it mounts; read when a test runs, so a checkout without the seeds skips only these."""
     cases = []
     for seed in SEEDS:
         text = seed_text(seed)

@@ -1,6 +1,5 @@
-"""`paddlegen import` of group restarts written otherwise than paddlegen writes them: a JobSet
-by hand, a TrainJob's own TrainingRuntime changed by hand, and what is refused or stays as it
-was (tests/e2e/test_import_restarts.py: what paddlegen renders comes back whole)."""
+"""`paddlegen import` of group restarts written by hand (a JobSet, a TrainJob's own
+TrainingRuntime changed), and what is refused or stays as it was."""
 
 from __future__ import annotations
 

@@ -255,9 +255,8 @@ def test_answers_without_problems_make_a_spec_without_findings(answers):
 
 
 def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():
-    """init wrote accessModes: [ReadWriteMany] for every sized volume, which a claim of most
-    block and local StorageClasses cannot get (Pending): a dynamic one takes the default,
-    ReadWriteOnce for one pod."""
+    """No ReadWriteMany for a dynamic claim of one pod, which most block and local
+    StorageClasses cannot give (Pending): the default, ReadWriteOnce."""
     for workers, modes in ((1, ["ReadWriteOnce"]), (2, ["ReadWriteMany"])):
         options = InitOptions(**GOOD, workers=workers, storage="dynamic://fast")
         text = init_spec(options, "demo.yaml")
