@@ -10,18 +10,11 @@ from paddlegen.cli import cli
 from paddlegen.errors import InputError
 from tests.builders import HEADER, rendered_objects
 from tests.conftest import DATA
+from tests.helpers import LOSSY_JOB
 
 IMPORT_DATA = DATA / "import"
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: demo}
-spec:
-  template:
-    spec:
-      containers: [{name: paddle, image: "r/demo:v1", command: [python3, train.py]}]
-      restartPolicy: Never
-"""
+# A Job that maps whole (its training container is named paddle, its pods run no host network)
+JOB = LOSSY_JOB.replace("name: main", "name: paddle").replace("      hostNetwork: true\n", "")
 CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
 # A claim of kubeflow()'s pods
 CLAIM = (
