@@ -124,6 +124,7 @@ def test_a_clean_pod_policy_with_a_kubeflow_twin_carries_over(theirs, ours):
 )
 def test_heter_elastic_and_the_host_network_are_lossy(to, said):
     text = PADDLEFLOW_PS.replace("intranet: PodIP", "intranet: HostNetwork\n  elastic: 1")
+    text = text.replace("  cleanPodPolicy: OnCompletion\n", "")  # a job without the policy
     text += (
         "  heter:\n    replicas: 1\n    template:\n      spec:\n        containers:\n"
         "        - {name: paddle, image: 'r/wd:v1'}\n"
