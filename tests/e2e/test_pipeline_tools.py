@@ -14,6 +14,7 @@ from paddlegen.pipeline import build, write
 from paddlegen.validate import inputs as validation
 from paddlegen.validate.kubeconform import tree_files
 from tests.conftest import example_specs, require_tool
+from tests.helpers import executable
 
 EXAMPLES = example_specs()
 
@@ -127,9 +128,7 @@ def test_validate_on_100_rendered_jobs_runs_one_kubeconform(runner, tmp_path, mo
         )
     assert runner.invoke(cli, ["render", str(jobs), "-o", str(tmp_path / "deploy")]).exit_code == 0
     counter = tmp_path / "calls"
-    wrapper = tmp_path / "kubeconform"
-    wrapper.write_text(f'#!/bin/sh\necho run >> "{counter}"\nexec "{binary}" "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper = executable(tmp_path / "kubeconform", f'echo run >> "{counter}"\nexec "{binary}" "$@"')
     result = runner.invoke(
         cli, ["validate", str(tmp_path / "deploy"), "--kubeconform", str(wrapper)]
     )
