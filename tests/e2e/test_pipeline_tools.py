@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -62,6 +63,18 @@ def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
         assert obj == manifest.obj  # kustomize adds nothing: namespace and labels already set
 
 
+def kustomize_build(folder: Path) -> dict[str, dict]:
+    """The objects `kustomize build` makes of ``folder``, by kind (one of each)."""
+    built = subprocess.run(
+        [require_tool("kustomize"), "build", str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert built.stderr == ""
+    return {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+
+
 BAD_TEMPLATE = """\
 {% from "_partials/meta.yaml.j2" import object_meta %}
 apiVersion: batch/v1
@@ -93,18 +106,8 @@ def test_manifest_findings_point_back_at_the_spec(runner, tmp_path, prefer_binar
         "spec:\n  workload: job\n  image: img:1\n  imagePullPolicy: Always\n"
     )
     out = tmp_path / "deploy"
-    result = runner.invoke(
-        cli,
-        [
-            "render",
-            str(spec),
-            "--validate",
-            "-o",
-            str(out),
-            "--templates",
-            str(tmp_path / "templates"),
-        ],
-    )
+    templates = ["--templates", str(tmp_path / "templates")]
+    result = runner.invoke(cli, ["render", str(spec), "--validate", "-o", str(out), *templates])
     assert result.exit_code == 1, result.output
     assert not out.exists(), "nothing is written when validation fails"
     line = next(x for x in result.stderr.splitlines() if "imagePullPolicyy" in x)
@@ -140,26 +143,15 @@ def test_validate_on_100_rendered_jobs_runs_one_kubeconform(runner, tmp_path, mo
 def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered_tree):
     binary = require_tool("kubeconform")
     out, _ = rendered_tree
-    result = runner.invoke(cli, ["schemas", "export", str(tmp_path / "schemas")])
+    schemas = tmp_path / "schemas"
+    result = runner.invoke(cli, ["schemas", "export", str(schemas)])
     assert result.exit_code == 0, result.output
-    crds = (
-        tmp_path / "schemas" / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
-    )
-    k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
+    crds = schemas / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+    k8s = schemas / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
+    locations = ["-schema-location", str(crds), "-schema-location", str(k8s)]
     manifests = [name for name, _ in tree_files(validation.rendered_trees(out))]
     run = subprocess.run(
-        [
-            binary,
-            "-strict",
-            "-summary",
-            "-schema-location",
-            str(crds),
-            "-schema-location",
-            str(k8s),
-            *manifests,
-        ],
-        capture_output=True,
-        text=True,
+        [binary, "-strict", "-summary", *locations, *manifests], capture_output=True, text=True
     )
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -189,7 +181,6 @@ def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_bi
     to that claim alone. kustomize (v5.7.1) fills no claimRef namespace, not even one added by
     a patch: why paddlegen renders no claimRef without a namespace. Should that change, this
     fails, and a claimRef would do."""
-    kustomize = require_tool("kustomize")
     spec = tmp_path / "demo.yaml"
     spec.write_text(
         "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
@@ -206,10 +197,7 @@ def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_bi
         '  patch: \'[{"op": "add", "path": "/spec/claimRef", '
         '"value": {"name": "demo-data"}}]\'\n'
     )
-    built = subprocess.run(
-        [kustomize, "build", str(team)], capture_output=True, text=True, check=True
-    )
-    objects = {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+    objects = kustomize_build(team)
     pv, claim = objects["PersistentVolume"], objects["PersistentVolumeClaim"]
     assert claim["metadata"]["namespace"] == "team-a"
     assert pv["spec"]["claimRef"] == {"name": "demo-data"}  # no namespace filled in
@@ -241,7 +229,6 @@ COST_CENTER = """\
 def test_a_jobs_custom_component_is_built_with_its_objects(runner, tmp_path, overlays):
     """custom/: its objects get the job's namespace and labels, its patches meet paddlegen's
     objects, in the base and every environment; validate reads its objects, not its patches."""
-    kustomize = require_tool("kustomize")
     spec = tmp_path / "jobs" / "team.yaml"
     spec.parent.mkdir()
     spec.write_text(
@@ -260,10 +247,7 @@ def test_a_jobs_custom_component_is_built_with_its_objects(runner, tmp_path, ove
     assert runner.invoke(cli, ["render", str(spec.parent), "-o", str(deploy)]).exit_code == 0
     assert runner.invoke(cli, ["check", str(spec.parent), "-o", str(deploy)]).exit_code == 0
     for folder in [job / "base", job / "overlays" / "prod"] if overlays else [job]:
-        built = subprocess.run(
-            [kustomize, "build", str(folder)], capture_output=True, text=True, check=True
-        )
-        objects = {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+        objects = kustomize_build(folder)
         policy = objects["NetworkPolicy"]["metadata"]
         assert policy["namespace"] == "ml"
         assert policy["labels"]["app.kubernetes.io/instance"] == "team"
