@@ -271,3 +271,17 @@ def executable(path: Path, body: str) -> Path:
     path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
     path.chmod(0o755)
     return path
+
+
+def kustomize_build(folder: Path) -> str:
+    """What `kustomize build FOLDER` prints; it must say nothing on stderr (a warning fails)."""
+    from tests.conftest import require_tool
+
+    built = subprocess.run(
+        [require_tool("kustomize"), "build", str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert built.stderr == ""
+    return built.stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,7 +14,7 @@ from paddlegen.pipeline import build, write
 from paddlegen.validate import inputs as validation
 from paddlegen.validate.kubeconform import tree_files
 from tests.conftest import example_specs, require_tool
-from tests.helpers import executable
+from tests.helpers import executable, kustomize_build
 
 EXAMPLES = example_specs()
 
@@ -39,40 +38,21 @@ def test_every_example_passes_kubeconform_strict_on_both_paths(rendered_tree):
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
 def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
-    kustomize = require_tool("kustomize")
     out, rendered = rendered_tree
     (job,) = [r for r in rendered if r.doc.file == str(spec)]
-    directory = out / job.job.name / ("base" if job.environments else "")
-    built = subprocess.run(
-        [kustomize, "build", str(directory)], capture_output=True, text=True, check=True
-    )
-    assert built.stderr == ""
+    built = kustomize_build(out / job.job.name / ("base" if job.environments else ""))
     found, _ = validation.validate_files(
-        [(f"kustomize-build/{job.job.name}", built.stdout)], kubeconform=require_tool("kubeconform")
+        [(f"kustomize-build/{job.job.name}", built)], kubeconform=require_tool("kubeconform")
     )
     assert found == []
-    built_objects = sorted(
-        (d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(built.stdout)
-    )
+    built_objects = sorted((d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(built))
     assert built_objects == sorted((m.kind, m.name) for m in job.manifests)
     for obj, manifest in zip(
-        sorted(yaml.safe_load_all(built.stdout), key=lambda d: (d["kind"], d["metadata"]["name"])),
+        sorted(yaml.safe_load_all(built), key=lambda d: (d["kind"], d["metadata"]["name"])),
         sorted(job.manifests, key=lambda m: (m.kind, m.name)),
         strict=True,
     ):
         assert obj == manifest.obj  # kustomize adds nothing: namespace and labels already set
-
-
-def kustomize_build(folder: Path) -> dict[str, dict]:
-    """The objects `kustomize build` makes of ``folder``, by kind (one of each)."""
-    built = subprocess.run(
-        [require_tool("kustomize"), "build", str(folder)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert built.stderr == ""
-    return {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
 
 
 BAD_TEMPLATE = """\
@@ -197,7 +177,7 @@ def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_bi
         '  patch: \'[{"op": "add", "path": "/spec/claimRef", '
         '"value": {"name": "demo-data"}}]\'\n'
     )
-    objects = kustomize_build(team)
+    objects = {d["kind"]: d for d in yaml.safe_load_all(kustomize_build(team))}
     pv, claim = objects["PersistentVolume"], objects["PersistentVolumeClaim"]
     assert claim["metadata"]["namespace"] == "team-a"
     assert pv["spec"]["claimRef"] == {"name": "demo-data"}  # no namespace filled in
@@ -247,7 +227,7 @@ def test_a_jobs_custom_component_is_built_with_its_objects(runner, tmp_path, ove
     assert runner.invoke(cli, ["render", str(spec.parent), "-o", str(deploy)]).exit_code == 0
     assert runner.invoke(cli, ["check", str(spec.parent), "-o", str(deploy)]).exit_code == 0
     for folder in [job / "base", job / "overlays" / "prod"] if overlays else [job]:
-        objects = kustomize_build(folder)
+        objects = {d["kind"]: d for d in yaml.safe_load_all(kustomize_build(folder))}
         policy = objects["NetworkPolicy"]["metadata"]
         assert policy["namespace"] == "ml"
         assert policy["labels"]["app.kubernetes.io/instance"] == "team"
