@@ -239,15 +239,6 @@ def test_an_llm_cli_reads_the_contract_in_its_own_names(rank, master):
     )
 
 
-def test_under_volcano_the_job_sizes_the_gang_and_its_pods_join_it():
-    scheduling = "  scheduling: {scheduler: volcano, queue: training}\n"
-    job = render(BODY + scheduling)[("Job", "resnet")]
-    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "3"
-    template = job["spec"]["template"]
-    assert template["spec"]["schedulerName"] == "volcano"
-    assert template["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "training"}
-
-
 def test_gpus_shm_volumes_and_the_data_job_as_for_every_workload():
     extra = (
         "  args: [train.py]\n  gpus: 2\n  shm: 8Gi\n"
