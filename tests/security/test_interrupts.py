@@ -27,6 +27,7 @@ from tests.security.trees import (
     inodes,
     job_trees,
     paddlegen_process,
+    processes,
     spec_versions,
     swapped,
 )
@@ -51,17 +52,7 @@ def versions(tmp_path_factory):
 
 def _group(pgid: int) -> list[int]:
     """Live processes of process group ``pgid`` (a render's session: it and its workers)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            # After the command name: state, ppid, pgrp.
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
+    return [p for p, fields in processes().items() if int(fields[2]) == pgid and fields[0] != "Z"]
 
 
 def _run_until(
