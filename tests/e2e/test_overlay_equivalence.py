@@ -1,5 +1,4 @@
-"""`kustomize build <job>/overlays/<env>` equals, object by object, a direct render of the
-merged spec: for every example overlay, and for overlays hypothesis makes up."""
+"""`kustomize build` of each overlay equals, object by object, the merged spec's direct render."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Facts about the `collective-job` workload (#26) that a snapshot cannot pin alone: the Indexed
-Job's shape and failure policy, the launcher's contract, the rank-0 master wrapper (run for
-real by /bin/sh), the headless Service that names the pods."""
+"""Facts about the `collective-job` workload that a snapshot cannot pin alone."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The training container's env sources, spec-wide and per role, on every workload: envFrom
-(ConfigMaps and Secrets, with prefix and optional) and env valueFrom (secretKeyRef,
-configMapKeyRef, fieldRef, resourceFieldRef). The data Job takes neither: like env and
-resources they belong to the trainers."""
+"""envFrom and env valueFrom, spec-wide and per role, on training containers, not the data Job's."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""spec.scheduling.kueue (#27): Kueue's labels on the training object only, for every workload
-Kueue integrates; the data Job, the helpers and the pods stay out of the queue."""
+"""spec.scheduling.kueue: Kueue's labels on the training object only, in every queued workload."""
 
 from __future__ import annotations
 

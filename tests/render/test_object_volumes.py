@@ -1,6 +1,4 @@
-"""ConfigMap and Secret volumes (spec.volumes[].configMap, .secret): training code and configs
-as files, mounted into every training pod like the other volume kinds, with no PV or PVC, and
-never a volume the data Job writes to or the trainers read their data from."""
+"""ConfigMap and Secret volumes: files in every training pod, no PV or PVC, never a data volume."""
 
 from __future__ import annotations
 

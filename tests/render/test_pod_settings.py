@@ -1,7 +1,4 @@
-"""The pod settings (spec.model.POD_FIELDS), spec-wide and per role, on every workload's pods
-and the data Job's: imagePullSecrets, serviceAccountName, podLabels, podAnnotations,
-priorityClassName, terminationGracePeriodSeconds, runtimeClassName,
-automountServiceAccountToken, dnsPolicy, dnsConfig, topologySpreadConstraints."""
+"""The pod settings (spec.model.POD_FIELDS), spec-wide and per role, on every workload's pods."""
 
 from __future__ import annotations
 

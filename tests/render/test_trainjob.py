@@ -1,7 +1,4 @@
-"""Facts about the `trainjob` workload (#26) and paddlegen's Paddle runtime that a snapshot
-cannot pin alone: what the TrainJob carries and where, the runtime's launcher contract (the
-same wrapper and failure policy as collective-job), the runtimes validating against the
-vendored Trainer CRD, `paddlegen runtime` and its output file."""
+"""Facts about the `trainjob` workload and paddlegen's Paddle runtimes a snapshot cannot pin."""
 
 from __future__ import annotations
 

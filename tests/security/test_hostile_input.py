@@ -1,8 +1,4 @@
-"""Hostile input generated at run time (too big to commit): bounded time and memory, exit 1.
-
-The committed corpus (tests/data/specs/invalid/) pins messages; this file proves that no input
-can crash the interpreter, exhaust memory or hang, and that I/O problems are exit 2.
-"""
+"""Hostile input made at run time (too big to commit): bounded time and memory, exit 1 or 2."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Ctrl-C and SIGTERM during real renders of a few hundred specs, and what a kill -9 leaves.
-
-Each signal is sent once the render's progress is seen in the output folder (a staging folder
-appears, or a job directory gets a new inode), never after a fixed sleep: the render may take
-0.5 s on an idle machine and 5 s on a loaded one. A render that finished before its signal
-landed is run again, a bounded number of times.
-"""
+"""Ctrl-C and SIGTERM during real renders of a few hundred specs, and what a kill -9 leaves."""
 
 from __future__ import annotations
 
@@ -59,7 +53,8 @@ def _run_until(
     args: list[str], ready: Callable[[], bool], act: Callable[[int], None]
 ) -> tuple[int, str] | None:
     """Start paddlegen ``args``; once ``ready()``, call ``act(pid)``. Its exit code and stderr,
-    or None when it succeeded before it was ready (or acted on)."""
+    or None when it succeeded before it was ready (or acted on). Never a fixed sleep: a render
+    may take 0.5 s on an idle machine and 5 s on a loaded one."""
     # Pipes are not read while it runs and a full one (check's diff) would stop it: files.
     with tempfile.TemporaryFile("w+") as stderr:
         proc = paddlegen_process(*args, stdout=subprocess.DEVNULL, stderr=stderr)

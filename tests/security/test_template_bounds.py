@@ -1,10 +1,4 @@
-"""User templates cannot hang a render or exhaust memory (paddlegen/render/sandbox.py).
-
-Each hostile template below used to run for minutes or until the machine ran out of memory;
-now it fails within a second, exit 2, naming the template and line, and writes nothing. The
-error names the bound that stopped it, which is the proof it did not run on: how fast it
-stops is not timed here (a timed test fails on a busy machine; speed is the benchmark's).
-"""
+"""User templates cannot hang a render or exhaust memory (paddlegen/render/sandbox.py)."""
 
 from __future__ import annotations
 
@@ -98,6 +92,8 @@ HOSTILE = {
 }
 
 
+# The bound an error names proves the template stopped there; its speed is not timed (a timed
+# test fails on a busy machine; speed is the benchmark's).
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_a_hostile_template_fails_fast_with_template_and_line(runner, tmp_path, case):
     body, expected = HOSTILE[case]

@@ -1,9 +1,4 @@
-"""User templates (--templates DIR) and built-in ones run sandboxed with StrictUndefined.
-
-A template that reaches for internals, files or undefined values fails with exit 2 and a
-message naming the template and line. Sizes, steps and output are bounded too (render/sandbox.py,
-tests in test_template_bounds.py); only work that touches no hook, such as comparisons, is not.
-"""
+"""User templates (--templates DIR) and built-in ones run sandboxed with StrictUndefined."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Helpers for the reliability tests: an exact picture of a directory tree, good renders, and
-paddlegen processes to kill or interrupt."""
+"""Reliability test helpers: a directory tree's exact state, good renders, processes to kill."""
 
 from __future__ import annotations
 
