@@ -201,8 +201,8 @@ def measure_plugin(
     with the environment `paddlegen serve` gives argocd-cmp-server. The renderer starts before
     the row, untimed; its start is in the row's note. CPU is the client's alone (the worker
     that renders is the renderer's child, not the client's)."""
-    from paddlegen.gitops.argocd import cmp_plugin
     from paddlegen.gitops.argocd_files import CMP_FILE
+    from paddlegen.gitops.argocd_sidecar import cmp_plugin
     from paddlegen.gitops.plugin_client import CLIENT_VARIABLE, PYTHON_VARIABLE, SOCKET_VARIABLE
     from paddlegen.gitops.plugin_client import __file__ as client_file
     from paddlegen.yamlio import load_all

@@ -156,3 +156,11 @@ def kueue_spec(
         scheduling=scheduling,
         **fields,
     )
+
+
+# --- tc-checks: one rule's findings --------------------------------------------------------------
+
+
+def only(body: str, rule: str, workload: str | None = None) -> list[str]:
+    """The findings (``findings``) of ``rule`` alone on the spec DEMO + ``body``."""
+    return [line for line in findings(body, workload) if line.endswith(f"[{rule}]")]

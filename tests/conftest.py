@@ -84,6 +84,26 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
+# How much a worker yields the CPU once it runs the modules that are no cluster unit's: the
+# cluster units' jobs (the node's training ranks, KWOK's controllers) wait on each other on 2
+# cores, the other modules only fill the time they leave. 5: a quarter of a core's share each
+# when both are busy (the kernel's weights, kernel/sched/core.c sched_prio_to_weight).
+OTHER_MODULES_NICE = 5
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """On an xdist worker, the first test of no cluster unit lowers the worker's priority for
+    the rest of the run; the control planes a cluster unit started keep theirs."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and item.get_closest_marker("cluster") is None and not _niced:
+        os.nice(OTHER_MODULES_NICE)
+        _niced.append(worker)
+
+
+_niced: list[str] = []  # this worker's name, once it lowered its priority
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """pytest-xdist's scheduler for this suite: every test module is a unit of work, except

@@ -247,6 +247,46 @@ def paddlegen_of(tree: Path | None, cwd: Path, *args: str) -> subprocess.Complet
     )
 
 
+# tc-gitops: recorded upstream files and stand-in executables.
+
+
+def assert_sha256sums(folder: Path, sums: str = "SHA256SUMS") -> dict[str, str]:
+    """``folder``'s ``sums`` file (as `sha256sum -c` reads it) lists every YAML file below
+    ``folder``, each with its digest; its listing, by path."""
+    import hashlib
+
+    lines = (folder / sums).read_text(encoding="utf-8").splitlines()
+    listed = dict(reversed(line.split("  ", 1)) for line in lines)
+    assert sorted(listed) == sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*.yaml")
+    )
+    for name, digest in listed.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+    return listed
+
+
+def executable(path: Path, body: str) -> Path:
+    """A shell script at ``path`` running ``body``, executable (a tool's stand-in on PATH)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def kustomize_build(folder: Path) -> str:
+    """What `kustomize build FOLDER` prints; it must say nothing on stderr (a warning fails)."""
+    from tests.conftest import require_tool
+
+    built = subprocess.run(
+        [require_tool("kustomize"), "build", str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert built.stderr == ""
+    return built.stdout
+
+
 # ---- tc-cli: what the command line's tests share --------------------------------------------
 
 

@@ -42,9 +42,9 @@ COMPONENTS = (
     "argocd-application-controller",
     "argocd-applicationset-controller",
 )
-# The socket the plugin sidecar listens on, in the folder both it and the repo-server are
-# given as ARGOCD_PLUGINSOCKFILEPATH (in a pod: a shared emptyDir): <plugin name>.sock.
-PLUGIN_SOCKET = "argocd-plugins/paddlegen.sock"
+# The folder of the plugin sidecar's socket, given to both it and the repo-server as
+# ARGOCD_PLUGINSOCKFILEPATH (in a pod: a shared emptyDir).
+PLUGIN_SOCKETS = "argocd-plugins"
 ARGOCD_TOOLS = TOOLS / "argocd"
 # The AppProject CRD, from the same release as hack/crds' Application and ApplicationSet; it
 # lives here, not in hack/crds, because only a running Argo CD needs it (no paddlegen output is
@@ -52,6 +52,7 @@ ARGOCD_TOOLS = TOOLS / "argocd"
 CRDS = ARGOCD_TOOLS / "crds"
 # sockaddr_un's sun_path holds 108 bytes, the terminating NUL among them.
 MAX_SOCKET_PATH = 107
+SOCKET_NAME_ROOM = "paddlegen-v00.00.00.sock"  # a plugin's socket, named <name>-<version>.sock
 
 
 def ldflags(version: str) -> str:
@@ -126,16 +127,16 @@ class ArgoCD(Component):
         )  # fmt: skip
         tmp = state / "argocd-tmp"  # the repo-server's checkouts, the sidecar's _cmp_server/
         tmp.mkdir(exist_ok=True)
-        socket_path = state / PLUGIN_SOCKET
-        if len(str(socket_path)) > MAX_SOCKET_PATH:
-            raise ClusterError(
-                f"{socket_path}: too long for a unix socket; use a shorter state path"
-            )
-        socket_path.parent.mkdir(exist_ok=True)
+        # argocd-cmp-server names its socket after the plugin (and its version): the folder
+        # must leave room for such a name
+        sockets = state / PLUGIN_SOCKETS
+        if len(str(sockets / SOCKET_NAME_ROOM)) > MAX_SOCKET_PATH:
+            raise ClusterError(f"{sockets}: too long for unix sockets; use a shorter state path")
+        sockets.mkdir(exist_ok=True)
         paddlegen = find_paddlegen()
         env = {
             **os.environ,
-            "ARGOCD_PLUGINSOCKFILEPATH": str(socket_path.parent),
+            "ARGOCD_PLUGINSOCKFILEPATH": str(sockets),
             "ARGOCD_GPG_ENABLED": "false",
             "ARGOCD_ASK_PASS_SOCK": str(state / "argocd-askpass.sock"),  # not the shared /tmp one
             "TMPDIR": str(tmp),
@@ -191,15 +192,20 @@ class ArgoCD(Component):
             cluster.check_alive(self.processes())
             try:
                 with socket.create_connection(("127.0.0.1", repo_port), timeout=1):
-                    if socket_path.is_socket():
+                    if listening(sockets):
                         return
             except OSError:
                 pass
             time.sleep(0.2)
-        waiting = "argocd-repo-server" if socket_path.is_socket() else CMP_SERVER
+        waiting = "argocd-repo-server" if listening(sockets) else CMP_SERVER
         raise ClusterError(
             f"{waiting} did not listen in {timeout:.0f} s:\n" + tail(state / f"{waiting}.log")
         )
+
+
+def listening(sockets: Path) -> bool:
+    """Whether a plugin sidecar listens in the folder ``sockets``."""
+    return any(path.is_socket() for path in sockets.glob("*.sock"))
 
 
 def hand_over_plugin(state: Path) -> Path:
@@ -215,9 +221,10 @@ def hand_over_plugin(state: Path) -> Path:
             stop([pid])
         reap([pid])
         cluster.save()
-    socket_path = state / PLUGIN_SOCKET
-    socket_path.unlink(missing_ok=True)
-    return socket_path.parent
+    folder = state / PLUGIN_SOCKETS
+    for socket_path in folder.glob("*.sock"):
+        socket_path.unlink()
+    return folder
 
 
 def setup(cluster: Cluster) -> list[dict[str, object]]:

@@ -31,6 +31,18 @@ def _destinations(
         raise click.BadParameter(exc.message, ctx, param) from None
 
 
+def _kept_sidecars(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
+    from paddlegen.errors import InvalidValueError
+    from paddlegen.gitops.argocd_sidecar import parse_kept_sidecars
+
+    try:
+        return parse_kept_sidecars(values)
+    except InvalidValueError as exc:
+        raise click.BadParameter(exc.message, ctx, param) from None
+
+
 @click.command()
 @errors_format_option
 @click.option(
@@ -105,6 +117,16 @@ def _destinations(
     help="The plugin sidecar's image, built from OUTPUT/sidecar/Dockerfile (implies --sidecar) "
     "[default: a placeholder at registry.example.invalid, which never resolves].",
 )
+@click.option(
+    "--keep-sidecar",
+    "kept",
+    multiple=True,
+    metavar="VERSION=IMAGE",
+    callback=_kept_sidecars,
+    help="Keep an older paddlegen's sidecar running beside this one's (repeatable; implies "
+    "--sidecar): Applications that name its plugin keep its rendering, so their jobs do not "
+    "run again.",
+)
 def argocd(
     mode: str,
     deploy: str,
@@ -120,6 +142,7 @@ def argocd(
     auto_sync: bool,
     sidecar: bool,
     sidecar_image: str | None,
+    kept: dict[str, str],
 ) -> None:
     """Write Applications (or an ApplicationSet) over the rendered tree and health checks;
     with --sidecar, a Config Management Plugin and its sidecar as well.
@@ -158,7 +181,9 @@ def argocd(
         auto_sync,
         destinations,
     )
-    generated = argocd_setup.generate(deploy, out_dir, mode, target, env, sidecar_image, sidecar)
+    generated = argocd_setup.generate(
+        deploy, out_dir, mode, target, env, sidecar_image, sidecar, kept
+    )
     for line in generated.notes(out_dir, env):
         note(f"paddlegen: {line}")
     click.echo(generated.report.summary(out_dir), err=True)

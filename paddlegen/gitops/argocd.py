@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,9 +13,8 @@ import yaml
 
 from paddlegen.errors import InputError, InvalidValueError, OutputError
 from paddlegen.gitops.argocd_files import (
+    API_VERSION,
     ARGOCD_NAMESPACE,
-    CMP_FILE,
-    DOCKERFILE,
     SIDECAR_PATCH_FILE,
     ArgocdFiles,
     Plan,
@@ -26,7 +24,14 @@ from paddlegen.gitops.argocd_files import (
     sidecar_removed,
 )
 from paddlegen.gitops.argocd_health import health_configmap
-from paddlegen.gitops.plugin_client import CLIENT_VARIABLE, PYTHON_VARIABLE, SOCKET_VARIABLE
+from paddlegen.gitops.argocd_sidecar import (
+    cmp_plugin,
+    dropped_sidecars,
+    patch_text,
+    placeholder_image,
+    sidecar_dockerfile,
+    sidecar_patch,
+)
 from paddlegen.output.layout import (
     CUSTOM,
     KUSTOMIZATION,
@@ -39,7 +44,6 @@ from paddlegen.reading import read_bytes
 from paddlegen.spec.model import MANAGED_BY
 from paddlegen.yamlio import dump_yaml, load_all
 
-API_VERSION = "argoproj.io/v1alpha1"
 IN_CLUSTER = "https://kubernetes.default.svc"
 # Deleting an Application (or the ApplicationSet dropping one) deletes its objects too; PVs
 # and PVCs stay, they carry Delete=false. In the background, as pruning does
@@ -50,30 +54,6 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 FINALIZER = "resources-finalizer.argocd.argoproj.io/background"
 MODES = ("applicationset", "applications")
 APPLICATIONSET_FILE = "applicationset.yaml"
-PLUGIN_NAME = "paddlegen"
-# The sidecar of argo-cd/docs/operator-manual/config-management-plugins.md:182-215 (v3.5.1):
-# user 999, argocd-cmp-server as its command, the configuration baked into the image at
-# CMP_CONFIG, the repo-server's volumes var-files (where its init container copies the argocd
-# binary as argocd-cmp-server) and plugins (the sockets) shared, its own /tmp.
-SIDECAR_NAME = "paddlegen-cmp"
-SIDECAR_USER = 999
-CMP_HOME = "/home/argocd"
-CMP_CONFIG = f"{CMP_HOME}/cmp-server/config/plugin.yaml"
-CMP_SERVER = "/var/run/argocd/argocd-cmp-server"
-# The sidecar's command: paddlegen's warm renderer, which then becomes argocd-cmp-server.
-SIDECAR_COMMAND = ["paddlegen", "serve", "--", CMP_SERVER]
-RENDERER_SOCKET = "/tmp/paddlegen-renderer.sock"  # in the sidecar's own /tmp
-REPO_SERVER = "argocd-repo-server"
-# The upstream Deployment's volumes the sidecar mounts, by their names there and where
-# (manifests/base/repo-server/argocd-repo-server-deployment.yaml:327-328, :349 and :385-388 at
-# v3.5.1), and its own /tmp.
-SHARED_VOLUMES = {"var-files": "/var/run/argocd", "plugins": f"{CMP_HOME}/cmp-server/plugins"}
-SIDECAR_TMP = f"{SIDECAR_NAME}-tmp"
-# What --sidecar-image defaults to: a valid reference at a host that never resolves (.invalid,
-# RFC 2606), so that a patch applied unchanged fails at once with the name in the pod's events
-# (ErrImagePull), and the patch's header says what to give instead.
-PLACEHOLDER_IMAGE = "registry.example.invalid/paddlegen-cmp:{version}"
-ENV_VARIABLE = "PADDLEGEN_ENV"  # the Application's plugin.env; the CMP sees ARGOCD_ENV_<name>
 _MAX_NAME = 63  # Argo CD writes the Application name into the app.kubernetes.io/instance label
 
 Jobs = dict[str, list[str]]  # job directory -> its environments (empty: flat layout)
@@ -417,156 +397,6 @@ def _appset(
     }
 
 
-# Matches a spec file's apiVersion line; grep exits 1 on no match, which Argo CD would report
-# as a failed discovery rather than "not mine", hence `|| true` (empty output means no match).
-_DISCOVER = (
-    "grep -rlE --exclude-dir=.git --include='*.yaml' --include='*.yml' "
-    "'^apiVersion:[[:space:]]*[\"]?paddlegen/v1' . || true"
-)
-# Only manifests on stdout: warnings and errors go to stderr, which Argo CD shows on failure.
-# The sidecar's warm renderer (`paddlegen serve`, its command) renders when it runs: its
-# client, started with neither site-packages nor paddlegen, costs little more than the
-# interpreter; without the renderer (another command, or an older sidecar) a cold render.
-_GENERATE = (
-    "set -- render . --stdout "
-    f'${{ARGOCD_ENV_{ENV_VARIABLE}:+--env "$ARGOCD_ENV_{ENV_VARIABLE}"}}; '
-    f'[ -z "${{{CLIENT_VARIABLE}:-}}" ] || exec "${{{PYTHON_VARIABLE}}}" -I -S '
-    f'"${{{CLIENT_VARIABLE}}}" "$@"; '
-    'exec paddlegen "$@"'
-)
-
-
-def cmp_plugin() -> Plan:
-    """``sidecar/plugin.yaml``: the sidecar Config Management Plugin that renders specs in
-    Argo CD."""
-    plugin = {
-        "apiVersion": API_VERSION,
-        "kind": "ConfigManagementPlugin",
-        "metadata": {"name": PLUGIN_NAME},
-        "spec": {
-            "generate": {"command": ["sh", "-c", _GENERATE]},
-            # find.command only: Argo CD evaluates just the first of fileName, find.glob and
-            # find.command, and a glob cannot look inside a file for the apiVersion.
-            "discover": {"find": {"command": ["sh", "-c", _DISCOVER]}},
-        },
-    }
-    return {
-        CMP_FILE: header(f"""\
-Argo CD Config Management Plugin (sidecar, Argo CD >= 2.6): renders paddlegen specs in the
-repo-server instead of committing rendered output. Not an object to kubectl apply: the sidecar
-image bakes it in at {CMP_CONFIG} (the Dockerfile beside it), and
-{SIDECAR_PATCH_FILE} adds that sidecar to {REPO_SERVER}. An Application whose
-source path holds specs (apiVersion: paddlegen/v1) is matched automatically, or name it:
-source.plugin.name: {PLUGIN_NAME}. To deploy an overlay, set
-source.plugin.env: [{{name: {ENV_VARIABLE}, value: <env>}}].""")
-        + dump_yaml(plugin)
-    }
-
-
-def placeholder_image() -> str:
-    """--sidecar-image's default: this version's image at a registry that is an example."""
-    from paddlegen import __version__
-
-    return PLACEHOLDER_IMAGE.format(version=__version__)
-
-
-def sidecar_dockerfile() -> Plan:
-    """``sidecar/Dockerfile``: the plugin sidecar's image, built from sidecar/ with paddlegen's
-    wheel copied beside it (users build it in their CI; hack/localcluster/images.py builds the
-    same image without Docker)."""
-    from paddlegen import __version__
-
-    user = SIDECAR_USER
-    return {
-        DOCKERFILE: header(f"""\
-The image of paddlegen's Argo CD plugin sidecar, which
-{SIDECAR_PATCH_FILE} adds to {REPO_SERVER}.
-Build it from this folder with paddlegen's wheel beside it, e.g.
-  cp dist/paddlegen-{__version__}-py3-none-any.whl sidecar/   (python -m build --wheel)
-  docker build -t <registry>/paddlegen-cmp:{__version__} sidecar/
-push it, and give that reference to `paddlegen argocd --sidecar-image`. The base is pinned by
-its tag: pin it by digest too (FROM python:3.11-slim-bookworm@sha256:<digest>), the digest
-your registry reports for that tag. No argocd-cmp-server in it: Argo CD's init container copies
-it into the var-files volume, which the sidecar's command runs.""")
-        + f"""FROM python:3.11-slim-bookworm
-COPY paddlegen-*.whl /tmp/
-RUN pip install --no-cache-dir /tmp/paddlegen-*.whl \\
-    && rm /tmp/paddlegen-*.whl \\
-    && groupadd --gid {user} argocd \\
-    && useradd --uid {user} --gid {user} --home-dir {CMP_HOME} --create-home \\
-       --shell /usr/sbin/nologin argocd
-COPY plugin.yaml {CMP_CONFIG}
-USER {user}:{user}
-ENV HOME={CMP_HOME}
-WORKDIR {CMP_HOME}
-ENTRYPOINT {json.dumps(SIDECAR_COMMAND)}
-"""
-    }
-
-
-def _image_note(image: str) -> str:
-    if image == placeholder_image():
-        return (
-            f"Its image, {image}, is a placeholder:\n"
-            f"build ../{DOCKERFILE}, push it and give its reference to\n"
-            "`paddlegen argocd --sidecar-image`."
-        )
-    return f"Its image, {image}, is one ../{DOCKERFILE} built (--sidecar-image)."
-
-
-def sidecar_patch(image: str) -> Plan:
-    """``patches/argocd-repo-server-sidecar.yaml``: a strategic merge patch of Argo CD's
-    argocd-repo-server Deployment that adds the plugin sidecar running ``image``."""
-    container = {
-        "name": SIDECAR_NAME,
-        "image": image,
-        "command": SIDECAR_COMMAND,
-        "env": [
-            {"name": SOCKET_VARIABLE, "value": RENDERER_SOCKET},
-            # the compiled templates' cache (render/engine.py) on the writable volume
-            {"name": "PADDLEGEN_CACHE_DIR", "value": f"/tmp/{SIDECAR_NAME}-cache"},
-        ],
-        # as the repo-server's own (the upstream Deployment's :301-309), and user 999
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": SIDECAR_USER,
-            "readOnlyRootFilesystem": True,
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
-        "volumeMounts": [
-            *({"name": name, "mountPath": path} for name, path in SHARED_VOLUMES.items()),
-            # Not the repo-server's tmp: Argo CD's docs keep the two apart since v2.4 (a
-            # path traversal in one cannot reach the other's checkouts)
-            {"name": SIDECAR_TMP, "mountPath": "/tmp"},
-        ],
-    }
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": REPO_SERVER},
-        "spec": {
-            "template": {
-                "spec": {
-                    "containers": [container],
-                    "volumes": [{"name": SIDECAR_TMP, "emptyDir": {}}],
-                }
-            }
-        },
-    }
-    return {
-        SIDECAR_PATCH_FILE: header(f"""\
-Adds paddlegen's plugin sidecar to Argo CD's {REPO_SERVER} Deployment: a strategic merge
-patch (containers and volumes merge by name) for the kustomization that installs Argo CD
-(namespace: {ARGOCD_NAMESPACE}, its install.yaml among the resources):
-  patches:
-  - path: <the path of this file>
-{_image_note(image)}""")
-        + dump_yaml(deployment)
-    }
-
-
 def shared_objects(
     target: Target, jobs: Jobs, env: str | None = None, namespaces: Namespaces | None = None
 ) -> list[str]:
@@ -611,11 +441,13 @@ def plan(
     namespaces: Namespaces | None = None,
     sidecar_image: str | None = None,
     sidecar: bool = False,
+    kept: Mapping[str, str] | None = None,
 ) -> Plan:
     """Every file of the output folder, in memory; ``namespaces`` (from the rendered tree)
     tells which Applications would share objects. With ``sidecar`` (implied by
-    ``sidecar_image``, else the placeholder) the plugin sidecar's files too: only a
-    repository that commits specs and lets Argo CD render them needs it."""
+    ``sidecar_image``, else the placeholder, and by ``kept``, older versions' sidecars) the
+    plugin sidecar's files too: only a repository that commits specs and lets Argo CD render
+    them needs it."""
     if mode not in MODES:
         raise InvalidValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     unknown = sorted(set(target.destinations) - {e for envs in jobs.values() for e in envs})
@@ -639,10 +471,10 @@ def plan(
         fallbacks = base_fallbacks(env, jobs) if env is not None and jobs else []
         files = application_set(target, env, fallbacks)
     files.update(health_configmap())
-    if sidecar or sidecar_image:
+    if sidecar or sidecar_image or kept:
         files.update(cmp_plugin())
         files.update(sidecar_dockerfile())
-        files.update(sidecar_patch(sidecar_image or placeholder_image()))
+        files.update(sidecar_patch(sidecar_image or placeholder_image(), kept))
     return files
 
 
@@ -674,6 +506,7 @@ def generate(
     env: str | None = None,
     sidecar_image: str | None = None,
     sidecar: bool = False,
+    kept: Mapping[str, str] | None = None,
 ) -> ArgocdFiles:
     """Read the rendered tree, plan the Argo CD files and write them."""
     from paddlegen.output.claim import ARGOCD
@@ -681,7 +514,8 @@ def generate(
 
     jobs = rendered_jobs(Path(deploy))
     namespaces = rendered_namespaces(Path(deploy), jobs)
-    files = plan(mode, target, jobs, env, namespaces, sidecar_image, sidecar)
+    files = plan(mode, target, jobs, env, namespaces, sidecar_image, sidecar, kept)
+    before = patch_text(Path(out_dir) / SIDECAR_PATCH_FILE)
     report = write_folder(out_dir, ARGOCD, files)
     return ArgocdFiles(
         report,
@@ -691,4 +525,5 @@ def generate(
         moved(report),
         sidecar_removed(report),
         removed_applications(report),
+        dropped_sidecars(before, files),
     )

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from paddlegen.output.layout import HEADER
 from paddlegen.output.writer import WriteReport
 
+API_VERSION = "argoproj.io/v1alpha1"  # of Argo CD's objects and its plugin's configuration
 ARGOCD_NAMESPACE = "argocd"
 # The top of the folder holds only the objects to apply (`kubectl apply -f argocd/`, which reads
 # no subfolder without -R; the Applications of --mode applications are in applications/). What
@@ -63,6 +64,8 @@ class ArgocdFiles:
     moved: dict[str, str]  # files removed from an older place -> where they are now
     sidecar_removed: list[str]  # the plugin sidecar's files, removed (no --sidecar)
     removed_applications: list[str]  # Application files removed: their live objects go too
+    # warnings: older versions' sidecars the patch ran and runs no more
+    dropped_sidecars: list[str] = field(default_factory=list)
 
     def notes(self, out_dir: str, env: str | None = None) -> list[str]:
         """What the write of ``out_dir`` (deploying environment ``env``) did that its reader
@@ -93,6 +96,7 @@ class ArgocdFiles:
                     f"warning: removed {os.path.join(out_dir, rel)}: deleting that Application "
                     "from Argo CD deletes its live objects (resources finalizer)"
                 )
+        found += self.dropped_sidecars
         found += self.report.kept_notes(out_dir)
         if self.report.written:
             # Argo CD v3.5.1 gitops-engine pkg/sync/sync_context.go:725-746: a sync past its

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from paddlegen.gitops import plugin_client
-from paddlegen.gitops.argocd import ENV_VARIABLE, cmp_plugin
 from paddlegen.gitops.argocd_files import CMP_FILE
+from paddlegen.gitops.argocd_sidecar import ENV_VARIABLE, cmp_plugin
 from paddlegen.yamlio import load_all
 from tests.conftest import DATA, EXAMPLES, ROOT, example_specs
 from tests.helpers import copy_repository

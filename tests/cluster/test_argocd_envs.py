@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from paddlegen.gitops import argocd_sidecar as argo
 from tests.cluster.conftest import Kube, local_cluster
 from tests.cluster.test_argocd import (
     Loop,
@@ -98,7 +99,8 @@ def test_each_environment_syncs_into_its_own_namespace(repo: Loop) -> None:
             wait_running(kube, app_name(job, env), f"batch.paddlepaddle.org/PaddleJob/{job}")
             status = application(kube, app_name(job, env))["status"]
             assert (status["sync"]["status"], status["sync"]["revision"]) == ("Synced", revision)
-            # The plugin sidecar runs too, and its discover command leaves rendered trees alone.
+            # The plugin sidecar runs too; an Application that does not name its plugin never
+            # renders with it.
             assert status["sourceType"] == "Kustomize"
         workers = 3 if env == "prod" else 2
         for job in (GANG, NFS):
@@ -281,7 +283,7 @@ def test_the_plugin_sidecar_renders_what_the_committed_tree_holds(
     argocd: Kube, tmp_path: Path
 ) -> None:
     """The Application the sidecar/plugin.yaml header describes (specs at its path, the plugin
-    found by its discover command, the environment in plugin.env) syncs through the real
+    named with its version, the environment in plugin.env) syncs through the real
     argocd-cmp-server. Then its source is switched to the committed overlay and automated sync
     turned off: Argo CD's own comparison (a three-way diff with what the plugin applied) finds
     the cluster Synced with the tree, object for object."""
@@ -292,7 +294,7 @@ def test_the_plugin_sidecar_renders_what_the_committed_tree_holds(
     spec["overlays"]["prod"]["metadata"]["namespace"] = namespace = "acd-plugin"
     revision = render_and_commit(path, {"plugin.yaml": spec}, "a job, rendered and not")
     source = {"repoURL": f"file://{path}", "targetRevision": "main", "path": "jobs"}
-    plugin = {"env": [{"name": "PADDLEGEN_ENV", "value": "prod"}]}
+    plugin = {"name": argo.plugin_name(), "env": [{"name": "PADDLEGEN_ENV", "value": "prod"}]}
     app = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",

@@ -15,14 +15,16 @@ import shutil
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from paddlegen.gitops import argocd as argo
+from paddlegen import __version__
 from paddlegen.gitops import argocd_files as argo_files
+from paddlegen.gitops import argocd_sidecar as argo
 from tests.cluster.conftest import Kube, local_cluster, with_extras
 from tests.cluster.test_argocd import (
     application,
@@ -31,11 +33,13 @@ from tests.cluster.test_argocd import (
     paddlegen,
     render_and_commit,
     synced_at,
+    wait_synced,
 )
 from tests.cluster.test_argocd_envs import resources
 from tests.cluster.test_argocd_runtime_safety import settle
 from tests.cluster.test_paddleflow import wait_for
 from tests.conftest import require_tool
+from tests.helpers import paddlegen_of, release
 
 pytestmark = pytest.mark.node
 
@@ -54,12 +58,12 @@ def argocd_node(node: Kube) -> Kube:
     return with_extras(node, ["argocd"])
 
 
-def spec(image: str) -> dict[str, Any]:
+def spec(image: str, name: str = JOB, namespace: str = NAMESPACE) -> dict[str, Any]:
     """A job that runs a moment on the node, in the Paddle image (imported by `up`)."""
     return {
         "apiVersion": "paddlegen/v1",
         "kind": "TrainingJob",
-        "metadata": {"name": JOB, "namespace": NAMESPACE},
+        "metadata": {"name": name, "namespace": namespace},
         "spec": {
             "workload": "job",
             "image": image,
@@ -99,19 +103,19 @@ def kill_renderer() -> None:
     os.kill(renderer, signal.SIGKILL)
 
 
-def sidecar_pod(patch: Path, var_files: Path, plugins: Path) -> dict[str, Any]:
-    """The patch's container as a pod of its own: the two volumes it shares with the
+def sidecar_pod(patch: Path, var_files: Path, plugins: Path, name: str = POD) -> dict[str, Any]:
+    """The patch's containers as a pod of their own: the two volumes they share with the
     repo-server in Argo CD's Deployment are host folders here (the repo-server is a host
-    process), its /tmp the patch's emptyDir."""
+    process), each one's /tmp the patch's emptyDir."""
     deployment = yaml.safe_load(patch.read_text())
     template = deployment["spec"]["template"]["spec"]
-    (container,) = template["containers"]
-    container["imagePullPolicy"] = "Never"  # imported by `up`; no registry has it
     shared = {
         "var-files": var_files,
         "plugins": plugins,
     }
-    assert {m["name"] for m in container["volumeMounts"]} == {*shared, argo.SIDECAR_TMP}
+    for container, tmp in zip(template["containers"], template["volumes"], strict=True):
+        container["imagePullPolicy"] = "Never"  # imported by `up`; no registry has it
+        assert {m["name"] for m in container["volumeMounts"]} == {*shared, tmp["name"]}
     volumes = [
         {"name": name, "hostPath": {"path": str(path), "type": "Directory"}}
         for name, path in shared.items()
@@ -119,9 +123,9 @@ def sidecar_pod(patch: Path, var_files: Path, plugins: Path) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": POD, "namespace": "argocd"},
+        "metadata": {"name": name, "namespace": "argocd"},
         "spec": {
-            "containers": [container],
+            "containers": template["containers"],
             "volumes": [*volumes, *template["volumes"]],
             "automountServiceAccountToken": False,
         },
@@ -139,13 +143,13 @@ def var_files_with(cmp_server: Path, folder: Path) -> Path:
     return folder
 
 
-def wait_listening(kube: Kube, socket_path: Path) -> None:
+def wait_listening(kube: Kube, socket_path: Path, pod_name: str = POD) -> None:
     deadline = time.monotonic() + SIDECAR_TIMEOUT
     while not socket_path.is_socket():
         if time.monotonic() > deadline:
-            pod = kube.run("-n", "argocd", "get", "pod", POD, "-o", "json", check=False)
+            pod = kube.run("-n", "argocd", "get", "pod", pod_name, "-o", "json", check=False)
             status = json.loads(pod.stdout or "{}").get("status", {})
-            logs = kube.run("-n", "argocd", "logs", POD, check=False)
+            logs = kube.run("-n", "argocd", "logs", pod_name, "--all-containers", check=False)
             pytest.fail(
                 f"no {socket_path} in {SIDECAR_TIMEOUT:.0f} s; the pod's status: "
                 f"{json.dumps(status, indent=1)[:3000]}\nits log: {logs.stdout[-3000:]}"
@@ -184,53 +188,78 @@ def contained(expected: Any, live: Any, where: str = "") -> list[str]:
     return [] if expected == live else [f"{where}: {live!r} is not {expected!r}"]
 
 
-def test_the_sidecar_image_renders_an_application_through_the_socket(
-    argocd_node: Kube, tmp_path: Path
-) -> None:
-    kube = argocd_node
-    hack = local_cluster()
-    kustomize = require_tool("kustomize")
+@dataclass
+class Sidecar:
+    """This paddlegen's sidecar in a pod on the node, listening where the repo-server looks."""
 
-    # The sidecar, as the patch of `paddlegen argocd --sidecar-image` describes it.
-    setup = tmp_path / "setup"
+    kube: Kube
+    plugins: Path  # the socket folder, the repo-server's
+    var_files: Path
+
+
+@pytest.fixture(scope="module")
+def sidecar(argocd_node: Kube, tmp_path_factory: pytest.TempPathFactory) -> Sidecar:
+    """The sidecar, as the patch of `paddlegen argocd --sidecar-image` describes it."""
+    kube, hack = argocd_node, local_cluster()
+    work = tmp_path_factory.mktemp("sidecar")
+    setup = work / "setup"
     image = hack.images.PLUGIN.reference
     paddlegen(
-        "argocd", "--repo-url", "file:///", "--deploy", str(tmp_path / "none"),
+        "argocd", "--repo-url", "file:///", "--deploy", str(work / "none"),
         "-o", str(setup), "--sidecar-image", image,
     )  # fmt: skip
     plugins = hack.argocd.hand_over_plugin(kube.state)  # the host's sidecar stopped
-    assert not (plugins / "paddlegen.sock").exists()
+    assert not any(plugins.glob("*.sock"))
     os.chown(plugins, argo.SIDECAR_USER, argo.SIDECAR_USER)  # it listens there as user 999
     cmp_server = hack.argocd.ArgoCD().binaries()["argocd"]  # the pinned build `up` runs
-    var_files = var_files_with(cmp_server, tmp_path / "var-files")
+    var_files = var_files_with(cmp_server, work / "var-files")
     pod = sidecar_pod(setup / argo_files.SIDECAR_PATCH_FILE, var_files, plugins)
     kube.run("apply", "-f", "-", stdin=json.dumps(pod))
-    wait_listening(kube, plugins / "paddlegen.sock")
+    wait_listening(kube, plugins / f"{argo.plugin_name()}.sock")
     found = kube.read("argocd", "pods", POD)
     (container,) = found["status"]["containerStatuses"]
     assert container["image"].endswith(image.split("/", 1)[1]), container["image"]
     assert found["spec"]["containers"][0]["command"] == argo.SIDECAR_COMMAND
+    return Sidecar(kube, plugins, var_files)
+
+
+def plugin_application(kube: Kube, name: str, namespace: str, repo: Path, plugin: str) -> None:
+    """An Application of the specs in ``repo``'s jobs/ that renders them with ``plugin``."""
+    app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name, "namespace": "argocd"},
+        "spec": {
+            "project": "default",
+            "source": {
+                "repoURL": f"file://{repo}",
+                "targetRevision": "main",
+                "path": "jobs",
+                "plugin": {"name": plugin},
+            },
+            "destination": {"server": kube.server, "namespace": namespace},
+            "syncPolicy": {"automated": {}, "syncOptions": ["CreateNamespace=true"]},
+        },
+    }
+    kube.run("apply", "-f", "-", stdin=json.dumps(app))
+
+
+def test_the_sidecar_image_renders_an_application_through_the_socket(
+    sidecar: Sidecar, tmp_path: Path
+) -> None:
+    kube = sidecar.kube
+    hack = local_cluster()
+    kustomize = require_tool("kustomize")
 
     # A repository of specs, rendered and committed too; the Application renders the specs
-    # with the plugin (named: no other plugin could answer).
+    # with the plugin, which it names.
     repo = init_repo(tmp_path / "jobs-repo")
     revision = render_and_commit(
         repo, {"job.yaml": spec(hack.images.PADDLE.reference)}, "a job for the sidecar"
     )
     source = {"repoURL": f"file://{repo}", "targetRevision": "main", "path": "jobs"}
-    app = {
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": JOB, "namespace": "argocd"},
-        "spec": {
-            "project": "default",
-            "source": {**source, "plugin": {"name": argo.PLUGIN_NAME}},
-            "destination": {"server": kube.server, "namespace": NAMESPACE},
-            "syncPolicy": {"automated": {}, "syncOptions": ["CreateNamespace=true"]},
-        },
-    }
     started = time.monotonic()
-    kube.run("apply", "-f", "-", stdin=json.dumps(app))
+    plugin_application(kube, JOB, NAMESPACE, repo, argo.plugin_name())
 
     def synced() -> dict[str, Any] | None:
         found = application(kube, JOB)
@@ -275,3 +304,106 @@ def test_the_sidecar_image_renders_an_application_through_the_socket(
     assert status["sync"]["status"] == "Synced", status["resources"]
     assert resources(status) == objects
     assert status["operationState"]["syncResult"]["revision"] == revision  # no sync since
+
+
+NEWER = "0.2.0"  # a copy of this paddlegen as that version, its batch Jobs with a field more
+PODS = "argocd-plugin-sidecars"  # this paddlegen's sidecar kept beside the newer one's
+KEPT_NAMESPACE, KEPT = "node-plugin-kept", "plugin-kept"
+RELEASE = "/opt/paddlegen-release"  # where the newer container finds the copy
+
+
+def as_release(pod: dict[str, Any], container: dict[str, Any], tree: Path, plugin: Path) -> None:
+    """Make ``container`` of ``pod`` the newer version's image: the plugin image with the copy
+    in ``tree`` before its own paddlegen (PYTHONPATH), and the copy's plugin.yaml (``plugin``)
+    where the image has its own."""
+    for path in (tree, *tree.rglob("*"), plugin):  # read by user 999
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    pod["spec"]["volumes"] += [
+        {"name": "release", "hostPath": {"path": str(tree), "type": "Directory"}},
+        {"name": "release-plugin", "hostPath": {"path": str(plugin), "type": "File"}},
+    ]
+    container["volumeMounts"] += [
+        {"name": "release", "mountPath": RELEASE, "readOnly": True},
+        {"name": "release-plugin", "mountPath": argo.CMP_CONFIG, "readOnly": True},
+    ]
+    container["env"].append({"name": "PYTHONPATH", "value": RELEASE})
+
+
+def run_record(tree: Path | None, folder: Path) -> str:
+    """The digest in the run record of the specs in ``folder``, as the paddlegen in ``tree``
+    (None: this one) renders them."""
+    done = paddlegen_of(tree, folder, "render", ".", "--stdout")
+    assert done.returncode == 0, done.stderr
+    (record,) = [d for d in yaml.safe_load_all(done.stdout) if d and d["kind"] == "ConfigMap"]
+    return str(record["data"]["digest"])
+
+
+def test_a_newer_sidecar_beside_this_one_runs_no_finished_job_again(
+    sidecar: Sidecar, tmp_path: Path
+) -> None:
+    """An Application that names this paddlegen's plugin syncs, and its job runs. A newer
+    paddlegen writes the patch with its sidecar and this one's kept (--keep-sidecar), and the
+    sidecars' pod is replaced by the two: a hard refresh renders with the version the
+    Application names, Synced, its job not run again. Named to the newer plugin, it takes the
+    newer rendering, and its job runs once more."""
+    kube, hack = sidecar.kube, local_cluster()
+    image = hack.images.PLUGIN.reference
+    repo = init_repo(tmp_path / "jobs-repo")
+    job = spec(hack.images.PADDLE.reference, KEPT, KEPT_NAMESPACE)
+    revision = render_and_commit(repo, {"job.yaml": job}, "a job rendered by one version")
+    plugin_application(kube, KEPT, KEPT_NAMESPACE, repo, argo.plugin_name())
+    wait_synced(kube, KEPT, revision)
+    ran = kube.read(KEPT_NAMESPACE, "jobs", KEPT)["metadata"]["uid"]
+    syncs = len(application(kube, KEPT)["status"]["history"])
+
+    # The newer paddlegen's patch: its sidecar, and this one's kept, which runs its image's
+    # own entry point.
+    new = release(tmp_path, NEWER)
+    setup = tmp_path / "setup-newer"
+    done = paddlegen_of(
+        new, tmp_path, "argocd", "--repo-url", "file:///", "--deploy", str(tmp_path / "none"),
+        "-o", str(setup), "--sidecar-image", image, "--keep-sidecar", f"{__version__}={image}",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    patch_file = setup / argo_files.SIDECAR_PATCH_FILE
+    pod = sidecar_pod(patch_file, sidecar.var_files, sidecar.plugins, PODS)
+    newer, kept = pod["spec"]["containers"]
+    assert [newer["name"], kept["name"]] == [
+        argo.sidecar_container_name(NEWER),
+        argo.sidecar_container_name(__version__),
+    ]
+    assert (newer["command"], "command" in kept) == (argo.SIDECAR_COMMAND, False)
+    as_release(pod, newer, new, setup / argo_files.CMP_FILE)
+    # Gone before the new pod starts: a server that stops removes its socket, which would be
+    # the kept one's by then. Its server needs no grace: no render runs.
+    kube.run("-n", "argocd", "delete", "pod", POD, "--wait=true", "--grace-period=1")
+    for stale in sidecar.plugins.glob("*.sock"):  # a server killed leaves its socket
+        stale.unlink()
+    kube.run("apply", "-f", "-", stdin=json.dumps(pod))
+    for version in (NEWER, __version__):
+        wait_listening(kube, sidecar.plugins / f"{argo.plugin_name(version)}.sock", PODS)
+
+    # Hard-refreshed, the Application renders with the version it names: Synced at the same
+    # revision, no sync since, the same Job.
+    settle(kube, KEPT, revision)
+    assert len(application(kube, KEPT)["status"]["history"]) == syncs
+    assert kube.read(KEPT_NAMESPACE, "jobs", KEPT)["metadata"]["uid"] == ran
+
+    # Named to the newer plugin, it takes the newer rendering: one sync, one run more.
+    digest = run_record(new, repo / "jobs")
+    assert digest != run_record(None, repo / "jobs")
+    patch = {"spec": {"source": {"plugin": {"name": argo.plugin_name(NEWER)}}}}
+    kube.run("-n", "argocd", "patch", "application", KEPT, "--type", "merge",
+             "-p", json.dumps(patch))  # fmt: skip
+
+    def synced_again() -> bool:
+        found = application(kube, KEPT)
+        return len(found["status"].get("history", [])) > syncs and synced_at(found, revision)
+
+    started = time.monotonic()
+    wait_for("the sync of the newer rendering", synced_again, timeout=SYNC_TIMEOUT)
+    print(f"renamed to synced with the newer rendering: {time.monotonic() - started:.1f} s")
+    assert len(application(kube, KEPT)["status"]["history"]) == syncs + 1
+    record = kube.read(KEPT_NAMESPACE, "configmaps", f"{KEPT}-run")
+    assert record["data"]["digest"] == digest
+    assert kube.read(KEPT_NAMESPACE, "jobs", KEPT)["metadata"]["uid"] != ran

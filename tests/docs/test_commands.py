@@ -35,6 +35,9 @@ NOT_RUN = {
     ),
     "paddlegen validate --server --context staging jobs/": "a dry run on an API server",
     "paddlegen render jobs/ -o deploy/ --validate --server": "a dry run on an API server",
+    "paddlegen argocd --repo-url URL --sidecar-image registry.example.com/platform/"
+    "paddlegen-cmp:0.2.0    --keep-sidecar 0.1.0=registry.example.com/platform/"
+    "paddlegen-cmp:0.1.0": "run by paddlegen 0.2.0, which keeps 0.1.0's sidecar",
 }
 
 

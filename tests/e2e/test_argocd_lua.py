@@ -7,7 +7,6 @@ libraries Argo CD opens are in reach.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import shutil
@@ -22,6 +21,7 @@ from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.gitops import argocd_health as argo_health
 from paddlegen.yamlio import manifest_documents
 from tests.conftest import ROOT
+from tests.helpers import assert_sha256sums
 
 lupa = pytest.importorskip("lupa")
 try:  # Lua 5.1 semantics, as gopher-lua: every number is a double
@@ -585,13 +585,7 @@ BUILT_IN = {
 
 
 def test_the_fixtures_are_the_recorded_upstream_files():
-    lines = (GITOPS_ENGINE / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
-    listed = dict(reversed(line.split("  ", 1)) for line in lines)
-    assert (
-        sorted(listed) == sorted(BUILT_IN) == sorted(p.name for p in GITOPS_ENGINE.glob("*.yaml"))
-    )
-    for name, digest in listed.items():
-        assert hashlib.sha256((GITOPS_ENGINE / name).read_bytes()).hexdigest() == digest, name
+    assert sorted(assert_sha256sums(GITOPS_ENGINE)) == sorted(BUILT_IN)
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_IN))

@@ -1,7 +1,8 @@
 """The sidecar patch `paddlegen argocd` writes, applied by the real kustomize to Argo CD
 v3.5.1's own argocd-repo-server Deployment (tests/data/argocd/) as the patch's header says,
 gives a valid apps/v1 Deployment (the real kubeconform, strict, and the in-process validator)
-with the sidecar beside the repo-server, on the upstream volumes."""
+with the sidecars (this paddlegen's and an older one's kept) beside the repo-server, on the
+upstream volumes."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from pathlib import Path
 
 import yaml
 
+from paddlegen import __version__
 from paddlegen.cli import cli
-from paddlegen.gitops import argocd as argo
 from paddlegen.gitops import argocd_files as argo_files
+from paddlegen.gitops import argocd_sidecar as argo
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.kubeconform import run_kubeconform
 from tests.conftest import ROOT, require_tool
 
 UPSTREAM = ROOT / "tests" / "data" / "argocd" / "argocd-repo-server-deployment.yaml"
 IMAGE = "ghcr.io/acme/paddlegen-cmp:0.1.0"
+OLDER = "0.0.9=ghcr.io/acme/paddlegen-cmp:0.0.9"
 
 
 def built(runner, tmp_path: Path) -> tuple[str, dict]:
@@ -27,7 +30,8 @@ def built(runner, tmp_path: Path) -> tuple[str, dict]:
     kustomize = require_tool("kustomize")
     out = tmp_path / "argocd"
     args = ["argocd", "--deploy", str(tmp_path / "none"), "-o", str(out)]
-    result = runner.invoke(cli, [*args, "--repo-url", "file:///", "--sidecar-image", IMAGE])
+    args += ["--repo-url", "file:///", "--sidecar-image", IMAGE, "--keep-sidecar", OLDER]
+    result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
     install = tmp_path / "install"
     install.mkdir()
@@ -66,11 +70,13 @@ def test_the_sidecar_runs_beside_the_repo_server_on_the_shared_volumes(runner, t
     _, deployment = built(runner, tmp_path)
     pod = deployment["spec"]["template"]["spec"]
     containers = {c["name"]: c for c in pod["containers"]}
-    assert list(containers) == ["paddlegen-cmp", "argocd-repo-server"]
-    sidecar = containers["paddlegen-cmp"]
+    name, older = argo.sidecar_container_name(__version__), argo.sidecar_container_name("0.0.9")
+    assert list(containers) == [name, older, "argocd-repo-server"]
+    sidecar = containers[name]
     assert (sidecar["image"], sidecar["command"]) == (IMAGE, argo.SIDECAR_COMMAND)
+    assert containers[older]["image"] == OLDER.split("=")[1]
     volumes = {v["name"]: v for v in pod["volumes"]}
-    for mount in sidecar["volumeMounts"]:
+    for mount in (*sidecar["volumeMounts"], *containers[older]["volumeMounts"]):
         assert mount["name"] in volumes, mount
     # the repo-server meets the sidecar's socket in the one plugins volume
     repo_server = {
@@ -78,9 +84,10 @@ def test_the_sidecar_runs_beside_the_repo_server_on_the_shared_volumes(runner, t
     }
     plugins = {m["name"]: m["mountPath"] for m in sidecar["volumeMounts"]}["plugins"]
     assert repo_server["plugins"] == plugins
-    # the upstream Deployment is otherwise as it was: one container more, one volume more
+    # the upstream Deployment is otherwise as it was: two containers more, each with its /tmp
     upstream = yaml.safe_load(UPSTREAM.read_text())["spec"]["template"]["spec"]
     assert containers["argocd-repo-server"] == upstream["containers"][0]
-    assert len(volumes) == len(upstream["volumes"]) + 1
-    assert volumes[argo.SIDECAR_TMP] == {"name": argo.SIDECAR_TMP, "emptyDir": {}}
+    assert len(volumes) == len(upstream["volumes"]) + 2
+    for tmp in (f"{name}-tmp", f"{older}-tmp"):
+        assert volumes[tmp] == {"name": tmp, "emptyDir": {}}
     assert pod["initContainers"] == upstream["initContainers"]

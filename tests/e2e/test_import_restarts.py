@@ -1,7 +1,5 @@
-"""`paddlegen import` of jobs with group restarts: a collective-job's JobSet, a trainjob's
-TrainJob with its own TrainingRuntime. Rendered, imported and rendered again they are the same
-objects, with run.restarts and spec.checkpoint back in the spec; read back from the cluster,
-nothing is lost."""
+"""`paddlegen import` of group restarts (a collective-job's JobSet, a trainjob's own
+TrainingRuntime): the same objects again, run.restarts and spec.checkpoint back in the spec."""
 
 from __future__ import annotations
 
@@ -10,12 +8,15 @@ import copy
 import pytest
 import yaml
 
-from paddlegen.authoring.importer import import_jobs, import_manifests, read_manifests
+from paddlegen.authoring.importer import import_jobs, read_manifests
 from paddlegen.cli import cli
-from paddlegen.pipeline import build
-from paddlegen.spec.loader import parse_spec
 from tests.builders import HEADER
-from tests.e2e.test_import_roundtrip import as_read_back
+from tests.e2e.test_import_roundtrip import (
+    as_read_back,
+    imported_alike,
+    manifests_of,
+    read_back_lossless,
+)
 
 COMMON = """\
   image: r/llm:v3
@@ -67,7 +68,7 @@ def spec_text(workload: str, case: str) -> str:
 
 
 def rendered(text: str) -> tuple[str, list[dict]]:
-    manifests = build.render_document(parse_spec(text, "spec.yaml")).manifests
+    manifests = manifests_of(text)
     return "---\n".join(m.text() for m in manifests), [m.obj for m in manifests]
 
 
@@ -104,12 +105,8 @@ def read_back(obj: dict) -> dict:
 @pytest.mark.parametrize("case", CASES)
 def test_a_job_with_restarts_comes_back_to_the_same_objects(workload, case):
     text = spec_text(workload, case)
-    stream, objects = rendered(text)
-    imported = import_manifests([("in.yaml", stream)])
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error], imported.diagnostics
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
+    manifests = manifests_of(text)
+    imported = imported_alike(manifests)
     given = yaml.safe_load(text)["spec"]
     spec = imported.spec["spec"]
     assert spec["run"]["restarts"] == given["run"]["restarts"]
@@ -118,11 +115,7 @@ def test_a_job_with_restarts_comes_back_to_the_same_objects(workload, case):
     # (under Volcano the pods' priority is the gang's, which the pods carry: the same objects)
     assert spec.get("scheduling", {}).items() >= given.get("scheduling", {}).items()
     assert spec["env"] == [{"name": "EPOCHS", "value": "3"}]  # no contract, no checkpoint env
-    # read back from the cluster: nothing lost either
-    back = "---\n".join(yaml.safe_dump(read_back(o)) for o in objects)
-    read = import_manifests([("in.yaml", back)])
-    assert [str(n) for n in read.lossy] == []
-    assert read.spec == imported.spec
+    assert read_back_lossless([m.obj for m in manifests], read_back).spec == imported.spec
 
 
 def test_the_jobset_trainer_makes_for_a_trainjob_is_the_trainjobs_not_a_job():
@@ -164,12 +157,7 @@ def test_the_cli_round_trip_through_stdin(runner, tmp_path, workload):
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_a_checkpoint_without_restarts_comes_back_as_spec_checkpoint(workload):
     text = spec_text(workload, "checkpoint").replace("restarts: 2", "activeDeadlineSeconds: 60")
-    stream, objects = rendered(text)
-    imported = import_manifests([("in.yaml", stream)])
-    assert imported.notes == []
-    spec = imported.spec["spec"]
+    spec = imported_alike(manifests_of(text)).spec["spec"]
     assert (spec["checkpoint"], spec["run"]["activeDeadlineSeconds"]) == ({"volume": "ckpt"}, 60)
     assert "restarts" not in spec["run"] and "env" in spec  # EPOCHS only
     assert not [e for e in spec["env"] if e["name"].startswith("PADDLE_")]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects

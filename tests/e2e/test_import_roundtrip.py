@@ -1,18 +1,12 @@
 """`paddlegen import` end to end: rendered examples come back to the same objects, and every
-manifest the seeds show imports into a valid spec, with what it leaves listed.
-
-Documented as unrecoverable (README, "Import"): overlays (only the base is rendered into a
-stream), comments and field order of the original spec, and values equal to paddlegen's
-fixed defaults, which come back explicit (the objects they render to are the same). Values
-paddlegen derives from other fields (a gang's minAvailable, the data Job's split count, a
-dynamic claim's access modes) are left out when they equal what the spec derives, so they go
-on following those fields.
-"""
+manifest the seeds show imports into a valid spec, with what it leaves listed (what cannot
+come back: README, "Import"). A derived value equal to what the spec derives is left out."""
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from functools import cache
 
 import pytest
@@ -21,9 +15,10 @@ import yaml
 from paddlegen.authoring.importer import Imported, import_jobs, import_manifests, read_manifests
 from paddlegen.cli import cli
 from paddlegen.pipeline import build
+from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import parse_spec, read_spec
 from paddlegen.workloads.import_pod import PROBE_DEFAULTS
-from tests.builders import HEADER, KUEUE_WORKLOADS, kueue_spec, text_of
+from tests.builders import HEADER, KUEUE, KUEUE_WORKLOADS, kueue_spec, spec, text_of
 from tests.conftest import ROOT, example_specs
 from tests.helpers import (
     ENV_SOURCES,
@@ -44,13 +39,27 @@ PLACEHOLDERS = {"[YOUR_REPO]": "registry.example.com"}
 STORAGE_KINDS = {"PersistentVolume", "PersistentVolumeClaim"}
 
 
-def imported_alike(manifests: list) -> Imported:
-    """What ``manifests`` import to: without a note or an error, and rendering them again."""
+def manifests_of(text: str) -> list[Manifest]:
+    """What a spec's text renders."""
+    return build.render_document(parse_spec(text, "spec.yaml")).manifests
+
+
+def imported_alike(manifests: list[Manifest]) -> Imported:
+    """What ``manifests`` import to: without a note (not even a cosmetic one) or an error, and
+    rendering them again."""
     imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
     assert imported.notes == []
     assert not [d for d in imported.diagnostics if d.is_error]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == [m.obj for m in manifests]
+    assert [m.obj for m in manifests_of(imported.text)] == [m.obj for m in manifests]
+    return imported
+
+
+def read_back_lossless(objects: list[dict], read_back: Callable[[dict], dict]) -> Imported:
+    """What ``objects`` import to as ``read_back`` has them back from the cluster: no lossy
+    note."""
+    stream = "---\n".join(yaml.safe_dump(read_back(o)) for o in objects)
+    imported = import_manifests([("in.yaml", stream)])
+    assert [str(n) for n in imported.lossy] == []
     return imported
 
 
@@ -61,13 +70,7 @@ def rendered_stream(path) -> tuple[str, list[dict]]:
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
 def test_a_rendered_example_imports_to_a_spec_that_renders_the_same_objects(spec):
-    stream, objects = rendered_stream(spec)
-    imported = import_manifests([(spec.name, stream)])
-    # paddlegen's own output carries nothing a spec cannot hold: not even a cosmetic note
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
+    imported_alike(build.render_document(read_spec(spec)).manifests)
 
 
 UID = "0b6f3c1e-5a7d-4c2b-9e51-2f0d8a6b7c31"
@@ -204,14 +207,10 @@ def _claim_read_back(claim: dict) -> None:
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
 def test_a_rendered_example_read_back_from_the_cluster_imports_without_a_lossy_note(spec):
-    _, objects = rendered_stream(spec)
-    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
-    imported = import_manifests([(spec.name, stream)])
-    assert [str(n) for n in imported.lossy] == []
+    imported = read_back_lossless(rendered_stream(spec)[1], as_read_back)
     assert not [d for d in imported.diagnostics if d.is_error]
     assert LAST_APPLIED not in imported.text
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert all(UID not in m.text() for m in again)  # the old Job's uid would be refused
+    assert all(UID not in m.text() for m in manifests_of(imported.text))  # refused: the old uid
 
 
 def test_the_cli_round_trip_through_stdin(runner, tmp_path):
@@ -225,11 +224,8 @@ def test_the_cli_round_trip_through_stdin(runner, tmp_path):
 
 @cache
 def seed_cases() -> list[tuple[str, list[str]]]:
-    """Each seed manifest with a training object, plus the storage-only manifests of the same
-    seed that define the claims it mounts (the seeds apply them side by side).
-
-    Read when a test runs, not while tests are collected: a checkout without the seeds skips
-    these tests one by one and runs the rest."""
+    """Each seed manifest with a training object, plus the seed's storage-only manifests of the
+    claims it mounts; read when a test runs, so a checkout without the seeds skips only these."""
     cases = []
     for seed in SEEDS:
         text = seed_text(seed)
@@ -352,45 +348,39 @@ POD_SETTINGS_CASES = [
 ]
 
 
+def roles(workload: str, worker: dict) -> dict:
+    """The spec fields of ``workload``'s roles with ``worker``'s own: one trainer for a job,
+    else two, and a parameter server for the operators' PaddleJobs."""
+    ps = {"ps": {"replicas": 1}} if workload in ("paddlejob", "kubeflow-paddlejob") else {}
+    return {"worker": {"replicas": 1 if workload == "job" else 2, **worker}, **ps}
+
+
 def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
-    worker: dict = {"replicas": 1 if workload == "job" else 2}
-    if role:
-        worker.update({**ROLE_POD_SETTINGS, **ROLE_ENV_SOURCES})
-    spec: dict = {
-        "workload": workload,
-        "image": "r/train:v1",
-        # as the API server defaults it in the data Job (the operators' pods keep none)
-        "imagePullPolicy": "IfNotPresent",
-        **POD_SETTINGS,
-        **ENV_SOURCES,
-        "worker": worker,
-        "volumes": [{"name": "data", "mountPath": "/data", "emptyDir": {}}, *OBJECT_VOLUMES],
-        "dataPrep": {"volume": "data", "image": "r/data:v1"},
-    }
-    if workload in ("paddlejob", "kubeflow-paddlejob"):
-        spec["ps"] = {"replicas": 1}
+    fields: dict = {**POD_SETTINGS, **ENV_SOURCES}
     if workload == "distributed-job":
-        spec["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
-    if workload == "collective-job":
-        spec["args"] = ["train.py"]
+        fields["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
     if volcano:
-        spec["scheduling"] = {"scheduler": "volcano", "priorityClassName": "gang"}
+        fields["scheduling"] = {"scheduler": "volcano", "priorityClassName": "gang"}
         if workload in ("job", "distributed-job", "collective-job"):
-            spec.pop("priorityClassName")  # a batch Job's pods carry the gang's
-    data = {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo", "namespace": "ml", "annotations": {"owner": "ads"}},
-        "spec": spec,
-    }
-    return yaml.safe_dump(data, sort_keys=False)
+            fields["priorityClassName"] = None  # a batch Job's pods carry the gang's
+    return text_of(
+        spec(
+            workload,
+            metadata={"namespace": "ml", "annotations": {"owner": "ads"}},
+            # as the API server defaults it in the data Job (the operators' pods keep none)
+            imagePullPolicy="IfNotPresent",
+            **roles(workload, {**ROLE_POD_SETTINGS, **ROLE_ENV_SOURCES} if role else {}),
+            volumes=[{"name": "data", "mountPath": "/data", "emptyDir": {}}, *OBJECT_VOLUMES],
+            dataPrep={"volume": "data", "image": "r/data:v1"},
+            **fields,
+        )
+    )
 
 
 @pytest.mark.parametrize(("workload", "volcano", "role"), POD_SETTINGS_CASES)
 def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     text = pod_settings_spec(workload, volcano, role)
     manifests = build.render_valid(parse_spec(text, "spec.yaml")).manifests
-    objects = [m.obj for m in manifests]
     imported = imported_alike(manifests)
     spec = imported.spec["spec"]
     for key in (
@@ -409,9 +399,7 @@ def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     assert spec["volumes"][1:] == OBJECT_VOLUMES
     for key, value in ENV_SOURCES.items():  # a single role's may be the spec's (no data Job's)
         assert spec["worker"].get(key, spec.get(key)) == (ROLE_ENV_SOURCES[key] if role else value)
-    # read back from the cluster: nothing lost either
-    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
-    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+    read_back_lossless([m.obj for m in manifests], as_read_back)
 
 
 FOLLOWING = """\
@@ -433,9 +421,8 @@ spec:
 def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replicas():
     """render -> import -> more workers -> render: the gang, the data Job's split and the
     single trainer's ReadWriteOnce claim follow, as they would in the spec that was rendered."""
-    manifests = build.render_document(parse_spec(FOLLOWING, "follow.yaml")).manifests
-    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
-    assert imported.notes == []
+    manifests = manifests_of(FOLLOWING)
+    imported = imported_alike(manifests)
     spec = imported.spec["spec"]
     assert "minAvailable" not in spec["scheduling"]
     assert "splitCount" not in spec["dataPrep"] and "outDir" not in spec["dataPrep"]
@@ -444,11 +431,12 @@ def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replica
     assert "storageClassName" not in spec["volumes"][0]
     assert "pv-binding" not in {d.rule for d in imported.diagnostics}
 
-    before = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in manifests}
     data = yaml.safe_load(imported.text)
     data["spec"]["worker"]["replicas"] = 3
-    again = build.render_document(parse_spec(yaml.safe_dump(data), "more.yaml")).manifests
-    after = {m.obj["kind"] + "/" + m.obj["metadata"]["name"]: m.obj for m in again}
+    before, after = (
+        {f"{m.kind}/{m.name}": m.obj for m in found}
+        for found in (manifests, manifests_of(yaml.safe_dump(data)))
+    )
 
     def policy(objects):
         return objects["PaddleJob/follow"]["spec"]["schedulingPolicy"]["minAvailable"]
@@ -465,10 +453,9 @@ def test_derived_values_of_a_round_tripped_spec_follow_a_later_change_of_replica
 
 
 def test_a_derived_value_the_input_sets_otherwise_stays_in_the_spec():
-    manifests = build.render_document(
-        parse_spec(FOLLOWING.replace("replicas: 1}", "replicas: 4}"), "follow.yaml")
-    ).manifests
-    stream = "---\n".join(m.text() for m in manifests)
+    stream = "---\n".join(
+        m.text() for m in manifests_of(FOLLOWING.replace("replicas: 1}", "replicas: 4}"))
+    )
     stream = stream.replace("minAvailable: 4", "minAvailable: 2").replace(
         "value: '4'", "value: '8'"
     )
@@ -487,8 +474,7 @@ def test_every_example_in_one_stream_imports_to_a_spec_per_job_that_renders_the_
     for job, (name, (_, objects)) in zip(result.jobs, streams.items(), strict=True):
         assert job.notes == [], name
         assert f"# imported by `paddlegen import` from {name}\n" in job.text
-        again = build.render_document(parse_spec(job.text, "imported.yaml")).manifests
-        assert [m.obj for m in again] == objects, name
+        assert [m.obj for m in manifests_of(job.text)] == objects, name
 
 
 INIT_CONTAINER_CASES = [
@@ -498,52 +484,39 @@ INIT_CONTAINER_CASES = [
 ]
 
 
-def init_containers_spec(workload: str, role: bool) -> dict:
+def init_containers_spec(workload: str, role: bool) -> str:
     """Init containers (and, but for paddlejob, sidecars) spec-wide; with ``role`` the workers
     have their own."""
-    worker: dict = {"replicas": 1 if workload == "job" else 2}
-    spec: dict = {
-        "workload": workload,
-        "image": "r/train:v1",
-        "imagePullPolicy": "IfNotPresent",  # as the API server defaults it in the data Job
-        "volumes": [
-            {"name": "data", "mountPath": "/data", "emptyDir": {}},
-            {"name": "code", "mountPath": "/code", "emptyDir": {}},
-            {"name": "logs", "mountPath": "/var/log/train", "readOnly": True, "emptyDir": {}},
-        ],
-        "initContainers": INIT_CONTAINERS,
-        "worker": worker,
-        "dataPrep": {"volume": "data", "image": "r/data:v1"},
-    }
-    if workload != "paddlejob":
-        spec["sidecars"] = SIDECARS
-    if role:
-        worker["initContainers"] = INIT_CONTAINERS[:1]
-        if workload != "paddlejob":
-            worker["sidecars"] = ROLE_SIDECARS
-    if workload in ("paddlejob", "kubeflow-paddlejob"):
-        spec["ps"] = {"replicas": 1}
+    sidecars = workload != "paddlejob"
+    worker = {"initContainers": INIT_CONTAINERS[:1]} if role else {}
+    if role and sidecars:
+        worker["sidecars"] = ROLE_SIDECARS
+    fields: dict = {"sidecars": SIDECARS} if sidecars else {}
     if workload == "distributed-job":
-        spec["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
-    return {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo", "namespace": "ml"},
-        "spec": spec,
-    }
+        fields["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
+    return text_of(
+        spec(
+            workload,
+            metadata={"namespace": "ml"},
+            imagePullPolicy="IfNotPresent",  # as the API server defaults it in the data Job
+            volumes=[
+                {"name": "data", "mountPath": "/data", "emptyDir": {}},
+                {"name": "code", "mountPath": "/code", "emptyDir": {}},
+                {"name": "logs", "mountPath": "/var/log/train", "readOnly": True, "emptyDir": {}},
+            ],
+            initContainers=INIT_CONTAINERS,
+            **roles(workload, worker),
+            dataPrep={"volume": "data", "image": "r/data:v1"},
+            **fields,
+        )
+    )
 
 
 @pytest.mark.parametrize(("workload", "role"), INIT_CONTAINER_CASES)
 def test_init_containers_and_sidecars_come_back_from_the_objects(workload, role):
-    data = init_containers_spec(workload, role)
-    manifests = build.render_document(parse_spec(yaml.safe_dump(data), "spec.yaml")).manifests
-    objects = [m.obj for m in manifests]
-    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
-    spec, given = imported.spec["spec"], data["spec"]
+    text = init_containers_spec(workload, role)
+    manifests = manifests_of(text)
+    spec, given = imported_alike(manifests).spec["spec"], yaml.safe_load(text)["spec"]
     for key in ("initContainers", "sidecars"):
         # each in its list, for its role (a single role's may be the spec's: the data Job runs
         # none); the objects above pin their fields
@@ -552,9 +525,7 @@ def test_init_containers_and_sidecars_come_back_from_the_objects(workload, role)
                 wanted = given[role].get(key, given.get(key, []))
                 back = spec[role].get(key, spec.get(key, []))
                 assert [c["name"] for c in back] == [c["name"] for c in wanted]
-    # read back from the cluster, with its defaults: nothing lost either
-    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
-    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+    read_back_lossless([m.obj for m in manifests], as_read_back)
 
 
 # What a TrainJob carries (Trainer v2.3.0's runtime patches: workloads/trainjob), each
@@ -569,23 +540,22 @@ TRAINJOB_POD_SETTINGS = {
         "terminationGracePeriodSeconds",
     )
 }
-TRAINJOB_CASES = [
-    ({}, "default"),
-    ({"scheduling": {"scheduler": "volcano", "queue": "research"}}, "volcano"),
-    ({"trainjob": {"runtime": "paddle-copy"}}, "runtime"),
-    (
-        {"trainjob": {"runtime": "paddle-copy"}, "scheduling": {"scheduler": "volcano"}},
-        "runtime-volcano",
-    ),
-]
+TRAINJOB_CASES = {
+    "default": {},
+    "volcano": {"scheduling": {"scheduler": "volcano", "queue": "research"}},
+    "runtime": {"trainjob": {"runtime": "paddle-copy"}},
+    "runtime-volcano": {
+        "trainjob": {"runtime": "paddle-copy"},
+        "scheduling": {"scheduler": "volcano"},
+    },
+}
+TRAINJOB_COMMAND = ["python3", "-m", "paddle.distributed.launch", "--log_dir", "/logs"]
 
 
-def trainjob_spec(extra: dict) -> str:
-    spec = {
-        "workload": "trainjob",
-        "image": "r/train:v1",
-        "command": ["python3", "-m", "paddle.distributed.launch", "--log_dir", "/logs"],
-        "args": ["train.py"],
+def trainjob_manifests(extra: dict) -> list[Manifest]:
+    """What a trainjob spec with every field a TrainJob carries renders, ``extra`` given too."""
+    fields = {
+        "command": TRAINJOB_COMMAND,
         "env": ENV_SOURCES["env"],
         "resources": {"requests": {"cpu": "4"}, "limits": {"memory": "16Gi"}},
         "gpus": 2,
@@ -599,67 +569,46 @@ def trainjob_spec(extra: dict) -> str:
         "run": {"activeDeadlineSeconds": 3600},
         **extra,
     }
-    data = {
-        "apiVersion": "paddlegen/v1",
-        "kind": "TrainingJob",
-        "metadata": {"name": "demo", "namespace": "ml", "labels": {"team": "ads"}},
-        "spec": spec,
-    }
-    return yaml.safe_dump(data, sort_keys=False)
+    metadata = {"namespace": "ml", "labels": {"team": "ads"}}
+    return manifests_of(text_of(spec("trainjob", metadata=metadata, **fields)))
 
 
-@pytest.mark.parametrize(
-    "extra", [c for c, _ in TRAINJOB_CASES], ids=[i for _, i in TRAINJOB_CASES]
-)
-def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(extra):
-    text = trainjob_spec(extra)
-    manifests = build.render_document(parse_spec(text, "spec.yaml")).manifests
-    objects = [m.obj for m in manifests]
-    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
-    spec = imported.spec["spec"]
+@pytest.mark.parametrize("case", TRAINJOB_CASES)
+def test_a_trainjob_comes_back_with_its_runtime_its_gang_and_its_pod_settings(case):
+    extra = TRAINJOB_CASES[case]
+    manifests = trainjob_manifests(extra)
+    spec = imported_alike(manifests).spec["spec"]
     assert spec.get("trainjob") == extra.get("trainjob")
     assert spec.get("scheduling", {}).get("scheduler") == extra.get("scheduling", {}).get(
         "scheduler"
     )
     assert (spec["worker"], spec["gpus"], spec["shm"]) == ({"replicas": 3}, 2, "8Gi")
-    assert spec["command"] == ["python3", "-m", "paddle.distributed.launch", "--log_dir", "/logs"]
-    assert spec["env"] == ENV_SOURCES["env"]
-    for key, value in TRAINJOB_POD_SETTINGS.items():
-        assert spec[key] == value
+    assert (spec["command"], spec["env"]) == (TRAINJOB_COMMAND, ENV_SOURCES["env"])
+    assert {key: spec[key] for key in TRAINJOB_POD_SETTINGS} == TRAINJOB_POD_SETTINGS
     assert spec["volumes"][1:] == OBJECT_VOLUMES
-    # read back from the cluster: nothing lost either
-    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
-    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+    read_back_lossless([m.obj for m in manifests], as_read_back)
 
 
 # What only a TrainingRuntime of the job's own carries (workloads/trainjob/runtime.py).
 RUNTIME_POD_SETTINGS = {
     key: POD_SETTINGS[key] for key in ("automountServiceAccountToken", "dnsPolicy", "dnsConfig")
 }
-OWN_RUNTIME_CASES = [
-    (RUNTIME_POD_SETTINGS, "pod-settings"),
-    (
-        {
-            **RUNTIME_POD_SETTINGS,
-            "scheduling": {"scheduler": "volcano", "queue": "research"},
-            "run": {"restarts": 2, "activeDeadlineSeconds": 3600},
-        },
-        "volcano-restarts",
-    ),
-    ({"dnsConfig": {"options": [{"name": "ndots", "value": "1"}]}}, "dns-config"),
-    ({"dnsPolicy": "Default", "scheduling": {"kueue": {"queue": "team-a"}}}, "queued"),
-]
+OWN_RUNTIME_CASES = {
+    "pod-settings": RUNTIME_POD_SETTINGS,
+    "volcano-restarts": {
+        **RUNTIME_POD_SETTINGS,
+        "scheduling": {"scheduler": "volcano", "queue": "research"},
+        "run": {"restarts": 2, "activeDeadlineSeconds": 3600},
+    },
+    "dns-config": {"dnsConfig": {"options": [{"name": "ndots", "value": "1"}]}},
+    "queued": {"dnsPolicy": "Default", "scheduling": {"kueue": {"queue": "team-a"}}},
+}
 
 
-@pytest.mark.parametrize(
-    "extra", [c for c, _ in OWN_RUNTIME_CASES], ids=[i for _, i in OWN_RUNTIME_CASES]
-)
-def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(extra):
-    manifests = build.render_document(parse_spec(trainjob_spec(extra), "spec.yaml")).manifests
+@pytest.mark.parametrize("case", OWN_RUNTIME_CASES)
+def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(case):
+    extra = OWN_RUNTIME_CASES[case]
+    manifests = trainjob_manifests(extra)
     objects = [m.obj for m in manifests]
     (runtime,) = [o for o in objects if o["kind"] == "TrainingRuntime"]
     (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
@@ -671,9 +620,7 @@ def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(extra):
         key: extra[key] for key in RUNTIME_POD_SETTINGS if key in extra
     }
     assert spec.get("run", {}).get("restarts") == extra.get("run", {}).get("restarts")
-    # read back from the cluster: nothing lost either
-    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
-    assert [str(n) for n in import_manifests([("in.yaml", stream)]).lossy] == []
+    read_back_lossless(objects, as_read_back)
 
 
 @pytest.mark.parametrize("kind", ["required", "preferred"])
@@ -681,31 +628,20 @@ def test_a_trainjobs_own_runtime_gives_back_its_pod_settings(extra):
 def test_kueues_topology_comes_back_as_the_specs_topology(workload, kind):
     scheduling = {"kueue": {"queue": "team-a"}, "topology": {kind: "topology.example.com/rack"}}
     settings = {"run": {"activeDeadlineSeconds": 600}, "podAnnotations": {"team": "a"}}
-    spec = text_of(kueue_spec(workload, scheduling, **settings))
-    manifests = build.render_document(parse_spec(spec, "spec.yaml")).manifests
-    imported = imported_alike(manifests)
+    imported = imported_alike(manifests_of(text_of(kueue_spec(workload, scheduling, **settings))))
     assert imported.spec["spec"]["scheduling"]["topology"] == {kind: "topology.example.com/rack"}
     assert imported.spec["spec"]["podAnnotations"] == {"team": "a"}
 
 
 @pytest.mark.parametrize("workload", KUEUE_WORKLOADS)
 def test_the_kueue_queue_comes_back_from_the_training_objects_labels(workload):
-    manifests = build.render_document(
-        parse_spec(text_of(kueue_spec(workload)), "spec.yaml")
-    ).manifests
-    objects = [m.obj for m in manifests]
-    imported = import_manifests([("in.yaml", "---\n".join(m.text() for m in manifests))])
-    assert imported.notes == []
-    assert not [d for d in imported.diagnostics if d.is_error]
-    assert imported.spec["spec"]["scheduling"] == {
-        "kueue": {"queue": "team-a", "priorityClass": "high"}
-    }
+    manifests = manifests_of(text_of(kueue_spec(workload)))
+    imported = imported_alike(manifests)
+    assert imported.spec["spec"]["scheduling"] == KUEUE
     assert "labels" not in imported.spec["metadata"]
-    again = build.render_document(parse_spec(imported.text, "imported.yaml")).manifests
-    assert [m.obj for m in again] == objects
     # read back from the cluster: the queue is not lost either (a data Job's server-defaulted
     # imagePullPolicy is, beside a kubeflow-paddlejob or trainjob: another matter)
-    stream = "---\n".join(yaml.safe_dump(as_read_back(o)) for o in objects)
+    stream = "---\n".join(yaml.safe_dump(as_read_back(m.obj)) for m in manifests)
     read_back = import_manifests([("in.yaml", stream)])
     assert read_back.spec["spec"]["scheduling"] == imported.spec["spec"]["scheduling"]
     assert not [str(n) for n in read_back.lossy if "kueue" in str(n).lower()]

@@ -1,5 +1,4 @@
-"""`kustomize build <job>/overlays/<env>` equals, object by object, a direct render of the
-merged spec: for every example overlay, and for overlays hypothesis makes up."""
+"""`kustomize build` of each overlay equals, object by object, the merged spec's direct render."""
 
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ def _key(obj: dict) -> tuple[str, str]:
     return obj["kind"], obj["metadata"]["name"]
 
 
-def assert_overlays_equal_direct_renders(spec: Path, out: Path) -> None:
+def assert_overlays_equal_direct_renders(spec: Path, out: Path) -> build.Rendered:
     (rendered,) = build.render_specs([spec])
     write.write_rendered([rendered], out)
     assert rendered.environments, f"{spec} has no overlays"
@@ -40,6 +39,24 @@ def assert_overlays_equal_direct_renders(spec: Path, out: Path) -> None:
     for env, manifests in rendered.environments.items():
         direct = sorted((m.obj for m in manifests), key=_key)
         assert built_objects(out / rendered.job.name / "overlays" / env) == direct, env
+    return rendered
+
+
+def overlays_of(tmp_path: Path, name: str, text: str) -> build.Rendered:
+    """The render of ``text`` as ``name``.yaml, built to its direct render in tmp_path/deploy."""
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(text)
+    return assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+
+
+def environment(rendered: build.Rendered, env: str) -> dict[tuple[str, str], dict]:
+    """The objects of environment ``env``, by kind and name."""
+    return {(m.kind, m.name): m.obj for m in rendered.environments[env]}
+
+
+def built_by_kind(folder: Path) -> dict[str, dict]:
+    """What kustomize builds in ``folder``, by kind (one object of each)."""
+    return {o["kind"]: o for o in built_objects(folder)}
 
 
 WITH_OVERLAYS = [p for p in example_specs() if "\noverlays:" in p.read_text()]
@@ -170,9 +187,7 @@ overlays:
 
 @pytest.mark.parametrize("base_namespace", ["", ", namespace: ml"], ids=["none", "ml"])
 def test_an_overlay_moves_every_object_and_reference_to_its_namespace(base_namespace, tmp_path):
-    spec = tmp_path / "ns-demo.yaml"
-    spec.write_text(NAMESPACED % base_namespace)
-    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    overlays_of(tmp_path, "ns-demo", NAMESPACED % base_namespace)
     for env in ("prod", "dev"):
         objects = built_objects(tmp_path / "deploy" / "ns-demo" / "overlays" / env)
         namespaced = [o for o in objects if o["kind"] != "PersistentVolume"]
@@ -194,11 +209,8 @@ def test_every_overlay_kustomization_states_the_namespace_it_deploys_to(
 ):
     """Also an overlay that keeps its base's namespace: Argo CD's git files generator (the
     ApplicationSet's destination namespace) reads only that one file."""
-    spec = tmp_path / "ns-demo.yaml"
-    spec.write_text(
-        NAMESPACED.replace("prod: {metadata: {namespace: ml-prod}}", "prod: {}") % base_namespace
-    )
-    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
+    text = NAMESPACED.replace("prod: {metadata: {namespace: ml-prod}}", "prod: {}")
+    overlays_of(tmp_path, "ns-demo", text % base_namespace)
     overlay = tmp_path / "deploy" / "ns-demo" / "overlays" / "prod" / "kustomization.yaml"
     assert yaml.safe_load(overlay.read_text()).get("namespace") == stated
 
@@ -238,13 +250,7 @@ overlays:
 def test_pod_settings_in_an_overlay_build_to_the_merged_render(tmp_path):
     """Each pod setting set, replaced or removed by an overlay; for distributed-job the
     user's account also drops the job's own ServiceAccount and rebinds its Role."""
-    spec = tmp_path / "pods.yaml"
-    spec.write_text(POD_SETTINGS_SPEC)
-    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    (rendered,) = build.render_specs([spec])
-    prod = {
-        (m.obj["kind"], m.obj["metadata"]["name"]): m.obj for m in rendered.environments["prod"]
-    }
+    prod = environment(overlays_of(tmp_path, "pods", POD_SETTINGS_SPEC), "prod")
     assert ("ServiceAccount", "pods") not in prod
     pod = prod[("Job", "pods")]["spec"]["template"]
     assert pod["spec"]["serviceAccountName"] == "trainer"
@@ -287,13 +293,10 @@ overlays:
 def test_init_containers_and_sidecars_in_an_overlay_build_to_the_merged_render(tmp_path):
     """An overlay replaces, adds and removes init containers and sidecars, spec-wide and for
     a role: the patches of the operator's PaddleJob build to the direct render."""
-    spec = tmp_path / "inits.yaml"
-    spec.write_text(INIT_CONTAINERS_SPEC)
-    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    (rendered,) = build.render_specs([spec])
+    rendered = overlays_of(tmp_path, "inits", INIT_CONTAINERS_SPEC)
 
     def init_containers(env: str, replica: str) -> list[tuple[str, str]]:
-        (job,) = [m.obj for m in rendered.environments[env] if m.obj["kind"] == "PaddleJob"]
+        job = environment(rendered, env)[("PaddleJob", "inits")]
         pod = job["spec"]["paddleReplicaSpecs"][replica]["template"]["spec"]
         return [(c["name"], c["image"]) for c in pod.get("initContainers", [])]
 
@@ -326,12 +329,8 @@ overlays:
 def test_a_collective_job_overlay_moves_the_ranks_their_names_and_their_gang(tmp_path):
     """The ranks, the master's port and the gang follow the overlay; rank 0's name is relative
     to the pods' namespace, so it stays right in the namespace the overlay moves them to."""
-    spec = tmp_path / "col.yaml"
-    spec.write_text(COLLECTIVE_SPEC)
-    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    objects = {
-        o["kind"]: o for o in built_objects(tmp_path / "deploy" / "col" / "overlays" / "prod")
-    }
+    overlays_of(tmp_path, "col", COLLECTIVE_SPEC)
+    objects = built_by_kind(tmp_path / "deploy" / "col" / "overlays" / "prod")
     assert objects["Service"]["metadata"]["namespace"] == "ml-prod"
     assert objects["Service"]["spec"]["selector"] == {"batch.kubernetes.io/job-name": "col"}
     job = objects["Job"]
@@ -366,13 +365,8 @@ overlays:
 def test_a_trainjob_overlay_changes_its_nodes_runtime_and_runtime_patch(tmp_path):
     """numNodes, PADDLE_NNODES, the runtime (Volcano's), its queue and the pod settings in
     the runtime patch (a list keyed by manager, which kustomize replaces whole) follow."""
-    spec = tmp_path / "tj.yaml"
-    spec.write_text(TRAINJOB_SPEC)
-    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    objects = {
-        o["kind"]: o for o in built_objects(tmp_path / "deploy" / "tj" / "overlays" / "prod")
-    }
-    train_job = objects["TrainJob"]
+    overlays_of(tmp_path, "tj", TRAINJOB_SPEC)
+    train_job = built_by_kind(tmp_path / "deploy" / "tj" / "overlays" / "prod")["TrainJob"]
     assert train_job["metadata"]["namespace"] == "ml-prod"
     trainer = train_job["spec"]["trainer"]
     assert trainer["numNodes"] == 4
@@ -415,13 +409,10 @@ def test_kueue_in_an_overlay_builds_to_the_merged_render(tmp_path):
     """An overlay changes the queue, adds a priority class or takes the job out of Kueue; one
     that only moves the job to another namespace keeps its queue's name, which there names
     that namespace's LocalQueue (LocalQueues are per namespace)."""
-    spec = tmp_path / "queued.yaml"
-    spec.write_text(KUEUE_SPEC)
-    assert_overlays_equal_direct_renders(spec, tmp_path / "deploy")
-    (rendered,) = build.render_specs([spec])
+    rendered = overlays_of(tmp_path, "queued", KUEUE_SPEC)
 
     def labels(env: str, name: str = "queued") -> dict[str, str]:
-        (job,) = [m.obj for m in rendered.environments[env] if m.name == name and m.kind == "Job"]
+        job = environment(rendered, env)[("Job", name)]
         return {k: v for k, v in job["metadata"]["labels"].items() if k.startswith("kueue.")}
 
     queue, priority = "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class"
@@ -564,8 +555,8 @@ def test_an_environment_patch_applies_after_the_jobs_component_reorders_env(runn
     assert runner.invoke(cli, ["render", str(spec), "-o", str(deploy)]).exit_code == 0
 
     def env_of(folder: str) -> list[dict]:
-        objects = {o["kind"]: o for o in built_objects(deploy / "reorder" / folder)}
-        return objects["Job"]["spec"]["template"]["spec"]["containers"][0]["env"]
+        job = built_by_kind(deploy / "reorder" / folder)["Job"]
+        return job["spec"]["template"]["spec"]["containers"][0]["env"]
 
     assert env_of("base")[0]["name"] == "TEAM_TOKEN"  # kustomize puts a patch's elements first
     env = env_of("overlays/prod")

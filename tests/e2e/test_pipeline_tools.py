@@ -14,6 +14,7 @@ from paddlegen.pipeline import build, write
 from paddlegen.validate import inputs as validation
 from paddlegen.validate.kubeconform import tree_files
 from tests.conftest import example_specs, require_tool
+from tests.helpers import executable, kustomize_build
 
 EXAMPLES = example_specs()
 
@@ -37,24 +38,17 @@ def test_every_example_passes_kubeconform_strict_on_both_paths(rendered_tree):
 
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
 def test_kustomize_builds_every_example_without_warnings(rendered_tree, spec):
-    kustomize = require_tool("kustomize")
     out, rendered = rendered_tree
     (job,) = [r for r in rendered if r.doc.file == str(spec)]
-    directory = out / job.job.name / ("base" if job.environments else "")
-    built = subprocess.run(
-        [kustomize, "build", str(directory)], capture_output=True, text=True, check=True
-    )
-    assert built.stderr == ""
+    built = kustomize_build(out / job.job.name / ("base" if job.environments else ""))
     found, _ = validation.validate_files(
-        [(f"kustomize-build/{job.job.name}", built.stdout)], kubeconform=require_tool("kubeconform")
+        [(f"kustomize-build/{job.job.name}", built)], kubeconform=require_tool("kubeconform")
     )
     assert found == []
-    built_objects = sorted(
-        (d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(built.stdout)
-    )
+    built_objects = sorted((d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(built))
     assert built_objects == sorted((m.kind, m.name) for m in job.manifests)
     for obj, manifest in zip(
-        sorted(yaml.safe_load_all(built.stdout), key=lambda d: (d["kind"], d["metadata"]["name"])),
+        sorted(yaml.safe_load_all(built), key=lambda d: (d["kind"], d["metadata"]["name"])),
         sorted(job.manifests, key=lambda m: (m.kind, m.name)),
         strict=True,
     ):
@@ -92,18 +86,8 @@ def test_manifest_findings_point_back_at_the_spec(runner, tmp_path, prefer_binar
         "spec:\n  workload: job\n  image: img:1\n  imagePullPolicy: Always\n"
     )
     out = tmp_path / "deploy"
-    result = runner.invoke(
-        cli,
-        [
-            "render",
-            str(spec),
-            "--validate",
-            "-o",
-            str(out),
-            "--templates",
-            str(tmp_path / "templates"),
-        ],
-    )
+    templates = ["--templates", str(tmp_path / "templates")]
+    result = runner.invoke(cli, ["render", str(spec), "--validate", "-o", str(out), *templates])
     assert result.exit_code == 1, result.output
     assert not out.exists(), "nothing is written when validation fails"
     line = next(x for x in result.stderr.splitlines() if "imagePullPolicyy" in x)
@@ -127,9 +111,7 @@ def test_validate_on_100_rendered_jobs_runs_one_kubeconform(runner, tmp_path, mo
         )
     assert runner.invoke(cli, ["render", str(jobs), "-o", str(tmp_path / "deploy")]).exit_code == 0
     counter = tmp_path / "calls"
-    wrapper = tmp_path / "kubeconform"
-    wrapper.write_text(f'#!/bin/sh\necho run >> "{counter}"\nexec "{binary}" "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper = executable(tmp_path / "kubeconform", f'echo run >> "{counter}"\nexec "{binary}" "$@"')
     result = runner.invoke(
         cli, ["validate", str(tmp_path / "deploy"), "--kubeconform", str(wrapper)]
     )
@@ -141,26 +123,15 @@ def test_validate_on_100_rendered_jobs_runs_one_kubeconform(runner, tmp_path, mo
 def test_schemas_export_feeds_a_users_own_kubeconform(runner, tmp_path, rendered_tree):
     binary = require_tool("kubeconform")
     out, _ = rendered_tree
-    result = runner.invoke(cli, ["schemas", "export", str(tmp_path / "schemas")])
+    schemas = tmp_path / "schemas"
+    result = runner.invoke(cli, ["schemas", "export", str(schemas)])
     assert result.exit_code == 0, result.output
-    crds = (
-        tmp_path / "schemas" / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
-    )
-    k8s = tmp_path / "schemas" / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
+    crds = schemas / "crds" / "{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+    k8s = schemas / "kubernetes" / "{{.ResourceKind}}{{.KindSuffix}}.json"
+    locations = ["-schema-location", str(crds), "-schema-location", str(k8s)]
     manifests = [name for name, _ in tree_files(validation.rendered_trees(out))]
     run = subprocess.run(
-        [
-            binary,
-            "-strict",
-            "-summary",
-            "-schema-location",
-            str(crds),
-            "-schema-location",
-            str(k8s),
-            *manifests,
-        ],
-        capture_output=True,
-        text=True,
+        [binary, "-strict", "-summary", *locations, *manifests], capture_output=True, text=True
     )
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -190,7 +161,6 @@ def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_bi
     to that claim alone. kustomize (v5.7.1) fills no claimRef namespace, not even one added by
     a patch: why paddlegen renders no claimRef without a namespace. Should that change, this
     fails, and a claimRef would do."""
-    kustomize = require_tool("kustomize")
     spec = tmp_path / "demo.yaml"
     spec.write_text(
         "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: demo}\nspec:\n"
@@ -207,10 +177,7 @@ def test_a_namespace_kustomize_sets_leaves_a_pv_alone_and_its_class_keeps_the_bi
         '  patch: \'[{"op": "add", "path": "/spec/claimRef", '
         '"value": {"name": "demo-data"}}]\'\n'
     )
-    built = subprocess.run(
-        [kustomize, "build", str(team)], capture_output=True, text=True, check=True
-    )
-    objects = {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+    objects = {d["kind"]: d for d in yaml.safe_load_all(kustomize_build(team))}
     pv, claim = objects["PersistentVolume"], objects["PersistentVolumeClaim"]
     assert claim["metadata"]["namespace"] == "team-a"
     assert pv["spec"]["claimRef"] == {"name": "demo-data"}  # no namespace filled in
@@ -242,7 +209,6 @@ COST_CENTER = """\
 def test_a_jobs_custom_component_is_built_with_its_objects(runner, tmp_path, overlays):
     """custom/: its objects get the job's namespace and labels, its patches meet paddlegen's
     objects, in the base and every environment; validate reads its objects, not its patches."""
-    kustomize = require_tool("kustomize")
     spec = tmp_path / "jobs" / "team.yaml"
     spec.parent.mkdir()
     spec.write_text(
@@ -261,10 +227,7 @@ def test_a_jobs_custom_component_is_built_with_its_objects(runner, tmp_path, ove
     assert runner.invoke(cli, ["render", str(spec.parent), "-o", str(deploy)]).exit_code == 0
     assert runner.invoke(cli, ["check", str(spec.parent), "-o", str(deploy)]).exit_code == 0
     for folder in [job / "base", job / "overlays" / "prod"] if overlays else [job]:
-        built = subprocess.run(
-            [kustomize, "build", str(folder)], capture_output=True, text=True, check=True
-        )
-        objects = {d["kind"]: d for d in yaml.safe_load_all(built.stdout)}
+        objects = {d["kind"]: d for d in yaml.safe_load_all(kustomize_build(folder))}
         policy = objects["NetworkPolicy"]["metadata"]
         assert policy["namespace"] == "ml"
         assert policy["labels"]["app.kubernetes.io/instance"] == "team"

@@ -6,6 +6,8 @@ real file, and never follow a symlink.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -16,6 +18,7 @@ from paddlegen.validate import kubeconform as kc
 from paddlegen.validate.inprocess import validate_in_process
 from tests.builders import job_spec
 from tests.conftest import require_tool
+from tests.helpers import executable
 
 
 @pytest.fixture()
@@ -38,12 +41,29 @@ def _verdicts(out, binary):
     return by_binary, in_process
 
 
-def test_a_finding_names_the_file_on_disk_on_both_paths(deploy):
-    binary = require_tool("kubeconform")
+def with_unknown_field(deploy) -> Path:
+    """Job a's manifest, given a field `spec.bogus`."""
     manifest = deploy / "a" / "batch_v1_job_a.yaml"
     manifest.write_text(
         manifest.read_text().replace("  completions: 1\n", "  completions: 1\n  bogus: 1\n")
     )
+    return manifest
+
+
+@pytest.fixture(params=["kubeconform", "in-process"])
+def backend(request, monkeypatch, tmp_path) -> tuple[str, list[str]]:
+    """What `validate` validates with, and the options that say so: kubeconform named, or none
+    to be found (in process)."""
+    monkeypatch.delenv(kc.ENV_VAR, raising=False)
+    if request.param == "kubeconform":
+        return request.param, ["--kubeconform", require_tool("kubeconform")]
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+    return request.param, []
+
+
+def test_a_finding_names_the_file_on_disk_on_both_paths(deploy):
+    binary = require_tool("kubeconform")
+    manifest = with_unknown_field(deploy)
     by_binary, in_process = _verdicts(deploy, binary)
     assert [(d.file, d.path) for d in by_binary] == [(str(manifest), "Job/a spec.bogus")]
     assert [(d.file, d.path) for d in in_process] == [(str(manifest), "Job/a spec.bogus")]
@@ -81,9 +101,9 @@ def test_a_symlink_in_a_tree_is_never_followed(deploy, tmp_path):
 def test_validate_deploy_runs_kubeconform_on_the_tree_itself(runner, deploy, tmp_path):
     binary = require_tool("kubeconform")
     log = tmp_path / "argv"
-    wrapper = tmp_path / "kubeconform"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{log}"\nexec "{binary}" "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper = executable(
+        tmp_path / "kubeconform", f'printf "%s\\n" "$@" > "{log}"\nexec "{binary}" "$@"'
+    )
     result = runner.invoke(cli, ["validate", str(deploy), "--kubeconform", str(wrapper)])
     assert result.exit_code == 0, result.output
     assert result.stderr == "3 rendered jobs valid\n"
@@ -91,42 +111,24 @@ def test_validate_deploy_runs_kubeconform_on_the_tree_itself(runner, deploy, tmp
     assert argv[-3:] == [str(deploy / name) for name in ("a", "b", "c")]
 
 
-@pytest.mark.parametrize("backend", ["kubeconform", "in-process"])
-def test_a_finding_is_labelled_by_what_found_it(runner, deploy, tmp_path, monkeypatch, backend):
-    manifest = deploy / "a" / "batch_v1_job_a.yaml"
-    manifest.write_text(
-        manifest.read_text().replace("  completions: 1\n", "  completions: 1\n  bogus: 1\n")
-    )
-    monkeypatch.delenv("PADDLEGEN_KUBECONFORM", raising=False)
-    if backend == "kubeconform":
-        args = ["--kubeconform", require_tool("kubeconform")]
-    else:
-        monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))  # no kubeconform to be found
-        args = []
+def test_a_finding_is_labelled_by_what_found_it(runner, deploy, backend):
+    with_unknown_field(deploy)
+    used, args = backend
     result = runner.invoke(cli, ["validate", str(deploy), *args])
     assert result.exit_code == 1
-    assert f"Job/a spec.bogus: unknown field [{backend}]" in result.stderr
+    assert f"Job/a spec.bogus: unknown field [{used}]" in result.stderr
     noted = "kubeconform not found; validating in process" in result.stderr
-    assert noted == (backend == "in-process")
+    assert noted == (used == "in-process")
 
 
-@pytest.mark.parametrize("backend", ["kubeconform", "in-process"])
-def test_an_overlay_patch_is_validated_as_the_object_it_makes(
-    runner, deploy, tmp_path, monkeypatch, backend
-):
+def test_an_overlay_patch_is_validated_as_the_object_it_makes(runner, deploy, backend):
     """`replicas: eight` in a prod patch: kustomize build would print it; validate refuses it,
     named by the patch file."""
     patch = deploy / "c" / "overlays" / "prod" / "patch-batch_v1_job_c.yaml"
     body = yaml.safe_load(patch.read_text())
     body["spec"]["parallelism"] = "eight"
     patch.write_text(HEADER + yaml.safe_dump(body))
-    monkeypatch.delenv("PADDLEGEN_KUBECONFORM", raising=False)
-    if backend == "kubeconform":
-        args = ["--kubeconform", require_tool("kubeconform")]
-    else:
-        monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
-        args = []
-    result = runner.invoke(cli, ["validate", str(deploy), *args])
+    result = runner.invoke(cli, ["validate", str(deploy), *backend[1]])
     assert result.exit_code == 1
     assert f"{patch}: error: Job/c spec.parallelism" in result.stderr
 

@@ -1,8 +1,4 @@
-"""The fast YAML paths (paddlegen.yamlio) give exactly what plain PyYAML gives.
-
-dump_yaml writes common shapes itself and load_all builds them from nodes itself; both must be
-indistinguishable from PyYAML for any data, including the shapes they hand back to it.
-"""
+"""The fast YAML paths (paddlegen.yamlio) give exactly what plain PyYAML gives."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The compiled spec check never accepts what jsonschema rejects (and agrees with it).
-
-paddlegen/spec/schema_compiled.py decides alone when it says "valid"; these properties compare
-its verdict with jsonschema's (the validator paddlegen words its findings with) on specs from
-the schema, plausible specs, broken specs, and any of those with one value replaced, one key
-removed or one key added anywhere.
-"""
+"""The compiled spec check never accepts what jsonschema rejects (and agrees with it)."""
 
 from __future__ import annotations
 

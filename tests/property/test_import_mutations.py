@@ -1,9 +1,6 @@
-"""`paddlegen import` of what paddlegen renders, changed as a hand edit might: a field deleted,
-emptied, repeated or given another value of its type. Whatever the change, the import gives a
-spec and its notes or a positioned error, never an internal error (a Python exception that is
-not a PaddlegenError). Found this way, and fixed: a role left with only `replicas`, a Kubeflow
-PaddleJob without a known role, no containers, a GPU count that is no number, two volumes of
-one name, a mount without mountPath in a TrainJob's runtime patch."""
+"""`paddlegen import` of what paddlegen renders, changed as a hand edit might (a field deleted,
+emptied, repeated or given another value of its type): a spec and its notes or a positioned
+error, never an internal error (a Python exception that is not a PaddlegenError)."""
 
 from __future__ import annotations
 

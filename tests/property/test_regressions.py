@@ -16,21 +16,10 @@ from paddlegen.validate.manifests import validate_manifests
 from tests import builders
 from tests.conftest import require_tool
 
-BASE = {
-    "apiVersion": "paddlegen/v1",
-    "kind": "TrainingJob",
-    "metadata": {"name": "reg"},
-    "spec": {"workload": "job", "image": "img:1"},
-}
 
-
-def rendered(fields: dict[str, Any]) -> build.Rendered:
-    return builders.rendered(builders.spec(**{"workload": "job", **fields}))
-
-
-def render(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def render(workload: str = "job", **fields: Any) -> dict[str, dict[str, Any]]:
     """Objects by kind of a spec that must be accepted and pass kubeconform."""
-    result = rendered(spec)
+    result = builders.rendered(builders.spec(workload, **fields))
     assert validate_in_process(validation.manifest_files([result], "deploy")) == []
     return {m.kind: m.obj for m in result.manifests}
 
@@ -38,12 +27,9 @@ def render(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_nano_and_micro_quantities_sum_into_the_gangs_min_resources():
     # The schema allows the n and u suffixes; summing them for minResources raised ValueError.
     assert parse("100n") * 10**9 == 100 and parse("3u") * 10**6 == 3
+    requests = {"cpu": "100n", "memory": "3u"}
     objs = render(
-        {
-            "workload": "paddlejob",
-            "resources": {"requests": {"cpu": "100n", "memory": "3u"}},
-            "scheduling": {"scheduler": "volcano"},
-        }
+        "paddlejob", resources={"requests": requests}, scheduling={"scheduler": "volcano"}
     )
     policy = objs["PaddleJob"]["spec"]["schedulingPolicy"]
     assert policy["minResources"] == {"cpu": "1e-07", "memory": "3e-06"}
@@ -54,8 +40,9 @@ def test_values_with_characters_yaml_cannot_hold_raw_render_unchanged(value):
     # tojson left DEL and C1 controls raw (invalid YAML) and NEL/U+2028 raw (folded to a space).
     # DEL, C1 controls and U+FFFE are control-character errors now (the API server refuses them
     # in a server-side apply); silenced, they still render escaped and read back unchanged.
-    spec = {**BASE["spec"], "env": [{"name": "A", "value": value}]}
-    doc = parse_spec(yaml.safe_dump({**BASE, "spec": spec}), "reg.yaml")
+    doc = parse_spec(
+        yaml.safe_dump(builders.spec("job", env=[{"name": "A", "value": value}])), "reg.yaml"
+    )
     refused = value in ("a\x7fb", "\x9f", "g\ufffe")
     assert [d.rule for d in load.validate_document(doc) if d.is_error] == (
         ["control-character"] if refused else []
@@ -70,7 +57,7 @@ def test_values_with_characters_yaml_cannot_hold_raw_render_unchanged(value):
 def test_float_quantities_are_written_exactly():
     # format(value, "g") kept six significant digits: 1234567.0 became 1.23457e+06. Written
     # exactly, in the API server's own spelling.
-    objs = render({"resources": {"requests": {"cpu": 0.1234567, "memory": 1234567.0}}})
+    objs = render(resources={"requests": {"cpu": 0.1234567, "memory": 1234567.0}})
     (container,) = objs["Job"]["spec"]["template"]["spec"]["containers"]
     assert container["resources"]["requests"] == {"cpu": "123456700n", "memory": "1234567"}
 
@@ -85,21 +72,18 @@ def test_env_resource_divisors_are_written_as_quantity_strings(divisor, written)
             "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": divisor}},
         }
     ]
-    (container,) = render({"env": env})["Job"]["spec"]["template"]["spec"]["containers"]
+    (container,) = render(env=env)["Job"]["spec"]["template"]["spec"]["containers"]
     assert container["env"][0]["valueFrom"]["resourceFieldRef"]["divisor"] == written
 
 
 @pytest.mark.parametrize("quantity", ["1e999999999", "1" * 65])
 def test_quantities_too_large_to_sum_are_rejected_with_a_position(quantity):
     # The schema allowed any exponent: the gang's exact sum of 1e999999999 never finished.
-    spec = {
-        **BASE["spec"],
-        "scheduling": {"scheduler": "volcano"},
-        "resources": {"requests": {"cpu": quantity}},
-    }
-    doc = parse_spec(yaml.safe_dump({**BASE, "spec": spec}), "reg.yaml")
-    (error,) = [d for d in load.validate_document(doc) if d.is_error]
-    assert (error.path, error.line, error.rule) == ("$.spec.resources.requests.cpu", 9, "schema")
+    data = builders.spec(
+        "job", scheduling={"scheduler": "volcano"}, resources={"requests": {"cpu": quantity}}
+    )
+    (error,) = [d for d in builders.diagnostics(data) if d.is_error]
+    assert (error.path, error.line, error.rule) == ("$.spec.resources.requests.cpu", 12, "schema")
 
 
 def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
@@ -110,7 +94,7 @@ def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
         "shm": 1e-05,
         "resources": {"requests": {"cpu": "1E3"}},
     }
-    files = validation.manifest_files([rendered(spec)], "deploy")
+    files = validation.manifest_files([builders.rendered(builders.spec("job", **spec))], "deploy")
     job = next(text for name, text in files if "_job_" in name)
     # (the quantities in the API server's spelling: 1e-05 is 10e-6)
     for quoted in ("'1e3'", "'0o17'", "'1_000'", "'10e-6'", "'1E3'"):
@@ -120,21 +104,11 @@ def test_strings_that_go_reads_as_numbers_stay_strings_for_kubeconform():
 
 
 def test_dynamic_volume_without_a_storage_class_uses_the_default_class():
-    objs = render({"volumes": [{"name": "d", "mountPath": "/d", "dynamic": {}, "capacity": "1Gi"}]})
+    objs = render(volumes=[{"name": "d", "mountPath": "/d", "dynamic": {}, "capacity": "1Gi"}])
     assert "storageClassName" not in objs["PersistentVolumeClaim"]["spec"]
 
 
 def test_in_tree_cephfs_volume_without_a_secret_renders():
-    objs = render(
-        {
-            "volumes": [
-                {
-                    "name": "c",
-                    "mountPath": "/c",
-                    "capacity": "1Gi",
-                    "cephfs": {"inTree": True, "monitors": ["10.0.0.1:6789"]},
-                }
-            ]
-        }
-    )
+    cephfs = {"inTree": True, "monitors": ["10.0.0.1:6789"]}
+    objs = render(volumes=[{"name": "c", "mountPath": "/c", "capacity": "1Gi", "cephfs": cephfs}])
     assert "secretRef" not in objs["PersistentVolume"]["spec"]["cephfs"]

@@ -1,9 +1,4 @@
-"""Inputs with a value of another type anywhere: null (`labels:` with nothing under it), a
-number, a string, a list, a mapping, an integral float. Manifests fed to `import` and specs
-fed to `render` and `validate` are refused with a message or imported and rendered, never an
-internal error (a Python exception that is no PaddlegenError). Found this way, and fixed:
-empty `labels:` and `resources:`, `claimRef: null`, `metadata: null`, a List whose items are 5,
-`apiVersion: {}`."""
+"""A value of another type in an import or a spec: refused or handled, never an internal error."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Property-based tests over generated specs (issue 6).
-
-Accepted specs render without an exception, byte-stable, and pass kubeconform strict; rejected
-specs get positioned diagnostics and exit 1 from the CLI without a traceback. Profiles (tests/
-conftest.py): `ci` by default, `--hypothesis-profile=long` or PADDLEGEN_HYPOTHESIS_PROFILE=long
-for 10,000 examples per property.
-"""
+"""Generated specs: accepted ones render cleanly, rejected ones get positioned findings, exit 1."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""cephfs volumes: the CephFS CSI driver's static PersistentVolume by default, the in-tree
-plugin only when asked for (and warned about), and what the schema and the checks say."""
+"""cephfs volumes: the CSI driver's static PV by default, the in-tree plugin only when asked for."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The checkpoint contract (spec.checkpoint): every training pod mounts the checkpoint volume,
-finds its folder and its group's attempt in its env, and has time to save after SIGTERM; the
-data Job's pod gets none of it. Bad references are refused before anything is written."""
+"""spec.checkpoint: folder, attempt and time to save on every training pod, none on the data Job."""
 
 from __future__ import annotations
 

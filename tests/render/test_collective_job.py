@@ -1,6 +1,4 @@
-"""Facts about the `collective-job` workload (#26) that a snapshot cannot pin alone: the Indexed
-Job's shape and failure policy, the launcher's contract, the rank-0 master wrapper (run for
-real by /bin/sh), the headless Service that names the pods."""
+"""Facts about the `collective-job` workload that a snapshot cannot pin alone."""
 
 from __future__ import annotations
 
@@ -123,14 +121,8 @@ def test_the_specs_command_and_args_follow_the_wrapper_unchanged():
     extra += "  args: [train.py, --lr, '0.1']\n"
     found = container(render(extra=extra))
     assert found["command"] == [
-        "/bin/sh",
-        "-c",
-        MASTER_SCRIPT,
-        "python",
-        "-m",
-        "paddle.distributed.launch",
-        "--log_dir",
-        "/logs",
+        *WRAPPER,
+        *["python", "-m", "paddle.distributed.launch", "--log_dir", "/logs"],
     ]
     assert found["args"] == ["train.py", "--lr", "0.1"]
 
@@ -144,9 +136,14 @@ def test_the_kubelet_leaves_the_wrapper_as_it_is():
 
 
 def wrapped(
-    rank: str, *command: str, nodes: str | None = "2", script: str = MASTER_SCRIPT
+    rank: str,
+    *command: str,
+    nodes: str | None = "2",
+    script: str = MASTER_SCRIPT,
+    master: str = "resnet-0.resnet:6768",
 ) -> subprocess.CompletedProcess[str]:
-    """``command`` run by the pod's wrapper (``script``) as rank ``rank`` of ``nodes``."""
+    """``command`` run by the pod's wrapper (``script``) as rank ``rank`` of ``nodes``, rank 0
+    named ``master``."""
     shell = shutil.which("sh")
     if shell is None:  # pragma: no cover - every CI image has a POSIX shell
         pytest.skip("no POSIX sh")
@@ -154,19 +151,12 @@ def wrapped(
         "PATH": "/usr/bin:/bin",
         "POD_IP": "10.244.0.7",
         "PADDLE_RANK": rank,
-        "PADDLE_MASTER": "resnet-0.resnet:6768",
+        "PADDLE_MASTER": master,
         **({"PADDLE_NNODES": nodes} if nodes is not None else {}),
     }
     return subprocess.run(
         [shell, "-c", script, *command], env=env, capture_output=True, text=True, check=False
     )
-
-
-def run_wrapper(rank: str, *command: str) -> str:
-    """What ``command`` prints when the pod's wrapper runs it as rank ``rank``."""
-    done = wrapped(rank, *command)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @pytest.mark.parametrize("nodes", [None, ""])
@@ -179,13 +169,14 @@ def test_a_pod_without_the_node_count_stops_before_it_trains_alone(nodes):
     )
 
 
-@pytest.mark.parametrize(
-    ("rank", "master"),
-    [("0", "10.244.0.7:6768"), ("1", "resnet-0.resnet:6768"), ("10", "resnet-0.resnet:6768")],
-)
+@pytest.mark.parametrize("rank", ["0", "1", "10"])
+# a TrainJob's runtime names rank 0 as the kubelet expands it: JobSet's pod 0 of Job 0 of `node`
+@pytest.mark.parametrize("master", ["resnet-0.resnet:6768", "resnet-node-0-0.resnet:6768"])
 def test_rank_0_serves_the_master_at_its_own_ip_and_the_others_find_it_by_name(rank, master):
     """The launcher starts its store only where the master's host is the pod's own IP."""
-    assert run_wrapper(rank, "sh", "-c", 'printf %s "$PADDLE_MASTER"') == master
+    done = wrapped(rank, "sh", "-c", 'printf %s "$PADDLE_MASTER"', master=master)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("10.244.0.7:6768" if rank == "0" else master)
 
 
 @pytest.mark.parametrize("script", [MASTER_SCRIPT, FORWARDING_WRAPPER[2]], ids=["exec", "child"])
@@ -237,15 +228,6 @@ def test_an_llm_cli_reads_the_contract_in_its_own_names(rank, master):
     assert wrapped("0", "sh", "-c", "echo x", nodes=None, script=LLM_SCRIPT).returncode == (
         NO_NODE_COUNT_EXIT
     )
-
-
-def test_under_volcano_the_job_sizes_the_gang_and_its_pods_join_it():
-    scheduling = "  scheduling: {scheduler: volcano, queue: training}\n"
-    job = render(BODY + scheduling)[("Job", "resnet")]
-    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "3"
-    template = job["spec"]["template"]
-    assert template["spec"]["schedulerName"] == "volcano"
-    assert template["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "training"}
 
 
 def test_gpus_shm_volumes_and_the_data_job_as_for_every_workload():

@@ -110,14 +110,6 @@ def test_image_defaults_to_the_spec_image(tmp_path):
     assert container["image"] == "paddlepaddle/paddle-tutorial:k8s_train"
 
 
-def test_data_job_stays_out_of_the_volcano_gang(tmp_path):
-    body = DISTRIBUTED + "  scheduling: {scheduler: volcano}\n"
-    rendered = render(tmp_path, body)
-    pod = data_job(rendered)["spec"]["template"]
-    assert "schedulerName" not in pod["spec"]
-    assert "scheduling.k8s.io/group-name" not in pod["metadata"].get("annotations", {})
-
-
 @pytest.mark.parametrize(
     "workload, roles",
     [

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from paddlegen.pipeline import build, write
-from tests.builders import HEADER, render_file
+from paddlegen.pipeline import write
+from tests.builders import HEADER, rendered, rendered_objects
 from tests.conftest import require_tool
 
 SEED_004 = """\
@@ -35,25 +36,27 @@ spec:
 """
 
 
-def render(tmp_path: Path, body: str) -> build.Rendered:
-    return render_file(tmp_path, HEADER + body)
+NAMESPACED = SEED_004.replace(
+    "  name: paddle-cluster-job\n", "  name: paddle-cluster-job\n  namespace: team-a\n"
+)
 
 
-def objects(rendered: build.Rendered) -> dict[tuple[str, str], dict]:
-    return {(m.kind, m.name): m.obj for m in rendered.manifests}
+def render(body: str = SEED_004) -> dict[tuple[str, str], dict[str, Any]]:
+    return rendered_objects(HEADER + body)
 
 
-def pod_of(rendered: build.Rendered, name: str = "paddle-cluster-job") -> dict:
-    return objects(rendered)[("Job", name)]["spec"]["template"]["spec"]
+def pod_of(objects: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    pod: dict[str, Any] = objects[("Job", "paddle-cluster-job")]["spec"]["template"]["spec"]
+    return pod
 
 
-def env_of(container: dict) -> dict[str, object]:
+def env_of(container: dict[str, Any]) -> dict[str, object]:
     """name -> value, or the valueFrom mapping."""
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
 
 
-def test_one_job_runs_every_trainer_to_completion(tmp_path):
-    job = objects(render(tmp_path, SEED_004))[("Job", "paddle-cluster-job")]
+def test_one_job_runs_every_trainer_to_completion():
+    job = render()[("Job", "paddle-cluster-job")]
     assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
     assert job["spec"]["parallelism"] == 3 and job["spec"]["completions"] == 3
     assert job["spec"]["activeDeadlineSeconds"] == 7200
@@ -67,8 +70,8 @@ def test_one_job_runs_every_trainer_to_completion(tmp_path):
     assert container["command"] == ["bin/bash", "-c", "/root/start.sh"]
 
 
-def test_env_is_the_legacy_image_contract(tmp_path):
-    (container,) = pod_of(render(tmp_path, SEED_004))["containers"]
+def test_env_is_the_legacy_image_contract():
+    (container,) = pod_of(render())["containers"]
     assert env_of(container) == {
         "JOB_NAME": "paddle-cluster-job",
         "JOB_PATH": "/home/jobpath",
@@ -84,27 +87,28 @@ def test_env_is_the_legacy_image_contract(tmp_path):
     assert [e["name"] for e in container["env"]][:2] == ["JOB_NAME", "JOB_PATH"]  # seed order
 
 
-def test_namespace_comes_from_the_downward_api_even_when_set(tmp_path):
-    body = SEED_004.replace(
-        "  name: paddle-cluster-job\n", "  name: paddle-cluster-job\n  namespace: team-a\n"
-    )
-    (container,) = pod_of(render(tmp_path, body))["containers"]
+def test_with_a_namespace_the_pods_still_read_theirs_and_the_binding_names_it():
+    objects = render(NAMESPACED)
+    (container,) = pod_of(objects)["containers"]
     assert env_of(container)["JOB_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert objects[("RoleBinding", "paddle-cluster-job")]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "paddle-cluster-job", "namespace": "team-a"}
+    ]
 
 
-def test_ports_span_dense_and_sparse_with_equal_host_ports(tmp_path):
-    (container,) = pod_of(render(tmp_path, SEED_004))["containers"]
+def test_ports_span_dense_and_sparse_with_equal_host_ports():
+    (container,) = pod_of(render())["containers"]
     assert container["ports"] == [
         {"name": f"jobport{i}", "containerPort": 7164 + i, "protocol": "TCP", "hostPort": 7164 + i}
         for i in range(4)
     ]
 
 
-def test_defaults_one_port_and_trainer_count_one(tmp_path):
+def test_defaults_one_port_and_trainer_count_one():
     body = SEED_004.replace(
         "    port: 7164\n    portsNum: 2\n    portsNumSparse: 2\n    trainerCount: 3\n", ""
     )
-    (container,) = pod_of(render(tmp_path, body))["containers"]
+    (container,) = pod_of(render(body))["containers"]
     assert container["ports"] == [
         {"name": "jobport0", "containerPort": 7164, "protocol": "TCP", "hostPort": 7164}
     ]
@@ -113,24 +117,23 @@ def test_defaults_one_port_and_trainer_count_one(tmp_path):
     assert env["TRAINER_COUNT"] == "1"  # always set: start.sh runs under `set -u`
 
 
-def test_without_host_ports_no_host_port_and_no_anti_affinity(tmp_path):
-    pod = pod_of(render(tmp_path, SEED_004 + "    hostPorts: false\n"))
+def test_without_host_ports_no_host_port_and_no_anti_affinity():
+    pod = pod_of(render(SEED_004 + "    hostPorts: false\n"))
     assert [p.get("hostPort") for p in pod["containers"][0]["ports"]] == [None] * 4
     assert "affinity" not in pod
 
 
-def test_anti_affinity_keeps_trainers_on_separate_nodes(tmp_path):
-    pod = pod_of(render(tmp_path, SEED_004))
+def test_anti_affinity_keeps_trainers_on_separate_nodes():
     term = {
         "labelSelector": {"matchLabels": {"job-name": "paddle-cluster-job"}},
         "topologyKey": "kubernetes.io/hostname",
     }
-    assert pod["affinity"] == {
+    assert pod_of(render())["affinity"] == {
         "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
     }
 
 
-def test_anti_affinity_is_merged_into_the_spec_affinity(tmp_path):
+def test_anti_affinity_is_merged_into_the_spec_affinity():
     own_term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
     node = {
         "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -147,19 +150,18 @@ def test_anti_affinity_is_merged_into_the_spec_affinity(tmp_path):
     body = SEED_004.replace(
         "  worker: {replicas: 3}\n", f"  worker: {{replicas: 3, affinity: {flow}}}\n"
     )
-    pod = pod_of(render(tmp_path, body))
+    pod = pod_of(render(body))
     assert pod["affinity"]["nodeAffinity"] == node
     terms = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms[0] == own_term
     assert terms[1]["labelSelector"] == {"matchLabels": {"job-name": "paddle-cluster-job"}}
 
 
-def test_rbac_lets_the_pods_list_their_peers(tmp_path):
-    rendered = render(tmp_path, SEED_004)
-    objs = objects(rendered)
-    sa = objs[("ServiceAccount", "paddle-cluster-job")]
-    role = objs[("Role", "paddle-cluster-job")]
-    binding = objs[("RoleBinding", "paddle-cluster-job")]
+def test_rbac_lets_the_pods_list_their_peers():
+    objects = render()
+    sa = objects[("ServiceAccount", "paddle-cluster-job")]
+    role = objects[("Role", "paddle-cluster-job")]
+    binding = objects[("RoleBinding", "paddle-cluster-job")]
     assert sa["apiVersion"] == "v1"
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
@@ -171,64 +173,50 @@ def test_rbac_lets_the_pods_list_their_peers(tmp_path):
     }
     # No namespace: the subject means the RoleBinding's own namespace (kustomize fills it in).
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"]}]
-    assert pod_of(rendered)["serviceAccountName"] == sa["metadata"]["name"]
-    kinds = [m.kind for m in rendered.manifests]
+    assert pod_of(objects)["serviceAccountName"] == sa["metadata"]["name"]
+    kinds = [kind for kind, _ in objects]
     assert kinds.index("RoleBinding") < kinds.index("Job")
     assert kinds.index("ServiceAccount") < kinds.index("Job")
 
 
-def test_role_binding_names_the_namespace_when_set(tmp_path):
-    body = SEED_004.replace(
-        "  name: paddle-cluster-job\n", "  name: paddle-cluster-job\n  namespace: team-a\n"
-    )
-    binding = objects(render(tmp_path, body))[("RoleBinding", "paddle-cluster-job")]
-    assert binding["subjects"] == [
-        {"kind": "ServiceAccount", "name": "paddle-cluster-job", "namespace": "team-a"}
-    ]
-
-
-def test_efs_volume_is_mounted_through_its_claim(tmp_path):
-    rendered = render(tmp_path, SEED_004)
-    claim = next(m.obj for m in rendered.manifests if m.kind == "PersistentVolumeClaim")
-    pod = pod_of(rendered)
-    assert pod["volumes"] == [
-        {"name": "efs", "persistentVolumeClaim": {"claimName": claim["metadata"]["name"]}}
-    ]
+def test_efs_volume_is_mounted_through_its_claim():
+    objects = render()
+    (claim,) = [name for kind, name in objects if kind == "PersistentVolumeClaim"]
+    pod = pod_of(objects)
+    assert pod["volumes"] == [{"name": "efs", "persistentVolumeClaim": {"claimName": claim}}]
     assert pod["containers"][0]["volumeMounts"] == [{"name": "efs", "mountPath": "/home/jobpath"}]
 
 
-def test_distributed_command_replaces_the_default_start_command(tmp_path):
-    body = SEED_004 + "    command: [/bin/sh, -c, /opt/start.sh]\n"
-    assert pod_of(render(tmp_path, body))["containers"][0]["command"] == [
-        "/bin/sh",
-        "-c",
-        "/opt/start.sh",
-    ]
+@pytest.mark.parametrize(
+    ("where", "command"),
+    [
+        ("    trainerCount: 3\n", ["/bin/sh", "-c", "/opt/start.sh"]),
+        ("  worker: {replicas: 3}\n", ["/root/other.sh"]),
+    ],
+    ids=["distributed", "spec"],
+)
+def test_a_command_replaces_the_default_start_command(where, command):
+    indent = where[: len(where) - len(where.lstrip())]
+    body = SEED_004.replace(where, f"{where}{indent}command: {command}\n")
+    assert pod_of(render(body))["containers"][0]["command"] == command
 
 
-def test_spec_command_replaces_the_default_start_command(tmp_path):
-    body = SEED_004.replace(
-        "  worker: {replicas: 3}\n", "  worker: {replicas: 3}\n  command: [/root/other.sh]\n"
-    )
-    assert pod_of(render(tmp_path, body))["containers"][0]["command"] == ["/root/other.sh"]
-
-
-def test_user_env_follows_the_contract(tmp_path):
+def test_user_env_follows_the_contract():
     body = SEED_004.replace(
         "  worker: {replicas: 3}\n",
         "  worker: {replicas: 3}\n  env: [{name: EPOCHS, value: '10'}]\n",
     )
-    env = pod_of(render(tmp_path, body))["containers"][0]["env"]
+    env = pod_of(render(body))["containers"][0]["env"]
     assert env[-1] == {"name": "EPOCHS", "value": "10"}
     assert env[-2]["name"] == "TRAINER_COUNT"
 
 
-def test_restart_policy_on_failure_keeps_the_kubernetes_backoff(tmp_path):
+def test_restart_policy_on_failure_keeps_the_kubernetes_backoff():
     body = SEED_004.replace(
         "run: {activeDeadlineSeconds: 7200}",
         "run: {activeDeadlineSeconds: 7200, restartPolicy: OnFailure}",
     )
-    job = objects(render(tmp_path, body))[("Job", "paddle-cluster-job")]
+    job = render(body)[("Job", "paddle-cluster-job")]
     assert job["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
     assert "backoffLimit" not in job["spec"]
 
@@ -244,9 +232,8 @@ def test_kustomize_builds_it_and_kubeconform_accepts_it(tmp_path, schema_dir):
     kustomize = require_tool("kustomize")
     kubeconform = require_tool("kubeconform")
     body = SEED_004 + "  dataPrep: {image: paddlepaddle/paddle-tutorial:k8s_data, volume: efs}\n"
-    rendered = render(tmp_path, body)
     out = tmp_path / "out"
-    write.write_rendered([rendered], out)
+    write.write_rendered([rendered(HEADER + body)], out)
     built = subprocess.run(
         [kustomize, "build", str(out / "paddle-cluster-job")],
         capture_output=True,
@@ -278,26 +265,3 @@ def test_kustomize_builds_it_and_kubeconform_accepts_it(tmp_path, schema_dir):
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "Valid: 8, Invalid: 0, Errors: 0, Skipped: 0" in checked.stdout
-
-
-def test_volcano_gangs_every_pod_of_the_job_and_no_data_pod(tmp_path):
-    rendered = render(
-        tmp_path,
-        SEED_004.replace(
-            "  run:", "  scheduling: {scheduler: volcano, queue: research}\n  run:"
-        ).replace(
-            "    trainerCount: 3\n", "    trainerCount: 3\n  dataPrep: {image: d:1, volume: efs}\n"
-        ),
-    )
-    found = objects(rendered)
-    assert not [kind for kind, _ in found if kind == "PodGroup"]
-    job = found[("Job", "paddle-cluster-job")]
-    # Volcano's podgroup controller sizes the Job's group from this annotation
-    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "3"
-    assert job["spec"]["template"]["metadata"]["annotations"] == {
-        "scheduling.volcano.sh/queue-name": "research"
-    }
-    assert pod_of(rendered)["schedulerName"] == "volcano"
-    data = found[("Job", "paddle-cluster-job-data")]
-    assert "schedulerName" not in data["spec"]["template"]["spec"]
-    assert "scheduling.volcano.sh/group-min-member" not in data["metadata"].get("annotations", {})

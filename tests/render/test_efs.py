@@ -1,5 +1,4 @@
-"""efs volumes: a PersistentVolume of the EFS CSI driver by default, the NFS mount (AWS's
-mount options) only when asked for with nfs: true, and `import` of both forms."""
+"""efs volumes: the EFS CSI driver's PV by default, the NFS mount with nfs: true, and `import`."""
 
 from __future__ import annotations
 

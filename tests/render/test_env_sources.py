@@ -1,7 +1,4 @@
-"""The training container's env sources, spec-wide and per role, on every workload: envFrom
-(ConfigMaps and Secrets, with prefix and optional) and env valueFrom (secretKeyRef,
-configMapKeyRef, fieldRef, resourceFieldRef). The data Job takes neither: like env and
-resources they belong to the trainers."""
+"""envFrom and env valueFrom, spec-wide and per role, on training containers, not the data Job's."""
 
 from __future__ import annotations
 
@@ -9,11 +6,16 @@ from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import load
-from paddlegen.spec.loader import parse_spec
-from paddlegen.yamlio import dump_yaml
 from tests.helpers import ENV_SOURCES, ROLE_ENV_SOURCES
-from tests.render.test_pod_settings import WORKLOADS, data_pod, render, spec, training_pods
+from tests.render.test_pod_settings import (
+    WORKLOADS,
+    assert_refused_spec_wide_and_per_role,
+    data_pod,
+    errors,
+    render,
+    spec,
+    training_pods,
+)
 
 
 def container(template: dict[str, Any]) -> dict[str, Any]:
@@ -70,11 +72,6 @@ def test_a_workloads_own_env_comes_before_the_specs_and_wins_over_env_from():
     assert names[-3:] == ["LEVEL", "POD_NAME", "MEMORY_MI"]
 
 
-def errors(data: dict[str, Any]) -> list[tuple[str, str, str]]:
-    doc = parse_spec(dump_yaml(data), "case.yaml")
-    return sorted((d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error)
-
-
 @pytest.mark.parametrize("workload", ["paddlejob", "kubeflow-paddlejob"])
 def test_env_the_operator_sets_is_refused_from_a_value_from_too(workload):
     name = "POD_IP" if workload == "paddlejob" else "PADDLE_MASTER"
@@ -105,9 +102,4 @@ def test_env_the_operator_sets_is_refused_from_a_value_from_too(workload):
     ],
 )
 def test_env_from_is_checked_by_the_schema(env_from, said):
-    for where in ("spec", "worker"):
-        data = spec("paddlejob")
-        target = data["spec"] if where == "spec" else data["spec"]["worker"]
-        target["envFrom"] = [env_from]
-        messages = [message for _, _, message in errors(data)]
-        assert any(said in m for m in messages), messages
+    assert_refused_spec_wide_and_per_role("envFrom", [env_from], said)

@@ -1,6 +1,4 @@
-"""Init containers and native sidecars (spec.initContainers, spec.sidecars), spec-wide and per
-role, on every workload's training pods: the sidecars first with restartPolicy Always, then the
-init containers; never on the data Job's pod. One snapshot per workload pins the whole tree."""
+"""Init containers and native sidecars, spec-wide and per role, on every workload's trainers."""
 
 from __future__ import annotations
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from paddlegen.pipeline import build
-from tests.builders import HEADER, render_file
+from tests.builders import HEADER, kueue_spec, render_file, rendered_objects, spec
 from tests.conftest import EXAMPLES
 
 
@@ -145,60 +146,43 @@ def test_a_value_cannot_inject_yaml(tmp_path):
 
 
 def test_output_is_byte_stable(tmp_path):
-    spec = tmp_path / "spec.yaml"
-    spec.write_text("apiVersion: paddlegen/v1\nkind: TrainingJob\n" + FULL)
-    first = build.render_specs([spec])[0].plan
-    second = build.render_specs([spec])[0].plan
-    assert first == second
+    assert render_file(tmp_path, HEADER + FULL).plan == render_file(tmp_path, HEADER + FULL).plan
 
 
-def test_volcano_groups_the_job_by_its_own_podgroup_sized_by_annotation(tmp_path):
+VOLCANO = {"scheduler": "volcano", "queue": "research", "priorityClassName": "high"}
+
+
+@pytest.mark.parametrize(
+    ("workload", "ranks"), [("job", 1), ("distributed-job", 2), ("collective-job", 2)]
+)
+def test_under_volcano_a_batch_job_is_a_gang_its_pods_join_and_the_data_job_stays_out(
+    workload, ranks
+):
     """No PodGroup of paddlegen's: Volcano's podgroup controller makes one for the Job's pods,
     owned by the Job (deleted with it), sized by the Job's annotation, queued and prioritised
     by the pods'."""
-    objects = render(
-        tmp_path,
-        """\
-metadata: {name: gang}
-spec:
-  workload: job
-  image: img:1
-  resources: {limits: {memory: 1Gi}}
-  scheduling: {scheduler: volcano, queue: research, priorityClassName: high}
-""",
-    )
-    assert sorted(objects) == [
-        "batch_v1_job_gang.yaml",
-        "kustomization.yaml",
-        "v1_configmap_gang-run.yaml",
-    ]
-    job = objects["batch_v1_job_gang.yaml"]
-    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == "1"
+    objects = rendered_objects(kueue_spec(workload, scheduling=VOLCANO))
+    assert "PodGroup" not in {kind for kind, _ in objects}
+    job = objects[("Job", "demo")]
+    assert job["metadata"]["annotations"]["scheduling.volcano.sh/group-min-member"] == str(ranks)
     pod = job["spec"]["template"]
     assert pod["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
     assert (pod["spec"]["schedulerName"], pod["spec"]["priorityClassName"]) == ("volcano", "high")
+    data = objects[("Job", "demo-data")]
+    assert "scheduling.volcano.sh/group-min-member" not in data["metadata"].get("annotations", {})
+    assert "annotations" not in data["spec"]["template"]["metadata"]
+    assert not {"schedulerName", "priorityClassName"} & set(data["spec"]["template"]["spec"])
 
 
-def test_deleting_the_application_keeps_the_data_volume_and_its_claim(tmp_path):
+def test_deleting_the_application_keeps_the_data_volume_and_its_claim():
     """Delete=false on both: a PV deleted under its kept, bound claim would hang on its
     pv-protection finalizer, and the Application's deletion with it (verified live in
     tests/cluster/test_argocd_envs.py)."""
-    objects = render(
-        tmp_path,
-        """\
-metadata: {name: keep}
-spec:
-  workload: job
-  image: img:1
-  resources: {limits: {memory: 1Gi}}
-  volumes:
-    - {name: data, mountPath: /data, nfs: {server: 10.0.0.1, path: /x}, capacity: 1Gi}
-""",
-    )
+    nfs = {"nfs": {"server": "10.0.0.1", "path": "/x"}, "capacity": "1Gi"}
+    objects = rendered_objects(spec("job", volumes=[{"name": "data", "mountPath": "/d", **nfs}]))
     options = {
-        obj["kind"]: obj["metadata"]["annotations"].get("argocd.argoproj.io/sync-options")
-        for obj in objects.values()
-        if obj.get("kind") != "Kustomization"
+        kind: obj["metadata"]["annotations"].get("argocd.argoproj.io/sync-options")
+        for (kind, _), obj in objects.items()
     }
     assert options == {
         "PersistentVolume": "Delete=false",

@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from paddlegen.validate.inprocess import validate_in_process
-from tests.builders import HEADER, objects_by_kind, render_file
+from tests.builders import HEADER, objects_by_kind, render_file, rendered_objects
 
 MASTER_PORT = [{"name": "master", "containerPort": 6768}]
 
 
-def paddlejob(tmp_path, body: str) -> dict[str, Any]:
-    return objects_by_kind(render_file(tmp_path, HEADER + body).plan)["PaddleJob"]
+def objects(body: str) -> dict[str, dict[str, Any]]:
+    return {kind: obj for (kind, _), obj in rendered_objects(HEADER + body).items()}
+
+
+def paddlejob(body: str) -> dict[str, Any]:
+    return objects(body)["PaddleJob"]
 
 
 PS_MODE = """\
@@ -26,13 +30,13 @@ spec:
 """
 
 
-def test_a_collective_jobs_worker_is_never_restarted_alone(tmp_path):
+def test_a_collective_jobs_worker_is_never_restarted_alone():
     """Restarted in place, a collective worker would come back with rank -1 and never finish
     the rendezvous the others did; with Never one failed worker fails the PaddleJob."""
     collective = PS_MODE.replace("  ps: {replicas: 2}\n", "")
-    replicas = paddlejob(tmp_path, collective)["spec"]["paddleReplicaSpecs"]
+    replicas = paddlejob(collective)["spec"]["paddleReplicaSpecs"]
     assert {name: r["restartPolicy"] for name, r in replicas.items()} == {"Worker": "Never"}
-    asked = paddlejob(tmp_path, collective + "  run: {restartPolicy: OnFailure}\n")
+    asked = paddlejob(collective + "  run: {restartPolicy: OnFailure}\n")
     assert asked["spec"]["paddleReplicaSpecs"]["Worker"]["restartPolicy"] == "OnFailure"
 
 
@@ -67,11 +71,10 @@ def test_ps_becomes_master_and_worker_stays_worker(tmp_path):
     assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None", "backoffLimit": 6}
 
 
-def test_collective_has_only_workers_and_a_bounded_run_policy(tmp_path):
+def test_collective_has_only_workers_and_a_bounded_run_policy():
     """training-operator v1.9.0 bounds restarts only when runPolicy.backoffLimit is set: a
     crashing trainer would restart for ever; paddlegen bounds it as a Job's default does."""
     job = paddlejob(
-        tmp_path,
         """\
 metadata: {name: collective}
 spec:
@@ -89,9 +92,8 @@ spec:
     ]
 
 
-def test_run_settings_go_to_run_policy_and_replicas(tmp_path):
+def test_run_settings_go_to_run_policy_and_replicas():
     job = paddlejob(
-        tmp_path,
         PS_MODE
         + """\
   run: {restartPolicy: Never, backoffLimit: 2, activeDeadlineSeconds: 86400,
@@ -108,12 +110,9 @@ def test_run_settings_go_to_run_policy_and_replicas(tmp_path):
     assert [r["restartPolicy"] for r in replicas] == ["Never", "Never"]
 
 
-def test_volcano_sets_the_run_policy_scheduling_policy(tmp_path):
-    found = objects_by_kind(
-        render_file(
-            tmp_path,
-            HEADER
-            + """\
+def test_volcano_sets_the_run_policy_scheduling_policy():
+    found = objects(
+        """\
 metadata: {name: gang, namespace: ml}
 spec:
   workload: kubeflow-paddlejob
@@ -121,8 +120,7 @@ spec:
   ps: {replicas: 1}
   worker: {replicas: 2}
   scheduling: {scheduler: volcano, queue: training, priorityClassName: high, minAvailable: 3}
-""",
-        ).plan
+"""
     )
     policy = found["PaddleJob"]["spec"]["runPolicy"]["schedulingPolicy"]
     assert policy == {
@@ -134,9 +132,8 @@ spec:
     assert "PodGroup" not in found  # training-operator builds it from the policy
 
 
-def test_min_resources_count_the_first_min_available_pods_master_first(tmp_path):
+def test_min_resources_count_the_first_min_available_pods_master_first():
     job = paddlejob(
-        tmp_path,
         """\
 metadata: {name: gang}
 spec:
@@ -152,9 +149,8 @@ spec:
     assert policy["minResources"] == {"cpu": "6", "memory": "10Gi", "nvidia.com/gpu": "1"}
 
 
-def test_shm_node_selection_and_volumes_reach_every_replica(tmp_path):
+def test_shm_node_selection_and_volumes_reach_every_replica():
     job = paddlejob(
-        tmp_path,
         """\
 metadata: {name: mounts}
 spec:

@@ -1,5 +1,4 @@
-"""spec.scheduling.kueue (#27): Kueue's labels on the training object only, for every workload
-Kueue integrates; the data Job, the helpers and the pods stay out of the queue."""
+"""spec.scheduling.kueue: Kueue's labels on the training object only, in every queued workload."""
 
 from __future__ import annotations
 
@@ -10,20 +9,11 @@ import pytest
 from paddlegen.spec.scheduling import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL
 from paddlegen.workloads import WORKLOADS
 from tests.builders import KUEUE, KUEUE_WORKLOADS, kueue_spec, rendered_objects
+from tests.helpers import pod_templates
 
 
 def objects(workload: str, scheduling: Any = KUEUE) -> dict[tuple[str, str], Any]:
     return rendered_objects(kueue_spec(workload, scheduling))
-
-
-def pod_templates(obj: Any) -> list[dict[str, Any]]:
-    """Every pod template (or TrainJob runtime patch's) below ``obj``."""
-    if isinstance(obj, dict):
-        found = [obj] if "spec" in obj and "containers" in obj["spec"] else []
-        return found + [t for value in obj.values() for t in pod_templates(value)]
-    if isinstance(obj, list):
-        return [t for value in obj for t in pod_templates(value)]
-    return []
 
 
 def keys(obj: Any) -> set[str]:
@@ -52,12 +42,9 @@ def test_only_the_training_object_carries_the_queue_and_priority_labels(workload
     assert {("Job", "demo-data"), ("ConfigMap", "demo-run")} <= set(found)
     assert KUEUE_QUEUE_LABEL not in found["Job", "demo-data"]["metadata"]["labels"]
     # no pod carries them: Kueue's pod integration would queue each such pod on its own
-    for obj in found.values():
-        for template in pod_templates(obj):
-            assert not set(template["metadata"].get("labels", {})) & {
-                KUEUE_QUEUE_LABEL,
-                KUEUE_PRIORITY_LABEL,
-            }
+    for template in pod_templates(list(found.values())):
+        labels = template["metadata"].get("labels", {})
+        assert not set(labels) & {KUEUE_QUEUE_LABEL, KUEUE_PRIORITY_LABEL}
 
 
 @pytest.mark.parametrize("workload", KUEUE_WORKLOADS)

@@ -1,7 +1,4 @@
-"""spec.checkpoint reaches an LLM CLI's trainer: its args end with the output_dir override
-after the config (shared/launcher.py checkpoint_args), which the kubelet expands from the
-pod's env; import takes it back out; the rule llm-checkpoint says where it cannot be
-appended or the spec sets another output_dir."""
+"""spec.checkpoint for an LLM CLI: the output_dir override the kubelet expands, import, the rule."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""ConfigMap and Secret volumes (spec.volumes[].configMap, .secret): training code and configs
-as files, mounted into every training pod like the other volume kinds, with no PV or PVC, and
-never a volume the data Job writes to or the trainers read their data from."""
+"""ConfigMap and Secret volumes: files in every training pod, no PV or PVC, never a data volume."""
 
 from __future__ import annotations
 
@@ -8,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from paddlegen.pipeline import load
 from paddlegen.spec.loader import parse_spec
 from paddlegen.yamlio import dump_yaml
-from tests.render.test_pod_settings import WORKLOADS, data_pod, render, spec, training_pods
+from tests.render.test_pod_settings import WORKLOADS, data_pod, errors, render, spec, training_pods
 
 CODE = {
     "name": "code",
@@ -57,11 +54,6 @@ def test_modes_are_written_as_numbers_yaml_octal_reads_them():
     doc = parse_spec(text, "case.yaml")
     (volume,) = [v for v in doc.data["spec"]["volumes"] if v["name"] == "code"]
     assert volume["configMap"]["defaultMode"] == 0o444 == 292
-
-
-def errors(data: dict[str, Any]) -> list[tuple[str, str, str]]:
-    doc = parse_spec(dump_yaml(data), "case.yaml")
-    return sorted((d.path, d.rule, d.message) for d in load.validate_document(doc) if d.is_error)
 
 
 @pytest.mark.parametrize("section", ["dataPrep", "distributed"])

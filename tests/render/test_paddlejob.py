@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from paddlegen.validate.inprocess import validate_in_process
-from tests.builders import HEADER, objects_by_kind, render_file
+from tests.builders import HEADER, objects_by_kind, render_file, rendered_objects
 
 OPERATOR_ENV = {
     "POD_IP",
@@ -22,8 +22,15 @@ OPERATOR_ENV = {
 }
 
 
-def paddlejob(tmp_path, body: str) -> dict[str, Any]:
-    return objects_by_kind(render_file(tmp_path, HEADER + body).plan)["PaddleJob"]
+ROLES = ("ps", "worker", "heter")
+
+
+def objects(body: str) -> dict[str, dict[str, Any]]:
+    return {kind: obj for (kind, _), obj in rendered_objects(HEADER + body).items()}
+
+
+def paddlejob(body: str) -> dict[str, Any]:
+    return objects(body)["PaddleJob"]
 
 
 def pod(job: dict[str, Any], role: str) -> dict[str, Any]:
@@ -57,14 +64,13 @@ def test_ps_mode_roles_and_settings(tmp_path):
     assert spec["cleanPodPolicy"] == "OnCompletion"
     assert spec["withGloo"] == 1 and "elastic" not in spec
     assert spec["intranet"] == "PodIP"
-    assert [key for key in spec if key in ("ps", "worker", "heter")] == ["ps", "worker", "heter"]
-    assert {role: spec[role]["replicas"] for role in ("ps", "worker", "heter")} == {
-        "ps": 2,
-        "worker": 3,
-        "heter": 1,
-    }
+    assert [(key, spec[key]["replicas"]) for key in spec if key in ROLES] == [
+        ("ps", 2),
+        ("worker", 3),
+        ("heter", 1),
+    ]
     assert "schedulingPolicy" not in spec
-    for role in ("ps", "worker", "heter"):
+    for role in ROLES:
         assert set(spec[role]) == {"replicas", "template"}  # requests/limits are elastic bounds
         assert pod(job, role)["containers"][0]["name"] == "paddle"
     assert pod(job, "heter")["containers"][0]["resources"] == {
@@ -76,12 +82,10 @@ def test_ps_mode_roles_and_settings(tmp_path):
     }
 
 
-def test_the_operator_owns_env_ports_and_restart_policy(tmp_path):
-    job = paddlejob(
-        tmp_path, PS_MODE.replace("  ps:", '  env: [{name: EPOCHS, value: "10"}]\n  ps:')
-    )
+def test_the_operator_owns_env_ports_and_restart_policy():
+    job = paddlejob(PS_MODE.replace("  ps:", '  env: [{name: EPOCHS, value: "10"}]\n  ps:'))
     gloo = {"name": "PADDLE_GLOO_HTTP_ENDPOINT", "value": "wide-and-deep-ps-0:35999"}
-    for role in ("ps", "worker", "heter"):
+    for role in ROLES:
         spec = pod(job, role)
         (container,) = spec["containers"]
         # The one operator key paddlegen sets: the operator's own is the server's port
@@ -97,22 +101,19 @@ def test_the_operator_owns_env_ports_and_restart_policy(tmp_path):
 @pytest.mark.parametrize(
     "settings", ["{withGloo: 0}", "{}", "{withGloo: 1, intranet: Service}"], ids=str
 )
-def test_the_gloo_endpoint_is_set_only_where_the_operator_starts_gloo(tmp_path, settings):
+def test_the_gloo_endpoint_is_set_only_where_the_operator_starts_gloo(settings):
     body = PS_MODE.replace("{cleanPodPolicy: OnCompletion, withGloo: 1, intranet: PodIP}", settings)
-    env = [
-        e["name"] for e in pod(paddlejob(tmp_path, body), "worker")["containers"][0].get("env", [])
-    ]
+    env = [e["name"] for e in pod(paddlejob(body), "worker")["containers"][0].get("env", [])]
     assert ("PADDLE_GLOO_HTTP_ENDPOINT" in env) == ("withGloo: 1" in settings)
 
 
-def test_an_explicit_restart_policy_reaches_every_role(tmp_path):
-    job = paddlejob(tmp_path, PS_MODE + "  run: {restartPolicy: Never}\n")
-    assert [pod(job, role)["restartPolicy"] for role in ("ps", "worker", "heter")] == ["Never"] * 3
+def test_an_explicit_restart_policy_reaches_every_role():
+    job = paddlejob(PS_MODE + "  run: {restartPolicy: Never}\n")
+    assert [pod(job, role)["restartPolicy"] for role in ROLES] == ["Never"] * 3
 
 
-def test_collective_gpus_shm_node_selection_and_volumes(tmp_path):
+def test_collective_gpus_shm_node_selection_and_volumes():
     job = paddlejob(
-        tmp_path,
         """\
 metadata: {name: resnet}
 spec:
@@ -150,9 +151,8 @@ spec:
     assert {"name": "data", "persistentVolumeClaim": {"claimName": "shared"}} in spec["volumes"]
 
 
-def test_role_overrides_stay_in_their_role(tmp_path):
+def test_role_overrides_stay_in_their_role():
     job = paddlejob(
-        tmp_path,
         """\
 metadata: {name: mixed}
 spec:
@@ -174,12 +174,9 @@ spec:
     }
 
 
-def test_volcano_sets_the_scheduling_policy(tmp_path):
-    found = objects_by_kind(
-        render_file(
-            tmp_path,
-            HEADER
-            + """\
+def test_volcano_sets_the_scheduling_policy():
+    found = objects(
+        """\
 metadata: {name: gang, namespace: paddlecloud}
 spec:
   workload: paddlejob
@@ -187,8 +184,7 @@ spec:
   ps: {replicas: 2}
   worker: {replicas: 2}
   scheduling: {scheduler: volcano, queue: training, priorityClassName: high}
-""",
-        ).plan
+"""
     )
     policy = found["PaddleJob"]["spec"]["schedulingPolicy"]
     # The CRD spells it priorityClass (not priorityClassName as pods and PodGroups do).
@@ -201,9 +197,8 @@ spec:
     assert "PodGroup" not in found  # the operator builds it from the policy, and owns it
 
 
-def test_volcano_min_available_is_the_users(tmp_path):
+def test_volcano_min_available_is_the_users():
     job = paddlejob(
-        tmp_path,
         """\
 metadata: {name: gang}
 spec:
@@ -245,11 +240,10 @@ def test_renders_are_valid_against_the_strict_crd_schema(tmp_path):
     assert validate_in_process(manifests) == []
 
 
-def test_host_network_pods_resolve_cluster_names_and_take_a_node_each(tmp_path):
+def test_host_network_pods_resolve_cluster_names_and_take_a_node_each():
     # The operator sets hostNetwork for intranet Host; without ClusterFirstWithHostNet its
     # init container cannot resolve the job's Services, and equal ports need a node each.
     job = paddlejob(
-        tmp_path,
         """\
 metadata: {name: host-net}
 spec:
@@ -278,13 +272,12 @@ spec:
         assert "hostNetwork" not in spec  # the operator's to set
     assert "nodeAffinity" in pod(job, "worker")["affinity"]  # the role's own terms stay
     assert "nodeAffinity" not in pod(job, "ps")["affinity"]
-    podip = paddlejob(tmp_path, PS_MODE)
+    podip = paddlejob(PS_MODE)
     assert "dnsPolicy" not in pod(podip, "worker")
 
 
-def test_elastic_is_copied_as_the_operators_integer(tmp_path):
+def test_elastic_is_copied_as_the_operators_integer():
     job = paddlejob(
-        tmp_path,
         "metadata: {name: el}\nspec: {workload: paddlejob, image: img:1, worker: {replicas: 2},"
         " paddlejob: {elastic: 1}}\n",
     )

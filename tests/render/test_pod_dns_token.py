@@ -1,7 +1,4 @@
-"""automountServiceAccountToken, dnsPolicy and dnsConfig, spec-wide and per role, in the pod
-spec of every pod a workload makes: a batch Job's, a PaddleJob's roles', a TrainJob's (through
-a TrainingRuntime of its own: no runtime patch carries them) and the data Job's. One snapshot
-per workload pins the whole tree; kubeconform takes every manifest."""
+"""The token and DNS settings, spec-wide and per role, in every pod spec a workload makes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The pod settings (spec.model.POD_FIELDS), spec-wide and per role, on every workload's pods
-and the data Job's: imagePullSecrets, serviceAccountName, podLabels, podAnnotations,
-priorityClassName, terminationGracePeriodSeconds, runtimeClassName,
-automountServiceAccountToken, dnsPolicy, dnsConfig, topologySpreadConstraints."""
+"""The pod settings (spec.model.POD_FIELDS), spec-wide and per role, on every workload's pods."""
 
 from __future__ import annotations
 
@@ -97,6 +94,22 @@ def expected(values: dict[str, Any], annotations: dict[str, str] | None = None) 
         "podLabels": {"team": "ads", **values["podLabels"], **recommended},
         "podAnnotations": {**values["podAnnotations"], **(annotations or {})},
     }
+
+
+def errors(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The errors on a spec: path, rule and message, sorted."""
+    return sorted((d.path, d.rule, d.message) for d in builders.diagnostics(data) if d.is_error)
+
+
+def assert_refused_spec_wide_and_per_role(field: str, value: Any, said: str) -> None:
+    """A paddlejob's ``field`` set to ``value``, spec-wide, then the workers' own: an error
+    says ``said``."""
+    for where in ("spec", "worker"):
+        data = spec("paddlejob")
+        target = data["spec"] if where == "spec" else data["spec"]["worker"]
+        target[field] = value
+        messages = [message for _, _, message in errors(data)]
+        assert any(said in m for m in messages), messages
 
 
 @pytest.mark.parametrize("workload", WORKLOADS)
@@ -211,13 +224,8 @@ def test_the_recommended_labels_win_over_pod_labels():
 
 
 @pytest.mark.parametrize("workload", ["job", "distributed-job"])
-def test_under_volcano_a_batch_jobs_pods_carry_the_gangs_priority_unless_they_have_their_own(
-    workload,
-):
-    gang = {"scheduler": "volcano", "priorityClassName": "gang"}
-    objects = render(spec(workload, scheduling=gang))
-    assert training_pods(objects)["worker"]["spec"]["priorityClassName"] == "gang"
-    assert "priorityClassName" not in data_pod(objects)["spec"]  # outside the gang
+def test_under_volcano_a_batch_jobs_pods_keep_a_priority_of_their_own(workload):
+    """Theirs on the data Job's pod too; without it the gang's (tests/render/test_job.py)."""
     objects = render(spec(workload, scheduling={"scheduler": "volcano"}, priorityClassName="p"))
     assert training_pods(objects)["worker"]["spec"]["priorityClassName"] == "p"
     assert data_pod(objects)["spec"]["priorityClassName"] == "p"
@@ -256,12 +264,7 @@ def test_an_operators_gang_keeps_its_priority_and_the_pods_have_their_own(worklo
     ],
 )
 def test_pod_settings_are_checked_like_the_objects_own(field, value, said):
-    for where in ("spec", "worker"):
-        data = spec("paddlejob")
-        target = data["spec"] if where == "spec" else data["spec"]["worker"]
-        target[field] = value
-        messages = [d.message for d in builders.diagnostics(data) if d.is_error]
-        assert any(said in m for m in messages), messages
+    assert_refused_spec_wide_and_per_role(field, value, said)
 
 
 SPREAD = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
@@ -279,9 +282,7 @@ SPREAD = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedu
     ],
 )
 def test_topology_spread_constraints_are_checked_by_the_schema(constraints, said):
-    test_pod_settings_are_checked_like_the_objects_own(
-        "topologySpreadConstraints", constraints, said
-    )
+    assert_refused_spec_wide_and_per_role("topologySpreadConstraints", constraints, said)
 
 
 def test_topology_spread_constraints_the_api_server_refuses_are_errors_where_they_go_wrong():

@@ -1,13 +1,12 @@
-"""Each PersistentVolume binds to its own claim: by claimRef when the spec has a namespace, by
-a StorageClass name of the PV's own when the namespace is decided at apply time (README,
-"Workloads": "Each PV binds to its own claim")."""
+"""Each PersistentVolume binds to its own claim: by claimRef, or by a StorageClass of its own."""
 
 from __future__ import annotations
 
 import pytest
 
-from paddlegen.pipeline import build, load
+from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
+from tests.render.test_cephfs import findings, spec_text
 
 SOURCES = [
     "nfs: {server: 10.0.0.1, path: /data}",
@@ -16,13 +15,10 @@ SOURCES = [
 ]
 
 
-def spec(source: str, metadata: str = "{name: demo}", volume: str = "", more: str = "") -> str:
-    return (
-        f"apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {metadata}\nspec:\n"
-        f"  workload: paddlejob\n"
-        "  image: r/train:v1\n  resources: {limits: {memory: 1Gi}}\n"
-        f"  volumes: [{{name: data, mountPath: /data, {source}, capacity: 10Gi{volume}}}]\n" + more
-    )
+def spec(source: str, namespace: str | None = None, volume: str = "", extra: str = "") -> str:
+    """A paddlejob whose volume data has ``source`` (and ``volume``'s own fields)."""
+    text = f"{{name: data, mountPath: /data, {source}, capacity: 10Gi{volume}}}"
+    return spec_text(text, namespace, extra)
 
 
 def storage(text: str, env: str | None = None) -> tuple[dict, dict]:
@@ -35,7 +31,7 @@ def storage(text: str, env: str | None = None) -> tuple[dict, dict]:
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_a_spec_with_a_namespace_pre_binds_the_pv_to_its_claim(source):
-    pv, claim = storage(spec(source, "{name: demo, namespace: team}"))
+    pv, claim = storage(spec(source, "team"))
     assert pv["spec"]["claimRef"] == {"name": "demo-data", "namespace": "team"}
     assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == ""
     assert claim["spec"]["volumeName"] == pv["metadata"]["name"] == "team-demo-data"
@@ -54,19 +50,15 @@ def test_a_class_the_spec_names_is_used_as_given_and_warned_about_without_a_name
     text = spec(SOURCES[0], volume=", storageClassName: slow")
     pv, claim = storage(text)
     assert pv["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == "slow"
-    found = load.validate_document(parse_spec(text, "spec.yaml"))
-    assert [d.rule for d in found] == ["pv-binding"]
-    namespaced = spec(SOURCES[0], "{name: demo, namespace: team}", ", storageClassName: slow")
+    assert [d.rule for d in findings(text)] == ["pv-binding"]
+    namespaced = spec(SOURCES[0], "team", ", storageClassName: slow")
     pv, _ = storage(namespaced)
-    assert (pv["spec"]["storageClassName"], pv["spec"]["claimRef"]["namespace"]) == (
-        "slow",
-        "team",
-    )
-    assert load.validate_document(parse_spec(namespaced, "spec.yaml")) == []
+    assert (pv["spec"]["storageClassName"], pv["spec"]["claimRef"]["namespace"]) == ("slow", "team")
+    assert findings(namespaced) == []
 
 
 def test_an_overlay_that_gives_the_namespace_pre_binds_there():
-    text = spec(SOURCES[0], more="overlays:\n  prod: {metadata: {namespace: ml-prod}}\n")
+    text = spec(SOURCES[0], extra="overlays:\n  prod: {metadata: {namespace: ml-prod}}\n")
     base_pv, _ = storage(text)
     pv, claim = storage(text, "prod")
     assert base_pv["spec"]["storageClassName"] == "demo-data"

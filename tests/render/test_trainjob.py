@@ -1,13 +1,8 @@
-"""Facts about the `trainjob` workload (#26) and paddlegen's Paddle runtime that a snapshot
-cannot pin alone: what the TrainJob carries and where, the runtime's launcher contract (the
-same wrapper and failure policy as collective-job), the runtimes validating against the
-vendored Trainer CRD, `paddlegen runtime` and its output file."""
+"""Facts about the `trainjob` workload and paddlegen's Paddle runtimes a snapshot cannot pin."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +16,7 @@ from paddlegen.workloads.shared import launcher
 from paddlegen.workloads.trainjob import runtime as trainjob_runtime
 from tests.builders import HEADER, rendered_objects
 
+RUNTIMES = [f"paddle-distributed{kind}" for kind in ("", "-queued", "-volcano", "-volcano-queued")]
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "crds" / "trainer.kubeflow.org"
 BODY = """\
 metadata: {name: resnet, namespace: ml}
@@ -166,12 +162,7 @@ def test_a_named_runtime_wins_and_the_deadline_is_the_trainjobs():
 
 def test_the_runtimes_carry_collective_jobs_launcher_contract():
     plain, plain_queued, volcano, volcano_queued = trainjob_runtime.runtimes()
-    assert [r["metadata"]["name"] for r in trainjob_runtime.runtimes()] == [
-        "paddle-distributed",
-        "paddle-distributed-queued",
-        "paddle-distributed-volcano",
-        "paddle-distributed-volcano-queued",
-    ]
+    assert [r["metadata"]["name"] for r in trainjob_runtime.runtimes()] == RUNTIMES
     for runtime, queued in ((plain, False), (plain_queued, True), (volcano, False),
                             (volcano_queued, True)):  # fmt: skip
         assert runtime["spec"]["mlPolicy"] == {"numNodes": 1}  # plain ML: numNodes is Trainer's
@@ -228,39 +219,11 @@ def test_a_rendered_trainjob_is_a_valid_trainjob():
     assert list(validator.iter_errors(train_job(extra))) == []
 
 
-def test_the_master_wrapper_gives_rank_0_its_own_ip_in_the_runtime_too():
-    """The shell the kubelet runs, with PADDLE_MASTER as the kubelet expands the runtime's."""
-    sh = shutil.which("sh")
-    assert sh is not None
-    master = "resnet-node-0-0.resnet:6768"
-    out = {}
-    for rank in ("0", "1"):
-        run = subprocess.run(
-            [sh, "-c", launcher.MASTER_SCRIPT, "sh", "-c", 'echo "$PADDLE_MASTER"'],
-            env={
-                "PADDLE_RANK": rank,
-                "POD_IP": "10.0.0.7",
-                "PADDLE_MASTER": master,
-                "PADDLE_NNODES": "2",  # the TrainJob's (trainer.env)
-            },
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        out[rank] = run.stdout.strip()
-    assert out == {"0": "10.0.0.7:6768", "1": master}
-
-
 def test_paddlegen_runtime_prints_all_four_and_writes_the_same_bytes(runner, tmp_path):
     printed = runner.invoke(cli, ["runtime"])
     assert printed.exit_code == 0, printed.stderr
     assert printed.stdout == trainjob_runtime.runtimes_text()
-    assert [d["metadata"]["name"] for d in yaml.safe_load_all(printed.stdout)] == [
-        "paddle-distributed",
-        "paddle-distributed-queued",
-        "paddle-distributed-volcano",
-        "paddle-distributed-volcano-queued",
-    ]
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(printed.stdout)] == RUNTIMES
     target = tmp_path / "platform" / "runtimes.yaml"
     written = runner.invoke(cli, ["runtime", "-o", str(target)])
     assert written.exit_code == 0, written.stderr

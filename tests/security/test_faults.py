@@ -1,8 +1,4 @@
-"""Faults while writing: killed renders, concurrent renders, a full disk, a read-only output.
-
-The kill loop runs a few times by default; PADDLEGEN_LONG_TESTS=1 runs it 60 times (and the
-concurrency loop 30 times).
-"""
+"""Faults while writing: killed renders, concurrent renders, a full disk, a read-only output."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Ctrl-C and SIGTERM during real renders of a few hundred specs, and what a kill -9 leaves.
-
-Each signal is sent once the render's progress is seen in the output folder (a staging folder
-appears, or a job directory gets a new inode), never after a fixed sleep: the render may take
-0.5 s on an idle machine and 5 s on a loaded one. A render that finished before its signal
-landed is run again, a bounded number of times.
-"""
+"""Ctrl-C and SIGTERM during real renders of a few hundred specs, and what a kill -9 leaves."""
 
 from __future__ import annotations
 
@@ -27,6 +21,7 @@ from tests.security.trees import (
     inodes,
     job_trees,
     paddlegen_process,
+    processes,
     spec_versions,
     swapped,
 )
@@ -51,24 +46,15 @@ def versions(tmp_path_factory):
 
 def _group(pgid: int) -> list[int]:
     """Live processes of process group ``pgid`` (a render's session: it and its workers)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            # After the command name: state, ppid, pgrp.
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
+    return [p for p, fields in processes().items() if int(fields[2]) == pgid and fields[0] != "Z"]
 
 
 def _run_until(
     args: list[str], ready: Callable[[], bool], act: Callable[[int], None]
 ) -> tuple[int, str] | None:
     """Start paddlegen ``args``; once ``ready()``, call ``act(pid)``. Its exit code and stderr,
-    or None when it succeeded before it was ready (or acted on)."""
+    or None when it succeeded before it was ready (or acted on). Never a fixed sleep: a render
+    may take 0.5 s on an idle machine and 5 s on a loaded one."""
     # Pipes are not read while it runs and a full one (check's diff) would stop it: files.
     with tempfile.TemporaryFile("w+") as stderr:
         proc = paddlegen_process(*args, stdout=subprocess.DEVNULL, stderr=stderr)

@@ -1,10 +1,4 @@
-"""paddlegen never follows a symlink out of the output directory.
-
-Allowed: the -o path itself may be, or pass through, a symlink (it is where the user said to
-write). Inside it nothing is followed: a job directory that is a symlink is refused, and a
-symlink inside a job directory is a file paddlegen did not make, kept as a link, never read,
-written or replaced through.
-"""
+"""paddlegen never follows a symlink out of the output directory (the -o path itself may be one)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,11 @@
-"""User templates (--templates DIR) and built-in ones run sandboxed with StrictUndefined.
-
-A template that reaches for internals, files or undefined values fails with exit 2 and a
-message naming the template and line. Sizes, steps and output are bounded too (render/sandbox.py,
-tests in test_template_bounds.py); only work that touches no hook, such as comparisons, is not.
-"""
+"""User templates (--templates DIR) and built-in ones run sandboxed with StrictUndefined."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from jinja2 import StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -26,6 +22,25 @@ def job_template(tmp_path, body: str) -> str:
     folder.mkdir(parents=True)
     (folder / "job.yaml.j2").write_text(TEMPLATE.format(body=body))
     return str(tmp_path / "templates")
+
+
+def render_with(runner, tmp_path, body: str) -> tuple[Result, Path]:
+    """`paddlegen render` of GOOD_SPEC into tmp_path/deploy with job_template's ``body``."""
+    out = tmp_path / "deploy"
+    templates = job_template(tmp_path, body)
+    args = ["render", str(GOOD_SPEC), "-o", str(out), "--templates", templates]
+    return runner.invoke(cli, args), out
+
+
+def assert_template_error(result: Result, out: Path, expected: str) -> None:
+    """Exit 2, no traceback, the last line names the job template's line 6 and ``expected``,
+    and nothing is written."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("paddlegen: error: job/job.yaml.j2:6: template error: "), last
+    assert expected in last, last
+    assert not out.exists()
 
 
 HOSTILE = {
@@ -50,19 +65,10 @@ HOSTILE = {
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_user_template_fails_with_template_and_line(runner, tmp_path, case):
     body, expected = HOSTILE[case]
-    templates = job_template(tmp_path, body)
     (tmp_path / "secrets.j2").write_text("{% set token = 'hunter2' %}")
-    out = tmp_path / "deploy"
-    result = runner.invoke(
-        cli, ["render", str(GOOD_SPEC), "-o", str(out), "--templates", templates]
-    )
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.stderr
-    last = result.stderr.splitlines()[-1]
-    assert last.startswith("paddlegen: error: job/job.yaml.j2:6: template error: "), last
-    assert expected in last
+    result, out = render_with(runner, tmp_path, body)
+    assert_template_error(result, out, expected)
     assert "root:" not in result.output and "hunter2" not in result.output
-    assert not out.exists()
 
 
 def test_an_error_in_an_included_partial_names_the_partial(runner, tmp_path):

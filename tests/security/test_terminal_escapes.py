@@ -1,12 +1,4 @@
-"""Spec values, keys and file names cannot inject terminal escapes or forge lines in diagnostics.
-
-A hostile spec (or a spec file's name) may hold ESC sequences, CR, BEL, other C0/C1 controls,
-U+2028/U+2029 or bidi overrides. The text, github, sarif and junit reports show each as a
-visible escape (report.printable; sarif's file URIs percent-encode them), keep other non-ASCII
-text readable, and json stays parseable to the exact values. The runner is invoked with
-color=True: click would otherwise strip CSI sequences (not OSC, CR or BEL) from non-terminal
-output and hide a regression.
-"""
+"""Spec values, keys and file names cannot inject terminal escapes or forge lines in diagnostics."""
 
 from __future__ import annotations
 
@@ -71,6 +63,7 @@ def test_no_raw_control_character_reaches_the_terminal(
     args = [command, "--format", fmt, str(path)]
     if command == "render":
         args += ["-o", str(tmp_path / "deploy")]
+    # color=True: click strips CSI sequences (not OSC, CR or BEL) from output to a non-terminal
     result = runner.invoke(cli, args, color=True)
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.stderr

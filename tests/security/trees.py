@@ -1,5 +1,4 @@
-"""Helpers for the reliability tests: an exact picture of a directory tree, good renders, and
-paddlegen processes to kill or interrupt."""
+"""Reliability test helpers: a directory tree's exact state, good renders, processes to kill."""
 
 from __future__ import annotations
 
@@ -148,3 +147,15 @@ def spec_versions(root: Path, jobs: int) -> tuple[dict[str, Path], dict[str, Any
         render_good_tree(root / f"out-{version}", folders[version])
         trees[version] = job_trees(root / f"out-{version}")
     return folders, trees
+
+
+def processes() -> dict[int, list[str]]:
+    """Every process's /proc/PID/stat fields after its command name (which may hold spaces):
+    state, ppid, pgrp, ..."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):  # ended meanwhile
+            if entry.isdigit():
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                found[int(entry)] = stat.rsplit(")", 1)[1].split()
+    return found

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import copy_repository
 
 PACKAGE = Path(__file__).resolve().parents[2] / "paddlegen"
@@ -93,14 +95,10 @@ def test_the_finder_sees_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-def test_no_module_of_the_package_takes_part_in_an_import_cycle():
-    graph = {name: imports_of(name, typing=False) for name in MODULES}
+@pytest.mark.parametrize("typing", [False, True], ids=["run-time", "type-checking-too"])
+def test_no_module_of_the_package_takes_part_in_an_import_cycle(typing):
+    graph = {name: imports_of(name, typing) for name in MODULES}
     assert len(graph) > 40 and graph["paddlegen.api"]  # the walk found the package
-    assert cycles(graph) == []
-
-
-def test_no_cycle_when_type_checking_imports_count():
-    graph = {name: imports_of(name) for name in MODULES}
     assert cycles(graph) == []
 
 
@@ -289,16 +287,6 @@ if settings == "collective":
     assert name_constants(source) == 3  # "job", "trainjob", "paddlejob"
 
 
-def test_only_the_workload_folders_compare_workload_names():
-    outside = {
-        name: count
-        for name in MODULES
-        if not name.startswith("paddlegen.workloads") and name not in GENERATED
-        if (count := name_comparisons(MODULES[name].read_text(encoding="utf-8")))
-    }
-    assert outside == {}
-
-
 def name_constants(source: str) -> int:
     """The strings in ``source`` that are a workload's name."""
     return sum(
@@ -307,14 +295,15 @@ def name_constants(source: str) -> int:
     )
 
 
-def test_only_the_workload_folders_write_workload_names():
-    """A default, a choice or a table names a workload by asking the registry (its entries'
-    flags, ``WORKLOADS``), never by a string of its own."""
+@pytest.mark.parametrize("count", [name_comparisons, name_constants], ids=["compare", "write"])
+def test_only_the_workload_folders_compare_or_write_workload_names(count):
+    """A decision, a default, a choice or a table names a workload by asking the registry (its
+    entries' flags, ``WORKLOADS``), never by a string of its own."""
     outside = {
-        name: count
+        name: found
         for name in MODULES
         if not name.startswith("paddlegen.workloads") and name not in GENERATED
-        if (count := name_constants(MODULES[name].read_text(encoding="utf-8")))
+        if (found := count(MODULES[name].read_text(encoding="utf-8")))
     }
     assert outside == {}
 

@@ -11,16 +11,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import Result
 
 from paddlegen.cli import cli
 from paddlegen.errors import InputError, OutputError
 from paddlegen.gitops import argocd as argo
 from paddlegen.gitops import argocd_files as argo_files
 from paddlegen.gitops import argocd_health as argo_health
+from paddlegen.gitops import argocd_sidecar as argo_sidecar
 from paddlegen.output.writer import WriteReport
 from paddlegen.validate.inprocess import validate_in_process
 from paddlegen.validate.manifests import validate_manifests
-from tests.builders import job_spec
+from tests.builders import diagnostics, job_spec, rendered, spec
 from tests.conftest import ROOT
 from tests.helpers import GLOBBINGS, generated_paths
 
@@ -32,16 +34,23 @@ overlays:
 """
 
 
-def rendered_tree(runner, tmp_path: Path) -> Path:
-    """deploy/ with a flat job `flat` and a job `staged` with overlays dev and prod."""
+def render_jobs(runner, tmp_path: Path, **specs: str) -> Path:
+    """deploy/, rendered from jobs/ holding each spec's text under its name."""
     jobs = tmp_path / "jobs"
     jobs.mkdir()
-    (jobs / "flat.yaml").write_text(job_spec("flat"))
-    (jobs / "staged.yaml").write_text(job_spec("staged") + OVERLAYS)
+    for name, text in specs.items():
+        (jobs / f"{name}.yaml").write_text(text)
     deploy = tmp_path / "deploy"
     result = runner.invoke(cli, ["render", str(jobs), "-o", str(deploy)])
     assert result.exit_code == 0, result.output
     return deploy
+
+
+def rendered_tree(runner, tmp_path: Path) -> Path:
+    """deploy/ with a flat job `flat` and a job `staged` with overlays dev and prod."""
+    return render_jobs(
+        runner, tmp_path, flat=job_spec("flat"), staged=job_spec("staged") + OVERLAYS
+    )
 
 
 def objects(files: dict[str, str]) -> dict[str, dict]:
@@ -54,6 +63,17 @@ def assert_valid(files: dict[str, str]) -> None:
     assert validate_in_process(manifests) == []
     if shutil.which("kubeconform"):
         assert validate_manifests(manifests) == ([], "kubeconform")
+
+
+def argocd_cli(runner, deploy: Path, out: Path | str, *options: str) -> Result:
+    """`paddlegen argocd` of the rendered tree ``deploy`` into ``out``, for the repository REPO."""
+    args = ["argocd", "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO, *options]
+    return runner.invoke(cli, args)
+
+
+def said(result: Result, start: str) -> list[str]:
+    """The lines of ``result``'s stderr that begin with ``start``."""
+    return [line for line in result.stderr.splitlines() if line.startswith(start)]
 
 
 def test_rendered_jobs_lists_flat_jobs_and_environments(runner, tmp_path):
@@ -85,11 +105,6 @@ def test_an_application_per_flat_job_and_per_environment():
     assert apps["applications/flat.yaml"]["spec"]["source"]["path"] == "gitops/deploy/flat"
     assert app["spec"]["destination"] == {"server": "https://kubernetes.default.svc"}
     assert app["spec"]["project"] == "default"
-
-
-def test_env_picks_one_environment_and_names_every_app_after_it():
-    sources = argo.application_sources({"flat": [], "staged": ["dev", "prod"]}, "prod")
-    assert sources == {"flat-prod": "flat", "staged-prod": "staged/overlays/prod"}
 
 
 def test_a_job_without_the_environment_deploys_its_base():
@@ -134,6 +149,14 @@ def test_an_application_name_too_long_for_a_label_is_an_error():
         argo.application_sources({"j" * 59: ["prod"]})
 
 
+# Every Application's; with a destination namespace, CreateNamespace=true too
+SYNC_OPTIONS = [
+    "PrunePropagationPolicy=background",
+    "RespectIgnoreDifferences=true",
+    "ServerSideApply=true",
+]
+
+
 def test_sync_policy_follows_auto_sync_and_destination_namespace():
     auto = argo.Target(REPO, dest_namespace="ml")
     spec = objects(argo.applications({"a": []}, auto))["applications/a.yaml"]["spec"]
@@ -141,23 +164,12 @@ def test_sync_policy_follows_auto_sync_and_destination_namespace():
         "automated": {"prune": True, "selfHeal": True},
         # a retry would run a failed job's hooks again (paddlegen/render/syncwaves.py)
         "retry": {"limit": 0},
-        "syncOptions": [
-            "PrunePropagationPolicy=background",
-            "RespectIgnoreDifferences=true",
-            "ServerSideApply=true",
-            "CreateNamespace=true",
-        ],
+        "syncOptions": [*SYNC_OPTIONS, "CreateNamespace=true"],
     }
     assert spec["destination"]["namespace"] == "ml"
     manual = argo.Target(REPO, auto_sync=False)
     spec = objects(argo.applications({"a": []}, manual))["applications/a.yaml"]["spec"]
-    assert spec["syncPolicy"] == {
-        "syncOptions": [
-            "PrunePropagationPolicy=background",
-            "RespectIgnoreDifferences=true",
-            "ServerSideApply=true",
-        ]
-    }
+    assert spec["syncPolicy"] == {"syncOptions": SYNC_OPTIONS}
     assert "namespace" not in spec["destination"]
 
 
@@ -172,12 +184,7 @@ def test_an_application_deploys_to_and_creates_its_rendered_namespace():
         name: (app["spec"]["destination"]["namespace"], app["spec"]["syncPolicy"]["syncOptions"])
         for name, app in files.items()
     }
-    created = [
-        "PrunePropagationPolicy=background",
-        "RespectIgnoreDifferences=true",
-        "ServerSideApply=true",
-        "CreateNamespace=true",
-    ]
+    created = [*SYNC_OPTIONS, "CreateNamespace=true"]
     assert found == {
         "applications/a.yaml": ("ml", created),
         "applications/b.yaml": ("fallback", created),
@@ -269,15 +276,12 @@ def test_the_health_patchs_header_names_every_kind_it_checks():
 
 
 def test_cmp_plugin_uses_the_sidecar_format():
-    plugin = objects(argo.cmp_plugin())[argo_files.CMP_FILE]
+    plugin = objects(argo_sidecar.cmp_plugin())[argo_files.CMP_FILE]
     assert plugin["apiVersion"] == "argoproj.io/v1alpha1"
     assert plugin["kind"] == "ConfigManagementPlugin"
     assert plugin["metadata"]["name"] == "paddlegen"
     assert plugin["spec"]["generate"]["command"][:2] == ["sh", "-c"]
     assert "set -- render . --stdout" in plugin["spec"]["generate"]["command"][2]
-    # Argo CD evaluates only the first of fileName, find.glob, find.command.
-    assert list(plugin["spec"]["discover"]) == ["find"]
-    assert list(plugin["spec"]["discover"]["find"]) == ["command"]
 
 
 def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -293,25 +297,10 @@ def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProce
     )
 
 
-def test_cmp_discovery_matches_only_folders_with_specs(tmp_path):
-    if not shutil.which("sh") or not shutil.which("grep"):
-        pytest.skip("needs sh and grep")
-    command = objects(argo.cmp_plugin())[argo_files.CMP_FILE]["spec"]["discover"]["find"]["command"]
-    (tmp_path / "specs" / "team").mkdir(parents=True)
-    (tmp_path / "specs" / "team" / "a.yaml").write_text(job_spec("a"))
-    (tmp_path / "rendered").mkdir()
-    (tmp_path / "rendered" / "job.yaml").write_text("apiVersion: batch/v1\nkind: Job\n")
-    found = _run(command, tmp_path / "specs")
-    assert (found.returncode, found.stdout) == (0, "./team/a.yaml\n")
-    # Not a match is exit 0 with no output: a failing command would be a discovery error.
-    none = _run(command, tmp_path / "rendered")
-    assert (none.returncode, none.stdout) == (0, "")
-
-
 def test_cmp_generate_prints_only_manifests_on_stdout(tmp_path):
     if not shutil.which("sh"):
         pytest.skip("needs sh")
-    command = objects(argo.cmp_plugin())[argo_files.CMP_FILE]["spec"]["generate"]["command"]
+    command = objects(argo_sidecar.cmp_plugin())[argo_files.CMP_FILE]["spec"]["generate"]["command"]
     spec = (job_spec("staged") + OVERLAYS).replace("  resources: {limits: {memory: 1Gi}}\n", "")
     (tmp_path / "staged.yaml").write_text(spec)
     base = _run(command, tmp_path)
@@ -395,37 +384,32 @@ def test_an_application_without_a_namespace_is_a_warning_naming_the_ways_out(
     """Argo CD cannot sync objects that name no namespace into an Application that gives none
     ("Namespace for ... is missing", controller/state.go:1006-1007 at v3.5.1)."""
     deploy = rendered_tree(runner, tmp_path)  # `flat` names no namespace; `staged`'s overlays do
-    args = ["argocd", "--mode", mode, "--deploy", str(deploy), "--repo-url", REPO]
-    result = runner.invoke(cli, [*args, "-o", str(tmp_path / "a")])
+    result = argocd_cli(runner, deploy, tmp_path / "a", "--mode", mode)
     assert result.exit_code == 0, result.output
     (warning,) = [line for line in result.stderr.splitlines() if "warning" in line]
     assert warning.startswith("paddlegen: warning: Application flat: its objects name no namespace")
     assert "set metadata.namespace in the job's spec, or pass --dest-namespace" in warning
-    quiet = runner.invoke(cli, [*args, "-o", str(tmp_path / "b"), "--dest-namespace", "ml"])
+    quiet = argocd_cli(runner, deploy, tmp_path / "b", "--mode", mode, "--dest-namespace", "ml")
     assert "warning" not in quiet.stderr
 
 
 def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
     deploy = rendered_tree(runner, tmp_path)
     out = tmp_path / "argocd"
-    common = ["--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
-    assert runner.invoke(cli, ["argocd", *common]).exit_code == 0
+    assert argocd_cli(runner, deploy, out).exit_code == 0
     (out / "README.md").write_text("ours\n")
-    result = runner.invoke(
-        cli,
-        [
-            "argocd",
-            "--mode",
-            "applications",
-            "--env",
-            "prod",
-            "--dest-namespace",
-            "ml",
-            "--no-auto-sync",
-            *common,
-        ],
-    )
+    options = [
+        "--mode",
+        "applications",
+        "--env",
+        "prod",
+        "--dest-namespace",
+        "ml",
+        "--no-auto-sync",
+    ]
+    result = argocd_cli(runner, deploy, f"{out}/", *options)
     assert result.exit_code == 0, result.output
+    # -o given with a trailing slash: no double slash in the path it shows
     assert f"paddlegen: kept {out}/README.md (not generated by paddlegen)" in result.stderr
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml")) == [
         "applications/flat-prod.yaml",
@@ -439,99 +423,39 @@ def test_cli_applications_mode_replaces_the_applicationset(runner, tmp_path):
 
 
 def test_cli_errors_name_the_problem(runner, tmp_path):
-    missing = runner.invoke(
-        cli,
-        [
-            "argocd",
-            "--mode",
-            "applications",
-            "--deploy",
-            str(tmp_path / "nothing"),
-            "--repo-url",
-            REPO,
-            "-o",
-            str(tmp_path / "argocd"),
-        ],
-    )
+    out = tmp_path / "argocd"
+    missing = argocd_cli(runner, tmp_path / "nothing", out, "--mode", "applications")
     assert missing.exit_code == 2
     assert missing.stderr == (
         "paddlegen: error: no rendered jobs found (run `paddlegen render` first)\n"
     )
-    deploy = rendered_tree(runner, tmp_path)
-    no_env = runner.invoke(
-        cli,
-        [
-            "argocd",
-            "--deploy",
-            str(deploy),
-            "--env",
-            "test",
-            "--repo-url",
-            REPO,
-            "-o",
-            str(tmp_path / "argocd"),
-        ],
-    )
+    no_env = argocd_cli(runner, rendered_tree(runner, tmp_path), out, "--env", "test")
     assert no_env.exit_code == 2
     assert no_env.stderr.startswith(
         "paddlegen: error: no job has an overlay 'test' (environments: "
     )
-    assert not (tmp_path / "argocd").exists()
+    assert not out.exists()
     no_repo = runner.invoke(cli, ["argocd"])
     assert no_repo.exit_code == 2 and "--repo-url" in no_repo.stderr
 
 
-TTL_SPEC = """\
-apiVersion: paddlegen/v1
-kind: TrainingJob
-metadata:
-  name: ttl
-spec:
-  workload: {workload}
-  image: img:1
-  resources: {{limits: {{memory: 1Gi}}}}
-{extra}  run:
-    ttlSecondsAfterFinished: 600
-"""
-DISTRIBUTED = (
-    "  distributed: {volume: data, trainConfigDir: conf}\n"
-    "  volumes: [{name: data, mountPath: /data, emptyDir: {}}]\n"
-)
-
-
 @pytest.mark.parametrize(
-    ("workload", "extra", "kind"),
+    ("workload", "kind"),
     [
-        ("job", "", "Job"),
-        ("distributed-job", DISTRIBUTED, "Job"),
-        ("kubeflow-paddlejob", "", "PaddleJob"),
-        ("collective-job", "  args: [train.py]\n", "Job"),
+        ("job", "Job"),
+        ("distributed-job", "Job"),
+        ("kubeflow-paddlejob", "PaddleJob"),
+        ("collective-job", "Job"),
     ],
 )
-def test_a_ttl_is_safe_under_argo_cd_the_finished_object_is_a_hook(tmp_path, workload, extra, kind):
+def test_a_ttl_is_safe_under_argo_cd_the_finished_object_is_a_hook(workload, kind):
     """The object a TTL deletes is a Sync hook, which Argo CD does not compare: it is not
     Missing after its TTL and no sync creates it again (verified live in
     tests/cluster/test_argocd_runtime_safety.py). So no warning any more."""
-    from paddlegen.pipeline import build, load
-
-    spec = tmp_path / "ttl.yaml"
-    spec.write_text(TTL_SPEC.format(workload=workload, extra=extra))
-    doc, warnings = load.load_valid(spec)
-    assert not [d for d in warnings if "ttl" in d.message.lower()]
-    manifests = build.render_document(doc).manifests
-    (main,) = [m for m in manifests if (m.name, m.kind) == ("ttl", kind)]
+    ttl = spec(workload, metadata={"name": "ttl"}, run={"ttlSecondsAfterFinished": 600})
+    assert not [d for d in diagnostics(ttl) if "ttl" in d.message.lower()]
+    (main,) = [m for m in rendered(ttl).manifests if (m.name, m.kind) == ("ttl", kind)]
     assert main.obj["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "Sync"
-
-
-def test_cli_kept_files_are_shown_without_a_double_slash(runner, tmp_path):
-    deploy = rendered_tree(runner, tmp_path)
-    out = tmp_path / "argocd"
-    common = ["argocd", "--deploy", str(deploy), "-o", f"{out}/", "--repo-url", REPO]
-    assert runner.invoke(cli, common).exit_code == 0
-    (out / "README.md").write_text("ours\n")
-    result = runner.invoke(cli, [*common, "--mode", "applications"])
-    assert result.exit_code == 0, result.output
-    assert f"paddlegen: kept {out}/README.md (not generated by paddlegen)" in result.stderr
 
 
 # Environments: each deploys to a destination of its own, and none share objects.
@@ -565,9 +489,9 @@ def test_destination_parses_env_server_and_optional_namespace():
 
 def test_each_environment_application_deploys_to_its_destination():
     target = argo.Target(REPO, dest_namespace="ml", destinations={"prod": PROD})
-    apps = objects(argo.applications({"flat": [], "staged": ["dev", "prod"]}, target))
-    assert_valid(argo.applications({"flat": [], "staged": ["dev", "prod"]}, target))
-    destination = {k: a["spec"]["destination"] for k, a in apps.items()}
+    files = argo.applications({"flat": [], "staged": ["dev", "prod"]}, target)
+    assert_valid(files)
+    destination = {k: a["spec"]["destination"] for k, a in objects(files).items()}
     default = {"server": argo.IN_CLUSTER, "namespace": "ml"}
     assert destination == {
         "applications/flat.yaml": default,
@@ -612,22 +536,11 @@ def test_the_applicationset_gives_an_environment_with_a_destination_a_set_of_its
     assert only["spec"]["template"]["spec"]["destination"]["server"] == PROD.server
 
 
-def shared_tree(runner, tmp_path: Path) -> Path:
-    """deploy/ with a job `demo` whose environments dev and prod name no namespace."""
-    jobs = tmp_path / "jobs"
-    jobs.mkdir()
-    (jobs / "demo.yaml").write_text(job_spec("demo") + SHARED)
-    deploy = tmp_path / "deploy"
-    assert runner.invoke(cli, ["render", str(jobs), "-o", str(deploy)]).exit_code == 0
-    return deploy
-
-
 @pytest.mark.parametrize("mode", argo.MODES)
 def test_environments_sharing_one_destination_are_refused_until_separated(runner, tmp_path, mode):
-    deploy = shared_tree(runner, tmp_path)
+    deploy = render_jobs(runner, tmp_path, demo=job_spec("demo") + SHARED)
     out = tmp_path / "argocd"
-    args = ["argocd", "--mode", mode, "--deploy", str(deploy), "-o", str(out), "--repo-url", REPO]
-    shared = runner.invoke(cli, args)
+    shared = argocd_cli(runner, deploy, out, "--mode", mode)
     assert shared.exit_code == 2
     assert shared.stderr.startswith(
         "paddlegen: error: Applications demo-dev and demo-prod would both deploy the objects "
@@ -635,8 +548,9 @@ def test_environments_sharing_one_destination_are_refused_until_separated(runner
     )
     assert not out.exists()
     # Any one of the three ways out: a destination, one environment, or a namespace
-    assert runner.invoke(cli, [*args, "--destination", f"prod={PROD.server}"]).exit_code == 0
-    assert runner.invoke(cli, [*args, "--env", "prod"]).exit_code == 0
+    destination = ("--destination", f"prod={PROD.server}")
+    assert argocd_cli(runner, deploy, out, "--mode", mode, *destination).exit_code == 0
+    assert argocd_cli(runner, deploy, out, "--mode", mode, "--env", "prod").exit_code == 0
     spec = tmp_path / "jobs" / "demo.yaml"
     spec.write_text(
         spec.read_text().replace("prod: {spec", "prod: {metadata: {namespace: p}, spec")
@@ -647,13 +561,12 @@ def test_environments_sharing_one_destination_are_refused_until_separated(runner
         "demo/overlays/dev": None,
         "demo/overlays/prod": "p",
     }
-    assert runner.invoke(cli, args).exit_code == 0
+    assert argocd_cli(runner, deploy, out, "--mode", mode).exit_code == 0
 
 
 def test_a_destination_for_an_environment_no_job_has_is_an_error(runner, tmp_path):
-    deploy = rendered_tree(runner, tmp_path)
-    args = ["argocd", "--deploy", str(deploy), "-o", str(tmp_path / "a"), "--repo-url", REPO]
-    typo = runner.invoke(cli, [*args, "--destination", "prd=https://p"])
+    deploy, out = rendered_tree(runner, tmp_path), tmp_path / "a"
+    typo = argocd_cli(runner, deploy, out, "--destination", "prd=https://p")
     assert typo.exit_code == 2
     assert "--destination names environments no job has: prd (environments: dev, prod)" in (
         typo.stderr
@@ -662,8 +575,8 @@ def test_a_destination_for_an_environment_no_job_has_is_an_error(runner, tmp_pat
         ("prod", "'prod' is not ENV=SERVER[,NAMESPACE]"),
         ("prod=https://a", "environment 'prod' is given twice"),
     ]:
-        result = runner.invoke(
-            cli, [*args, "--destination", "prod=https://a", "--destination", bad]
+        result = argocd_cli(
+            runner, deploy, out, "--destination", "prod=https://a", "--destination", bad
         )
         assert result.exit_code == 2
         assert message in result.stderr
@@ -694,9 +607,8 @@ def test_a_render_that_renames_applications_warns_that_live_objects_go(runner, t
 def test_applications_mode_warns_for_each_application_file_it_removes(runner, tmp_path):
     deploy = rendered_tree(runner, tmp_path)
     out = tmp_path / "argocd"
-    args = ["argocd", "--mode", "applications", "--deploy", str(deploy), "-o", str(out)]
-    assert runner.invoke(cli, [*args, "--repo-url", REPO]).exit_code == 0
-    result = runner.invoke(cli, [*args, "--repo-url", REPO, "--env", "prod"])
+    assert argocd_cli(runner, deploy, out, "--mode", "applications").exit_code == 0
+    result = argocd_cli(runner, deploy, out, "--mode", "applications", "--env", "prod")
     assert result.exit_code == 0, result.output
     for name in ("flat", "staged-dev"):
         assert (
@@ -707,14 +619,10 @@ def test_applications_mode_warns_for_each_application_file_it_removes(runner, tm
 
 def test_with_destinations_each_application_says_where_it_deploys_and_why(runner, tmp_path):
     deploy = rendered_tree(runner, tmp_path)  # `flat`, and `staged` with dev and prod
-    args = ["argocd", "--deploy", str(deploy), "--repo-url", REPO, "--dest-namespace", "ml"]
-    result = runner.invoke(
-        cli, [*args, "-o", str(tmp_path / "a"), "--destination", "prod=https://p"]
-    )
+    ml, prod = ("--dest-namespace", "ml"), ("--destination", "prod=https://p")
+    result = argocd_cli(runner, deploy, tmp_path / "a", *ml, *prod)
     assert result.exit_code == 0, result.output
-    assert [
-        line for line in result.stderr.splitlines() if line.startswith("paddlegen: Application")
-    ] == [
+    assert said(result, "paddlegen: Application") == [
         "paddlegen: Application flat deploys to https://kubernetes.default.svc (--dest-server: "
         "its job has no overlays)",
         "paddlegen: Application staged-dev deploys to https://kubernetes.default.svc "
@@ -722,15 +630,11 @@ def test_with_destinations_each_application_says_where_it_deploys_and_why(runner
         "paddlegen: Application staged-prod deploys to https://p (--destination prod)",
     ]
     # One environment: the flat job goes with it.
-    prod = runner.invoke(
-        cli, [*args, "-o", str(tmp_path / "b"), "--destination", "prod=https://p", "--env", "prod"]
-    )
-    assert [
-        line for line in prod.stderr.splitlines() if line.startswith("paddlegen: Application")
-    ] == [
+    one = argocd_cli(runner, deploy, tmp_path / "b", *ml, *prod, "--env", "prod")
+    assert said(one, "paddlegen: Application") == [
         "paddlegen: Application flat-prod deploys to https://p (--destination prod)",
         "paddlegen: Application staged-prod deploys to https://p (--destination prod)",
     ]
     # Without --destination every Application goes to --dest-server: nothing to say.
-    quiet = runner.invoke(cli, [*args, "-o", str(tmp_path / "c")])
+    quiet = argocd_cli(runner, deploy, tmp_path / "c", *ml)
     assert "paddlegen: Application" not in quiet.stderr

@@ -9,12 +9,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
+from paddlegen import __version__
 from paddlegen.authoring.dockerfile import parse_dockerfile
 from paddlegen.cli import cli
-from paddlegen.gitops import argocd as argo
 from paddlegen.gitops import argocd_files as argo_files
+from paddlegen.gitops import argocd_sidecar as argo
 from paddlegen.output.layout import HEADER
 from tests.conftest import ROOT
 
@@ -73,8 +75,9 @@ def test_the_dockerfile_is_generated_and_passes_hadolint_where_it_is_installed(t
         assert done.returncode == 0, done.stdout + done.stderr
 
 
-def patch(image: str | None = None) -> dict:
-    text = argo.sidecar_patch(image or argo.placeholder_image())[argo_files.SIDECAR_PATCH_FILE]
+def patch(image: str | None = None, kept: dict[str, str] | None = None) -> dict:
+    text = argo.sidecar_patch(image or argo.placeholder_image(), kept)
+    text = text[argo_files.SIDECAR_PATCH_FILE]
     return yaml.safe_load(text)
 
 
@@ -98,14 +101,16 @@ def test_the_patch_adds_a_sidecar_as_argo_cd_documents_it():
     )
     security = container["securityContext"]
     assert (security["runAsNonRoot"], security["runAsUser"]) == (True, 999)
+    # a container per version, its name and the version it runs
+    assert container["name"] == f"paddlegen-cmp-v{__version__.replace('.', '-')}"
+    assert {"name": "PADDLEGEN_SIDECAR_VERSION", "value": __version__} in container["env"]
+    tmp = f"{container['name']}-tmp"
     assert {m["mountPath"]: m["name"] for m in container["volumeMounts"]} == {
         "/var/run/argocd": "var-files",
         "/home/argocd/cmp-server/plugins": "plugins",
-        "/tmp": "paddlegen-cmp-tmp",
+        "/tmp": tmp,
     }
-    assert found["spec"]["template"]["spec"]["volumes"] == [
-        {"name": "paddlegen-cmp-tmp", "emptyDir": {}}
-    ]
+    assert found["spec"]["template"]["spec"]["volumes"] == [{"name": tmp, "emptyDir": {}}]
 
 
 def test_the_shared_volumes_are_the_upstream_deployments_and_the_tmp_is_not():
@@ -120,7 +125,7 @@ def test_the_shared_volumes_are_the_upstream_deployments_and_the_tmp_is_not():
     assert "/var/run/argocd/argocd-cmp-server" in copyutil["args"][0]
     repo_server = {m["name"]: m["mountPath"] for m in upstream["containers"][0]["volumeMounts"]}
     assert repo_server["plugins"] == argo.SHARED_VOLUMES["plugins"]
-    assert argo.SIDECAR_TMP not in volumes  # the sidecar's /tmp is its own
+    assert not any(name.startswith(argo.SIDECAR_NAME) for name in volumes)  # its /tmp is its own
 
 
 def test_the_cache_of_compiled_templates_is_on_the_writable_tmp():
@@ -172,3 +177,96 @@ def test_the_sidecar_is_written_only_when_asked_and_its_removal_is_said(runner, 
     assert not any((out / name).exists() for name in argo_files.SIDECAR_FILES)
     assert "removed the plugin sidecar's files" in dropped.stderr
     assert "written with --sidecar (or --sidecar-image IMAGE)" in dropped.stderr
+
+
+def test_the_plugin_has_this_paddlegens_version_and_no_discovery():
+    plugin = yaml.safe_load(argo.cmp_plugin()[argo_files.CMP_FILE])
+    assert (plugin["metadata"]["name"], plugin["spec"]["version"]) == (
+        "paddlegen",
+        f"v{__version__}",
+    )
+    # Argo CD names it <name>-<version>, the name its Applications give (config-management-
+    # plugins.md:291 at v3.5.1); without discovery, no Application renders with it unnamed.
+    assert argo.plugin_name() == f"paddlegen-v{__version__}"
+    assert argo.plugin_name("0.0.9") == "paddlegen-v0.0.9"
+    assert sorted(plugin["spec"]) == ["generate", "version"]
+    assert f"source.plugin.name: {argo.plugin_name()}" in argo.cmp_plugin()[argo_files.CMP_FILE]
+
+
+def test_older_sidecars_kept_run_beside_this_one_on_their_own_entry_points():
+    kept = {"0.0.9": "ghcr.io/acme/paddlegen-cmp:0.0.9", "0.0.10": "ghcr.io/acme/cmp:0.0.10"}
+    found = patch("ghcr.io/acme/paddlegen-cmp:new", kept)["spec"]["template"]["spec"]
+    names = [c["name"] for c in found["containers"]]
+    assert names == [
+        argo.sidecar_container_name(__version__),
+        "paddlegen-cmp-v0-0-10",
+        "paddlegen-cmp-v0-0-9",
+    ]
+    assert [v["name"] for v in found["volumes"]] == [f"{name}-tmp" for name in names]
+    current, *older = found["containers"]
+    assert current["command"] == argo.SIDECAR_COMMAND
+    assert [("command" in c, c["image"]) for c in older] == [
+        (False, kept["0.0.10"]),
+        (False, kept["0.0.9"]),
+    ]
+    text = argo.sidecar_patch("ghcr.io/acme/paddlegen-cmp:new", kept)[argo_files.SIDECAR_PATCH_FILE]
+    assert "paddlegen 0.0.9's sidecar (ghcr.io/acme/paddlegen-cmp:0.0.9, --keep-sidecar)" in text
+    assert argo.sidecars_of(text) == {__version__: "ghcr.io/acme/paddlegen-cmp:new", **kept}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0.0.9", "is not VERSION=IMAGE"),
+        ("=img", "is not VERSION=IMAGE"),
+        ("v0.0.9=img", "is not VERSION=IMAGE"),
+        ("0.0.9= ", "is not VERSION=IMAGE"),
+        (f"{__version__}=img", "this paddlegen's version: its sidecar's image is --sidecar-image"),
+    ],
+)
+def test_a_kept_sidecar_needs_an_older_version_and_an_image(runner, tmp_path, value, message):
+    out = tmp_path / "argocd"
+    args = ["argocd", "--deploy", str(tmp_path / "none"), "-o", str(out), "--repo-url", REPO]
+    result = runner.invoke(cli, [*args, "--keep-sidecar", value])
+    assert result.exit_code == 2
+    assert "Invalid value for '--keep-sidecar'" in result.stderr and message in result.stderr
+    twice = runner.invoke(cli, [*args, "--keep-sidecar", "0.0.9=a", "--keep-sidecar", "0.0.9=b"])
+    assert "version 0.0.9 is given twice" in twice.stderr
+    assert not out.exists()
+
+
+def test_a_sidecar_the_patch_ran_and_runs_no_more_is_a_warning_with_the_flag_to_keep_it(
+    runner, tmp_path
+):
+    out = tmp_path / "argocd"
+    args = ["argocd", "--deploy", str(tmp_path / "none"), "-o", str(out), "--repo-url", REPO]
+    kept = runner.invoke(
+        cli, [*args, "--sidecar-image", "cmp:new", "--keep-sidecar", "0.0.9=cmp:old"]
+    )
+    assert kept.exit_code == 0, kept.output
+    assert "warning" not in kept.stderr
+
+    dropped = runner.invoke(cli, [*args, "--sidecar-image", "cmp:new"])
+
+    assert dropped.exit_code == 0, dropped.output
+    assert (
+        f"paddlegen: warning: {argo_files.SIDECAR_PATCH_FILE} no longer runs paddlegen 0.0.9's "
+        "sidecar (cmp:old): an Application that names its plugin (paddlegen-v0.0.9) fails to "
+        "render, and Argo CD syncs and prunes nothing of it, until it names "
+        f"{argo.plugin_name()}, which runs its job again if this paddlegen renders it otherwise; "
+        "to keep that sidecar: --keep-sidecar 0.0.9=cmp:old\n"
+    ) in dropped.stderr
+    again = runner.invoke(cli, [*args, "--sidecar-image", "cmp:new"])
+    assert "warning" not in again.stderr
+
+
+def test_0_1_0s_sidecar_is_known_by_its_container_name_and_its_plugin_had_no_version(monkeypatch):
+    legacy = {"spec": {"template": {"spec": {"containers": [
+        {"name": "paddlegen-cmp", "image": "cmp:0.1.0"},
+        {"name": "someone-elses", "image": "x"},
+    ]}}}}  # fmt: skip
+    assert argo.sidecars_of(yaml.safe_dump(legacy)) == {"0.1.0": "cmp:0.1.0"}
+    assert argo.sidecars_of("not: [a, patch") == {}
+    assert argo.sidecars_of("- a list") == {}
+    monkeypatch.setattr("paddlegen.__version__", "0.2.0")  # as the next release runs
+    assert (argo.plugin_name("0.1.0"), argo.plugin_name()) == ("paddlegen", "paddlegen-v0.2.0")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.builders import findings, rules
+from tests.builders import findings, only, rules
 
 SPEC = "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
 
@@ -70,7 +70,7 @@ def test_a_host_path_shared_by_ranks_on_several_nodes_is_a_warning():
         + volume("hostPath: {path: /ckpt}")
         + "  checkpoint: {volume: ckpt}\n"
     )
-    (found,) = [f for f in findings(body) if "[checkpoint-volume]" in f]
+    (found,) = only(body, "checkpoint-volume")
     assert ": warning: $.spec.checkpoint.volume: volume 'ckpt' is a hostPath" in found
 
 
@@ -87,13 +87,10 @@ def test_restarts_on_a_workload_that_cannot_restart_its_group_are_refused():
 @pytest.mark.parametrize("path", ['"x\\n/../../etc"', '"a\\n/../b"', '"x\\r\\n/.."'])
 def test_a_checkpoint_path_stays_inside_its_volume(path):
     # the schema's pattern stops at a line break; normalised, these leave the volume
-    found = findings(SPEC + volume(NFS) + f"  checkpoint: {{volume: ckpt, path: {path}}}\n")
-    assert any(
-        f.startswith("spec.yaml:9:36: error: $.spec.checkpoint.path: checkpoint.path ")
-        and "steps out of volume 'ckpt' with '..'" in f
-        and f.endswith("[checkpoint-volume]")
-        for f in found
-    ), found
+    body = SPEC + volume(NFS) + f"  checkpoint: {{volume: ckpt, path: {path}}}\n"
+    (found,) = only(body, "checkpoint-volume")
+    assert found.startswith("spec.yaml:9:36: error: $.spec.checkpoint.path: checkpoint.path ")
+    assert "steps out of volume 'ckpt' with '..'" in found
 
 
 def test_a_two_dot_step_without_a_line_break_is_the_schemas_to_refuse():
@@ -142,26 +139,22 @@ def test_root_without_dac_override_is_warned_of_checkpoints_on_shared_storage():
 
 
 @pytest.mark.parametrize(
-    "security",
+    ("security", "source"),
     [
-        "{runAsUser: 1000}",
-        "{runAsNonRoot: true}",
-        "{capabilities: {add: [DAC_OVERRIDE]}}",
-        "{restricted: false}",
+        ("{runAsUser: 1000}", NFS),
+        ("{runAsNonRoot: true}", NFS),
+        ("{capabilities: {add: [DAC_OVERRIDE]}}", NFS),
+        ("{restricted: false}", NFS),
+        # storage the job makes
+        ("{}", "dynamic: {capacity: 1Gi, accessModes: [ReadWriteMany]}"),
+        ("{}", "emptyDir: {}"),
     ],
 )
-def test_a_checkpoint_written_by_its_owner_or_with_dac_override_is_not(security):
-    body = SPEC + f"  security: {security}\n" + volume(NFS) + "  checkpoint: {volume: ckpt}\n"
+def test_a_checkpoint_written_by_its_owner_with_dac_override_or_on_its_own_storage_is_not(
+    security, source
+):
+    body = SPEC + f"  security: {security}\n" + volume(source) + "  checkpoint: {volume: ckpt}\n"
     assert "root-volume-owner" not in rules(body)
-
-
-@pytest.mark.parametrize(
-    "source", ["dynamic: {capacity: 1Gi, accessModes: [ReadWriteMany]}", "emptyDir: {}"]
-)
-def test_storage_the_job_makes_is_not(source):
-    assert "root-volume-owner" not in rules(
-        SPEC + volume(source) + "  checkpoint: {volume: ckpt}\n"
-    )
 
 
 def test_a_written_volume_that_holds_no_checkpoint_is_not():

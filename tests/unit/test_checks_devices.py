@@ -10,7 +10,7 @@ from paddlegen.spec.loader import parse_spec
 from paddlegen.spec.model import build_job
 from paddlegen.spec.schema import spec_schema
 from paddlegen.workloads import workload_of
-from tests.builders import DEMO, findings
+from tests.builders import DEMO, only
 from tests.conftest import ROOT
 
 SPEC = "spec:\n  workload: {workload}\n  image: img:1\n  shm: 8Gi\n"
@@ -21,7 +21,7 @@ def devices(body: str, workload: str = "collective-job") -> list[str]:
     spec = SPEC.format(workload=workload) + body
     if "worker:" not in body:
         spec += "  worker: {replicas: 2}\n"
-    return [f for f in findings(spec) if f.endswith("[launcher-devices]")]
+    return only(spec, "launcher-devices")
 
 
 def test_a_spec_that_pins_nothing_has_no_finding():
@@ -110,13 +110,8 @@ def test_each_role_is_checked_with_its_own_devices():
 
 
 def test_an_accelerators_limit_counts_its_devices():
-    assert (
-        devices(
-            "  accelerator: huawei.com/Ascend910\n  gpus: 8\n"
-            "  env: [{name: ASCEND_RT_VISIBLE_DEVICES, value: '0,1,2,3,4,5,6,7'}]\n"
-        )
-        == []
-    )
+    eight = "  env: [{name: ASCEND_RT_VISIBLE_DEVICES, value: '0,1,2,3,4,5,6,7'}]\n"
+    assert devices("  accelerator: huawei.com/Ascend910\n  gpus: 8\n" + eight) == []
     (found,) = devices(
         "  resources: {limits: {huawei.com/Ascend910: 4}}\n"
         "  env: [{name: NPU_VISIBLE_DEVICES, value: '0,1'}]\n"
@@ -149,7 +144,7 @@ def test_pins_that_match_the_devices_pass():
 
 def unknown(limits: str) -> list[str]:
     spec = SPEC.format(workload="job") + f"  resources: {{limits: {{memory: 8Gi, {limits}}}}}\n"
-    return [f for f in findings(spec) if f.endswith("[unknown-resource]")]
+    return only(spec, "unknown-resource")
 
 
 def test_a_typo_of_a_device_names_the_nearest_known_one():
@@ -202,8 +197,7 @@ def test_requests_and_sidecars_are_checked_too():
         + "  resources: {requests: {nvidia.com/gpus: 1}, limits: {nvidia.com/gpus: 1}}\n"
         + "  sidecars: [{name: s, image: s:1, resources: {limits: {habana.ai/gaudis: 1}}}]\n"
     )
-    found = [f for f in findings(spec) if f.endswith("[unknown-resource]")]
-    assert [f.split(": ")[2] for f in found] == [
+    assert [f.split(": ")[2] for f in only(spec, "unknown-resource")] == [
         "$.spec.resources.requests.nvidia.com/gpus",
         "$.spec.resources.limits.nvidia.com/gpus",
         "$.spec.sidecars[0].resources.limits.habana.ai/gaudis",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.errors import SpecError
-from paddlegen.pipeline import build
-from tests.builders import DEMO, findings, rules
+from tests.builders import DEMO, findings, render_file, rules
 
 VOLUME = "  volumes: [{name: data, mountPath: /data, hostPath: {path: /mfs}}]\n"
 SETTINGS = "  distributed: {volume: data, trainConfigDir: quick_start}\n"
+JOB = "spec:\n  workload: job\n  image: img:1\n"
 
 
 def distributed(extra: str = "", replicas: int = 1) -> str:
@@ -89,7 +89,7 @@ def test_env_of_the_image_contract_cannot_be_set_by_hand():
 
 
 def test_distributed_settings_elsewhere_are_ignored_with_a_warning():
-    body = "spec:\n  workload: job\n  image: img:1\n" + VOLUME + SETTINGS
+    body = JOB + VOLUME + SETTINGS
     assert findings(body) == [
         "spec.yaml:8:3: warning: $.spec.distributed: spec.distributed only applies to workload "
         "'distributed-job'; workload 'job' ignores it [workload-setting]"
@@ -105,26 +105,20 @@ HOST_PORT_WARNING = (
 )
 
 
-def test_host_ports_warn_that_every_pod_needs_its_own_node():
-    assert findings(distributed(replicas=3)) == [HOST_PORT_WARNING]
-
-
 @pytest.mark.parametrize(
-    "extra",
+    ("extra", "warned"),
     [
-        "  run: {activeDeadlineSeconds: 3600}\n",
-        "  scheduling: {scheduler: volcano}\n",
-        "  scheduling: {scheduler: volcano, minAvailable: 3}\n",
+        ("", True),
+        ("  run: {activeDeadlineSeconds: 3600}\n", False),
+        ("  scheduling: {scheduler: volcano}\n", False),
+        ("  scheduling: {scheduler: volcano, minAvailable: 3}\n", False),
+        ("  scheduling: {scheduler: volcano, minAvailable: 2}\n", True),  # a partial gang
     ],
 )
-def test_a_bounded_wait_silences_the_host_port_warning(extra):
-    assert findings(distributed(extra, replicas=3)) == []
-
-
-def test_a_partial_gang_does_not_bound_the_wait():
-    assert rules(
-        distributed("  scheduling: {scheduler: volcano, minAvailable: 2}\n", replicas=3)
-    ) == ["hostport-nodes"]
+def test_host_ports_warn_that_every_pod_needs_its_own_node_unless_the_wait_is_bounded(
+    extra, warned
+):
+    assert findings(distributed(extra, replicas=3)) == ([HOST_PORT_WARNING] if warned else [])
 
 
 def test_no_host_ports_no_warning():
@@ -133,9 +127,7 @@ def test_no_host_ports_no_warning():
 
 
 def test_warnings_reach_the_rendered_result(tmp_path):
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(DEMO + distributed(replicas=3))
-    (rendered,) = build.render_specs([spec])
+    rendered = render_file(tmp_path, DEMO + distributed(replicas=3))
     assert [(w.severity, w.rule, w.line, w.col) for w in rendered.warnings] == [
         ("warning", "limits-missing", 4, 1),
         ("warning", "hostport-nodes", 7, 22),
@@ -143,10 +135,8 @@ def test_warnings_reach_the_rendered_result(tmp_path):
 
 
 def test_errors_stop_rendering(tmp_path):
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(DEMO + distributed("  ps: {replicas: 1}\n"))
     with pytest.raises(SpecError) as caught:
-        build.render_specs([spec])
+        render_file(tmp_path, DEMO + distributed("  ps: {replicas: 1}\n"))
     assert [d.rule for d in caught.value.diagnostics if d.is_error] == ["distributed-roles"]
 
 
@@ -222,7 +212,7 @@ DYNAMIC = "  volumes: [{name: d, mountPath: /d, dynamic: {}, capacity: 1Gi}]\n"
 
 
 def test_a_shared_dynamic_volume_on_the_default_class_warns():
-    body = "spec:\n  workload: job\n  image: img:1\n  worker: {replicas: 2}\n" + DYNAMIC
+    body = JOB + "  worker: {replicas: 2}\n" + DYNAMIC
     assert [f for f in findings(body) if "rwx-storage-class" in f] == [
         "spec.yaml:8:47: warning: $.spec.volumes[0].dynamic: volume 'd' is shared by 2 pods, so "
         "asks for ReadWriteMany from the cluster's default StorageClass, which on most clusters "
@@ -244,16 +234,12 @@ def test_a_shared_dynamic_volume_on_the_default_class_warns():
     ],
 )
 def test_rwx_storage_class_needs_read_write_many_and_no_class(replicas, volume, warns):
-    body = f"spec:\n  workload: job\n  image: img:1\n  worker: {{replicas: {replicas}}}\n" + volume
+    body = JOB + f"  worker: {{replicas: {replicas}}}\n" + volume
     assert any("rwx-storage-class" in f for f in findings(body)) is warns
 
 
 def test_the_data_job_counts_as_a_pod_sharing_the_volume():
-    body = (
-        "spec:\n  workload: job\n  image: img:1\n"
-        + NFS.replace("ReadWriteOnce", "ReadWriteOncePod")
-        + "  dataPrep: {volume: data}\n"
-    )
+    body = JOB + NFS.replace("ReadWriteOnce", "ReadWriteOncePod") + "  dataPrep: {volume: data}\n"
     assert findings(body) == [
         "spec.yaml:12:20: warning: $.spec.volumes[0].accessModes: ReadWriteOncePod lets only one "
         "pod mount volume 'data', but 2 pods including the data Job share it; the others cannot "
@@ -265,7 +251,7 @@ def test_the_data_job_counts_as_a_pod_sharing_the_volume():
 @pytest.mark.parametrize(
     "spec",
     [
-        "spec:\n  workload: job\n  image: img:1\n" + NFS,  # one pod
+        JOB + NFS,  # one pod
         "spec:\n  workload: paddlejob\n  image: img:1\n  worker: {replicas: 4}\n"
         + NFS.replace("[ReadWriteOnce]", "[ReadWriteOnce, ReadWriteMany]"),
     ],

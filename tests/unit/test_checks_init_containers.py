@@ -35,15 +35,13 @@ def test_a_roles_own_entry_that_clashes_with_the_spec_wide_list_is_where_the_fin
 
 def test_the_same_name_in_lists_that_never_share_a_pod_is_fine():
     # the workers run their own sidecar, the Master the spec's: no pod has both
-    assert (
-        findings(
-            "kubeflow-paddlejob",
-            sidecars=[{"name": "agent", "image": "a:1"}],
-            ps={"replicas": 1},
-            worker={"replicas": 2, "sidecars": [{"name": "agent", "image": "a:2"}]},
-        )
-        == []
+    found = findings(
+        "kubeflow-paddlejob",
+        sidecars=[{"name": "agent", "image": "a:1"}],
+        ps={"replicas": 1},
+        worker={"replicas": 2, "sidecars": [{"name": "agent", "image": "a:2"}]},
     )
+    assert found == []
 
 
 @pytest.mark.parametrize(

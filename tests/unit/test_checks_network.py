@@ -11,10 +11,11 @@ from paddlegen.pipeline import load
 from paddlegen.rules.pod_security import level_needed
 from paddlegen.spec.loader import parse_spec
 from paddlegen.workloads import WORKLOADS
-from tests.builders import DEMO, Source, findings, rendered_objects, spec, workers
+from tests.builders import DEMO, Source, only, rendered_objects, spec, workers
 from tests.helpers import pod_templates
 
 BASE = "spec:\n  workload: {workload}\n  image: img:1\n  args: [t.py]\n"
+JOB = BASE.format(workload="job")
 RDMA: dict[str, Any] = {
     "networks": ["rdma-a", "infra/rdma-b@ib1"],
     "nccl": {
@@ -89,7 +90,7 @@ def test_init_containers_sidecars_and_the_data_job_get_neither():
 
 def test_env_wins_over_nccl_name_by_name_and_the_rule_says_so():
     body = (
-        BASE.format(workload="job")
+        JOB
         + "  nccl: {transport: tcp, socketIfname: [eth0]}\n"
         + "  env: [{name: NCCL_NET, value: Socket}]\n"
         + "  worker: {env: [{name: NCCL_SOCKET_IFNAME, value: lo}]}\n"
@@ -98,7 +99,7 @@ def test_env_wins_over_nccl_name_by_name_and_the_rule_says_so():
     env = {e["name"]: e["value"] for e in template["spec"]["containers"][0]["env"]}
     # the role's env replaces the spec's; either wins over spec.nccl
     assert env == {"NCCL_IB_DISABLE": "1", "NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": "lo"}
-    assert [f for f in findings(body) if f.endswith("[env-override]")] == [
+    assert only(body, "env-override") == [
         "spec.yaml:9:16: warning: $.spec.env[0].name: env 'NCCL_NET' replaces the 'Socket' "
         "spec.nccl writes: env wins (keep one of them) [env-override]",
         "spec.yaml:10:25: warning: $.spec.worker.env[0].name: env 'NCCL_SOCKET_IFNAME' "
@@ -107,8 +108,8 @@ def test_env_wins_over_nccl_name_by_name_and_the_rule_says_so():
 
 
 def test_transport_tcp_takes_no_hca_nor_gid_index():
-    body = BASE.format(workload="job") + "  nccl: {transport: tcp, hca: [mlx5_0], gidIndex: 1}\n"
-    assert [f for f in findings(body) if "[nccl]" in f] == [
+    body = JOB + "  nccl: {transport: tcp, hca: [mlx5_0], gidIndex: 1}\n"
+    assert only(body, "nccl") == [
         "spec.yaml:8:31: error: $.spec.nccl.hca: transport tcp turns InfiniBand off "
         "(NCCL_IB_DISABLE=1): hca does nothing (drop hca, or use transport ib or roce) [nccl]",
         "spec.yaml:8:51: error: $.spec.nccl.gidIndex: transport tcp turns InfiniBand off "
@@ -128,14 +129,14 @@ def test_transport_tcp_takes_no_hca_nor_gid_index():
 )
 def test_socket_interfaces_are_the_pods_own(networks, interfaces, unknown):
     given = f"  networks: {networks}\n" if networks else ""
-    body = BASE.format(workload="job") + given + f"  nccl: {{socketIfname: {interfaces}}}\n"
-    found = [f for f in findings(body) if f.endswith("[nccl]")]
+    body = JOB + given + f"  nccl: {{socketIfname: {interfaces}}}\n"
+    found = only(body, "nccl")
     assert [f.split("interface ", 1)[1].split(",")[0] for f in found] == unknown
 
 
 def test_interfaces_are_unique_and_not_the_cluster_networks():
-    body = BASE.format(workload="job") + "  networks: [a, b@net1, c@eth0]\n"
-    assert [f for f in findings(body) if "[networks]" in f] == [
+    body = JOB + "  networks: [a, b@net1, c@eth0]\n"
+    assert only(body, "networks") == [
         "spec.yaml:8:17: error: $.spec.networks[1]: interface net1 is $.spec.networks[0]'s too: "
         "the pod would not start (give each attachment an interface of its own after '@') "
         "[networks]",
@@ -153,14 +154,14 @@ def test_interfaces_are_unique_and_not_the_cluster_networks():
     ],
 )
 def test_the_multus_annotation_comes_from_one_place(where):
-    body = BASE.format(workload="job") + "  networks: [rdma]\n" + where
-    (found,) = [f for f in findings(body) if f.endswith("[networks]")]
+    body = JOB + "  networks: [rdma]\n" + where
+    (found,) = only(body, "networks")
     assert "annotation k8s.v1.cni.cncf.io/networks is what spec.networks writes" in found
     # every object's annotations go on the pods too
     text = DEMO.replace(
         "{name: demo}", "{name: demo, annotations: {k8s.v1.cni.cncf.io/networks: x}}"
     )
-    doc = parse_spec(text + BASE.format(workload="job") + "  networks: [rdma]\n", "spec.yaml")
+    doc = parse_spec(text + JOB + "  networks: [rdma]\n", "spec.yaml")
     assert [d.path for d in load.validate_document(doc) if d.rule == "networks"] == [
         "$.metadata.annotations.k8s.v1.cni.cncf.io/networks"
     ]
@@ -188,8 +189,8 @@ def test_the_level_needed(security, workload, needed):
 
 
 def test_capabilities_beyond_restricted_name_the_level_without_a_declared_one():
-    body = BASE.format(workload="job") + "  security: {capabilities: {add: [CHOWN, IPC_LOCK]}}\n"
-    (found,) = [f for f in findings(body) if f.endswith("[pod-security]")]
+    body = JOB + "  security: {capabilities: {add: [CHOWN, IPC_LOCK]}}\n"
+    (found,) = only(body, "pod-security")
     assert found == (
         "spec.yaml:8:34: warning: $.spec.security.capabilities.add: the training pods need Pod "
         "Security level privileged: capability IPC_LOCK, beyond baseline's list. The "
@@ -200,16 +201,13 @@ def test_capabilities_beyond_restricted_name_the_level_without_a_declared_one():
         "spec.security.podSecurity) [pod-security]"
     )
     # NET_BIND_SERVICE is restricted's own: nothing to say
-    bind = BASE.format(workload="job") + "  security: {capabilities: {add: [NET_BIND_SERVICE]}}\n"
-    assert not [f for f in findings(bind) if f.endswith("[pod-security]")]
+    bind = JOB + "  security: {capabilities: {add: [NET_BIND_SERVICE]}}\n"
+    assert not only(bind, "pod-security")
 
 
 def test_a_declared_level_is_held_to_what_the_pods_need():
-    body = (
-        BASE.format(workload="job")
-        + "  security: {podSecurity: restricted, capabilities: {add: [CHOWN]}}\n"
-    )
-    found = [f for f in findings(body) if f.endswith("[pod-security]")]
+    body = JOB + "  security: {podSecurity: restricted, capabilities: {add: [CHOWN]}}\n"
+    found = only(body, "pod-security")
     assert [f.split(": error: ", 1)[1].split(":", 1)[0] for f in found] == [
         "$.spec.security",  # runAsNonRoot unset
         "$.spec.security.capabilities.add[0]",
@@ -217,4 +215,4 @@ def test_a_declared_level_is_held_to_what_the_pods_need():
     assert "refuses the training pods: capability CHOWN" in found[1]
     assert "the API server takes the Job and then refuses every pod of it" in found[1]
     enough = body.replace("restricted,", "baseline,")
-    assert not [f for f in findings(enough) if f.endswith("[pod-security]")]
+    assert not only(enough, "pod-security")

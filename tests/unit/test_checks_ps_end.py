@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.builders import findings
+from tests.builders import only
 
 
 def spec(workload: str, image: str = "img:1", extra: str = "") -> str:
@@ -15,21 +15,18 @@ def spec(workload: str, image: str = "img:1", extra: str = "") -> str:
     )
 
 
-def ps_end(body: str) -> list[str]:
-    return [f for f in findings(body) if f.endswith("[ps-end]")]
-
-
 def test_unbounded_parameter_servers_are_a_warning_where_a_deadline_can_bound_them():
-    (found,) = ps_end(spec("kubeflow-paddlejob"))
+    (found,) = only(spec("kubeflow-paddlejob"), "ps-end")
     assert found == (
         "spec.yaml:8:3: warning: $.spec.ps: parameter servers run until a trainer stops them "
         "(fleet.stop_worker() at the end of the training program): a program that does not "
         "leaves the job running for ever (set run.activeDeadlineSeconds to bound the job) "
         "[ps-end]"
     )
-    assert ps_end(spec("kubeflow-paddlejob", extra="  run: {activeDeadlineSeconds: 60}\n")) == []
+    bounded = spec("kubeflow-paddlejob", extra="  run: {activeDeadlineSeconds: 60}\n")
+    assert only(bounded, "ps-end") == []
     # a PaddleFlow PaddleJob has no deadline: nothing it could do
-    assert ps_end(spec("paddlejob")) == []
+    assert only(spec("paddlejob"), "ps-end") == []
 
 
 @pytest.mark.parametrize("workload", ["paddlejob", "kubeflow-paddlejob"])
@@ -44,7 +41,7 @@ def test_unbounded_parameter_servers_are_a_warning_where_a_deadline_can_bound_th
 )
 def test_servers_on_a_paddle_3_image_are_a_warning(workload, image, warned):
     bounded = "  run: {activeDeadlineSeconds: 60}\n" if workload != "paddlejob" else ""
-    found = ps_end(spec(workload, image, bounded))
+    found = only(spec(workload, image, bounded), "ps-end")
     assert bool(found) == warned
     if warned:
         assert "Paddle 3's trainers do not stop the servers when they end" in found[0]

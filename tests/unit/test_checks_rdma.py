@@ -9,15 +9,13 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.rules.pod_security import level_needed
-from tests.builders import findings
+from paddlegen.spec.model import COLLECTIVE_PORT, LAUNCHER_PORTS
+from paddlegen.workloads.kubeflow_paddlejob.settings import KubeflowSettings
+from tests.builders import only
 
 BASE = "spec:\n  workload: collective-job\n  image: img:1\n  args: [t.py]\n"
 DEVICE = "  resources: {limits: {memory: 1Gi, rdma/hca_shared_devices_a: 1}}\n"
 IPC_LOCK = "  security: {capabilities: {add: [IPC_LOCK]}}\n"
-
-
-def of(rule: str, body: str) -> list[str]:
-    return [f for f in findings(body) if f.endswith(f"[{rule}]")]
 
 
 @pytest.mark.parametrize(
@@ -28,7 +26,7 @@ def of(rule: str, body: str) -> list[str]:
     ],
 )
 def test_ipc_lock_for_a_non_root_container_does_nothing(security, who):
-    (found,) = of("ipc-lock-non-root", BASE + DEVICE + f"  security: {security}\n")
+    (found,) = only(BASE + DEVICE + f"  security: {security}\n", "ipc-lock-non-root")
     assert f": warning: $.spec.security.capabilities.add[{int('CHOWN' in security)}]: " in found
     assert f"IPC_LOCK does nothing for a non-root container ({who}): " in found
     assert "(run the training container as root to use IPC_LOCK" in found
@@ -44,12 +42,12 @@ def test_ipc_lock_for_a_non_root_container_does_nothing(security, who):
     ],
 )
 def test_ipc_lock_for_root_or_no_ipc_lock_is_fine(security):
-    assert of("ipc-lock-non-root", BASE + DEVICE + f"  security: {security}\n") == []
+    assert only(BASE + DEVICE + f"  security: {security}\n", "ipc-lock-non-root") == []
 
 
 def test_an_infiniband_transport_wants_a_device_and_ipc_lock():
     body = BASE + "  nccl: {transport: ib}\n"
-    device, lock = of("rdma", body)
+    device, lock = only(body, "rdma")
     assert device == (
         "spec.yaml:8:21: warning: $.spec.nccl.transport: transport ib makes NCCL use "
         "InfiniBand verbs alone (NCCL_NET=IB), and the workers ask for no RDMA device: where a "
@@ -58,9 +56,9 @@ def test_an_infiniband_transport_wants_a_device_and_ipc_lock():
         "nvidia.com/hostdev of an SR-IOV setup; or leave transport out for NCCL to choose) [rdma]"
     )
     assert "the training container may not lock memory beyond the node's RLIMIT_MEMLOCK" in lock
-    assert of("rdma", body + DEVICE) == [lock]
-    assert of("rdma", body + IPC_LOCK) == [device]
-    assert of("rdma", body + DEVICE + IPC_LOCK) == []
+    assert only(body + DEVICE, "rdma") == [lock]
+    assert only(body + IPC_LOCK, "rdma") == [device]
+    assert only(body + DEVICE + IPC_LOCK, "rdma") == []
 
 
 @pytest.mark.parametrize(
@@ -72,15 +70,15 @@ def test_an_infiniband_transport_wants_a_device_and_ipc_lock():
 )
 def test_any_rdma_device_of_the_workers_counts(resources):
     body = BASE + "  nccl: {transport: roce}\n" + IPC_LOCK
-    assert of("rdma", body + f"  worker: {{resources: {resources}}}\n") == []
+    assert only(body + f"  worker: {{resources: {resources}}}\n", "rdma") == []
     # a worker's own resources replace the spec's
-    assert of("rdma", body + DEVICE + "  worker: {resources: {limits: {cpu: 1}}}\n") != []
+    assert only(body + DEVICE + "  worker: {resources: {limits: {cpu: 1}}}\n", "rdma") != []
 
 
 @pytest.mark.parametrize("transport", [None, "tcp"])
 def test_other_transports_need_no_rdma(transport):
     nccl = f"  nccl: {{transport: {transport}}}\n" if transport else "  nccl: {hca: [mlx5_0]}\n"
-    assert of("rdma", BASE + nccl) == []
+    assert only(BASE + nccl, "rdma") == []
 
 
 @pytest.mark.parametrize(
@@ -102,7 +100,7 @@ def test_nccl_settings_on_npu_or_xpu_pods_do_nothing(accelerator, library):
     device = "Ascend NPU" if library == "HCCL" else "Kunlunxin XPU"
     fix = f"(remove it; set {library}'s own variables in env for the network) [nccl-accelerator]"
     why = f"{device}s talk through {library}, not NCCL, so it does nothing"
-    assert of("nccl-accelerator", body) == [
+    assert only(body, "nccl-accelerator") == [
         f"spec.yaml:10:3: warning: $.spec.nccl: spec.nccl writes NCCL's env: {why} {fix}",
         f"spec.yaml:11:16: warning: $.spec.env[0].name: env NCCL_DEBUG is NCCL's: {why} {fix}",
         f"spec.yaml:12:25: warning: $.spec.worker.env[0].name: env NCCL_IB_HCA is NCCL's: "
@@ -112,9 +110,9 @@ def test_nccl_settings_on_npu_or_xpu_pods_do_nothing(accelerator, library):
 
 def test_nccl_settings_on_gpu_pods_are_nccls():
     body = BASE + "  gpus: 8\n  nccl: {socketIfname: [eth0]}\n"
-    assert of("nccl-accelerator", body) == []
+    assert only(body, "nccl-accelerator") == []
     explicit = BASE + "  accelerator: nvidia.com/gpu\n  env: [{name: NCCL_DEBUG, value: INFO}]\n"
-    assert of("nccl-accelerator", explicit) == []
+    assert only(explicit, "nccl-accelerator") == []
 
 
 PADDLEJOB = (
@@ -136,7 +134,7 @@ def test_a_declared_level_below_privileged_refuses_intranet_host(declared):
         + f"  security: {{runAsNonRoot: true, podSecurity: {declared}}}\n"
         + "  paddlejob: {intranet: Host}\n"
     )
-    (found,) = of("pod-security", body)
+    (found,) = only(body, "pod-security")
     assert found == (
         f"spec.yaml:11:25: error: $.spec.paddlejob.intranet: a namespace enforcing Pod Security "
         f"level {declared} refuses the training pods: with intranet Host the operator puts the "
@@ -145,7 +143,7 @@ def test_a_declared_level_below_privileged_refuses_intranet_host(declared):
         "pod-security.kubernetes.io/enforce=privileged and declare that level, or drop what "
         "needs more) [pod-security]"
     )
-    assert of("pod-security", body.replace(declared, "privileged")) == []
+    assert only(body.replace(declared, "privileged"), "pod-security") == []
 
 
 @pytest.mark.parametrize(
@@ -161,24 +159,17 @@ def test_a_declared_level_below_privileged_refuses_intranet_host(declared):
 )
 def test_a_rendezvous_port_among_the_launchers_own_is_a_warning(workload, section, port, warned):
     body = BASE.replace("collective-job", workload) + f"  {section}: {{port: {port}}}\n"
-    found = of("launcher-port", body)
-    assert found == (
-        [
-            f"spec.yaml:8:{len(section) + 12}: warning: $.spec.{section}.port: port {port} lies in "
-            "35100-64000, where Paddle's launcher draws the ports of its own processes "
-            "(PORT_RANGE): rank 0's launcher draws them before it serves the rendezvous on this "
-            "port, so one of its trainers may be given it and fail to bind it (use a port below "
-            "35100, such as the default 6768) [launcher-port]"
-        ]
-        if warned
-        else []
+    said = (
+        f"spec.yaml:8:{len(section) + 12}: warning: $.spec.{section}.port: port {port} lies in "
+        "35100-64000, where Paddle's launcher draws the ports of its own processes "
+        "(PORT_RANGE): rank 0's launcher draws them before it serves the rendezvous on this "
+        "port, so one of its trainers may be given it and fail to bind it (use a port below "
+        "35100, such as the default 6768) [launcher-port]"
     )
+    assert only(body, "launcher-port") == ([said] if warned else [])
 
 
 def test_the_defaults_lie_below_the_launchers_ports():
-    from paddlegen.spec.model import COLLECTIVE_PORT, LAUNCHER_PORTS
-    from paddlegen.workloads.kubeflow_paddlejob.settings import KubeflowSettings
-
     assert KubeflowSettings().port == COLLECTIVE_PORT < LAUNCHER_PORTS[0]
     for workload in ("collective-job", "kubeflow-paddlejob"):
-        assert of("launcher-port", BASE.replace("collective-job", workload)) == []
+        assert only(BASE.replace("collective-job", workload), "launcher-port") == []

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
+import operator
 import os
 import re
 from pathlib import Path
@@ -12,6 +15,7 @@ import pytest
 from jsonschema import Draft4Validator
 
 from scripts import crdschema
+from tests.helpers import assert_sha256sums
 
 COMMITTED = Path(__file__).resolve().parents[2] / "schemas" / "crds"
 
@@ -77,16 +81,6 @@ PADDLEJOB = {
 }
 
 
-def test_paddlejob_unknown_field_is_rejected_where_the_cluster_would_prune_it():
-    validator = Draft4Validator(_schema("batch.paddlepaddle.org/paddlejob_v1.json"))
-    assert list(validator.iter_errors(PADDLEJOB)) == []
-    bad = {**PADDLEJOB, "spec": {**PADDLEJOB["spec"], "cleanPolicy": "Never"}}
-    [error] = validator.iter_errors(bad)
-    assert error.validator == "additionalProperties"
-    assert list(error.absolute_path) == ["spec"]
-    assert "'cleanPolicy' was unexpected" in error.message
-
-
 @pytest.mark.parametrize(
     ("value", "valid"), [(2, True), ("500m", True), ("2x", False), (True, False)]
 )
@@ -137,13 +131,27 @@ CLUSTERQUEUE = {
 }
 
 
-def test_kueue_clusterqueue_schema_takes_a_quota_and_refuses_a_misspelt_policy():
-    validator = Draft4Validator(_schema("kueue.x-k8s.io/clusterqueue_v1beta2.json"))
-    assert list(validator.iter_errors(CLUSTERQUEUE)) == []
-    bad = {**CLUSTERQUEUE, "spec": {**CLUSTERQUEUE["spec"], "preemption": {"withinQueue": "Any"}}}
+@pytest.mark.parametrize(
+    ("rel", "obj", "where", "unknown"),
+    [
+        ("batch.paddlepaddle.org/paddlejob_v1.json", PADDLEJOB, ["spec"], "cleanPolicy"),
+        (
+            "kueue.x-k8s.io/clusterqueue_v1beta2.json",
+            CLUSTERQUEUE,
+            ["spec", "preemption"],
+            "withinQueue",
+        ),
+    ],
+    ids=["paddlejob", "clusterqueue"],
+)
+def test_an_unknown_field_is_refused_where_the_cluster_would_prune_it(rel, obj, where, unknown):
+    validator = Draft4Validator(_schema(rel))
+    assert list(validator.iter_errors(obj)) == []
+    bad = copy.deepcopy(obj)
+    functools.reduce(operator.getitem, where, bad)[unknown] = "Any"
     [error] = validator.iter_errors(bad)
-    assert error.validator == "additionalProperties"
-    assert list(error.absolute_path) == ["spec", "preemption"]
+    assert (error.validator, list(error.absolute_path)) == ("additionalProperties", where)
+    assert f"'{unknown}' was unexpected" in error.message
 
 
 def test_conversion_rules():
@@ -200,8 +208,13 @@ def test_the_repository_crds_are_the_shared_upstream_copies_byte_for_byte(crds_d
     }
 
 
+def git_blob(data: bytes) -> str:
+    """The id git gives a file of ``data`` (`git rev-parse <commit>:<path>` upstream)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def test_each_vendored_crd_is_the_upstream_blob_its_row_names(crds_dir):
-    # `git rev-parse <commit>:<path>` upstream gives the recorded blob: the file is unmodified.
+    # The recorded blob upstream: the file is unmodified.
     rows = re.findall(
         r"^\| `([^`]+\.yaml)` \|[^|]+\|[^|]+\|[^|]+\| `([0-9a-f]{40})` \|",
         (crds_dir / "SOURCES.md").read_text(encoding="utf-8"),
@@ -210,38 +223,24 @@ def test_each_vendored_crd_is_the_upstream_blob_its_row_names(crds_dir):
     files = sorted(p.relative_to(crds_dir).as_posix() for p in crds_dir.rglob("*.yaml"))
     assert sorted(name for name, _ in rows) == files
     for name, blob in rows:
-        data = (crds_dir / name).read_bytes()
-        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob, name
+        assert git_blob((crds_dir / name).read_bytes()) == blob, name
 
 
 def test_sha256sums_lists_every_crd_file(crds_dir):
     # `sha256sum -c SHA256SUMS` in hack/crds checks a copy by hand.
-    listed = dict(
-        reversed(line.split("  ", 1))
-        for line in (crds_dir / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
-    )
-    files = sorted(p.relative_to(crds_dir).as_posix() for p in crds_dir.rglob("*.yaml"))
-    assert sorted(listed) == files
-    for rel in files:
-        assert hashlib.sha256((crds_dir / rel).read_bytes()).hexdigest() == listed[rel], rel
+    assert_sha256sums(crds_dir)
 
 
 def test_argocd_appproject_crd_is_the_recorded_upstream_file():
     # hack/local-cluster --with argocd installs it; SOURCES.md there says where it comes from.
     folder = crdschema._REPO_ROOT / "hack" / "tools" / "argocd" / "crds"
-    lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
-    listed = dict(reversed(line.split("  ", 1)) for line in lines)
-    assert sorted(listed) == sorted(p.name for p in folder.glob("*.yaml"))
-    for name, digest in listed.items():
-        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+    for name in assert_sha256sums(folder):
         assert f"| `{name}` | argoproj/argo-cd |" in (folder / "SOURCES.md").read_text("utf-8")
 
 
 def test_kueue_controller_crds_are_the_recorded_upstream_files():
     # hack/local-cluster --with kueue installs them beside the five of hack/crds.
     folder = crdschema._REPO_ROOT / "hack" / "tools" / "kueue" / "crds"
-    lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
-    listed = dict(reversed(line.split("  ", 1)) for line in lines)
     rows = dict(
         re.findall(
             r"^\| `([^`]+\.yaml)` \| `([0-9a-f]{40})` \|",
@@ -249,9 +248,6 @@ def test_kueue_controller_crds_are_the_recorded_upstream_files():
             flags=re.MULTILINE,
         )
     )
-    files = sorted(p.name for p in folder.glob("*.yaml"))
-    assert sorted(listed) == sorted(rows) == files and len(files) == 6
-    for name in files:
-        data = (folder / name).read_bytes()
-        assert hashlib.sha256(data).hexdigest() == listed[name], name
-        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == rows[name], name
+    assert sorted(assert_sha256sums(folder)) == sorted(rows) and len(rows) == 6
+    for name, blob in rows.items():
+        assert git_blob((folder / name).read_bytes()) == blob, name

@@ -27,16 +27,8 @@ def test_seed_003s_image_is_rebuilt_instruction_by_instruction():
     assert [i.keyword for i in found] == ["FROM", "RUN", "RUN", "COPY", "WORKDIR", "ENTRYPOINT"]
     assert found[0].args == "ubuntu:18.04"
     assert "python3-pip" in found[1].args
-    assert found[2].args == [
-        "python3",
-        "-m",
-        "pip",
-        "install",
-        "--no-cache-dir",
-        "--index-url",
-        "https://mirror.baidu.com/pypi/simple",
-        "paddlepaddle==2.0.0",
-    ]
+    pip = "python3 -m pip install --no-cache-dir --index-url https://mirror.baidu.com/pypi/simple"
+    assert found[2].args == [*pip.split(), "paddlepaddle==2.0.0"]
     assert found[3].args == ["wide_and_deep", "/wide_and_deep"]
     assert found[4].args == "/wide_and_deep"  # WORKDIR defaults to the package's destination
     assert found[5].args == ["python3", "train.py"]

@@ -10,7 +10,17 @@ from paddlegen.cli import cli
 from paddlegen.errors import InputError
 from tests.builders import HEADER, rendered_objects
 from tests.conftest import DATA
+from tests.helpers import LOSSY_JOB
 
+IMPORT_DATA = DATA / "import"
+# A Job that maps whole (its training container is named paddle, its pods run no host network)
+JOB = LOSSY_JOB.replace("name: main", "name: paddle").replace("      hostNetwork: true\n", "")
+CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
+# A claim of kubeflow()'s pods
+CLAIM = (
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ml}\n"
+    "spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 5Gi}}}\n"
+)
 POD = """\
     spec:
       containers:
@@ -49,19 +59,21 @@ def said(result) -> list[str]:
 
 
 def test_shared_values_move_to_the_spec_and_different_ones_stay_on_roles():
-    spec = imported(kubeflow(worker_image="r/b:v1")).spec["spec"]
+    """A scheduling policy with Volcano pods maps whole, without a lossy note."""
+    result = imported(kubeflow(worker_image="r/b:v1"))
+    spec = result.spec["spec"]
     assert "image" not in spec
     assert (spec["ps"]["image"], spec["worker"]["image"]) == ("r/a:v1", "r/b:v1")
     assert spec["kubeflow"] == {"cleanPodPolicy": "All"}
     assert spec["run"] == {"backoffLimit": 3}
     assert spec["scheduling"] == {"scheduler": "volcano", "minAvailable": 3, "queue": "q1"}
+    assert lossy(result) == []
 
 
 def test_a_scheduling_policy_without_volcano_pods_keeps_the_default_scheduler_and_says_so():
-    """The training-operator gangs a job through Volcano only when it runs with
-    --gang-scheduler-name=volcano; without it the pods, which name no scheduler, run on the
-    default one. Importing the policy as Volcano would make the pods name Volcano, and stay
-    Pending where it is not installed: the scheduler stays, the policy is lossy."""
+    """The operator gangs through Volcano only with --gang-scheduler-name=volcano; pods naming
+    Volcano would stay Pending where it is not installed: the scheduler stays, the policy is
+    lossy."""
     result = imported(kubeflow(scheduler=None))
     assert "scheduling" not in result.spec["spec"]
     assert lossy(result) == [
@@ -70,12 +82,10 @@ def test_a_scheduling_policy_without_volcano_pods_keeps_the_default_scheduler_an
         "the operator gang-schedules every job; set spec.scheduling.scheduler: volcano (the "
         "pods then name Volcano) if this job needs its gang"
     ]
-    pods = [
-        r["template"]["spec"]
-        for r in render(result)["PaddleJob"]["spec"]["paddleReplicaSpecs"].values()
-    ]
+    job = render(result)["PaddleJob"]["spec"]
+    pods = [r["template"]["spec"] for r in job["paddleReplicaSpecs"].values()]
     assert [p.get("schedulerName") for p in pods] == [None, None]
-    assert "schedulingPolicy" not in render(result)["PaddleJob"]["spec"].get("runPolicy", {})
+    assert "schedulingPolicy" not in job.get("runPolicy", {})
 
 
 def test_a_scheduling_policy_without_volcano_pods_is_an_import_that_exits_1(runner, tmp_path):
@@ -106,24 +116,9 @@ def test_a_paddleflow_scheduling_policy_without_volcano_pods_is_lossy_too():
     assert lossy(with_volcano) == []
 
 
-def test_a_scheduling_policy_with_volcano_pods_maps_whole():
-    result = imported(kubeflow())
-    assert result.spec["spec"]["scheduling"] == {
-        "scheduler": "volcano",
-        "minAvailable": 3,
-        "queue": "q1",
-    }
-    assert lossy(result) == []
-
-
 def test_a_claim_outside_the_input_stays_a_claim_and_one_without_a_pv_is_dynamic():
     assert imported(kubeflow()).spec["spec"]["volumes"][0]["claim"] == {"name": "data"}
-    pvc = (
-        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ml}\n"
-        "spec: {storageClassName: fast, accessModes: [ReadWriteMany],"
-        " resources: {requests: {storage: 5Gi}}}\n"
-    )
-    result = imported(kubeflow(), pvc)
+    result = imported(kubeflow(), CLAIM.replace("spec: {", "spec: {storageClassName: fast, "))
     (volume,) = result.spec["spec"]["volumes"]
     # ReadWriteMany is what a dynamic claim of four pods derives: left to the spec
     assert volume == {
@@ -163,12 +158,11 @@ def test_the_only_pv_of_the_input_is_not_taken_for_a_claim_when_another_claim_na
 
 
 def test_objects_without_a_spec_counterpart_and_server_fields_are_listed():
-    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
     job = kubeflow().replace(
         "metadata: {name: kf, namespace: ml}",
         "metadata: {name: kf, namespace: ml, uid: x1, generation: 2}",
     )
-    result = imported(job + "status: {conditions: []}\n", cm)
+    result = imported(job + "status: {conditions: []}\n", CONFIG_MAP)
     assert "ConfigMap/cfg: no spec counterpart; not imported" in said(result)
     assert "PaddleJob/kf: server-set uid, generation, status ignored" in said(result)
 
@@ -182,7 +176,10 @@ def test_a_list_of_objects_is_read_item_by_item():
 @pytest.mark.parametrize(
     ("texts", "message"),
     [
-        ((kubeflow(), kubeflow()), "the input holds 2 jobs .* write a spec per job with -o DIR/"),
+        (
+            (JOB + "---\n" + kubeflow(),),
+            r"the input holds 2 jobs \(Job/demo, PaddleJob/kf\).* a spec per job with -o DIR/",
+        ),
         (("- just\n- a list\n",), "not a Kubernetes object"),
         (("kind: Job\nmetadata: {name: [x\n",), r"in0.yaml:3:\d+: not valid YAML"),
         (("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",), "no training object"),
@@ -191,21 +188,6 @@ def test_a_list_of_objects_is_read_item_by_item():
 def test_what_cannot_become_one_spec_is_refused(texts, message):
     with pytest.raises(InputError, match=message):
         imported(*texts)
-
-
-IMPORT_DATA = DATA / "import"
-
-
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: demo}
-spec:
-  template:
-    spec:
-      containers: [{name: paddle, image: "r/demo:v1", command: [python3, train.py]}]
-      restartPolicy: Never
-"""
 
 
 def render(result) -> dict[str, dict]:
@@ -223,8 +205,7 @@ def lossy(result) -> list[str]:
 
 
 def test_a_note_is_a_finding_of_its_kind_in_the_file_that_held_the_object():
-    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
-    result = imported(kubeflow(), cm)
+    result = imported(kubeflow(), CONFIG_MAP)
     found = {(n.where, n.kind, n.file) for n in result.notes}
     assert ("ConfigMap/cfg", "lossy", "in1.yaml") in found  # an object the spec will not make
     assert ("PaddleJob/kf", "cosmetic", "in0.yaml") in found  # restricted: false, said so
@@ -367,15 +348,15 @@ def test_what_a_pod_holds_that_the_spec_can_express_is_mapped():
     }
 
 
+# What tests/data/import/volcano-job.yaml's gang maps to
+VOLCANO_JOB_SCHEDULING = {"scheduler": "volcano", "queue": "research", "priorityClassName": "high"}
+
+
 def test_a_gang_scheduled_job_with_its_podgroup_maps_whole():
     result = imported_file("volcano-job.yaml")
     spec = result.spec["spec"]
     # the PodGroup's minMember 1 is every pod of the job: the spec derives it
-    assert spec["scheduling"] == {
-        "scheduler": "volcano",
-        "queue": "research",
-        "priorityClassName": "high",
-    }
+    assert spec["scheduling"] == VOLCANO_JOB_SCHEDULING
     assert (spec["gpus"], spec["shm"]) == (2, "8Gi")
     assert spec["volumes"] == [
         {"name": "data", "mountPath": "/data", "claim": {"name": "imagenet"}, "readOnly": True}
@@ -404,11 +385,7 @@ def test_a_gang_scheduled_job_as_paddlegen_renders_it_maps_back_whole():
         "scheduling.k8s.io/group-name: resnet", "scheduling.volcano.sh/queue-name: research"
     )
     result = imported(job)
-    assert result.spec["spec"]["scheduling"] == {
-        "scheduler": "volcano",
-        "queue": "research",
-        "priorityClassName": "high",
-    }
+    assert result.spec["spec"]["scheduling"] == VOLCANO_JOB_SCHEDULING
     assert "annotations" not in result.spec["metadata"]
     assert lossy(result) == []
 
@@ -419,21 +396,6 @@ def test_a_pod_priority_other_than_the_gangs_is_lossy():
     assert result.spec["spec"]["scheduling"]["priorityClassName"] == "low"
     (note,) = lossy(result)
     assert "priorityClassName 'high' is lost: the gang's is 'low'" in note
-
-
-def test_another_scheduler_is_lossy_the_default_one_is_not():
-    custom = imported(
-        JOB.replace("restartPolicy: Never", "restartPolicy: Never\n      schedulerName: kube-batch")
-    )
-    assert lossy(custom) == [
-        'Job/demo: spec.template.spec.schedulerName = "kube-batch": not carried over'
-    ]
-    default = imported(
-        JOB.replace(
-            "restartPolicy: Never", "restartPolicy: Never\n      schedulerName: default-scheduler"
-        )
-    )
-    assert lossy(default) == []
 
 
 def test_settings_that_differ_between_roles_are_lossy():
@@ -492,6 +454,8 @@ def test_each_sample_imports_to_a_valid_spec_that_renders(name):
         ("imagePullSecrets: [{name: a, x: b}]", "lossy", "imagePullSecrets[0].name"),
         ("dnsPolicy: ClusterFirst", "cosmetic", "defaults spec.template.spec.dnsPolicy left"),
         ("terminationGracePeriodSeconds: 30", "cosmetic", "terminationGracePeriodSeconds left"),
+        ("schedulerName: kube-batch", "lossy", 'schedulerName = "kube-batch": not carried over'),
+        ("schedulerName: default-scheduler", "cosmetic", "defaults spec.template.spec.schedulerN"),
     ],
 )
 def test_a_pod_field_is_lossy_unless_the_cluster_sets_it_anyway(pod_field, kind, said_):
@@ -500,6 +464,7 @@ def test_a_pod_field_is_lossy_unless_the_cluster_sets_it_anyway(pod_field, kind,
     )
     (note,) = [n for n in result.notes if said_ in str(n)]
     assert note.kind == kind
+    assert bool(lossy(result)) == (kind == "lossy")
 
 
 @pytest.mark.parametrize(
@@ -593,55 +558,47 @@ spec:
 """
 
 
+LEGACY_PORTS = (
+    "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
+    "distributed.port, portsNum and portsNumSparse): "
+)
+
+
 def test_a_legacy_job_declaring_only_its_first_port_says_what_the_render_declares():
     """The legacy Job's one hostPort 7164 is no loss: the render declares it, with 7165-7167."""
     result = imported(LEGACY)
     assert result.spec["spec"]["distributed"]["hostPorts"] is True
     notes = [n for n in said(result) if "port" in n.lower()]
-    assert notes == [
-        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
-        "distributed.port, portsNum and portsNumSparse): 7164 kept, 7165, 7166, 7167 added"
-    ]
+    assert notes == [LEGACY_PORTS + "7164 kept, 7165, 7166, 7167 added"]
     assert lossy(result) == notes  # three more host ports to find free on each node
     container = render(result)["Job"]["spec"]["template"]["spec"]["containers"][0]
     assert [(p["containerPort"], p["hostPort"]) for p in container["ports"]] == [
-        (7164, 7164),
-        (7165, 7165),
-        (7166, 7166),
-        (7167, 7167),
+        (port, port) for port in range(7164, 7168)
     ]
 
 
-def test_legacy_ports_outside_the_derived_range_are_named_as_not_carried_over():
+@pytest.mark.parametrize(
+    ("ports", "kind", "said_"),
+    [
+        (
+            (7164, 7165, 7166, 7167, 9090),
+            "lossy",
+            "7164, 7165, 7166, 7167 kept, 9090 (hostPort 9090) not carried over",
+        ),
+        ((7164, 7165, 7166, 7167), "cosmetic", "named jobport0..jobport3"),
+    ],
+    ids=["outside-the-range", "other-names"],
+)
+def test_legacy_ports_the_render_does_not_declare_alike_are_named(ports, kind, said_):
     text = LEGACY.replace(
         "        - {name: jobport, hostPort: 7164, containerPort: 7164}\n",
         "".join(
             f"        - {{name: p{i}, hostPort: {port}, containerPort: {port}}}\n"
-            for i, port in enumerate((7164, 7165, 7166, 7167, 9090))
+            for i, port in enumerate(ports)
         ),
     )
-    (note,) = [n for n in lossy(imported(text)) if "port" in n.lower()]
-    assert note == (
-        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
-        "distributed.port, portsNum and portsNumSparse): 7164, 7165, 7166, 7167 kept, "
-        "9090 (hostPort 9090) not carried over"
-    )
-
-
-def test_legacy_ports_that_differ_only_in_their_names_are_cosmetic():
-    text = LEGACY.replace(
-        "        - {name: jobport, hostPort: 7164, containerPort: 7164}\n",
-        "".join(
-            f"        - {{name: p{i}, hostPort: {port}, containerPort: {port}}}\n"
-            for i, port in enumerate((7164, 7165, 7166, 7167))
-        ),
-    )
-    result = imported(text)
-    assert [n for n in lossy(result) if "port" in n.lower()] == []
-    assert (
-        "Job/legacy: ports 7164..7167 with equal hostPorts (jobport0..jobport3, from "
-        "distributed.port, portsNum and portsNumSparse): named jobport0..jobport3"
-    ) in said(result)
+    (note,) = [n for n in imported(text).notes if "port" in str(n).lower()]
+    assert (note.kind, str(note)) == (kind, LEGACY_PORTS + said_)
 
 
 # --- several jobs in one input -----------------------------------------------------------------
@@ -656,12 +613,7 @@ def test_each_job_of_an_input_takes_the_objects_that_belong_to_it():
     job is listed once, as not imported."""
     volcano = (IMPORT_DATA / "volcano-job.yaml").read_text(encoding="utf-8")
     service = "apiVersion: v1\nkind: Service\nmetadata: {name: demo-svc}\n"
-    other = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n"
-    pvc = (
-        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ml}\n"
-        "spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 5Gi}}}\n"
-    )
-    result = jobs_of(JOB, volcano, kubeflow(), service, other, pvc)
+    result = jobs_of(JOB, volcano, kubeflow(), service, CONFIG_MAP, CLAIM)
     assert [job.label for job in result.jobs] == ["Job/demo", "Job/resnet", "PaddleJob/kf"]
     demo, resnet, kf = result.jobs
     assert "Service/demo-svc: no spec counterpart; not imported" in said(demo)
@@ -679,11 +631,7 @@ def test_each_job_of_an_input_takes_the_objects_that_belong_to_it():
 
 
 def test_a_claim_two_jobs_mount_is_neither_jobs():
-    pvc = (
-        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ml}\n"
-        "spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 5Gi}}}\n"
-    )
-    result = jobs_of(kubeflow(), kubeflow().replace("name: kf,", "name: kf2,"), pvc)
+    result = jobs_of(kubeflow(), kubeflow().replace("name: kf,", "name: kf2,"), CLAIM)
     for job in result.jobs:  # each mounts the claim as it is, by name
         assert job.spec["spec"]["volumes"][0]["claim"] == {"name": "data"}
     assert [str(n) for n in result.notes] == [
@@ -707,11 +655,6 @@ def test_a_data_job_goes_to_the_job_it_is_named_after_or_shares_a_claim_with():
     assert result.notes == []
     named = jobs_of(JOB, kubeflow(), data.replace("name: prep, namespace: ml", "name: demo-data"))
     assert named.jobs[0].spec["spec"]["dataPrep"]["image"] == "r/p:v1"
-
-
-def test_import_manifests_takes_one_job_and_names_the_folder_form_for_more():
-    with pytest.raises(InputError, match=r"2 jobs \(Job/demo, PaddleJob/kf\).* -o DIR/"):
-        import_manifests([("in.yaml", JOB + "---\n" + kubeflow())])
 
 
 # A Job whose pod has a native sidecar after an init container, as `kubectl get -o yaml`

@@ -9,8 +9,7 @@ from typing import Any
 import yaml
 
 from paddlegen.authoring.importer import import_manifests
-from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
+from tests.builders import diagnostics, rendered_objects
 
 JOB = {
     "apiVersion": "batch/v1",
@@ -91,9 +90,9 @@ def test_a_static_csi_volume_comes_back_as_a_cephfs_volume():
     assert "PersistentVolume/ceph-static: renamed team-demo-data (paddlegen derives the name)" in [
         str(n) for n in result.notes
     ]
-    doc = parse_spec(result.text, "imported.yaml")
-    assert [d for d in load.validate_document(doc) if d.is_error] == []
-    (pv,) = [m.obj for m in build.render_document(doc).manifests if m.kind == "PersistentVolume"]
+    (pv,) = [
+        o for (kind, _), o in rendered_objects(result.text).items() if kind == "PersistentVolume"
+    ]
     assert pv["spec"]["csi"] == {**CSI, "volumeHandle": "team-demo-data"}
 
 
@@ -152,5 +151,6 @@ def test_an_in_tree_volume_comes_back_asking_for_the_in_tree_plugin():
         "secretNamespace": "ceph-csi",
     }
     assert result.lossy == []
-    found = load.validate_document(parse_spec(result.text, "imported.yaml"))
-    assert [(d.severity, d.rule) for d in found] == [("warning", "cephfs-in-tree")]
+    assert [(d.severity, d.rule) for d in diagnostics(result.text)] == [
+        ("warning", "cephfs-in-tree")
+    ]

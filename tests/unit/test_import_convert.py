@@ -3,12 +3,10 @@ and what does not carry over is a note."""
 
 from __future__ import annotations
 
-import pytest
 import yaml
 
 from paddlegen.authoring.importer import import_jobs
 from paddlegen.cli import cli
-from paddlegen.errors import InputError
 from paddlegen.pipeline import build
 from paddlegen.spec.loader import parse_spec
 
@@ -161,27 +159,6 @@ def test_a_paddleflow_collective_job_under_the_launcher_converts_without_a_lossy
     assert rendered_kinds(job) == ["ConfigMap", "Job", "Service"]
 
 
-def test_heter_elastic_and_the_host_network_are_lossy():
-    text = PADDLEFLOW_PS.replace("  withGloo: 1\n  intranet: PodIP\n", "").replace(
-        "  cleanPodPolicy: OnCompletion\n",
-        "  intranet: HostNetwork\n  elastic: 1\n  heter:\n    replicas: 1\n    template:\n"
-        "      spec:\n        containers:\n        - {name: paddle, image: 'r/wd:v1'}\n",
-    )
-    lossy = [note.message for note in converted(text).lossy]
-    assert (
-        "dropped 1 heter pod: heterogeneous training is a form of PS mode, which "
-        "collective-job has not"
-    ) in lossy
-    assert (
-        "intranet HostNetwork not carried over: the pods ran on their nodes' network; "
-        "collective-job's pods use the pod network and find rank 0 by the headless Service"
-    ) in lossy
-    assert (
-        "elastic 1 not carried over: collective-job runs a fixed number of ranks "
-        "(worker.replicas), and one failed rank fails the job"
-    ) in lossy
-
-
 def test_a_job_without_a_command_is_told_the_launcher_replaces_the_entrypoint():
     text = PADDLEFLOW_COLLECTIVE.replace(
         "command: [python3, -m, paddle.distributed.launch, train.py]", "args: [train.py]"
@@ -270,20 +247,6 @@ def test_notes_stand_at_their_field_in_the_input():
     assert (ps.file, ps.line, ps.col) == ("in.yaml", 8, 3)
     (gloo,) = [n for n in job.notes if n.message.startswith("withGloo")]
     assert (gloo.line, gloo.col) == (6, 3)
-
-
-def test_only_an_operators_paddlejob_converts():
-    job = (
-        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: one}\nspec:\n  template:\n"
-        "    spec:\n      restartPolicy: Never\n"
-        "      containers: [{name: paddle, image: 'r/a:v1'}]\n"
-    )
-    with pytest.raises(
-        InputError, match=r"cannot convert a Job \(workload job\) to collective-job"
-    ):
-        import_jobs([("job.yaml", job)], to="collective-job")
-    with pytest.raises(InputError, match="import converts to: collective-job, kubeflow-paddlejob"):
-        import_jobs([("in.yaml", KUBEFLOW)], to="trainjob")
 
 
 def test_the_cli_converts_and_exits_1_on_a_lossy_conversion_unless_accepted(runner, tmp_path):

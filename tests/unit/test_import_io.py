@@ -1,5 +1,4 @@
-"""`paddlegen import`'s files, where its specs go, and the verdicts on them, as the library
-gives them."""
+"""`paddlegen import`'s files, where its specs go, and the verdicts on them (the library)."""
 
 from __future__ import annotations
 

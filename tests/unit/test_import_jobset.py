@@ -1,6 +1,5 @@
-"""`paddlegen import` of group restarts written otherwise than paddlegen writes them: a JobSet
-by hand, a TrainJob's own TrainingRuntime changed by hand, and what is refused or stays as it
-was (tests/e2e/test_import_restarts.py: what paddlegen renders comes back whole)."""
+"""`paddlegen import` of group restarts written by hand (a JobSet, a TrainJob's own
+TrainingRuntime changed), and what is refused or stays as it was."""
 
 from __future__ import annotations
 
@@ -9,9 +8,9 @@ import copy
 import pytest
 import yaml
 
-from paddlegen.authoring.importer import import_manifests
 from paddlegen.errors import InputError
 from tests.builders import HEADER, rendered_objects
+from tests.unit.test_import import imported
 
 HAND_WRITTEN = """\
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -48,10 +47,6 @@ spec:
               - {name: PADDLE_MASTER, value: "bert-trainer-0-0.ranks:9000"}
               resources: {limits: {memory: 8Gi}}
 """
-
-
-def imported(*texts: str):
-    return import_manifests([(f"in{i}.yaml", t) for i, t in enumerate(texts)])
 
 
 def test_a_hand_written_jobset_is_a_collective_job_with_restarts_and_says_what_changes():

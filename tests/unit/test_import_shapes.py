@@ -1,7 +1,5 @@
 """`paddlegen import` refuses an object the API server would refuse for a field's type or a
-required field it lacks, at that field's line and column, before any importer walks it
-(import_shapes.py). Most cases below were an "internal error" (a traceback) before: the batch
-Job and PaddleJob importers expect the API's types and required fields."""
+required field it lacks, at that field's line and column, before any importer walks it."""
 
 from __future__ import annotations
 

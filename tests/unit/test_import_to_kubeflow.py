@@ -96,27 +96,62 @@ def test_a_clean_pod_policy_with_a_kubeflow_twin_carries_over(theirs, ours):
     assert job.spec["spec"]["kubeflow"] == {"cleanPodPolicy": ours}
 
 
-def test_heter_elastic_and_the_host_network_are_lossy():
+@pytest.mark.parametrize(
+    ("to", "said"),
+    [
+        (
+            "collective-job",
+            [
+                "dropped 1 heter pod: heterogeneous training is a form of PS mode, which "
+                "collective-job has not",
+                "intranet HostNetwork not carried over: the pods ran on their nodes' network; "
+                "collective-job's pods use the pod network and find rank 0 by the headless Service",
+                "elastic 1 not carried over: collective-job runs a fixed number of ranks "
+                "(worker.replicas), and one failed rank fails the job",
+            ],
+        ),
+        (
+            "kubeflow-paddlejob",
+            [
+                "dropped 1 heter pod: the Kubeflow PaddleJob has only Master and Worker replicas",
+                "intranet HostNetwork not carried over: the pods use the pod network and find "
+                "master-0 by the Service the training-operator makes for each pod",
+                "elastic 1 not carried over: paddlegen's Kubeflow PaddleJob runs a fixed number "
+                "of pods",
+            ],
+        ),
+    ],
+)
+def test_heter_elastic_and_the_host_network_are_lossy(to, said):
     text = PADDLEFLOW_PS.replace("intranet: PodIP", "intranet: HostNetwork\n  elastic: 1")
+    text = text.replace("  cleanPodPolicy: OnCompletion\n", "")  # a job without the policy
     text += (
         "  heter:\n    replicas: 1\n    template:\n      spec:\n        containers:\n"
         "        - {name: paddle, image: 'r/wd:v1'}\n"
     )
-    job = imported(text, "kubeflow-paddlejob")
-    lossy = messages(job, "lossy")
+    job = imported(text, to)
     assert "heter" not in job.spec["spec"]
-    assert any(m.startswith("dropped 1 heter pod") for m in lossy)
-    assert any(m.startswith("intranet HostNetwork not carried over") for m in lossy)
-    assert any(m.startswith("elastic 1 not carried over") for m in lossy)
+    assert set(said) <= set(messages(job, "lossy"))
 
 
-def test_only_a_paddleflow_paddlejob_converts_to_kubeflow():
-    job = (
-        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: one}\nspec:\n  template:\n"
-        "    spec:\n      restartPolicy: Never\n"
-        "      containers: [{name: paddle, image: 'r/a:v1'}]\n"
-    )
-    with pytest.raises(InputError, match="converts PaddleFlow PaddleJobs"):
-        imported(job, "kubeflow-paddlejob")
-    # a Kubeflow PaddleJob is one already: read as it is
+BATCH_JOB = (
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: one}\nspec:\n  template:\n"
+    "    spec:\n      restartPolicy: Never\n      containers: [{name: paddle, image: 'r/a:v1'}]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "to", "message"),
+    [
+        (BATCH_JOB, "collective-job", r"cannot convert a Job \(workload job\) to collective-job"),
+        (BATCH_JOB, "kubeflow-paddlejob", "converts PaddleFlow PaddleJobs"),
+        (KUBEFLOW, "trainjob", "import converts to: collective-job, kubeflow-paddlejob"),
+    ],
+)
+def test_only_an_operators_paddlejob_converts(text, to, message):
+    with pytest.raises(InputError, match=message):
+        imported(text, to)
+
+
+def test_a_kubeflow_paddlejob_converted_to_kubeflow_is_read_as_it_is():
     assert imported(KUBEFLOW, "kubeflow-paddlejob").spec["spec"]["ps"] == {"replicas": 1}

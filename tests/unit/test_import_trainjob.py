@@ -1,6 +1,5 @@
-"""`paddlegen import` of a Kubeflow Trainer TrainJob (#26): what paddlegen renders comes back
-whole (tests/e2e/test_import_roundtrip.py); what a spec cannot carry is a note at the field's
-line and column in the input, and the spec written still validates."""
+"""`paddlegen import` of a Kubeflow Trainer TrainJob: what a spec cannot carry is a note at the
+field's line and column in the input, and the spec written still validates."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import pytest
 from paddlegen.authoring.explain import explain
 from paddlegen.authoring.importer import import_manifests
 from tests.conftest import DATA
-from tests.unit.test_import import render
+from tests.unit.test_import import imported, render
 
 IMPORT_DATA = DATA / "import"
 
@@ -31,10 +31,6 @@ def kubeflow(master: str | None, worker: str | None = "", pod: str = "") -> str:
         + ("" if master is None else replica("Master", master))
         + ("" if worker is None else replica("Worker", worker))
     )
-
-
-def imported(text: str):
-    return import_manifests([("in.yaml", text)])
 
 
 def replica_policies(result) -> dict[str, str]:

@@ -17,9 +17,14 @@ from paddlegen.workloads import DEFAULT_WORKLOAD
 GOOD = {"name": "demo", "image": "r/demo:v1", "workload": "paddlejob"}
 
 
+def written(options: InitOptions) -> dict:
+    """The spec section init writes for ``options``."""
+    return yaml.safe_load(init_spec(options))["spec"]
+
+
 def test_the_default_workload_is_collective_job_and_parameter_servers_need_paddlejob():
     assert InitOptions().workload == DEFAULT_WORKLOAD == "collective-job"
-    spec = yaml.safe_load(init_spec(InitOptions(name="demo", image="r/demo:v1")))["spec"]
+    spec = written(InitOptions(name="demo", image="r/demo:v1"))
     assert (spec["workload"], spec["args"]) == ("collective-job", ["train.py"])
     assert answer_problems({"name": "demo", "image": "r/demo:v1", "ps": 1}) == {
         "ps": "workload 'collective-job' has no 'ps' role: every pod is a trainer of the "
@@ -59,7 +64,7 @@ def test_an_answer_that_breaks_an_earlier_one_is_found_on_the_earlier_one():
 
 
 def test_gpus_go_to_the_trainers_and_to_parameter_servers_only_when_asked():
-    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, ps=2, workers=4, gpus=1)))["spec"]
+    spec = written(InitOptions(**GOOD, ps=2, workers=4, gpus=1))
     assert "gpus" not in spec
     # 2Gi and the job's 4Gi /dev/shm, whose pages count against the limit
     cpu_pod = {"requests": {"cpu": "1", "memory": "6Gi"}, "limits": {"memory": "6Gi"}}
@@ -67,7 +72,7 @@ def test_gpus_go_to_the_trainers_and_to_parameter_servers_only_when_asked():
         {"replicas": 2, "resources": cpu_pod},  # not the trainers' GPU-sized requests
         {"replicas": 4, "gpus": 1},
     )
-    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, ps=2, ps_gpus=1)))["spec"]
+    spec = written(InitOptions(**GOOD, ps=2, ps_gpus=1))
     assert spec["ps"] == {
         "replicas": 2,
         "gpus": 1,
@@ -84,7 +89,7 @@ def test_gpus_go_to_the_trainers_and_to_parameter_servers_only_when_asked():
      (16, "48", "192Gi", "64Gi")],
 )  # fmt: skip
 def test_gpu_pods_get_requests_and_shm_by_their_gpus(gpus, cpu, memory, shm):
-    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, gpus=gpus)))["spec"]
+    spec = written(InitOptions(**GOOD, gpus=gpus))
     assert spec["resources"] == {
         "requests": {"cpu": cpu, "memory": memory},
         "limits": {"memory": memory},
@@ -96,17 +101,13 @@ def test_gpu_pods_get_requests_and_shm_by_their_gpus(gpus, cpu, memory, shm):
 def test_an_llm_presets_pods_get_a_training_nodes_share_per_gpu(gpus, cpu, memory):
     """An SFT rank's host memory holds its share of the model as it loads and saves: a
     preset's pods take 7 CPUs and 56Gi a GPU (docs/llm.md "Pod size"), other pods 3 and 12Gi."""
-    options = InitOptions(**{**GOOD, "workload": "collective-job"}, gpus=gpus, preset="erniekit")
-    spec = yaml.safe_load(init_spec(options))["spec"]
+    llm = {**GOOD, "workload": "collective-job", "gpus": gpus, "preset": "erniekit"}
+    spec = written(InitOptions(**llm))
     assert spec["resources"]["requests"] == {"cpu": cpu, "memory": memory}
     assert spec["resources"]["limits"] == {"memory": memory}
     assert spec["shm"] == f"{4 * gpus}Gi"  # /dev/shm as any GPU pod's, within the limit
-    given = InitOptions(**{**GOOD, "workload": "collective-job"}, gpus=gpus, preset="erniekit",
-                        cpu="7", memory="40Gi")  # fmt: skip
-    assert yaml.safe_load(init_spec(given))["spec"]["resources"]["requests"] == {
-        "cpu": "7",
-        "memory": "40Gi",
-    }
+    given = InitOptions(**llm, cpu="7", memory="40Gi")
+    assert written(given)["resources"]["requests"] == {"cpu": "7", "memory": "40Gi"}
 
 
 def test_an_accelerator_is_written_for_the_devices_the_pods_count():
@@ -119,7 +120,7 @@ def test_an_accelerator_is_written_for_the_devices_the_pods_count():
     manifests = "".join(m.text() for m in rendered.manifests)
     assert "huawei.com/Ascend910: '8'" in manifests and "huawei.com/Ascend910: '1'" in manifests
     assert "nvidia.com/gpu" not in manifests
-    assert "accelerator" not in yaml.safe_load(init_spec(InitOptions(**GOOD, gpus=1)))["spec"]
+    assert "accelerator" not in written(InitOptions(**GOOD, gpus=1))
     assert answer_problems({**GOOD, "accelerator": "kunlunxin.com/xpu"}) == {
         "accelerator": "kunlunxin.com/xpu for pods that count none (--gpus, --ps-gpus)"
     }
@@ -127,14 +128,14 @@ def test_an_accelerator_is_written_for_the_devices_the_pods_count():
 
 def test_the_users_cpu_and_memory_win_over_the_gpu_defaults():
     options = InitOptions(**GOOD, ps=1, ps_gpus=2, gpus=8, cpu="10", memory="64Gi")
-    spec = yaml.safe_load(init_spec(options))["spec"]
+    spec = written(options)
     assert spec["resources"] == {
         "requests": {"cpu": "10", "memory": "64Gi"},
         "limits": {"memory": "64Gi"},
     }
     assert "resources" not in spec["ps"]  # the same for every pod: the flags say so
     assert spec["shm"] == "32Gi"  # by the most GPUs of a pod
-    spec = yaml.safe_load(init_spec(InitOptions(**GOOD, gpus=2, cpu="5")))["spec"]
+    spec = written(InitOptions(**GOOD, gpus=2, cpu="5"))
     assert spec["resources"]["requests"] == {"cpu": "5", "memory": "24Gi"}
 
 
@@ -254,9 +255,8 @@ def test_answers_without_problems_make_a_spec_without_findings(answers):
 
 
 def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():
-    """init wrote accessModes: [ReadWriteMany] for every sized volume, which a claim of most
-    block and local StorageClasses cannot get (Pending): a dynamic one takes the default,
-    ReadWriteOnce for one pod."""
+    """No ReadWriteMany for a dynamic claim of one pod, which most block and local
+    StorageClasses cannot give (Pending): the default, ReadWriteOnce."""
     for workers, modes in ((1, ["ReadWriteOnce"]), (2, ["ReadWriteMany"])):
         options = InitOptions(**GOOD, workers=workers, storage="dynamic://fast")
         text = init_spec(options, "demo.yaml")
@@ -272,17 +272,13 @@ def test_a_dynamic_volume_gets_the_access_mode_its_job_needs():
 )
 def test_a_preset_runs_its_trainers_cli_on_the_config_in_the_storage(preset, cli):
     options = InitOptions(name="sft", image="r/sft:v1", preset=preset, workers=2, gpus=8)
-    spec = yaml.safe_load(init_spec(options))["spec"]
+    spec = written(options)
     assert spec["workload"] == "collective-job" and "args" not in spec and "env" not in spec
     assert spec["command"] == [cli, "train", "train.yaml"]  # the image's working directory
     stored = dataclasses.replace(options, storage="pvc://llm", mount_path="/mnt/llm/")
-    assert yaml.safe_load(init_spec(stored))["spec"]["command"] == [
-        cli, "train", "/mnt/llm/train.yaml"
-    ]  # fmt: skip
+    assert written(stored)["command"] == [cli, "train", "/mnt/llm/train.yaml"]
     own = dataclasses.replace(options, command=f"{cli} train /c/sft.yaml --x 1")
-    assert yaml.safe_load(init_spec(own))["spec"]["command"] == [
-        cli, "train", "/c/sft.yaml", "--x", "1"
-    ]  # fmt: skip
+    assert written(own)["command"] == [cli, "train", "/c/sft.yaml", "--x", "1"]
 
 
 def test_a_preset_without_gpus_gives_its_cli_what_it_needs_on_cpu():

@@ -123,9 +123,7 @@ def test_without_a_setup_nothing_is_checked_and_another_file_there_is_left_alone
 
 
 def test_a_queue_no_team_has_and_a_namespace_the_team_lacks_are_warnings(runner, repo):
-    spec = FITS.replace("queue: ml-training", "queue: ml-train").replace(
-        "namespace: ml", "namespace: ml"
-    )
+    spec = FITS.replace("queue: ml-training", "queue: ml-train")
     result = validate(runner, "jobs/sft.yaml", spec=spec)
     assert result.exit_code == 0, result.output
     (team,) = findings(result.stderr, "kueue-team")

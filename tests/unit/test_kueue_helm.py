@@ -4,7 +4,6 @@ Deployment. The chart's output is kept in tests/data/kueue/helm (scripts/kueue_c
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from paddlegen.cli import cli
 from paddlegen.gitops import kueue_install, kueue_manager, kueue_setup
 from scripts import kueue_chart
 from tests.conftest import EXAMPLES
+from tests.helpers import assert_sha256sums
 
 SETUP = EXAMPLES / "gitops" / "platform" / "kueue.yaml"
 HELM = kueue_chart.OUT
@@ -33,12 +33,8 @@ def paddlegen_config_map(install: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_kept_chart_output_is_what_the_script_wrote():
-    listed = dict(
-        reversed(line.split("  ")) for line in (HELM / kueue_chart.SUMS).read_text().splitlines()
-    )
+    listed = assert_sha256sums(HELM, kueue_chart.SUMS)
     assert sorted(listed) == sorted(f"{case}.yaml" for case in kueue_chart.CASES)
-    for name, digest in listed.items():
-        assert hashlib.sha256((HELM / name).read_bytes()).hexdigest() == digest, name
 
 
 @pytest.mark.parametrize("case", kueue_chart.CASES)
@@ -65,13 +61,6 @@ def test_the_restart_names_the_deployment_that_reads_it(case: str):
     )
     volumes = deployment["spec"]["template"]["spec"]["volumes"]
     assert {"name": "manager-config", "configMap": {"name": install.config_map}} in volumes
-
-
-def test_cert_manager_turns_kueues_own_certificates_off():
-    config = yaml.safe_load(
-        paddlegen_config_map(kueue_chart.CASES["cert-manager"])["data"][kueue_manager.KEY]
-    )
-    assert config["internalCertManagement"] == {"enable": False}
 
 
 @pytest.mark.parametrize(

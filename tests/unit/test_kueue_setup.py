@@ -208,9 +208,8 @@ def test_warnings_are_shown_and_the_objects_written(runner, tmp_path):
 def test_the_shared_definitions_are_the_spec_schemas():
     kueue = json.loads((ROOT / "schemas" / "kueue.v1.schema.json").read_text())["$defs"]
     spec = json.loads((ROOT / "schemas" / "trainingjob.v1.schema.json").read_text())["$defs"]
-    for name in ("quantity", "qualifiedName", "labelValue", "labels", "dns1123Subdomain"):
-        assert kueue[name] == spec[name], name
-    for name in ("dns1123Label", "kueueName", "toleration"):
+    shared = ["quantity", "qualifiedName", "labelValue", "labels", "dns1123Subdomain"]
+    for name in [*shared, "dns1123Label", "kueueName", "toleration"]:
         assert kueue[name] == spec[name], name
 
 

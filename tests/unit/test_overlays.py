@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from paddlegen.errors import SpecError
+from paddlegen.output.patches import strategic_patch
 from paddlegen.pipeline import build
 from paddlegen.spec.overlays import deep_merge
+from paddlegen.validate.merge import PatchError, apply_patch
 from tests.builders import render_file
 
 BASE = """\
@@ -34,24 +36,34 @@ def render(tmp_path, overlays: str) -> build.Rendered:
     return render_file(tmp_path, BASE + overlays)
 
 
-def test_an_overlay_error_points_into_the_overlay(tmp_path):
+REPLICAS = (12, 26, "$.overlays.prod.spec.worker.replicas")
+
+
+@pytest.mark.parametrize(
+    ("overlay", "found"),
+    [
+        (
+            "spec:\n      worker: {replicas: 0}",
+            (*REPLICAS, "schema", "0 is less than the minimum of 1"),
+        ),
+        # a semantic check's finding too
+        (
+            "spec:\n      worker: {replicas: 3}",
+            (*REPLICAS, "job-replicas", "workload 'job' runs exactly one pod, not 3"),
+        ),
+        # an overlay may not rename the job
+        (
+            "metadata: {name: other}",
+            (11, 16, "$.overlays.prod.metadata.name", "schema", "unknown field"),
+        ),
+    ],
+    ids=["schema", "semantic", "rename"],
+)
+def test_an_overlay_error_points_into_the_overlay(tmp_path, overlay, found):
     with pytest.raises(SpecError) as info:
-        render(tmp_path, "overlays:\n  prod:\n    spec:\n      worker: {replicas: 0}\n")
+        render(tmp_path, f"overlays:\n  prod:\n    {overlay}\n")
     (d,) = info.value.diagnostics
-    assert (d.line, d.col, d.path) == (12, 26, "$.overlays.prod.spec.worker.replicas")
-
-
-def test_overlay_semantic_errors_are_reported_too(tmp_path):
-    with pytest.raises(SpecError) as info:
-        render(tmp_path, "overlays:\n  prod:\n    spec:\n      worker: {replicas: 3}\n")
-    (d,) = info.value.diagnostics
-    assert d.rule == "job-replicas" and d.line == 12
-
-
-def test_overlay_may_not_rename_the_job(tmp_path):
-    with pytest.raises(SpecError) as info:
-        render(tmp_path, "overlays:\n  prod:\n    metadata: {name: other}\n")
-    assert info.value.diagnostics[0].message == "unknown field"
+    assert (d.line, d.col, d.path, d.rule, d.message) == found
 
 
 AFFINITY = """\
@@ -83,10 +95,8 @@ AFFINITY = """\
 )
 def test_a_patch_directive_in_an_overlay_is_refused_at_its_key(tmp_path, overlay, where, path):
     # kustomize would act on it in the overlay's patch (drop the affinity), --env would not
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(BASE + AFFINITY + "overlays:\n  prod:\n    spec:\n" + overlay)
     with pytest.raises(SpecError) as info:
-        build.render_specs([spec])
+        render(tmp_path, AFFINITY + "overlays:\n  prod:\n    spec:\n" + overlay)
     (d,) = info.value.diagnostics
     assert ((d.line, d.col), d.path, d.rule) == (where, path, "schema")
     assert "directive to kustomize" in d.message
@@ -139,8 +149,6 @@ def _env(*pairs):
 
 
 def test_a_patch_names_list_elements_by_key_and_holds_only_changes():
-    from paddlegen.output.patches import strategic_patch
-
     base = _job(_env(("A", "1"), ("B", "2"), ("C", "3")), tolerations=[{"key": "x"}])
     env = _job(_env(("A", "1"), ("B", "9"), ("C", "3")), tolerations=[{"key": "y"}])
     assert strategic_patch(base, env) == {
@@ -163,8 +171,6 @@ def test_a_patch_names_list_elements_by_key_and_holds_only_changes():
 
 
 def test_a_patch_deletes_removed_elements_and_fields_and_replaces_lost_labels():
-    from paddlegen.output.patches import strategic_patch
-
     base = _job(_env(("A", "1"), ("B", "2")), nodeSelector={"pool": "a"})
     env = _job(_env(("B", "2")))
     env["metadata"]["labels"] = {"a": "1"}
@@ -177,8 +183,6 @@ def test_a_patch_deletes_removed_elements_and_fields_and_replaces_lost_labels():
 
 
 def test_a_custom_resource_list_is_given_whole():
-    from paddlegen.output.patches import strategic_patch
-
     base, env = _job(_env(("A", "1"), ("B", "2"))), _job(_env(("A", "1"), ("B", "3")))
     for obj in (base, env):
         obj["apiVersion"], obj["kind"] = "batch.volcano.sh/v1alpha1", "Job"
@@ -190,8 +194,6 @@ def test_a_custom_resource_list_is_given_whole():
 
 
 def test_a_list_merged_by_two_keys_is_replaced_with_a_directive():
-    from paddlegen.output.patches import strategic_patch
-
     ports = [{"containerPort": 80, "protocol": "TCP"}]
     base, env = _job([]), _job([])
     env["spec"]["template"]["spec"]["containers"][0]["ports"] = ports
@@ -201,9 +203,6 @@ def test_a_list_merged_by_two_keys_is_replaced_with_a_directive():
 
 
 def test_the_patch_applies_back_to_the_environment_object():
-    from paddlegen.output.patches import strategic_patch
-    from paddlegen.validate.merge import apply_patch
-
     base = _job(_env(("A", "1"), ("B", "2"), ("C", "3")), nodeSelector={"pool": "a"})
     env = _job(_env(("C", "3"), ("D", "4"), ("A", "0")))
     env["metadata"]["labels"] = {"a": "1"}
@@ -211,8 +210,6 @@ def test_the_patch_applies_back_to_the_environment_object():
 
 
 def test_a_patch_that_does_not_fit_is_refused():
-    from paddlegen.validate.merge import PatchError, apply_patch
-
     base = _job([])
     with pytest.raises(PatchError, match="spec.template is a list in the patch, a map in the"):
         apply_patch(base, {"spec": {"template": []}})

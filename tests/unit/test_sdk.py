@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import yaml
 
@@ -23,6 +25,12 @@ def seed_example() -> PaddleJob:
     scope: dict = {}
     exec(block.replace(SEED_IMPORT, OUR_IMPORT), scope)  # noqa: S102 - the seed's example
     return scope["paddle_job"]
+
+
+def job(**given: Any) -> PaddleJob:
+    """A PaddleJob `demo` of image r/d:v1 running `python train.py`, with ``given`` arguments."""
+    defaults = {"job_name": "demo", "entry_point": "python train.py", "runtime_image": "r/d:v1"}
+    return PaddleJob(**{**defaults, **given})
 
 
 def objects(out_dir, name):
@@ -87,18 +95,8 @@ def test_to_yaml_is_the_spec_without_a_modeline():
 
 
 def test_the_parameter_tables_spellings_work_too():
-    job = PaddleJob(
-        job_name="demo",
-        entry_point="python train.py",
-        runtime_image="r/demo:v1",
-        cpu_nums=2,
-        memory="4Gi",
-        gpu_nums=1,
-        pservers=0,
-        trainers=2,
-        trainer_package="/workspace",
-    )
-    body = job.to_spec()["spec"]
+    given = {"cpu_nums": 2, "memory": "4Gi", "gpu_nums": 1, "pservers": 0, "trainers": 2}
+    body = job(**given, trainer_package="/workspace").to_spec()["spec"]
     assert body["resources"] == {
         "requests": {"cpu": "2", "memory": "4Gi"},
         "limits": {"memory": "4Gi"},
@@ -118,40 +116,25 @@ def test_the_parameter_tables_spellings_work_too():
 )
 def test_contradicting_spellings_are_refused(kwargs):
     with pytest.raises(TypeError):
-        PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/d:v1", **kwargs)
+        job(**kwargs)
 
 
 def test_use_gpu_alone_means_one_gpu_as_in_the_original_sdk():
-    job = PaddleJob(job_name="demo", entry_point="x", runtime_image="r/d:v1", use_gpu=True)
-    assert job.to_spec()["spec"]["gpus"] == 1
+    assert job(use_gpu=True).to_spec()["spec"]["gpus"] == 1
 
 
 def test_a_single_pod_job_knows_it_is_trainer_zero_of_one(tmp_path):
-    job = PaddleJob(
-        job_name="solo",
-        entry_point="python train.py",
-        runtime_image="r/d:v1",
-        workload="job",
-        pservers=0,
-        trainers=1,
-    )
-    body = job.to_spec()["spec"]
+    solo = job(job_name="solo", workload="job", pservers=0, trainers=1)
+    body = solo.to_spec()["spec"]
     assert body["env"] == [{"name": "TRAINER_ID", "value": "0"}, {"name": "TRAINERS", "value": "1"}]
     assert body["args"] == ["python train.py"]
-    job.render(tmp_path)
+    solo.render(tmp_path)
     assert (tmp_path / "solo" / "batch_v1_job_solo.yaml").is_file()
 
 
 def test_kubeflow_trainers_read_their_index_from_the_operators_pod_label():
-    job = PaddleJob(
-        job_name="kf",
-        entry_point="python train.py",
-        runtime_image="r/d:v1",
-        workload="kubeflow-paddlejob",
-        pservers=1,
-        trainers=2,
-    )
-    (trainer_id,) = [e for e in job.to_spec()["spec"]["env"] if e["name"] == "TRAINER_ID"]
+    kubeflow = job(workload="kubeflow-paddlejob", pservers=1, trainers=2)
+    (trainer_id,) = [e for e in kubeflow.to_spec()["spec"]["env"] if e["name"] == "TRAINER_ID"]
     assert (
         trainer_id["valueFrom"]["fieldRef"]["fieldPath"]
         == f"metadata.labels['{KUBEFLOW_INDEX_LABEL}']"
@@ -160,9 +143,8 @@ def test_kubeflow_trainers_read_their_index_from_the_operators_pod_label():
 
 @pytest.mark.parametrize("workload", ["distributed-job", "trainjob", "nope"])
 def test_a_workload_without_a_trainer_identity_is_refused_for_what_it_is(workload):
-    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1", workload=workload)
     with pytest.raises(SpecError) as info:
-        job.to_spec()
+        job(workload=workload).to_spec()
     (finding,) = info.value.diagnostics
     assert "cannot run an entry_point: paddlegen gives its pods no TRAINER_ID" in finding.message
     assert "distributed-job image" not in finding.message  # nothing of another workload's
@@ -172,29 +154,22 @@ def test_a_workload_without_a_trainer_identity_is_refused_for_what_it_is(workloa
 
 
 def test_collective_job_runs_the_entry_point():
-    spec = PaddleJob(
-        job_name="c",
-        entry_point="x",
-        runtime_image="r/d:v1",
-        pservers=0,
-        memory="1Gi",
-        workload="collective-job",
-    ).to_spec()
+    spec = job(pservers=0, memory="1Gi", workload="collective-job").to_spec()
     assert spec["spec"]["workload"] == "collective-job"
 
 
 def test_an_invalid_job_is_a_spec_error_naming_the_job_and_field():
-    job = PaddleJob(job_name="Bad_Name", entry_point="x", runtime_image="r/d:v1")
     with pytest.raises(SpecError) as info:
-        job.to_spec()
+        job(job_name="Bad_Name").to_spec()
     (finding,) = info.value.diagnostics
     assert (finding.file, finding.path) == ("PaddleJob(job_name='Bad_Name')", "$.metadata.name")
 
 
 def test_job_with_the_seeds_default_pservers_is_refused():
-    job = PaddleJob(job_name="solo", entry_point="x", runtime_image="r/d:v1", workload="job")
     with pytest.raises(SpecError) as info:
-        job.to_spec()  # pservers defaults to 2, as in the seed; workload job has no ps role
+        job(
+            workload="job"
+        ).to_spec()  # pservers defaults to 2, as in the seed; workload job has no ps role
     assert "job-replicas" in {d.rule for d in info.value.diagnostics}
 
 
@@ -206,16 +181,9 @@ def test_cephfs_with_a_cluster_id_and_fs_name_is_the_csi_driver(tmp_path):
         "secretName": "cephfs-secret",
         "path": "/volumes/g/sub",
     }
-    job = PaddleJob(
-        job_name="demo",
-        entry_point="python train.py",
-        runtime_image="r/d:v1",
-        memory="1Gi",
-        namespace="team",
-        cephfs_volume=volume,
-    )
-    assert job.validate() == []  # valid, and no warning
-    found = objects(job.render(tmp_path).parent, "demo")
+    csi = job(memory="1Gi", namespace="team", cephfs_volume=volume)
+    assert csi.validate() == []  # valid, and no warning
+    found = objects(csi.render(tmp_path).parent, "demo")
     (pv,) = [o for o in found.values() if o.get("kind") == "PersistentVolume"]
     assert pv["spec"]["csi"]["driver"] == "cephfs.csi.ceph.com"
     assert pv["spec"]["csi"]["nodeStageSecretRef"] == {"name": "cephfs-secret", "namespace": "team"}
@@ -231,11 +199,9 @@ def test_the_example_of_seed_002_holds_the_sdks_csi_volume():
 def test_cephfs_secret_namespace_is_passed_on():
     volume = CephFSVolume(cluster_id="c", fs_name="f", secret_namespace="ceph-csi")
     assert volume.to_volume()["cephfs"]["secretNamespace"] == "ceph-csi"
-    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1", cephfs_volume=volume)
-    assert "cephfs-secret-namespace" not in {d.rule for d in job.validate()}
-    without = CephFSVolume(cluster_id="c", fs_name="f")
-    job = PaddleJob(job_name="d", entry_point="x", runtime_image="r/d:v1", cephfs_volume=without)
-    assert "cephfs-secret-namespace" in {d.rule for d in job.validate() if d.is_error}
+    assert "cephfs-secret-namespace" not in {d.rule for d in job(cephfs_volume=volume).validate()}
+    without = job(cephfs_volume=CephFSVolume(cluster_id="c", fs_name="f"))
+    assert "cephfs-secret-namespace" in {d.rule for d in without.validate() if d.is_error}
 
 
 @pytest.mark.parametrize(
@@ -261,9 +227,8 @@ def test_cephfs_monitors_may_be_a_comma_separated_string_or_a_list():
 
 
 def test_a_spec_error_says_why_and_a_diagnostic_reads_as_a_line(tmp_path):
-    job = PaddleJob(job_name="Demo_Job", entry_point="x", runtime_image="r/d:v1")
     with pytest.raises(SpecError) as info:
-        job.render(tmp_path)
+        job(job_name="Demo_Job").render(tmp_path)
     (first, *reasons) = str(info.value).splitlines()
     assert first == "PaddleJob(job_name='Demo_Job'): invalid spec"
     assert reasons and all(r.startswith("PaddleJob(job_name='Demo_Job'):") for r in reasons)
@@ -276,12 +241,12 @@ def test_a_rendered_job_is_reused_by_the_cli_render_of_the_saved_spec(tmp_path):
 
     from paddlegen.cli import cli
 
-    job = PaddleJob(job_name="demo", entry_point="python train.py", runtime_image="r/d:v1")
-    job.render(tmp_path / "deploy")
+    demo = job()
+    demo.render(tmp_path / "deploy")
     stamp = tmp_path / "deploy" / "demo" / ".paddlegen-stamp"
     before = stamp.stat().st_mtime_ns  # the SDK wrote a stamp
     (tmp_path / "jobs").mkdir()
-    (tmp_path / "jobs" / "demo.yaml").write_text(job.to_yaml())
+    (tmp_path / "jobs" / "demo.yaml").write_text(demo.to_yaml())
     result = CliRunner().invoke(
         cli, ["render", str(tmp_path / "jobs"), "-o", str(tmp_path / "deploy")]
     )
@@ -293,16 +258,14 @@ def test_a_rendered_job_is_reused_by_the_cli_render_of_the_saved_spec(tmp_path):
 def test_without_parameter_servers_the_default_is_collective_job_with_the_rank_as_trainer_id(
     tmp_path,
 ):
-    job = PaddleJob(
-        job_name="ranks", entry_point="python train.py", runtime_image="r/d:v1", pservers=0
-    )
-    body = job.to_spec()["spec"]
+    ranks = job(job_name="ranks", pservers=0)
+    body = ranks.to_spec()["spec"]
     assert body["workload"] == "collective-job"
     assert body["env"] == [
         {"name": "TRAINER_ID", "valueFrom": {"fieldRef": {"fieldPath": RANK_PATH}}},
         {"name": "TRAINERS", "value": "3"},
     ]
-    folder = job.render(tmp_path)
+    folder = ranks.render(tmp_path)
     (container,) = yaml.safe_load((folder / "batch_v1_job_ranks.yaml").read_text())["spec"][
         "template"
     ]["spec"]["containers"]
@@ -314,5 +277,4 @@ def test_without_parameter_servers_the_default_is_collective_job_with_the_rank_a
 
 
 def test_with_parameter_servers_the_default_is_the_paddleflow_paddlejob():
-    job = PaddleJob(job_name="ps", entry_point="python train.py", runtime_image="r/d:v1")
-    assert job.to_spec()["spec"]["workload"] == "paddlejob"
+    assert job().to_spec()["spec"]["workload"] == "paddlejob"

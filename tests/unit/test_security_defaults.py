@@ -3,34 +3,25 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from paddlegen import report
 from paddlegen.cli import cli
 from paddlegen.errors import SpecError
-from paddlegen.pipeline import build, load
-from paddlegen.spec.loader import parse_spec
-from tests.builders import DEMO
+from tests import builders
+from tests.builders import DEMO, render_file, rendered_objects
+from tests.helpers import pod_templates
+
+# A job with a memory limit: no finding but the one a test is about.
+LIMITED = "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
 
 
-def pods(tmp_path, body: str) -> list[dict]:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(DEMO + body)
-    (rendered,) = build.render_specs([spec])
-    out = []
-    for m in rendered.manifests:
-        text = yaml.safe_dump(m.obj)
-        if "containers" in text:
-            out.extend(_pod_specs(m.obj))
-    return out
+def pods(body: str) -> list[dict]:
+    """The pod specs DEMO + ``body`` renders."""
+    return [t["spec"] for t in pod_templates(list(rendered_objects(DEMO + body).values()))]
 
 
-def _pod_specs(obj):
-    if isinstance(obj, dict):
-        if "containers" in obj:
-            yield obj
-        for value in obj.values():
-            yield from _pod_specs(value)
+def findings(body: str) -> list[str]:
+    """Every finding on DEMO + ``body``, none left out."""
+    return builders.findings(body, quiet=())
 
 
 RESTRICTED = {
@@ -40,16 +31,18 @@ RESTRICTED = {
 }
 
 
-@pytest.mark.parametrize("workload", ["job", "paddlejob", "kubeflow-paddlejob", "collective-job"])
-def test_every_container_is_restricted_and_gets_no_token(tmp_path, workload):
-    body = {
-        "job": "spec: {workload: job, image: img:1}\n",
-        "collective-job": "spec: {workload: collective-job, image: img:1, args: [t.py]}\n",
-    }
-    found = pods(
-        tmp_path,
-        body.get(workload, f"spec: {{workload: {workload}, image: img:1, ps: {{replicas: 1}}}}\n"),
-    )
+@pytest.mark.parametrize(
+    "body",
+    [
+        "spec: {workload: job, image: img:1}\n",
+        "spec: {workload: paddlejob, image: img:1, ps: {replicas: 1}}\n",
+        "spec: {workload: kubeflow-paddlejob, image: img:1, ps: {replicas: 1}}\n",
+        "spec: {workload: collective-job, image: img:1, args: [t.py]}\n",
+    ],
+    ids=["job", "paddlejob", "kubeflow-paddlejob", "collective-job"],
+)
+def test_every_container_is_restricted_and_gets_no_token(body):
+    found = pods(body)
     assert found
     for pod in found:
         assert pod["automountServiceAccountToken"] is False
@@ -58,22 +51,21 @@ def test_every_container_is_restricted_and_gets_no_token(tmp_path, workload):
             assert container["resources"]["requests"] == {"cpu": "500m", "memory": "1Gi"}
 
 
-def test_only_the_distributed_job_mounts_a_token(tmp_path):
+def test_only_the_distributed_job_mounts_a_token():
     body = (
         "spec:\n  workload: distributed-job\n  image: img:1\n"
         "  volumes: [{name: d, mountPath: /d, hostPath: {path: /x}}]\n"
         "  distributed: {volume: d, trainConfigDir: c}\n"
         "  dataPrep: {image: data, volume: d}\n"
     )
-    trainer, data = sorted(pods(tmp_path, body), key=lambda p: "serviceAccountName" in p)[::-1]
+    trainer, data = sorted(pods(body), key=lambda p: "serviceAccountName" in p)[::-1]
     assert trainer["automountServiceAccountToken"] is True
     assert trainer["serviceAccountName"] == "demo"
     assert data["automountServiceAccountToken"] is False
 
 
-def test_security_settings_and_opt_out(tmp_path):
+def test_security_settings_and_opt_out():
     (pod,) = pods(
-        tmp_path,
         "spec:\n  workload: job\n  image: img:1\n"
         "  security: {runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001,"
         " fsGroup: 10001,"
@@ -87,24 +79,17 @@ def test_security_settings_and_opt_out(tmp_path):
         "runAsGroup": 10001,
         "readOnlyRootFilesystem": True,
     }
-    (pod,) = pods(tmp_path, "spec: {workload: job, image: img:1, security: {restricted: false}}\n")
+    (pod,) = pods("spec: {workload: job, image: img:1, security: {restricted: false}}\n")
     assert "securityContext" not in pod["containers"][0]
 
 
-def test_default_requests_never_exceed_a_given_limit(tmp_path):
-    (pod,) = pods(
-        tmp_path, "spec: {workload: job, image: img:1, resources: {limits: {memory: 512Mi}}}\n"
-    )
+def test_default_requests_never_exceed_a_given_limit():
+    (pod,) = pods(LIMITED.replace("1Gi", "512Mi"))
     # Kubernetes copies a lone limit into the request; a default 1Gi request would be invalid.
     assert pod["containers"][0]["resources"] == {
         "requests": {"cpu": "500m"},
         "limits": {"memory": "512Mi"},
     }
-
-
-def findings(body: str) -> list[str]:
-    doc = parse_spec(DEMO + body, "spec.yaml")
-    return report.text(load.validate_document(doc)).splitlines()
 
 
 def test_a_missing_memory_limit_is_a_warning():
@@ -118,9 +103,7 @@ def test_a_missing_memory_limit_is_a_warning():
         "spec.yaml:4:1: warning: $.spec: no memory limit for ps, worker: a runaway trainer "
         "can take the node's memory (set resources.limits.memory) [limits-missing]"
     ]
-    assert (
-        findings("spec: {workload: job, image: img:1, resources: {limits: {memory: 1Gi}}}\n") == []
-    )
+    assert findings(LIMITED) == []
 
 
 @pytest.mark.parametrize(
@@ -143,22 +126,16 @@ def test_a_missing_memory_limit_is_a_warning():
     ],
 )
 def test_literal_credentials_are_rejected_and_never_printed(tmp_path, name, value):
-    body = (
-        "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
-        f'  env: [{{name: {name}, value: "{value}"}}]\n'
-    )
+    body = LIMITED + f'  env: [{{name: {name}, value: "{value}"}}]\n'
     lines = findings(body)
     assert value.replace("\\n", "\n") not in "\n".join(lines)
     assert lines == [
         f"spec.yaml:8:{25 + len(name)}: error: $.spec.env[0].value: env '{name}' holds a literal "
         "credential; it would be committed to Git in the rendered manifests (use "
-        "valueFrom.secretKeyRef with a Secret) [secret-literal]",
-        "1 error in spec.yaml",
+        "valueFrom.secretKeyRef with a Secret) [secret-literal]"
     ]
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(DEMO + body)
     with pytest.raises(SpecError):
-        build.render_specs([spec])
+        render_file(tmp_path, DEMO + body)
 
 
 @pytest.mark.parametrize(
@@ -172,10 +149,7 @@ def test_a_password_in_a_url_is_rejected_never_printed_and_the_way_out_named(
     runner, tmp_path, name, value
 ):
     spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        DEMO + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
-        f"  env: [{{name: {name}, value: '{value}'}}]\n"
-    )
+    spec.write_text(DEMO + LIMITED + f"  env: [{{name: {name}, value: '{value}'}}]\n")
     result = runner.invoke(cli, ["render", str(spec), "-o", str(tmp_path / "deploy")])
     assert result.exit_code == 1
     assert value not in result.output + result.stderr
@@ -204,22 +178,15 @@ def test_a_password_in_a_url_is_rejected_never_printed_and_the_way_out_named(
         ("DB_PASSWORD", "$(PG_PASSWORD)"),
     ],
 )
-def test_settings_with_credential_words_in_their_names_pass(tmp_path, name, value):
-    body = (
-        "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
-        f'  env: [{{name: {name}, value: "{value}"}}]\n'
-    )
+def test_settings_with_credential_words_in_their_names_pass(name, value):
+    body = LIMITED + f'  env: [{{name: {name}, value: "{value}"}}]\n'
     assert findings(body) == []
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(DEMO + body)
-    (rendered,) = build.render_specs([spec])
-    env = rendered.manifests[0].obj["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert {"name": name, "value": value} in env
+    (pod,) = pods(body)
+    assert {"name": name, "value": value} in pod["containers"][0]["env"]
 
 
 def test_harmless_names_and_secret_refs_pass():
-    body = (
-        "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
+    body = LIMITED + (
         "  env:\n    - {name: KEY_COLUMN, value: id}\n    - {name: MONKEY, value: x}\n"
         "    - {name: DB_PASSWORD, valueFrom: {secretKeyRef: {name: db, key: password}}}\n"
     )
@@ -240,8 +207,7 @@ def test_a_schema_error_does_not_echo_a_secret():
 def test_the_issues_nlp_job_renders(runner, tmp_path):
     spec = tmp_path / "nlp.yaml"
     spec.write_text(
-        DEMO + "spec:\n  workload: job\n  image: img:1\n  resources: {limits: {memory: 1Gi}}\n"
-        "  env:\n"
+        DEMO + LIMITED + "  env:\n"
         "    - {name: MAX_TOKENS, value: '4096'}\n"
         "    - {name: TOKENIZER_PATH, value: /mnt/tok}\n"
         "    - {name: LABEL_KEY, value: click}\n"

@@ -137,10 +137,9 @@ BODY = "spec:\n  workload: {workload}\n  image: img:1\n  args: [a]\n  scheduling
 )  # fmt: skip
 def test_a_topology_nothing_would_honour_is_refused(workload, scheduling, rule):
     found = findings(BODY.format(workload=workload) + scheduling)
-    topology = [line for line in found if "$.spec.scheduling.topology:" in line]
-    assert len(topology) == 1, found
-    assert topology[0].endswith(f"[{rule}]")
-    assert ": error: " in topology[0]
+    (line,) = [line for line in found if "$.spec.scheduling.topology:" in line]
+    assert line.endswith(f"[{rule}]")
+    assert ": error: " in line
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ PATH; the real behaviour is tested against the local control plane in tests/clus
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
 import pytest
@@ -12,39 +11,36 @@ from paddlegen.errors import ToolError
 from paddlegen.pipeline import build
 from paddlegen.validate.kueue_queues import QUEUE_LABEL
 from paddlegen.validate.server import Server, dry_run
-from tests.builders import job_spec
+from tests.builders import job_spec, render_file, spec
+from tests.helpers import executable
 
 
-def fake_kubectl(folder: Path, body: str) -> None:
-    script = folder / "kubectl"
-    script.write_text(f"#!/bin/sh\n{body}\n")
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+@pytest.fixture
+def kubectl(tmp_path, monkeypatch):
+    """Puts a stand-in kubectl, running the shell body it is given, alone on PATH."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    return lambda body: executable(tmp_path / "kubectl", body)
 
 
 @pytest.fixture
 def rendered(tmp_path):
-    spec = tmp_path / "a.yaml"
-    spec.write_text(job_spec("a"))
-    return build.render_specs([spec])
+    return [render_file(tmp_path, job_spec("a"))]
 
 
-def test_a_kubectl_that_hangs_is_a_tool_error_after_the_timeout(tmp_path, monkeypatch, rendered):
-    fake_kubectl(tmp_path, "exec /bin/sleep 30")
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_a_kubectl_that_hangs_is_a_tool_error_after_the_timeout(kubectl, rendered):
+    kubectl("exec /bin/sleep 30")
     with pytest.raises(ToolError, match=r"kubectl did not answer in 0\.2 s"):
         dry_run(rendered, Server(timeout=0.2))
 
 
-def test_a_kubectl_that_fails_silently_is_a_tool_error(tmp_path, monkeypatch, rendered):
-    fake_kubectl(tmp_path, "/bin/cat >/dev/null; exit 3")
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_a_kubectl_that_fails_silently_is_a_tool_error(kubectl, rendered):
+    kubectl("/bin/cat >/dev/null; exit 3")
     with pytest.raises(ToolError, match="kubectl exited 3 and said nothing"):
         dry_run(rendered, Server())
 
 
-def test_kubectl_gets_the_context_kubeconfig_and_no_shell(tmp_path, monkeypatch, rendered):
-    fake_kubectl(tmp_path, f'printf "%s\\n" "$@" > {tmp_path}/argv; /bin/cat > {tmp_path}/stdin')
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_kubectl_gets_the_context_kubeconfig_and_no_shell(tmp_path, kubectl, rendered):
+    kubectl(f'printf "%s\\n" "$@" > {tmp_path}/argv; /bin/cat > {tmp_path}/stdin')
     assert dry_run(rendered, Server("stage; rm -rf /", "/k/config", 5)) == []
     assert (tmp_path / "argv").read_text().splitlines() == [
         "--kubeconfig=/k/config",
@@ -60,10 +56,9 @@ def test_kubectl_gets_the_context_kubeconfig_and_no_shell(tmp_path, monkeypatch,
     assert "kind: Job" in (tmp_path / "stdin").read_text()
 
 
-def test_each_error_of_a_several_error_refusal_is_a_finding(tmp_path, monkeypatch, rendered):
+def test_each_error_of_a_several_error_refusal_is_a_finding(kubectl, rendered):
     # kubectl's form for an object with several errors: a head line, then one `* ` line each.
-    fake_kubectl(
-        tmp_path,
+    kubectl(
         "/bin/cat >/dev/null\n"
         "echo 'The Job \"a\" is invalid: ' >&2\n"
         "echo '* spec.completions: Invalid value: 4: field is immutable' >&2\n"
@@ -71,7 +66,6 @@ def test_each_error_of_a_several_error_refusal_is_a_finding(tmp_path, monkeypatc
         "field is immutable' >&2\n"
         "exit 1",
     )
-    monkeypatch.setenv("PATH", str(tmp_path))
     found = dry_run(rendered, Server())
     assert [(d.path, d.message) for d in found] == [
         ("Job/a spec.completions", "Invalid value: 4: field is immutable"),
@@ -113,9 +107,8 @@ def queued(tmp_path: Path, name: str, namespace: str, queue: str, extra: str = "
     return rendered
 
 
-def test_a_local_queue_the_namespace_lacks_is_a_warning_at_the_job(tmp_path, monkeypatch):
-    fake_kubectl(tmp_path, KUEUE_KUBECTL)
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_a_local_queue_the_namespace_lacks_is_a_warning_at_the_job(tmp_path, kubectl):
+    kubectl(KUEUE_KUBECTL)
     rendered = [
         queued(tmp_path, "a", "ml", "team"),
         queued(tmp_path, "b", "ml", "teem"),
@@ -137,9 +130,8 @@ def test_a_local_queue_the_namespace_lacks_is_a_warning_at_the_job(tmp_path, mon
     assert len((tmp_path / "gets").read_text().splitlines()) == 1
 
 
-def test_each_overlay_is_checked_in_its_own_namespace(tmp_path, monkeypatch):
-    fake_kubectl(tmp_path, KUEUE_KUBECTL)
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_each_overlay_is_checked_in_its_own_namespace(tmp_path, kubectl):
+    kubectl(KUEUE_KUBECTL)
     rendered = queued(
         tmp_path, "a", "ml", "team", "overlays:\n  dev: {metadata: {namespace: dev}}\n"
     )
@@ -148,17 +140,15 @@ def test_each_overlay_is_checked_in_its_own_namespace(tmp_path, monkeypatch):
                                   "suspended until it exists (environment dev)")  # fmt: skip
 
 
-def test_a_cluster_without_kueue_is_a_warning_that_the_label_queues_nothing(tmp_path, monkeypatch):
-    fake_kubectl(tmp_path, KUEUE_KUBECTL)
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_a_cluster_without_kueue_is_a_warning_that_the_label_queues_nothing(tmp_path, kubectl):
+    kubectl(KUEUE_KUBECTL)
     (found,) = dry_run([queued(tmp_path, "a", "old", "team")], Server())
     assert found.rule == "kueue-local-queue" and found.severity == "warning"
     assert "the cluster does not serve LocalQueues (kueue.x-k8s.io)" in found.message
 
 
-def test_a_job_of_no_queue_costs_no_local_queue_lookup(tmp_path, monkeypatch, rendered):
-    fake_kubectl(tmp_path, KUEUE_KUBECTL)
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_a_job_of_no_queue_costs_no_local_queue_lookup(tmp_path, kubectl, rendered):
+    kubectl(KUEUE_KUBECTL)
     assert dry_run(rendered, Server()) == []
     assert not (tmp_path / "gets").exists()
 
@@ -176,17 +166,13 @@ NOT_FOUND = (
 
 
 @pytest.mark.parametrize("said", [NO_MATCH, NOT_FOUND], ids=["no-match", "not-found"])
-def test_a_kind_the_server_does_not_serve_says_what_serves_it(tmp_path, monkeypatch, said):
-    spec = tmp_path / "llm.yaml"
-    spec.write_text(
-        "apiVersion: paddlegen/v1\nkind: TrainingJob\nmetadata: {name: llm}\n"
-        "spec: {workload: collective-job, image: r/llm:v1, args: [train.py], "
-        "resources: {limits: {memory: 1Gi}}, worker: {replicas: 2}, run: {restarts: 2}}\n"
+def test_a_kind_the_server_does_not_serve_says_what_serves_it(tmp_path, kubectl, said):
+    llm = spec(
+        "collective-job", metadata={"name": "llm"}, worker={"replicas": 2}, run={"restarts": 2}
     )
-    fake_kubectl(tmp_path, f"/bin/cat >/dev/null; printf '%s\\n' '{said}' >&2; exit 1")
-    monkeypatch.setenv("PATH", str(tmp_path))
+    kubectl(f"/bin/cat >/dev/null; printf '%s\\n' '{said}' >&2; exit 1")
     with pytest.raises(ToolError) as refused:
-        dry_run(build.render_specs([spec]), Server())
+        dry_run([render_file(tmp_path, llm)], Server())
     what = "JobSet (jobset.x-k8s.io/v1alpha2)" if said == NO_MATCH else "jobsets.jobset.x-k8s.io"
     assert str(refused.value) == (
         f"the cluster of the current context does not serve {what}: install its CRDs (the "

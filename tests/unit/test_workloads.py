@@ -69,11 +69,6 @@ def test_operator_roles_become_the_replica_names_the_entry_maps_them_to(name):
         )
 
 
-def test_each_settings_section_belongs_to_one_workload():
-    sections = [w.settings.section for w in WORKLOADS.values() if w.settings]
-    assert len(sections) == len(set(sections))
-
-
 def test_one_entry_is_the_default_and_one_runs_parameter_servers():
     assert [w.name for w in WORKLOADS.values() if w.default] == [DEFAULT_WORKLOAD]
     assert [w.name for w in WORKLOADS.values() if w.ps_default] == [PS_WORKLOAD]
@@ -139,18 +134,14 @@ def test_the_registry_lists_each_entry_under_its_own_name():
     assert "no-such-workload" not in WORKLOADS
     with pytest.raises(KeyError):
         WORKLOADS["no-such-workload"] = WORKLOADS[DEFAULT_WORKLOAD]
-
-
-def test_the_registry_names_each_settings_section_s_workload():
-    given = {w.settings.section: name for name, w in WORKLOADS.items() if w.settings}
-    assert given == SETTINGS_OWNERS
-
-
-def test_the_default_workloads_are_the_entries_that_say_so():
-    assert [w.name for w in WORKLOADS.values() if w.default] == [DEFAULT_WORKLOAD]
-    assert [w.name for w in WORKLOADS.values() if w.ps_default] == [PS_WORKLOAD]
-    assert workload_of({"spec": {}}) is WORKLOADS[DEFAULT_WORKLOAD]
     import paddlegen.workloads
 
     with pytest.raises(AttributeError):
         paddlegen.workloads.NO_SUCH_NAME  # noqa: B018
+
+
+def test_the_registry_names_each_settings_section_s_workload():
+    sections = [w.settings.section for w in WORKLOADS.values() if w.settings]
+    assert len(sections) == len(set(sections))  # each belongs to one workload
+    given = {w.settings.section: name for name, w in WORKLOADS.items() if w.settings}
+    assert given == SETTINGS_OWNERS
