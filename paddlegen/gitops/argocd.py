@@ -24,14 +24,6 @@ from paddlegen.gitops.argocd_files import (
     sidecar_removed,
 )
 from paddlegen.gitops.argocd_health import health_configmap
-from paddlegen.gitops.argocd_sidecar import (
-    cmp_plugin,
-    dropped_sidecars,
-    patch_text,
-    placeholder_image,
-    sidecar_dockerfile,
-    sidecar_patch,
-)
 from paddlegen.output.layout import (
     CUSTOM,
     KUSTOMIZATION,
@@ -472,6 +464,14 @@ def plan(
         files = application_set(target, env, fallbacks)
     files.update(health_configmap())
     if sidecar or sidecar_image or kept:
+        # Imported here: `render` imports this module for its summary, which needs none of it.
+        from paddlegen.gitops.argocd_sidecar import (
+            cmp_plugin,
+            placeholder_image,
+            sidecar_dockerfile,
+            sidecar_patch,
+        )
+
         files.update(cmp_plugin())
         files.update(sidecar_dockerfile())
         files.update(sidecar_patch(sidecar_image or placeholder_image(), kept))
@@ -514,6 +514,8 @@ def generate(
 
     jobs = rendered_jobs(Path(deploy))
     namespaces = rendered_namespaces(Path(deploy), jobs)
+    from paddlegen.gitops.argocd_sidecar import dropped_sidecars, patch_text
+
     files = plan(mode, target, jobs, env, namespaces, sidecar_image, sidecar, kept)
     before = patch_text(Path(out_dir) / SIDECAR_PATCH_FILE)
     report = write_folder(out_dir, ARGOCD, files)
