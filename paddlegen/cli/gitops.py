@@ -19,26 +19,17 @@ from paddlegen.cli.common import (
 )
 
 
-def _destinations(
-    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> dict[str, Any]:
+def _parsed(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    """The values of --destination or --keep-sidecar, parsed; a bad one is a usage error."""
     from paddlegen.errors import InvalidValueError
-    from paddlegen.gitops.argocd import parse_destinations
+    from paddlegen.gitops import argocd, argocd_sidecar
 
+    parsers = {
+        "destinations": argocd.parse_destinations,
+        "kept": argocd_sidecar.parse_kept_sidecars,
+    }
     try:
-        return parse_destinations(values)
-    except InvalidValueError as exc:
-        raise click.BadParameter(exc.message, ctx, param) from None
-
-
-def _kept_sidecars(
-    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> dict[str, str]:
-    from paddlegen.errors import InvalidValueError
-    from paddlegen.gitops.argocd_sidecar import parse_kept_sidecars
-
-    try:
-        return parse_kept_sidecars(values)
+        return parsers[str(param.name)](values)
     except InvalidValueError as exc:
         raise click.BadParameter(exc.message, ctx, param) from None
 
@@ -94,7 +85,7 @@ def _kept_sidecars(
     "destinations",
     multiple=True,
     metavar="ENV=SERVER[,NAMESPACE]",
-    callback=_destinations,
+    callback=_parsed,
     help="Where environment ENV deploys (repeatable); others use --dest-server/--dest-namespace.",
 )
 @click.option("--project", default="default", show_default=True, help="The Argo CD project.")
@@ -122,7 +113,7 @@ def _kept_sidecars(
     "kept",
     multiple=True,
     metavar="VERSION=IMAGE",
-    callback=_kept_sidecars,
+    callback=_parsed,
     help="Keep an older paddlegen's sidecar running beside this one's (repeatable; implies "
     "--sidecar): Applications that name its plugin keep its rendering, so their jobs do not "
     "run again.",
