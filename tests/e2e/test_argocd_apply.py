@@ -16,8 +16,8 @@ import yaml
 
 from paddlegen.cli import cli
 from paddlegen.errors import ToolError
-from paddlegen.gitops import argocd as argo
 from paddlegen.gitops import argocd_files as argo_files
+from paddlegen.gitops import argocd_sidecar
 from paddlegen.validate.kubeconform import run_kubeconform
 from tests.builders import job_spec
 from tests.conftest import require_tool
@@ -89,7 +89,7 @@ def test_the_plugin_configuration_is_no_object_an_api_server_serves(tmp_path):
     kubeconform = require_tool("kubeconform")
     unknown = "no schema for: argoproj.io/v1alpha1 ConfigManagementPlugin"
     with pytest.raises(ToolError, match=unknown):
-        run_kubeconform(list(argo.cmp_plugin().items()), kubeconform)
+        run_kubeconform(list(argocd_sidecar.cmp_plugin().items()), kubeconform)
 
 
 def test_a_folder_of_the_old_layout_is_moved_and_said_so(runner, tmp_path, deploy):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,18 +11,12 @@ from hypothesis import strategies as st
 
 from paddlegen.cli import cli
 from paddlegen.pipeline import build, write
-from tests.conftest import example_specs, require_tool
+from tests.conftest import example_specs
+from tests.helpers import kustomize_build
 
 
 def built_objects(directory: Path) -> list[dict]:
-    out = subprocess.run(
-        [require_tool("kustomize"), "build", str(directory)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stderr == ""
-    return sorted(yaml.safe_load_all(out.stdout), key=_key)
+    return sorted(yaml.safe_load_all(kustomize_build(directory)), key=_key)
 
 
 def _key(obj: dict) -> tuple[str, str]:
