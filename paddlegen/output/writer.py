@@ -116,8 +116,9 @@ def compare(
         raise OutputError(_clash_message(target, clash))
     report = WriteReport(kept=foreign)
     for rel, text in plan.items():
-        current = old.get(rel)
-        same = current is not None and read_bytes(current) == text.encode()
+        current, data = old.get(rel), text.encode()
+        # At most one byte more than the new text: a huge file there is no cause to read it all.
+        same = current is not None and read_bytes(current, len(data)) == data
         (report.unchanged if same else report.written).append(rel)
     report.removed = sorted(p for p in old if p not in plan and p not in foreign)
     return old, report
