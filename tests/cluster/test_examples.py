@@ -5,7 +5,6 @@ the Job controller's pods, and the distributed job's service account."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -14,7 +13,8 @@ import yaml
 
 from paddlegen.pipeline import build, write
 from tests.cluster.conftest import Kube
-from tests.conftest import DATA, example_specs, require_tool
+from tests.conftest import DATA, example_specs
+from tests.helpers import kustomize_build
 
 EXAMPLES = example_specs()  # the snapshot cases, examples/gitops/jobs among them
 # Also dry-run (not applied: its job shares a name with an example's)
@@ -43,16 +43,6 @@ def folders(deploy: Path, spec: Path) -> list[Path]:
     return [job / "base", *sorted((job / "overlays").iterdir())]
 
 
-def built(folder: Path) -> str:
-    done = subprocess.run(
-        [require_tool("kustomize"), "build", str(folder)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
 def warnings(stderr: str) -> list[str]:
     return [
         line.removeprefix("Warning: ")
@@ -67,7 +57,7 @@ def namespaces(kube: Kube, deploy: Path) -> set[str]:
     names = set()
     for spec in SPECS:
         for folder in folders(deploy, spec):
-            for obj in yaml.safe_load_all(built(folder)):
+            for obj in yaml.safe_load_all(kustomize_build(folder)):
                 names.add(obj["metadata"].get("namespace", "default"))
     for name in sorted(names - {"default"}):
         kube.run("create", "namespace", name)
@@ -81,7 +71,13 @@ def test_the_server_accepts_every_base_and_overlay_by_server_side_dry_run(
     for folder in folders(deploy, spec):
         for mode in (["--server-side", FIELD_MANAGER], []):  # server-side and client-side apply
             done = kube.run(
-                "apply", "--dry-run=server", *mode, "-f", "-", stdin=built(folder), check=False
+                "apply",
+                "--dry-run=server",
+                *mode,
+                "-f",
+                "-",
+                stdin=kustomize_build(folder),
+                check=False,
             )
             where = f"{folder.relative_to(deploy)} ({'server' if mode else 'client'}-side apply)"
             assert done.returncode == 0, f"{where} refused:\n{done.stderr}"
@@ -102,7 +98,7 @@ def live(kube: Kube, manifests: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def applied(kube: Kube, deploy: Path, namespaces: set[str]) -> dict[str, str]:
     """Every job's base (or flat folder) really applied, server-side, as manager paddlegen."""
-    stream = "".join(f"---\n{built(folders(deploy, spec)[0])}" for spec in EXAMPLES)
+    stream = "".join(f"---\n{kustomize_build(folders(deploy, spec)[0])}" for spec in EXAMPLES)
     kube.run("apply", "--server-side", FIELD_MANAGER, "-f", "-", stdin=stream)
     return {"stream": stream}
 
