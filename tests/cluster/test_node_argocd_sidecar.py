@@ -345,7 +345,8 @@ def test_a_newer_sidecar_beside_this_one_runs_no_finished_job_again(
     paddlegen writes the patch with its sidecar and this one's kept (--keep-sidecar), and the
     sidecars' pod is replaced by the two: a hard refresh renders with the version the
     Application names, Synced, its job not run again. Named to the newer plugin, it takes the
-    newer rendering, and its job runs once more."""
+    newer rendering, and its job runs once more. Named to a plugin no sidecar serves, it shows
+    a comparison error, and nothing is synced or pruned."""
     kube, hack = sidecar.kube, local_cluster()
     image = hack.images.PLUGIN.reference
     repo = init_repo(tmp_path / "jobs-repo")
@@ -406,4 +407,23 @@ def test_a_newer_sidecar_beside_this_one_runs_no_finished_job_again(
     assert len(application(kube, KEPT)["status"]["history"]) == syncs + 1
     record = kube.read(KEPT_NAMESPACE, "configmaps", f"{KEPT}-run")
     assert record["data"]["digest"] == digest
-    assert kube.read(KEPT_NAMESPACE, "jobs", KEPT)["metadata"]["uid"] != ran
+    rerun = kube.read(KEPT_NAMESPACE, "jobs", KEPT)["metadata"]["uid"]
+    assert rerun != ran
+
+    # Named to a plugin no sidecar serves (its sidecar dropped), it cannot render: a
+    # comparison error, and Argo CD syncs and prunes nothing.
+    missing = argo.plugin_name("9.9.9")
+    patch = {"spec": {"source": {"plugin": {"name": missing}}}}
+    kube.run("-n", "argocd", "patch", "application", KEPT, "--type", "merge",
+             "-p", json.dumps(patch))  # fmt: skip
+
+    def comparison_error() -> dict[str, Any] | None:
+        conditions = application(kube, KEPT)["status"].get("conditions", [])
+        return next((c for c in conditions if c["type"] == "ComparisonError"), None)
+
+    condition = wait_for("the comparison error", comparison_error, timeout=SYNC_TIMEOUT)
+    assert missing in condition["message"], condition
+    status = application(kube, KEPT)["status"]
+    assert (status["sync"]["status"], len(status["history"])) == ("Unknown", syncs + 1), status
+    assert kube.read(KEPT_NAMESPACE, "jobs", KEPT)["metadata"]["uid"] == rerun
+    assert kube.read(KEPT_NAMESPACE, "configmaps", f"{KEPT}-run")["data"]["digest"] == digest
