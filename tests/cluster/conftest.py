@@ -124,14 +124,20 @@ class Kube:
             pytest.fail(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
         return done
 
-    def succeed(self, namespace: str, pod: str, phase: str = "Succeeded") -> None:
+    def succeed(
+        self, namespace: str, pod: str, phase: str = "Succeeded", missing_ok: bool = False
+    ) -> None:
         """Mark a pod Succeeded, as its training finishing would (KWOK keeps pods Running but
         a batch Job's, which it completes at once, and paused none), or with
-        ``phase="Failed"`` as its training crashing would."""
-        self.run(
+        ``phase="Failed"`` as its training crashing would; with ``missing_ok``, a pod deleted
+        since it was listed (its job completed) is no failure."""
+        args = (
             "patch", "pod", "-n", namespace, pod, "--subresource=status", "--type=merge",
             "-p", json.dumps({"status": {"phase": phase}}),
         )  # fmt: skip
+        done = self.run(*args, check=False)
+        if done.returncode != 0 and not (missing_ok and "(NotFound)" in done.stderr):
+            pytest.fail(f"kubectl {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
 
     def apply(self, stream: str) -> subprocess.CompletedProcess[str]:
         """A real server-side apply of ``stream`` as paddlegen's field manager."""

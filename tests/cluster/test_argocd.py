@@ -325,8 +325,8 @@ def complete(kube: Kube, job: str) -> None:
     status besides the test: a late patch of its own, most likely (not traced)."""
 
     def completed() -> bool:
-        for pod in running(kube):
-            kube.succeed(NAMESPACE, pod["metadata"]["name"])
+        for pod in running(kube):  # the operator may delete one once the job completed
+            kube.succeed(NAMESPACE, pod["metadata"]["name"], missing_ok=True)
         return phase(kube, job) == "Completed"
 
     wait_for(f"{job} Completed", completed)
