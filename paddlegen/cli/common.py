@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -228,8 +230,49 @@ def specs_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("specs", nargs=-1, required=True, type=click.Path(allow_dash=False))(f)
 
 
+@dataclass(frozen=True)
+class RenderInputs:
+    """SPEC and the options render, check, diff and plan share: they must render identically."""
+
+    specs: tuple[str, ...]
+    out_dir: str
+    workload: str | None
+    templates: str | None
+    argocd: bool
+    jobs: int
+    ignore: list[str]
+    env: str | None
+
+    def request(self, **flags: Any) -> Request:
+        """The request these make, with the command's own ``flags``: a folder or glob among
+        SPEC is the whole set of specs (the job folders whose stamp names no spec and that
+        none renders go too)."""
+        from paddlegen.api import Request
+
+        paths, whole_set = spec_paths(self.specs)
+        return Request(
+            paths,
+            self.out_dir,
+            self.workload,
+            self.templates,
+            self.argocd,
+            self.jobs,
+            self.ignore,
+            prune=whole_set,
+            env=self.env,
+            **flags,
+        )
+
+
 def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Options shared by render, check and diff: they must render identically."""
+    """SPEC and the options shared by render, check, diff and plan, given to the command as
+    one argument, ``inputs``."""
+
+    @functools.wraps(f)  # with the options already on ``f`` (click's __click_params__)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        shared = {field.name: kwargs.pop(field.name) for field in fields(RenderInputs)}
+        return f(*args, inputs=RenderInputs(**shared), **kwargs)
+
     for option in reversed(
         [
             click.option(
@@ -275,8 +318,8 @@ def render_options(f: Callable[..., Any]) -> Callable[..., Any]:
             ignore_option,
         ]
     ):
-        f = option(f)
-    return f
+        command = option(command)
+    return specs_argument(command)
 
 
 def env_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -301,28 +344,6 @@ def spec_paths(specs: Sequence[str]) -> tuple[list[Path], bool]:
         raise no_specs_error(specs)
     read_inputs(paths)
     return paths, whole_set
-
-
-def request_of(
-    specs: Sequence[str],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    jobs: int,
-    ignore: list[str],
-    env: str | None,
-    **flags: Any,
-) -> Request:
-    """The request the arguments and the options render, check, diff and plan share make,
-    with the command's own ``flags``: a folder or glob among SPEC is the whole set of specs
-    (the job folders whose stamp names no spec and that none renders go too)."""
-    from paddlegen.api import Request
-
-    paths, whole_set = spec_paths(specs)
-    return Request(
-        paths, out_dir, workload, templates, argocd, jobs, ignore, prune=whole_set, env=env, **flags
-    )
 
 
 def no_specs_error(specs: Sequence[str]) -> click.UsageError:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import click
 
 from paddlegen.cli.common import (
+    RenderInputs,
     TerminalEvents,
     allow_removal_option,
     format_option,
     render_options,
-    request_of,
-    specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
     upgrade_options,
@@ -20,7 +19,6 @@ from paddlegen.report import PLAN_FORMATS  # a light module: --help lists the fo
 
 
 @click.command()
-@specs_argument
 @render_options
 @click.option(
     "--base",
@@ -48,14 +46,7 @@ from paddlegen.report import PLAN_FORMATS  # a light module: --help lists the fo
 )
 @format_option
 def plan(
-    specs: tuple[str, ...],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    jobs: int,
-    ignore: list[str],
-    env: str | None,
+    inputs: RenderInputs,
     base: str,
     output_format: str,
     upgrade: tuple[str, ...],
@@ -85,18 +76,13 @@ def plan(
     from paddlegen.api import run_merge_plan
 
     stdout_is_output()  # the plan; a --format json document of errors goes to stderr
-    request = request_of(
-        specs,
-        out_dir,
-        workload,
-        templates,
-        argocd,
-        jobs,
-        ignore,
-        env,
+    request = inputs.request(
         upgrade=upgraded(upgrade, upgrade_all),
     )
-    with undone_on_spec_errors("nothing planned", fmt), TerminalEvents(out_dir, fmt) as events:
+    with (
+        undone_on_spec_errors("nothing planned", fmt),
+        TerminalEvents(inputs.out_dir, fmt) as events,
+    ):
         result = run_merge_plan(request, base, events)
     click.echo(PLAN_FORMATS[output_format](result), nl=False)
     result.refuse_unasked(allow_removal, allow_rerun)

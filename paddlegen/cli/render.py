@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from paddlegen.cli.common import (
+    RenderInputs,
     TerminalEvents,
     allow_removal_option,
     emit,
@@ -15,10 +16,8 @@ from paddlegen.cli.common import (
     is_document,
     note,
     render_options,
-    request_of,
     server_options,
     server_target,
-    specs_argument,
     stdout_is_output,
     undone_on_spec_errors,
     upgrade_options,
@@ -67,7 +66,6 @@ class _DriftEvents(TerminalEvents):
 
 
 @click.command()
-@specs_argument
 @render_options
 @click.option(
     "--stdout",
@@ -88,14 +86,7 @@ class _DriftEvents(TerminalEvents):
 @server_options
 @format_option
 def render(
-    specs: tuple[str, ...],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    jobs: int,
-    ignore: list[str],
-    env: str | None,
+    inputs: RenderInputs,
     to_stdout: bool,
     validate_output: bool,
     upgrade: tuple[str, ...],
@@ -138,15 +129,7 @@ def render(
     output_given = click.get_current_context().get_parameter_source("out_dir")
     if to_stdout and output_given is not click.core.ParameterSource.DEFAULT:
         raise click.UsageError("-o/--output and --stdout exclude each other: choose one")
-    request = request_of(
-        specs,
-        out_dir,
-        workload,
-        templates,
-        argocd,
-        jobs,
-        ignore,
-        env,
+    request = inputs.request(
         stdout=to_stdout,
         validate=validate_output,
         kubeconform=kubeconform,
@@ -158,19 +141,18 @@ def render(
         allow_removal=allow_removal,
     )
     undone = "nothing printed" if to_stdout else "nothing written"
-    with undone_on_spec_errors(undone, fmt), TerminalEvents(out_dir, fmt) as events:
+    with undone_on_spec_errors(undone, fmt), TerminalEvents(inputs.out_dir, fmt) as events:
         result = run_render(request, events)
-    for line in result.fallback_notes(env):
+    for line in result.fallback_notes(inputs.env):
         note(line)
     if to_stdout:
         click.echo(result.stream, nl=False)
         return
-    for line in result.write_notes(out_dir):
+    for line in result.write_notes(inputs.out_dir):
         note(line)
 
 
 @click.command()
-@specs_argument
 @render_options
 @click.option("--fix", is_flag=True, help="Rewrite stale output (still exits 1 if it was stale).")
 @allow_removal_option
@@ -183,14 +165,7 @@ def render(
 )
 @format_option
 def check(
-    specs: tuple[str, ...],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    jobs: int,
-    ignore: list[str],
-    env: str | None,
+    inputs: RenderInputs,
     fix: bool,
     allow_removal: bool,
     spec_findings: bool,
@@ -205,19 +180,11 @@ def check(
     """
     from paddlegen.api import run_check
 
-    request = request_of(
-        specs,
-        out_dir,
-        workload,
-        templates,
-        argocd,
-        jobs,
-        ignore,
-        env,
+    request = inputs.request(
         fix=fix,
         allow_removal=allow_removal,
     )
-    validate = [*specs, *(arg for rule in ignore for arg in ("--ignore", rule))]
+    validate = [*inputs.specs, *(arg for rule in inputs.ignore for arg in ("--ignore", rule))]
     with (
         undone_on_spec_errors(
             "nothing written" if fix else "nothing checked",
@@ -225,35 +192,27 @@ def check(
             findings=spec_findings,
             validate=validate,
         ),
-        _DriftEvents(out_dir, fmt, spec_findings) as events,
+        _DriftEvents(inputs.out_dir, fmt, spec_findings) as events,
     ):
         result = run_check(request, events)
-    for line in result.fallback_notes(env) + result.kept_notes(out_dir):
+    for line in result.fallback_notes(inputs.env) + result.kept_notes(inputs.out_dir):
         note(line)
     if not result.drifts:
-        note(result.up_to_date(out_dir))
+        note(result.up_to_date(inputs.out_dir))
         return
     if fix:  # the output was rewritten, and the leftovers swept
-        click.echo(result.fix_summary(out_dir), err=True)
+        click.echo(result.fix_summary(inputs.out_dir), err=True)
     elif fmt == "text":
-        for line in result.mend_notes(request, specs):
+        for line in result.mend_notes(request, inputs.specs):
             note(line)
     result.refuse_drift()
 
 
 @click.command()
-@specs_argument
 @render_options
 @format_option
 def diff(
-    specs: tuple[str, ...],
-    out_dir: str,
-    workload: str | None,
-    templates: str | None,
-    argocd: bool,
-    jobs: int,
-    ignore: list[str],
-    env: str | None,
+    inputs: RenderInputs,
     fmt: str,
 ) -> None:
     """Print how OUTPUT differs from what SPEC renders to, without failing.
@@ -264,11 +223,14 @@ def diff(
     """
     from paddlegen.api import run_check
 
-    request = request_of(specs, out_dir, workload, templates, argocd, jobs, ignore, env)
-    with undone_on_spec_errors("nothing compared", fmt), _DriftEvents(out_dir, fmt) as events:
+    request = inputs.request()
+    with (
+        undone_on_spec_errors("nothing compared", fmt),
+        _DriftEvents(inputs.out_dir, fmt) as events,
+    ):
         result = run_check(request, events)
-    for line in result.fallback_notes(env):
+    for line in result.fallback_notes(inputs.env):
         note(line)
     if fmt == "text":
-        for line in result.other_env_notes(out_dir, env, "diff"):
+        for line in result.other_env_notes(inputs.out_dir, inputs.env, "diff"):
             note(line)
