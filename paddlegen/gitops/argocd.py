@@ -164,6 +164,10 @@ def _sync_policy(target: Target, namespace: str | None) -> dict[str, Any]:
     # (v2.3.0 pkg/runtime/framework/plugins/jobset/jobset.go:214-233): a sync that re-applies it
     # (by hand, or self-heal when Argo CD's cache has not seen the object it just created)
     # failed. With it Argo CD also diffs by structured merge (controller/state.go:908-912).
+    # Not ApplyOutOfSyncOnly: with it a sync by hand of a failed run, whose run record is in
+    # sync, first only deletes the old hook (BeforeHookCreation), records no result, and on
+    # resuming reads the last operation's failed result for it: the sync fails and the job
+    # does not run again (seen live in test_argocd_runtime_safety.py at v3.5.1).
     options = [
         "PrunePropagationPolicy=background",
         "RespectIgnoreDifferences=true",

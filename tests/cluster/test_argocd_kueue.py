@@ -202,25 +202,35 @@ def test_a_flavors_node_labels_beside_the_specs_node_selector_keep_the_applicati
     labels: Kueue merges them into the pod template on admission (pkg/podset/podset.go:181-238
     at v0.19.2). The Application stays Synced through a hard refresh, and Kueue's labels and
     the spec's stay side by side (an unsuspended Job's template is immutable: a sync that
-    tried to take Kueue's labels away would fail)."""
+    tried to take Kueue's labels away would fail). Admitted once the first sync is done: an
+    admission in the moment after it, before Argo CD's cache has seen the Job, races the
+    self-heal that cache starts (docs/scheduling.md, "Argo CD and Kueue")."""
     kube, app, namespace = plain.kube, "zoned", "acd-kueue-zone"
     kube.apply(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: zone-a}\n"
         f"spec: {{nodeLabels: {json.dumps(ZONE)}}}\n"
     )
     queue(kube, namespace, 2, flavor="zone-a")
+    stop_policy(kube, namespace, "Hold")
     zoned = spec(app, "low", nodeSelector=DISK)
     zoned["metadata"]["namespace"] = namespace
     plain.specs["zoned.yaml"] = zoned
     revision = plain.commit("a queued Job with a nodeSelector, in a flavor with node labels")
     with kwok_paused(kube):
         install(plain)
+        wait_synced(kube, app, revision)
+        stop_policy(kube, namespace, "None")
         admitted(kube, namespace, "Job", app)
         wait_for(f"{app} resumed", lambda: not suspended(kube, namespace, "job", app))
-        wait_synced(kube, app, revision)
         reconcile(kube, app)  # compared with Kueue's nodeSelector: Synced
         template = get(kube, namespace, "jobs", app)["spec"]["template"]
         assert template["spec"]["nodeSelector"] == {**DISK, **ZONE}
+
+
+def stop_policy(kube: Kube, cluster_queue: str, policy: str) -> None:
+    """Hold a ClusterQueue's admissions, or let them go on (``None``)."""
+    patch = json.dumps({"spec": {"stopPolicy": policy}})
+    kube.run("patch", "clusterqueue", cluster_queue, "--type=merge", "-p", patch)
 
 
 def kueue_patch(kube: Kube, name: str) -> list[dict[str, Any]]:
