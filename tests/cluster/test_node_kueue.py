@@ -6,8 +6,9 @@ Kueue preempts by suspending the Job (the TrainJob: Trainer suspends its JobSet,
 Job, jobset v0.12.0 pkg/controllers/jobset_controller.go:562-573); the Job controller deletes
 its pods, and Paddle's launcher ends on the SIGTERM with exit code 15. KWOK cannot show what
 that exit code does to the Job (its pods have no process): here real ranks get the signal.
-The low-priority job waits HOLD_SECONDS before it trains (training/collective.py), so it is
-still running when the high-priority one takes its quota."""
+The low-priority job's first ranks wait before they train (HOLD_UNTIL, training/collective.py),
+so they are still running when the high-priority one takes its quota; the test releases the
+hold once they are gone, so the ranks admitted again train at once."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,7 +45,6 @@ from tests.cluster.test_paddleflow import get, wait_for
 from tests.cluster.test_trainjob import install_runtimes, ranks, trainjob_condition
 from tests.cluster.training import assert_trained, program
 
-HOLD_SECONDS = "15"  # the low job's first run must still be running when it is preempted
 OOM = "kq-oom"  # the job whose ranks run out of memory at every attempt
 KEEP = "paddlegen.test/keep"  # the test's finalizer on the preempted ranks
 
@@ -124,16 +125,21 @@ def exit_codes(kube: Kube, w: Queued, name: str) -> list[int] | None:
 @pytest.mark.node
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
-    queued: Kube, workload: str
+    queued: Kube, workload: str, tmp_path: Path
 ) -> None:
     kube, w = queued, WORKLOADS[workload]
     low, high = w.low_and_high()
 
-    def render(name: str, priority: str, **extra: Any) -> str:
-        return build.manifest_stream([queued_render(w.spec(name, 2, **extra), "team", priority)])
+    def render(data: dict[str, Any], priority: str) -> str:
+        return build.manifest_stream([queued_render(data, "team", priority)])
 
-    hold = {"env": [{"name": "HOLD_SECONDS", "value": HOLD_SECONDS}]}
-    kube.apply(render(low, "low", **hold))
+    held = w.spec(low, 2, env=[{"name": "HOLD_UNTIL", "value": "/hold/released"}])
+    tmp_path.chmod(0o755)  # the ranks' user looks into it
+    folder = {"path": str(tmp_path), "type": "Directory"}
+    held["spec"]["volumes"].append(
+        {"name": "hold", "mountPath": "/hold", "readOnly": True, "hostPath": folder}
+    )
+    kube.apply(render(held, "low"))
     admitted(kube, low, w.kind, low)
     wait_for(
         f"{low}: both ranks running",
@@ -150,7 +156,7 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
 
     # The high-priority job takes the quota: Kueue evicts the low one and suspends it, and
     # its running ranks get SIGTERM. The Job is not failed by its pod failure policy.
-    kube.apply(render(high, "high"))
+    kube.apply(render(w.spec(high, 2), "high"))
     evicted = wait_for(
         f"{low} preempted", lambda: workload_condition(kube, low, w.kind, low, "Evicted")
     )
@@ -176,6 +182,7 @@ def test_a_preempted_job_is_requeued_and_trains_when_readmitted(
         kube.run("patch", "pod", pod["metadata"]["name"], "-n", low, "--type=merge",
                  "-p", '{"metadata": {"finalizers": []}}')  # fmt: skip
     wait_for(f"{low}'s first ranks gone", lambda: not w.ranks(kube, low, low), timeout=HANG_TIMEOUT)
+    (tmp_path / "released").touch()
 
     # The high job leaves (deleted: its Workload goes with it, and its quota); the low one is
     # admitted again and trains, every rank anew: the training budget counts from its new

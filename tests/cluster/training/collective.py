@@ -1,10 +1,11 @@
 """Data-parallel linear regression (Paddle 3.x, collective): every rank fits its shard of one
 synthetic data set (no download), gradients all-reduced by Paddle, so all ranks end with the
 same parameters. The shard is `$DATA_DIR/part-<rank>.npy` when DATA_DIR is set (what the data
-Job wrote, prepare_data.py), else rows of the same data made here. Waits HOLD_SECONDS first
-when set (a job that must still be running when a test preempts it). With EXIT_AT_STEP, every
-rank ends at that step with EXIT_CODE (a fault: 137 is what a rank the OOM killer ends exits
-with). Prints `rank R/W step S loss L` and `rank R/W parameters V,V,...`."""
+Job wrote, prepare_data.py), else rows of the same data made here. With HOLD_UNTIL (a path),
+waits first until that file exists: a job that must still be running when a test preempts it,
+and that trains at once when admitted again (the test creates the file then). With
+EXIT_AT_STEP, every rank ends at that step with EXIT_CODE (a fault: 137 is what a rank the OOM
+killer ends exits with). Prints `rank R/W step S loss L` and `rank R/W parameters V,V,...`."""
 
 import os
 import time
@@ -13,7 +14,9 @@ import numpy as np
 import paddle
 import paddle.distributed as dist
 
-time.sleep(float(os.environ.get("HOLD_SECONDS", "0")))
+hold = os.environ.get("HOLD_UNTIL")
+while hold and not os.path.exists(hold):
+    time.sleep(0.2)
 dist.init_parallel_env()
 rank, world = dist.get_rank(), dist.get_world_size()
 if "DATA_DIR" in os.environ:
