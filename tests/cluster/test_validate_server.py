@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from paddlegen.cli import cli
 from paddlegen.workloads.objects import NO_OPERATOR
 from tests.cluster.conftest import Kube, with_extras
+from tests.cluster.test_paddleflow import wait_for
 from tests.conftest import ROOT, example_specs
 
 SPEC = """\
@@ -146,7 +147,18 @@ def test_a_cluster_that_cannot_answer_is_exit_2_and_says_why(kube, namespaces, t
 def crd_removed(kube: Kube, crd: str, file: str) -> Iterator[None]:
     """The cluster without the CRD ``crd`` while the block runs; then ``file`` of hack/crds
     installed again, and served."""
+    plural, group = crd.split(".", 1)
+    versions = kube.run("get", "crd", crd, "-o", "jsonpath={.spec.versions[*].name}").stdout
     kube.run("delete", "crd", crd, "--wait=true")
+
+    # Gone from etcd, the CRD may still be served a moment as terminating ("create not allowed
+    # while custom resource definition is terminating"): wait until discovery drops it.
+    def served(version: str) -> bool:
+        found = kube.run("get", "--raw", f"/apis/{group}/{version}", check=False).stdout
+        return f'"name":"{plural}"' in found
+
+    for version in versions.split():
+        wait_for(f"{crd} {version} no longer served", lambda v=version: not served(v))
     try:
         yield
     finally:
