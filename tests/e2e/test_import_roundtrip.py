@@ -18,7 +18,15 @@ from paddlegen.pipeline import build
 from paddlegen.render.engine import Manifest
 from paddlegen.spec.loader import parse_spec, read_spec
 from paddlegen.workloads.import_pod import PROBE_DEFAULTS
-from tests.builders import HEADER, KUEUE, KUEUE_WORKLOADS, kueue_spec, spec, text_of
+from tests.builders import (
+    HEADER,
+    KUEUE,
+    KUEUE_WORKLOADS,
+    diagnostics,
+    kueue_spec,
+    spec,
+    text_of,
+)
 from tests.conftest import ROOT, example_specs
 from tests.helpers import (
     ENV_SOURCES,
@@ -357,19 +365,21 @@ def roles(workload: str, worker: dict) -> dict:
 
 def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
     fields: dict = {**POD_SETTINGS, **ENV_SOURCES}
+    worker = {**ROLE_POD_SETTINGS, **ROLE_ENV_SOURCES} if role else {}
     if workload == "distributed-job":
         fields["distributed"] = {"volume": "data", "trainConfigDir": "qs"}
     if volcano:
         fields["scheduling"] = {"scheduler": "volcano", "priorityClassName": "gang"}
         if workload in ("job", "distributed-job", "collective-job"):
             fields["priorityClassName"] = None  # a batch Job's pods carry the gang's
+            worker.pop("priorityClassName", None)  # (rule priority-class)
     return text_of(
         spec(
             workload,
             metadata={"namespace": "ml", "annotations": {"owner": "ads"}},
             # as the API server defaults it in the data Job (the operators' pods keep none)
             imagePullPolicy="IfNotPresent",
-            **roles(workload, {**ROLE_POD_SETTINGS, **ROLE_ENV_SOURCES} if role else {}),
+            **roles(workload, worker),
             volumes=[{"name": "data", "mountPath": "/data", "emptyDir": {}}, *OBJECT_VOLUMES],
             dataPrep={"volume": "data", "image": "r/data:v1"},
             **fields,
@@ -380,6 +390,7 @@ def pod_settings_spec(workload: str, volcano: bool, role: bool) -> str:
 @pytest.mark.parametrize(("workload", "volcano", "role"), POD_SETTINGS_CASES)
 def test_the_pod_settings_come_back_from_the_objects(workload, volcano, role):
     text = pod_settings_spec(workload, volcano, role)
+    assert [d for d in diagnostics(text) if d.severity == "error"] == []  # a spec validate takes
     manifests = build.render_valid(parse_spec(text, "spec.yaml")).manifests
     imported = imported_alike(manifests)
     spec = imported.spec["spec"]
