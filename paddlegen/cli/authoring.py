@@ -408,7 +408,7 @@ def import_command(
     from paddlegen.authoring.import_io import SpecOutput, import_files
 
     where = SpecOutput(output)
-    _printing(where.file)
+    _printing(where.file or where.folder)
     result = import_files(files, where, to, schema)
     specs = where.files(result)
     if not specs:

@@ -93,6 +93,11 @@ def rules_in(fmt: str, text: str, command: str, code: int) -> list[str]:
             1,
             ["import-note", "import-lossy", "limits-missing"],
         ),
+        (
+            ["import", "job.yaml", "-o", "imported/"],
+            1,
+            ["import-note", "import-lossy", "limits-missing"],
+        ),
         (["argocd", "--repo-url", "https://git.example.com/r.git"], 0, []),
         (["check", "jobs/a.yaml", "-o", "deploy", "--workload", "nope"], 2, ["usage"]),
     ],
